@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Idempotent setup for a fresh Debian machine of this project's kind (run as
+# root or with sudo): system packages, npm dependencies from the lockfile,
+# the Python environment for models/, and the builds. Each step is skipped
+# when its inputs have not changed, so a second run takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+stamps="$root/.stamps"
+mkdir -p "$stamps"
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# Digest of files: a step reruns when this changes.
+digest() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+fresh() { [ -f "$stamps/$1" ] && [ "$(cat "$stamps/$1")" = "$2" ]; }
+
+# 1. System packages (Debian): Emscripten and the acorn its optimizer needs,
+#    Chromium for browser tests, clang-format for the C++ lint.
+pkgs=()
+command -v emcc >/dev/null || pkgs+=(emscripten)
+[ -d /usr/share/nodejs/acorn ] || pkgs+=(node-acorn)
+command -v chromium >/dev/null || pkgs+=(chromium)
+command -v clang-format >/dev/null || pkgs+=(clang-format)
+command -v g++ >/dev/null || pkgs+=(g++)
+if [ ${#pkgs[@]} -gt 0 ]; then
+  log "installing Debian packages: ${pkgs[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+fi
+
+# 2. npm dependencies, exactly as locked (better-sqlite3 compiles here).
+npm_key=$(digest package-lock.json)
+if ! fresh npm "$npm_key" || [ ! -d node_modules ]; then
+  log "installing npm dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$npm_key" >"$stamps/npm"
+fi
+
+# 3. Python environment for models/ (training, evaluation, lint).
+if [ -f models/requirements.txt ]; then
+  py_key=$(digest models/requirements.txt)
+  if ! fresh python "$py_key" || [ ! -x models/.venv/bin/python ]; then
+    log "creating models/.venv from models/requirements.txt"
+    python3 -m venv models/.venv
+    models/.venv/bin/pip install -q --disable-pip-version-check -r models/requirements.txt
+    echo "$py_key" >"$stamps/python"
+  fi
+fi
+
+# 4. Builds (each is incremental on its own).
+export NODE_PATH=/usr/share/nodejs
+node scripts/build-wasm.mjs
+if [ -f webpack.config.js ]; then
+  ext_key=$( (find extension models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
+  if ! fresh extension "$ext_key" || [ ! -d dist ]; then
+    log "building the extension (webpack)"
+    npx webpack --mode production >/dev/null
+    echo "$ext_key" >"$stamps/extension"
+  fi
+fi
+log "ready"

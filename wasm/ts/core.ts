@@ -1,0 +1,107 @@
+// Loads the Emscripten module (wasm embedded, see scripts/build-wasm.mjs) and
+// gives typed, bounds-checked access to its linear memory. Every other wrapper
+// in wasm/ts/ builds on WasmCore; nothing else touches the raw module.
+import createPmfCore from '../build/pmf_core.js';
+
+/** ABI version this wrapper was written against (wasm/src/common/abi.cpp). */
+export const ABI_VERSION = 1;
+
+type ExportFn = (...args: number[]) => number;
+
+interface EmscriptenModule {
+  HEAPU8: Uint8Array;
+  _malloc(size: number): number;
+  _free(ptr: number): void;
+  [name: string]: unknown;
+}
+
+export class WasmCore {
+  constructor(private readonly mod: EmscriptenModule) {}
+
+  /** Current view of linear memory; re-read after any call that may allocate. */
+  get heap(): Uint8Array {
+    return this.mod.HEAPU8;
+  }
+
+  /** Calls an exported C function (name without the leading underscore). */
+  fn(name: string): ExportFn {
+    const f = this.mod[`_${name}`];
+    if (typeof f !== 'function') throw new Error(`wasm export ${name} is missing (stale build?)`);
+    return f as ExportFn;
+  }
+
+  alloc(bytes: number): number {
+    const ptr = this.mod._malloc(Math.max(1, bytes));
+    if (ptr === 0) throw new Error(`wasm out of memory allocating ${bytes} bytes`);
+    return ptr;
+  }
+
+  free(ptr: number): void {
+    this.mod._free(ptr);
+  }
+
+  /** Zeroes then frees: for buffers that held secrets. */
+  wipeAndFree(ptr: number, bytes: number): void {
+    this.heap.fill(0, ptr, ptr + bytes);
+    this.mod._free(ptr);
+  }
+
+  /** Copies data into fresh wasm memory. */
+  copyIn(data: Uint8Array): number {
+    const ptr = this.alloc(data.length);
+    this.heap.set(data, ptr);
+    return ptr;
+  }
+
+  /** Copies len bytes out of wasm memory. */
+  copyOut(ptr: number, len: number): Uint8Array {
+    return this.heap.slice(ptr, ptr + len);
+  }
+
+  /**
+   * Runs fn with each input copied into wasm memory, then frees them (wiping,
+   * since inputs are often secret).
+   */
+  withBuffers<T>(inputs: Uint8Array[], fn: (...ptrs: number[]) => T): T {
+    const ptrs: number[] = [];
+    try {
+      for (const input of inputs) ptrs.push(this.copyIn(input));
+      return fn(...ptrs);
+    } finally {
+      ptrs.forEach((p, i) => this.wipeAndFree(p, inputs[i].length));
+    }
+  }
+
+  /** Constant-time equality of two byte strings (length is public). */
+  ctEqual(a: Uint8Array, b: Uint8Array): boolean {
+    if (a.length !== b.length) return false;
+    return this.withBuffers([a, b], (pa, pb) => this.fn('pmf_ct_memeq')(pa, pb, a.length) === 1);
+  }
+
+  /** CSPRNG bytes drawn inside the module (the platform's getRandomValues). */
+  randomBytes(len: number): Uint8Array {
+    const ptr = this.alloc(len);
+    try {
+      this.fn('pmf_random_bytes')(ptr, len);
+      return this.copyOut(ptr, len);
+    } finally {
+      this.wipeAndFree(ptr, len);
+    }
+  }
+}
+
+let loading: Promise<WasmCore> | undefined;
+
+/** Instantiates the module once per JS realm (Node process, worker, page). */
+export function loadCore(): Promise<WasmCore> {
+  loading ??= (async () => {
+    const mod = (await createPmfCore()) as EmscriptenModule;
+    const core = new WasmCore(mod);
+    const abi = core.fn('pmf_abi_version')();
+    if (abi !== ABI_VERSION) {
+      throw new Error(`wasm ABI ${abi} does not match wrapper ABI ${ABI_VERSION}: rebuild with npm run build:wasm`);
+    }
+    return core;
+  })();
+  return loading;
+}
