@@ -32,7 +32,10 @@ export function median(xs: number[]): number {
  * Times fn: runs batches of `batch` calls until `minMs` elapsed (at least
  * `minRounds` rounds) and returns the median nanoseconds per call.
  */
-export function timePerCall(fn: () => unknown, opts: { batch?: number; minMs?: number; minRounds?: number } = {}): number {
+export function timePerCall(
+  fn: () => unknown,
+  opts: { batch?: number; minMs?: number; minRounds?: number } = {},
+): number {
   const batch = opts.batch ?? 1;
   const minMs = opts.minMs ?? 200;
   const minRounds = opts.minRounds ?? 5;

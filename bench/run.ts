@@ -42,7 +42,9 @@ function print(row: BenchRow): void {
   if (row.reference !== undefined) cols.push(`ref ${fmt(row.reference)}`);
   if (row.ratio !== undefined) cols.push(`ratio ${fmt(row.ratio)}`);
   if (row.note) cols.push(row.note);
-  process.stdout.write(`${cols[0].padEnd(8)} ${cols[1].padEnd(28)} ${cols[2].padEnd(10)} ${cols.slice(3).join('  ')}\n`);
+  process.stdout.write(
+    `${cols[0].padEnd(8)} ${cols[1].padEnd(28)} ${cols[2].padEnd(10)} ${cols.slice(3).join('  ')}\n`,
+  );
 }
 
 let failed = false;

@@ -28,7 +28,10 @@ function find(dir, pred) {
 }
 
 const isUnit = (p) =>
-  /\/test\//.test(p) && p.endsWith('.test.ts') && !p.startsWith(path.join(root, 'e2e')) && (slow || !p.endsWith('.slow.test.ts'));
+  /\/test\//.test(p) &&
+  p.endsWith('.test.ts') &&
+  !p.startsWith(path.join(root, 'e2e')) &&
+  (slow || !p.endsWith('.slow.test.ts'));
 const isE2e = (p) => p.endsWith('.e2e.ts');
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
@@ -38,8 +41,17 @@ function runNodeTests(files, extra = []) {
   const tap = path.join(os.tmpdir(), `pmf-tests-${process.pid}-${Date.now()}.tap`);
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
-      '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...extra, ...files],
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...extra,
+      ...files,
+    ],
     { cwd: root, stdio: 'inherit', env: process.env },
   );
   const text = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';

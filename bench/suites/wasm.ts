@@ -6,7 +6,13 @@ export default async function wasm(ctx: BenchContext): Promise<void> {
   const core = await loadCore();
   const abi = core.fn('pmf_abi_version');
   const ns = timeCall(() => abi(), ctx.quick);
-  ctx.report({ case: 'call_overhead', metric: 'time_ns', value: ns, unit: 'ns', note: 'no-arg export via WasmCore.fn' });
+  ctx.report({
+    case: 'call_overhead',
+    metric: 'time_ns',
+    value: ns,
+    unit: 'ns',
+    note: 'no-arg export via WasmCore.fn',
+  });
 
   const a = core.randomBytes(32);
   const b = a.slice();

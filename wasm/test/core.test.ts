@@ -14,8 +14,14 @@ test('ctEqual agrees with a plain comparison on equal, unequal and edge inputs',
     [[], []],
     [[1], [1]],
     [[1], [2]],
-    [[0, 0, 0, 1], [0, 0, 0, 0]],
-    [[255, 255], [255, 255]],
+    [
+      [0, 0, 0, 1],
+      [0, 0, 0, 0],
+    ],
+    [
+      [255, 255],
+      [255, 255],
+    ],
   ];
   for (const [x, y] of cases) {
     const expected = x.length === y.length && x.every((v, i) => v === y[i]);
@@ -40,5 +46,8 @@ test('randomBytes is fresh and not degenerate', async () => {
   // constant generator fails by a wide margin.
   const counts = new Array(256).fill(0);
   for (const v of [...a, ...b]) counts[v]++;
-  assert.ok(Math.max(...counts) < 80 && Math.min(...counts) > 5, `histogram ${Math.min(...counts)}..${Math.max(...counts)}`);
+  assert.ok(
+    Math.max(...counts) < 80 && Math.min(...counts) > 5,
+    `histogram ${Math.min(...counts)}..${Math.max(...counts)}`,
+  );
 });

@@ -15,9 +15,7 @@ inline uint64_t ct_eq_mask(uint64_t a, uint64_t b) {
 }
 
 // Selects a if mask is all-ones, b if zero.
-inline uint64_t ct_select(uint64_t mask, uint64_t a, uint64_t b) {
-  return b ^ (mask & (a ^ b));
-}
+inline uint64_t ct_select(uint64_t mask, uint64_t a, uint64_t b) { return b ^ (mask & (a ^ b)); }
 
 // 1 if the two buffers are equal, 0 otherwise; time depends only on len.
 inline int ct_memeq(const uint8_t* a, const uint8_t* b, size_t len) {

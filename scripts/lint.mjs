@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// One lint entry point for the three languages: ESLint + Prettier + tsc for
+// TypeScript, clang-format for the C++ under wasm/src, ruff for models/ Python.
+// --fix rewrites formatting instead of checking it.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const fix = process.argv.includes('--fix');
+const bin = (name) => path.join(root, 'node_modules/.bin', name);
+let failed = [];
+
+function run(label, cmd, args) {
+  process.stdout.write(`lint: ${label}\n`);
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (res.status !== 0) failed.push(label);
+}
+
+function files(dir, exts) {
+  const abs = path.join(root, dir);
+  if (!fs.existsSync(abs)) return [];
+  return fs
+    .readdirSync(abs, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && exts.some((x) => e.name.endsWith(x)))
+    .map((e) => path.relative(root, path.join(e.parentPath ?? e.path, e.name)));
+}
+
+run('eslint', bin('eslint'), fix ? ['--fix', '.'] : ['.']);
+run('prettier', bin('prettier'), [fix ? '--write' : '--check', '--log-level=warn', '**/*.{ts,mjs,js,json,css,html}']);
+run('tsc', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+
+const cpp = files('wasm/src', ['.cpp', '.h', '.hpp']);
+if (cpp.length) run('clang-format', 'clang-format', fix ? ['-i', ...cpp] : ['--dry-run', '-Werror', ...cpp]);
+
+const ruff = path.join(root, 'models/.venv/bin/ruff');
+if (files('models', ['.py']).length) {
+  if (!fs.existsSync(ruff)) failed.push('ruff (models/.venv missing: run scripts/setup.sh)');
+  else {
+    run('ruff check', ruff, fix ? ['check', '--fix', 'models'] : ['check', 'models']);
+    run('ruff format', ruff, fix ? ['format', 'models'] : ['format', '--check', 'models']);
+  }
+}
+
+if (failed.length) {
+  console.error(`lint failed: ${failed.join(', ')}`);
+  process.exit(1);
+}
+console.log('lint: all clean');
