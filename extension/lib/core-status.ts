@@ -1,0 +1,41 @@
+// Starts the WASM worker and runs its self-test; the options page shows the
+// result as a status line.
+
+export interface CoreSelfTest {
+  ok: boolean;
+  abiVersion: number;
+  expectedAbi: number;
+  /** pmf_ct_memeq on two equal random buffers (must be true). */
+  ctMemeqSame: boolean;
+  /** pmf_ct_memeq after flipping one bit (must be false). */
+  ctMemeqFlipped: boolean;
+  loadMs: number;
+}
+
+export function startCoreWorker(): Worker {
+  return new Worker(new URL('../worker/core-worker.ts', import.meta.url));
+}
+
+export function runCoreSelfTest(worker: Worker, timeoutMs = 20_000): Promise<CoreSelfTest> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`WASM worker did not answer within ${timeoutMs} ms`)), timeoutMs);
+    worker.onmessage = (ev: MessageEvent<{ type: string; result?: CoreSelfTest; error?: string }>) => {
+      if (ev.data.type !== 'self-test') return;
+      clearTimeout(timer);
+      if (ev.data.result) resolve(ev.data.result);
+      else reject(new Error(ev.data.error ?? 'WASM worker failed'));
+    };
+    worker.onerror = (ev) => {
+      clearTimeout(timer);
+      reject(new Error(`WASM worker crashed: ${ev.message || 'unknown error'}`));
+    };
+    worker.postMessage({ type: 'self-test' });
+  });
+}
+
+export function describeSelfTest(r: CoreSelfTest): string {
+  return (
+    `WASM core ${r.ok ? 'OK' : 'FAILED'}: abi ${r.abiVersion} (expected ${r.expectedAbi}), ` +
+    `pmf_ct_memeq equal=${r.ctMemeqSame ? 1 : 0} flipped=${r.ctMemeqFlipped ? 1 : 0}, loaded in ${r.loadMs} ms`
+  );
+}

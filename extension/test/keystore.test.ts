@@ -1,0 +1,99 @@
+import 'fake-indexeddb/auto';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import * as openpgp from 'openpgp';
+import { KeyStore } from '../lib/keystore.js';
+import { KeyError } from '../lib/errors.js';
+
+let dbCounter = 0;
+const freshStore = () => KeyStore.open(`keystore-test-${dbCounter++}`);
+const PASS = 'correct horse battery';
+
+async function externalKey(passphrase?: string) {
+  return openpgp.generateKey({ type: 'ecc', userIDs: [{ name: 'Bob', email: 'bob@example.org' }], passphrase, format: 'armored' });
+}
+
+async function rejectsWith(p: Promise<unknown>, code: string) {
+  await assert.rejects(p, (e: unknown) => e instanceof KeyError && e.code === code);
+}
+
+describe('KeyStore', () => {
+  it('generates a key that is passphrase-encrypted at rest and round-trips through unlock', async () => {
+    const store = await freshStore();
+    const steps: number[] = [];
+    const info = await store.generate({ name: 'Alice', email: 'alice@example.org', passphrase: PASS }, (f) => steps.push(f));
+    assert.deepEqual(steps.at(-1), 1);
+    assert.ok(steps.every((f, i) => i === 0 || f >= steps[i - 1]), 'progress is monotonic');
+    assert.deepEqual(info.userIds, ['Alice <alice@example.org>']);
+    assert.equal(info.fingerprint.length, 40);
+    assert.ok(info.hasPrivate);
+
+    // What is on disk is encrypted: reading it back without a passphrase gives a locked key.
+    const onDisk = await (await import('idb')).openDB(`keystore-test-${dbCounter - 1}`);
+    const rec = await onDisk.get('keys', info.fingerprint);
+    onDisk.close();
+    const stored = await openpgp.readPrivateKey({ armoredKey: rec.armoredPrivate });
+    assert.equal(stored.isDecrypted(), false);
+
+    const unlocked = await store.unlock(info.fingerprint, PASS);
+    assert.equal(unlocked.isDecrypted(), true);
+    assert.equal(unlocked.getFingerprint().toUpperCase(), info.fingerprint);
+    await rejectsWith(store.unlock(info.fingerprint, 'wrong passphrase!'), 'wrong-passphrase');
+    store.close();
+  });
+
+  it('imports an encrypted private key only with its passphrase; a wrong one stores nothing', async () => {
+    const store = await freshStore();
+    const { privateKey, publicKey } = await externalKey(PASS);
+    await rejectsWith(store.importArmored(privateKey, 'not the passphrase'), 'wrong-passphrase');
+    assert.deepEqual(await store.list(), []);
+    const [info] = await store.importArmored(privateKey, PASS);
+    assert.ok(info.hasPrivate);
+    const exported = await openpgp.readKey({ armoredKey: await store.exportPublic(info.fingerprint) });
+    assert.equal(exported.isPrivate(), false, 'export gives the public key only');
+    assert.equal(exported.getFingerprint(), (await openpgp.readKey({ armoredKey: publicKey })).getFingerprint());
+    store.close();
+  });
+
+  it('encrypts an unencrypted private key before storing it', async () => {
+    const store = await freshStore();
+    const { privateKey } = await externalKey();
+    await rejectsWith(store.importArmored(privateKey), 'bad-input');
+    const [info] = await store.importArmored(privateKey, PASS);
+    await rejectsWith(store.unlock(info.fingerprint, 'some other passphrase'), 'wrong-passphrase');
+    assert.ok((await store.unlock(info.fingerprint, PASS)).isDecrypted());
+    store.close();
+  });
+
+  it('keeps the private half when the same key is later imported as public', async () => {
+    const store = await freshStore();
+    const { privateKey, publicKey } = await externalKey(PASS);
+    const [info] = await store.importArmored(privateKey, PASS);
+    await store.importArmored(publicKey);
+    const [listed] = await store.list();
+    assert.equal(listed.hasPrivate, true);
+    assert.ok((await store.unlock(info.fingerprint, PASS)).isDecrypted());
+    store.close();
+  });
+
+  it('rejects malformed armor and oversized input with clear errors', async () => {
+    const store = await freshStore();
+    await rejectsWith(store.importArmored('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nnot base64!!\n-----END PGP PUBLIC KEY BLOCK-----'), 'malformed');
+    await rejectsWith(store.importArmored('x'.repeat(2 << 20)), 'too-large');
+    assert.deepEqual(await store.list(), []);
+    store.close();
+  });
+
+  it('stores contacts public keys for verification and deletes keys', async () => {
+    const store = await freshStore();
+    const { publicKey } = await externalKey();
+    const [info] = await store.importArmored(publicKey);
+    assert.equal(info.hasPrivate, false);
+    await rejectsWith(store.unlock(info.fingerprint, PASS), 'no-private');
+    assert.equal((await store.verificationKeys()).length, 1);
+    await store.delete(info.fingerprint);
+    assert.deepEqual(await store.list(), []);
+    await rejectsWith(store.exportPublic(info.fingerprint), 'not-found');
+    store.close();
+  });
+});

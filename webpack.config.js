@@ -1,0 +1,122 @@
+// One build, three unpacked extensions: dist/chromium (MV3, service worker),
+// dist/firefox (MV3, event page) and dist/thunderbird (MailExtension, plus
+// dist/pmf-thunderbird.xpi). The bundles are identical; only manifest.json
+// differs per target, derived from the root manifest.json by targetManifest().
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import CopyPlugin from 'copy-webpack-plugin';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.join(root, 'dist');
+const GECKO_ID = 'private-mail-functions@pmf.example';
+
+const entries = {
+  background: './extension/background/background.ts',
+  content: './extension/content/content.ts',
+  options: './extension/options/options.ts',
+  popup: './extension/popup/popup.ts',
+  'tb-message': './extension/thunderbird/message-popup.ts',
+};
+// The search page is built by the search engineer; include it once it exists.
+if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search = './extension/search/search.ts';
+
+/** Rewrites the base (Chromium MV3) manifest for one target. */
+export function targetManifest(base, target) {
+  const m = structuredClone(base);
+  if (target === 'chromium') return m;
+  // Firefox and Thunderbird have no extension service workers: event page.
+  m.background = { scripts: ['background.js'] };
+  m.browser_specific_settings = {
+    gecko: {
+      id: GECKO_ID,
+      strict_min_version: '128.0',
+      data_collection_permissions: { required: ['none'] },
+    },
+  };
+  if (target === 'thunderbird') {
+    // No webmail pages in Thunderbird: its own message pane is read through
+    // messages/messageDisplay (messagesRead) and shown in a display-action popup.
+    delete m.content_scripts;
+    delete m.host_permissions;
+    m.permissions = [...m.permissions.filter((p) => p !== 'unlimitedStorage'), 'messagesRead'];
+    m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
+  }
+  return m;
+}
+
+/** After each emit: write the per-target manifests and the Thunderbird XPI. */
+class TargetsPlugin {
+  apply(compiler) {
+    compiler.hooks.afterEmit.tapPromise('TargetsPlugin', async () => {
+      const base = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
+      const built = path.join(dist, 'chromium');
+      for (const target of ['chromium', 'firefox', 'thunderbird']) {
+        const dir = path.join(dist, target);
+        if (target !== 'chromium') {
+          fs.rmSync(dir, { recursive: true, force: true });
+          fs.cpSync(built, dir, { recursive: true });
+        }
+        fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(targetManifest(base, target), null, 2));
+      }
+      const { cmd } = (await import('web-ext')).default;
+      await cmd.build(
+        {
+          sourceDir: path.join(dist, 'thunderbird'),
+          artifactsDir: dist,
+          filename: 'pmf-thunderbird.xpi',
+          overwriteDest: true,
+        },
+        { shouldExitProgram: false },
+      );
+    });
+  }
+}
+
+export default (_env, argv) => ({
+  mode: argv.mode ?? 'production',
+  context: root,
+  entry: entries,
+  // Source maps as separate files: MV3 CSP forbids eval-based ones.
+  devtool: argv.mode === 'development' ? 'source-map' : false,
+  output: {
+    path: path.join(dist, 'chromium'),
+    filename: '[name].js',
+    publicPath: '/',
+    // The service worker cannot import() or importScripts() after start-up,
+    // so every entry is one self-contained file.
+    asyncChunks: false,
+    clean: true,
+  },
+  target: 'web',
+  resolve: {
+    extensions: ['.ts', '.js'],
+    // Our TypeScript imports local files with a .js suffix (ESM style).
+    extensionAlias: { '.js': ['.ts', '.js'] },
+    // pmf_core.js carries Node branches (require('fs') etc.) that never run here.
+    fallback: { fs: false, path: false, crypto: false },
+  },
+  module: {
+    rules: [
+      {
+        test: /\.ts$/,
+        loader: 'ts-loader',
+        exclude: /node_modules/,
+        options: { transpileOnly: true, compilerOptions: { noEmit: false, sourceMap: true } },
+      },
+    ],
+  },
+  node: { __filename: false, __dirname: false, global: false },
+  performance: { hints: false },
+  optimization: { splitChunks: false, runtimeChunk: false },
+  plugins: [
+    new CopyPlugin({
+      patterns: [
+        { from: 'extension/**/*.html', to: '[name][ext]' },
+        { from: 'extension/**/*.css', to: '[name][ext]' },
+        { from: 'extension/icons', to: 'icons' },
+      ],
+    }),
+    new TargetsPlugin(),
+  ],
+});
