@@ -1,0 +1,183 @@
+// Message schemas of the session protocol (PROTOCOL.md §4) and their body
+// codec. A body is the schema's fields in order:
+//   u32          big-endian
+//   str(max)     u16 byte length + UTF-8 (printable, no control characters)
+//   bytes(a..b)  u32 byte length + raw bytes, a ≤ length ≤ b
+// Decoding checks each declared length against the schema bound and against
+// the bytes remaining before slicing, and rejects trailing bytes, so a peer
+// cannot make us allocate more than it actually sent or than the schema allows.
+import { ProtocolError } from './errors.js';
+import { decodeFrame, encodeFrame } from './frame.js';
+
+type FieldSpec =
+  | { name: string; kind: 'u32' }
+  | { name: string; kind: 'str'; max: number }
+  | { name: string; kind: 'bytes'; min: number; max: number };
+
+/** Upper bounds of variable-size fields (all well above honest sizes). */
+export const LIMITS = {
+  token: 256,
+  id: 256, // model ids, message ids, session ids
+  errorText: 1024,
+  p0: 1 << 20, // per-client public key polynomial
+  lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
+  choices: 64, // Beaver choice bits, one per client input bit (T ≤ 32)
+  gc: 256 * 1024, // garbled circuit bundle for one comparison
+  ot: 4 * 1024 * 1024, // base OTs / one extension batch
+} as const;
+
+const u32 = (name: string): FieldSpec => ({ name, kind: 'u32' });
+const str = (name: string, max: number): FieldSpec => ({ name, kind: 'str', max });
+const bytes = (name: string, min: number, max: number): FieldSpec => ({ name, kind: 'bytes', min, max });
+
+/** Type byte and fields of every message. */
+export const SCHEMAS = {
+  hello: { type: 1, fields: [str('token', LIMITS.token), str('modelId', LIMITS.id), u32('modelVersion'), bytes('clientNonce', 32, 32)] },
+  welcome: {
+    type: 2,
+    fields: [
+      str('sessionId', LIMITS.id),
+      u32('modelVersion'),
+      bytes('packageSha256', 32, 32),
+      bytes('p0', 1, LIMITS.p0),
+      u32('maxFrameBytes'),
+      u32('requestsPerMinute'),
+    ],
+  },
+  ot: { type: 3, fields: [bytes('payload', 1, LIMITS.ot)] },
+  ot_reply: { type: 4, fields: [bytes('payload', 0, LIMITS.ot)] },
+  spam_request: { type: 5, fields: [str('messageId', LIMITS.id), bytes('lwe', 1, LIMITS.lwe), bytes('choices', 1, LIMITS.choices)] },
+  spam_gc: { type: 6, fields: [str('messageId', LIMITS.id), bytes('gc', 1, LIMITS.gc)] },
+  spam_done: { type: 7, fields: [str('messageId', LIMITS.id)] },
+  error: { type: 8, fields: [str('code', 64), str('message', LIMITS.errorText)] },
+  ping: { type: 9, fields: [u32('nonce')] },
+  pong: { type: 10, fields: [u32('nonce')] },
+  bye: { type: 11, fields: [] },
+} as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
+
+export type MessageName = keyof typeof SCHEMAS;
+
+export interface Messages {
+  hello: { token: string; modelId: string; modelVersion: number; clientNonce: Uint8Array };
+  welcome: {
+    sessionId: string;
+    modelVersion: number;
+    packageSha256: Uint8Array;
+    p0: Uint8Array;
+    maxFrameBytes: number;
+    requestsPerMinute: number;
+  };
+  ot: { payload: Uint8Array };
+  ot_reply: { payload: Uint8Array };
+  spam_request: { messageId: string; lwe: Uint8Array; choices: Uint8Array };
+  spam_gc: { messageId: string; gc: Uint8Array };
+  spam_done: { messageId: string };
+  error: { code: string; message: string };
+  ping: { nonce: number };
+  pong: { nonce: number };
+  bye: Record<string, never>;
+}
+
+/** A decoded message: its name, the request id and its fields. */
+export type Message = { [K in MessageName]: { name: K; requestId: number } & Messages[K] }[MessageName];
+
+const NAME_BY_TYPE = new Map<number, MessageName>(
+  Object.entries(SCHEMAS).map(([name, s]) => [s.type, name as MessageName]),
+);
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+// Control characters (C0, DEL, C1) are never valid in ids or text fields.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function encodeMessage<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): Uint8Array {
+  const schema = SCHEMAS[name];
+  const values = fields as unknown as Record<string, unknown>;
+  const parts: Uint8Array[] = [];
+  for (const f of schema.fields as readonly FieldSpec[]) {
+    const v = values[f.name];
+    if (f.kind === 'u32') {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+        throw new RangeError(`${name}.${f.name} must be a u32`);
+      }
+      const b = new Uint8Array(4);
+      new DataView(b.buffer).setUint32(0, v);
+      parts.push(b);
+    } else if (f.kind === 'str') {
+      const s = encoder.encode(String(v));
+      if (s.length > f.max) throw new RangeError(`${name}.${f.name} is longer than ${f.max} bytes`);
+      parts.push(new Uint8Array([s.length >> 8, s.length & 0xff]), s);
+    } else {
+      const b = v as Uint8Array;
+      if (!(b instanceof Uint8Array) || b.length < f.min || b.length > f.max) {
+        throw new RangeError(`${name}.${f.name} must be ${f.min}..${f.max} bytes`);
+      }
+      const len = new Uint8Array(4);
+      new DataView(len.buffer).setUint32(0, b.length);
+      parts.push(len, b);
+    }
+  }
+  const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    body.set(p, off);
+    off += p.length;
+  }
+  return encodeFrame(schema.type, requestId, body);
+}
+
+/**
+ * Decodes and validates one frame. Throws ProtocolError naming the problem;
+ * byte fields are views into `data`.
+ */
+export function decodeMessage(data: Uint8Array, maxFrameBytes?: number): Message {
+  const frame = decodeFrame(data, maxFrameBytes);
+  const name = NAME_BY_TYPE.get(frame.type);
+  if (!name) throw new ProtocolError('unknown_type', `message type ${frame.type} is unknown`);
+  const body = frame.body;
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const out: Record<string, unknown> = { name, requestId: frame.requestId };
+  let off = 0;
+  const need = (n: number, field: string): void => {
+    if (off + n > body.length) {
+      throw new ProtocolError('malformed_frame', `${name}.${field}: body ends ${off + n - body.length} bytes early`);
+    }
+  };
+  for (const f of SCHEMAS[name].fields as readonly FieldSpec[]) {
+    if (f.kind === 'u32') {
+      need(4, f.name);
+      out[f.name] = view.getUint32(off);
+      off += 4;
+    } else if (f.kind === 'str') {
+      need(2, f.name);
+      const len = view.getUint16(off);
+      off += 2;
+      if (len > f.max) throw new ProtocolError('bad_field', `${name}.${f.name} is ${len} bytes, at most ${f.max} allowed`);
+      need(len, f.name);
+      let s: string;
+      try {
+        s = decoder.decode(body.subarray(off, off + len));
+      } catch {
+        throw new ProtocolError('bad_field', `${name}.${f.name} is not valid UTF-8`);
+      }
+      if (CONTROL.test(s)) throw new ProtocolError('bad_field', `${name}.${f.name} contains control characters`);
+      out[f.name] = s;
+      off += len;
+    } else {
+      need(4, f.name);
+      const len = view.getUint32(off);
+      off += 4;
+      if (len < f.min || len > f.max) {
+        throw new ProtocolError('bad_field', `${name}.${f.name} is ${len} bytes, expected ${f.min}..${f.max}`);
+      }
+      need(len, f.name);
+      out[f.name] = body.subarray(off, off + len);
+      off += len;
+    }
+  }
+  if (off !== body.length) {
+    throw new ProtocolError('malformed_frame', `${name}: ${body.length - off} trailing bytes after the last field`);
+  }
+  return out as Message;
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import { encodePackagePrefix, openPackage, parsePackagePrefix, type PackageHeader } from '../package.js';
+
+function sample(body: Uint8Array): PackageHeader {
+  return {
+    format: 'pmf-model-package/1',
+    modelId: 'spam',
+    modelVersion: 1,
+    task: 'spam',
+    algorithm: 'lr',
+    labels: ['ham', 'spam'],
+    featureSpec: { id: 'hash-v1', N: 1024 },
+    params: { n: 4096, q1: '18014398509481984', q2: '18014398509481985', T: 24, Q: 36, F: 62, b_in: 8, f_in: 3, B: 1, N: 1024 },
+    layout: 'rows-across',
+    providerSeed: 'ab'.repeat(32),
+    bodyBytes: body.length,
+    bodySha256: createHash('sha256').update(body).digest('hex'),
+    createdAt: new Date(0).toISOString(),
+  };
+}
+
+const join = (a: Uint8Array, b: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+};
+
+test('a package round-trips and its body hash is checked', () => {
+  const body = new Uint8Array(1000).map((_, i) => i * 7);
+  const pkg = join(encodePackagePrefix(sample(body)), body);
+  const opened = openPackage(pkg);
+  assert.deepEqual(opened.body, body);
+  assert.equal(opened.header.providerSeed, 'ab'.repeat(32));
+  const tampered = pkg.slice();
+  tampered[tampered.length - 1] ^= 1;
+  assert.throws(() => openPackage(tampered), /SHA-256 mismatch/);
+  assert.throws(() => openPackage(pkg.subarray(0, pkg.length - 1)), /body is 999 bytes/);
+});
+
+test('prefix parsing waits for more bytes, then validates every header field', () => {
+  const body = new Uint8Array(10);
+  const prefix = encodePackagePrefix(sample(body));
+  assert.equal(parsePackagePrefix(prefix.subarray(0, 20)), undefined);
+  assert.equal(parsePackagePrefix(prefix)?.bodyOffset, prefix.length);
+  const bad = prefix.slice();
+  bad[0] = 0;
+  assert.throws(() => parsePackagePrefix(bad), /bad magic/);
+  assert.throws(() => encodePackagePrefix({ ...sample(body), providerSeed: 'zz' }), /providerSeed/);
+  assert.throws(() => encodePackagePrefix({ ...sample(body), params: { ...sample(body).params, T: 40 } }), /params.T/);
+  assert.throws(() => encodePackagePrefix({ ...sample(body), modelId: '../x' }), /modelId/);
+});

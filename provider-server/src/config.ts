@@ -1,0 +1,136 @@
+// Server configuration from a JSON file overlaid by environment variables.
+// Plain ws:// and http:// are allowed only on a loopback address: anywhere
+// else the bearer tokens and the protocol would travel unencrypted.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/frame.js';
+
+export interface ModelSource {
+  /** Model id used in hello frames and package URLs. */
+  id: string;
+  /** Plaintext (provider-secret) model file written by models/. */
+  file: string;
+}
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  /** PEM files; without them the server runs plain, loopback only. */
+  tls?: { certFile: string; keyFile: string };
+  dataDir: string;
+  limits: {
+    maxFrameBytes: number;
+    /** Spam requests per user per minute. */
+    requestsPerMinute: number;
+    maxSessions: number;
+    /** A session with no frame for this long is closed. */
+    idleTimeoutMs: number;
+  };
+  /** Crypto worker threads. */
+  workers: number;
+  models: ModelSource[];
+}
+
+export const DEFAULTS: ServerConfig = {
+  host: '127.0.0.1',
+  port: 8787,
+  dataDir: '.data/provider',
+  limits: { maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, requestsPerMinute: 600, maxSessions: 1000, idleTimeoutMs: 120_000 },
+  workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
+  models: [],
+};
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (net.isIPv4(host)) return host.startsWith('127.');
+  if (net.isIPv6(host)) return host === '::1' || host === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+function intFrom(value: unknown, name: string, min: number, max: number): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`config: ${name} must be an integer in ${min}..${max}`);
+  }
+  return n;
+}
+
+/** PMF_MODELS=id=path[,id=path...] */
+function parseModelList(s: string): ModelSource[] {
+  return s
+    .split(',')
+    .filter(Boolean)
+    .map((entry) => {
+      const eq = entry.indexOf('=');
+      if (eq <= 0) throw new Error(`config: PMF_MODELS entry "${entry}" must be id=path`);
+      return { id: entry.slice(0, eq), file: entry.slice(eq + 1) };
+    });
+}
+
+/**
+ * Loads and validates the configuration: defaults, then the JSON file (if
+ * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
+ * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
+ * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS). Relative paths in the file are
+ * resolved against the file's directory.
+ */
+export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ServerConfig> } = {}): ServerConfig {
+  const env = opts.env ?? process.env;
+  let fromFile: Partial<ServerConfig> = {};
+  let base = process.cwd();
+  if (opts.file) {
+    try {
+      fromFile = JSON.parse(fs.readFileSync(opts.file, 'utf8')) as Partial<ServerConfig>;
+    } catch (e) {
+      throw new Error(`config: cannot read ${opts.file}: ${(e as Error).message}`);
+    }
+    base = path.dirname(path.resolve(opts.file));
+  }
+  const merged: ServerConfig = {
+    ...DEFAULTS,
+    ...fromFile,
+    ...opts.overrides,
+    limits: { ...DEFAULTS.limits, ...fromFile.limits, ...opts.overrides?.limits },
+  };
+  if (env.PMF_HOST) merged.host = env.PMF_HOST;
+  if (env.PMF_PORT) merged.port = intFrom(env.PMF_PORT, 'PMF_PORT', 0, 65535);
+  if (env.PMF_DATA_DIR) merged.dataDir = env.PMF_DATA_DIR;
+  if (env.PMF_TLS_CERT || env.PMF_TLS_KEY) {
+    merged.tls = { certFile: env.PMF_TLS_CERT ?? '', keyFile: env.PMF_TLS_KEY ?? '' };
+  }
+  if (env.PMF_MAX_FRAME_BYTES) merged.limits.maxFrameBytes = Number(env.PMF_MAX_FRAME_BYTES);
+  if (env.PMF_RATE_PER_MINUTE) merged.limits.requestsPerMinute = Number(env.PMF_RATE_PER_MINUTE);
+  if (env.PMF_MAX_SESSIONS) merged.limits.maxSessions = Number(env.PMF_MAX_SESSIONS);
+  if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
+  if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
+
+  merged.port = intFrom(merged.port, 'port', 0, 65535);
+  merged.workers = intFrom(merged.workers, 'workers', 1, 64);
+  merged.limits.maxFrameBytes = intFrom(merged.limits.maxFrameBytes, 'limits.maxFrameBytes', 1024, 64 * 1024 * 1024);
+  merged.limits.requestsPerMinute = intFrom(merged.limits.requestsPerMinute, 'limits.requestsPerMinute', 1, 1_000_000);
+  merged.limits.maxSessions = intFrom(merged.limits.maxSessions, 'limits.maxSessions', 1, 1_000_000);
+  merged.limits.idleTimeoutMs = intFrom(merged.limits.idleTimeoutMs, 'limits.idleTimeoutMs', 1000, 86_400_000);
+  if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
+  if (merged.tls) {
+    if (!merged.tls.certFile || !merged.tls.keyFile) throw new Error('config: TLS needs both a certificate and a key file');
+    merged.tls = { certFile: path.resolve(base, merged.tls.certFile), keyFile: path.resolve(base, merged.tls.keyFile) };
+  } else if (!isLoopback(merged.host)) {
+    throw new Error(
+      `config: refusing plain ws:// on non-loopback address ${merged.host}; configure TLS (PMF_TLS_CERT/PMF_TLS_KEY) or listen on 127.0.0.1`,
+    );
+  }
+  merged.dataDir = path.resolve(base, merged.dataDir);
+  if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
+  const ids = new Set<string>();
+  merged.models = merged.models.map((m) => {
+    if (!m || typeof m.id !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(m.id) || typeof m.file !== 'string') {
+      throw new Error('config: each model needs an id matching [A-Za-z0-9._-]{1,64} and a file');
+    }
+    if (ids.has(m.id)) throw new Error(`config: model id ${m.id} is listed twice`);
+    ids.add(m.id);
+    return { id: m.id, file: path.resolve(base, m.file) };
+  });
+  return merged;
+}

@@ -1,0 +1,223 @@
+// The provider's only state (PROTOCOL.md §4: sessions are stateless apart from
+// this): users and their bearer tokens (stored as SHA-256 only), the registry
+// of delivered messages per user with their raw, still-encrypted MIME, which
+// message ids were already classified (§7: at most once per user), and
+// per-user rate-limit windows. SQLite through better-sqlite3; schema changes
+// are numbered migrations tracked in PRAGMA user_version.
+import Database from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+
+const MIGRATIONS: string[] = [
+  // 1: initial schema
+  `CREATE TABLE users (
+     id INTEGER PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE tokens (
+     token_sha256 BLOB PRIMARY KEY,
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE messages (
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     message_id TEXT NOT NULL,
+     raw BLOB NOT NULL,
+     from_addr TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     date TEXT NOT NULL,
+     delivered_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id)
+   );
+   CREATE TABLE classified (
+     user_id INTEGER NOT NULL,
+     message_id TEXT NOT NULL,
+     task TEXT NOT NULL,
+     classified_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id, task),
+     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
+   );
+   CREATE TABLE rate_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
+];
+
+export const MESSAGE_ID_MAX = 256;
+
+export type ClaimResult = 'claimed' | 'unknown_message' | 'already_classified';
+
+export interface MessageSummary {
+  id: string;
+  from: string;
+  subject: string;
+  date: string;
+}
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** Reads From/Subject/Date from the (cleartext) outer header block. */
+function outerHeaders(raw: string): { from: string; subject: string; date: string } {
+  const end = raw.search(/\r?\n\r?\n/);
+  const block = (end < 0 ? raw : raw.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
+  const get = (name: string): string => {
+    const m = block.match(new RegExp(`^${name}:[ \\t]*(.*)$`, 'im'));
+    return m ? m[1].trim().slice(0, 512) : '';
+  };
+  return { from: get('From'), subject: get('Subject'), date: get('Date') };
+}
+
+export class Store {
+  private readonly db: Database.Database;
+
+  /** Opens (creating and migrating) the store; `':memory:'` for tests. */
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate(): void {
+    const current = this.db.pragma('user_version', { simple: true }) as number;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`store schema version ${current} is newer than this server (${MIGRATIONS.length})`);
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]);
+        this.db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  get schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** Creates a user and returns a fresh bearer token (shown once, stored hashed). */
+  addUser(name: string): { userId: number; token: string } {
+    if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
+    if (this.userId(name) !== undefined) throw new Error(`user ${name} already exists`);
+    const info = this.db.prepare('INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, Date.now());
+    const userId = Number(info.lastInsertRowid);
+    return { userId, token: this.issueToken(userId) };
+  }
+
+  userId(name: string): number | undefined {
+    const row = this.db.prepare('SELECT id FROM users WHERE name = ?').get(name) as { id: number } | undefined;
+    return row?.id;
+  }
+
+  issueToken(userId: number): string {
+    const token = randomBytes(32).toString('base64url');
+    this.db.prepare('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)').run(sha256(token), userId, Date.now());
+    return token;
+  }
+
+  revokeToken(token: string): void {
+    this.db.prepare('DELETE FROM tokens WHERE token_sha256 = ?').run(sha256(token));
+  }
+
+  /**
+   * The user a bearer token belongs to. Lookup is by the token's SHA-256, so
+   * timing reveals nothing useful about stored tokens.
+   */
+  authenticate(token: string): number | undefined {
+    if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
+    const row = this.db.prepare('SELECT user_id FROM tokens WHERE token_sha256 = ?').get(sha256(token)) as
+      | { user_id: number }
+      | undefined;
+    return row?.user_id;
+  }
+
+  /** Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a user. */
+  deliver(userId: number, messageId: string, rawMime: string | Uint8Array): void {
+    if (typeof messageId !== 'string' || messageId.length === 0 || Buffer.byteLength(messageId) > MESSAGE_ID_MAX) {
+      throw new Error(`message id must be 1..${MESSAGE_ID_MAX} bytes`);
+    }
+    const raw = typeof rawMime === 'string' ? Buffer.from(rawMime, 'utf8') : Buffer.from(rawMime);
+    const h = outerHeaders(raw.toString('utf8'));
+    try {
+      this.db
+        .prepare(
+          'INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(userId, messageId, raw, h.from, h.subject, h.date, Date.now());
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (msg.includes('UNIQUE')) throw new Error(`message ${messageId} was already delivered to this user`);
+      if (msg.includes('FOREIGN KEY')) throw new Error(`user ${userId} does not exist`);
+      throw e;
+    }
+  }
+
+  listMessages(userId: number): MessageSummary[] {
+    return this.db
+      .prepare('SELECT message_id AS id, from_addr AS "from", subject, date FROM messages WHERE user_id = ? ORDER BY delivered_at, message_id')
+      .all(userId) as MessageSummary[];
+  }
+
+  getMessage(userId: number, messageId: string): { raw: string } | undefined {
+    const row = this.db.prepare('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?').get(userId, messageId) as
+      | { raw: Buffer }
+      | undefined;
+    return row ? { raw: row.raw.toString('utf8') } : undefined;
+  }
+
+  /**
+   * Atomically records that `messageId` is being classified for `task`.
+   * Refuses ids never delivered to this user and ids already classified, so
+   * each delivered message yields at most one verdict (PROTOCOL.md §7).
+   */
+  claim(userId: number, messageId: string, task = 'spam'): ClaimResult {
+    return this.db.transaction((): ClaimResult => {
+      const delivered = this.db.prepare('SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?').get(userId, messageId);
+      if (!delivered) return 'unknown_message';
+      const info = this.db
+        .prepare('INSERT OR IGNORE INTO classified (user_id, message_id, task, classified_at) VALUES (?, ?, ?, ?)')
+        .run(userId, messageId, task, Date.now());
+      return info.changes === 1 ? 'claimed' : 'already_classified';
+    })();
+  }
+
+  /**
+   * Undoes a claim when the provider failed before any answer left it (the
+   * client learnt nothing), so the message can be classified again.
+   */
+  releaseClaim(userId: number, messageId: string, task = 'spam'): void {
+    this.db.prepare('DELETE FROM classified WHERE user_id = ? AND message_id = ? AND task = ?').run(userId, messageId, task);
+  }
+
+  isClassified(userId: number, messageId: string, task = 'spam'): boolean {
+    return !!this.db.prepare('SELECT 1 FROM classified WHERE user_id = ? AND message_id = ? AND task = ?').get(userId, messageId, task);
+  }
+
+  /**
+   * Counts one request against the user's fixed one-minute window; false when
+   * the limit is reached (the request must then be refused).
+   */
+  takeRate(userId: number, limitPerMinute: number, now = Date.now()): boolean {
+    const window = Math.floor(now / 60_000) * 60_000;
+    return this.db.transaction((): boolean => {
+      this.db.prepare('DELETE FROM rate_windows WHERE user_id = ? AND window_start < ?').run(userId, window);
+      const row = this.db.prepare('SELECT count FROM rate_windows WHERE user_id = ? AND window_start = ?').get(userId, window) as
+        | { count: number }
+        | undefined;
+      if ((row?.count ?? 0) >= limitPerMinute) return false;
+      this.db
+        .prepare(
+          'INSERT INTO rate_windows (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT(user_id, window_start) DO UPDATE SET count = count + 1',
+        )
+        .run(userId, window);
+      return true;
+    })();
+  }
+}

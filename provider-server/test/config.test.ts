@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { isLoopback, loadConfig } from '../src/config.js';
+
+test('plain ws:// is refused on a non-loopback address', () => {
+  assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0' } }), /refusing plain ws:\/\//);
+  assert.throws(() => loadConfig({ env: { PMF_HOST: '192.168.1.10' } }), /refusing plain/);
+  assert.throws(() => loadConfig({ env: { PMF_HOST: 'example.org' } }), /refusing plain/);
+  assert.equal(loadConfig({ env: { PMF_HOST: '127.0.0.1' } }).host, '127.0.0.1');
+  assert.equal(loadConfig({ env: { PMF_HOST: '::1' } }).host, '::1');
+  const tls = loadConfig({ env: { PMF_HOST: '0.0.0.0', PMF_TLS_CERT: 'c.pem', PMF_TLS_KEY: 'k.pem' } });
+  assert.equal(tls.tls?.certFile, path.resolve('c.pem'));
+  assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0', PMF_TLS_CERT: 'c.pem' } }), /both/);
+  assert.deepEqual(['127.0.0.2', 'localhost', '::1', '10.0.0.1', '::'].map(isLoopback), [true, true, true, false, false]);
+});
+
+test('the file is overlaid by the environment and validated', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cfg-'));
+  const file = path.join(dir, 'server.json');
+  fs.writeFileSync(file, JSON.stringify({ port: 9000, dataDir: 'data', limits: { requestsPerMinute: 5 }, models: [{ id: 'spam', file: 'm.bin' }] }));
+  const c = loadConfig({ file, env: { PMF_PORT: '9100' } });
+  assert.equal(c.port, 9100);
+  assert.equal(c.dataDir, path.join(dir, 'data'));
+  assert.equal(c.limits.requestsPerMinute, 5);
+  assert.ok(c.limits.maxFrameBytes > 0);
+  assert.deepEqual(c.models, [{ id: 'spam', file: path.join(dir, 'm.bin') }]);
+  assert.deepEqual(loadConfig({ env: { PMF_MODELS: 'a=/x/a.bin,b=/y/b.bin' } }).models.map((m) => m.id), ['a', 'b']);
+  assert.throws(() => loadConfig({ env: { PMF_PORT: '70000' } }), /PMF_PORT/);
+  assert.throws(() => loadConfig({ env: { PMF_RATE_PER_MINUTE: '0' } }), /requestsPerMinute/);
+  assert.throws(() => loadConfig({ env: { PMF_MODELS: 'bad id=/x' } }), /id matching/);
+  assert.throws(() => loadConfig({ file: path.join(dir, 'missing.json') }), /cannot read/);
+  fs.rmSync(dir, { recursive: true });
+});
