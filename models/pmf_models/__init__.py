@@ -1,0 +1,1 @@
+"""Training, quantization and the plaintext-model format for private mail functions."""
