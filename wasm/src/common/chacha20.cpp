@@ -1,0 +1,117 @@
+#include "common/chacha20.h"
+
+#include <cstring>
+
+#include "common/export.h"
+#include "common/rng.h"
+
+namespace pmf {
+namespace {
+
+inline uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+inline void quarter(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
+  a += b;
+  d = rotl(d ^ a, 16);
+  c += d;
+  b = rotl(b ^ c, 12);
+  a += b;
+  d = rotl(d ^ a, 8);
+  c += d;
+  b = rotl(b ^ c, 7);
+}
+
+inline uint32_t load32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+void wipe(void* p, size_t len) {
+  volatile uint8_t* v = static_cast<volatile uint8_t*>(p);
+  while (len--) *v++ = 0;
+}
+
+}  // namespace
+
+void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3], uint8_t out[64]) {
+  const uint32_t init[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, key[0],   key[1],
+                             key[2],     key[3],     key[4],     key[5],     key[6],   key[7],
+                             counter,    nonce[0],   nonce[1],   nonce[2]};
+  uint32_t x[16];
+  memcpy(x, init, sizeof x);
+  for (int i = 0; i < 10; ++i) {
+    quarter(x[0], x[4], x[8], x[12]);
+    quarter(x[1], x[5], x[9], x[13]);
+    quarter(x[2], x[6], x[10], x[14]);
+    quarter(x[3], x[7], x[11], x[15]);
+    quarter(x[0], x[5], x[10], x[15]);
+    quarter(x[1], x[6], x[11], x[12]);
+    quarter(x[2], x[7], x[8], x[13]);
+    quarter(x[3], x[4], x[9], x[14]);
+  }
+  for (int i = 0; i < 16; ++i) {
+    uint32_t v = x[i] + init[i];
+    out[4 * i] = uint8_t(v);
+    out[4 * i + 1] = uint8_t(v >> 8);
+    out[4 * i + 2] = uint8_t(v >> 16);
+    out[4 * i + 3] = uint8_t(v >> 24);
+  }
+  wipe(x, sizeof x);
+}
+
+ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {
+  for (int i = 0; i < 8; ++i) key_[i] = load32(key + 4 * i);
+  for (int i = 0; i < 3; ++i) nonce_[i] = load32(nonce + 4 * i);
+}
+
+ChaCha20Stream::~ChaCha20Stream() {
+  wipe(key_, sizeof key_);
+  wipe(buf_, sizeof buf_);
+}
+
+void ChaCha20Stream::refill() {
+  chacha20_block(key_, counter_++, nonce_, buf_);
+  pos_ = 0;
+}
+
+void ChaCha20Stream::read(uint8_t* out, size_t len) {
+  while (len > 0) {
+    if (pos_ == 64) refill();
+    size_t take = len < 64 - pos_ ? len : 64 - pos_;
+    memcpy(out, buf_ + pos_, take);
+    pos_ += take;
+    out += take;
+    len -= take;
+  }
+}
+
+uint64_t ChaCha20Stream::next_u64() {
+  if (pos_ > 56) {
+    uint8_t b[8];
+    read(b, 8);
+    uint64_t v;
+    memcpy(&v, b, 8);
+    return v;
+  }
+  uint64_t v;
+  memcpy(&v, buf_ + pos_, 8);  // wasm and every native target here are little-endian
+  pos_ += 8;
+  return v;
+}
+
+namespace {
+struct Seed {
+  uint8_t key[32];
+  Seed() { random_bytes(key, sizeof key); }
+  ~Seed() { wipe(key, sizeof key); }
+};
+const uint8_t kZeroNonce[12] = {0};
+}  // namespace
+
+FreshPrg::FreshPrg() : ChaCha20Stream(Seed().key, kZeroNonce) {}
+
+}  // namespace pmf
+
+// Keystream for (key, nonce) from block 0: known-answer tests against RFC 8439.
+PMF_EXPORT void pmf_prg_chacha20(const uint8_t* key, const uint8_t* nonce, uint8_t* out, size_t len) {
+  pmf::ChaCha20Stream(key, nonce).read(out, len);
+}

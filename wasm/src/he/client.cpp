@@ -1,0 +1,316 @@
+#include "he/client.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#include "common/chacha20.h"
+#include "he/sample.h"
+
+namespace pmf::he {
+
+Model::~Model() {
+  free(seeds);
+  free(b);
+  free(a);
+}
+
+Accumulator::~Accumulator() {
+  wipe(a, sizeof a);
+  if (!features.empty()) wipe(features.data(), features.size() * sizeof features[0]);
+}
+
+namespace {
+
+// Largest Σ count between two reductions of the accumulator: values stay
+// below 1024·q < 2^64 because each term is at most count·q and q < 2^54.
+constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
+
+inline const uint8_t* record_b(const Model& m, uint32_t ct, size_t limb) {
+  return m.b + (size_t(ct) * kLimbs + limb) * kPackedLimbBytes;
+}
+
+// dst[i] += x·src[i+k] for i < n−k and dst[i] += x·(q − src[i+k−n]) for the
+// wrapped tail: multiplication by x·X^{−k} in Z_q[X]/(X^n+1), unreduced.
+void shift_add(uint64_t* dst, const uint64_t* src, size_t k, uint64_t x, uint64_t q) {
+  const size_t head = kN - k;
+#ifdef __wasm_simd128__
+  const v128_t vx = wasm_i64x2_splat(int64_t(x)), vxq = wasm_i64x2_splat(int64_t(x * q));
+  size_t i = 0;
+  if (x == 1) {
+    for (; i + 2 <= head; i += 2)
+      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i), wasm_v128_load(src + k + i)));
+    for (; i < head; ++i) dst[i] += src[k + i];
+    for (; i + 2 <= kN; i += 2)
+      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
+                                              wasm_i64x2_sub(vxq, wasm_v128_load(src + i - head))));
+  } else {
+    for (; i + 2 <= head; i += 2)
+      wasm_v128_store(dst + i,
+                      wasm_i64x2_add(wasm_v128_load(dst + i), wasm_i64x2_mul(vx, wasm_v128_load(src + k + i))));
+    for (; i < head; ++i) dst[i] += x * src[k + i];
+    for (; i + 2 <= kN; i += 2)
+      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
+                                              wasm_i64x2_sub(vxq, wasm_i64x2_mul(vx, wasm_v128_load(src + i - head)))));
+  }
+  for (; i < kN; ++i) dst[i] += x * (q - src[i - head]);
+#else
+  for (size_t i = 0; i < head; ++i) dst[i] += x * src[k + i];
+  for (size_t i = head; i < kN; ++i) dst[i] += x * (q - src[i - head]);
+#endif
+}
+
+void reduce_all(uint64_t* a, size_t limb) {
+  const NttTables& t = ntt_tables(limb);
+  for (size_t i = 0; i < kN; ++i) a[i] = reduce64(a[i], t.q, t.one_shoup);
+}
+
+// Coefficient j of the b-part of acc: Σ count·b_ct[j + offset] (no wrap since
+// j < B and offset + B <= n).
+uint64_t b_coefficient(const Model& m, const Accumulator& acc, uint32_t j, size_t limb) {
+  const NttTables& t = ntt_tables(limb);
+  uint64_t sum = 0;
+  for (uint64_t f : acc.features) {
+    const uint32_t row = uint32_t(f >> 32), x = uint32_t(f);
+    const size_t idx = size_t(row % m.rows_per_ct) * m.width + j;
+    const uint64_t v = packed_at(record_b(m, row / m.rows_per_ct, limb), idx, kQBits);
+    sum = add_mod(sum, reduce64(v * x, t.q, t.one_shoup), t.q);
+  }
+  return sum;
+}
+
+// Coefficient j of p0·u in Z_q[X]/(X^n+1), u ternary and secret: masks, no branches.
+uint64_t product_coefficient(const uint64_t* p0, const int8_t* u, uint32_t j, const NttTables& t) {
+  uint64_t plus = 0, minus = 0;
+  for (size_t base = 0; base < kN; base += 512) {  // 512 terms < 2^63
+    uint64_t p = 0, mi = 0;
+    for (size_t i = base; i < base + 512; ++i) {
+      const bool wrapped = i > j;  // public: depends on the index only
+      const uint64_t c = p0[wrapped ? kN + j - i : j - i];
+      const uint64_t pos = 0 - uint64_t(u[i] == 1), neg = 0 - uint64_t(u[i] == -1);
+      const uint64_t sign = 0 - uint64_t(wrapped);  // wrapped terms change sign
+      p += c & ((pos & ~sign) | (neg & sign));
+      mi += c & ((neg & ~sign) | (pos & sign));
+    }
+    plus = add_mod(plus, reduce64(p, t.q, t.one_shoup), t.q);
+    minus = add_mod(minus, reduce64(mi, t.q, t.one_shoup), t.q);
+  }
+  return sub_mod(plus, minus, t.q);
+}
+
+// Exact RNS rescale dropping q1, then rounding from q2 to 2^Q, constant-time.
+struct ModSwitch {
+  uint64_t inv_q1, inv_q1_shoup;  // q1^{-1} mod q2
+  uint64_t scale;                 // floor(2^(64+Q) / q2)
+  unsigned Q;
+  explicit ModSwitch(unsigned q_bits) : Q(q_bits) {
+    inv_q1 = pow_mod(kQ[0] % kQ[1], kQ[1] - 2, kQ[1]);
+    inv_q1_shoup = shoup_precompute(inv_q1, kQ[1]);
+    scale = uint64_t((static_cast<unsigned __int128>(1) << (64 + Q)) / kQ[1]);
+  }
+  uint64_t operator()(uint64_t x1, uint64_t x2) const {
+    const uint64_t q1 = kQ[0], q2 = kQ[1];
+    // z = round(x / q1) mod q2 = (x2 − centered(x1)) · q1^{-1} mod q2.
+    const uint64_t high = ge_mask(x1, (q1 + 1) / 2);
+    const uint64_t x1_mod_q2 = x1 - (high & (q1 - q2));  // q1 > q2
+    const uint64_t z = mul_shoup(sub_mod(x2, x1_mod_q2, q2), inv_q1, inv_q1_shoup, q2);
+    // y = floor((z·2^Q + q2/2) / q2): estimate from the fixed-point scale, then
+    // at most two constant-time corrections.
+    uint64_t y = mulhi64(z, scale);
+    uint64_t rem = (z << Q) + (q2 >> 1) - y * q2;
+    for (int k = 0; k < 2; ++k) {
+      const uint64_t over = ge_mask(rem, q2);
+      y += over & 1;
+      rem -= over & q2;
+    }
+    return y & ((uint64_t(1) << Q) - 1);
+  }
+};
+
+struct ExtractScratch {
+  int8_t u[kN], e2[kN];
+  uint64_t za[kLimbs][kN];
+  uint64_t lwe[kN + 1];
+  ~ExtractScratch() { wipe(this, sizeof *this); }
+};
+
+}  // namespace
+
+Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
+  st = kBadParams;
+  if (rows < 1 || width < 1 || width > kN) return nullptr;
+  Model* m = new (std::nothrow) Model;
+  st = kNoMemory;
+  if (!m) return nullptr;
+  m->rows = rows;
+  m->width = width;
+  m->rows_per_ct = uint32_t(kN / width);
+  m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
+  m->cache_a = cache_a;
+  m->seeds = static_cast<uint8_t*>(malloc(size_t(m->cts) * kSeedBytes));
+  m->b = static_cast<uint8_t*>(calloc(size_t(m->cts) * kLimbs * kPackedLimbBytes + 8, 1));
+  if (cache_a) m->a = static_cast<uint64_t*>(malloc(size_t(m->cts) * kLimbs * kN * sizeof(uint64_t)));
+  if (!m->seeds || !m->b || (cache_a && !m->a)) {
+    delete m;
+    return nullptr;
+  }
+  st = kOk;
+  return m;
+}
+
+Status model_add(Model& m, const uint8_t* records, size_t count) {
+  if (count > m.cts - m.loaded) return kBadLength;
+  uint64_t* tmp = static_cast<uint64_t*>(malloc(kN * sizeof(uint64_t)));
+  if (!tmp) return kNoMemory;
+  Status st = kOk;
+  for (size_t r = 0; r < count && st == kOk; ++r) {
+    const uint8_t* rec = records + r * kRecordBytes;
+    for (size_t l = 0; l < kLimbs && st == kOk; ++l)
+      if (!unpack_bits(rec + kSeedBytes + l * kPackedLimbBytes, kN, kQBits, kQ[l], tmp)) st = kOutOfRange;
+    if (st != kOk) break;
+    const uint32_t ct = m.loaded;
+    memcpy(m.seeds + size_t(ct) * kSeedBytes, rec, kSeedBytes);
+    memcpy(m.b + size_t(ct) * kLimbs * kPackedLimbBytes, rec + kSeedBytes, kLimbs * kPackedLimbBytes);
+    if (m.cache_a)
+      for (size_t l = 0; l < kLimbs; ++l) expand_uniform(rec, l, m.a + (size_t(ct) * kLimbs + l) * kN);
+    m.loaded = ct + 1;
+  }
+  free(tmp);
+  return st;
+}
+
+Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc) {
+  if (m.loaded != m.cts) return kBadState;
+  if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
+  acc.features.clear();
+  acc.features.reserve(len + 1);
+  acc.features.push_back(1);  // bias: row 0, x = 1
+  for (size_t i = 0; i < len; ++i) {
+    if (rows[i] < 1 || rows[i] >= m.rows || counts[i] < 1 || counts[i] > max_count) return kBadFeature;
+    acc.features.push_back(uint64_t(rows[i]) << 32 | counts[i]);
+  }
+  std::sort(acc.features.begin(), acc.features.end());  // one expansion per ciphertext, cache-friendly
+
+  memset(acc.a, 0, sizeof acc.a);
+  uint64_t* scratch = m.cache_a ? nullptr : static_cast<uint64_t*>(malloc(kLimbs * kN * sizeof(uint64_t)));
+  if (!m.cache_a && !scratch) return kNoMemory;
+  uint32_t expanded = UINT32_MAX;
+  uint64_t budget = 0;
+  acc.weight = 0;
+  for (uint64_t f : acc.features) {
+    const uint32_t row = uint32_t(f >> 32), x = uint32_t(f), ct = row / m.rows_per_ct;
+    const size_t k = size_t(row % m.rows_per_ct) * m.width;
+    const uint64_t* a = m.a + size_t(ct) * kLimbs * kN;
+    if (!m.cache_a) {
+      if (ct != expanded)
+        for (size_t l = 0; l < kLimbs; ++l) expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
+      expanded = ct;
+      a = scratch;
+    }
+    if (budget + x > kLazyBudget) {
+      for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
+      budget = 1;  // reduced values are < q: one unit of the budget
+    }
+    budget += x;
+    acc.weight += x;
+    for (size_t l = 0; l < kLimbs; ++l) shift_add(acc.a[l], a + l * kN, k, x, kQ[l]);
+  }
+  for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
+  free(scratch);
+  return kOk;
+}
+
+Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T, unsigned Q,
+               unsigned F, uint8_t* out, uint32_t& mask) {
+  if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > 56 || F < 1 || F > 62) return kBadParams;
+  if (acc.features.empty()) return kBadState;
+  // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
+  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
+  // Flooding hides it at statistical distance 2^-40 only if it is < 2^(F−40).
+  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
+  if (F < 41 || honest > (uint64_t(1) << (F - 40))) return kNoiseBudget;
+
+  ExtractScratch* sc = new (std::nothrow) ExtractScratch;
+  if (!sc) return kNoMemory;
+  FreshPrg prg;
+  for (size_t i = 0; i < kN; ++i) sc->u[i] = sample_ternary(prg);
+  for (size_t i = 0; i < kN; ++i) sc->e2[i] = int8_t(sample_cbd(prg));
+  const int64_t e1 = sample_cbd(prg);
+  const uint64_t r = prg.next_u64() & ((uint64_t(1) << T) - 1);
+  const uint64_t flood = prg.next_u64() & ((uint64_t(1) << (F + 1)) - 1);  // E + 2^F
+
+  uint64_t bj[kLimbs];
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    const uint64_t q = t.q;
+    // a-part of Z = p1·u + e2, then acc + Z.
+    uint64_t* za = sc->za[l];
+    for (size_t i = 0; i < kN; ++i) za[i] = from_signed(sc->u[i], q);
+    ntt_forward(za, t);
+    pointwise_mul(za, za, pk.p1_ntt[l], pk.p1_ntt_shoup[l], t);
+    ntt_inverse(za, t);
+    for (size_t i = 0; i < kN; ++i) za[i] = add_mod(add_mod(za[i], from_signed(sc->e2[i], q), q), acc.a[l][i], q);
+    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + Δ·r + E.
+    const uint64_t d = delta_mod(T, l);
+    uint64_t b = add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc->u, j, t), q);
+    b = add_mod(b, from_signed(e1, q), q);
+    b = add_mod(b, mul_shoup(r, d, shoup_precompute(d, q), q), q);
+    b = add_mod(b, reduce64(flood, q, t.one_shoup), q);
+    bj[l] = sub_mod(b, reduce64(uint64_t(1) << F, q, t.one_shoup), q);
+  }
+  // Extraction of coefficient j and modulus switch of all n + 1 values.
+  const ModSwitch sw(Q);
+  sc->lwe[0] = sw(bj[0], bj[1]);
+  for (size_t k = 0; k < kN; ++k) {
+    const bool wrapped = k > j;
+    const size_t src = wrapped ? kN + j - k : j - k;
+    uint64_t a1 = sc->za[0][src], a2 = sc->za[1][src];
+    if (wrapped) {
+      a1 = neg_mod(a1, kQ[0]);
+      a2 = neg_mod(a2, kQ[1]);
+    }
+    sc->lwe[k + 1] = sw(a1, a2);
+  }
+  out[0] = kLweTag;
+  out[1] = kLayoutVersion;
+  out[2] = uint8_t(Q);
+  memset(out + 3, 0, lwe_bytes(Q) - 3);
+  pack_bits(sc->lwe, kN + 1, Q, out + 3);
+  mask = uint32_t(r);
+  wipe(bj, sizeof bj);
+  delete sc;
+  return kOk;
+}
+
+Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j, unsigned T, uint32_t d,
+                 int64_t& noise) {
+  if (j >= m.width || T < 1 || T > kMaxT) return kBadParams;
+  using u128 = unsigned __int128;
+  uint64_t phase[kLimbs];
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const uint64_t q = kQ[l];
+    uint64_t v = b_coefficient(m, acc, j, l);
+    for (size_t k = 0; k < kN; ++k) {
+      const bool wrapped = k > j;
+      uint64_t a = acc.a[l][wrapped ? kN + j - k : j - k];
+      if (wrapped) a = neg_mod(a, q);
+      v = add_mod(v, mul_mod(a, from_signed(sk.s[k], q), q), q);
+    }
+    phase[l] = sub_mod(v, mul_mod(delta_mod(T, l), d, q), q);
+  }
+  // CRT to [0, q), then centre.
+  const u128 q = u128(kQ[0]) * kQ[1];
+  const uint64_t inv = pow_mod(kQ[0] % kQ[1], kQ[1] - 2, kQ[1]);
+  const uint64_t h = mul_mod(sub_mod(phase[1], phase[0] % kQ[1], kQ[1]), inv, kQ[1]);
+  const u128 x = u128(phase[0]) + u128(kQ[0]) * h;
+  noise = x > q / 2 ? -int64_t(uint64_t(q - x)) : int64_t(uint64_t(x));
+  return kOk;
+}
+
+}  // namespace pmf::he

@@ -1,0 +1,59 @@
+// Client side of the private dot product (PROTOCOL.md §2.4–2.5).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "he/scheme.h"
+
+namespace pmf::he {
+
+// The packed model as the client holds it: per ciphertext the seed and the
+// bit-packed b polynomial (only the coefficients that get extracted are ever
+// unpacked), plus — when cache_a — every a polynomial expanded once at load
+// time (64 KiB per ciphertext) so that dot products do no XOF work.
+struct Model {
+  uint32_t rows = 0;         // N + 1 (bias row 0 included)
+  uint32_t width = 0;        // B
+  uint32_t rows_per_ct = 0;  // floor(n / B)
+  uint32_t cts = 0;
+  uint32_t loaded = 0;
+  bool cache_a = false;
+  uint8_t* seeds = nullptr;   // cts × 32
+  uint8_t* b = nullptr;       // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
+  uint64_t* a = nullptr;      // cts × 2 × n when cache_a
+  ~Model();
+};
+
+// Result of a dot product: the full a-part (all it costs is n coefficients ×
+// 2 limbs per feature) and the features themselves, so that b is evaluated
+// only at the coefficients extract() asks for.
+struct Accumulator {
+  uint64_t a[kLimbs][kN];
+  std::vector<uint64_t> features;  // (row << 32 | count), sorted, bias row included
+  uint64_t weight = 0;             // Σ counts, bounds the honest noise
+  ~Accumulator();
+};
+
+Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st);
+// Appends `count` complete records (seed ‖ b), validating every b value < qi.
+Status model_add(Model& m, const uint8_t* records, size_t count);
+
+// acc = X^0·ct[0] (bias, x = 1) + Σ count_f · X^{−offset(f)} · ct[row_f];
+// rows in 1..N, counts in 1..max_count.
+Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc);
+
+// §2.5 for coefficient j: fresh encryption of zero, extraction, blinding by
+// Δ·r (r returned in mask), flooding with E uniform in [−2^F, 2^F), modulus
+// switch to 2^Q and bit-packing into out (lwe_bytes(Q) bytes).
+Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T, unsigned Q,
+               unsigned F, uint8_t* out, uint32_t& mask);
+
+// Diagnostics for tests, needing the secret key: the noise of coefficient j
+// of acc (before anything of §2.5) given the expected plaintext d.
+Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j, unsigned T, uint32_t d,
+                 int64_t& noise);
+
+}  // namespace pmf::he

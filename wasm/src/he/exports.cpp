@@ -1,0 +1,109 @@
+// C ABI of the lattice layer (names pmf_he_*). Objects cross the boundary as
+// opaque handles; every loader validates its bytes and returns a Status
+// (wasm/ts/he.ts turns it into an Error). Handles holding secrets are wiped
+// when freed.
+#include <new>
+
+#include "common/export.h"
+#include "he/client.h"
+#include "he/sample.h"
+#include "he/scheme.h"
+
+using namespace pmf::he;
+
+PMF_EXPORT int pmf_he_layout(int what) {
+  switch (what) {
+    case 0: return int(kN);
+    case 1: return int(kSecretKeyBytes);
+    case 2: return int(kPublicKeyBytes);
+    case 3: return int(kRecordBytes);
+    case 4: return int(kQBits);
+    default: return -1;
+  }
+}
+
+// The two primes as (hi, lo) 32-bit halves, so tests can check the constants.
+PMF_EXPORT uint32_t pmf_he_prime(int limb, int hi) {
+  return hi ? uint32_t(kQ[limb] >> 32) : uint32_t(kQ[limb]);
+}
+
+PMF_EXPORT int pmf_he_lwe_bytes(unsigned Q) { return int(lwe_bytes(Q)); }
+
+PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) { expand_uniform(seed, size_t(limb), out); }
+
+PMF_EXPORT void pmf_he_sk_generate(uint8_t* out) { sk_generate(out); }
+
+PMF_EXPORT SecretKey* pmf_he_sk_load(const uint8_t* in, size_t len, int* status) {
+  SecretKey* sk = new (std::nothrow) SecretKey;
+  if (!sk) {
+    *status = kNoMemory;
+    return nullptr;
+  }
+  *status = sk_load(in, len, *sk);
+  if (*status == kOk) return sk;
+  wipe(sk, sizeof *sk);
+  delete sk;
+  return nullptr;
+}
+
+PMF_EXPORT void pmf_he_sk_free(SecretKey* sk) {
+  if (!sk) return;
+  wipe(sk, sizeof *sk);
+  delete sk;
+}
+
+PMF_EXPORT int pmf_he_encrypt_record(const SecretKey* sk, const uint32_t* m, unsigned T, uint8_t* out) {
+  return encrypt_record(*sk, m, T, out);
+}
+
+PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, uint8_t* out) {
+  return public_key(*sk, p1_seed, out);
+}
+
+PMF_EXPORT int pmf_he_lwe_phase(const SecretKey* sk, const uint8_t* in, size_t len, unsigned Q, uint64_t* phase) {
+  return lwe_phase(*sk, in, len, Q, *phase);
+}
+
+PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_t* p1_seed, int* status) {
+  PublicKey* pk = new (std::nothrow) PublicKey;
+  if (!pk) {
+    *status = kNoMemory;
+    return nullptr;
+  }
+  *status = pk_load(in, len, p1_seed, *pk);
+  if (*status == kOk) return pk;
+  delete pk;
+  return nullptr;
+}
+
+PMF_EXPORT void pmf_he_pk_free(PublicKey* pk) { delete pk; }
+
+PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, int cache_a, int* status) {
+  Status st;
+  Model* m = model_new(rows, width, cache_a != 0, st);
+  *status = st;
+  return m;
+}
+
+PMF_EXPORT int pmf_he_model_add(Model* m, const uint8_t* records, size_t count) { return model_add(*m, records, count); }
+
+PMF_EXPORT void pmf_he_model_free(Model* m) { delete m; }
+
+PMF_EXPORT Accumulator* pmf_he_acc_new() { return new (std::nothrow) Accumulator; }
+
+PMF_EXPORT void pmf_he_acc_free(Accumulator* acc) { delete acc; }
+
+PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+                          Accumulator* acc) {
+  return dot(*m, rows, counts, len, max_count, *acc);
+}
+
+PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const PublicKey* pk, uint32_t j, unsigned T,
+                              unsigned Q, unsigned F, uint8_t* out, uint32_t* mask) {
+  return extract(*m, *acc, *pk, j, T, Q, F, out, *mask);
+}
+
+PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc, uint32_t j, unsigned T,
+                                uint32_t d, int64_t* noise) {
+  return acc_noise(*sk, *m, *acc, j, T, d, *noise);
+}

@@ -1,0 +1,95 @@
+#include "he/ntt.h"
+
+namespace pmf::he {
+
+uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t q) {
+  return uint64_t(static_cast<unsigned __int128>(a) * b % q);
+}
+
+uint64_t pow_mod(uint64_t base, uint64_t exp, uint64_t q) {
+  uint64_t r = 1;
+  for (; exp; exp >>= 1, base = mul_mod(base, base, q))
+    if (exp & 1) r = mul_mod(r, base, q);
+  return r;
+}
+
+namespace {
+
+unsigned bit_reverse(unsigned x, unsigned bits) {
+  unsigned r = 0;
+  for (unsigned i = 0; i < bits; ++i, x >>= 1) r = (r << 1) | (x & 1);
+  return r;
+}
+
+void build(NttTables& t, size_t limb) {
+  const uint64_t q = kQ[limb];
+  t.q = q;
+  t.one_shoup = shoup_precompute(1, q);
+  const uint64_t psi = kPsi[limb];
+  const uint64_t psi_inv = pow_mod(psi, 2 * kN - 1, q);
+  for (unsigned i = 0; i < kN; ++i) {
+    unsigned e = bit_reverse(i, kLogN);
+    t.psi_rev[i] = pow_mod(psi, e, q);
+    t.psi_rev_shoup[i] = shoup_precompute(t.psi_rev[i], q);
+    t.psi_inv_rev[i] = pow_mod(psi_inv, e, q);
+    t.psi_inv_rev_shoup[i] = shoup_precompute(t.psi_inv_rev[i], q);
+  }
+  t.n_inv = pow_mod(kN, q - 2, q);
+  t.n_inv_shoup = shoup_precompute(t.n_inv, q);
+}
+
+}  // namespace
+
+const NttTables& ntt_tables(size_t limb) {
+  static NttTables tables[kLimbs];
+  static bool ready[kLimbs] = {false, false};
+  if (!ready[limb]) {
+    build(tables[limb], limb);
+    ready[limb] = true;
+  }
+  return tables[limb];
+}
+
+void ntt_forward(uint64_t* a, const NttTables& t) {
+  const uint64_t q = t.q;
+  size_t len = kN;
+  for (size_t m = 1; m < kN; m <<= 1) {
+    len >>= 1;
+    for (size_t i = 0; i < m; ++i) {
+      const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
+      uint64_t* x = a + 2 * i * len;
+      uint64_t* y = x + len;
+      for (size_t j = 0; j < len; ++j) {
+        uint64_t u = x[j], v = mul_shoup(y[j], w, ws, q);
+        x[j] = add_mod(u, v, q);
+        y[j] = sub_mod(u, v, q);
+      }
+    }
+  }
+}
+
+void ntt_inverse(uint64_t* a, const NttTables& t) {
+  const uint64_t q = t.q;
+  size_t len = 1;
+  for (size_t m = kN; m > 1; m >>= 1) {
+    const size_t h = m >> 1;
+    for (size_t i = 0; i < h; ++i) {
+      const uint64_t w = t.psi_inv_rev[h + i], ws = t.psi_inv_rev_shoup[h + i];
+      uint64_t* x = a + 2 * i * len;
+      uint64_t* y = x + len;
+      for (size_t j = 0; j < len; ++j) {
+        uint64_t u = x[j], v = y[j];
+        x[j] = add_mod(u, v, q);
+        y[j] = mul_shoup(sub_mod(u, v, q), w, ws, q);
+      }
+    }
+    len <<= 1;
+  }
+  for (size_t j = 0; j < kN; ++j) a[j] = mul_shoup(a[j], t.n_inv, t.n_inv_shoup, q);
+}
+
+void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup, const NttTables& t) {
+  for (size_t j = 0; j < kN; ++j) c[j] = mul_shoup(a[j], b[j], b_shoup[j], t.q);
+}
+
+}  // namespace pmf::he

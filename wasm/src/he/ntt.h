@@ -1,0 +1,30 @@
+// Negacyclic NTT over Z_qi[X]/(X^n + 1) (Longa–Naehrig ordering: forward
+// Cooley–Tukey with bit-reversed powers of psi, inverse Gentleman–Sande).
+// Only the provider's encryption, its public keys and the client's fresh
+// encryptions of zero use it; the client's dot product stays in coefficient form.
+#pragma once
+
+#include <cstdint>
+
+#include "he/ring.h"
+
+namespace pmf::he {
+
+struct NttTables {
+  uint64_t q;
+  uint64_t one_shoup;  // floor(2^64 / q), for reduce64
+  uint64_t psi_rev[kN], psi_rev_shoup[kN];
+  uint64_t psi_inv_rev[kN], psi_inv_rev_shoup[kN];
+  uint64_t n_inv, n_inv_shoup;
+};
+
+// Tables for limb i, computed on first use.
+const NttTables& ntt_tables(size_t limb);
+
+void ntt_forward(uint64_t* a, const NttTables& t);
+void ntt_inverse(uint64_t* a, const NttTables& t);
+
+// c = a ⊙ b (NTT domain), b given with its Shoup companion.
+void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup, const NttTables& t);
+
+}  // namespace pmf::he

@@ -1,0 +1,57 @@
+// Little-endian bit packing of fixed-width unsigned values (width ≤ 56):
+// value i occupies bits [i·w, (i+1)·w) of the byte string, the last byte is
+// zero-padded. Used for model b polynomials, public keys and LWE ciphertexts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace pmf::he {
+
+constexpr size_t packed_bytes(size_t count, unsigned width) { return (count * width + 7) / 8; }
+
+inline void pack_bits(const uint64_t* v, size_t count, unsigned width, uint8_t* out) {
+  uint64_t acc = 0;
+  unsigned have = 0;
+  for (size_t i = 0; i < count; ++i) {
+    acc |= v[i] << have;
+    have += width;
+    while (have >= 8) {
+      *out++ = uint8_t(acc);
+      acc >>= 8;
+      have -= 8;
+    }
+  }
+  if (have) *out = uint8_t(acc);
+}
+
+// Unpacks count values; returns false when a value is >= bound or the padding
+// bits of the last byte are not zero (one canonical encoding per value).
+inline bool unpack_bits(const uint8_t* in, size_t count, unsigned width, uint64_t bound, uint64_t* v) {
+  const uint64_t mask = (uint64_t(1) << width) - 1;
+  uint64_t acc = 0, bad = 0;
+  unsigned have = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (have < width) {
+      acc |= uint64_t(*in++) << have;
+      have += 8;
+    }
+    v[i] = acc & mask;
+    bad |= uint64_t(v[i] >= bound);
+    acc >>= width;
+    have -= width;
+  }
+  return !bad && acc == 0;
+}
+
+// Value i of a packed array, reading 8 bytes at once: the buffer must have at
+// least 8 readable bytes from the value's first byte (callers pad).
+inline uint64_t packed_at(const uint8_t* in, size_t i, unsigned width) {
+  size_t bit = i * width;
+  uint64_t w;
+  memcpy(&w, in + bit / 8, 8);  // little-endian target
+  return (w >> (bit % 8)) & ((uint64_t(1) << width) - 1);
+}
+
+}  // namespace pmf::he

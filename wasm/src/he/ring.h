@@ -1,0 +1,77 @@
+// Frozen ring parameters (PROTOCOL.md §1) and constant-time arithmetic modulo
+// the two RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2.
+//
+// The primes are the two largest k·2^32 + 1 below 2^54 (search downward from
+// k = 2^22 − 1, deterministic Miller–Rabin): qi ≡ 1 mod 2^32 makes them
+// NTT-friendly for n = 4096 (≡ 1 mod 2n) and makes q ≡ 1 mod 2^T for every
+// T ≤ 32, so Δ = (q−1)/2^T is exact. psi_i = g^((qi−1)/2n) for the smallest g
+// that gives a primitive 2n-th root. wasm/test/he-params.test.ts re-checks all
+// of this with BigInt arithmetic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pmf::he {
+
+constexpr size_t kN = 4096;
+constexpr unsigned kLogN = 12;
+constexpr size_t kLimbs = 2;
+constexpr uint64_t kQ[kLimbs] = {0x3ffff700000001ULL, 0x3fffc000000001ULL};
+constexpr uint64_t kPsi[kLimbs] = {17742327281753919ULL, 2591887741274009ULL};
+constexpr unsigned kQBits = 54;                     // bit length of each qi
+constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
+constexpr unsigned kCbdEta = 21;                    // error: centered binomial
+constexpr unsigned kMaxT = 32;
+constexpr unsigned kMaxFin = 10;  // counts < 2^10 keep the lazy accumulator < 2^64
+
+// High 64 bits of a·b, from 32-bit halves (wasm has no 64×64→128 multiply).
+inline uint64_t mulhi64(uint64_t a, uint64_t b) {
+  uint64_t al = uint32_t(a), ah = a >> 32, bl = uint32_t(b), bh = b >> 32;
+  uint64_t p0 = al * bl, p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
+  uint64_t mid = (p0 >> 32) + uint32_t(p1) + uint32_t(p2);
+  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+// All-ones when x >= y (x, y < 2^63), without a branch.
+inline uint64_t ge_mask(uint64_t x, uint64_t y) { return 0 - (((x - y) >> 63) ^ 1); }
+
+inline uint64_t add_mod(uint64_t a, uint64_t b, uint64_t q) {
+  uint64_t s = a + b;
+  return s - (q & ge_mask(s, q));
+}
+
+inline uint64_t sub_mod(uint64_t a, uint64_t b, uint64_t q) {
+  uint64_t d = a - b;
+  return d + (q & (0 - (d >> 63)));
+}
+
+inline uint64_t neg_mod(uint64_t a, uint64_t q) { return sub_mod(0, a, q); }
+
+// Shoup multiplication by a fixed w < q with w' = floor(w·2^64 / q):
+// correct for any x < 2^64 and constant-time.
+inline uint64_t shoup_precompute(uint64_t w, uint64_t q) {
+  return uint64_t((static_cast<unsigned __int128>(w) << 64) / q);
+}
+
+inline uint64_t mul_shoup(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
+  uint64_t r = x * w - mulhi64(x, w_shoup) * q;
+  return r - (q & ge_mask(r, q));
+}
+
+// x mod q for any 64-bit x, constant-time (Shoup with w = 1).
+inline uint64_t reduce64(uint64_t x, uint64_t q, uint64_t one_shoup) {
+  uint64_t r = x - mulhi64(x, one_shoup) * q;
+  return r - (q & ge_mask(r, q));
+}
+
+// Signed integer (|v| < q) into [0, q).
+inline uint64_t from_signed(int64_t v, uint64_t q) {
+  uint64_t u = uint64_t(v);
+  return u + (q & (0 - (u >> 63)));
+}
+
+uint64_t pow_mod(uint64_t base, uint64_t exp, uint64_t q);  // not constant-time: public data only
+uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t q);       // generic, 128-bit division: public data only
+
+}  // namespace pmf::he

@@ -1,0 +1,15 @@
+#include "he/sample.h"
+
+namespace pmf::he {
+
+void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out) {
+  uint8_t nonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 'a', uint8_t(limb), 0, 0, 0};
+  ChaCha20Stream xof(seed, nonce);
+  const uint64_t q = kQ[limb], mask = (uint64_t(1) << kQBits) - 1;
+  for (size_t i = 0; i < kN;) {
+    uint64_t v = xof.next_u64() & mask;
+    if (v < q) out[i++] = v;  // rejection depends only on public seed output
+  }
+}
+
+}  // namespace pmf::he

@@ -1,0 +1,26 @@
+// Samplers. Seeded expansion is deterministic (known-answer tested); the
+// secret samplers draw from a caller's PRG and are constant-time.
+#pragma once
+
+#include <cstdint>
+
+#include "common/chacha20.h"
+#include "he/ring.h"
+
+namespace pmf::he {
+
+// Uniform polynomial mod q_limb from a 32-byte seed: ChaCha20 keyed by the
+// seed, nonce "pmf-he-a" ‖ u32le(limb), 64-bit little-endian words masked to
+// 54 bits, rejected when >= q (probability < 2^-18 per word).
+void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out);
+
+// Uniform in {-1, 0, 1}: high word of r·3 (bias < 2^-62).
+inline int8_t sample_ternary(ChaCha20Stream& prg) { return int8_t(int64_t(mulhi64(prg.next_u64(), 3)) - 1); }
+
+// Centered binomial with eta = 21: popcount of 21 bits minus popcount of 21 bits.
+inline int64_t sample_cbd(ChaCha20Stream& prg) {
+  uint64_t r = prg.next_u64();
+  return int64_t(__builtin_popcountll(r & 0x1fffff)) - int64_t(__builtin_popcountll((r >> 21) & 0x1fffff));
+}
+
+}  // namespace pmf::he

@@ -1,0 +1,138 @@
+#include "he/scheme.h"
+
+#include <cstring>
+#include <new>
+
+#include "common/chacha20.h"
+#include "common/rng.h"
+#include "he/sample.h"
+
+namespace pmf::he {
+
+void wipe(void* p, size_t len) {
+  volatile uint8_t* v = static_cast<volatile uint8_t*>(p);
+  while (len--) *v++ = 0;
+}
+
+uint64_t delta_mod(unsigned T, size_t limb) {
+  const unsigned __int128 q = static_cast<unsigned __int128>(kQ[0]) * kQ[1];
+  return uint64_t(((q - 1) >> T) % kQ[limb]);
+}
+
+namespace {
+
+// Fills b = −(a·s) + e for every limb; a is already in coefficient form.
+void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e, uint64_t b[kLimbs][kN]) {
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    ntt_forward(a[l], t);
+    pointwise_mul(b[l], a[l], sk.s_ntt[l], sk.s_ntt_shoup[l], t);
+    ntt_inverse(b[l], t);
+    for (size_t i = 0; i < kN; ++i) b[l][i] = sub_mod(from_signed(e[i], t.q), b[l][i], t.q);
+  }
+}
+
+void sample_errors(int8_t* e) {
+  FreshPrg prg;
+  for (size_t i = 0; i < kN; ++i) e[i] = int8_t(sample_cbd(prg));
+}
+
+struct Scratch {  // large temporaries live on the heap, not the 1 MB stack
+  uint64_t a[kLimbs][kN], b[kLimbs][kN];
+  int8_t e[kN];
+  ~Scratch() { wipe(this, sizeof *this); }
+};
+
+}  // namespace
+
+void sk_generate(uint8_t out[kSecretKeyBytes]) {
+  FreshPrg prg;
+  out[0] = kSecretKeyTag;
+  out[1] = kLayoutVersion;
+  memset(out + 2, 0, kN / 4);
+  for (size_t i = 0; i < kN; ++i) {
+    int8_t s = sample_ternary(prg);
+    uint8_t code = uint8_t((s & 1) << ((s >> 7) & 1));  // 0 → 0, 1 → 1, −1 → 2
+    out[2 + i / 4] |= uint8_t(code << (2 * (i % 4)));
+  }
+}
+
+Status sk_load(const uint8_t* in, size_t len, SecretKey& sk) {
+  if (len != kSecretKeyBytes || in[0] != kSecretKeyTag) return kBadLength;
+  if (in[1] != kLayoutVersion) return kBadVersion;
+  uint8_t bad = 0;
+  for (size_t i = 0; i < kN; ++i) {
+    uint8_t code = (in[2 + i / 4] >> (2 * (i % 4))) & 3;
+    bad |= uint8_t(code == 3);
+    sk.s[i] = int8_t(code & 1) - int8_t(code >> 1);  // 0 → 0, 1 → 1, 2 → −1
+  }
+  if (bad) return kOutOfRange;
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    for (size_t i = 0; i < kN; ++i) sk.s_ntt[l][i] = from_signed(sk.s[i], t.q);
+    ntt_forward(sk.s_ntt[l], t);
+    for (size_t i = 0; i < kN; ++i) sk.s_ntt_shoup[l][i] = shoup_precompute(sk.s_ntt[l][i], t.q);
+  }
+  return kOk;
+}
+
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, uint8_t out[kRecordBytes]) {
+  if (T == 0 || T > kMaxT) return kBadParams;
+  for (size_t i = 0; i < kN; ++i)
+    if ((uint64_t(m[i]) >> T) != 0) return kOutOfRange;
+  Scratch* sc = new (std::nothrow) Scratch;
+  if (!sc) return kNoMemory;
+  random_bytes(out, kSeedBytes);
+  for (size_t l = 0; l < kLimbs; ++l) expand_uniform(out, l, sc->a[l]);
+  sample_errors(sc->e);
+  rlwe_body(sk, sc->a, sc->e, sc->b);
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const uint64_t q = kQ[l], d = delta_mod(T, l), ds = shoup_precompute(d, q);
+    for (size_t i = 0; i < kN; ++i) sc->b[l][i] = add_mod(sc->b[l][i], mul_shoup(m[i], d, ds, q), q);
+    pack_bits(sc->b[l], kN, kQBits, out + kSeedBytes + l * kPackedLimbBytes);
+  }
+  delete sc;
+  return kOk;
+}
+
+Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]) {
+  Scratch* sc = new (std::nothrow) Scratch;
+  if (!sc) return kNoMemory;
+  for (size_t l = 0; l < kLimbs; ++l) expand_uniform(p1_seed, l, sc->a[l]);
+  sample_errors(sc->e);
+  rlwe_body(sk, sc->a, sc->e, sc->b);  // p0 = −(p1·s + e): same form with −e
+  out[0] = kPublicKeyTag;
+  out[1] = kLayoutVersion;
+  for (size_t l = 0; l < kLimbs; ++l) pack_bits(sc->b[l], kN, kQBits, out + 2 + l * kPackedLimbBytes);
+  delete sc;
+  return kOk;
+}
+
+Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase) {
+  if (Q == 0 || Q > 56) return kBadParams;
+  if (len != lwe_bytes(Q) || in[0] != kLweTag) return kBadLength;
+  if (in[1] != kLayoutVersion) return kBadVersion;
+  if (in[2] != Q) return kBadParams;
+  uint64_t v[kN + 1];
+  if (!unpack_bits(in + 3, kN + 1, Q, uint64_t(1) << Q, v)) return kOutOfRange;
+  uint64_t acc = v[0];
+  for (size_t k = 0; k < kN; ++k) acc += v[k + 1] * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
+  phase = acc & ((uint64_t(1) << Q) - 1);
+  wipe(&acc, sizeof acc);
+  return kOk;
+}
+
+Status pk_load(const uint8_t* in, size_t len, const uint8_t p1_seed[32], PublicKey& pk) {
+  if (len != kPublicKeyBytes || in[0] != kPublicKeyTag) return kBadLength;
+  if (in[1] != kLayoutVersion) return kBadVersion;
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    if (!unpack_bits(in + 2 + l * kPackedLimbBytes, kN, kQBits, t.q, pk.p0[l])) return kOutOfRange;
+    expand_uniform(p1_seed, l, pk.p1_ntt[l]);
+    ntt_forward(pk.p1_ntt[l], t);
+    for (size_t i = 0; i < kN; ++i) pk.p1_ntt_shoup[l][i] = shoup_precompute(pk.p1_ntt[l][i], t.q);
+  }
+  return kOk;
+}
+
+}  // namespace pmf::he

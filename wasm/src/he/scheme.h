@@ -1,0 +1,67 @@
+// BFV-style scheme of PROTOCOL.md §2 (coefficient encoding, RNS over q1, q2).
+// Provider side: secret key, seeded symmetric encryption of model
+// ciphertexts, per-client public keys, decryption of LWE ciphertexts.
+// Client side: public key loading, the packed model, shift-and-add dot
+// products and the §2.5 extraction pipeline.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "he/ntt.h"
+#include "he/pack.h"
+#include "he/ring.h"
+
+namespace pmf::he {
+
+// Error codes returned through the C ABI (wasm/ts/he.ts maps them to messages).
+enum Status : int {
+  kOk = 0,
+  kBadLength = -1,
+  kBadVersion = -2,
+  kOutOfRange = -3,
+  kBadParams = -4,
+  kNoMemory = -5,
+  kBadState = -6,
+  kBadFeature = -7,
+  kNoiseBudget = -8,
+};
+
+// Serialized layouts (all versioned; see wasm/README.md, section lattice).
+constexpr uint8_t kSecretKeyTag = 'S', kPublicKeyTag = 'P', kLweTag = 'L', kLayoutVersion = 1;
+constexpr size_t kSecretKeyBytes = 2 + kN / 4;                   // tag, version, 2-bit codes
+constexpr size_t kPublicKeyBytes = 2 + kLimbs * kPackedLimbBytes;  // tag, version, p0 limbs
+constexpr size_t kSeedBytes = 32;
+constexpr size_t kRecordBytes = kSeedBytes + kLimbs * kPackedLimbBytes;  // one model ciphertext
+inline size_t lwe_bytes(unsigned Q) { return 3 + packed_bytes(kN + 1, Q); }
+
+struct SecretKey {
+  int8_t s[kN];
+  uint64_t s_ntt[kLimbs][kN], s_ntt_shoup[kLimbs][kN];
+};
+
+struct PublicKey {
+  uint64_t p0[kLimbs][kN];
+  uint64_t p1_ntt[kLimbs][kN], p1_ntt_shoup[kLimbs][kN];
+};
+
+// Δ = (q−1)/2^T reduced mod q_limb.
+uint64_t delta_mod(unsigned T, size_t limb);
+
+// Securely zeroes memory that held secrets.
+void wipe(void* p, size_t len);
+
+// Provider.
+void sk_generate(uint8_t out[kSecretKeyBytes]);
+Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
+// One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, uint8_t out[kRecordBytes]);
+Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]);
+// b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
+Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);
+
+// Client.
+Status pk_load(const uint8_t* in, size_t len, const uint8_t p1_seed[32], PublicKey& pk);
+
+}  // namespace pmf::he

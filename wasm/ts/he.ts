@@ -1,0 +1,457 @@
+// Typed API of the lattice layer (PROTOCOL.md §1–2, C++ in wasm/src/he/).
+// Bytes in, bytes out: nothing here knows about transport or storage.
+//
+//   provider: generateSecretKey → loadSecretKey → publicKeyFor / encryptModel / decryptLwe
+//   client:   newClientModel(params).push(body chunks…).finish()
+//             → dot(features) → extract(acc, indices, loadPublicKey(p0, providerSeed, clientNonce))
+//
+// Only the `lwe` byte strings returned by extract() may leave the client; the
+// accumulator, masks and every intermediate value stay on the device.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { loadCore, type WasmCore } from './core.js';
+
+/** Lattice and model parameters, as carried in the model package header (§1, §5). */
+export interface HeParams {
+  n: number;
+  /** Decimal strings: the primes exceed 2^53. */
+  q1: string;
+  q2: string;
+  /** Plaintext modulus 2^T, T ≤ 32. */
+  T: number;
+  /** LWE output modulus 2^Q. */
+  Q: number;
+  /** Flooding noise uniform in [−2^F, 2^F). */
+  F: number;
+  /** Weights are signed b_in-bit integers: |w| ≤ 2^(b_in−1) − 1. */
+  b_in: number;
+  /** Feature counts are capped at 2^f_in − 1. */
+  f_in: number;
+  /** Columns (categories); 1 for binary classifiers. */
+  B: number;
+  /** Feature rows; the model has N + 1 rows, row 0 being the bias. */
+  N: number;
+}
+
+export const HE_N = 4096;
+export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
+export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
+const MAX_FIN = 10;
+const SEED_BYTES = 32;
+
+/** Parameters with the defaults of PROTOCOL.md §1 (Q = T + 12, F = 62). */
+export function makeParams(p: { N: number; B: number; T?: number; b_in?: number; f_in?: number; Q?: number; F?: number }): HeParams {
+  const T = p.T ?? 24;
+  return validateParams({
+    n: HE_N,
+    q1: HE_Q1.toString(),
+    q2: HE_Q2.toString(),
+    T,
+    Q: p.Q ?? T + 12,
+    F: p.F ?? 62,
+    b_in: p.b_in ?? 8,
+    f_in: p.f_in ?? 4,
+    B: p.B,
+    N: p.N,
+  });
+}
+
+/** Throws a clear Error naming the first parameter this layer cannot use. */
+export function validateParams(p: HeParams): HeParams {
+  const int = (k: keyof HeParams, lo: number, hi: number): void => {
+    const v = p[k];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
+      throw new Error(`lattice params: ${k} must be an integer in [${lo}, ${hi}], got ${String(v)}`);
+  };
+  int('n', HE_N, HE_N);
+  if (p.q1 !== HE_Q1.toString() || p.q2 !== HE_Q2.toString())
+    throw new Error('lattice params: q1, q2 are not the frozen primes of this build');
+  int('T', 2, 32);
+  // Q ≥ T + 8 keeps the rounding noise of the modulus switch (σ ≈ 15) far
+  // below the decryption margin 2^(Q−T−1); Q ≤ 56 for the bit-packer.
+  int('Q', p.T + 8, 56);
+  int('F', 41, 62);
+  int('b_in', 2, p.T);
+  int('f_in', 1, MAX_FIN);
+  int('B', 1, HE_N);
+  int('N', 1, 2 ** 32 - 2);
+  return p;
+}
+
+/** Sizes that follow from the parameters (§2.3, §2.5). */
+export function heLayout(p: HeParams): {
+  rowsPerCt: number;
+  ctCount: number;
+  recordBytes: number;
+  bodyBytes: number;
+  lweBytes: number;
+} {
+  const rowsPerCt = Math.floor(HE_N / p.B);
+  const ctCount = Math.ceil((p.N + 1) / rowsPerCt);
+  const recordBytes = SEED_BYTES + (2 * HE_N * 54) / 8;
+  return { rowsPerCt, ctCount, recordBytes, bodyBytes: ctCount * recordBytes, lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8) };
+}
+
+const STATUS: Record<number, string> = {
+  [-1]: 'wrong length or type tag',
+  [-2]: 'unsupported layout version',
+  [-3]: 'a value is out of range',
+  [-4]: 'invalid parameters',
+  [-5]: 'out of wasm memory',
+  [-6]: 'object is not ready (model incomplete)',
+  [-7]: 'feature row or count out of range',
+  [-8]: "the email's honest noise exceeds the flooding budget 2^(F-40)",
+};
+
+function check(status: number, what: string): void {
+  if (status !== 0) throw new Error(`${what}: ${STATUS[status] ?? `error ${status}`}`);
+}
+
+/** Frees wasm handles of objects the caller forgot to dispose (secrets are wiped by the C++ free). */
+const finalizer = new FinalizationRegistry<() => void>((release) => release());
+
+abstract class Handle {
+  protected ptr: number;
+  private readonly token = {};
+  constructor(
+    protected readonly core: WasmCore,
+    ptr: number,
+    private readonly freeName: string,
+  ) {
+    this.ptr = ptr;
+    finalizer.register(this, () => core.fn(freeName)(ptr), this.token);
+  }
+  /** The wasm pointer (internal to this module's classes). */
+  live(): number {
+    if (this.ptr === 0) throw new Error('lattice object used after dispose()');
+    return this.ptr;
+  }
+  /** Frees (and for secrets wipes) the wasm-side object now. */
+  dispose(): void {
+    if (this.ptr === 0) return;
+    finalizer.unregister(this.token);
+    this.core.fn(this.freeName)(this.ptr);
+    this.ptr = 0;
+  }
+}
+
+/** Runs fn with a 4-byte out-slot for a status code. */
+function withStatus<T>(core: WasmCore, fn: (statusPtr: number) => T): [T, number] {
+  const sp = core.alloc(4);
+  try {
+    const r = fn(sp);
+    return [r, new DataView(core.heap.buffer).getInt32(sp, true)];
+  } finally {
+    core.free(sp);
+  }
+}
+
+function bytes32(b: Uint8Array, what: string): Uint8Array {
+  if (!(b instanceof Uint8Array) || b.length !== SEED_BYTES) throw new Error(`${what} must be ${SEED_BYTES} bytes`);
+  return b;
+}
+
+/** p1's seed, H("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce) with SHA-256 (§2.2). */
+export function publicKeySeed(providerSeed: Uint8Array, clientNonce: Uint8Array): Uint8Array {
+  const tag = new TextEncoder().encode('pmf-he-pk-v1');
+  const h = sha256.create();
+  h.update(tag).update(bytes32(providerSeed, 'providerSeed')).update(bytes32(clientNonce, 'clientNonce'));
+  return h.digest();
+}
+
+export class ProviderKey extends Handle {
+  /** b' + <a', s> mod 2^Q of an LWE ciphertext (what decryption rounds; also its noise, for tests). */
+  lwePhase(lwe: Uint8Array, p: HeParams): bigint {
+    const core = this.core;
+    return core.withBuffers([lwe], (lp) => {
+      const out = core.alloc(8);
+      try {
+        check(core.fn('pmf_he_lwe_phase')(this.live(), lp, lwe.length, p.Q, out), 'LWE ciphertext');
+        return new DataView(core.heap.buffer).getBigUint64(out, true);
+      } finally {
+        core.wipeAndFree(out, 8);
+      }
+    });
+  }
+
+  /** y = d_j + r_j mod 2^T (§2.6). Cost: one length-n inner product (a few µs). */
+  decryptLwe(lwe: Uint8Array, p: HeParams): number {
+    const v = this.lwePhase(lwe, p);
+    const shift = BigInt(p.Q - p.T);
+    return Number(((v + (1n << (shift - 1n))) >> shift) & ((1n << BigInt(p.T)) - 1n));
+  }
+
+  /** p0 = −(p1·s + e) for one client (§2.2); fresh e every call. */
+  publicKeyFor(providerSeed: Uint8Array, clientNonce: Uint8Array): Uint8Array {
+    const core = this.core;
+    const size = core.fn('pmf_he_layout')(2);
+    return core.withBuffers([publicKeySeed(providerSeed, clientNonce)], (sp) => {
+      const out = core.alloc(size);
+      try {
+        check(core.fn('pmf_he_public_key')(this.live(), sp, out), 'public key');
+        return core.copyOut(out, size);
+      } finally {
+        core.free(out);
+      }
+    });
+  }
+
+  /**
+   * Encrypts the model row by row, yielding one ciphertext record (32-byte
+   * seed ‖ bit-packed b, heLayout(p).recordBytes) at a time, so a 5M-row model
+   * never needs all ciphertexts in memory. `weights` is the (N+1)×B matrix in
+   * row-major order, row 0 = bias, either whole or as chunks of whole rows.
+   */
+  *encryptModel(p: HeParams, weights: Int32Array | Iterable<Int32Array>): Generator<Uint8Array> {
+    validateParams(p);
+    const core = this.core;
+    const { rowsPerCt, recordBytes } = heLayout(p);
+    const limit = 2 ** (p.b_in - 1) - 1;
+    const tmask = p.T === 32 ? 0xffffffff : 2 ** p.T - 1;
+    const total = (p.N + 1) * p.B;
+    const perCt = rowsPerCt * p.B;
+    const msg = core.alloc(HE_N * 4);
+    const out = core.alloc(recordBytes);
+    const plain = new Uint32Array(HE_N);
+    let filled = 0; // weights placed in the current ciphertext
+    let seen = 0;
+    const flush = (): Uint8Array => {
+      core.heap.set(new Uint8Array(plain.buffer), msg);
+      check(core.fn('pmf_he_encrypt_record')(this.live(), msg, p.T, out), 'model encryption');
+      plain.fill(0);
+      filled = 0;
+      return core.copyOut(out, recordBytes);
+    };
+    try {
+      for (const chunk of weights instanceof Int32Array ? [weights] : weights) {
+        for (let i = 0; i < chunk.length; i++) {
+          const w = chunk[i];
+          if (seen >= total) throw new Error(`model weights: more than (N+1)·B = ${total} values`);
+          if (!(w >= -limit && w <= limit)) throw new Error(`model weights: value ${seen} is outside ±${limit} (b_in = ${p.b_in})`);
+          plain[filled++] = (w & tmask) >>> 0; // two's complement mod 2^T (§2.4)
+          seen++;
+          if (filled === perCt) yield flush();
+        }
+      }
+      if (seen !== total) throw new Error(`model weights: got ${seen} values, expected (N+1)·B = ${total}`);
+      if (filled > 0) yield flush();
+    } finally {
+      core.wipeAndFree(msg, HE_N * 4);
+      core.free(out);
+      plain.fill(0);
+    }
+  }
+}
+
+export class ClientPublicKey extends Handle {}
+
+/** Output of ClientModel.dot: stays on the device, never serialized. */
+export class Accumulator extends Handle {}
+
+export interface Features {
+  /** Feature rows, 1..N (row 0, the bias, is always added with x = 1: do not pass it). */
+  rows: Uint32Array;
+  /** Counts ≥ 1, same length; capped here at 2^f_in − 1 (§2.4). */
+  counts: Uint32Array;
+}
+
+export interface Extracted {
+  /** Coefficient (category) index j. */
+  index: number;
+  /** Bit-packed LWE ciphertext: the only thing that leaves the device. */
+  lwe: Uint8Array;
+  /** r_j in [0, 2^T): the provider decrypts y = d_j + r_j; the client keeps r_j. */
+  mask: number;
+}
+
+/**
+ * The encrypted model on the client. Build it from the package body in chunks
+ * of any size (push), then finish(). By default the a polynomials are
+ * expanded from their seeds once while loading and cached (64 KiB per
+ * ciphertext); with cacheA = false they are expanded on demand at every dot
+ * product (slower per email, half the memory).
+ */
+export class ClientModel extends Handle {
+  private pending = new Uint8Array(0);
+  private received = 0;
+  private failed = false;
+  private readonly layout: ReturnType<typeof heLayout>;
+
+  constructor(
+    core: WasmCore,
+    ptr: number,
+    readonly params: HeParams,
+    readonly cacheA: boolean,
+  ) {
+    super(core, ptr, 'pmf_he_model_free');
+    this.layout = heLayout(params);
+  }
+
+  get complete(): boolean {
+    return !this.failed && this.received === this.layout.ctCount;
+  }
+
+  /** Feeds the next bytes of the model body; every b value is checked < q_i. */
+  push(chunk: Uint8Array): void {
+    if (this.failed) throw new Error('model body: loading already failed');
+    const { recordBytes, ctCount } = this.layout;
+    const data = this.pending.length ? concat(this.pending, chunk) : chunk;
+    const whole = Math.floor(data.length / recordBytes);
+    if (this.received + whole > ctCount) {
+      this.failed = true;
+      throw new Error(`model body: longer than ${ctCount} ciphertexts (${ctCount * recordBytes} bytes)`);
+    }
+    const core = this.core;
+    const batch = 64;
+    for (let first = 0; first < whole; first += batch) {
+      const count = Math.min(batch, whole - first);
+      const bytes = data.subarray(first * recordBytes, (first + count) * recordBytes);
+      const st = core.withBuffers([bytes], (bp) => core.fn('pmf_he_model_add')(this.live(), bp, count));
+      if (st !== 0) {
+        this.failed = true;
+        check(st, `model body: ciphertext in ${this.received}..${this.received + count - 1}`);
+      }
+      this.received += count;
+    }
+    this.pending = data.slice(whole * recordBytes);
+  }
+
+  /** Checks the body was complete. */
+  finish(): this {
+    if (!this.complete || this.pending.length)
+      throw new Error(`model body: incomplete (${this.received} of ${this.layout.ctCount} ciphertexts)`);
+    return this;
+  }
+
+  /**
+   * acc = Σ_f x_f·X^{−offset(f)}·ct[f] plus the bias row with x = 1 (§2.4).
+   * Cost: one shift-and-add of n coefficients × 2 limbs per feature.
+   */
+  dot(features: Features): Accumulator {
+    const { rows, counts } = features;
+    if (!(rows instanceof Uint32Array) || !(counts instanceof Uint32Array) || rows.length !== counts.length)
+      throw new Error('features: rows and counts must be Uint32Arrays of equal length');
+    const cap = 2 ** this.params.f_in - 1;
+    const capped = counts.map((c) => Math.min(c, cap));
+    const core = this.core;
+    const acc = core.fn('pmf_he_acc_new')();
+    if (acc === 0) throw new Error('out of wasm memory');
+    const handle = new Accumulator(core, acc, 'pmf_he_acc_free');
+    try {
+      const st = core.withBuffers([u8(rows), u8(capped)], (rp, cp) =>
+        core.fn('pmf_he_dot')(this.live(), rp, cp, rows.length, cap, acc),
+      );
+      check(st, 'dot product');
+    } catch (e) {
+      handle.dispose();
+      throw e;
+    } finally {
+      capped.fill(0);
+    }
+    return handle;
+  }
+
+  /**
+   * §2.5 for each requested coefficient: fresh public-key encryption of zero,
+   * LWE extraction, blinding by Δ·r_j, flooding, switch to 2^Q, bit-packing.
+   * Spam: indices [0]. Topics: the B' candidate indices.
+   */
+  extract(acc: Accumulator, indices: ArrayLike<number>, pk: ClientPublicKey): Extracted[] {
+    const p = this.params;
+    const core = this.core;
+    const size = this.layout.lweBytes;
+    const out = core.alloc(size);
+    const mask = core.alloc(4);
+    const accPtr = acc.live();
+    const pkPtr = pk.live();
+    try {
+      return Array.from(indices, (j) => {
+        if (!Number.isInteger(j) || j < 0 || j >= p.B) throw new Error(`extract: index ${j} is not in [0, ${p.B})`);
+        check(core.fn('pmf_he_extract')(this.live(), accPtr, pkPtr, j, p.T, p.Q, p.F, out, mask), 'extract');
+        const r = new DataView(core.heap.buffer).getUint32(mask, true);
+        return { index: j, lwe: core.copyOut(out, size), mask: r };
+      });
+    } finally {
+      core.wipeAndFree(mask, 4);
+      core.free(out);
+    }
+  }
+
+  /** Test diagnostic (needs the provider's key): noise of coefficient j of acc before §2.5, given d_j. */
+  accumulatorNoise(sk: ProviderKey, acc: Accumulator, j: number, d: number): bigint {
+    const core = this.core;
+    const out = core.alloc(8);
+    try {
+      check(core.fn('pmf_he_acc_noise')(sk.live(), this.live(), acc.live(), j, this.params.T, d >>> 0, out), 'noise');
+      return new DataView(core.heap.buffer).getBigInt64(out, true);
+    } finally {
+      core.free(out);
+    }
+  }
+}
+
+const u8 = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Entry point: one instance per JS realm. */
+export class He {
+  constructor(readonly core: WasmCore) {}
+
+  /** A fresh ternary secret key, serialized (1026 bytes: 'S', version 1, 2-bit codes). Store with mode 0600. */
+  generateSecretKey(): Uint8Array {
+    const size = this.core.fn('pmf_he_layout')(1);
+    const out = this.core.alloc(size);
+    try {
+      this.core.fn('pmf_he_sk_generate')(out);
+      return this.core.copyOut(out, size);
+    } finally {
+      this.core.wipeAndFree(out, size);
+    }
+  }
+
+  /** Validates and loads a serialized secret key (precomputes its NTT form). */
+  loadSecretKey(bytes: Uint8Array): ProviderKey {
+    const core = this.core;
+    const [ptr, st] = withStatus(core, (sp) => core.withBuffers([bytes], (bp) => core.fn('pmf_he_sk_load')(bp, bytes.length, sp)));
+    check(st, 'secret key');
+    return new ProviderKey(core, ptr, 'pmf_he_sk_free');
+  }
+
+  /** 32 fresh bytes: the provider's seed per model version, or the client's nonce per session. */
+  randomSeed(): Uint8Array {
+    return this.core.randomBytes(SEED_BYTES);
+  }
+
+  /** Validates p0 (size, every value < q_i) and recomputes p1 from the joint seed (§2.2). */
+  loadPublicKey(p0: Uint8Array, providerSeed: Uint8Array, clientNonce: Uint8Array): ClientPublicKey {
+    const core = this.core;
+    const seed = publicKeySeed(providerSeed, clientNonce);
+    const [ptr, st] = withStatus(core, (sp) =>
+      core.withBuffers([p0, seed], (pp, sd) => core.fn('pmf_he_pk_load')(pp, p0.length, sd, sp)),
+    );
+    check(st, 'public key');
+    return new ClientPublicKey(core, ptr, 'pmf_he_pk_free');
+  }
+
+  /** An empty client model for these parameters; feed it with push(). */
+  newClientModel(params: HeParams, opts: { cacheA?: boolean } = {}): ClientModel {
+    validateParams(params);
+    const cacheA = opts.cacheA ?? true;
+    const core = this.core;
+    const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(params.N + 1, params.B, cacheA ? 1 : 0, sp));
+    check(st, 'client model');
+    return new ClientModel(core, ptr, params, cacheA);
+  }
+}
+
+let loading: Promise<He> | undefined;
+
+export function loadHe(): Promise<He> {
+  loading ??= loadCore().then((core) => new He(core));
+  return loading;
+}
