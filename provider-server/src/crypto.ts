@@ -1,0 +1,33 @@
+// The provider's crypto as the session layer sees it: small, async, bytes in
+// and bytes out. The production implementation runs the lattice layer
+// (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
+// pool (see workers/crypto-worker.ts); tests of the session layer can plug a
+// test double in here without touching the protocol code.
+
+/** A served model version, as the session layer needs it. */
+export interface ServedModel {
+  id: string;
+  version: number;
+  /** Hex SHA-256 of the whole package file (also its ETag). */
+  packageSha256: string;
+  packageFile: string;
+  packageBytes: number;
+  /** The package header's T (bits of the dot product / comparison width). */
+  T: number;
+}
+
+export interface ProviderCrypto {
+  /** p0 for this client from the joint seed H("pk" ‖ provider_seed ‖ client_nonce) (§2.2). */
+  publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array>;
+  /** Processes one client OT message (base OTs or an extension batch) and returns the reply. */
+  ot(sessionId: string, model: ServedModel, payload: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Decrypts the client's LWE ciphertext (§2.6) into y, garbles the spam
+   * comparison and answers the client's Beaver choice bits from the session's
+   * OT pool: the spam_gc bundle (§3).
+   */
+  spam(sessionId: string, model: ServedModel, lwe: Uint8Array, choices: Uint8Array): Promise<Uint8Array>;
+  /** Drops and wipes a session's OT state. */
+  endSession(sessionId: string): Promise<void>;
+  close(): Promise<void>;
+}

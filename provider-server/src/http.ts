@@ -1,0 +1,121 @@
+// HTTP side of the provider: health, Prometheus metrics, model packages
+// (strong ETag = the package's SHA-256, Range for resumable downloads,
+// the SHA-256 in X-Content-SHA256 and Repr-Digest), and the demo webmail when
+// it is mounted.
+import fs from 'node:fs';
+import type http from 'node:http';
+import type { ServedModel } from './crypto.js';
+import type { Metrics } from './metrics.js';
+
+export interface HttpDeps {
+  metrics: Metrics;
+  /** Every served version of every model (old versions stay downloadable). */
+  models(): ServedModel[];
+  webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+/** Parses a single "bytes=a-b" / "bytes=a-" / "bytes=-n" range; null if unsatisfiable, undefined if absent/ignored. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined; // multi-range or garbage: serve the whole body (RFC 9110 allows ignoring)
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return null;
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (!Number.isSafeInteger(start) || start >= size || end < start) return null;
+  return { start, end };
+}
+
+function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model: ServedModel, metrics: Metrics): void {
+  const etag = `"${model.packageSha256}"`;
+  const size = model.packageBytes;
+  const headers: http.OutgoingHttpHeaders = {
+    etag,
+    'accept-ranges': 'bytes',
+    'content-type': 'application/octet-stream',
+    'cache-control': 'public, max-age=31536000, immutable', // a version's bytes never change
+    'x-content-sha256': model.packageSha256,
+    'repr-digest': `sha-256=:${Buffer.from(model.packageSha256, 'hex').toString('base64')}:`,
+  };
+  const inm = req.headers['if-none-match'];
+  if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+    res.writeHead(304, headers);
+    metrics.modelDownloads.inc({ model: model.id, status: '304' });
+    return void res.end();
+  }
+  // If-Range: only honour the range when the client still holds this exact version.
+  const ifRange = req.headers['if-range'];
+  const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, size) : undefined;
+  if (range === null) {
+    res.writeHead(416, { ...headers, 'content-range': `bytes */${size}` });
+    metrics.modelDownloads.inc({ model: model.id, status: '416' });
+    return void res.end();
+  }
+  const start = range?.start ?? 0;
+  const end = range?.end ?? size - 1;
+  const status = range ? 206 : 200;
+  res.writeHead(status, {
+    ...headers,
+    'content-length': end - start + 1,
+    ...(range ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
+  });
+  metrics.modelDownloads.inc({ model: model.id, status: String(status) });
+  if (req.method === 'HEAD') return void res.end();
+  const stream = fs.createReadStream(model.packageFile, { start, end });
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+export function createHttpHandler(deps: HttpDeps): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (deps.webmail?.(req, res)) return;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
+    if (url.pathname === '/healthz') {
+      return json(res, 200, { status: 'ok', models: deps.models().map((m) => ({ id: m.id, version: m.version })) });
+    }
+    if (url.pathname === '/metrics') {
+      deps.metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
+          res.end(text);
+        },
+        () => json(res, 500, { error: 'metrics unavailable' }),
+      );
+      return;
+    }
+    if (url.pathname === '/models') {
+      const latest = new Map<string, ServedModel>();
+      for (const m of deps.models()) if ((latest.get(m.id)?.version ?? 0) < m.version) latest.set(m.id, m);
+      return json(res, 200, {
+        models: [...latest.values()].map((m) => ({
+          id: m.id,
+          version: m.version,
+          sha256: m.packageSha256,
+          bytes: m.packageBytes,
+          url: `/models/${m.id}/${m.version}`,
+        })),
+      });
+    }
+    const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})$/.exec(url.pathname);
+    if (m) {
+      const model = deps.models().find((x) => x.id === m[1] && x.version === Number(m[2]));
+      if (model) return servePackage(req, res, model, deps.metrics);
+    }
+    json(res, 404, { error: 'not found' });
+  };
+}

@@ -1,0 +1,40 @@
+// Prometheus metrics through prom-client, on a registry per server instance
+// (so several servers in one process, as in tests, do not collide).
+import client from 'prom-client';
+
+export function createMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'pmf_' });
+  return {
+    registry,
+    sessionsActive: new client.Gauge({ name: 'pmf_sessions_active', help: 'Open WebSocket sessions', registers: [registry] }),
+    sessionsTotal: new client.Counter({ name: 'pmf_sessions_total', help: 'WebSocket sessions opened', registers: [registry] }),
+    requests: new client.Counter({
+      name: 'pmf_requests_total',
+      help: 'Frames received, by message type',
+      labelNames: ['type'],
+      registers: [registry],
+    }),
+    errors: new client.Counter({
+      name: 'pmf_errors_total',
+      help: 'Error frames sent, by error code',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    cryptoSeconds: new client.Histogram({
+      name: 'pmf_crypto_seconds',
+      help: 'Wall time of crypto operations in the worker pool',
+      labelNames: ['op'],
+      buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    modelDownloads: new client.Counter({
+      name: 'pmf_model_downloads_total',
+      help: 'Model package GETs (full or ranged)',
+      labelNames: ['model', 'status'],
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

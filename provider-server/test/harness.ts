@@ -1,0 +1,151 @@
+// Test harness: a server on an ephemeral loopback port with a real store and
+// an in-test ProviderCrypto double (the session layer's tests check framing,
+// state and store rules; the real crypto is exercised by the end-to-end tests).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import WebSocket from 'ws';
+import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../../protocol/messages.js';
+import { loadConfig } from '../src/config.js';
+import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { Store } from '../src/store.js';
+
+export interface Harness {
+  server: RunningServer;
+  store: Store;
+  model: ServedModel;
+  crypto: ProviderCrypto & { failNext?: Error; ended: string[] };
+  dir: string;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startHarness(limits: { maxFrameBytes?: number; requestsPerMinute?: number } = {}): Promise<Harness> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
+  const pkg = path.join(dir, 'spam-v2.pmf');
+  const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
+  fs.writeFileSync(pkg, bytes);
+  const model: ServedModel = {
+    id: 'spam',
+    version: 2,
+    packageFile: pkg,
+    packageBytes: bytes.length,
+    packageSha256: createHash('sha256').update(bytes).digest('hex'),
+    T: 24,
+  };
+  const crypto: Harness['crypto'] = {
+    ended: [],
+    async publicKey(_m, nonce) {
+      return createHash('sha256').update('p0').update(nonce).digest();
+    },
+    async ot(_s, _m, payload) {
+      return payload.slice().reverse();
+    },
+    async spam(_s, _m, lwe, choices) {
+      if (crypto.failNext) {
+        const e = crypto.failNext;
+        crypto.failNext = undefined;
+        throw e;
+      }
+      return new Uint8Array([lwe.length & 0xff, choices.length]);
+    },
+    async endSession(id) {
+      crypto.ended.push(id);
+    },
+    async close() {},
+  };
+  const store = new Store(':memory:');
+  const config = loadConfig({ env: {}, overrides: { port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } } });
+  const logs: string[] = [];
+  const server = await startServer({
+    config,
+    store,
+    crypto,
+    models: { current: (id) => (id === 'spam' ? model : undefined), all: () => [model] },
+    log: (l) => logs.push(l),
+  });
+  return {
+    server,
+    store,
+    model,
+    crypto,
+    dir,
+    logs,
+    async close() {
+      await server.close();
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function limitsDefaults() {
+  return { maxFrameBytes: 64 * 1024, requestsPerMinute: 100, maxSessions: 50, idleTimeoutMs: 60_000 };
+}
+
+/** A raw protocol connection for tests. */
+export class TestClient {
+  private readonly inbox: Message[] = [];
+  private waiters: ((m: Message) => void)[] = [];
+  closed: { code: number; reason: string } | undefined;
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer) => {
+      const m = decodeMessage(new Uint8Array(data), 1 << 24);
+      const w = this.waiters.shift();
+      if (w) w(m);
+      else this.inbox.push(m);
+    });
+    ws.on('close', (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
+    });
+  }
+
+  static async connect(url: string): Promise<TestClient> {
+    const ws = new WebSocket(url);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return new TestClient(ws);
+  }
+
+  sendRaw(data: Uint8Array | string): void {
+    this.ws.send(data);
+  }
+
+  send<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {
+    this.ws.send(encodeMessage(name, requestId, fields));
+  }
+
+  next(timeoutMs = 5000): Promise<Message> {
+    const m = this.inbox.shift();
+    if (m) return Promise.resolve(m);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('no frame within timeout')), timeoutMs);
+      this.waiters.push((x) => {
+        clearTimeout(t);
+        resolve(x);
+      });
+    });
+  }
+
+  async request<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): Promise<Message> {
+    this.send(name, requestId, fields);
+    return this.next();
+  }
+
+  async waitClosed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
+    const start = Date.now();
+    while (!this.closed && Date.now() - start < timeoutMs) await new Promise((r) => setTimeout(r, 10));
+    if (!this.closed) throw new Error('socket not closed');
+    return this.closed;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+export const NONCE = new Uint8Array(32).fill(1);

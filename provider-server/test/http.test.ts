@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, test } from 'node:test';
+import { parseRange } from '../src/http.js';
+import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await startHarness();
+});
+after(() => h.close());
+
+const url = (p: string): string => `${h.server.httpUrl}${p}`;
+
+test('/healthz reports ok and the served models', async () => {
+  const r = await fetch(url('/healthz'));
+  assert.equal(r.status, 200);
+  assert.deepEqual(await r.json(), { status: 'ok', models: [{ id: 'spam', version: 2 }] });
+});
+
+test('/metrics exposes sessions, requests per type, errors per kind and crypto latency in Prometheus text', async () => {
+  const { token } = h.store.addUser('metrics-user');
+  const c = await TestClient.connect(h.server.wsUrl);
+  await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE });
+  c.sendRaw(new Uint8Array([9]));
+  await c.next();
+  c.close();
+  const r = await fetch(url('/metrics'));
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type') ?? '', /text\/plain/);
+  const text = await r.text();
+  assert.match(text, /^pmf_sessions_total \d+/m);
+  assert.match(text, /^pmf_sessions_active /m);
+  assert.match(text, /^pmf_requests_total\{type="hello"\} [1-9]/m);
+  assert.match(text, /^pmf_errors_total\{kind="malformed_frame"\} [1-9]/m);
+  assert.match(text, /^pmf_crypto_seconds_bucket\{le="0.001",op="public_key"\} \d+/m);
+  assert.ok(!text.includes(token), 'no token in metrics');
+});
+
+test('model packages: strong ETag, SHA-256 headers, 304, Range, If-Range and 416', async () => {
+  const body = fs.readFileSync(h.model.packageFile);
+  const path = `/models/spam/2`;
+  const full = await fetch(url(path));
+  assert.equal(full.status, 200);
+  const etag = full.headers.get('etag');
+  assert.equal(etag, `"${h.model.packageSha256}"`, 'strong ETag (no W/)');
+  assert.equal(full.headers.get('x-content-sha256'), h.model.packageSha256);
+  assert.equal(full.headers.get('repr-digest'), `sha-256=:${Buffer.from(h.model.packageSha256, 'hex').toString('base64')}:`);
+  assert.equal(full.headers.get('accept-ranges'), 'bytes');
+  assert.deepEqual(Buffer.from(await full.arrayBuffer()), body);
+
+  const notModified = await fetch(url(path), { headers: { 'if-none-match': etag! } });
+  assert.equal(notModified.status, 304);
+
+  const part = await fetch(url(path), { headers: { range: 'bytes=1000-1999' } });
+  assert.equal(part.status, 206);
+  assert.equal(part.headers.get('content-range'), `bytes 1000-1999/${body.length}`);
+  assert.deepEqual(Buffer.from(await part.arrayBuffer()), body.subarray(1000, 2000));
+
+  const tail = await fetch(url(path), { headers: { range: 'bytes=99000-', 'if-range': etag! } });
+  assert.equal(tail.status, 206);
+  assert.deepEqual(Buffer.from(await tail.arrayBuffer()), body.subarray(99000));
+
+  const stale = await fetch(url(path), { headers: { range: 'bytes=5-', 'if-range': '"other"' } });
+  assert.equal(stale.status, 200, 'a changed representation is sent whole');
+  await stale.arrayBuffer();
+
+  const beyond = await fetch(url(path), { headers: { range: `bytes=${body.length}-` } });
+  assert.equal(beyond.status, 416);
+  assert.equal(beyond.headers.get('content-range'), `bytes */${body.length}`);
+
+  assert.equal((await fetch(url('/models/spam/1'))).status, 404);
+  assert.equal((await fetch(url('/models/../etc/passwd'))).status, 404);
+  const list = (await (await fetch(url('/models'))).json()) as { models: { id: string; version: number; sha256: string }[] };
+  assert.deepEqual(list.models.map((m) => [m.id, m.version, m.sha256]), [['spam', 2, h.model.packageSha256]]);
+});
+
+test('the demo webmail is mounted under /mail and backed by the store', async () => {
+  const { userId } = h.store.addUser('webmail-user');
+  h.store.deliver(userId, 'w1', 'From: x@y\r\nSubject: hi\r\n\r\n-----BEGIN PGP MESSAGE-----');
+  const r = await fetch(url('/mail'));
+  assert.equal(r.status, 200);
+  assert.match(await r.text(), /<form/i);
+});
+
+test('parseRange follows RFC 9110 for single ranges', () => {
+  assert.deepEqual(parseRange('bytes=0-9', 100), { start: 0, end: 9 });
+  assert.deepEqual(parseRange('bytes=90-200', 100), { start: 90, end: 99 });
+  assert.deepEqual(parseRange('bytes=-10', 100), { start: 90, end: 99 });
+  assert.equal(parseRange('bytes=100-', 100), null);
+  assert.equal(parseRange('bytes=5-1', 100), null);
+  assert.equal(parseRange('bytes=0-1,5-6', 100), undefined);
+  assert.equal(parseRange(undefined, 100), undefined);
+});

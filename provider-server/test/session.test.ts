@@ -1,0 +1,196 @@
+// Bad-input and security-property tests of the session protocol (PROTOCOL.md
+// §0.3, §0.4, §4, §7): one test per kind of bad frame, and after each the
+// server still serves a second, well-behaved session.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { encodeFrame, PROTOCOL_VERSION } from '../../protocol/frame.js';
+import { SCHEMAS, type Message } from '../../protocol/messages.js';
+import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+
+let h: Harness;
+let token: string;
+let userId: number;
+let otherToken: string;
+
+before(async () => {
+  h = await startHarness({ maxFrameBytes: 8192, requestsPerMinute: 100 });
+  ({ token, userId } = h.store.addUser('alice'));
+  otherToken = h.store.addUser('bob').token;
+  for (let i = 0; i < 20; i++) h.store.deliver(userId, `m${i}`, `Subject: ${i}\r\n\r\nbody`);
+});
+after(() => h.close());
+
+function expectError(m: Message, code: string, requestId?: number): void {
+  assert.equal(m.name, 'error', `expected error ${code}, got ${m.name}`);
+  if (m.name !== 'error') return;
+  assert.equal(m.code, code, m.message);
+  assert.ok(m.message.length > 0);
+  if (requestId !== undefined) assert.equal(m.requestId, requestId);
+}
+
+async function hello(c: TestClient, t = token, version = 2): Promise<Message> {
+  return c.request('hello', 1, { token: t, modelId: 'spam', modelVersion: version, clientNonce: NONCE });
+}
+
+/** Proves the server still serves: a fresh session does hello + ping. */
+async function serverStillServes(): Promise<void> {
+  const c = await TestClient.connect(h.server.wsUrl);
+  assert.equal((await hello(c)).name, 'welcome');
+  const pong = await c.request('ping', 77, { nonce: 5 });
+  assert.deepEqual([pong.name, pong.requestId], ['pong', 77]);
+  c.close();
+}
+
+test('hello gets a welcome with p0 for this nonce, the package hash and limits', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  const w = await hello(c);
+  assert.equal(w.name, 'welcome');
+  if (w.name !== 'welcome') return;
+  assert.equal(w.modelVersion, 2);
+  assert.equal(Buffer.from(w.packageSha256).toString('hex'), h.model.packageSha256);
+  assert.equal(w.p0.length, 32);
+  assert.equal(w.maxFrameBytes, 8192);
+  c.close();
+});
+
+test('malformed frames get malformed_frame and the session continues', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  c.sendRaw(new Uint8Array([1, 2, 3]));
+  expectError(await c.next(), 'malformed_frame');
+  const lying = encodeFrame(SCHEMAS.ping.type, 9, new Uint8Array(4));
+  lying[9] = 8; // declares 8 body bytes, carries 4
+  c.sendRaw(lying);
+  expectError(await c.next(), 'malformed_frame', 9);
+  c.sendRaw('{"hello":1}');
+  expectError(await c.next(), 'malformed_frame');
+  const v = encodeFrame(SCHEMAS.ping.type, 3, new Uint8Array(4));
+  v[0] = PROTOCOL_VERSION + 1;
+  c.sendRaw(v);
+  expectError(await c.next(), 'unsupported_version', 3);
+  c.sendRaw(encodeFrame(250, 4, new Uint8Array(0)));
+  expectError(await c.next(), 'unknown_type', 4);
+  // a field whose declared length exceeds its bound
+  c.sendRaw(encodeFrame(SCHEMAS.hello.type, 5, new Uint8Array([0xff, 0xff, 0, 0])));
+  expectError(await c.next(), 'bad_field', 5);
+  assert.equal((await hello(c)).name, 'welcome', 'the same session still works');
+  c.close();
+  await serverStillServes();
+});
+
+test('oversized frames get frame_too_large', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  c.sendRaw(encodeFrame(SCHEMAS.ot.type, 6, new Uint8Array(9000)));
+  expectError(await c.next(), 'frame_too_large', 6);
+  assert.equal((await c.request('ping', 7, { nonce: 1 })).name, 'pong');
+  c.close();
+  await serverStillServes();
+});
+
+test('unauthenticated frames are refused: requests before hello, and a bad token', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  expectError(await c.request('spam_request', 2, { messageId: 'm0', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'unauthenticated', 2);
+  expectError(await c.request('ot', 3, { payload: new Uint8Array(3) }), 'unauthenticated', 3);
+  expectError(await hello(c, 'not-a-token'), 'unauthenticated');
+  assert.equal((await c.waitClosed()).code, 1008, 'a bad token closes the session');
+  assert.equal(h.store.isClassified(userId, 'm0'), false);
+  await serverStillServes();
+});
+
+test('out-of-order frames get out_of_order', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  expectError(await hello(c), 'out_of_order');
+  expectError(await c.request('spam_done', 4, { messageId: 'm1' }), 'out_of_order', 4);
+  expectError(await c.request('welcome', 5, { sessionId: 'x', modelVersion: 1, packageSha256: NONCE, p0: NONCE, maxFrameBytes: 1, requestsPerMinute: 1 }), 'out_of_order');
+  const gc = await c.request('spam_request', 6, { messageId: 'm1', lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  assert.equal(gc.name, 'spam_gc');
+  expectError(await c.request('spam_request', 7, { messageId: 'm2', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'out_of_order', 7);
+  assert.equal(h.store.isClassified(userId, 'm2'), false, 'a refused request claims nothing');
+  c.send('spam_done', 8, { messageId: 'm1' }); // no reply: spam_done carries nothing back
+  assert.equal((await c.request('ping', 9, { nonce: 0 })).name, 'pong');
+  expectError(await c.request('spam_done', 10, { messageId: 'm1' }), 'out_of_order', 10);
+  c.close();
+  await serverStillServes();
+});
+
+test('a message id is classified at most once per user; unknown and foreign ids are refused', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  const req = (id: string, rid: number) => c.request('spam_request', rid, { messageId: id, lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  const first = await req('m3', 10);
+  assert.equal(first.name, 'spam_gc');
+  c.send('spam_done', 11, { messageId: 'm3' });
+  expectError(await req('m3', 12), 'already_classified', 12);
+  expectError(await req('never-delivered', 13), 'unknown_message', 13);
+  c.close();
+  // Bob cannot classify Alice's message, even knowing its id.
+  const b = await TestClient.connect(h.server.wsUrl);
+  await hello(b, otherToken);
+  expectError(await b.request('spam_request', 1, { messageId: 'm4', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'unknown_message');
+  assert.equal(h.store.isClassified(userId, 'm4'), false);
+  b.close();
+  // and a new session of Alice's cannot replay m3 either
+  const c2 = await TestClient.connect(h.server.wsUrl);
+  await hello(c2);
+  expectError(await c2.request('spam_request', 1, { messageId: 'm3', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'already_classified');
+  c2.close();
+});
+
+test('a crypto failure releases the claim and leaks no detail to the client', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  h.crypto.failNext = new Error('secret-key-bytes-0123456789abcdef');
+  const e = await c.request('spam_request', 1, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  expectError(e, 'internal');
+  assert.ok(e.name === 'error' && !e.message.includes('secret-key'));
+  assert.equal(h.store.isClassified(userId, 'm5'), false, 'nothing left the provider: claim released');
+  // A validation failure from the crypto layer names the problem (its messages are secret-free).
+  h.crypto.failNext = Object.assign(new Error('LWE ciphertext must be 22540 bytes'), { code: 'bad_field' });
+  expectError(await c.request('spam_request', 2, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'bad_field');
+  assert.equal((await c.request('spam_request', 3, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) })).name, 'spam_gc');
+  c.close();
+});
+
+test('an outdated model version is told to update; unknown models are refused', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  const e = await hello(c, token, 1);
+  expectError(e, 'model_outdated');
+  assert.match(e.name === 'error' ? e.message : '', /download version 2/);
+  const d = await TestClient.connect(h.server.wsUrl);
+  expectError(await d.request('hello', 1, { token, modelId: 'topics', modelVersion: 1, clientNonce: NONCE }), 'unknown_model');
+});
+
+test('the per-user rate limit refuses requests beyond the window budget', async () => {
+  const hh = await startHarness({ requestsPerMinute: 2 });
+  try {
+    const u = hh.store.addUser('carol');
+    for (const id of ['a', 'b', 'c']) hh.store.deliver(u.userId, id, 'x');
+    const c = await TestClient.connect(hh.server.wsUrl);
+    await c.request('hello', 1, { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE });
+    for (const id of ['a', 'b']) {
+      assert.equal((await c.request('spam_request', 2, { messageId: id, lwe: new Uint8Array(4), choices: new Uint8Array(1) })).name, 'spam_gc');
+      c.send('spam_done', 3, { messageId: id });
+    }
+    expectError(await c.request('spam_request', 4, { messageId: 'c', lwe: new Uint8Array(4), choices: new Uint8Array(1) }), 'rate_limited', 4);
+    assert.equal(hh.store.isClassified(u.userId, 'c'), false);
+    c.close();
+  } finally {
+    await hh.close();
+  }
+});
+
+test('session crypto state is dropped when the socket closes', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  const w = await hello(c);
+  c.close();
+  const start = Date.now();
+  while (!h.crypto.ended.includes(w.name === 'welcome' ? w.sessionId : '') && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(w.name === 'welcome' && h.crypto.ended.includes(w.sessionId));
+});
+
+test('bye closes the session normally', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  c.send('bye', 1, {});
+  assert.equal((await c.waitClosed()).code, 1000);
+});
