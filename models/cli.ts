@@ -103,7 +103,7 @@ async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec,
 async function train(a: Args): Promise<void> {
   const task = taskOf(a);
   const algorithm = need(a, 'algorithm');
-  const out = need(a, 'out');
+  const out = path.resolve(need(a, 'out'));
   const spec = specFrom(a, task);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-train-'));
   try {
@@ -117,7 +117,7 @@ async function train(a: Args): Promise<void> {
       ...opt('--threshold', a.threshold),
       ...opt('--C', a.C),
       ...opt('--alpha', a.alpha),
-      ...opt('--public-out', a['public-out']),
+      ...opt('--public-out', a['public-out'] && path.resolve(a['public-out'])),
       ...opt('--public-fraction', a['public-fraction']),
       ...(a['no-float'] ? ['--no-float'] : []),
     ]);
@@ -145,7 +145,7 @@ async function evaluate(a: Args): Promise<void> {
   try {
     const parts = { train: [], test: examples.map((e, i) => [index.get(e.label)!, feats[i]] as [number, (typeof feats)[0]]) };
     writeDataset(dir, { task: model.header.task, labels, featureSpec: spec, source: 'evaluate' }, parts);
-    runPython(['evaluate', '--data', dir, '--model', need(a, 'model'), '--report', path.join(dir, 'report.json')]);
+    runPython(['evaluate', '--data', dir, '--model', path.resolve(need(a, 'model')), '--report', path.join(dir, 'report.json')]);
     // The scores the TypeScript reference computes must equal scikit-learn's side.
     const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { scores: number[][] };
     const same = feats.filter((f, i) => plainScores(model, f).every((s, j) => s === report.scores[i][j])).length;
