@@ -3,6 +3,7 @@
 // (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
 // pool (see workers/crypto-worker.ts); tests of the session layer can plug a
 // test double in here without touching the protocol code.
+import type { HeParams } from '../../wasm/ts/he.js';
 
 /** A served model version, as the session layer needs it. */
 export interface ServedModel {
@@ -12,8 +13,12 @@ export interface ServedModel {
   packageSha256: string;
   packageFile: string;
   packageBytes: number;
-  /** The package header's T (bits of the dot product / comparison width). */
-  T: number;
+  /** Lattice and model parameters from the package header (T = comparison width). */
+  params: HeParams;
+  /** Hex, the provider's half of the joint seed for p1 (public, in the package). */
+  providerSeed: string;
+  /** The version's secret key file (mode 0600); read only inside crypto workers. */
+  keyFile: string;
 }
 
 export interface ProviderCrypto {

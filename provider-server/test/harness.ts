@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../../protocol/messages.js';
+import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig } from '../src/config.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -33,7 +34,9 @@ export async function startHarness(limits: { maxFrameBytes?: number; requestsPer
     packageFile: pkg,
     packageBytes: bytes.length,
     packageSha256: createHash('sha256').update(bytes).digest('hex'),
-    T: 24,
+    params: makeParams({ N: 1000, B: 1, T: 24 }),
+    providerSeed: '00'.repeat(32),
+    keyFile: path.join(dir, 'unused.key'),
   };
   const crypto: Harness['crypto'] = {
     ended: [],

@@ -1,0 +1,195 @@
+// Key and model lifecycle. For every configured plaintext model:
+//   - if the file changed since the last version (or there is none): generate
+//     a fresh secret key (file mode 0600, never logged), a fresh provider seed,
+//     encrypt the model with the lattice layer into a package (PROTOCOL.md §5)
+//     with a progress bar, and record it as version v+1;
+//   - keep older versions' packages downloadable, so a client on an old
+//     version is told (model_outdated) to fetch the new one.
+// Layout: <dataDir>/models/<id>/{versions.json, v<k>.pmf, v<k>.key}.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
+import { loadPlainModel } from '../../models/plain/index.js';
+import { heLayout, loadHe, makeParams, type HeParams } from '../../wasm/ts/he.js';
+import type { ModelSource } from './config.js';
+import type { ServedModel } from './crypto.js';
+import type { ModelCatalog } from './server.js';
+
+interface VersionRecord {
+  version: number;
+  /** SHA-256 of the plaintext model file this version was built from. */
+  sourceSha256: string;
+  packageSha256: string;
+  packageBytes: number;
+  params: HeParams;
+  providerSeed: string;
+  createdAt: string;
+}
+
+export type Progress = (done: number, total: number, label: string) => void;
+
+const KEY_MODE = 0o600;
+
+/** Writes a new secret file readable by the owner only (refuses to overwrite). */
+export function writeSecretFile(file: string, data: Uint8Array): void {
+  const fd = fs.openSync(file, 'wx', KEY_MODE);
+  try {
+    fs.fchmodSync(fd, KEY_MODE); // the umask cannot widen it, but be explicit
+    fs.writeSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads a secret key file, refusing one that group or others can access. */
+export function readSecretFile(file: string): Uint8Array {
+  const st = fs.statSync(file);
+  if ((st.mode & 0o077) !== 0) {
+    throw new Error(`secret key file ${file} has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 it)`);
+  }
+  return new Uint8Array(fs.readFileSync(file));
+}
+
+/** A terminal progress bar on stderr (plain lines when not a TTY). */
+export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress {
+  let lastPct = -1;
+  return (done, total, label) => {
+    const pct = total === 0 ? 100 : Math.floor((100 * done) / total);
+    if (pct === lastPct) return;
+    lastPct = pct;
+    if (stream.isTTY) {
+      const width = 30;
+      const fill = Math.round((width * pct) / 100);
+      stream.write(`\r${label} [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${pct}%${done === total ? '\n' : ''}`);
+    } else if (pct % 25 === 0) {
+      stream.write(`${label}: ${pct}%\n`);
+    }
+  };
+}
+
+export class FileModelCatalog implements ModelCatalog {
+  private readonly served = new Map<string, ServedModel[]>();
+
+  current(id: string): ServedModel | undefined {
+    return this.served.get(id)?.at(-1);
+  }
+
+  all(): ServedModel[] {
+    return [...this.served.values()].flat();
+  }
+
+  /** Builds missing versions and loads every version of every configured model. */
+  static async prepare(dataDir: string, sources: ModelSource[], progress: Progress = () => {}): Promise<FileModelCatalog> {
+    const catalog = new FileModelCatalog();
+    for (const src of sources) {
+      const dir = path.join(dataDir, 'models', src.id);
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const versions = readVersions(dir);
+      const plain = new Uint8Array(fs.readFileSync(src.file));
+      const sourceSha256 = createHash('sha256').update(plain).digest('hex');
+      if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
+        versions.push(await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress));
+        fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
+      }
+      catalog.served.set(
+        src.id,
+        versions.map((v) => {
+          const packageFile = path.join(dir, `v${v.version}.pmf`);
+          const keyFile = path.join(dir, `v${v.version}.key`);
+          if (fs.statSync(packageFile).size !== v.packageBytes) throw new Error(`model ${src.id} v${v.version}: package file size changed`);
+          readSecretFile(keyFile); // checks presence and mode now, not at the first request
+          return {
+            id: src.id,
+            version: v.version,
+            packageFile,
+            packageBytes: v.packageBytes,
+            packageSha256: v.packageSha256,
+            params: v.params,
+            providerSeed: v.providerSeed,
+            keyFile,
+          };
+        }),
+      );
+    }
+    return catalog;
+  }
+}
+
+function readVersions(dir: string): VersionRecord[] {
+  const file = path.join(dir, 'versions.json');
+  if (!fs.existsSync(file)) return [];
+  const list = JSON.parse(fs.readFileSync(file, 'utf8')) as VersionRecord[];
+  if (!Array.isArray(list)) throw new Error(`${file} is not a list of versions`);
+  return list;
+}
+
+async function buildVersion(
+  dir: string,
+  id: string,
+  version: number,
+  plainBytes: Uint8Array,
+  sourceSha256: string,
+  progress: Progress,
+): Promise<VersionRecord> {
+  const plain = loadPlainModel(plainBytes);
+  const h = plain.header;
+  const params = makeParams({ N: h.N, B: h.B, T: h.T, b_in: h.b_in, f_in: h.f_in });
+  const he = await loadHe();
+  const skBytes = he.generateSecretKey();
+  const keyFile = path.join(dir, `v${version}.key`);
+  const packageFile = path.join(dir, `v${version}.pmf`);
+  fs.rmSync(keyFile, { force: true }); // leftovers of an interrupted build
+  writeSecretFile(keyFile, skBytes);
+  const sk = he.loadSecretKey(skBytes);
+  skBytes.fill(0);
+  const providerSeed = Buffer.from(he.randomSeed()).toString('hex');
+  const { ctCount, bodyBytes } = heLayout(params);
+  const bodyFile = `${packageFile}.body.tmp`;
+  const bodyHash = createHash('sha256');
+  const fd = fs.openSync(bodyFile, 'w');
+  try {
+    let done = 0;
+    for (const record of sk.encryptModel(params, plain.weights)) {
+      bodyHash.update(record);
+      fs.writeSync(fd, record);
+      progress(++done, ctCount, `encrypting model ${id} v${version}`);
+    }
+  } finally {
+    fs.closeSync(fd);
+    sk.dispose();
+    plain.weights.fill(0);
+  }
+  const header: PackageHeader = {
+    format: PACKAGE_FORMAT,
+    modelId: id,
+    modelVersion: version,
+    task: h.task,
+    algorithm: h.algorithm,
+    labels: h.labels,
+    featureSpec: { ...h.featureSpec },
+    params,
+    layout: 'rows-across',
+    providerSeed,
+    bodyBytes,
+    bodySha256: bodyHash.digest('hex'),
+    createdAt: new Date().toISOString(),
+  };
+  const prefix = encodePackagePrefix(header);
+  const tmp = `${packageFile}.tmp`;
+  fs.writeFileSync(tmp, prefix);
+  fs.appendFileSync(tmp, fs.readFileSync(bodyFile));
+  fs.rmSync(bodyFile);
+  const pkg = fs.readFileSync(tmp);
+  fs.renameSync(tmp, packageFile);
+  return {
+    version,
+    sourceSha256,
+    packageSha256: createHash('sha256').update(pkg).digest('hex'),
+    packageBytes: pkg.length,
+    params,
+    providerSeed,
+    createdAt: header.createdAt,
+  };
+}
