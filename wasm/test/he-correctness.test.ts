@@ -1,0 +1,86 @@
+// §2.7: homomorphic results equal plaintext arithmetic mod 2^T on random
+// models and emails, for every packing width the protocol uses.
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { makeParams } from '../ts/he.js';
+import { plainDot, randomEmail, randomWeights, setup, unblind } from './he/fixtures.js';
+
+function pickIndices(B: number): number[] {
+  if (B <= 5) return Array.from({ length: B }, (_, j) => j);
+  const s = new Set([0, B - 1]);
+  while (s.size < 10) s.add(randomInt(0, B));
+  return [...s];
+}
+
+describe('he homomorphic correctness', () => {
+  for (const [B, N] of [
+    [1, 10_000],
+    [2, 5_000],
+    [5, 2_000],
+    [128, 100],
+    [2048, 5],
+    [4096, 3],
+  ]) {
+    it(`B = ${B}, N = ${N}: decrypt(extract(dot)) − mask = bias + Σ x·w mod 2^T`, async () => {
+      const s = await setup({ N, B, T: 24, b_in: 8, f_in: 4 });
+      for (let trial = 0; trial < 2; trial++) {
+        const email = randomEmail(N, Math.min(N, 60), 20); // counts above 15 get capped
+        const acc = s.model.dot(email);
+        for (const x of s.model.extract(acc, pickIndices(B), s.pk)) {
+          const y = s.sk.decryptLwe(x.lwe, s.params);
+          assert.equal(unblind(s.params, y, x.mask), plainDot(s.params, s.weights, email, x.index), `j = ${x.index}`);
+        }
+        acc.dispose();
+      }
+    });
+  }
+
+  it('wrap-around: sums far beyond 2^T still decrypt mod 2^T (T = 10, all weights −127 or +127)', async () => {
+    for (const sign of [-1, 1]) {
+      const w = randomWeights(makeParams({ N: 3000, B: 5, T: 10 }), () => sign * 127);
+      const t = await setup({ N: 3000, B: 5, T: 10, b_in: 8, f_in: 4 }, w);
+      const email = randomEmail(3000, 2000, 15); // |Σ| ≈ 3.8M ≫ 2^10
+      const acc = t.model.dot(email);
+      for (const x of t.model.extract(acc, [0, 4], t.pk))
+        assert.equal(unblind(t.params, t.sk.decryptLwe(x.lwe, t.params), x.mask), plainDot(t.params, w, email, x.index));
+    }
+  });
+
+  it('round trip: with a zero bias, one feature decrypts to its row, coefficient by coefficient', async () => {
+    const p = { N: 2, B: 4096, T: 16, b_in: 16 };
+    const limit = 2 ** 15 - 1;
+    const w = new Int32Array(3 * 4096);
+    for (let i = 4096; i < w.length; i++) w[i] = randomInt(-limit, limit + 1);
+    const s = await setup(p, w);
+    const acc = s.model.dot({ rows: new Uint32Array([2]), counts: new Uint32Array([1]) });
+    for (const x of s.model.extract(acc, pickIndices(4096), s.pk)) {
+      const d = unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask);
+      assert.equal(d >= 2 ** 15 ? d - 2 ** 16 : d, w[2 * 4096 + x.index]);
+    }
+  });
+
+  it('expanding a on demand gives the same plaintexts as the cached model', async () => {
+    const s = await setup({ N: 9000, B: 3 });
+    const lazy = s.he.newClientModel(s.params, { cacheA: false });
+    for (const rec of s.sk.encryptModel(s.params, s.weights)) lazy.push(rec);
+    lazy.finish();
+    const email = randomEmail(9000, 300, 15);
+    for (const model of [s.model, lazy]) {
+      const acc = model.dot(email);
+      for (const x of model.extract(acc, [0, 1, 2], s.pk))
+        assert.equal(unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask), plainDot(s.params, s.weights, email, x.index));
+    }
+  });
+
+  it('streams a model given as chunks of rows, identical in effect to one array', async () => {
+    const s = await setup({ N: 5000, B: 2 });
+    const chunks = [s.weights.subarray(0, 2 * 1234), s.weights.subarray(2 * 1234)];
+    const m = s.he.newClientModel(s.params);
+    for (const rec of s.sk.encryptModel(s.params, chunks)) m.push(rec);
+    m.finish();
+    const email = randomEmail(5000, 50, 3);
+    const [x] = m.extract(m.dot(email), [1], s.pk);
+    assert.equal(unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask), plainDot(s.params, s.weights, email, 1));
+  });
+});

@@ -1,0 +1,145 @@
+// Known-answer tests of the lattice layer's byte formats and seed expansion
+// (§2.7), against independent TypeScript implementations: Node's OpenSSL
+// ChaCha20, a BigInt bit-packer and BigInt ring arithmetic.
+import assert from 'node:assert/strict';
+import { createCipheriv, createHash } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { loadCore } from '../ts/core.js';
+import { HE_N, HE_Q1, HE_Q2, heLayout, loadHe, makeParams, publicKeySeed } from '../ts/he.js';
+
+const QS = [HE_Q1, HE_Q2];
+const SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
+
+function keystream(key: Uint8Array, nonce: Uint8Array, len: number): Buffer {
+  const iv = Buffer.concat([Buffer.alloc(4), nonce]); // 32-bit block counter 0, then the nonce
+  return createCipheriv('chacha20', key, iv).update(Buffer.alloc(len));
+}
+
+/** The documented XOF: ChaCha20(seed, "pmf-he-a" ‖ u32le(limb)), 54-bit words, rejection. */
+function referenceExpand(seed: Uint8Array, limb: number): bigint[] {
+  const nonce = Buffer.concat([Buffer.from('pmf-he-a'), Buffer.from([limb, 0, 0, 0])]);
+  const ks = keystream(seed, nonce, 8 * 4200);
+  const out: bigint[] = [];
+  for (let o = 0; out.length < HE_N; o += 8) {
+    const v = ks.readBigUInt64LE(o) & (2n ** 54n - 1n);
+    if (v < QS[limb]) out.push(v);
+  }
+  return out;
+}
+
+/** Little-endian bit-packing of `width`-bit values (independent of pack.h). */
+function pack(values: bigint[], width: number): Uint8Array {
+  let acc = 0n;
+  values.forEach((v, i) => (acc |= v << BigInt(i * width)));
+  const out = new Uint8Array(Math.ceil((values.length * width) / 8));
+  for (let i = 0; i < out.length; i++) out[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
+  return out;
+}
+
+/** Secret-key bytes for a given ternary s: 'S', version 1, 2-bit codes 0 → 0, 1 → 1, −1 → 2. */
+function encodeSecretKey(s: number[]): Uint8Array {
+  const out = new Uint8Array(2 + HE_N / 4);
+  out[0] = 0x53;
+  out[1] = 1;
+  s.forEach((v, i) => (out[2 + (i >> 2)] |= (v === -1 ? 2 : v) << (2 * (i & 3))));
+  return out;
+}
+
+const mod = (a: bigint, q: bigint): bigint => ((a % q) + q) % q;
+
+describe('he known answers', () => {
+  it('ChaCha20 matches RFC 8439 §2.3.2 and OpenSSL', async () => {
+    const core = await loadCore();
+    const key = SEED;
+    const nonce = Uint8Array.from(Buffer.from('000000090000004a00000000', 'hex'));
+    const out = core.withBuffers([key, nonce], (kp, np) => {
+      const o = core.alloc(256);
+      core.fn('pmf_prg_chacha20')(kp, np, o, 256);
+      const r = core.copyOut(o, 256);
+      core.free(o);
+      return r;
+    });
+    // RFC 8439 §2.3.2: block counter 1 = bytes 64..127 of the stream.
+    assert.equal(
+      Buffer.from(out.subarray(64, 128)).toString('hex'),
+      '10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e' +
+        'd2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e',
+    );
+    assert.deepEqual(Buffer.from(out), keystream(key, nonce, 256));
+  });
+
+  it('seed expansion of a equals the reference XOF and the pinned digest', async () => {
+    const core = await loadCore();
+    for (const limb of [0, 1]) {
+      const got = core.withBuffers([SEED], (sp) => {
+        const o = core.alloc(8 * HE_N);
+        core.fn('pmf_he_expand_a')(sp, limb, o);
+        const r = core.copyOut(o, 8 * HE_N);
+        core.free(o);
+        return r;
+      });
+      const ref = referenceExpand(SEED, limb);
+      const view = new DataView(got.buffer);
+      for (let i = 0; i < HE_N; i++) assert.equal(view.getBigUint64(8 * i, true), ref[i], `limb ${limb} coefficient ${i}`);
+      const digest = createHash('sha256').update(got).digest('hex');
+      assert.equal(digest, PINNED_EXPANSION[limb], `limb ${limb} digest`);
+    }
+  });
+
+  it('p1 seed = SHA-256("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce)', () => {
+    const nonce = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
+    const want = createHash('sha256').update('pmf-he-pk-v1').update(SEED).update(nonce).digest();
+    assert.deepEqual(Buffer.from(publicKeySeed(SEED, nonce)), want);
+  });
+
+  it('LWE layout: tag, version, Q, then n+1 little-endian Q-bit values', async () => {
+    const he = await loadHe();
+    const p = makeParams({ N: 1, B: 1, T: 24 });
+    assert.equal(heLayout(p).lweBytes, 18440);
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 22537);
+    // b = 1, a_0 = 2^36 − 1, rest 0: a fixed byte prefix.
+    const values = [1n, 2n ** 36n - 1n, ...new Array(HE_N - 1).fill(0n)];
+    const lwe = new Uint8Array([0x4c, 1, 36, ...pack(values, 36)]);
+    assert.equal(Buffer.from(lwe.subarray(0, 13)).toString('hex'), '4c0124' + '01000000f0ffffffff00');
+    // Phase with s = (1, −1, 0, 1, −1, 0, …): b + Σ a_k s_k mod 2^36, computed in BigInt.
+    const s = Array.from({ length: HE_N }, (_, i) => [1, -1, 0][i % 3]);
+    const sk = he.loadSecretKey(encodeSecretKey(s));
+    const a = Array.from({ length: HE_N }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & (2n ** 36n - 1n));
+    const b = 123456789n;
+    const lwe2 = new Uint8Array([0x4c, 1, 36, ...pack([b, ...a], 36)]);
+    const want = mod(b + a.reduce((acc, ak, k) => acc + ak * BigInt(s[k]), 0n), 2n ** 36n);
+    assert.equal(sk.lwePhase(lwe2, p), want);
+    sk.dispose();
+  });
+
+  it('model record layout: seed ‖ b limbs (54-bit packed); a hand-built record decrypts', async () => {
+    const he = await loadHe();
+    const p = makeParams({ N: 3, B: 1, T: 24 });
+    // s = 1 (constant polynomial), so a·s = a and b = −a + Δ·m mod q_i (no noise).
+    const s = [1, ...new Array(HE_N - 1).fill(0)];
+    const sk = he.loadSecretKey(encodeSecretKey(s));
+    const m = [5n, 2n ** 24n - 7n, 1000n, 77n]; // bias and rows 1..3
+    const delta = (HE_Q1 * HE_Q2 - 1n) / 2n ** 24n;
+    const limbs = QS.map((q, l) => {
+      const a = referenceExpand(SEED, l);
+      return pack(a.map((ai, i) => mod(-ai + delta * (m[i] ?? 0n), q)), 54);
+    });
+    const record = new Uint8Array([...SEED, ...limbs[0], ...limbs[1]]);
+    assert.equal(record.length, heLayout(p).recordBytes);
+    const model = he.newClientModel(p);
+    model.push(record.subarray(0, 1000)); // chunk boundaries anywhere
+    model.push(record.subarray(1000));
+    model.finish();
+    const providerSeed = he.randomSeed();
+    const nonce = he.randomSeed();
+    const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);
+    const acc = model.dot({ rows: new Uint32Array([1, 3]), counts: new Uint32Array([2, 1]) });
+    const [x] = model.extract(acc, [0], pk);
+    const y = sk.decryptLwe(x.lwe, p);
+    assert.equal(BigInt.asUintN(24, BigInt(y - x.mask)), (5n + 2n * (2n ** 24n - 7n) + 77n) % 2n ** 24n);
+    for (const h of [acc, pk, model, sk]) h.dispose();
+  });
+});
+
+// SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f.
+const PINNED_EXPANSION = ['6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a', '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe'];

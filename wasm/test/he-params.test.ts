@@ -1,0 +1,90 @@
+// PROTOCOL.md §1: the frozen primes and NTT roots, checked with BigInt
+// arithmetic independent of the C++ code.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadCore } from '../ts/core.js';
+import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, validateParams } from '../ts/he.js';
+
+function powMod(b: bigint, e: bigint, m: bigint): bigint {
+  let r = 1n;
+  for (b %= m; e > 0n; e >>= 1n, b = (b * b) % m) if (e & 1n) r = (r * b) % m;
+  return r;
+}
+
+// Deterministic Miller–Rabin: the first 12 prime bases decide every n < 3.3·10^24.
+function isPrime(n: bigint): boolean {
+  const bases = [2n, 3n, 5n, 7n, 11n, 13n, 17n, 19n, 23n, 29n, 31n, 37n];
+  if (bases.includes(n)) return true;
+  if (bases.some((p) => n % p === 0n)) return false;
+  let d = n - 1n;
+  let s = 0;
+  while (!(d & 1n)) (d >>= 1n), s++;
+  return bases.every((a) => {
+    let x = powMod(a, d, n);
+    if (x === 1n || x === n - 1n) return true;
+    for (let i = 1; i < s; i++) if ((x = (x * x) % n) === n - 1n) return true;
+    return false;
+  });
+}
+
+const PSI = [17742327281753919n, 2591887741274009n];
+
+describe('he parameters (§1)', () => {
+  it('q1, q2 are primes ≡ 1 mod 2^32 of 54 bits, the two largest of that form', () => {
+    for (const q of [HE_Q1, HE_Q2]) {
+      assert.ok(isPrime(q), `${q} prime`);
+      assert.equal(q % 2n ** 32n, 1n);
+      assert.equal(q.toString(2).length, 54);
+    }
+    // Nothing of the form k·2^32 + 1 between them or above q1 is prime.
+    const primes: bigint[] = [];
+    for (let k = 2n ** 22n - 1n; primes.length < 2; k--) if (isPrime(k * 2n ** 32n + 1n)) primes.push(k * 2n ** 32n + 1n);
+    assert.deepEqual(primes, [HE_Q1, HE_Q2]);
+    assert.ok(HE_Q1 * HE_Q2 < 2n ** 109n, 'log2 q ≤ 109 for 128-bit security at n = 4096');
+  });
+
+  it('psi_i is a primitive 2n-th root of unity mod q_i (negacyclic NTT)', () => {
+    [HE_Q1, HE_Q2].forEach((q, i) => {
+      assert.equal(powMod(PSI[i], BigInt(HE_N), q), q - 1n);
+      assert.equal(powMod(PSI[i], BigInt(2 * HE_N), q), 1n);
+    });
+  });
+
+  it('q ≡ 1 mod 2^T for every T ≤ 32, so Δ = (q−1)/2^T is exact', () => {
+    const q = HE_Q1 * HE_Q2;
+    for (let T = 1; T <= 32; T++) assert.equal((q - 1n) % 2n ** BigInt(T), 0n);
+  });
+
+  it('the C++ build uses the same constants', async () => {
+    const core = await loadCore();
+    const prime = core.fn('pmf_he_prime');
+    for (const [i, q] of [HE_Q1, HE_Q2].entries())
+      assert.equal((BigInt(prime(i, 1) >>> 0) << 32n) | BigInt(prime(i, 0) >>> 0), q);
+    assert.equal(core.fn('pmf_he_layout')(0), HE_N);
+  });
+
+  it('layout helper: rows never straddle ciphertexts; sizes match PROTOCOL.md', () => {
+    const spam = heLayout(makeParams({ N: 5_000_000, B: 1, T: 24 }));
+    assert.equal(spam.rowsPerCt, 4096);
+    assert.equal(spam.ctCount, Math.ceil(5_000_001 / 4096));
+    assert.equal(spam.recordBytes, 32 + 2 * 4096 * 54 / 8);
+    assert.ok(spam.bodyBytes <= 70e6, `spam model ${spam.bodyBytes} bytes`);
+    assert.equal(spam.lweBytes, 3 + Math.ceil((4097 * 36) / 8));
+    const topics = heLayout(makeParams({ N: 20_000, B: 2048 }));
+    assert.equal(topics.rowsPerCt, 2);
+    assert.equal(topics.ctCount, 10_001);
+    assert.equal(heLayout(makeParams({ N: 10, B: 5 })).rowsPerCt, 819);
+  });
+
+  it('rejects parameters the layer cannot use, naming the field', () => {
+    const ok = makeParams({ N: 10, B: 1 });
+    assert.throws(() => validateParams({ ...ok, q1: '17' }), /q1, q2/);
+    assert.throws(() => validateParams({ ...ok, T: 33 }), /T must be/);
+    assert.throws(() => validateParams({ ...ok, Q: ok.T + 4 }), /Q must be/);
+    assert.throws(() => validateParams({ ...ok, F: 63 }), /F must be/);
+    assert.throws(() => validateParams({ ...ok, f_in: 11 }), /f_in must be/);
+    assert.throws(() => validateParams({ ...ok, B: 4097 }), /B must be/);
+    assert.throws(() => validateParams({ ...ok, N: 0 }), /N must be/);
+    assert.throws(() => validateParams({ ...ok, b_in: ok.T + 1 }), /b_in must be/);
+  });
+});

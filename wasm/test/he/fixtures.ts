@@ -1,0 +1,83 @@
+// Shared helpers of the lattice-layer tests: random models and emails, the
+// plaintext reference arithmetic, and a provider/client pair.
+import { randomInt } from 'node:crypto';
+import { type ClientModel, type ClientPublicKey, type He, type HeParams, type ProviderKey, loadHe, makeParams } from '../../ts/he.js';
+
+export interface Setup {
+  he: He;
+  sk: ProviderKey;
+  params: HeParams;
+  weights: Int32Array;
+  model: ClientModel;
+  pk: ClientPublicKey;
+}
+
+/** Uniform signed b_in-bit weights, (N+1)×B, row 0 = bias. */
+export function randomWeights(p: HeParams, fill?: (i: number) => number): Int32Array {
+  const limit = 2 ** (p.b_in - 1) - 1;
+  const w = new Int32Array((p.N + 1) * p.B);
+  for (let i = 0; i < w.length; i++) w[i] = fill ? fill(i) : randomInt(-limit, limit + 1);
+  return w;
+}
+
+/** L distinct rows in 1..N with counts in 1..maxCount. */
+export function randomEmail(N: number, L: number, maxCount: number): { rows: Uint32Array; counts: Uint32Array } {
+  const chosen = new Set<number>();
+  while (chosen.size < L) chosen.add(randomInt(1, N + 1));
+  const rows = Uint32Array.from(chosen);
+  const counts = rows.map(() => randomInt(1, maxCount + 1));
+  return { rows, counts };
+}
+
+/** d_j = w_0j + Σ min(count, 2^f_in − 1)·w_fj mod 2^T, as the protocol defines it (§2.4). */
+export function plainDot(p: HeParams, w: Int32Array, email: { rows: Uint32Array; counts: Uint32Array }, j: number): number {
+  const cap = 2 ** p.f_in - 1;
+  let d = BigInt(w[j]);
+  email.rows.forEach((r, i) => (d += BigInt(Math.min(email.counts[i], cap)) * BigInt(w[r * p.B + j])));
+  return Number(BigInt.asUintN(p.T, d));
+}
+
+/** Provider key, encrypted model streamed into a client model, and a session public key. */
+export async function setup(opts: Parameters<typeof makeParams>[0], weights?: Int32Array): Promise<Setup> {
+  const he = await loadHe();
+  const sk = he.loadSecretKey(he.generateSecretKey());
+  const params = makeParams(opts);
+  const w = weights ?? randomWeights(params);
+  const model = he.newClientModel(params);
+  for (const record of sk.encryptModel(params, w)) model.push(record);
+  model.finish();
+  const providerSeed = he.randomSeed();
+  const clientNonce = he.randomSeed();
+  const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, clientNonce), providerSeed, clientNonce);
+  return { he, sk, params, weights: w, model, pk };
+}
+
+/** What the provider decrypts minus the client's mask: d_j mod 2^T. */
+export function unblind(p: HeParams, y: number, mask: number): number {
+  return Number(BigInt.asUintN(p.T, BigInt(y) - BigInt(mask)));
+}
+
+/** Provider-visible noise of an LWE ciphertext: phase − 2^(Q−T)·y, centred mod 2^Q. */
+export function visibleNoise(s: Setup, lwe: Uint8Array): number {
+  const { Q, T } = s.params;
+  const phase = s.sk.lwePhase(lwe, s.params);
+  const y = BigInt(s.sk.decryptLwe(lwe, s.params));
+  const e = BigInt.asIntN(Q, phase - (y << BigInt(Q - T)));
+  return Number(e);
+}
+
+/** Decryption-failure run (§2.7): extracts `trials` times from one email of L rows with maximal counts; returns failures and visible noise. */
+export async function failureRun(trials: number, L = 5000): Promise<{ failures: number; noise: number[]; margin: number }> {
+  const s = await setup({ N: 20_000, B: 1, T: 24, b_in: 8, f_in: 4 });
+  const email = randomEmail(20_000, L, 15);
+  const d = plainDot(s.params, s.weights, email, 0);
+  const acc = s.model.dot(email);
+  let failures = 0;
+  const noise: number[] = [];
+  for (let i = 0; i < trials; i++) {
+    const [x] = s.model.extract(acc, [0], s.pk);
+    if (unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask) !== d) failures++;
+    noise.push(visibleNoise(s, x.lwe));
+  }
+  return { failures, noise, margin: 2 ** (s.params.Q - s.params.T - 1) };
+}
