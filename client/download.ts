@@ -1,0 +1,126 @@
+// Resumable, hash-verified download of a model package (PROTOCOL.md §5).
+// Transport is fetch (browsers and Node 20); storage is a small interface so
+// the CLI keeps packages on disk (node-storage.ts) and the extension in
+// IndexedDB. A partial download resumes with Range + If-Range (the strong
+// ETag): if the server's version changed meanwhile, it sends the whole new
+// package and the partial bytes are discarded. Nothing is used before the
+// whole package's SHA-256 and the body's SHA-256 in its header both match.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { openPackage, type PackageHeader } from '../protocol/package.js';
+
+/** Where packages live on the client; keys are "<modelId>-v<version>". */
+export interface PackageStorage {
+  /** A complete, verified package, if stored. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** Bytes of an interrupted download and the ETag they belong to. */
+  getPartial(key: string): Promise<{ etag: string; bytes: Uint8Array } | undefined>;
+  appendPartial(key: string, etag: string, chunk: Uint8Array): Promise<void>;
+  dropPartial(key: string): Promise<void>;
+  /** Stores the verified package (and drops the partial). */
+  put(key: string, data: Uint8Array): Promise<void>;
+}
+
+export interface ModelListing {
+  id: string;
+  version: number;
+  sha256: string;
+  bytes: number;
+  url: string;
+}
+
+export interface DownloadOptions {
+  /** The provider's HTTP base URL, e.g. https://mail.example.org */
+  baseUrl: string;
+  modelId: string;
+  storage: PackageStorage;
+  /** Expected SHA-256 (hex) of the whole package, e.g. from the welcome frame. Defaults to the listing's. */
+  expectSha256?: string;
+  onProgress?: (received: number, total: number) => void;
+  fetch?: typeof fetch;
+}
+
+export interface VerifiedPackage {
+  header: PackageHeader;
+  body: Uint8Array;
+  sha256: string;
+}
+
+/** The latest version of a model as listed by the provider. */
+export async function latestModel(baseUrl: string, modelId: string, fetchFn: typeof fetch = fetch): Promise<ModelListing> {
+  const r = await fetchFn(new URL('/models', baseUrl));
+  if (!r.ok) throw new Error(`model list: HTTP ${r.status}`);
+  const list = (await r.json()) as { models?: ModelListing[] };
+  const m = list.models?.find((x) => x.id === modelId);
+  if (!m) throw new Error(`model ${modelId} is not offered by ${baseUrl}`);
+  return m;
+}
+
+function verify(data: Uint8Array, expectSha256: string, what: string): VerifiedPackage {
+  const digest = bytesToHex(sha256(data));
+  if (digest !== expectSha256) throw new Error(`${what}: SHA-256 ${digest} does not match the expected ${expectSha256}`);
+  const { header, body } = openPackage(data);
+  return { header, body, sha256: digest };
+}
+
+/**
+ * Returns the latest verified package, downloading (or resuming) it if it is
+ * not stored yet. Throws on any mismatch; a corrupt download is discarded.
+ */
+export async function ensurePackage(opts: DownloadOptions): Promise<VerifiedPackage> {
+  const fetchFn = opts.fetch ?? fetch;
+  const listing = await latestModel(opts.baseUrl, opts.modelId, fetchFn);
+  const expect = opts.expectSha256 ?? listing.sha256;
+  const key = `${listing.id}-v${listing.version}`;
+  const stored = await opts.storage.get(key);
+  if (stored) return verify(stored, expect, `stored package ${key}`);
+
+  const url = new URL(listing.url, opts.baseUrl);
+  const partial = await opts.storage.getPartial(key);
+  const headers: Record<string, string> = {};
+  if (partial && partial.bytes.length > 0) {
+    headers.range = `bytes=${partial.bytes.length}-`;
+    headers['if-range'] = partial.etag;
+  }
+  const r = await fetchFn(url, { headers });
+  if (r.status === 416 && partial) {
+    // The partial is already whole (or bogus): verify what we have, start over if bad.
+    await r.body?.cancel();
+    return finish(opts, key, partial.bytes, expect);
+  }
+  if (r.status !== 200 && r.status !== 206) throw new Error(`model package ${key}: HTTP ${r.status}`);
+  const etag = r.headers.get('etag') ?? '';
+  if (!/^"[0-9a-f]{64}"$/.test(etag)) throw new Error(`model package ${key}: the server sent no strong ETag`);
+  let received = 0;
+  if (r.status === 206 && partial) {
+    received = partial.bytes.length;
+  } else {
+    await opts.storage.dropPartial(key);
+  }
+  const total = listing.bytes;
+  opts.onProgress?.(received, total);
+  if (!r.body) throw new Error(`model package ${key}: empty response`);
+  const reader = r.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.length;
+    if (received > total) throw new Error(`model package ${key}: more bytes than the listed ${total}`);
+    await opts.storage.appendPartial(key, etag, value);
+    opts.onProgress?.(received, total);
+  }
+  const all = await opts.storage.getPartial(key);
+  return finish(opts, key, all?.bytes ?? new Uint8Array(0), expect);
+}
+
+async function finish(opts: DownloadOptions, key: string, data: Uint8Array, expect: string): Promise<VerifiedPackage> {
+  let pkg: VerifiedPackage;
+  try {
+    pkg = verify(data, expect, `model package ${key}`);
+  } catch (e) {
+    await opts.storage.dropPartial(key);
+    throw e;
+  }
+  await opts.storage.put(key, data);
+  return pkg;
+}
