@@ -1,0 +1,362 @@
+// Oblivious transfer for the garbled-circuit layer (PROTOCOL.md §3): once per
+// session, 128 base OTs (Chou–Orlandi "simplest OT" over ristretto255 with
+// @noble/curves), then IKNP extension batches with the KOS consistency check
+// into a pool of random correlated OTs. The provider is the OT sender (its
+// base-OT choice string s is the garbling offset Δ); the client is the
+// receiver. Message flow (bytes in, bytes out; see wasm/README.md):
+//   client  OtReceiver.start()            → ot_base_a  → provider OtSender.respond()
+//   provider                               ← ot_base_b  ← (returned by respond)
+//   client  OtReceiver.finish(ot_base_b), then OtReceiver.extend(n) → ot_extend
+//   provider OtSender.acceptExtension(ot_extend)   (repeat extend/accept to top up)
+import { ristretto255 } from '@noble/curves/ed25519.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import type { WasmCore } from './core.js';
+import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
+
+const Point = ristretto255.Point;
+type RPoint = InstanceType<typeof Point>;
+
+/** Base OTs per session (= label length in bits). */
+export const BASE_OTS = 128;
+/** OTs sacrificed per extension batch to mask the KOS response (≥ κ + 40). */
+export const KOS_EXTRA = 256;
+/** Largest extension batch one message may carry (2 MB of u matrix). */
+export const MAX_BATCH = 1 << 17;
+const KEY = 32;
+const POINT = 32;
+const ENC = new TextEncoder();
+
+function randomScalar(): bigint {
+  // 512 random bits reduced mod the group order: bias below 2^-250.
+  let v = 0n;
+  for (const b of randomBytes(64)) v = (v << 8n) | BigInt(b);
+  const s = v % Point.Fn.ORDER;
+  return s === 0n ? randomScalar() : s;
+}
+
+function decodePoint(bytes: Uint8Array, what: string): RPoint {
+  let p: RPoint;
+  try {
+    p = Point.fromBytes(bytes);
+  } catch {
+    throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+  }
+  if (p.is0()) throw new ProtocolError(`${what}: identity point`);
+  return p;
+}
+
+/** Base-OT key i: H(domain, i, A, B_i, shared point). */
+function baseKey(i: number, A: Uint8Array, B: Uint8Array, shared: RPoint): Uint8Array {
+  const idx = new Uint8Array([i & 0xff, i >> 8]);
+  return sha256
+    .create()
+    .update(ENC.encode('pmf-ot-base-v1'))
+    .update(idx)
+    .update(A)
+    .update(B)
+    .update(shared.toBytes())
+    .digest();
+}
+
+/** KOS challenge seed by Fiat–Shamir over the provider's seed and the whole batch. */
+function kosSeed(checkSeed: Uint8Array, batch: number, L: number, u: Uint8Array): Uint8Array {
+  const hdr = new Uint8Array(8);
+  new DataView(hdr.buffer).setUint32(0, batch, true);
+  new DataView(hdr.buffer).setUint32(4, L, true);
+  return sha256.create().update(ENC.encode('pmf-ot-kos-v1')).update(checkSeed).update(hdr).update(u).digest();
+}
+
+/** Columns per batch for n usable OTs: usable + KOS_EXTRA, rounded to 512. */
+function batchLength(n: number): number {
+  return Math.ceil((n + KOS_EXTRA) / 512) * 512;
+}
+
+/**
+ * Pool of correlated OT rows (16 bytes each), consumed strictly in order, with
+ * the receiver's choice bits (one byte per row; empty on the sender side).
+ * `offset` is the global index of the first unused row.
+ */
+class RowPool {
+  offset = 0;
+  private rows: Uint8Array = new Uint8Array(0);
+  private bits: Uint8Array = new Uint8Array(0);
+
+  get available(): number {
+    return this.rows.length / 16;
+  }
+
+  append(rows: Uint8Array, bits = new Uint8Array(0)): void {
+    const r = concat(this.rows, rows);
+    const b = concat(this.bits, bits);
+    this.clear();
+    this.rows = r;
+    this.bits = b;
+  }
+
+  take(n: number): { offset: number; rows: Uint8Array; bits: Uint8Array } {
+    if (n > this.available) {
+      throw new Error(`OT pool exhausted: need ${n} OTs, ${this.available} left; extend the pool first`);
+    }
+    const out = { offset: this.offset, rows: this.rows.slice(0, 16 * n), bits: this.bits.slice(0, n) };
+    const rest = { rows: this.rows.slice(16 * n), bits: this.bits.slice(n) };
+    this.clear();
+    Object.assign(this, rest);
+    this.offset += n;
+    return out;
+  }
+
+  /** Wipes and drops every unused row. */
+  clear(): void {
+    this.rows.fill(0);
+    this.bits.fill(0);
+    this.rows = new Uint8Array(0);
+    this.bits = new Uint8Array(0);
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
+export class OtReceiver {
+  private a: bigint | undefined;
+  private A: Uint8Array | undefined;
+  private k0: Uint8Array | undefined;
+  private k1: Uint8Array | undefined;
+  private checkSeed: Uint8Array | undefined;
+  private batch = 0;
+  private block = 0; // ChaCha20 block counter of the column PRGs
+  private readonly pool = new RowPool();
+
+  constructor(readonly core: WasmCore) {}
+
+  /** First setup message (ot_base_a): the base-OT sender's point A = aG. */
+  start(): Uint8Array {
+    if (this.a !== undefined) throw new Error('OtReceiver.start called twice');
+    this.a = randomScalar();
+    this.A = Point.BASE.multiply(this.a).toBytes();
+    return new Writer(2 + POINT, Tag.OtBaseA).bytes(this.A).done();
+  }
+
+  /** Processes ot_base_b: derives the 128 seed pairs. */
+  finish(msg: Uint8Array): void {
+    if (this.a === undefined || this.A === undefined) throw new Error('OtReceiver.finish before start');
+    if (this.k0) throw new Error('OtReceiver.finish called twice');
+    const r = new Reader(msg, 'ot_base_b').header(Tag.OtBaseB);
+    r.expectRemaining(KEY + BASE_OTS * POINT);
+    const checkSeed = r.bytes(KEY).slice();
+    const k0 = new Uint8Array(BASE_OTS * KEY);
+    const k1 = new Uint8Array(BASE_OTS * KEY);
+    const aA = Point.fromBytes(this.A).multiply(this.a);
+    for (let i = 0; i < BASE_OTS; i++) {
+      const Bbytes = r.bytes(POINT);
+      const aB = decodePoint(Bbytes, `ot_base_b point ${i}`).multiply(this.a);
+      k0.set(baseKey(i, this.A, Bbytes, aB), i * KEY);
+      k1.set(baseKey(i, this.A, Bbytes, aB.subtract(aA)), i * KEY);
+    }
+    r.end();
+    this.a = 0n; // the scalar is no longer needed (JS cannot wipe a bigint)
+    [this.k0, this.k1, this.checkSeed] = [k0, k1, checkSeed];
+  }
+
+  /** Random OTs ready for derandomization. */
+  get available(): number {
+    return this.pool.available;
+  }
+
+  /**
+   * Extends the pool by at least n random correlated OTs (rounded so the
+   * batch fills 512-bit PRG blocks) and returns the ot_extend message.
+   */
+  extend(n: number): Uint8Array {
+    if (!this.k0 || !this.k1 || !this.checkSeed) throw new Error('OtReceiver.extend before base OTs finished');
+    if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH - KOS_EXTRA) {
+      throw new RangeError(`extension size must be 1..${MAX_BATCH - KOS_EXTRA}, got ${n}`);
+    }
+    const L = batchLength(n);
+    const stride = L / 8;
+    const choices = this.core.randomBytes(stride);
+    const core = this.core;
+    const sizes = [BASE_OTS * KEY, BASE_OTS * KEY, stride, BASE_OTS * stride, 16 * L, 32];
+    const ptrs = sizes.map((s) => core.alloc(s));
+    const [pk0, pk1, pr, pu, pt, pxt] = ptrs;
+    try {
+      core.heap.set(this.k0, pk0);
+      core.heap.set(this.k1, pk1);
+      core.heap.set(choices, pr);
+      if (core.fn('pmf_ot_recv_extend')(pk0, pk1, this.block, L, pr, pu, pt) !== 0) {
+        throw new Error('OT extension batch rejected by the core (size or counter)');
+      }
+      const u = core.copyOut(pu, BASE_OTS * stride);
+      const seed = kosSeed(this.checkSeed, this.batch, L, u);
+      core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt));
+      const usable = L - KOS_EXTRA;
+      const bits = new Uint8Array(usable);
+      for (let j = 0; j < usable; j++) bits[j] = (choices[j >> 3] >> (j & 7)) & 1;
+      this.pool.append(core.heap.subarray(pt, pt + 16 * usable), bits);
+      bits.fill(0);
+      const msg = new Writer(2 + 8 + u.length + 32, Tag.OtExtend)
+        .u32(this.batch)
+        .u32(L)
+        .bytes(u)
+        .bytes(core.heap.subarray(pxt, pxt + 32))
+        .done();
+      this.batch += 1;
+      this.block += L / 512;
+      return msg;
+    } finally {
+      choices.fill(0);
+      ptrs.forEach((p, i) => core.wipeAndFree(p, sizes[i]));
+    }
+  }
+
+  /** Takes the next n OTs: their global offset, choice bits c_j and labels t_j. @internal */
+  take(n: number): { offset: number; rows: Uint8Array; bits: Uint8Array } {
+    return this.pool.take(n);
+  }
+
+  /** Wipes keys and the pool; the object is unusable afterwards. */
+  close(): void {
+    this.k0?.fill(0);
+    this.k1?.fill(0);
+    this.k0 = this.k1 = undefined;
+    this.a = undefined;
+    this.pool.clear();
+  }
+}
+
+/** Provider side: base-OT receiver, OT-extension sender, holder of Δ. */
+export class OtSender {
+  private ks: Uint8Array | undefined;
+  private s: Uint8Array | undefined;
+  private checkSeed: Uint8Array | undefined;
+  private batch = 0;
+  private block = 0;
+  private failed = false;
+  private tweak = 0;
+  private readonly pool = new RowPool();
+
+  constructor(readonly core: WasmCore) {}
+
+  /** Answers ot_base_a with ot_base_b; chooses Δ = s (lsb forced to 1). */
+  respond(msg: Uint8Array): Uint8Array {
+    this.usable();
+    if (this.s) throw new ProtocolError('ot_base_a: base OTs already done for this session');
+    const r = new Reader(msg, 'ot_base_a').header(Tag.OtBaseA);
+    const Abytes = r.bytes(POINT).slice();
+    r.end();
+    const A = decodePoint(Abytes, 'ot_base_a');
+    A.precompute(8); // 128 multiplications of A follow
+    const s = randomBytes(16);
+    s[0] |= 1; // point-and-permute needs lsb(Δ) = 1
+    const checkSeed = randomBytes(KEY);
+    const ks = new Uint8Array(BASE_OTS * KEY);
+    const w = new Writer(2 + KEY + BASE_OTS * POINT, Tag.OtBaseB).bytes(checkSeed);
+    for (let i = 0; i < BASE_OTS; i++) {
+      const b = randomScalar();
+      const P0 = Point.BASE.multiply(b);
+      const B0 = P0.toBytes();
+      const B1 = P0.add(A).toBytes();
+      // B = s_i ? B1 : B0, selected with a mask rather than a branch.
+      const mask = -((s[i >> 3] >> (i & 7)) & 1) & 0xff;
+      const B = B0.map((x, k) => x ^ (mask & (x ^ B1[k])));
+      ks.set(baseKey(i, Abytes, B, A.multiply(b)), i * KEY);
+      w.bytes(B);
+    }
+    [this.ks, this.s, this.checkSeed] = [ks, s, checkSeed];
+    return w.done();
+  }
+
+  /**
+   * Verifies and absorbs an ot_extend message; returns the number of OTs added.
+   * A failed consistency check aborts the session for good: retrying with the
+   * same Δ would let a cheating receiver learn it bit by bit.
+   */
+  acceptExtension(msg: Uint8Array): number {
+    this.usable();
+    if (!this.ks || !this.s || !this.checkSeed) throw new ProtocolError('ot_extend before base OTs');
+    const r = new Reader(msg, 'ot_extend').header(Tag.OtExtend);
+    const batch = r.u32();
+    const L = r.u32();
+    if (batch !== this.batch) throw new ProtocolError(`ot_extend: batch ${batch} out of order (expected ${this.batch})`);
+    if (L % 512 !== 0 || L <= KOS_EXTRA || L > MAX_BATCH) throw new ProtocolError(`ot_extend: bad batch length ${L}`);
+    const stride = L / 8;
+    r.expectRemaining(BASE_OTS * stride + 32);
+    const u = r.bytes(BASE_OTS * stride);
+    const xt = r.bytes(32);
+    const seed = kosSeed(this.checkSeed, batch, L, u);
+    const core = this.core;
+    const ok = core.withBuffers([this.ks, this.s, u, seed, xt], (pk, ps, pu, pseed, pxt) => {
+      const pq = core.alloc(16 * L);
+      try {
+        if (core.fn('pmf_ot_send_extend')(pk, ps, this.block, L, pu, pq) !== 0) {
+          throw new ProtocolError('ot_extend: batch rejected (size or counter)');
+        }
+        if (core.fn('pmf_ot_kos_check')(pseed, L, pq, ps, pxt) !== 1) return false;
+        const usable = L - KOS_EXTRA;
+        this.pool.append(core.heap.subarray(pq, pq + 16 * usable));
+        return true;
+      } finally {
+        core.wipeAndFree(pq, 16 * L);
+      }
+    });
+    if (!ok) {
+      this.close();
+      throw new ProtocolError('ot_extend: KOS consistency check failed; the receiver deviated, session aborted');
+    }
+    this.batch += 1;
+    this.block += L / 512;
+    return L - KOS_EXTRA;
+  }
+
+  /** Random OTs ready for derandomization. */
+  get available(): number {
+    return this.pool.available;
+  }
+
+  /** Offset of the next unused OT (the client's choice message must name it). */
+  get nextOffset(): number {
+    return this.pool.offset;
+  }
+
+  /** Takes n OT rows q_j starting exactly at `offset`. @internal */
+  take(offset: number, n: number): Uint8Array {
+    this.usable();
+    if (offset !== this.pool.offset) {
+      throw new ProtocolError(`OT offset ${offset} does not match the next unused OT ${this.pool.offset}`);
+    }
+    if (n > this.pool.available) throw new ProtocolError(`client asked for ${n} OTs, pool has ${this.pool.available}`);
+    return this.pool.take(n).rows;
+  }
+
+  /** Δ for garbling (16 bytes, lsb 1). @internal */
+  delta(): Uint8Array {
+    this.usable();
+    if (!this.s) throw new Error('OtSender used before base OTs');
+    return this.s;
+  }
+
+  /** Reserves n fresh hash tweaks (unique per session since Δ is per session). @internal */
+  reserveTweaks(n: number): number {
+    const t = this.tweak;
+    this.tweak += n;
+    return t;
+  }
+
+  /** Wipes Δ, keys and the pool; the object is unusable afterwards. */
+  close(): void {
+    this.ks?.fill(0);
+    this.s?.fill(0);
+    this.ks = this.s = undefined;
+    this.pool.clear();
+    this.failed = true;
+  }
+
+  private usable(): void {
+    if (this.failed) throw new ProtocolError('OT session is closed or aborted');
+  }
+}
