@@ -1,0 +1,188 @@
+// Encryption at rest for the search index (WebCrypto only, so the same code
+// runs in extension pages, service workers and Node).
+//
+// The caller's key (or one derived from a passphrase with PBKDF2-SHA256) is a
+// key-encryption key: it only wraps two random per-database keys, an AES-GCM
+// data key and an HMAC-SHA256 key that turns message ids into opaque lookup
+// tags. A wrong key therefore fails on one small record, with a clear error,
+// before anything else is read.
+import { MailSearchError } from './errors.js';
+
+/** OWASP's 2023 recommendation for PBKDF2-HMAC-SHA256. */
+export const PBKDF2_ITERATIONS = 600_000;
+const SALT_BYTES = 16;
+const IV_BYTES = 12;
+const KEY_BYTES = 32;
+
+const utf8 = new TextEncoder();
+
+/** Bytes backed by a plain ArrayBuffer (what WebCrypto and Blob accept). */
+export type Bytes = Uint8Array<ArrayBuffer>;
+const subtle = (): SubtleCrypto => globalThis.crypto.subtle;
+
+/** An encrypted record as stored in IndexedDB. */
+export interface SealedRecord {
+  iv: Bytes;
+  ct: ArrayBuffer;
+}
+
+export function randomSalt(): Bytes {
+  return globalThis.crypto.getRandomValues(new Uint8Array(SALT_BYTES));
+}
+
+/** Derives the index's key-encryption key from the user's passphrase. */
+export async function deriveKeyFromPassphrase(
+  passphrase: string,
+  salt: Bytes,
+  iterations = PBKDF2_ITERATIONS,
+): Promise<CryptoKey> {
+  if (typeof passphrase !== 'string' || passphrase.length === 0) {
+    throw new MailSearchError('bad-input', 'The search index passphrase must be a non-empty string');
+  }
+  const base = await subtle().importKey('raw', utf8.encode(passphrase), 'PBKDF2', false, ['deriveKey']);
+  return subtle().deriveKey(
+    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations },
+    base,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+function assertAesGcmKey(key: CryptoKey): void {
+  const ok =
+    typeof CryptoKey !== 'undefined' &&
+    key instanceof CryptoKey &&
+    key.algorithm.name === 'AES-GCM' &&
+    key.usages.includes('encrypt') &&
+    key.usages.includes('decrypt');
+  if (!ok) {
+    throw new MailSearchError(
+      'bad-input',
+      'The search index key must be an AES-GCM CryptoKey usable for encrypt and decrypt',
+    );
+  }
+}
+
+function isSealedRecord(x: unknown): x is SealedRecord {
+  const r = x as SealedRecord | null;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    r.iv instanceof Uint8Array &&
+    r.iv.length === IV_BYTES &&
+    r.ct instanceof ArrayBuffer
+  );
+}
+
+async function gcmSeal(key: CryptoKey, aad: string, plaintext: Bytes): Promise<SealedRecord> {
+  const iv = globalThis.crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const ct = await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: utf8.encode(aad) }, key, plaintext);
+  return { iv, ct };
+}
+
+/** Returns the plaintext, or undefined when the record does not authenticate. */
+async function gcmOpen(key: CryptoKey, aad: string, rec: unknown): Promise<Bytes | undefined> {
+  if (!isSealedRecord(rec)) return undefined;
+  try {
+    const pt = await subtle().decrypt({ name: 'AES-GCM', iv: rec.iv, additionalData: utf8.encode(aad) }, key, rec.ct);
+    return new Uint8Array(pt);
+  } catch {
+    return undefined;
+  }
+}
+
+const KEYS_AAD = 'pmf-search/v1|meta|keys';
+
+/** Encrypts and authenticates records; each record's storage address is its AAD. */
+export class RecordCipher {
+  private constructor(
+    private readonly dataKey: CryptoKey,
+    private readonly tagKey: CryptoKey,
+  ) {}
+
+  /** Fresh random data keys for a new index, and their wrapped form to store. */
+  static async create(master: CryptoKey): Promise<{ cipher: RecordCipher; wrapped: SealedRecord }> {
+    assertAesGcmKey(master);
+    const raw = globalThis.crypto.getRandomValues(new Uint8Array(2 * KEY_BYTES));
+    try {
+      const wrapped = await gcmSeal(master, KEYS_AAD, raw);
+      return { cipher: await RecordCipher.fromRaw(raw), wrapped };
+    } finally {
+      raw.fill(0);
+    }
+  }
+
+  /** Unwraps the stored data keys; a wrong master key is reported as such. */
+  static async unwrap(master: CryptoKey, wrapped: unknown): Promise<RecordCipher> {
+    assertAesGcmKey(master);
+    const raw = await gcmOpen(master, KEYS_AAD, wrapped);
+    if (!raw || raw.length !== 2 * KEY_BYTES) {
+      throw new MailSearchError(
+        'wrong-key',
+        'Wrong key or passphrase for this search index (or its key record is damaged)',
+      );
+    }
+    try {
+      return await RecordCipher.fromRaw(raw);
+    } finally {
+      raw.fill(0);
+    }
+  }
+
+  private static async fromRaw(raw: Bytes): Promise<RecordCipher> {
+    const dataKey = await subtle().importKey('raw', raw.slice(0, KEY_BYTES), 'AES-GCM', false, ['encrypt', 'decrypt']);
+    const tagKey = await subtle().importKey('raw', raw.slice(KEY_BYTES), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
+    return new RecordCipher(dataKey, tagKey);
+  }
+
+  seal(aad: string, plaintext: Bytes): Promise<SealedRecord> {
+    return gcmSeal(this.dataKey, aad, plaintext);
+  }
+
+  /** Decrypts a record or throws an integrity error naming only its address. */
+  async open(aad: string, rec: unknown): Promise<Bytes> {
+    const pt = await gcmOpen(this.dataKey, aad, rec);
+    if (!pt) {
+      throw new MailSearchError(
+        'integrity',
+        `Search index record ${aad} failed authentication: the stored index was modified or is corrupted`,
+      );
+    }
+    return pt;
+  }
+
+  async sealJson(aad: string, value: unknown, compress = false): Promise<SealedRecord> {
+    const bytes = utf8.encode(JSON.stringify(value));
+    return this.seal(aad, compress ? await gzip(bytes) : bytes);
+  }
+
+  async openJson<T>(aad: string, rec: unknown, compressed = false): Promise<T> {
+    const pt = await this.open(aad, rec);
+    try {
+      const bytes = compressed ? await gunzip(pt) : pt;
+      return JSON.parse(new TextDecoder().decode(bytes)) as T;
+    } catch {
+      throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
+    }
+  }
+
+  /** Opaque, deterministic lookup tag for a message id (128-bit HMAC, base64url). */
+  async tag(id: string): Promise<string> {
+    const mac = new Uint8Array(await subtle().sign('HMAC', this.tagKey, utf8.encode(id)));
+    let s = '';
+    for (const b of mac.subarray(0, 16)) s += String.fromCharCode(b);
+    return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+}
+
+async function pipeBytes(bytes: Bytes, stream: CompressionStream | DecompressionStream): Promise<Bytes> {
+  const out = new Blob([bytes]).stream().pipeThrough(stream);
+  return new Uint8Array(await new Response(out).arrayBuffer());
+}
+
+/** Index shards are gzip-compressed before encryption (lunr JSON shrinks ~4x). */
+export const gzip = (bytes: Bytes): Promise<Bytes> => pipeBytes(bytes, new CompressionStream('gzip'));
+export const gunzip = (bytes: Bytes): Promise<Bytes> => pipeBytes(bytes, new DecompressionStream('gzip'));

@@ -1,0 +1,675 @@
+// Local keyword search over decrypted mail: a sharded lunr index, encrypted at
+// rest in IndexedDB. No network access here: the index never leaves the device.
+//
+// Scheme (costs measured in README.md):
+// - New mail goes into a "hot" shard: a lunr builder that only tokenizes on
+//   add; its vectors are (re)computed lazily when a query needs them.
+// - When the hot shard reaches SHARD_SIZE documents it is sealed: serialized
+//   with lunr's toJSON, gzip'd, encrypted, stored as one record. Sealed shards
+//   are immutable and loaded only by the first search.
+// - remove() deletes the document record and adds a tombstone (its sequence
+//   number) to the manifest; queries drop tombstoned refs. A shard whose
+//   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
+//   with the following shard while the two fit in SHARD_SIZE.
+// - Scores from different shards are made comparable by rescoring every match
+//   with the global idf (lunr-shard.ts, globalScore).
+import { deleteDB } from 'idb';
+import type lunr from 'lunr';
+import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
+import { MailSearchError } from './errors.js';
+import {
+  documentFrequency,
+  globalScore,
+  idf,
+  loadIndex,
+  matchShard,
+  parseQuery,
+  ShardBuilder,
+  termWeights,
+  type IndexableDoc,
+} from './lunr-shard.js';
+import { makeSnippet, matchRanges, type Range } from './snippet.js';
+import {
+  docAad,
+  FORMAT,
+  MANIFEST_AAD,
+  openStore,
+  recordBytes,
+  shardAad,
+  writeAtomically,
+  type DocRecord,
+  type Header,
+  type SearchDb,
+} from './store.js';
+
+export const DEFAULT_DB_NAME = 'pmf-search';
+/** Documents per sealed shard (and the hot shard's capacity). */
+export const SHARD_SIZE = 1000;
+/** Fraction of tombstoned documents that triggers a shard rebuild. */
+const COMPACT_RATIO = 0.25;
+/** Documents written per IndexedDB transaction by addMany. */
+const ADD_BATCH = 250;
+const MAX_ID_CHARS = 1024;
+const MAX_HEADER_CHARS = 2048;
+/** Bodies are indexed and stored up to this many characters (huge mails are cut, not refused). */
+export const MAX_BODY_CHARS = 200_000;
+const MAX_QUERY_CHARS = 1000;
+const MAX_LIMIT = 1000;
+
+/** A decrypted message, as handed over by the extension after decryption. */
+export interface MailDoc {
+  id: string;
+  from: string;
+  to?: string;
+  subject: string;
+  /** Milliseconds since the epoch, or any string Date.parse understands. */
+  date: string | number;
+  body: string;
+  /** Where the message can be opened (e.g. the webmail's message URL). */
+  url?: string;
+}
+
+export interface SearchHit {
+  id: string;
+  /** BM25 with global idf; comparable within one result list only. */
+  score: number;
+  subject: string;
+  from: string;
+  to?: string;
+  /** Milliseconds since the epoch. */
+  date: number;
+  /** Plain text around the first match ("…" marks cuts). */
+  snippet: string;
+  url?: string;
+  /** Character ranges of matched words, for highlighting. */
+  highlights: { subject: Range[]; from: Range[]; snippet: Range[] };
+}
+
+export interface OpenOptions {
+  dbName?: string;
+  /** AES-GCM key (encrypt+decrypt) protecting the index; or give `passphrase`. */
+  key?: CryptoKey;
+  /** Passphrase from which the key is derived (PBKDF2-SHA256, stored salt). */
+  passphrase?: string;
+}
+
+export interface SearchStats {
+  count: number;
+  sealedShards: number;
+  hotDocs: number;
+  tombstones: number;
+  /** Encrypted bytes of the index proper: sealed shards + manifest. */
+  indexBytes: number;
+  /** Encrypted bytes of stored messages (needed for snippets and compaction). */
+  docBytes: number;
+}
+
+interface StoredDoc {
+  id: string;
+  from: string;
+  to?: string;
+  subject: string;
+  date: number;
+  body: string;
+  url?: string;
+}
+
+interface ShardMeta {
+  id: number;
+  /** Sequence numbers lo <= seq < hi belong to this shard. */
+  lo: number;
+  hi: number;
+  /** Documents in the lunr index, tombstoned ones included (lunr's N). */
+  docCount: number;
+  tombstones: number[];
+}
+
+interface Manifest {
+  sealedUpTo: number;
+  nextShardId: number;
+  shards: ShardMeta[];
+}
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+/** Opens (creating if needed) the encrypted search index. */
+export async function openMailSearch(opts: OpenOptions = {}): Promise<MailSearch> {
+  if (opts.key && opts.passphrase !== undefined) {
+    throw new MailSearchError('bad-input', 'Give either a key or a passphrase for the search index, not both');
+  }
+  if (!opts.key && opts.passphrase === undefined) {
+    throw new MailSearchError('no-key', 'The search index is encrypted: a key or passphrase is required to open it');
+  }
+  const dbName = opts.dbName ?? DEFAULT_DB_NAME;
+  const db = await openStore(dbName);
+  try {
+    const header = (await db.get('meta', 'header')) as Header | undefined;
+    const { cipher, manifest } = header ? await unlock(db, header, opts) : await initialize(db, opts);
+    const search = new MailSearch(db, cipher, manifest);
+    await search.loadHot();
+    return search;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** Deletes the whole index (e.g. when the user forgot the passphrase or removed the key). */
+export async function deleteMailSearch(dbName = DEFAULT_DB_NAME): Promise<void> {
+  await deleteDB(dbName);
+}
+
+async function initialize(db: SearchDb, opts: OpenOptions): Promise<{ cipher: RecordCipher; manifest: Manifest }> {
+  const kdf = opts.key ? null : { name: 'PBKDF2-SHA256' as const, salt: randomSalt(), iterations: PBKDF2_ITERATIONS };
+  const master = opts.key ?? (await deriveKeyFromPassphrase(opts.passphrase!, kdf!.salt, kdf!.iterations));
+  const { cipher, wrapped } = await RecordCipher.create(master);
+  const manifest: Manifest = { sealedUpTo: 0, nextShardId: 1, shards: [] };
+  const manifestRec = await cipher.sealJson(MANIFEST_AAD, manifest);
+  const header: Header = { format: FORMAT, kdf };
+  await writeAtomically(db, ['meta'], (tx) => [
+    tx.objectStore('meta').put(header, 'header'),
+    tx.objectStore('meta').put(wrapped, 'keys'),
+    tx.objectStore('meta').put(manifestRec, 'manifest'),
+  ]);
+  return { cipher, manifest };
+}
+
+async function unlock(
+  db: SearchDb,
+  header: Header,
+  opts: OpenOptions,
+): Promise<{ cipher: RecordCipher; manifest: Manifest }> {
+  if (header.format !== FORMAT) {
+    throw new MailSearchError(
+      'integrity',
+      `Search index format ${String(header.format)} is not supported by this version`,
+    );
+  }
+  let master: CryptoKey;
+  if (header.kdf) {
+    const { salt, iterations } = header.kdf;
+    if (opts.passphrase === undefined) {
+      throw new MailSearchError('bad-input', 'This search index is protected by a passphrase, not a key');
+    }
+    if (!(salt instanceof Uint8Array) || !Number.isInteger(iterations) || iterations < 100_000) {
+      throw new MailSearchError('integrity', 'The search index key-derivation header is damaged');
+    }
+    master = await deriveKeyFromPassphrase(opts.passphrase, salt, iterations);
+  } else {
+    if (!opts.key) throw new MailSearchError('bad-input', 'This search index is protected by a key, not a passphrase');
+    master = opts.key;
+  }
+  const cipher = await RecordCipher.unwrap(master, await db.get('meta', 'keys'));
+  const manifest = await cipher.openJson<Manifest>(MANIFEST_AAD, await db.get('meta', 'manifest'));
+  if (!isManifest(manifest)) throw new MailSearchError('integrity', 'The search index manifest is malformed');
+  return { cipher, manifest };
+}
+
+const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
+
+function isManifest(m: Manifest): boolean {
+  return (
+    isInt(m?.sealedUpTo) &&
+    isInt(m.nextShardId) &&
+    Array.isArray(m.shards) &&
+    m.shards.every((s) => isInt(s.id) && isInt(s.lo) && isInt(s.hi) && isInt(s.docCount) && Array.isArray(s.tombstones))
+  );
+}
+
+function text(d: Record<string, unknown>, field: string, i: number, max: number, optional = false): string | undefined {
+  const v = d[field];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'string') throw new MailSearchError('bad-input', `Message ${i}: "${field}" must be a string`);
+  return v.length > max ? v.slice(0, max) : v;
+}
+
+function validateDoc(raw: unknown, i: number): StoredDoc {
+  if (typeof raw !== 'object' || raw === null) throw new MailSearchError('bad-input', `Message ${i} is not an object`);
+  const d = raw as Record<string, unknown>;
+  if (typeof d.id !== 'string' || d.id.length === 0 || d.id.length > MAX_ID_CHARS) {
+    throw new MailSearchError(
+      'bad-input',
+      `Message ${i}: "id" must be a non-empty string of at most ${MAX_ID_CHARS} characters`,
+    );
+  }
+  const date = typeof d.date === 'number' ? d.date : typeof d.date === 'string' ? Date.parse(d.date) : NaN;
+  if (!Number.isFinite(date)) throw new MailSearchError('bad-input', `Message ${i}: "date" is not a valid date`);
+  const doc: StoredDoc = {
+    id: d.id,
+    from: text(d, 'from', i, MAX_HEADER_CHARS)!,
+    subject: text(d, 'subject', i, MAX_HEADER_CHARS)!,
+    date,
+    body: text(d, 'body', i, MAX_BODY_CHARS)!,
+  };
+  const to = text(d, 'to', i, MAX_HEADER_CHARS, true);
+  const url = text(d, 'url', i, MAX_HEADER_CHARS, true);
+  if (to !== undefined) doc.to = to;
+  if (url !== undefined) doc.url = url;
+  return doc;
+}
+
+const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({
+  ref: seq.toString(36),
+  subject: d.subject,
+  from: d.from,
+  to: d.to ?? '',
+  body: d.body,
+});
+
+/** A queryable part of the index: a sealed shard or the hot shard. */
+interface Part {
+  index: lunr.Index;
+  docCount: number;
+  dead: ReadonlySet<number>;
+}
+
+export class MailSearch {
+  private hot = new ShardBuilder();
+  /** Live documents of the hot shard, and the ones replaced or removed since it was started. */
+  private readonly hotLive = new Set<number>();
+  private readonly hotDead = new Set<number>();
+  private nextSeq = 0;
+  private tombstones = new Map<number, Set<number>>();
+  /** Sealed shards in memory; filled by the first search (writers never need them). */
+  private loaded?: Map<number, lunr.Index>;
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  /** @internal use openMailSearch */
+  constructor(
+    private readonly db: SearchDb,
+    private readonly cipher: RecordCipher,
+    private manifest: Manifest,
+  ) {
+    this.applyManifest(manifest);
+  }
+
+  /** @internal Rebuilds the hot shard from the stored documents past the sealed boundary. */
+  async loadHot(): Promise<void> {
+    const entries: [number, DocRecord][] = [];
+    let cursor = await this.db.transaction('docs').store.openCursor(IDBKeyRange.lowerBound(this.manifest.sealedUpTo));
+    while (cursor) {
+      entries.push([cursor.key, cursor.value]);
+      cursor = await cursor.continue();
+    }
+    for (const [seq, rec] of entries) {
+      this.hot.add(indexable(await this.openDoc(seq, rec), seq));
+      this.hotLive.add(seq);
+    }
+    this.nextSeq = Math.max(this.manifest.sealedUpTo, entries.length ? entries[entries.length - 1][0] + 1 : 0);
+  }
+
+  /** Adds or replaces (same id) one message; one atomic write. */
+  add(doc: MailDoc): Promise<void> {
+    return this.addMany([doc]);
+  }
+
+  /**
+   * Adds or replaces many messages, in transactions of up to ADD_BATCH. All
+   * messages are validated before anything is written. On a storage error the
+   * batches already reported through onProgress stay indexed.
+   */
+  addMany(docs: readonly MailDoc[], onProgress?: (done: number, total: number) => void): Promise<void> {
+    if (!Array.isArray(docs))
+      return Promise.reject(new MailSearchError('bad-input', 'addMany expects an array of messages'));
+    let valid: StoredDoc[];
+    try {
+      const byId = new Map<string, StoredDoc>();
+      docs.forEach((d, i) => {
+        const v = validateDoc(d, i);
+        byId.delete(v.id); // the last version of a repeated id wins
+        byId.set(v.id, v);
+      });
+      valid = [...byId.values()];
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.run(async () => {
+      let done = 0;
+      while (done < valid.length) {
+        if (this.hot.size >= SHARD_SIZE) await this.seal();
+        const n = Math.min(ADD_BATCH, SHARD_SIZE - this.hot.size, valid.length - done);
+        try {
+          await this.writeBatch(valid.slice(done, done + n));
+        } catch (err) {
+          if (done === 0 || !(err instanceof MailSearchError)) throw err;
+          throw new MailSearchError(
+            err.code,
+            `${err.message} (${done} of ${valid.length} messages were indexed before this)`,
+          );
+        }
+        done += n;
+        onProgress?.(done, valid.length);
+      }
+      if (this.hot.size >= SHARD_SIZE) await this.seal();
+    });
+  }
+
+  /** Removes a message; resolves false if it was not indexed. */
+  remove(id: string): Promise<boolean> {
+    if (typeof id !== 'string' || id.length === 0) {
+      return Promise.reject(new MailSearchError('bad-input', 'remove expects a non-empty message id'));
+    }
+    return this.run(async () => {
+      const h = await this.cipher.tag(id);
+      const seq = await this.db.getKeyFromIndex('docs', 'h', h);
+      if (seq === undefined) return false;
+      const shard = this.manifest.shards.find((s) => s.lo <= seq && seq < s.hi);
+      const next = shard ? this.withTombstones([seq]) : undefined;
+      const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
+      await writeAtomically(this.db, ['docs', 'meta'], (tx) => [
+        tx.objectStore('docs').delete(seq),
+        ...(nextRec ? [tx.objectStore('meta').put(nextRec, 'manifest')] : []),
+      ]);
+      if (next) this.applyManifest(next);
+      else if (seq >= this.manifest.sealedUpTo) this.retireHot(seq);
+      if (shard) await this.compactIfNeeded(shard.id);
+      return true;
+    });
+  }
+
+  /**
+   * Keyword search, best first. Terms are ANDed; lunr syntax works
+   * (subject:word, -word, word*, word~1, word^2).
+   */
+  search(query: string, limit = 20): Promise<SearchHit[]> {
+    if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS) {
+      return Promise.reject(
+        new MailSearchError('bad-input', `The query must be a string of at most ${MAX_QUERY_CHARS} characters`),
+      );
+    }
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      return Promise.reject(
+        new MailSearchError('bad-input', `The result limit must be an integer from 1 to ${MAX_LIMIT}`),
+      );
+    }
+    return this.run(() => this.doSearch(query, limit));
+  }
+
+  /** Number of indexed messages. */
+  count(): Promise<number> {
+    return this.run(async () => {
+      let n = this.hotLive.size;
+      for (const s of this.manifest.shards) n += s.docCount - s.tombstones.length;
+      return n;
+    });
+  }
+
+  /** Sizes and shape of the index (for the options page and the benchmark). */
+  stats(): Promise<SearchStats> {
+    return this.run(async () => {
+      const tx = this.db.transaction(['docs', 'shards', 'meta']);
+      let indexBytes = 0;
+      let docBytes = 0;
+      for (let c = await tx.objectStore('shards').openCursor(); c; c = await c.continue())
+        indexBytes += recordBytes(c.value);
+      for (let c = await tx.objectStore('docs').openCursor(); c; c = await c.continue())
+        docBytes += recordBytes(c.value);
+      const manifestRec = await tx.objectStore('meta').get('manifest');
+      if (manifestRec && 'ct' in manifestRec) indexBytes += recordBytes(manifestRec);
+      let count = this.hotLive.size;
+      let tombstones = this.hotDead.size;
+      for (const s of this.manifest.shards) {
+        count += s.docCount - s.tombstones.length;
+        tombstones += s.tombstones.length;
+      }
+      return {
+        count,
+        sealedShards: this.manifest.shards.length,
+        hotDocs: this.hotLive.size,
+        tombstones,
+        indexBytes,
+        docBytes,
+      };
+    });
+  }
+
+  /** Waits for pending operations, then closes the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tail;
+    this.loaded = undefined;
+    this.db.close();
+  }
+
+  // ---- internals ---------------------------------------------------------------
+
+  /** Serializes operations: each sees the state left by the previous one. */
+  private run<T>(op: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
+    const p = this.tail.then(op);
+    this.tail = p.catch(() => undefined);
+    return p;
+  }
+
+  private applyManifest(m: Manifest): void {
+    this.manifest = m;
+    this.tombstones = new Map(m.shards.map((s) => [s.id, new Set(s.tombstones)]));
+  }
+
+  private retireHot(seq: number): void {
+    this.hotLive.delete(seq);
+    this.hotDead.add(seq);
+  }
+
+  /** The manifest with these sealed sequence numbers tombstoned. */
+  private withTombstones(seqs: number[]): Manifest {
+    return {
+      ...this.manifest,
+      shards: this.manifest.shards.map((s) => {
+        const mine = seqs.filter((q) => s.lo <= q && q < s.hi);
+        return mine.length ? { ...s, tombstones: [...s.tombstones, ...mine] } : s;
+      }),
+    };
+  }
+
+  private async openDoc(seq: number, rec: DocRecord | undefined): Promise<StoredDoc> {
+    if (!rec || typeof rec.h !== 'string') {
+      throw new MailSearchError('integrity', `Search index record doc|${seq} is missing or malformed`);
+    }
+    const bytes = await this.cipher.open(docAad(seq, rec.h), rec);
+    try {
+      return JSON.parse(fromUtf8.decode(bytes)) as StoredDoc;
+    } catch {
+      throw new MailSearchError('integrity', `Search index record doc|${seq} is malformed`);
+    }
+  }
+
+  private async writeBatch(batch: StoredDoc[]): Promise<void> {
+    const tags = await Promise.all(batch.map((d) => this.cipher.tag(d.id)));
+    const lookup = this.db.transaction('docs');
+    const olds = await Promise.all(tags.map((h) => lookup.store.index('h').getKey(h)));
+    await lookup.done;
+    const seqs = batch.map((_, i) => this.nextSeq + i);
+    const records = await Promise.all(
+      batch.map(async (d, i): Promise<DocRecord> => {
+        const sealed = await this.cipher.seal(docAad(seqs[i], tags[i]), utf8.encode(JSON.stringify(d)));
+        return { h: tags[i], ...sealed };
+      }),
+    );
+    const replaced = olds.filter((o): o is number => o !== undefined);
+    const sealedOld = replaced.filter((o) => o < this.manifest.sealedUpTo);
+    const next = sealedOld.length ? this.withTombstones(sealedOld) : undefined;
+    const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
+    await writeAtomically(this.db, ['docs', 'meta'], (tx) => {
+      const docs = tx.objectStore('docs');
+      return [
+        ...replaced.map((o) => docs.delete(o)),
+        ...records.map((r, i) => docs.put(r, seqs[i])),
+        ...(nextRec ? [tx.objectStore('meta').put(nextRec, 'manifest')] : []),
+      ];
+    });
+    // Committed: now (and only now) update the in-memory state.
+    this.nextSeq += batch.length;
+    for (const o of replaced) if (o >= this.manifest.sealedUpTo) this.retireHot(o);
+    if (next) this.applyManifest(next);
+    batch.forEach((d, i) => {
+      this.hot.add(indexable(d, seqs[i]));
+      this.hotLive.add(seqs[i]);
+    });
+  }
+
+  /** Turns the hot shard into a sealed, stored shard. */
+  private async seal(): Promise<void> {
+    const index = this.hot.finish();
+    const id = this.manifest.nextShardId;
+    const shard: ShardMeta = {
+      id,
+      lo: this.manifest.sealedUpTo,
+      hi: this.nextSeq,
+      docCount: this.hot.size,
+      tombstones: [...this.hotDead],
+    };
+    const next: Manifest = { sealedUpTo: this.nextSeq, nextShardId: id + 1, shards: [...this.manifest.shards, shard] };
+    const shardRec = await this.cipher.sealJson(shardAad(id), index, true);
+    const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
+    await writeAtomically(this.db, ['shards', 'meta'], (tx) => [
+      tx.objectStore('shards').put(shardRec, id),
+      tx.objectStore('meta').put(nextRec, 'manifest'),
+    ]);
+    this.applyManifest(next);
+    this.loaded?.set(id, index);
+    this.hot = new ShardBuilder();
+    this.hotLive.clear();
+    this.hotDead.clear();
+  }
+
+  /** Rebuilds a shard with many tombstones from its live documents, merged with small successors. */
+  private async compactIfNeeded(shardId: number): Promise<void> {
+    const shards = this.manifest.shards;
+    const first = shards.findIndex((s) => s.id === shardId);
+    const live = (s: ShardMeta) => s.docCount - s.tombstones.length;
+    if (first < 0 || shards[first].tombstones.length <= COMPACT_RATIO * shards[first].docCount) return;
+    let last = first;
+    let total = live(shards[first]);
+    while (last + 1 < shards.length && total + live(shards[last + 1]) <= SHARD_SIZE) total += live(shards[++last]);
+    const victims = shards.slice(first, last + 1);
+    const lo = victims[0].lo;
+    const hi = victims[victims.length - 1].hi;
+
+    const entries: [number, DocRecord][] = [];
+    const range = IDBKeyRange.bound(lo, hi, false, true);
+    for (let c = await this.db.transaction('docs').store.openCursor(range); c; c = await c.continue()) {
+      entries.push([c.key, c.value]);
+    }
+    const builder = new ShardBuilder();
+    for (const [seq, rec] of entries) builder.add(indexable(await this.openDoc(seq, rec), seq));
+
+    const id = this.manifest.nextShardId;
+    const index = builder.size ? builder.finish() : undefined;
+    const merged: ShardMeta[] = index ? [{ id, lo, hi, docCount: builder.size, tombstones: [] }] : [];
+    const next: Manifest = {
+      ...this.manifest,
+      nextShardId: id + 1,
+      shards: [...shards.slice(0, first), ...merged, ...shards.slice(last + 1)],
+    };
+    const shardRec = index && (await this.cipher.sealJson(shardAad(id), index, true));
+    const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
+    await writeAtomically(this.db, ['shards', 'meta'], (tx) => [
+      ...victims.map((v) => tx.objectStore('shards').delete(v.id)),
+      ...(shardRec ? [tx.objectStore('shards').put(shardRec, id)] : []),
+      tx.objectStore('meta').put(nextRec, 'manifest'),
+    ]);
+    this.applyManifest(next);
+    if (this.loaded) {
+      for (const v of victims) this.loaded.delete(v.id);
+      if (index) this.loaded.set(id, index);
+    }
+  }
+
+  /** Loads every sealed shard not yet in memory (the first search pays this). */
+  private async ensureLoaded(): Promise<Map<number, lunr.Index>> {
+    const loaded = (this.loaded ??= new Map());
+    const missing = this.manifest.shards.filter((s) => !loaded.has(s.id));
+    if (missing.length === 0) return loaded;
+    const tx = this.db.transaction('shards');
+    const recs = await Promise.all(missing.map((s) => tx.store.get(s.id)));
+    await tx.done;
+    for (let i = 0; i < missing.length; i++) {
+      const aad = shardAad(missing[i].id);
+      const json = await this.cipher.openJson<unknown>(aad, recs[i], true);
+      try {
+        loaded.set(missing[i].id, loadIndex(json));
+      } catch {
+        throw new MailSearchError('integrity', `Search index record ${aad} is not a valid index`);
+      }
+    }
+    return loaded;
+  }
+
+  private async doSearch(query: string, limit: number): Promise<SearchHit[]> {
+    const clauses = parseQuery(query);
+    if (clauses.length === 0) return [];
+    const loaded = await this.ensureLoaded();
+    const parts: Part[] = this.manifest.shards.map((s) => ({
+      index: loaded.get(s.id)!,
+      docCount: s.docCount,
+      dead: this.tombstones.get(s.id)!,
+    }));
+    if (this.hot.size > 0) parts.push({ index: this.hot.finish(), docCount: this.hot.size, dead: this.hotDead });
+
+    const matches = parts.map((p) => matchShard(p.index, clauses).filter((m) => !p.dead.has(parseInt(m.ref, 36))));
+    const totalDocs = parts.reduce((n, p) => n + p.docCount, 0);
+    const globalIdf = new Map<string, number>();
+    for (const ms of matches) {
+      for (const m of ms) {
+        for (const term of m.terms.keys()) {
+          if (!globalIdf.has(term)) {
+            const df = parts.reduce((n, p) => n + documentFrequency(p.index, term), 0);
+            globalIdf.set(term, idf(df, totalDocs));
+          }
+        }
+      }
+    }
+    const weights = termWeights(clauses);
+    const scored: { seq: number; score: number; terms: Set<string> }[] = [];
+    parts.forEach((p, i) => {
+      const localIdf = new Map<string, number>();
+      const ratio = (term: string): number => {
+        let r = localIdf.get(term);
+        if (r === undefined) {
+          r = globalIdf.get(term)! / idf(documentFrequency(p.index, term), p.docCount);
+          localIdf.set(term, r);
+        }
+        return r;
+      };
+      for (const m of matches[i]) {
+        scored.push({
+          seq: parseInt(m.ref, 36),
+          score: globalScore(p.index, m, weights, ratio),
+          terms: new Set(m.terms.keys()),
+        });
+      }
+    });
+    scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
+    const top = scored.slice(0, limit);
+
+    const tx = this.db.transaction('docs');
+    const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));
+    await tx.done;
+    return Promise.all(
+      top.map(async (s, i): Promise<SearchHit> => {
+        const d = await this.openDoc(s.seq, recs[i]);
+        const snippet = makeSnippet(d.body, s.terms);
+        const hit: SearchHit = {
+          id: d.id,
+          score: s.score,
+          subject: d.subject,
+          from: d.from,
+          date: d.date,
+          snippet: snippet.text,
+          highlights: {
+            subject: matchRanges(d.subject, s.terms),
+            from: matchRanges(d.from, s.terms),
+            snippet: snippet.ranges,
+          },
+        };
+        if (d.to !== undefined) hit.to = d.to;
+        if (d.url !== undefined) hit.url = d.url;
+        return hit;
+      }),
+    );
+  }
+}

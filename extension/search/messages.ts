@@ -1,0 +1,36 @@
+// The runtime-message contract between the search page and the extension
+// context that holds the unlocked index (the background). The page cannot
+// open the index itself: the key lives only in the background's memory.
+import { MailSearchError } from './errors.js';
+import type { MailSearch, SearchHit } from './mail-search.js';
+
+export const SEARCH_MESSAGE = 'pmf-search';
+
+export interface SearchRequest {
+  type: typeof SEARCH_MESSAGE;
+  query: string;
+  limit?: number;
+}
+
+export type SearchResponse =
+  { ok: true; hits: SearchHit[]; total: number } | { ok: false; code: string; error: string };
+
+export function isSearchRequest(msg: unknown): msg is SearchRequest {
+  const m = msg as SearchRequest | null;
+  return typeof m === 'object' && m !== null && m.type === SEARCH_MESSAGE && typeof m.query === 'string';
+}
+
+/**
+ * Answers one search request. `search` is null while the user's key is
+ * locked; the answer then says so instead of failing.
+ */
+export async function answerSearchRequest(req: SearchRequest, search: MailSearch | null): Promise<SearchResponse> {
+  if (!search) return { ok: false, code: 'locked', error: 'Unlock your key on the options page to search your mail' };
+  try {
+    const [hits, total] = await Promise.all([search.search(req.query, req.limit ?? 50), search.count()]);
+    return { ok: true, hits, total };
+  } catch (err) {
+    if (err instanceof MailSearchError) return { ok: false, code: err.code, error: err.message };
+    return { ok: false, code: 'internal', error: 'Search failed unexpectedly' };
+  }
+}

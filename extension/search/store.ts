@@ -1,0 +1,103 @@
+// IndexedDB layout of the search index (through idb). Every value except the
+// header is AES-GCM encrypted (see crypto.ts); record addresses are the AAD.
+//
+//   meta    'header'   plaintext {format, kdf}: how to get the key (salt is not secret)
+//           'keys'     wrapped data keys (AAD  pmf-search/v1|meta|keys)
+//           'manifest' shard list, tombstones, sealed boundary (AAD meta|manifest)
+//   docs    key seq    {h, iv, ct}: one message; h = HMAC(id) for lookups by id
+//                      (AAD doc|<seq>|<h>); index 'h' (unique)
+//   shards  key id     one sealed lunr index, gzip'd JSON (AAD shard|<id>)
+import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import type { Bytes, SealedRecord } from './crypto.js';
+import { MailSearchError } from './errors.js';
+
+export const FORMAT = 1;
+
+export interface Header {
+  format: number;
+  /** PBKDF2 parameters when the key comes from a passphrase; null for a caller key. */
+  kdf: { name: 'PBKDF2-SHA256'; salt: Bytes; iterations: number } | null;
+}
+
+export interface DocRecord extends SealedRecord {
+  h: string;
+}
+
+export interface SearchSchema extends DBSchema {
+  meta: { key: string; value: Header | SealedRecord };
+  docs: { key: number; value: DocRecord; indexes: { h: string } };
+  shards: { key: number; value: SealedRecord };
+}
+
+export type SearchDb = IDBPDatabase<SearchSchema>;
+type Store = StoreNames<SearchSchema>;
+export type WriteTx = IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
+
+export const docAad = (seq: number, h: string): string => `doc|${seq}|${h}`;
+export const shardAad = (id: number): string => `shard|${id}`;
+export const MANIFEST_AAD = 'meta|manifest';
+
+export async function openStore(name: string): Promise<SearchDb> {
+  if (typeof indexedDB === 'undefined') throw new MailSearchError('storage', 'IndexedDB is not available here');
+  try {
+    return await openDB<SearchSchema>(name, FORMAT, {
+      upgrade(db) {
+        db.createObjectStore('meta');
+        db.createObjectStore('docs').createIndex('h', 'h', { unique: true });
+        db.createObjectStore('shards');
+      },
+    });
+  } catch (err) {
+    throw storageError(err);
+  }
+}
+
+function storageError(err: unknown): MailSearchError {
+  if (err instanceof MailSearchError) return err;
+  const name = (err as { name?: string } | null)?.name ?? 'Error';
+  if (name === 'QuotaExceededError') {
+    return new MailSearchError(
+      'quota',
+      'Not enough storage space to update the search index; nothing was changed. Free disk space, then index again.',
+    );
+  }
+  return new MailSearchError('storage', `The search index could not be written (${name}); nothing was changed`);
+}
+
+/**
+ * Runs `fill` (which must only issue requests, synchronously) in one
+ * readwrite transaction and resolves once it has committed. Any failure,
+ * including a quota error at commit, aborts the whole transaction, so the
+ * stored state is either entirely old or entirely new.
+ */
+export async function writeAtomically(
+  db: SearchDb,
+  stores: Store[],
+  fill: (tx: WriteTx) => Promise<unknown>[],
+): Promise<void> {
+  let tx: WriteTx;
+  try {
+    tx = db.transaction(stores, 'readwrite');
+  } catch (err) {
+    throw storageError(err);
+  }
+  try {
+    for (const p of fill(tx)) p.catch(() => undefined); // failures surface through tx.done
+  } catch (err) {
+    try {
+      tx.abort();
+    } catch {
+      // already aborted
+    }
+    await tx.done.catch(() => undefined);
+    throw storageError(err);
+  }
+  try {
+    await tx.done;
+  } catch (err) {
+    throw storageError(tx.error ?? err);
+  }
+}
+
+/** Encoded size of a stored encrypted record. */
+export const recordBytes = (r: SealedRecord): number => r.iv.byteLength + r.ct.byteLength;
