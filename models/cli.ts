@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { makeSpec, type FeatureSpec } from './features/spec.js';
 import { featurize, writeDataset } from './data/featurize.js';
@@ -87,7 +88,10 @@ function taskOf(a: Args): 'spam' | 'topics' {
 async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec, examples: Example[], a: Args) {
   const frac = num(a['test-fraction'], 'test-fraction', 0.2)!;
   const split = (e: Example) => e.split ?? hashSplit(e.id, frac);
-  const labels = labelOrder(task, examples.filter((e) => split(e) === 'train').map((e) => e.label));
+  const labels = labelOrder(
+    task,
+    examples.filter((e) => split(e) === 'train').map((e) => e.label),
+  );
   const index = new Map(labels.map((l, i) => [l, i]));
   const kept = examples.filter((e) => index.has(e.label));
   if (kept.length < examples.length)
@@ -97,7 +101,9 @@ async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec,
   kept.forEach((e, i) => parts[split(e)].push([index.get(e.label)!, feats[i]]));
   const source = [...(a.corpus ?? []), ...(a.jsonl ?? []), ...(a.mbox ?? []), ...(a.maildir ?? [])].join(' ');
   writeDataset(dir, { task, labels, featureSpec: spec, source }, parts);
-  console.log(`${kept.length} examples (${parts.train.length} train, ${parts.test.length} held out), labels: ${labels.join(', ')}`);
+  console.log(
+    `${kept.length} examples (${parts.train.length} train, ${parts.test.length} held out), labels: ${labels.join(', ')}`,
+  );
 }
 
 async function train(a: Args): Promise<void> {
@@ -131,7 +137,16 @@ async function train(a: Args): Promise<void> {
   }
 }
 
-async function evaluate(a: Args): Promise<void> {
+export interface EvaluateResult {
+  /** Examples whose TypeScript plainScores equal the Python integer scores. */
+  agree: number;
+  total: number;
+  quantized: { accuracy: number; precision: number; recall: number };
+  float?: { accuracy: number; precision: number; recall: number };
+  disagreements?: number;
+}
+
+async function evaluate(a: Args): Promise<EvaluateResult> {
   const model = loadPlainModel(new Uint8Array(fs.readFileSync(need(a, 'model'))));
   const { labels, featureSpec: spec } = model.header;
   const index = new Map(labels.map((l, i) => [l, i]));
@@ -143,14 +158,27 @@ async function evaluate(a: Args): Promise<void> {
   const feats = await featurize(examples, spec);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-eval-'));
   try {
-    const parts = { train: [], test: examples.map((e, i) => [index.get(e.label)!, feats[i]] as [number, (typeof feats)[0]]) };
+    const parts = {
+      train: [],
+      test: examples.map((e, i) => [index.get(e.label)!, feats[i]] as [number, (typeof feats)[0]]),
+    };
     writeDataset(dir, { task: model.header.task, labels, featureSpec: spec, source: 'evaluate' }, parts);
-    runPython(['evaluate', '--data', dir, '--model', path.resolve(need(a, 'model')), '--report', path.join(dir, 'report.json')]);
+    runPython([
+      'evaluate',
+      '--data',
+      dir,
+      '--model',
+      path.resolve(need(a, 'model')),
+      '--report',
+      path.join(dir, 'report.json'),
+    ]);
     // The scores the TypeScript reference computes must equal scikit-learn's side.
-    const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { scores: number[][] };
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
     const same = feats.filter((f, i) => plainScores(model, f).every((s, j) => s === report.scores[i][j])).length;
     console.log(`TypeScript plainScores equal the Python integer scores on ${same}/${feats.length} examples`);
     if (same !== feats.length) process.exitCode = 1;
+    const { quantized, disagreements } = report;
+    return { agree: same, total: feats.length, quantized, float: report.float, disagreements };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -161,16 +189,19 @@ async function exportCmd(a: Args): Promise<void> {
   await exportTo(need(a, 'out'), task, specFrom(a, task), loadSources(a), a);
 }
 
-async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ options: OPTIONS, allowPositionals: true });
+/** Runs one CLI command in-process (argv without "node cli.ts"). */
+export async function run(argv: string[]): Promise<EvaluateResult | void> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const cmd = positionals[0];
   if (values.help || !cmd) return console.log(USAGE);
-  const run = { train, evaluate, export: exportCmd }[cmd];
-  if (!run) throw new Error(`unknown command ${cmd}\n${USAGE}`);
-  await run(values);
+  const command = { train, evaluate, export: exportCmd }[cmd];
+  if (!command) throw new Error(`unknown command ${cmd}\n${USAGE}`);
+  return command(values);
 }
 
-main().catch((e: Error) => {
-  console.error(`error: ${e.message}`);
-  process.exit(1);
-});
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  run(process.argv.slice(2)).catch((e: Error) => {
+    console.error(`error: ${e.message}`);
+    process.exit(1);
+  });
+}

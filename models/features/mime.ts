@@ -28,10 +28,12 @@ function normalizeRaw(raw: string | Uint8Array): string | Uint8Array {
 function flatten(a: Address | Address[] | undefined): { name: string; address: string }[] {
   if (!a) return [];
   const list = Array.isArray(a) ? a : [a];
-  return list.flatMap((x) => ('group' in x && x.group ? x.group : [x])).map((m) => ({
-    name: m.name ?? '',
-    address: 'address' in m && typeof m.address === 'string' ? m.address : '',
-  }));
+  return list
+    .flatMap((x) => ('group' in x && x.group ? x.group : [x]))
+    .map((m) => ({
+      name: m.name ?? '',
+      address: 'address' in m && typeof m.address === 'string' ? m.address : '',
+    }));
 }
 
 export async function parseMessage(raw: string | Uint8Array): Promise<MessageParts> {

@@ -25,7 +25,15 @@ export const MAX_N = 1 << 24;
 export const MAX_L = 1 << 16;
 
 export function makeSpec(overrides: Partial<Omit<FeatureSpec, 'id' | 'version'>> = {}): FeatureSpec {
-  return validateSpec({ id: SPEC_ID, version: SPEC_VERSION, N: 1 << 18, fIn: 4, boolean: false, lMax: 4096, ...overrides });
+  return validateSpec({
+    id: SPEC_ID,
+    version: SPEC_VERSION,
+    N: 1 << 18,
+    fIn: 4,
+    boolean: false,
+    lMax: 4096,
+    ...overrides,
+  });
 }
 
 /** Checks a spec read from a model header; throws a clear error if unusable. */
