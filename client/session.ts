@@ -1,0 +1,299 @@
+// The client side of the session protocol (PROTOCOL.md §4) for spam: hello →
+// welcome (p0 checked against the joint seed), OT base + extension (pool
+// sized to the pending work, topped up on demand), then per email §2.4–§2.5
+// on the device, spam_request, garbled evaluation, spam_done. No DOM and no
+// Node-only API: the socket is anything with the browser WebSocket interface
+// (the `ws` package's WebSocket in Node).
+import { ProtocolError } from '../protocol/errors.js';
+import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
+import type { PackageHeader } from '../protocol/package.js';
+import { extractFeatures, validateSpec, type FeatureSpec } from '../models/features/index.js';
+import type { WasmCore } from '../wasm/ts/core.js';
+import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
+import type { ClientModel, ClientPublicKey, He, HeParams } from '../wasm/ts/he.js';
+import { OtReceiver } from '../wasm/ts/ot.js';
+import type { VerifiedPackage } from './download.js';
+
+/** The subset of the browser WebSocket API the client uses. */
+export interface SocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (ev: { data?: unknown; code?: number }) => void): void;
+}
+
+export type SocketFactory = (url: string) => SocketLike;
+
+/** A verified package loaded for the dot product. */
+export interface LoadedModel {
+  header: PackageHeader;
+  sha256: string;
+  params: HeParams;
+  spec: FeatureSpec;
+  model: ClientModel;
+  providerSeed: Uint8Array;
+}
+
+export function loadModel(he: He, pkg: VerifiedPackage): LoadedModel {
+  if (pkg.header.task !== 'spam') throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not spam`);
+  const params = pkg.header.params as HeParams;
+  const model = he.newClientModel(params);
+  model.push(pkg.body);
+  model.finish();
+  return {
+    header: pkg.header,
+    sha256: pkg.sha256,
+    params,
+    spec: validateSpec(pkg.header.featureSpec),
+    model,
+    providerSeed: hexToBytes(pkg.header.providerSeed),
+  };
+}
+
+export interface SpamVerdict {
+  messageId: string;
+  spam: boolean;
+  /** The model's label for the verdict ("spam" / "ham"). */
+  label: string;
+  /**
+   * Local only: the garbled output was not a valid label. The verdict is then
+   * "not spam", exactly as for a valid result, and the provider is told
+   * nothing different (selective-failure probes, §3).
+   */
+  invalidOutput: boolean;
+  /** Client CPU time for this email (features, dot product, extraction, evaluation), ms. */
+  clientMs: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+/** A ProtocolError from the provider's error frame, or a closed connection. */
+export class ConnectionClosed extends Error {
+  constructor(message = 'connection to the provider closed') {
+    super(message);
+    this.name = 'ConnectionClosed';
+  }
+}
+
+export interface SpamSessionOptions {
+  url: string;
+  token: string;
+  model: LoadedModel;
+  he: He;
+  socket: SocketFactory;
+  /** Expected number of emails, to size the first OT batch (pool top-ups follow on demand). */
+  expectedEmails?: number;
+  /** Local log for invalid garbled outputs (never sent). */
+  onInvalidOutput?: (messageId: string) => void;
+  timeoutMs?: number;
+}
+
+/** Most OTs fetched in one extension batch (wasm/ts/ot.ts MAX_BATCH minus the KOS overhead). */
+const MAX_EXTEND = (1 << 17) - 256;
+
+export class SpamSession {
+  private nextRequest = 1;
+  private readonly waiting = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
+  private closedError: Error | undefined;
+  private pk: ClientPublicKey | undefined;
+  private receiver: OtReceiver | undefined;
+  private sent = 0;
+  private received = 0;
+  sessionId = '';
+
+  private constructor(
+    private readonly ws: SocketLike,
+    private readonly opts: SpamSessionOptions,
+  ) {
+    ws.addEventListener('message', (ev) => this.onFrame(ev.data));
+    ws.addEventListener('close', () => this.onClose(new ConnectionClosed()));
+    ws.addEventListener('error', () => this.onClose(new ConnectionClosed('connection to the provider failed')));
+  }
+
+  /** Connects, authenticates, checks p0 and sets up OT. */
+  static async open(opts: SpamSessionOptions): Promise<SpamSession> {
+    const ws = opts.socket(opts.url);
+    ws.binaryType = 'arraybuffer';
+    await new Promise<void>((resolve, reject) => {
+      ws.addEventListener('open', () => resolve());
+      ws.addEventListener('error', () => reject(new ConnectionClosed(`cannot connect to ${opts.url}`)));
+      ws.addEventListener('close', () => reject(new ConnectionClosed(`cannot connect to ${opts.url}`)));
+    });
+    const s = new SpamSession(ws, opts);
+    try {
+      await s.handshake();
+    } catch (e) {
+      s.close();
+      throw e;
+    }
+    return s;
+  }
+
+  private async handshake(): Promise<void> {
+    const { he, model } = this.opts;
+    const clientNonce = he.randomSeed();
+    const w = await this.request('hello', 'welcome', {
+      token: this.opts.token,
+      modelId: model.header.modelId,
+      modelVersion: model.header.modelVersion,
+      clientNonce,
+    });
+    if (bytesToHex(w.packageSha256) !== model.sha256) {
+      throw new Error('the provider serves a different package for this model version than the one downloaded (§0.5: refusing)');
+    }
+    // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
+    this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
+    this.sessionId = w.sessionId;
+    this.receiver = new OtReceiver(he.core as WasmCore);
+    const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
+    this.receiver.finish(b.payload);
+    await this.topUp(this.opts.expectedEmails ?? 16);
+  }
+
+  /** Extends the OT pool to cover `emails` more comparisons. */
+  private async topUp(emails: number): Promise<void> {
+    const T = this.opts.model.params.T;
+    const n = Math.min(MAX_EXTEND, Math.max(T, emails * T));
+    await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(n) });
+  }
+
+  /**
+   * Classifies one delivered message privately. `raw` is the decrypted RFC 822
+   * message (its plaintext never leaves this function); `remaining` sizes pool top-ups.
+   */
+  async classify(messageId: string, raw: string | Uint8Array, remaining = 1): Promise<SpamVerdict> {
+    const { model, params, spec } = this.opts.model;
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    let cpu = performance.now();
+    const features = await extractFeatures(raw, spec);
+    const acc = model.dot(features);
+    let lwe: Uint8Array;
+    let mask: number;
+    try {
+      [{ lwe, mask }] = model.extract(acc, [0], this.pk!);
+    } finally {
+      acc.dispose();
+      features.counts.fill(0);
+      features.rows.fill(0);
+    }
+    const modT = 2 ** params.T;
+    const rPrime = (modT - mask) % modT;
+    mask = 0;
+    cpu = performance.now() - cpu;
+    if (this.receiver!.available < params.T) await this.topUp(remaining);
+    let t0 = performance.now();
+    const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
+    cpu += performance.now() - t0;
+    let gc: Uint8Array;
+    try {
+      gc = (await this.request('spam_request', 'spam_gc', { messageId, lwe, choices })).gc;
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    }
+    t0 = performance.now();
+    const result = evaluateSpam(pending, gc);
+    cpu += performance.now() - t0;
+    this.sendFrame('spam_done', this.nextRequest++, { messageId });
+    if (result.invalid) this.opts.onInvalidOutput?.(messageId);
+    const labels = this.opts.model.header.labels;
+    return {
+      messageId,
+      spam: result.spam,
+      label: labels[result.spam ? 1 : 0] ?? (result.spam ? 'spam' : 'ham'),
+      invalidOutput: result.invalid,
+      clientMs: cpu,
+      bytesSent: this.sent - sent0,
+      bytesReceived: this.received - recv0,
+    };
+  }
+
+  /** Says bye and closes; wipes the OT pool and the public key. */
+  close(): void {
+    if (this.ws.readyState === 1) {
+      this.sendFrame('bye', this.nextRequest++, {});
+      this.ws.close(1000, 'bye');
+    }
+    this.cleanup();
+  }
+
+  private cleanup(): void {
+    this.receiver?.close();
+    this.receiver = undefined;
+    this.pk?.dispose();
+    this.pk = undefined;
+  }
+
+  private sendFrame<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {
+    if (this.closedError) throw this.closedError;
+    const frame = encodeMessage(name, requestId, fields);
+    this.sent += frame.length;
+    this.ws.send(frame);
+  }
+
+  private request<K extends MessageName, R extends MessageName>(
+    name: K,
+    expect: R,
+    fields: Messages[K],
+  ): Promise<Extract<Message, { name: R }>> {
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new ConnectionClosed(`no answer to ${name} within ${this.opts.timeoutMs ?? 60_000} ms`));
+      }, this.opts.timeoutMs ?? 60_000);
+      this.waiting.set(id, {
+        resolve: (m) => {
+          clearTimeout(timer);
+          if (m.name === 'error') reject(new ProtocolError(m.code as never, m.message));
+          else if (m.name !== expect) reject(new Error(`expected ${expect} from the provider, got ${m.name}`));
+          else resolve(m as Extract<Message, { name: R }>);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      try {
+        this.sendFrame(name, id, fields);
+      } catch (e) {
+        this.waiting.get(id)?.reject(e as Error);
+        this.waiting.delete(id);
+      }
+    });
+  }
+
+  private onFrame(data: unknown): void {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : undefined;
+    if (!bytes) return;
+    this.received += bytes.length;
+    let m: Message;
+    try {
+      m = decodeMessage(bytes, 1 << 24);
+    } catch {
+      return this.onClose(new ConnectionClosed('the provider sent a malformed frame'));
+    }
+    const w = this.waiting.get(m.requestId);
+    if (!w) return; // e.g. an error frame for a request we did not await (spam_done)
+    this.waiting.delete(m.requestId);
+    w.resolve(m);
+  }
+
+  private onClose(e: Error): void {
+    if (this.closedError) return;
+    this.closedError = e;
+    for (const w of this.waiting.values()) w.reject(e);
+    this.waiting.clear();
+    this.cleanup();
+  }
+}
+
+function bytesToHex(b: Uint8Array): string {
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+function hexToBytes(h: string): Uint8Array {
+  return Uint8Array.from(h.match(/../g) ?? [], (x) => parseInt(x, 16));
+}

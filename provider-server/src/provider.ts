@@ -1,0 +1,48 @@
+// Assembles a running provider from a configuration: data directory, store,
+// model versions (built on first run), crypto worker pool, HTTP + WebSocket.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ServerConfig } from './config.js';
+import { FileModelCatalog, progressBar, type Progress } from './models.js';
+import { startServer, type RunningServer } from './server.js';
+import { Store } from './store.js';
+import { WorkerCrypto } from './worker-crypto.js';
+
+export interface Provider {
+  server: RunningServer;
+  store: Store;
+  catalog: FileModelCatalog;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string): Store {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  return new Store(path.join(dataDir, 'store.db'));
+}
+
+export async function startProvider(
+  config: ServerConfig,
+  opts: { log?: (line: string) => void; progress?: Progress } = {},
+): Promise<Provider> {
+  const store = openStore(config.dataDir);
+  const catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
+  const crypto = new WorkerCrypto(config.workers);
+  let server: RunningServer;
+  try {
+    server = await startServer({ config, store, crypto, models: catalog, log: opts.log });
+  } catch (e) {
+    await crypto.close();
+    store.close();
+    throw e;
+  }
+  return {
+    server,
+    store,
+    catalog,
+    async close() {
+      await server.close();
+      await crypto.close();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// ProviderCrypto backed by the worker pool (workers/crypto-worker.ts).
+// Session-scoped calls carry the session id as affinity key, so a session's
+// OT state always lives in the same worker.
+import type { ProviderCrypto, ServedModel } from './crypto.js';
+import { WorkerPool } from './workers/pool.js';
+
+export class WorkerCrypto implements ProviderCrypto {
+  private readonly pool: WorkerPool;
+
+  constructor(threads: number) {
+    this.pool = new WorkerPool(new URL('./workers/crypto-worker.ts', import.meta.url), threads);
+  }
+
+  publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array> {
+    return this.pool.run('publicKey', [model.keyFile, model.providerSeed, clientNonce]);
+  }
+
+  ot(sessionId: string, _model: ServedModel, payload: Uint8Array): Promise<Uint8Array> {
+    return this.pool.run('ot', [sessionId, payload], { affinity: sessionId });
+  }
+
+  spam(sessionId: string, model: ServedModel, lwe: Uint8Array, choices: Uint8Array): Promise<Uint8Array> {
+    return this.pool.run('spam', [sessionId, model.keyFile, model.params, lwe, choices], { affinity: sessionId });
+  }
+
+  async endSession(sessionId: string): Promise<void> {
+    await this.pool.run('endSession', [sessionId], { affinity: sessionId });
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}

@@ -1,0 +1,98 @@
+// Crypto worker: the provider's side of the private spam protocol, run off the
+// event loop. Holds the loaded secret keys (read from their 0600 files here,
+// never sent between threads) and each session's OT sender (sessions are
+// pinned to one worker by the pool's affinity key).
+import { loadHe, type HeParams, type ProviderKey } from '../../../wasm/ts/he.js';
+import { garbleSpam } from '../../../wasm/ts/gc.js';
+import { OtSender } from '../../../wasm/ts/ot.js';
+import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
+import { readSecretFile } from '../models.js';
+import { serveTasks } from './pool.js';
+
+const he = await loadHe();
+const keys = new Map<string, ProviderKey>();
+const sessions = new Map<string, OtSender>();
+
+/** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
+const OT_BASE_A = 0x01;
+const OT_EXTEND = 0x03;
+
+function coded(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** Maps a validation failure of the other party's bytes to an error frame code. */
+function rejectInput(e: unknown, what: string): never {
+  if (e instanceof WireError) {
+    // A failed KOS check aborts the OT session for good (wasm/ts/ot.ts).
+    throw coded(e.message, /consistency check|aborted|closed/.test(e.message) ? 'crypto_rejected' : 'bad_field');
+  }
+  if (e instanceof RangeError) throw coded(`${what}: ${e.message}`, 'bad_field');
+  throw e;
+}
+
+function key(keyFile: string): ProviderKey {
+  let k = keys.get(keyFile);
+  if (!k) {
+    const bytes = readSecretFile(keyFile);
+    try {
+      k = he.loadSecretKey(bytes);
+    } finally {
+      bytes.fill(0);
+    }
+    keys.set(keyFile, k);
+  }
+  return k;
+}
+
+function sender(sessionId: string): OtSender {
+  let s = sessions.get(sessionId);
+  if (!s) {
+    s = new OtSender(he.core);
+    sessions.set(sessionId, s);
+  }
+  return s;
+}
+
+serveTasks({
+  publicKey(keyFile: string, providerSeedHex: string, clientNonce: Uint8Array): Uint8Array {
+    return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
+  },
+
+  ot(sessionId: string, payload: Uint8Array): Uint8Array {
+    const s = sender(sessionId);
+    try {
+      if (payload[0] === OT_BASE_A) return s.respond(payload);
+      if (payload[0] === OT_EXTEND) {
+        s.acceptExtension(payload);
+        return new Uint8Array(0);
+      }
+    } catch (e) {
+      rejectInput(e, 'ot');
+    }
+    throw coded(`ot: unknown OT message tag ${payload[0]}`, 'bad_field');
+  },
+
+  spam(sessionId: string, keyFile: string, params: HeParams, lwe: Uint8Array, choice: Uint8Array): Uint8Array {
+    const s = sessions.get(sessionId);
+    if (!s || s.available === 0) throw coded('spam_request before OT setup (send ot base and extension first)', 'out_of_order');
+    let y: number;
+    try {
+      // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.
+      y = key(keyFile).decryptLwe(lwe, params);
+    } catch (e) {
+      // he.ts messages name sizes/ranges only, never secret values.
+      throw coded((e as Error).message, 'bad_field');
+    }
+    try {
+      return garbleSpam({ y, T: params.T }, s, choice);
+    } catch (e) {
+      rejectInput(e, 'spam_request.choices');
+    }
+  },
+
+  endSession(sessionId: string): void {
+    sessions.get(sessionId)?.close();
+    sessions.delete(sessionId);
+  },
+});
