@@ -192,6 +192,7 @@ export class OtReceiver {
         throw new Error('OT extension batch rejected by the core (size or counter)');
       }
       const u = core.copyOut(pu, BASE_OTS * stride);
+      this.deviate(u, stride);
       const seed = kosSeed(this.checkSeed, this.batch, L, u);
       core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt));
       const usable = L - KOS_EXTRA;
@@ -213,6 +214,12 @@ export class OtReceiver {
       ptrs.forEach((p, i) => core.wipeAndFree(p, sizes[i]));
     }
   }
+
+  /**
+   * Hook for tests that model a deviating receiver (e.g. other choice bits in
+   * one column of u); the honest receiver sends u unchanged.
+   */
+  protected deviate(_u: Uint8Array, _stride: number): void {}
 
   /** Takes the next n OTs: their global offset, choice bits c_j and labels t_j. @internal */
   take(n: number): { offset: number; rows: Uint8Array; bits: Uint8Array } {

@@ -1,0 +1,30 @@
+// A client/provider OT session wired back to back, for the GC/OT tests.
+import { loadCore, type WasmCore } from '../../ts/core.js';
+import { OtReceiver, OtSender } from '../../ts/ot.js';
+
+export interface Session {
+  core: WasmCore;
+  client: OtReceiver;
+  provider: OtSender;
+  /** Every message the client sent, in order (for structural checks). */
+  clientToProvider: Uint8Array[];
+}
+
+export async function openSession(pool = 4096): Promise<Session> {
+  const core = await loadCore();
+  const client = new OtReceiver(core);
+  const provider = new OtSender(core);
+  const clientToProvider: Uint8Array[] = [];
+  const a = client.start();
+  clientToProvider.push(a);
+  client.finish(provider.respond(a));
+  const ext = client.extend(pool);
+  clientToProvider.push(ext);
+  provider.acceptExtension(ext);
+  return { core, client, provider, clientToProvider };
+}
+
+/** Tops both pools up when fewer than n OTs remain. */
+export function ensurePool(s: Session, n: number): void {
+  if (s.client.available < n) s.provider.acceptExtension(s.client.extend(Math.max(n, 4096)));
+}
