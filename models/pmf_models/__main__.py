@@ -35,10 +35,12 @@ def print_side_by_side(res, labels):
     print_metrics("quantized", res["quantized"], labels)
     if "disagreements" in res:
         n = res["quantized"]["n"]
-        print(f"float vs quantized verdicts differ on {res['disagreements']}/{n} ({res['disagreements'] / max(n, 1):.4%})")
+        print(
+            f"float vs quantized verdicts differ on {res['disagreements']}/{n} ({res['disagreements'] / max(n, 1):.4%})"
+        )
     width = max(len(label) for label in labels)
     print("confusion (rows = true, columns = predicted, quantized):")
-    for label, row in zip(labels, res["quantized"]["confusion"]):
+    for label, row in zip(labels, res["quantized"]["confusion"], strict=True):
         print(f"  {label:>{width}} " + " ".join(f"{v:6d}" for v in row))
 
 
@@ -70,7 +72,9 @@ def cmd_train(a):
         write_model(a.public_out, ph, pw)
         if xt is not None:
             for b in (5, 10, 20):
-                print(f"public model: true topic among {b} candidates for {pipeline.candidate_recall(pw, xt, yt, b):.4f}")
+                print(
+                    f"public model: true topic among {b} candidates for {pipeline.candidate_recall(pw, xt, yt, b):.4f}"
+                )
         print(f"wrote {a.public_out} (public candidate model, {a.public_fraction:.0%} of the training data)")
     if a.report:
         Path(a.report).write_text(json.dumps(report))

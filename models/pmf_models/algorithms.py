@@ -92,7 +92,6 @@ def train(algorithm, x, y, n_classes, c=1.0, alpha=0.1):
     raise ValueError(f"unknown algorithm {algorithm!r} (spam: {', '.join(SPAM)}; topics: {', '.join(TOPICS)})")
 
 
-
 def scores(w, x):
     """Float scores (docs x B)."""
     return np.asarray(sparse.csr_matrix(x)[:, 1:] @ w[1:]) + w[0]

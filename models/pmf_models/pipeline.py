@@ -71,7 +71,11 @@ def fit(task, algorithm, labels, spec, x, y, b_in=None, select=None, threshold=0
         "scale": scale,
         "threshold": threshold,
         "selected": int(mask.sum()) if mask is not None else spec["N"],
-        "hyper": {"C": c} if algorithm in ("lr", "svm", "mlr", "ovr-svm") else {"alpha": alpha} if algorithm == "mnb" else {},
+        "hyper": {"C": c}
+        if algorithm in ("lr", "svm", "mlr", "ovr-svm")
+        else {"alpha": alpha}
+        if algorithm == "mnb"
+        else {},
     }
     return header, w_int, w
 
@@ -100,7 +104,7 @@ def metrics(y, pred, n_classes):
     binary = n_classes == 2
     avg = "binary" if binary else "macro"
     return {
-        "n": int(len(y)),
+        "n": len(y),
         "accuracy": float(accuracy_score(y, pred)),
         "precision": float(precision_score(y, pred, average=avg, zero_division=0)),
         "recall": float(recall_score(y, pred, average=avg, zero_division=0)),
