@@ -1,0 +1,146 @@
+// Headless client CLI.
+//   tsx client/cli.ts classify --server URL --token TOKEN [options] MAILBOX
+// MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
+// optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
+// $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
+// bytes sent/received) and a summary. With --state FILE, verdicts are appended
+// to FILE as JSON lines and a rerun resumes after the last recorded message.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { loadHe } from '../wasm/ts/he.js';
+import { createConnector } from './connect.js';
+import { readMailbox, type MailboxFormat, type MailItem } from './mailbox.js';
+import { DirectoryStorage } from './node-storage.js';
+import { decryptMessage, isEncrypted, loadPrivateKey } from './pgp.js';
+import { runClassification, type RunOutcome } from './runner.js';
+import type { SocketFactory } from './session.js';
+
+export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
+
+export interface Row {
+  id: string;
+  verdict: string;
+  label?: string;
+  clientMs?: number;
+  bytesSent?: number;
+  bytesReceived?: number;
+}
+
+export function outcomeRow(o: RunOutcome, label?: string): Row {
+  if (o.kind === 'verdict') {
+    return { id: o.messageId, verdict: o.label, label, clientMs: o.clientMs, bytesSent: o.bytesSent, bytesReceived: o.bytesReceived };
+  }
+  return { id: o.messageId, verdict: o.kind.replace('_', '-'), label };
+}
+
+const pad = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s.padEnd(n));
+const num = (v: number | undefined, digits = 0): string => (v === undefined ? '-' : v.toFixed(digits));
+
+export function formatRow(r: Row, extra: string[] = []): string {
+  return [pad(r.id, 36), pad(r.verdict, 18), num(r.clientMs, 1).padStart(9), num(r.bytesSent).padStart(9), num(r.bytesReceived).padStart(9), ...extra].join('  ');
+}
+
+
+export function header(extra: string[] = []): string {
+  return [pad('message id', 36), pad('verdict', 18), 'client ms'.padStart(9), 'sent B'.padStart(9), 'recv B'.padStart(9), ...extra].join('  ');
+}
+
+export function summary(rows: Row[]): string {
+  const v = rows.filter((r) => r.clientMs !== undefined);
+  const mean = (f: (r: Row) => number): number => (v.length ? v.reduce((s, r) => s + f(r), 0) / v.length : 0);
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.verdict, (counts.get(r.verdict) ?? 0) + 1);
+  return [
+    `${rows.length} messages: ${[...counts].map(([k, n]) => `${n} ${k}`).join(', ')}`,
+    `per email (mean over ${v.length} classified): client ${mean((r) => r.clientMs!).toFixed(1)} ms, sent ${mean((r) => r.bytesSent!).toFixed(0)} B, received ${mean((r) => r.bytesReceived!).toFixed(0)} B`,
+  ].join('\n');
+}
+
+function readDone(stateFile: string | undefined): Map<string, Row> {
+  const done = new Map<string, Row>();
+  if (!stateFile || !fs.existsSync(stateFile)) return done;
+  for (const line of fs.readFileSync(stateFile, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const r = JSON.parse(line) as Row;
+    done.set(r.id, r);
+  }
+  return done;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      server: { type: 'string' },
+      token: { type: 'string' },
+      model: { type: 'string', default: 'spam' },
+      key: { type: 'string' },
+      passphrase: { type: 'string' },
+      format: { type: 'string' },
+      state: { type: 'string' },
+      cache: { type: 'string', default: path.join(os.homedir(), '.cache', 'pmf-client') },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [cmd, input] = positionals;
+  if (values.help || cmd !== 'classify' || !input || !values.server) {
+    console.error(
+      'usage: tsx client/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] MAILBOX',
+    );
+    return 2;
+  }
+  const token = values.token ?? process.env.PMF_TOKEN;
+  if (!token) throw new Error('a bearer token is needed (--token or $PMF_TOKEN)');
+  const format = values.format as MailboxFormat | undefined;
+  if (format && !['jsonl', 'mbox', 'maildir'].includes(format)) throw new Error(`unknown format ${format}`);
+  const items: MailItem[] = readMailbox(input, format);
+  const keys = values.key ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)] : [];
+  const he = await loadHe();
+  const connector = createConnector({
+    server: values.server,
+    token,
+    modelId: values.model,
+    he,
+    storage: new DirectoryStorage(values.cache!),
+    socket: nodeSocket,
+    onDownloadProgress: (r, t) => process.stderr.write(`\rmodel package: ${((100 * r) / t).toFixed(0)}%${r === t ? '\n' : ''}`),
+    onInvalidOutput: (id) => console.error(`note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`),
+  });
+  const done = readDone(values.state);
+  const rows: Row[] = [...done.values()];
+  console.log(header());
+  for (const r of rows) console.log(formatRow(r, ['(recorded)']));
+  await runClassification(
+    items.map((m) => ({
+      id: m.id,
+      raw: async () => (isEncrypted(m.raw) ? decryptMessage(m.raw, keys) : m.raw),
+    })),
+    {
+      connect: (remaining) => connector.connect(remaining),
+      done: new Set(done.keys()),
+      onReconnect: (n, e) => console.error(`connection lost (${e.message}); reconnecting, attempt ${n}`),
+      onOutcome: (o) => {
+        const row = outcomeRow(o);
+        rows.push(row);
+        if (values.state) fs.appendFileSync(values.state, `${JSON.stringify(row)}\n`);
+        console.log(formatRow(row));
+      },
+    },
+  );
+  console.log(summary(rows));
+  return 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('client/cli.ts')) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(`error: ${(e as Error).message}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,76 @@
+// Connecting to a provider: model package (downloaded once, re-fetched when
+// the provider says it is outdated) + session. Shared by the CLI and the demo;
+// the extension wires the same pieces with IndexedDB storage and its socket.
+import { ProtocolError } from '../protocol/errors.js';
+import type { He } from '../wasm/ts/he.js';
+import { ensurePackage, type PackageStorage } from './download.js';
+import { loadModel, SpamSession, type LoadedModel, type SocketFactory } from './session.js';
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** ws(s)://host/session for an http(s) base; plain http only to a loopback host (tokens travel in the clear otherwise). */
+export function sessionUrl(base: string): string {
+  const u = new URL(base);
+  if (u.protocol === 'http:' && !LOOPBACK.test(u.hostname)) {
+    throw new Error(`refusing plain http:// to ${u.hostname}: use https:// (plain transport is for loopback only)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`provider URL must be http(s)://, got ${u.protocol}`);
+  return `${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host}/session`;
+}
+
+export interface ConnectorOptions {
+  server: string;
+  token: string;
+  modelId?: string;
+  he: He;
+  storage: PackageStorage;
+  socket: SocketFactory;
+  onDownloadProgress?: (received: number, total: number) => void;
+  onInvalidOutput?: (messageId: string) => void;
+}
+
+export interface Connector {
+  connect(remaining: number): Promise<SpamSession>;
+  /** The model currently in use (after the first connect). */
+  model(): LoadedModel | undefined;
+}
+
+export function createConnector(opts: ConnectorOptions): Connector {
+  const url = sessionUrl(opts.server);
+  let loaded: LoadedModel | undefined;
+  const refresh = async (): Promise<LoadedModel> => {
+    const pkg = await ensurePackage({
+      baseUrl: opts.server,
+      modelId: opts.modelId ?? 'spam',
+      storage: opts.storage,
+      onProgress: opts.onDownloadProgress,
+    });
+    if (loaded?.sha256 !== pkg.sha256) {
+      loaded?.model.dispose();
+      loaded = loadModel(opts.he, pkg);
+    }
+    return loaded;
+  };
+  return {
+    model: () => loaded,
+    async connect(remaining: number): Promise<SpamSession> {
+      const open = async (): Promise<SpamSession> =>
+        SpamSession.open({
+          url,
+          token: opts.token,
+          model: loaded ?? (await refresh()),
+          he: opts.he,
+          socket: opts.socket,
+          expectedEmails: remaining,
+          onInvalidOutput: opts.onInvalidOutput,
+        });
+      try {
+        return await open();
+      } catch (e) {
+        if (!(e instanceof ProtocolError && e.code === 'model_outdated')) throw e;
+        await refresh(); // the provider rotated its model: fetch the new version and retry once
+        return open();
+      }
+    },
+  };
+}

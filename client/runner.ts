@@ -1,0 +1,77 @@
+// Classifies a list of messages against a provider, surviving provider
+// restarts: on a dropped connection it reconnects (with backoff) and resumes
+// at the first message without a verdict. A message is never classified
+// twice: verdicts already recorded (e.g. in the CLI's results file) are
+// skipped, and if the provider says a message was already classified (its
+// answer was lost with the connection) it is reported as such, not retried.
+import { ProtocolError } from '../protocol/errors.js';
+import { ConnectionClosed, type SpamSession, type SpamVerdict } from './session.js';
+
+export interface RunItem {
+  id: string;
+  /** Decrypted RFC 822 message, produced lazily (decryption happens only when needed). */
+  raw: () => Promise<string | Uint8Array>;
+}
+
+export type RunOutcome =
+  | ({ kind: 'verdict' } & SpamVerdict)
+  | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
+
+export interface RunOptions {
+  /** Opens a fresh session (downloading a newer model first if needed). */
+  connect(remaining: number): Promise<SpamSession>;
+  /** Ids that already have a recorded outcome. */
+  done?: ReadonlySet<string>;
+  onOutcome(o: RunOutcome): void | Promise<void>;
+  onReconnect?(attempt: number, error: Error): void;
+  /** Give up after this long without being able to reconnect. */
+  reconnectWindowMs?: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function runClassification(items: RunItem[], opts: RunOptions): Promise<void> {
+  const todo = items.filter((i) => !opts.done?.has(i.id));
+  let session: SpamSession | undefined;
+  const window = opts.reconnectWindowMs ?? 60_000;
+  try {
+    for (let i = 0; i < todo.length; i++) {
+      const item = todo[i];
+      let raw: string | Uint8Array;
+      try {
+        raw = await item.raw();
+      } catch (e) {
+        await opts.onOutcome({ kind: 'failed', messageId: item.id, detail: `cannot read/decrypt: ${(e as Error).message}` });
+        continue;
+      }
+      let delay = 200;
+      let firstFailure = 0;
+      let attempt = 0;
+      for (;;) {
+        try {
+          session ??= await opts.connect(todo.length - i);
+          const v = await session.classify(item.id, raw, todo.length - i);
+          await opts.onOutcome({ kind: 'verdict', ...v });
+          break;
+        } catch (e) {
+          if (e instanceof ProtocolError && (e.code === 'already_classified' || e.code === 'unknown_message')) {
+            await opts.onOutcome({ kind: e.code, messageId: item.id, detail: e.message });
+            break;
+          }
+          const transient =
+            e instanceof ConnectionClosed || (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
+          if (!transient) throw e;
+          session?.close();
+          session = undefined;
+          firstFailure ||= Date.now();
+          if (Date.now() - firstFailure > window) throw e;
+          opts.onReconnect?.(++attempt, e as Error);
+          await sleep(e instanceof ProtocolError && e.code === 'rate_limited' ? 5000 : delay);
+          delay = Math.min(5000, delay * 2);
+        }
+      }
+    }
+  } finally {
+    session?.close();
+  }
+}

@@ -1,0 +1,68 @@
+// provider-server command line.
+//   tsx provider-server/src/cli.ts serve [--config FILE]
+//   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
+//   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
+//   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
+// Configuration: the JSON file and PMF_* environment variables (config.ts).
+// Admin commands open the same SQLite store as a running server (WAL mode).
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { messageIdOf } from '../../client/mailbox.js';
+import { loadConfig } from './config.js';
+import { openStore, startProvider } from './provider.js';
+
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...> [--config FILE]`;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
+  const [cmd, ...rest] = positionals;
+  const config = loadConfig({ file: values.config });
+  if (cmd === 'serve') {
+    const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
+    console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
+    for (const m of p.catalog.all()) console.error(`[provider] model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
+    const stop = (): void => {
+      console.error('[provider] shutting down');
+      p.close().then(() => process.exit(0));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return new Promise<number>(() => {}); // runs until a signal
+  }
+  const store = openStore(config.dataDir);
+  try {
+    if (cmd === 'add-user' && rest.length === 1) {
+      console.log(store.addUser(rest[0]).token);
+    } else if (cmd === 'issue-token' && rest.length === 1) {
+      const id = store.userId(rest[0]);
+      if (id === undefined) throw new Error(`no user ${rest[0]}`);
+      console.log(store.issueToken(id));
+    } else if (cmd === 'deliver' && rest.length >= 2) {
+      const id = store.userId(rest[0]);
+      if (id === undefined) throw new Error(`no user ${rest[0]}`);
+      for (const file of rest.slice(1)) {
+        const raw = fs.readFileSync(file, 'utf8');
+        const messageId = messageIdOf(raw, path.basename(file));
+        store.deliver(id, messageId, raw);
+        console.log(`delivered ${messageId}`);
+      }
+    } else {
+      console.error(USAGE);
+      return 2;
+    }
+  } finally {
+    store.close();
+  }
+  return 0;
+}
+
+if (process.argv[1]?.endsWith('provider-server/src/cli.ts')) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(`error: ${(e as Error).message}`);
+      process.exit(1);
+    },
+  );
+}
