@@ -43,7 +43,10 @@ describe('he homomorphic correctness', () => {
       const email = randomEmail(3000, 2000, 15); // |Σ| ≈ 3.8M ≫ 2^10
       const acc = t.model.dot(email);
       for (const x of t.model.extract(acc, [0, 4], t.pk))
-        assert.equal(unblind(t.params, t.sk.decryptLwe(x.lwe, t.params), x.mask), plainDot(t.params, w, email, x.index));
+        assert.equal(
+          unblind(t.params, t.sk.decryptLwe(x.lwe, t.params), x.mask),
+          plainDot(t.params, w, email, x.index),
+        );
     }
   });
 
@@ -69,7 +72,10 @@ describe('he homomorphic correctness', () => {
     for (const model of [s.model, lazy]) {
       const acc = model.dot(email);
       for (const x of model.extract(acc, [0, 1, 2], s.pk))
-        assert.equal(unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask), plainDot(s.params, s.weights, email, x.index));
+        assert.equal(
+          unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask),
+          plainDot(s.params, s.weights, email, x.index),
+        );
     }
   });
 

@@ -80,7 +80,8 @@ describe('he known answers', () => {
       });
       const ref = referenceExpand(SEED, limb);
       const view = new DataView(got.buffer);
-      for (let i = 0; i < HE_N; i++) assert.equal(view.getBigUint64(8 * i, true), ref[i], `limb ${limb} coefficient ${i}`);
+      for (let i = 0; i < HE_N; i++)
+        assert.equal(view.getBigUint64(8 * i, true), ref[i], `limb ${limb} coefficient ${i}`);
       const digest = createHash('sha256').update(got).digest('hex');
       assert.equal(digest, PINNED_EXPANSION[limb], `limb ${limb} digest`);
     }
@@ -122,7 +123,10 @@ describe('he known answers', () => {
     const delta = (HE_Q1 * HE_Q2 - 1n) / 2n ** 24n;
     const limbs = QS.map((q, l) => {
       const a = referenceExpand(SEED, l);
-      return pack(a.map((ai, i) => mod(-ai + delta * (m[i] ?? 0n), q)), 54);
+      return pack(
+        a.map((ai, i) => mod(-ai + delta * (m[i] ?? 0n), q)),
+        54,
+      );
     });
     const record = new Uint8Array([...SEED, ...limbs[0], ...limbs[1]]);
     assert.equal(record.length, heLayout(p).recordBytes);
@@ -142,4 +146,7 @@ describe('he known answers', () => {
 });
 
 // SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f.
-const PINNED_EXPANSION = ['6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a', '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe'];
+const PINNED_EXPANSION = [
+  '6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a',
+  '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe',
+];

@@ -23,11 +23,15 @@ describe('he noise', () => {
     const sumX = 1 + email.counts.reduce((a, c) => a + c, 0);
     const acc = s.model.dot(email);
     const samples: number[] = [];
-    for (let j = 0; j < 4096; j += 16) samples.push(Number(s.model.accumulatorNoise(s.sk, acc, j, plainDot(s.params, s.weights, email, j))));
+    for (let j = 0; j < 4096; j += 16)
+      samples.push(Number(s.model.accumulatorNoise(s.sk, acc, j, plainDot(s.params, s.weights, email, j))));
     const { sd, max } = stats(samples);
     const predicted = Math.sqrt((ETA / 2) * sumSq);
     assert.ok(max <= ETA * sumX, `max |noise| ${max} ≤ worst case ${ETA * sumX}`);
-    assert.ok(sd > 0.75 * predicted && sd < 1.25 * predicted, `sd ${sd.toFixed(1)} vs predicted ${predicted.toFixed(1)}`);
+    assert.ok(
+      sd > 0.75 * predicted && sd < 1.25 * predicted,
+      `sd ${sd.toFixed(1)} vs predicted ${predicted.toFixed(1)}`,
+    );
   });
 
   it('L = 5000, counts 15: 0 decryption failures in 2000 trials; visible noise σ ≈ √(n·(2/3)/12) ≪ margin', async () => {

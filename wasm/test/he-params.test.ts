@@ -18,7 +18,10 @@ function isPrime(n: bigint): boolean {
   if (bases.some((p) => n % p === 0n)) return false;
   let d = n - 1n;
   let s = 0;
-  while (!(d & 1n)) (d >>= 1n), s++;
+  while (!(d & 1n)) {
+    d >>= 1n;
+    s++;
+  }
   return bases.every((a) => {
     let x = powMod(a, d, n);
     if (x === 1n || x === n - 1n) return true;
@@ -38,7 +41,8 @@ describe('he parameters (§1)', () => {
     }
     // Nothing of the form k·2^32 + 1 between them or above q1 is prime.
     const primes: bigint[] = [];
-    for (let k = 2n ** 22n - 1n; primes.length < 2; k--) if (isPrime(k * 2n ** 32n + 1n)) primes.push(k * 2n ** 32n + 1n);
+    for (let k = 2n ** 22n - 1n; primes.length < 2; k--)
+      if (isPrime(k * 2n ** 32n + 1n)) primes.push(k * 2n ** 32n + 1n);
     assert.deepEqual(primes, [HE_Q1, HE_Q2]);
     assert.ok(HE_Q1 * HE_Q2 < 2n ** 109n, 'log2 q ≤ 109 for 128-bit security at n = 4096');
   });
@@ -67,7 +71,7 @@ describe('he parameters (§1)', () => {
     const spam = heLayout(makeParams({ N: 5_000_000, B: 1, T: 24 }));
     assert.equal(spam.rowsPerCt, 4096);
     assert.equal(spam.ctCount, Math.ceil(5_000_001 / 4096));
-    assert.equal(spam.recordBytes, 32 + 2 * 4096 * 54 / 8);
+    assert.equal(spam.recordBytes, 32 + (2 * 4096 * 54) / 8);
     assert.ok(spam.bodyBytes <= 70e6, `spam model ${spam.bodyBytes} bytes`);
     assert.equal(spam.lweBytes, 3 + Math.ceil((4097 * 36) / 8));
     const topics = heLayout(makeParams({ N: 20_000, B: 2048 }));

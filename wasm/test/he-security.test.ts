@@ -4,6 +4,7 @@
 // the joint seed (property 4) and validation of what the other side sends.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Features } from '../ts/he.js';
 import { plainDot, randomEmail, setup, unblind, visibleNoise } from './he/fixtures.js';
 
 /** Two-sample Kolmogorov–Smirnov statistic. */
@@ -60,7 +61,7 @@ describe('he security properties', () => {
     const s = await setup({ N: 20_000, B: 1, T: 24, f_in: 4 });
     const emailA = { rows: new Uint32Array([1]), counts: new Uint32Array([1]) };
     const emailB = randomEmail(20_000, 5000, 15);
-    const noiseOf = (email: typeof emailA, n: number): number[] => {
+    const noiseOf = (email: Features, n: number): number[] => {
       const acc = s.model.dot(email);
       return Array.from({ length: n }, () => visibleNoise(s, s.model.extract(acc, [0], s.pk)[0].lwe));
     };
@@ -71,7 +72,12 @@ describe('he security properties', () => {
     assert.ok(d < critical, `KS D = ${d.toFixed(3)} ≥ ${critical.toFixed(3)}`);
     // The same statistic separates distributions shifted by half a σ, so it
     // is not vacuous at this sample size.
-    assert.ok(ks(A, A.map((v) => v + 8)) > critical);
+    assert.ok(
+      ks(
+        A,
+        A.map((v) => v + 8),
+      ) > critical,
+    );
   });
 
   it('refuses to send when the honest noise could exceed what flooding hides (2^(F−40))', async () => {

@@ -39,7 +39,15 @@ const MAX_FIN = 10;
 const SEED_BYTES = 32;
 
 /** Parameters with the defaults of PROTOCOL.md §1 (Q = T + 12, F = 62). */
-export function makeParams(p: { N: number; B: number; T?: number; b_in?: number; f_in?: number; Q?: number; F?: number }): HeParams {
+export function makeParams(p: {
+  N: number;
+  B: number;
+  T?: number;
+  b_in?: number;
+  f_in?: number;
+  Q?: number;
+  F?: number;
+}): HeParams {
   const T = p.T ?? 24;
   return validateParams({
     n: HE_N,
@@ -88,7 +96,13 @@ export function heLayout(p: HeParams): {
   const rowsPerCt = Math.floor(HE_N / p.B);
   const ctCount = Math.ceil((p.N + 1) / rowsPerCt);
   const recordBytes = SEED_BYTES + (2 * HE_N * 54) / 8;
-  return { rowsPerCt, ctCount, recordBytes, bodyBytes: ctCount * recordBytes, lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8) };
+  return {
+    rowsPerCt,
+    ctCount,
+    recordBytes,
+    bodyBytes: ctCount * recordBytes,
+    lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8),
+  };
 }
 
 const STATUS: Record<number, string> = {
@@ -226,7 +240,8 @@ export class ProviderKey extends Handle {
         for (let i = 0; i < chunk.length; i++) {
           const w = chunk[i];
           if (seen >= total) throw new Error(`model weights: more than (N+1)·B = ${total} values`);
-          if (!(w >= -limit && w <= limit)) throw new Error(`model weights: value ${seen} is outside ±${limit} (b_in = ${p.b_in})`);
+          if (!(w >= -limit && w <= limit))
+            throw new Error(`model weights: value ${seen} is outside ±${limit} (b_in = ${p.b_in})`);
           plain[filled++] = (w & tmask) >>> 0; // two's complement mod 2^T (§2.4)
           seen++;
           if (filled === perCt) yield flush();
@@ -417,7 +432,9 @@ export class He {
   /** Validates and loads a serialized secret key (precomputes its NTT form). */
   loadSecretKey(bytes: Uint8Array): ProviderKey {
     const core = this.core;
-    const [ptr, st] = withStatus(core, (sp) => core.withBuffers([bytes], (bp) => core.fn('pmf_he_sk_load')(bp, bytes.length, sp)));
+    const [ptr, st] = withStatus(core, (sp) =>
+      core.withBuffers([bytes], (bp) => core.fn('pmf_he_sk_load')(bp, bytes.length, sp)),
+    );
     check(st, 'secret key');
     return new ProviderKey(core, ptr, 'pmf_he_sk_free');
   }

@@ -32,9 +32,10 @@ void wipe(void* p, size_t len) {
 
 }  // namespace
 
-void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3], uint8_t out[64]) {
-  const uint32_t init[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, key[0],   key[1],
-                             key[2],     key[3],     key[4],     key[5],     key[6],   key[7],
+void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                    uint8_t out[64]) {
+  const uint32_t init[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, key[0], key[1],
+                             key[2],     key[3],     key[4],     key[5],     key[6], key[7],
                              counter,    nonce[0],   nonce[1],   nonce[2]};
   uint32_t x[16];
   memcpy(x, init, sizeof x);
@@ -112,6 +113,7 @@ FreshPrg::FreshPrg() : ChaCha20Stream(Seed().key, kZeroNonce) {}
 }  // namespace pmf
 
 // Keystream for (key, nonce) from block 0: known-answer tests against RFC 8439.
-PMF_EXPORT void pmf_prg_chacha20(const uint8_t* key, const uint8_t* nonce, uint8_t* out, size_t len) {
+PMF_EXPORT void pmf_prg_chacha20(const uint8_t* key, const uint8_t* nonce, uint8_t* out,
+                                 size_t len) {
   pmf::ChaCha20Stream(key, nonce).read(out, len);
 }

@@ -9,7 +9,8 @@
 namespace pmf {
 
 // One 64-byte keystream block for (key, counter, nonce), RFC 8439 §2.3.
-void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3], uint8_t out[64]);
+void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                    uint8_t out[64]);
 
 class ChaCha20Stream {
  public:

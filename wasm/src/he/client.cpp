@@ -44,19 +44,22 @@ void shift_add(uint64_t* dst, const uint64_t* src, size_t k, uint64_t x, uint64_
   size_t i = 0;
   if (x == 1) {
     for (; i + 2 <= head; i += 2)
-      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i), wasm_v128_load(src + k + i)));
+      wasm_v128_store(dst + i,
+                      wasm_i64x2_add(wasm_v128_load(dst + i), wasm_v128_load(src + k + i)));
     for (; i < head; ++i) dst[i] += src[k + i];
     for (; i + 2 <= kN; i += 2)
       wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
                                               wasm_i64x2_sub(vxq, wasm_v128_load(src + i - head))));
   } else {
     for (; i + 2 <= head; i += 2)
-      wasm_v128_store(dst + i,
-                      wasm_i64x2_add(wasm_v128_load(dst + i), wasm_i64x2_mul(vx, wasm_v128_load(src + k + i))));
+      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
+                                              wasm_i64x2_mul(vx, wasm_v128_load(src + k + i))));
     for (; i < head; ++i) dst[i] += x * src[k + i];
     for (; i + 2 <= kN; i += 2)
-      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
-                                              wasm_i64x2_sub(vxq, wasm_i64x2_mul(vx, wasm_v128_load(src + i - head)))));
+      wasm_v128_store(
+          dst + i,
+          wasm_i64x2_add(wasm_v128_load(dst + i),
+                         wasm_i64x2_sub(vxq, wasm_i64x2_mul(vx, wasm_v128_load(src + i - head)))));
   }
   for (; i < kN; ++i) dst[i] += x * (q - src[i - head]);
 #else
@@ -154,7 +157,8 @@ Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
   m->cache_a = cache_a;
   m->seeds = static_cast<uint8_t*>(malloc(size_t(m->cts) * kSeedBytes));
   m->b = static_cast<uint8_t*>(calloc(size_t(m->cts) * kLimbs * kPackedLimbBytes + 8, 1));
-  if (cache_a) m->a = static_cast<uint64_t*>(malloc(size_t(m->cts) * kLimbs * kN * sizeof(uint64_t)));
+  if (cache_a)
+    m->a = static_cast<uint64_t*>(malloc(size_t(m->cts) * kLimbs * kN * sizeof(uint64_t)));
   if (!m->seeds || !m->b || (cache_a && !m->a)) {
     delete m;
     return nullptr;
@@ -171,34 +175,40 @@ Status model_add(Model& m, const uint8_t* records, size_t count) {
   for (size_t r = 0; r < count && st == kOk; ++r) {
     const uint8_t* rec = records + r * kRecordBytes;
     for (size_t l = 0; l < kLimbs && st == kOk; ++l)
-      if (!unpack_bits(rec + kSeedBytes + l * kPackedLimbBytes, kN, kQBits, kQ[l], tmp)) st = kOutOfRange;
+      if (!unpack_bits(rec + kSeedBytes + l * kPackedLimbBytes, kN, kQBits, kQ[l], tmp))
+        st = kOutOfRange;
     if (st != kOk) break;
     const uint32_t ct = m.loaded;
     memcpy(m.seeds + size_t(ct) * kSeedBytes, rec, kSeedBytes);
-    memcpy(m.b + size_t(ct) * kLimbs * kPackedLimbBytes, rec + kSeedBytes, kLimbs * kPackedLimbBytes);
+    memcpy(m.b + size_t(ct) * kLimbs * kPackedLimbBytes, rec + kSeedBytes,
+           kLimbs * kPackedLimbBytes);
     if (m.cache_a)
-      for (size_t l = 0; l < kLimbs; ++l) expand_uniform(rec, l, m.a + (size_t(ct) * kLimbs + l) * kN);
+      for (size_t l = 0; l < kLimbs; ++l)
+        expand_uniform(rec, l, m.a + (size_t(ct) * kLimbs + l) * kN);
     m.loaded = ct + 1;
   }
   free(tmp);
   return st;
 }
 
-Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
-           Accumulator& acc) {
+Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
+           uint32_t max_count, Accumulator& acc) {
   if (m.loaded != m.cts) return kBadState;
   if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
   acc.features.clear();
   acc.features.reserve(len + 1);
   acc.features.push_back(1);  // bias: row 0, x = 1
   for (size_t i = 0; i < len; ++i) {
-    if (rows[i] < 1 || rows[i] >= m.rows || counts[i] < 1 || counts[i] > max_count) return kBadFeature;
+    if (rows[i] < 1 || rows[i] >= m.rows || counts[i] < 1 || counts[i] > max_count)
+      return kBadFeature;
     acc.features.push_back(uint64_t(rows[i]) << 32 | counts[i]);
   }
-  std::sort(acc.features.begin(), acc.features.end());  // one expansion per ciphertext, cache-friendly
+  std::sort(acc.features.begin(),
+            acc.features.end());  // one expansion per ciphertext, cache-friendly
 
   memset(acc.a, 0, sizeof acc.a);
-  uint64_t* scratch = m.cache_a ? nullptr : static_cast<uint64_t*>(malloc(kLimbs * kN * sizeof(uint64_t)));
+  uint64_t* scratch =
+      m.cache_a ? nullptr : static_cast<uint64_t*>(malloc(kLimbs * kN * sizeof(uint64_t)));
   if (!m.cache_a && !scratch) return kNoMemory;
   uint32_t expanded = UINT32_MAX;
   uint64_t budget = 0;
@@ -209,7 +219,8 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
     const uint64_t* a = m.a + size_t(ct) * kLimbs * kN;
     if (!m.cache_a) {
       if (ct != expanded)
-        for (size_t l = 0; l < kLimbs; ++l) expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
+        for (size_t l = 0; l < kLimbs; ++l)
+          expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
       expanded = ct;
       a = scratch;
     }
@@ -226,8 +237,8 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
   return kOk;
 }
 
-Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T, unsigned Q,
-               unsigned F, uint8_t* out, uint32_t& mask) {
+Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T,
+               unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
   if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > 56 || F < 1 || F > 62) return kBadParams;
   if (acc.features.empty()) return kBadState;
   // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
@@ -255,10 +266,12 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint
     ntt_forward(za, t);
     pointwise_mul(za, za, pk.p1_ntt[l], pk.p1_ntt_shoup[l], t);
     ntt_inverse(za, t);
-    for (size_t i = 0; i < kN; ++i) za[i] = add_mod(add_mod(za[i], from_signed(sc->e2[i], q), q), acc.a[l][i], q);
+    for (size_t i = 0; i < kN; ++i)
+      za[i] = add_mod(add_mod(za[i], from_signed(sc->e2[i], q), q), acc.a[l][i], q);
     // b-part at j: acc.b[j] + (p0·u)[j] + e1 + Δ·r + E.
     const uint64_t d = delta_mod(T, l);
-    uint64_t b = add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc->u, j, t), q);
+    uint64_t b =
+        add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc->u, j, t), q);
     b = add_mod(b, from_signed(e1, q), q);
     b = add_mod(b, mul_shoup(r, d, shoup_precompute(d, q), q), q);
     b = add_mod(b, reduce64(flood, q, t.one_shoup), q);
@@ -288,8 +301,8 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint
   return kOk;
 }
 
-Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j, unsigned T, uint32_t d,
-                 int64_t& noise) {
+Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j,
+                 unsigned T, uint32_t d, int64_t& noise) {
   if (j >= m.width || T < 1 || T > kMaxT) return kBadParams;
   using u128 = unsigned __int128;
   uint64_t phase[kLimbs];

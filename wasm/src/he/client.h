@@ -20,9 +20,9 @@ struct Model {
   uint32_t cts = 0;
   uint32_t loaded = 0;
   bool cache_a = false;
-  uint8_t* seeds = nullptr;   // cts × 32
-  uint8_t* b = nullptr;       // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
-  uint64_t* a = nullptr;      // cts × 2 × n when cache_a
+  uint8_t* seeds = nullptr;  // cts × 32
+  uint8_t* b = nullptr;      // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
+  uint64_t* a = nullptr;     // cts × 2 × n when cache_a
   ~Model();
 };
 
@@ -42,18 +42,18 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 
 // acc = X^0·ct[0] (bias, x = 1) + Σ count_f · X^{−offset(f)} · ct[row_f];
 // rows in 1..N, counts in 1..max_count.
-Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
-           Accumulator& acc);
+Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
+           uint32_t max_count, Accumulator& acc);
 
 // §2.5 for coefficient j: fresh encryption of zero, extraction, blinding by
 // Δ·r (r returned in mask), flooding with E uniform in [−2^F, 2^F), modulus
 // switch to 2^Q and bit-packing into out (lwe_bytes(Q) bytes).
-Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T, unsigned Q,
-               unsigned F, uint8_t* out, uint32_t& mask);
+Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T,
+               unsigned Q, unsigned F, uint8_t* out, uint32_t& mask);
 
 // Diagnostics for tests, needing the secret key: the noise of coefficient j
 // of acc (before anything of §2.5) given the expected plaintext d.
-Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j, unsigned T, uint32_t d,
-                 int64_t& noise);
+Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j,
+                 unsigned T, uint32_t d, int64_t& noise);
 
 }  // namespace pmf::he

@@ -13,12 +13,18 @@ using namespace pmf::he;
 
 PMF_EXPORT int pmf_he_layout(int what) {
   switch (what) {
-    case 0: return int(kN);
-    case 1: return int(kSecretKeyBytes);
-    case 2: return int(kPublicKeyBytes);
-    case 3: return int(kRecordBytes);
-    case 4: return int(kQBits);
-    default: return -1;
+    case 0:
+      return int(kN);
+    case 1:
+      return int(kSecretKeyBytes);
+    case 2:
+      return int(kPublicKeyBytes);
+    case 3:
+      return int(kRecordBytes);
+    case 4:
+      return int(kQBits);
+    default:
+      return -1;
   }
 }
 
@@ -29,7 +35,9 @@ PMF_EXPORT uint32_t pmf_he_prime(int limb, int hi) {
 
 PMF_EXPORT int pmf_he_lwe_bytes(unsigned Q) { return int(lwe_bytes(Q)); }
 
-PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) { expand_uniform(seed, size_t(limb), out); }
+PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) {
+  expand_uniform(seed, size_t(limb), out);
+}
 
 PMF_EXPORT void pmf_he_sk_generate(uint8_t* out) { sk_generate(out); }
 
@@ -52,7 +60,8 @@ PMF_EXPORT void pmf_he_sk_free(SecretKey* sk) {
   delete sk;
 }
 
-PMF_EXPORT int pmf_he_encrypt_record(const SecretKey* sk, const uint32_t* m, unsigned T, uint8_t* out) {
+PMF_EXPORT int pmf_he_encrypt_record(const SecretKey* sk, const uint32_t* m, unsigned T,
+                                     uint8_t* out) {
   return encrypt_record(*sk, m, T, out);
 }
 
@@ -60,11 +69,13 @@ PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, ui
   return public_key(*sk, p1_seed, out);
 }
 
-PMF_EXPORT int pmf_he_lwe_phase(const SecretKey* sk, const uint8_t* in, size_t len, unsigned Q, uint64_t* phase) {
+PMF_EXPORT int pmf_he_lwe_phase(const SecretKey* sk, const uint8_t* in, size_t len, unsigned Q,
+                                uint64_t* phase) {
   return lwe_phase(*sk, in, len, Q, *phase);
 }
 
-PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_t* p1_seed, int* status) {
+PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_t* p1_seed,
+                                     int* status) {
   PublicKey* pk = new (std::nothrow) PublicKey;
   if (!pk) {
     *status = kNoMemory;
@@ -85,7 +96,9 @@ PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, int cache_a, i
   return m;
 }
 
-PMF_EXPORT int pmf_he_model_add(Model* m, const uint8_t* records, size_t count) { return model_add(*m, records, count); }
+PMF_EXPORT int pmf_he_model_add(Model* m, const uint8_t* records, size_t count) {
+  return model_add(*m, records, count);
+}
 
 PMF_EXPORT void pmf_he_model_free(Model* m) { delete m; }
 
@@ -93,17 +106,18 @@ PMF_EXPORT Accumulator* pmf_he_acc_new() { return new (std::nothrow) Accumulator
 
 PMF_EXPORT void pmf_he_acc_free(Accumulator* acc) { delete acc; }
 
-PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
-                          Accumulator* acc) {
+PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len,
+                          uint32_t max_count, Accumulator* acc) {
   return dot(*m, rows, counts, len, max_count, *acc);
 }
 
-PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const PublicKey* pk, uint32_t j, unsigned T,
-                              unsigned Q, unsigned F, uint8_t* out, uint32_t* mask) {
+PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const PublicKey* pk,
+                              uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out,
+                              uint32_t* mask) {
   return extract(*m, *acc, *pk, j, T, Q, F, out, *mask);
 }
 
-PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc, uint32_t j, unsigned T,
-                                uint32_t d, int64_t* noise) {
+PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,
+                                uint32_t j, unsigned T, uint32_t d, int64_t* noise) {
   return acc_noise(*sk, *m, *acc, j, T, d, *noise);
 }

@@ -88,7 +88,8 @@ void ntt_inverse(uint64_t* a, const NttTables& t) {
   for (size_t j = 0; j < kN; ++j) a[j] = mul_shoup(a[j], t.n_inv, t.n_inv_shoup, q);
 }
 
-void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup, const NttTables& t) {
+void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,
+                   const NttTables& t) {
   for (size_t j = 0; j < kN; ++j) c[j] = mul_shoup(a[j], b[j], b_shoup[j], t.q);
 }
 

@@ -25,6 +25,7 @@ void ntt_forward(uint64_t* a, const NttTables& t);
 void ntt_inverse(uint64_t* a, const NttTables& t);
 
 // c = a ⊙ b (NTT domain), b given with its Shoup companion.
-void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup, const NttTables& t);
+void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,
+                   const NttTables& t);
 
 }  // namespace pmf::he

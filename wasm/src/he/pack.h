@@ -28,7 +28,8 @@ inline void pack_bits(const uint64_t* v, size_t count, unsigned width, uint8_t* 
 
 // Unpacks count values; returns false when a value is >= bound or the padding
 // bits of the last byte are not zero (one canonical encoding per value).
-inline bool unpack_bits(const uint8_t* in, size_t count, unsigned width, uint64_t bound, uint64_t* v) {
+inline bool unpack_bits(const uint8_t* in, size_t count, unsigned width, uint64_t bound,
+                        uint64_t* v) {
   const uint64_t mask = (uint64_t(1) << width) - 1;
   uint64_t acc = 0, bad = 0;
   unsigned have = 0;

@@ -19,9 +19,9 @@ constexpr unsigned kLogN = 12;
 constexpr size_t kLimbs = 2;
 constexpr uint64_t kQ[kLimbs] = {0x3ffff700000001ULL, 0x3fffc000000001ULL};
 constexpr uint64_t kPsi[kLimbs] = {17742327281753919ULL, 2591887741274009ULL};
-constexpr unsigned kQBits = 54;                     // bit length of each qi
+constexpr unsigned kQBits = 54;                       // bit length of each qi
 constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
-constexpr unsigned kCbdEta = 21;                    // error: centered binomial
+constexpr unsigned kCbdEta = 21;                      // error: centered binomial
 constexpr unsigned kMaxT = 32;
 constexpr unsigned kMaxFin = 10;  // counts < 2^10 keep the lazy accumulator < 2^64
 
@@ -72,6 +72,7 @@ inline uint64_t from_signed(int64_t v, uint64_t q) {
 }
 
 uint64_t pow_mod(uint64_t base, uint64_t exp, uint64_t q);  // not constant-time: public data only
-uint64_t mul_mod(uint64_t a, uint64_t b, uint64_t q);       // generic, 128-bit division: public data only
+uint64_t mul_mod(uint64_t a, uint64_t b,
+                 uint64_t q);  // generic, 128-bit division: public data only
 
 }  // namespace pmf::he

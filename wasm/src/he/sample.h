@@ -15,12 +15,15 @@ namespace pmf::he {
 void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out);
 
 // Uniform in {-1, 0, 1}: high word of r·3 (bias < 2^-62).
-inline int8_t sample_ternary(ChaCha20Stream& prg) { return int8_t(int64_t(mulhi64(prg.next_u64(), 3)) - 1); }
+inline int8_t sample_ternary(ChaCha20Stream& prg) {
+  return int8_t(int64_t(mulhi64(prg.next_u64(), 3)) - 1);
+}
 
 // Centered binomial with eta = 21: popcount of 21 bits minus popcount of 21 bits.
 inline int64_t sample_cbd(ChaCha20Stream& prg) {
   uint64_t r = prg.next_u64();
-  return int64_t(__builtin_popcountll(r & 0x1fffff)) - int64_t(__builtin_popcountll((r >> 21) & 0x1fffff));
+  return int64_t(__builtin_popcountll(r & 0x1fffff)) -
+         int64_t(__builtin_popcountll((r >> 21) & 0x1fffff));
 }
 
 }  // namespace pmf::he

@@ -22,7 +22,8 @@ uint64_t delta_mod(unsigned T, size_t limb) {
 namespace {
 
 // Fills b = −(a·s) + e for every limb; a is already in coefficient form.
-void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e, uint64_t b[kLimbs][kN]) {
+void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e,
+               uint64_t b[kLimbs][kN]) {
   for (size_t l = 0; l < kLimbs; ++l) {
     const NttTables& t = ntt_tables(l);
     ntt_forward(a[l], t);
@@ -76,7 +77,8 @@ Status sk_load(const uint8_t* in, size_t len, SecretKey& sk) {
   return kOk;
 }
 
-Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, uint8_t out[kRecordBytes]) {
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
+                      uint8_t out[kRecordBytes]) {
   if (T == 0 || T > kMaxT) return kBadParams;
   for (size_t i = 0; i < kN; ++i)
     if ((uint64_t(m[i]) >> T) != 0) return kOutOfRange;
@@ -88,7 +90,8 @@ Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, uint8_
   rlwe_body(sk, sc->a, sc->e, sc->b);
   for (size_t l = 0; l < kLimbs; ++l) {
     const uint64_t q = kQ[l], d = delta_mod(T, l), ds = shoup_precompute(d, q);
-    for (size_t i = 0; i < kN; ++i) sc->b[l][i] = add_mod(sc->b[l][i], mul_shoup(m[i], d, ds, q), q);
+    for (size_t i = 0; i < kN; ++i)
+      sc->b[l][i] = add_mod(sc->b[l][i], mul_shoup(m[i], d, ds, q), q);
     pack_bits(sc->b[l], kN, kQBits, out + kSeedBytes + l * kPackedLimbBytes);
   }
   delete sc;
@@ -103,7 +106,8 @@ Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kP
   rlwe_body(sk, sc->a, sc->e, sc->b);  // p0 = −(p1·s + e): same form with −e
   out[0] = kPublicKeyTag;
   out[1] = kLayoutVersion;
-  for (size_t l = 0; l < kLimbs; ++l) pack_bits(sc->b[l], kN, kQBits, out + 2 + l * kPackedLimbBytes);
+  for (size_t l = 0; l < kLimbs; ++l)
+    pack_bits(sc->b[l], kN, kQBits, out + 2 + l * kPackedLimbBytes);
   delete sc;
   return kOk;
 }
@@ -116,7 +120,8 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
   uint64_t v[kN + 1];
   if (!unpack_bits(in + 3, kN + 1, Q, uint64_t(1) << Q, v)) return kOutOfRange;
   uint64_t acc = v[0];
-  for (size_t k = 0; k < kN; ++k) acc += v[k + 1] * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
+  for (size_t k = 0; k < kN; ++k)
+    acc += v[k + 1] * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
   phase = acc & ((uint64_t(1) << Q) - 1);
   wipe(&acc, sizeof acc);
   return kOk;

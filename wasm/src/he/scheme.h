@@ -30,7 +30,7 @@ enum Status : int {
 
 // Serialized layouts (all versioned; see wasm/README.md, section lattice).
 constexpr uint8_t kSecretKeyTag = 'S', kPublicKeyTag = 'P', kLweTag = 'L', kLayoutVersion = 1;
-constexpr size_t kSecretKeyBytes = 2 + kN / 4;                   // tag, version, 2-bit codes
+constexpr size_t kSecretKeyBytes = 2 + kN / 4;                     // tag, version, 2-bit codes
 constexpr size_t kPublicKeyBytes = 2 + kLimbs * kPackedLimbBytes;  // tag, version, p0 limbs
 constexpr size_t kSeedBytes = 32;
 constexpr size_t kRecordBytes = kSeedBytes + kLimbs * kPackedLimbBytes;  // one model ciphertext
@@ -56,7 +56,8 @@ void wipe(void* p, size_t len);
 void sk_generate(uint8_t out[kSecretKeyBytes]);
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
 // One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
-Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, uint8_t out[kRecordBytes]);
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
+                      uint8_t out[kRecordBytes]);
 Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]);
 // b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);

@@ -1,7 +1,15 @@
 // Shared helpers of the lattice-layer tests: random models and emails, the
 // plaintext reference arithmetic, and a provider/client pair.
 import { randomInt } from 'node:crypto';
-import { type ClientModel, type ClientPublicKey, type He, type HeParams, type ProviderKey, loadHe, makeParams } from '../../ts/he.js';
+import {
+  type ClientModel,
+  type ClientPublicKey,
+  type He,
+  type HeParams,
+  type ProviderKey,
+  loadHe,
+  makeParams,
+} from '../../ts/he.js';
 
 export interface Setup {
   he: He;
@@ -30,7 +38,12 @@ export function randomEmail(N: number, L: number, maxCount: number): { rows: Uin
 }
 
 /** d_j = w_0j + Σ min(count, 2^f_in − 1)·w_fj mod 2^T, as the protocol defines it (§2.4). */
-export function plainDot(p: HeParams, w: Int32Array, email: { rows: Uint32Array; counts: Uint32Array }, j: number): number {
+export function plainDot(
+  p: HeParams,
+  w: Int32Array,
+  email: { rows: Uint32Array; counts: Uint32Array },
+  j: number,
+): number {
   const cap = 2 ** p.f_in - 1;
   let d = BigInt(w[j]);
   email.rows.forEach((r, i) => (d += BigInt(Math.min(email.counts[i], cap)) * BigInt(w[r * p.B + j])));
@@ -67,7 +80,10 @@ export function visibleNoise(s: Setup, lwe: Uint8Array): number {
 }
 
 /** Decryption-failure run (§2.7): extracts `trials` times from one email of L rows with maximal counts; returns failures and visible noise. */
-export async function failureRun(trials: number, L = 5000): Promise<{ failures: number; noise: number[]; margin: number }> {
+export async function failureRun(
+  trials: number,
+  L = 5000,
+): Promise<{ failures: number; noise: number[]; margin: number }> {
   const s = await setup({ N: 20_000, B: 1, T: 24, b_in: 8, f_in: 4 });
   const email = randomEmail(20_000, L, 15);
   const d = plainDot(s.params, s.weights, email, 0);

@@ -1,0 +1,134 @@
+// Every byte string the lattice layer loads is validated (length, tag,
+// version, ranges) and rejected with a clear Error that carries no secret.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HE_Q1, heLayout, loadHe, makeParams } from '../ts/he.js';
+import { randomEmail, randomWeights, setup } from './he/fixtures.js';
+
+/** Overwrites the 54-bit value at index i of a packed limb (little-endian bits). */
+function poke54(buf: Uint8Array, offset: number, i: number, v: bigint): void {
+  for (let b = 0; b < 54; b++) {
+    const bit = i * 54 + b;
+    const byte = offset + (bit >> 3);
+    buf[byte] = (buf[byte] & ~(1 << (bit & 7))) | (Number((v >> BigInt(b)) & 1n) << (bit & 7));
+  }
+}
+
+describe('he input validation', () => {
+  it('secret key: wrong length, tag, version or a 2-bit code of 3', async () => {
+    const he = await loadHe();
+    const good = he.generateSecretKey();
+    assert.equal(good.length, 1026);
+    he.loadSecretKey(good).dispose();
+    assert.throws(() => he.loadSecretKey(good.subarray(1)), /secret key: wrong length/);
+    const tag = good.slice();
+    tag[0] = 0x50;
+    assert.throws(() => he.loadSecretKey(tag), /secret key: wrong length or type tag/);
+    const ver = good.slice();
+    ver[1] = 2;
+    assert.throws(() => he.loadSecretKey(ver), /secret key: unsupported layout version/);
+    const code = good.slice();
+    code[500] |= 3;
+    assert.throws(() => he.loadSecretKey(code), /secret key: a value is out of range/);
+  });
+
+  it('secret keys are ternary and balanced (each of −1, 0, 1 about n/3 times)', async () => {
+    const he = await loadHe();
+    const sk = he.generateSecretKey();
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 4096; i++) counts[(sk[2 + (i >> 2)] >> (2 * (i & 3))) & 3]++;
+    assert.equal(counts[3], 0);
+    for (const c of counts.slice(0, 3)) assert.ok(Math.abs(c - 4096 / 3) < 150, `counts ${counts}`);
+    assert.notDeepEqual(sk, he.generateSecretKey());
+  });
+
+  it('public key: wrong size, tag or a coefficient ≥ q_i; seeds of the wrong size', async () => {
+    const s = await setup({ N: 10, B: 1 });
+    const seed = s.he.randomSeed();
+    const nonce = s.he.randomSeed();
+    const p0 = s.sk.publicKeyFor(seed, nonce);
+    assert.equal(p0.length, 2 + 2 * 27648);
+    s.he.loadPublicKey(p0, seed, nonce).dispose();
+    assert.throws(() => s.he.loadPublicKey(p0.subarray(0, 100), seed, nonce), /public key: wrong length/);
+    const big = p0.slice();
+    poke54(big, 2, 17, HE_Q1);
+    assert.throws(() => s.he.loadPublicKey(big, seed, nonce), /public key: a value is out of range/);
+    assert.throws(() => s.he.loadPublicKey(p0, seed.subarray(1), nonce), /providerSeed must be 32 bytes/);
+    assert.throws(() => s.sk.publicKeyFor(seed, new Uint8Array(31)), /clientNonce must be 32 bytes/);
+  });
+
+  it('model body: a coefficient ≥ q_i, extra bytes, or a short body are refused', async () => {
+    const he = await loadHe();
+    const sk = he.loadSecretKey(he.generateSecretKey());
+    const p = makeParams({ N: 5000, B: 1 });
+    const records = [...sk.encryptModel(p, randomWeights(p))];
+    const { recordBytes, ctCount } = heLayout(p);
+    assert.equal(records.length, ctCount);
+    assert.ok(records.every((r) => r.length === recordBytes));
+
+    const bad = records[1].slice();
+    poke54(bad, 32 + 27648, 4095, 2n ** 54n - 1n);
+    const m1 = he.newClientModel(p);
+    m1.push(records[0]);
+    assert.throws(() => m1.push(bad), /model body: ciphertext in 1\.\.1: a value is out of range/);
+    assert.throws(() => m1.push(records[1]), /loading already failed/);
+
+    const m2 = he.newClientModel(p);
+    for (const r of records) m2.push(r);
+    assert.throws(() => m2.push(records[0]), /longer than 2 ciphertexts/);
+
+    const m3 = he.newClientModel(p);
+    m3.push(records[0]);
+    m3.push(records[1].subarray(0, 10));
+    assert.throws(() => m3.finish(), /incomplete \(1 of 2/);
+    assert.throws(() => m3.dot(randomEmail(5000, 3, 1)), /not ready/);
+  });
+
+  it('model weights: out of b_in range, too many or too few', async () => {
+    const he = await loadHe();
+    const sk = he.loadSecretKey(he.generateSecretKey());
+    const p = makeParams({ N: 10, B: 2, b_in: 8 });
+    const w = new Int32Array(22);
+    w[5] = 128;
+    assert.throws(() => [...sk.encryptModel(p, w)], /value 5 is outside ±127/);
+    assert.throws(() => [...sk.encryptModel(p, new Int32Array(21))], /got 21 values, expected/);
+    assert.throws(() => [...sk.encryptModel(p, new Int32Array(23))], /more than/);
+  });
+
+  it('features: row 0 (the bias is implicit), rows > N, zero counts, mismatched lengths', async () => {
+    const s = await setup({ N: 100, B: 1 });
+    const f = (rows: number[], counts: number[]) => ({
+      rows: Uint32Array.from(rows),
+      counts: Uint32Array.from(counts),
+    });
+    assert.throws(() => s.model.dot(f([0], [1])), /feature row or count out of range/);
+    assert.throws(() => s.model.dot(f([101], [1])), /feature row or count out of range/);
+    assert.throws(() => s.model.dot(f([5], [0])), /feature row or count out of range/);
+    assert.throws(() => s.model.dot(f([5, 6], [1])), /equal length/);
+    assert.doesNotThrow(() => s.model.dot(f([100], [1_000_000])).dispose()); // capped at 2^f_in − 1
+  });
+
+  it('LWE ciphertext: wrong length, tag, version, Q, or non-zero padding bits', async () => {
+    const s = await setup({ N: 100, B: 3 });
+    const [x] = s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [2], s.pk);
+    assert.throws(() => s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [3], s.pk), /index 3 is not in \[0, 3\)/);
+    s.sk.decryptLwe(x.lwe, s.params);
+    assert.throws(() => s.sk.decryptLwe(x.lwe.subarray(1), s.params), /LWE ciphertext: wrong length/);
+    const ver = x.lwe.slice();
+    ver[1] = 9;
+    assert.throws(() => s.sk.decryptLwe(ver, s.params), /unsupported layout version/);
+    assert.throws(() => s.sk.decryptLwe(x.lwe, { ...s.params, Q: 40 }), /wrong length/);
+    const q = x.lwe.slice();
+    q[2] = 35;
+    assert.throws(() => s.sk.decryptLwe(q, s.params), /invalid parameters/);
+    const pad = x.lwe.slice();
+    pad[pad.length - 1] |= 0x80; // 4097·36 bits end 4 bits into the last byte
+    assert.throws(() => s.sk.decryptLwe(pad, s.params), /out of range/);
+  });
+
+  it('disposed objects refuse further use', async () => {
+    const s = await setup({ N: 100, B: 1 });
+    s.sk.dispose();
+    assert.throws(() => s.sk.publicKeyFor(s.he.randomSeed(), s.he.randomSeed()), /after dispose/);
+  });
+});
