@@ -17,6 +17,7 @@ const entries = {
   options: './extension/options/options.ts',
   popup: './extension/popup/popup.ts',
   'tb-message': './extension/thunderbird/message-popup.ts',
+  viewer: './extension/viewer/viewer.ts',
 };
 // The search page is built by the search engineer; include it once it exists.
 if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search = './extension/search/search.ts';
@@ -27,18 +28,21 @@ export function targetManifest(base, target) {
   if (target === 'chromium') return m;
   // Firefox and Thunderbird have no extension service workers: event page.
   m.background = { scripts: ['background.js'] };
-  m.browser_specific_settings = {
-    gecko: {
-      id: GECKO_ID,
-      strict_min_version: '128.0',
-      data_collection_permissions: { required: ['none'] },
-    },
-  };
+  m.browser_specific_settings =
+    target === 'firefox'
+      ? {
+          // 140 ESR: first with the data-collection consent AMO asks for.
+          gecko: { id: GECKO_ID, strict_min_version: '140.0', data_collection_permissions: { required: ['none'] } },
+          gecko_android: { strict_min_version: '142.0' },
+        }
+      : // Thunderbird 128 ESR: messages.getFull/getRaw decrypt since 125.
+        { gecko: { id: GECKO_ID, strict_min_version: '128.0' } };
   if (target === 'thunderbird') {
     // No webmail pages in Thunderbird: its own message pane is read through
     // messages/messageDisplay (messagesRead) and shown in a display-action popup.
     delete m.content_scripts;
     delete m.host_permissions;
+    delete m.web_accessible_resources;
     m.permissions = [...m.permissions.filter((p) => p !== 'unlimitedStorage'), 'messagesRead'];
     m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
   }

@@ -13,7 +13,7 @@ export interface CoreSelfTest {
 }
 
 export function startCoreWorker(): Worker {
-  return new Worker(new URL('../worker/core-worker.ts', import.meta.url));
+  return new Worker(/* webpackChunkName: "core-worker" */ new URL('../worker/core-worker.ts', import.meta.url));
 }
 
 export function runCoreSelfTest(worker: Worker, timeoutMs = 20_000): Promise<CoreSelfTest> {

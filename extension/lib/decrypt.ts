@@ -54,10 +54,16 @@ export interface DecryptResult {
 export const MAX_ARMORED_BYTES = 25 * 1024 * 1024;
 const WILDCARD_KEY_ID = '0000000000000000';
 const UNSIGNED: SignatureInfo = { status: 'unsigned' };
+/** openpgp's (unexported) VerificationResult. */
+type Verification = Awaited<ReturnType<typeof openpgp.verify>>['signatures'][number];
 
 export async function decryptBlock(block: PgpBlock, keys: KeyContext): Promise<DecryptResult> {
   if (block.armored.length > MAX_ARMORED_BYTES) {
-    return { status: 'too-large', summary: `Message too large to decrypt here (over ${MAX_ARMORED_BYTES >> 20} MB).`, signature: UNSIGNED };
+    return {
+      status: 'too-large',
+      summary: `Message too large to decrypt here (over ${MAX_ARMORED_BYTES >> 20} MB).`,
+      signature: UNSIGNED,
+    };
   }
   return block.kind === 'cleartext-signed' ? verifyCleartext(block.armored, keys) : decryptEncrypted(block, keys);
 }
@@ -75,7 +81,12 @@ async function decryptEncrypted(block: PgpBlock, keys: KeyContext): Promise<Decr
   const usable = keys.unlocked.filter((k) => ours(k.getKeyIDs().map((id) => id.toHex().toUpperCase())));
   if (usable.length === 0) {
     if (ours(keys.lockedKeyIds)) {
-      return { status: 'locked', summary: 'Encrypted to your key: unlock it with your passphrase to read.', signature: UNSIGNED, recipientKeyIds };
+      return {
+        status: 'locked',
+        summary: 'Encrypted to your key: unlock it with your passphrase to read.',
+        signature: UNSIGNED,
+        recipientKeyIds,
+      };
     }
     return {
       status: 'not-for-this-key',
@@ -86,13 +97,22 @@ async function decryptEncrypted(block: PgpBlock, keys: KeyContext): Promise<Decr
   }
 
   let data: string;
-  let signatures: openpgp.VerificationResult[];
+  let signatures: Verification[];
   try {
-    ({ data, signatures } = await openpgp.decrypt({ message, decryptionKeys: usable, verificationKeys: keys.verificationKeys }));
+    ({ data, signatures } = await openpgp.decrypt({
+      message,
+      decryptionKeys: usable,
+      verificationKeys: keys.verificationKeys,
+    }));
   } catch {
     // Wrong session key, corrupt packets or a failed integrity (MDC/AEAD) check:
     // all mean the content cannot be trusted, and none is shown.
-    return { status: 'failed', summary: 'Decryption failed: the message is damaged or was tampered with.', signature: UNSIGNED, recipientKeyIds };
+    return {
+      status: 'failed',
+      summary: 'Decryption failed: the message is damaged or was tampered with.',
+      signature: UNSIGNED,
+      recipientKeyIds,
+    };
   }
   const signature = await checkSignatures(signatures, keys.verificationKeys);
   const content = block.pgpMime ? await parseMimeEntity(data) : { text: data, attachments: [] as Attachment[] };
@@ -111,7 +131,10 @@ async function verifyCleartext(armored: string, keys: KeyContext): Promise<Decry
   return { status: 'verified-only', summary: describe('Not encrypted', signature), signature, text: message.getText() };
 }
 
-async function checkSignatures(signatures: openpgp.VerificationResult[], verificationKeys: openpgp.PublicKey[]): Promise<SignatureInfo> {
+async function checkSignatures(
+  signatures: Verification[],
+  verificationKeys: openpgp.PublicKey[],
+): Promise<SignatureInfo> {
   if (signatures.length === 0) return UNSIGNED;
   // Report the first signature; mail carries one in practice.
   const sig = signatures[0];
@@ -141,7 +164,11 @@ function describe(prefix: string, sig: SignatureInfo): string {
 }
 
 function malformed(): DecryptResult {
-  return { status: 'malformed', summary: 'Malformed OpenPGP armor: the message could not be read.', signature: UNSIGNED };
+  return {
+    status: 'malformed',
+    summary: 'Malformed OpenPGP armor: the message could not be read.',
+    signature: UNSIGNED,
+  };
 }
 
 /** The decrypted body of a PGP/MIME message is itself a MIME entity. */

@@ -2,13 +2,7 @@
 // that never contains key material or message content.
 
 export type KeyErrorCode =
-  | 'bad-input'
-  | 'malformed'
-  | 'too-large'
-  | 'wrong-passphrase'
-  | 'no-private'
-  | 'not-found'
-  | 'storage';
+  'bad-input' | 'malformed' | 'too-large' | 'wrong-passphrase' | 'no-private' | 'not-found' | 'storage';
 
 export class KeyError extends Error {
   constructor(
@@ -23,6 +17,7 @@ export class KeyError extends Error {
 /** Turns an IndexedDB failure into a sentence, naming a full disk plainly. */
 export function describeStorageError(e: unknown, what: string): string {
   const name = (e as { name?: string } | undefined)?.name;
-  if (name === 'QuotaExceededError') return `${what}: browser storage is full. Nothing was changed; free some space and retry.`;
+  if (name === 'QuotaExceededError')
+    return `${what}: browser storage is full. Nothing was changed; free some space and retry.`;
   return `${what}: storage error (${name ?? 'unknown'}). Nothing was changed.`;
 }

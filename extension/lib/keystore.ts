@@ -56,7 +56,8 @@ export class KeyStore {
    * protect it with); a wrong passphrase stores nothing.
    */
   async importArmored(armored: string, passphrase?: string): Promise<KeyInfo[]> {
-    if (armored.length > MAX_KEY_ARMOR_BYTES) throw new KeyError('too-large', 'That key block is too large (over 1 MB).');
+    if (armored.length > MAX_KEY_ARMOR_BYTES)
+      throw new KeyError('too-large', 'That key block is too large (over 1 MB).');
     let keys: openpgp.Key[];
     try {
       keys = await openpgp.readKeys({ armoredKeys: armored.trim() });
@@ -128,7 +129,10 @@ export class KeyStore {
       for (const rec of records) {
         const old = (await tx.store.get(rec.fingerprint)) as KeyRecord | undefined;
         // Importing a contact's public key must not drop our private half.
-        const merged = old?.armoredPrivate && !rec.armoredPrivate ? { ...rec, armoredPrivate: old.armoredPrivate, hasPrivate: true } : rec;
+        const merged =
+          old?.armoredPrivate && !rec.armoredPrivate
+            ? { ...rec, armoredPrivate: old.armoredPrivate, hasPrivate: true }
+            : rec;
         await tx.store.put(merged);
       }
       await tx.done;
@@ -175,7 +179,9 @@ async function publicRecord(key: openpgp.PublicKey): Promise<KeyRecord> {
 
 function describeAlgorithm(key: openpgp.Key): string {
   const info = key.getAlgorithmInfo();
-  return 'curve' in info && info.curve ? `${info.algorithm} (${info.curve})` : `${info.algorithm} ${info.bits ?? ''}`.trim();
+  return 'curve' in info && info.curve
+    ? `${info.algorithm} (${info.curve})`
+    : `${info.algorithm} ${info.bits ?? ''}`.trim();
 }
 
 function toInfo(r: KeyRecord): KeyInfo {

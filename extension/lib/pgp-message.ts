@@ -12,15 +12,17 @@ export interface PgpBlock {
 }
 
 const ENCRYPTED = /-----BEGIN PGP MESSAGE-----[\s\S]*?-----END PGP MESSAGE-----/g;
-const SIGNED = /-----BEGIN PGP SIGNED MESSAGE-----[\s\S]*?-----BEGIN PGP SIGNATURE-----[\s\S]*?-----END PGP SIGNATURE-----/g;
+const SIGNED =
+  /-----BEGIN PGP SIGNED MESSAGE-----[\s\S]*?-----BEGIN PGP SIGNATURE-----[\s\S]*?-----END PGP SIGNATURE-----/g;
 
 /** RFC 3156 §4: multipart/encrypted with protocol application/pgp-encrypted. */
 export function isPgpMime(text: string): boolean {
-  return /content-type:\s*multipart\/encrypted[\s\S]*?application\/pgp-encrypted/i.test(text);
+  return /content-type:\s*multipart\/encrypted[^]*?application\/pgp-encrypted/i.test(text);
 }
 
-export function findPgpBlocks(text: string): PgpBlock[] {
-  const pgpMime = isPgpMime(text);
+/** contentType: the message's MIME type when the page shows it apart from the text. */
+export function findPgpBlocks(text: string, contentType?: string): PgpBlock[] {
+  const pgpMime = contentType ? isPgpMime(`Content-Type: ${contentType}`) : isPgpMime(text);
   const blocks: PgpBlock[] = [];
   for (const m of text.matchAll(ENCRYPTED)) blocks.push({ kind: 'encrypted', armored: m[0], pgpMime });
   for (const m of text.matchAll(SIGNED)) blocks.push({ kind: 'cleartext-signed', armored: m[0], pgpMime: false });

@@ -7,12 +7,20 @@ import { encryptText, inlinePgpMessage, makeParty, pgpMimeMessage, type Party } 
 
 let alice: Party, bob: Party, eve: Party;
 before(async () => {
-  [alice, bob, eve] = await Promise.all([makeParty('Alice', 'alice@example.org'), makeParty('Bob', 'bob@example.org'), makeParty('Eve', 'eve@example.org')]);
+  [alice, bob, eve] = await Promise.all([
+    makeParty('Alice', 'alice@example.org'),
+    makeParty('Bob', 'bob@example.org'),
+    makeParty('Eve', 'eve@example.org'),
+  ]);
 });
 
 const ids = (p: Party) => p.privateKey.getKeyIDs().map((k) => k.toHex().toUpperCase());
 /** Alice's view: her key unlocked, Bob's public key known. */
-const aliceKeys = (): KeyContext => ({ unlocked: [alice.privateKey], lockedKeyIds: new Set(), verificationKeys: [alice.publicKey, bob.publicKey] });
+const aliceKeys = (): KeyContext => ({
+  unlocked: [alice.privateKey],
+  lockedKeyIds: new Set(),
+  verificationKeys: [alice.publicKey, bob.publicKey],
+});
 
 async function decryptRaw(raw: string, keys: KeyContext) {
   const blocks = findPgpBlocks(raw);
@@ -28,7 +36,10 @@ describe('decryptBlock', () => {
     assert.equal(r.status, 'decrypted');
     assert.equal(r.text?.trim(), 'The numbers are 1, 2, 3.');
     assert.equal(r.subject, 'Quarterly numbers');
-    assert.deepEqual(r.attachments?.map((a) => [a.filename, a.mimeType]), [['report.pdf', 'application/pdf']]);
+    assert.deepEqual(
+      r.attachments?.map((a) => [a.filename, a.mimeType]),
+      [['report.pdf', 'application/pdf']],
+    );
     assert.deepEqual(r.signature, { status: 'valid', signer: 'Bob <bob@example.org>', keyId: r.signature.keyId });
     assert.ok(ids(bob).includes(r.signature.keyId!));
     assert.match(r.summary, /signed by Bob <bob@example.org> \(signature verified\)/);
@@ -46,7 +57,10 @@ describe('decryptBlock', () => {
     const unsigned = await decryptRaw(await inlinePgpMessage(bob, alice, 's', 'x', false), aliceKeys());
     assert.equal(unsigned.status, 'decrypted');
     assert.equal(unsigned.signature.status, 'unsigned');
-    const byEve = await decryptBlock({ kind: 'encrypted', pgpMime: false, armored: await encryptText('from eve', [alice], eve) }, aliceKeys());
+    const byEve = await decryptBlock(
+      { kind: 'encrypted', pgpMime: false, armored: await encryptText('from eve', [alice], eve) },
+      aliceKeys(),
+    );
     assert.equal(byEve.status, 'decrypted');
     assert.equal(byEve.signature.status, 'unknown-signer');
     assert.ok(ids(eve).includes(byEve.signature.keyId!));
@@ -54,8 +68,15 @@ describe('decryptBlock', () => {
 
   it('flags a signature over altered content as invalid', async () => {
     // Bob signs "original"; the literal packet is then changed before encryption.
-    const signed = await openpgp.sign({ message: await openpgp.createMessage({ text: 'original' }), signingKeys: bob.privateKey, format: 'object' });
-    const literal = signed.packets.findPacket(openpgp.enums.packet.literalData) as openpgp.LiteralDataPacket;
+    const signed = await openpgp.sign({
+      message: await openpgp.createMessage({ text: 'original' }),
+      signingKeys: bob.privateKey,
+      format: 'object',
+    });
+    // setText is marked private in openpgp's typings but is the packet's public JS API.
+    const literal = signed.packets.findPacket(openpgp.enums.packet.literalData) as unknown as {
+      setText(t: string): void;
+    };
     literal.setText('altered');
     const armored = await openpgp.encrypt({ message: signed, encryptionKeys: alice.publicKey });
     const r = await decryptBlock({ kind: 'encrypted', pgpMime: false, armored }, aliceKeys());
@@ -67,7 +88,10 @@ describe('decryptBlock', () => {
 
   it('says "locked" for mail to a key without its passphrase, and "not for this key" otherwise', async () => {
     const armored = await encryptText('secret', [alice], bob);
-    const locked = await decryptBlock({ kind: 'encrypted', pgpMime: false, armored }, { unlocked: [], lockedKeyIds: new Set(ids(alice)), verificationKeys: [] });
+    const locked = await decryptBlock(
+      { kind: 'encrypted', pgpMime: false, armored },
+      { unlocked: [], lockedKeyIds: new Set(ids(alice)), verificationKeys: [] },
+    );
     assert.equal(locked.status, 'locked');
     assert.equal(locked.text, undefined);
     const toEve = await encryptText('for eve', [eve], bob);
@@ -79,11 +103,18 @@ describe('decryptBlock', () => {
 
   it('rejects malformed armor, tampered ciphertext and oversized input without showing content', async () => {
     const armored = await encryptText('integrity matters', [alice], bob);
-    const malformed = await decryptBlock({ kind: 'encrypted', pgpMime: false, armored: armored.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!') }, aliceKeys());
+    const malformed = await decryptBlock(
+      { kind: 'encrypted', pgpMime: false, armored: armored.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!') },
+      aliceKeys(),
+    );
     assert.equal(malformed.status, 'malformed');
 
     // Flip one byte of the encrypted data packet (the last packet), re-armor.
-    const base64 = armored.split(/\r?\n\r?\n/)[1].split('\n').filter((l) => l && !/^(=|-----)/.test(l)).join('');
+    const base64 = armored
+      .split(/\r?\n\r?\n/)[1]
+      .split('\n')
+      .filter((l) => l && !/^(=|-----)/.test(l))
+      .join('');
     const bytes = Uint8Array.from(Buffer.from(base64, 'base64'));
     bytes[bytes.length - 40] ^= 0x01;
     const tampered = openpgp.armor(openpgp.enums.armor.message, bytes);
@@ -91,19 +122,28 @@ describe('decryptBlock', () => {
     assert.equal(r.status, 'failed');
     assert.equal(r.text, undefined);
 
-    const huge = await decryptBlock({ kind: 'encrypted', pgpMime: false, armored: 'x'.repeat(MAX_ARMORED_BYTES + 1) }, aliceKeys());
+    const huge = await decryptBlock(
+      { kind: 'encrypted', pgpMime: false, armored: 'x'.repeat(MAX_ARMORED_BYTES + 1) },
+      aliceKeys(),
+    );
     assert.equal(huge.status, 'too-large');
   });
 
   it('verifies cleartext-signed blocks and detects edits', async () => {
-    const signed = await openpgp.sign({ message: await openpgp.createCleartextMessage({ text: 'I agree.' }), signingKeys: bob.privateKey });
+    const signed = await openpgp.sign({
+      message: await openpgp.createCleartextMessage({ text: 'I agree.' }),
+      signingKeys: bob.privateKey,
+    });
     const [block] = findPgpBlocks(`prefix\n${signed}\nsuffix`);
     assert.equal(block.kind, 'cleartext-signed');
     const ok = await decryptBlock(block, aliceKeys());
     assert.equal(ok.status, 'verified-only');
     assert.equal(ok.signature.status, 'valid');
     assert.equal(ok.text, 'I agree.');
-    const edited = await decryptBlock({ ...block, armored: block.armored.replace('I agree.', 'I disagree.') }, aliceKeys());
+    const edited = await decryptBlock(
+      { ...block, armored: block.armored.replace('I agree.', 'I disagree.') },
+      aliceKeys(),
+    );
     assert.equal(edited.signature.status, 'invalid');
   });
 

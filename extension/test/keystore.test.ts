@@ -10,7 +10,12 @@ const freshStore = () => KeyStore.open(`keystore-test-${dbCounter++}`);
 const PASS = 'correct horse battery';
 
 async function externalKey(passphrase?: string) {
-  return openpgp.generateKey({ type: 'ecc', userIDs: [{ name: 'Bob', email: 'bob@example.org' }], passphrase, format: 'armored' });
+  return openpgp.generateKey({
+    type: 'ecc',
+    userIDs: [{ name: 'Bob', email: 'bob@example.org' }],
+    passphrase,
+    format: 'armored',
+  });
 }
 
 async function rejectsWith(p: Promise<unknown>, code: string) {
@@ -21,9 +26,14 @@ describe('KeyStore', () => {
   it('generates a key that is passphrase-encrypted at rest and round-trips through unlock', async () => {
     const store = await freshStore();
     const steps: number[] = [];
-    const info = await store.generate({ name: 'Alice', email: 'alice@example.org', passphrase: PASS }, (f) => steps.push(f));
+    const info = await store.generate({ name: 'Alice', email: 'alice@example.org', passphrase: PASS }, (f) =>
+      steps.push(f),
+    );
     assert.deepEqual(steps.at(-1), 1);
-    assert.ok(steps.every((f, i) => i === 0 || f >= steps[i - 1]), 'progress is monotonic');
+    assert.ok(
+      steps.every((f, i) => i === 0 || f >= steps[i - 1]),
+      'progress is monotonic',
+    );
     assert.deepEqual(info.userIds, ['Alice <alice@example.org>']);
     assert.equal(info.fingerprint.length, 40);
     assert.ok(info.hasPrivate);
@@ -78,7 +88,10 @@ describe('KeyStore', () => {
 
   it('rejects malformed armor and oversized input with clear errors', async () => {
     const store = await freshStore();
-    await rejectsWith(store.importArmored('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nnot base64!!\n-----END PGP PUBLIC KEY BLOCK-----'), 'malformed');
+    await rejectsWith(
+      store.importArmored('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nnot base64!!\n-----END PGP PUBLIC KEY BLOCK-----'),
+      'malformed',
+    );
     await rejectsWith(store.importArmored('x'.repeat(2 << 20)), 'too-large');
     assert.deepEqual(await store.list(), []);
     store.close();

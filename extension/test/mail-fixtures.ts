@@ -18,7 +18,10 @@ export async function makeParty(name: string, email: string, passphrase = `${nam
     passphrase,
     format: 'armored',
   });
-  const privateKey = await openpgp.decryptKey({ privateKey: await openpgp.readPrivateKey({ armoredKey: privateArmored }), passphrase });
+  const privateKey = await openpgp.decryptKey({
+    privateKey: await openpgp.readPrivateKey({ armoredKey: privateArmored }),
+    passphrase,
+  });
   return { name, email, passphrase, privateArmored, publicArmored, privateKey, publicKey: privateKey.toPublic() };
 }
 
@@ -35,7 +38,13 @@ function headers(from: Party, to: Party, subject: string): string {
 }
 
 /** RFC 3156 PGP/MIME: the encrypted part is a full MIME entity with protected headers. */
-export async function pgpMimeMessage(from: Party, to: Party, subject: string, body: string, sign = true): Promise<string> {
+export async function pgpMimeMessage(
+  from: Party,
+  to: Party,
+  subject: string,
+  body: string,
+  sign = true,
+): Promise<string> {
   const inner =
     `Content-Type: multipart/mixed; boundary="inner"\r\nSubject: ${subject}\r\n\r\n` +
     `--inner\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body}\r\n` +
@@ -51,6 +60,16 @@ export async function pgpMimeMessage(from: Party, to: Party, subject: string, bo
 }
 
 /** Inline PGP: the armored block is the text/plain body. */
-export async function inlinePgpMessage(from: Party, to: Party, subject: string, body: string, sign = true): Promise<string> {
-  return headers(from, to, subject) + `Content-Type: text/plain; charset=utf-8\r\n\r\n` + (await encryptText(body, [to], sign ? from : undefined));
+export async function inlinePgpMessage(
+  from: Party,
+  to: Party,
+  subject: string,
+  body: string,
+  sign = true,
+): Promise<string> {
+  return (
+    headers(from, to, subject) +
+    `Content-Type: text/plain; charset=utf-8\r\n\r\n` +
+    (await encryptText(body, [to], sign ? from : undefined))
+  );
 }

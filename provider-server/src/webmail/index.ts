@@ -16,7 +16,8 @@ export type WebmailHandler = (req: http.IncomingMessage, res: http.ServerRespons
 
 const COOKIE = 'pmf_mail';
 const MAX_FORM_BYTES = 4096;
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export function createWebmailHandler(source: WebmailSource): WebmailHandler {
   return (req, res) => {
@@ -34,17 +35,25 @@ export function createWebmailHandler(source: WebmailSource): WebmailHandler {
 
 function route(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
   if (url.pathname === '/mail/login' && req.method === 'POST') return login(source, req, res);
-  if (url.pathname === '/mail/logout') return redirect(res, '/mail', `${COOKIE}=; Path=/mail; Max-Age=0; HttpOnly; SameSite=Strict`);
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, page('Method not allowed', '<p class="error">Method not allowed.</p>'));
+  if (url.pathname === '/mail/logout')
+    return redirect(res, '/mail', `${COOKIE}=; Path=/mail; Max-Age=0; HttpOnly; SameSite=Strict`);
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, page('Method not allowed', '<p class="error">Method not allowed.</p>'));
 
   const userId = userFromCookie(source, req);
   if (!userId) return send(res, url.pathname === '/mail' ? 200 : 401, loginPage(url.searchParams.has('failed')));
-  if (url.pathname === '/mail' || url.pathname === '/mail/') return send(res, 200, inboxPage(userId, source.listMessages(userId)));
+  if (url.pathname === '/mail' || url.pathname === '/mail/')
+    return send(res, 200, inboxPage(userId, source.listMessages(userId)));
   const m = /^\/mail\/m\/([^/]{1,600})$/.exec(url.pathname);
   if (m) {
     const id = safeDecode(m[1]);
     const msg = id === undefined ? undefined : source.getMessage(userId, id);
-    if (!msg) return send(res, 404, page('Not found', '<p class="error">No such message.</p><p><a href="/mail">Back to inbox</a></p>'));
+    if (id === undefined || !msg)
+      return send(
+        res,
+        404,
+        page('Not found', '<p class="error">No such message.</p><p><a href="/mail">Back to inbox</a></p>'),
+      );
     const listed = source.listMessages(userId).find((x) => x.id === id);
     return send(res, 200, messagePage(id, msg.raw, listed?.date));
   }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startWebmail } from '../../../../e2e/fixtures/webmail-server.js';
 
-const RAW_INLINE = 'From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: <b>hi</b> & bye\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\nwcBMA<script>\r\n-----END PGP MESSAGE-----\r\n';
+const RAW_INLINE =
+  'From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: <b>hi</b> & bye\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\nwcBMA<script>\r\n-----END PGP MESSAGE-----\r\n';
 const RAW_MIME =
   'From: Bob <bob@example.org>\r\nSubject: ...\r\nContent-Type: multipart/encrypted;\r\n protocol="application/pgp-encrypted"; boundary="b"\r\n\r\n--b\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--b--\r\n';
 
@@ -20,10 +21,15 @@ before(async () => {
 });
 after(() => server.close());
 
-const get = (path: string, cookie?: string) => fetch(server.origin + path, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+const get = (path: string, cookie?: string) =>
+  fetch(server.origin + path, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
 
 async function loginCookie(token: string): Promise<string> {
-  const res = await fetch(`${server.origin}/mail/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual' });
+  const res = await fetch(`${server.origin}/mail/login`, {
+    method: 'POST',
+    body: new URLSearchParams({ token }),
+    redirect: 'manual',
+  });
   assert.equal(res.status, 303);
   return (res.headers.get('set-cookie') ?? '').split(';')[0];
 }
@@ -34,7 +40,11 @@ describe('demo webmail handler', () => {
     assert.equal(res.status, 200);
     assert.match(await res.text(), /<form class="login"/);
     assert.equal((await get('/mail/m/m1')).status, 401);
-    const bad = await fetch(`${server.origin}/mail/login`, { method: 'POST', body: new URLSearchParams({ token: 'nope' }), redirect: 'manual' });
+    const bad = await fetch(`${server.origin}/mail/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'nope' }),
+      redirect: 'manual',
+    });
     assert.equal(bad.headers.get('location'), '/mail?failed=1');
     assert.equal(bad.headers.get('set-cookie'), null);
   });
@@ -54,7 +64,10 @@ describe('demo webmail handler', () => {
     assert.ok(html.includes('-----BEGIN PGP MESSAGE-----'));
     assert.ok(html.includes('wcBMA&#60;script&#62;'), 'body is escaped');
     const mime = await (await get('/mail/m/m2', cookie)).text();
-    assert.match(mime, /data-content-type="multipart\/encrypted; protocol=&#34;application\/pgp-encrypted&#34;; boundary=&#34;b&#34;"/);
+    assert.match(
+      mime,
+      /data-content-type="multipart\/encrypted; protocol=&#34;application\/pgp-encrypted&#34;; boundary=&#34;b&#34;"/,
+    );
   });
 
   it('keeps users apart and 404s unknown messages', async () => {

@@ -1,0 +1,79 @@
+// Issue 2's browser proof: the WASM core runs in a Web Worker of the
+// extension (options page status line) and of a plain localhost web page.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { launchWithExtension, root, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { startServer } from './fixtures/webmail-server.js';
+
+let browser: ExtensionBrowser;
+before(async () => {
+  browser = await launchWithExtension();
+});
+after(async () => browser?.close());
+
+describe('WASM core in the browser', () => {
+  it('the extension worker instantiates pmf_core and runs its exports (options page status line)', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(browser.extensionUrl('options.html'));
+    const status = page.locator('#wasm-status');
+    await status.and(page.locator('[data-state=ok], [data-state=failed]')).waitFor({ timeout: 30_000 });
+    const text = (await status.textContent()) ?? '';
+    await screenshot(page, 'options-wasm-status');
+    assert.equal(await status.getAttribute('data-state'), 'ok', text);
+    assert.match(text, /abi 1 \(expected 1\)/);
+    assert.match(text, /pmf_ct_memeq equal=1 flipped=0/);
+    await page.close();
+  });
+
+  it('the same pmf_core.js loads in a dedicated worker of a plain localhost page', async () => {
+    const core = fs.readFileSync(path.join(root, 'wasm/build/pmf_core.js'));
+    const files: Record<string, [string, string | Buffer]> = {
+      '/': [
+        'text/html',
+        '<!doctype html><title>worker</title><pre id="out">running</pre><script src="/page.js"></script>',
+      ],
+      '/page.js': [
+        'text/javascript',
+        `const w = new Worker('/worker.js');
+         w.onmessage = (e) => { document.getElementById('out').textContent = JSON.stringify(e.data); };
+         w.onerror = (e) => { document.getElementById('out').textContent = JSON.stringify({ error: e.message }); };`,
+      ],
+      '/worker.js': [
+        'text/javascript',
+        `importScripts('/pmf_core.js');
+         createPmfCore().then((m) => {
+           const a = m._malloc(16), b = m._malloc(16);
+           m.HEAPU8.fill(7, a, a + 16); m.HEAPU8.fill(7, b, b + 16);
+           const same = m._pmf_ct_memeq(a, b, 16);
+           m.HEAPU8[b + 15] = 8;
+           postMessage({ abi: m._pmf_abi_version(), same, flipped: m._pmf_ct_memeq(a, b, 16), inWorker: typeof window === 'undefined' });
+         }, (e) => postMessage({ error: String(e) }));`,
+      ],
+      '/pmf_core.js': ['text/javascript', core],
+    };
+    const server = await startServer((req, res) => {
+      const f = files[req.url ?? ''];
+      if (!f) return false;
+      // A strict page CSP: the module needs only 'wasm-unsafe-eval'.
+      res.writeHead(200, {
+        'content-type': f[0],
+        'content-security-policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'",
+      });
+      res.end(f[1]);
+      return true;
+    });
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${server.origin}/`);
+      await page.locator('#out').filter({ hasNotText: 'running' }).waitFor({ timeout: 30_000 });
+      const result = JSON.parse((await page.locator('#out').textContent()) ?? '{}');
+      await screenshot(page, 'plain-page-worker');
+      assert.deepEqual(result, { abi: 1, same: 1, flipped: 0, inWorker: true });
+      await page.close();
+    } finally {
+      await server.close();
+    }
+  });
+});

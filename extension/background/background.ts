@@ -1,0 +1,144 @@
+// The background (Chromium service worker, Firefox/Thunderbird event page):
+// the only context holding unlocked private keys. Content scripts and pages
+// send it requests (lib/messages.ts); decrypted mail is indexed here for
+// local search, so plaintext never travels further than the page showing it.
+import browser, { type Runtime } from 'webextension-polyfill';
+import { decryptBlock, type DecryptResult, type KeyContext } from '../lib/decrypt.js';
+import { KeyError } from '../lib/errors.js';
+import { KeyStore } from '../lib/keystore.js';
+import {
+  KEYS_CHANGED,
+  isRequest,
+  type BadgeInfo,
+  type MailSource,
+  type Reply,
+  type Request,
+  type Status,
+} from '../lib/messages.js';
+import { indexDecrypted } from '../lib/mail-index.js';
+import { loadSettings } from '../lib/settings.js';
+import { UnlockCache } from '../lib/unlock-cache.js';
+import { describeDisplayedMessage } from '../thunderbird/displayed-message.js';
+
+let storePromise: Promise<KeyStore> | undefined;
+const keyStore = () => (storePromise ??= KeyStore.open());
+const cache = new UnlockCache(
+  { list: async () => (await keyStore()).list(), unlock: async (fp, p) => (await keyStore()).unlock(fp, p) },
+  browser.storage.session,
+);
+
+async function keyContext(): Promise<KeyContext> {
+  const store = await keyStore();
+  const unlockedKeys = await cache.keys();
+  const lockedKeyIds = new Set<string>();
+  for (const k of await store.list())
+    if (k.hasPrivate && !unlockedKeys.has(k.fingerprint)) k.keyIds.forEach((id) => lockedKeyIds.add(id));
+  return { unlocked: [...unlockedKeys.values()], lockedKeyIds, verificationKeys: await store.verificationKeys() };
+}
+
+export async function decryptAndIndex(
+  block: Parameters<typeof decryptBlock>[0],
+  source: MailSource,
+): Promise<DecryptResult> {
+  const result = await decryptBlock(block, await keyContext());
+  if (result.status === 'decrypted' && result.text !== undefined) {
+    await indexDecrypted(source, result.text, result.subject);
+  }
+  return result;
+}
+
+/**
+ * Decrypted results waiting for their viewer frame, by unguessable id. Kept
+ * briefly (the frame loads right away; a reload within the window works) and
+ * dropped on lock.
+ */
+const views = new Map<string, { result: DecryptResult; expires: number }>();
+const VIEW_TTL_MS = 10 * 60_000;
+
+function toBadge(result: DecryptResult): BadgeInfo {
+  const { text, subject: _s, attachments: _a, ...badge } = result;
+  if (text === undefined) return badge;
+  const now = Date.now();
+  for (const [id, v] of views) if (v.expires <= now) views.delete(id);
+  const viewId = crypto.randomUUID();
+  views.set(viewId, { result, expires: now + VIEW_TTL_MS });
+  return { ...badge, viewId };
+}
+
+async function status(): Promise<Status> {
+  const keys = await (await keyStore()).list();
+  return {
+    privateKeys: keys.filter((k) => k.hasPrivate).length,
+    unlocked: (await cache.keys()).size,
+    expiresAt: await cache.expiresAt(),
+    unlockMinutes: (await loadSettings()).unlockMinutes,
+  };
+}
+
+/** Tells open webmail tabs to retry messages that were locked. */
+async function broadcastKeysChanged(): Promise<void> {
+  for (const tab of await browser.tabs.query({})) {
+    if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
+  }
+}
+
+function fromExtensionPage(sender: Runtime.MessageSender): boolean {
+  return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
+}
+
+async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
+  const page = fromExtensionPage(sender);
+  switch (req.type) {
+    case 'decrypt': {
+      // A content script may only describe the page it runs in.
+      const source = page ? req.source : { ...req.source, url: sender.url ?? req.source.url };
+      return toBadge(await decryptAndIndex(req.block, source));
+    }
+    case 'view': {
+      if (!page) throw new Error('Only extension pages may read decrypted mail.');
+      const v = views.get(req.viewId);
+      if (!v || v.expires <= Date.now()) throw new Error('This decrypted view has expired; reload the message.');
+      return v.result;
+    }
+    case 'status':
+      return status();
+    case 'unlock': {
+      if (!page) throw new Error('Only extension pages may unlock keys.');
+      if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
+        throw new KeyError('bad-input', 'Invalid passphrase.');
+      const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
+      await broadcastKeysChanged();
+      return opened.length;
+    }
+    case 'lock':
+      if (!page) throw new Error('Only extension pages may lock keys.');
+      await cache.lock();
+      views.clear();
+      return true;
+    case 'keys-changed':
+      if (!page) throw new Error('Only extension pages may change keys.');
+      for (const fp of req.deleted ?? []) await cache.forget(fp);
+      await broadcastKeysChanged();
+      return true;
+    case 'tb-displayed-message':
+      if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
+      return describeDisplayedMessage(req.tabId, {
+        decrypt: decryptAndIndex,
+        index: (source, text) => indexDecrypted(source, text),
+      });
+  }
+}
+
+browser.runtime.onMessage.addListener(
+  (msg: unknown, sender: Runtime.MessageSender): Promise<Reply<unknown>> | undefined => {
+    if (!isRequest(msg) || sender.id !== browser.runtime.id) return undefined;
+    return handle(msg, sender).then(
+      (value) => ({ ok: true as const, value }),
+      (e: unknown) => ({
+        ok: false as const,
+        error: e instanceof Error ? e.message : 'Unexpected error',
+        code: e instanceof KeyError ? e.code : undefined,
+      }),
+    );
+  },
+);

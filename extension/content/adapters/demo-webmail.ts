@@ -1,0 +1,31 @@
+// The demo webmail served by provider-server at /mail
+// (provider-server/src/webmail/index.ts defines this DOM).
+import type { MessageView, WebmailAdapter } from './adapter.js';
+
+const text = (root: Element, sel: string) => root.querySelector(sel)?.textContent?.trim() ?? '';
+
+export const demoWebmail: WebmailAdapter = {
+  name: 'demo-webmail',
+  matches: (doc) => doc.body?.classList.contains('pmf-demo-webmail') ?? false,
+  findMessages(doc) {
+    const views: MessageView[] = [];
+    for (const article of doc.querySelectorAll<HTMLElement>('article.message[data-message-id]')) {
+      const body = article.querySelector<HTMLElement>('pre.body');
+      if (!body) continue;
+      views.push({
+        source: {
+          id: `${doc.location.origin}/mail#${article.dataset.messageId}`,
+          url: doc.location.href,
+          from: text(article, '.from'),
+          to: text(article, '.to'),
+          subject: text(article, '.subject'),
+          date: text(article, '.date'),
+        },
+        body,
+        text: body.textContent ?? '',
+        contentType: body.dataset.contentType,
+      });
+    }
+    return views;
+  },
+};

@@ -1,0 +1,9 @@
+// Every supported webmail, first match wins.
+import type { WebmailAdapter } from './adapter.js';
+import { demoWebmail } from './demo-webmail.js';
+
+export const adapters: WebmailAdapter[] = [demoWebmail];
+
+export function adapterFor(doc: Document): WebmailAdapter | undefined {
+  return adapters.find((a) => a.matches(doc));
+}

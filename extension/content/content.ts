@@ -1,0 +1,68 @@
+// Content script for supported webmail pages: finds OpenPGP messages through
+// the page's adapter, asks the background to decrypt/verify, and shows the
+// outcome in place. Messages that were locked are retried when keys change.
+import browser from 'webextension-polyfill';
+import { findPgpBlocks } from '../lib/pgp-message.js';
+import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
+import { ask } from '../lib/rpc.js';
+import { adapterFor } from './adapters/index.js';
+import { renderBadge } from './badge.js';
+
+/** Outcomes that new or unlocked keys can change. */
+const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
+let scanning = false;
+let again = false;
+let retryQueued = false;
+
+/** retry: also revisit messages whose outcome may change with the keys. */
+async function scan(retry = false): Promise<void> {
+  if (scanning) {
+    again = true;
+    retryQueued ||= retry;
+    return;
+  }
+  scanning = true;
+  try {
+    const adapter = adapterFor(document);
+    if (!adapter) return;
+    for (const view of adapter.findMessages(document)) {
+      const state = view.body.dataset.pmfState;
+      if (state && !(retry && RETRYABLE.has(state))) continue;
+      const [block] = findPgpBlocks(view.text, view.contentType);
+      if (!block) continue;
+      view.body.dataset.pmfState = 'pending';
+      try {
+        const info = await ask<BadgeInfo>({ type: 'decrypt', block, source: view.source });
+        view.body.dataset.pmfState = info.status;
+        renderBadge(view.body, info);
+      } catch (e) {
+        view.body.dataset.pmfState = 'error';
+        renderBadge(view.body, {
+          status: 'failed',
+          summary: `The extension could not process this message: ${(e as Error).message}`,
+          signature: { status: 'unsigned' },
+        });
+      }
+    }
+  } finally {
+    scanning = false;
+    if (again) {
+      const r = retryQueued;
+      again = retryQueued = false;
+      void scan(r);
+    }
+  }
+}
+
+browser.runtime.onMessage.addListener((msg: unknown) => {
+  if ((msg as { type?: string } | null)?.type === KEYS_CHANGED.type) void scan(true);
+  return undefined;
+});
+
+// Webmail UIs render late and change views without reloading.
+let pending: ReturnType<typeof setTimeout> | undefined;
+new MutationObserver(() => {
+  clearTimeout(pending);
+  pending = setTimeout(() => void scan(), 150);
+}).observe(document.body, { childList: true, subtree: true });
+void scan();

@@ -1,0 +1,169 @@
+// Options page: WASM core status, key management (generate, import, export
+// public, delete) and settings. Keys are read and written here directly
+// (same IndexedDB as the background); the background is told to refresh.
+import { describeSelfTest, runCoreSelfTest, startCoreWorker } from '../lib/core-status.js';
+import { KeyStore, type KeyInfo } from '../lib/keystore.js';
+import { ask } from '../lib/rpc.js';
+import { loadSettings, saveSettings } from '../lib/settings.js';
+import { $, errorText, formatFingerprint, say } from '../lib/ui.js';
+
+const storePromise = KeyStore.open();
+
+async function showCoreStatus(): Promise<void> {
+  const line = $('wasm-status');
+  try {
+    const r = await runCoreSelfTest(startCoreWorker());
+    line.dataset.state = r.ok ? 'ok' : 'failed';
+    say(line, describeSelfTest(r), r.ok ? 'ok' : 'error');
+  } catch (e) {
+    line.dataset.state = 'failed';
+    say(line, `WASM core failed to start: ${errorText(e)}`, 'error');
+  }
+}
+
+async function renderKeys(): Promise<void> {
+  const keys = await (await storePromise).list();
+  const tbody = $('keys').querySelector('tbody')!;
+  tbody.replaceChildren(...keys.map(keyRow));
+  $('keys').hidden = keys.length === 0;
+  $('keys-empty').hidden = keys.length > 0;
+}
+
+function keyRow(k: KeyInfo): HTMLTableRowElement {
+  const tr = document.createElement('tr');
+  tr.dataset.fingerprint = k.fingerprint;
+  const cell = (text: string) => {
+    const td = document.createElement('td');
+    td.textContent = text;
+    return td;
+  };
+  const fp = document.createElement('td');
+  fp.append(Object.assign(document.createElement('code'), { textContent: formatFingerprint(k.fingerprint) }));
+  const actions = document.createElement('td');
+  const exportBtn = Object.assign(document.createElement('button'), {
+    type: 'button',
+    textContent: 'Export public key',
+  });
+  exportBtn.addEventListener('click', () => void exportKey(k));
+  const deleteBtn = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Delete' });
+  deleteBtn.addEventListener('click', () => void deleteKey(k));
+  actions.append(exportBtn, deleteBtn);
+  tr.append(
+    cell(k.userIds.join('\n')),
+    fp,
+    cell(`${k.hasPrivate ? 'private + public' : 'public'} · ${k.algorithm}`),
+    actions,
+  );
+  return tr;
+}
+
+async function exportKey(k: KeyInfo): Promise<void> {
+  const out = $<HTMLTextAreaElement>('export-out');
+  out.value = await (await storePromise).exportPublic(k.fingerprint);
+  out.hidden = false;
+  out.select();
+  say($('keys-status'), `Public key of ${k.userIds[0] ?? k.fingerprint} below: copy it and share it.`, 'ok');
+}
+
+async function deleteKey(k: KeyInfo): Promise<void> {
+  const what = k.hasPrivate
+    ? 'your PRIVATE key (mail encrypted to it becomes unreadable unless you have a backup)'
+    : 'this public key';
+  if (!confirm(`Delete ${what}?\n${k.userIds.join(', ')}\n${formatFingerprint(k.fingerprint)}`)) return;
+  try {
+    await (await storePromise).delete(k.fingerprint);
+    await ask({ type: 'keys-changed', deleted: [k.fingerprint] });
+    say($('keys-status'), `Deleted ${k.userIds[0] ?? k.fingerprint}.`, 'ok');
+  } catch (e) {
+    say($('keys-status'), errorText(e), 'error');
+  }
+  await renderKeys();
+}
+
+function onGenerate(form: HTMLFormElement): void {
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    const status = $('generate-status');
+    const bar = $<HTMLProgressElement>('generate-progress');
+    if (f.get('passphrase') !== f.get('confirm')) return say(status, 'The passphrases do not match.', 'error');
+    const button = form.querySelector('button')!;
+    button.disabled = true;
+    bar.hidden = false;
+    try {
+      const info = await (
+        await storePromise
+      ).generate(
+        {
+          name: String(f.get('name') ?? ''),
+          email: String(f.get('email') ?? ''),
+          passphrase: String(f.get('passphrase') ?? ''),
+        },
+        (fraction, label) => {
+          bar.value = fraction;
+          say(status, label);
+        },
+      );
+      form.reset();
+      say(status, `Generated ${formatFingerprint(info.fingerprint)}.`, 'ok');
+      await ask({ type: 'keys-changed' });
+    } catch (e) {
+      say(status, errorText(e), 'error');
+    } finally {
+      button.disabled = false;
+      bar.hidden = true;
+      await renderKeys();
+    }
+  });
+}
+
+function onImport(form: HTMLFormElement): void {
+  const textarea = form.elements.namedItem('armored') as HTMLTextAreaElement;
+  (form.elements.namedItem('file') as HTMLInputElement).addEventListener('change', async (ev) => {
+    const file = (ev.target as HTMLInputElement).files?.[0];
+    if (!file) return;
+    if (file.size > 1 << 20) return say($('import-status'), 'That file is too large to be a key (over 1 MB).', 'error');
+    textarea.value = await file.text();
+  });
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const f = new FormData(form);
+    const status = $('import-status');
+    try {
+      const infos = await (
+        await storePromise
+      ).importArmored(String(f.get('armored') ?? ''), String(f.get('passphrase') ?? '') || undefined);
+      form.reset();
+      say(
+        status,
+        `Imported ${infos.map((k) => `${k.userIds[0] ?? ''} (${k.hasPrivate ? 'private' : 'public'})`).join(', ')}.`,
+        'ok',
+      );
+      await ask({ type: 'keys-changed' });
+    } catch (e) {
+      // Nothing was stored; the form keeps its content for a retry.
+      say(status, errorText(e), 'error');
+    }
+    await renderKeys();
+  });
+}
+
+async function onSettings(form: HTMLFormElement): Promise<void> {
+  const input = form.elements.namedItem('unlockMinutes') as HTMLInputElement;
+  input.value = String((await loadSettings()).unlockMinutes);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    try {
+      await saveSettings({ unlockMinutes: Number(input.value) });
+      say($('settings-status'), 'Saved. Applies from the next unlock.', 'ok');
+    } catch (e) {
+      say($('settings-status'), errorText(e), 'error');
+    }
+  });
+}
+
+void showCoreStatus();
+void renderKeys();
+onGenerate($<HTMLFormElement>('generate'));
+onImport($<HTMLFormElement>('import'));
+void onSettings($<HTMLFormElement>('settings'));

@@ -1,0 +1,38 @@
+// Extension frame inside the webmail page that shows decrypted plaintext.
+// Being on the extension's origin, its DOM is out of the page's reach.
+import type { DecryptResult } from '../lib/decrypt.js';
+import { ask } from '../lib/rpc.js';
+
+const $ = (id: string) => document.getElementById(id)!;
+
+function reportHeight(): void {
+  // Only the height leaves the frame, so the page can size it.
+  parent.postMessage({ pmfViewerHeight: document.documentElement.scrollHeight }, '*');
+}
+
+async function show(): Promise<void> {
+  const viewId = new URLSearchParams(location.search).get('v') ?? '';
+  try {
+    const r = await ask<DecryptResult>({ type: 'view', viewId });
+    if (r.subject) {
+      $('subject').textContent = r.subject;
+      $('subject').hidden = false;
+    }
+    $('text').textContent = r.text ?? '';
+    if (r.attachments?.length) {
+      for (const a of r.attachments) {
+        const li = document.createElement('li');
+        li.textContent = `📎 ${a.filename} (${a.mimeType}, ${a.size} bytes)`;
+        $('attachments').append(li);
+      }
+      $('attachments').hidden = false;
+    }
+  } catch (e) {
+    $('error').textContent = (e as Error).message;
+    $('error').hidden = false;
+  }
+  reportHeight();
+}
+
+new ResizeObserver(reportHeight).observe(document.body);
+void show();
