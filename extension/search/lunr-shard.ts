@@ -86,6 +86,11 @@ function searchPipeline(): lunr.Pipeline {
 }
 export const SEARCH_PIPELINE = searchPipeline();
 
+/** Query words the index pipeline drops entirely (stop words): they can never match. */
+const NEVER_INDEXED = new lunr.Pipeline();
+NEVER_INDEXED.add(lunr.trimmer, lunr.stopWordFilter);
+const neverIndexed = (term: string) => NEVER_INDEXED.runString(term).length === 0;
+
 /** "Ann <ann.lee@example.org>" also yields "ann.lee" and "example.org", so either finds the mail. */
 function withAddressParts(value: string): string {
   const parts = [value];
@@ -230,7 +235,7 @@ class Vocabulary {
  * Parses a user's query with lunr's syntax (field:term, +must, -mustnot, wild*,
  * fuzzy~1, boost^2). Unlike lunr, plain terms are required (AND), as in mail
  * search boxes. Stop words are dropped (lunr would crash on a required stop
- * word). Text lunr cannot parse ("http://x") is searched as plain words.
+ * word). Text lunr cannot parse ("re: budget") is searched as plain words.
  */
 export function parseQuery(text: string): Clause[] {
   let query = new lunr.Query([...FIELDS]);
@@ -239,14 +244,11 @@ export function parseQuery(text: string): Clause[] {
   } catch (err) {
     if (!(err instanceof Error && err.name === 'QueryParseError')) throw err;
     query = new lunr.Query([...FIELDS]);
-    for (const token of lunr.tokenizer(text)) {
-      const word = token.toString().replace(/[*:^~+]/g, '');
-      if (word) query.term(word, {});
-    }
+    for (const word of text.toLowerCase().split(/[\s\-:^~*+]+/)) if (word) query.term(word, {});
   }
   const clauses: Clause[] = [];
   for (const c of query.clauses as Clause[]) {
-    if (c.usePipeline && SEARCH_PIPELINE.runString(c.term).length === 0) continue;
+    if (c.usePipeline && neverIndexed(c.term)) continue;
     clauses.push({ ...c, presence: c.presence === PRESENCE.OPTIONAL ? PRESENCE.REQUIRED : c.presence });
   }
   return clauses;
