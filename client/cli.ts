@@ -44,6 +44,18 @@ export function formatRow(r: Row, extra: string[] = []): string {
 }
 
 
+/** Download progress on a stream: a rewritten line on a TTY, else one line at the end. */
+export function downloadProgress(label: string, stream: NodeJS.WriteStream = process.stderr): (received: number, total: number) => void {
+  let last = -1;
+  return (received, total) => {
+    const pct = Math.floor((100 * received) / Math.max(1, total));
+    if (pct === last) return;
+    last = pct;
+    if (stream.isTTY) stream.write(`\r${label}: ${pct}%${received === total ? '\n' : ''}`);
+    else if (received === total) stream.write(`${label}: ${total} bytes, verified\n`);
+  };
+}
+
 export function header(extra: string[] = []): string {
   return [pad('message id', 36), pad('verdict', 18), 'client ms'.padStart(9), 'sent B'.padStart(9), 'recv B'.padStart(9), ...extra].join('  ');
 }
@@ -107,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     he,
     storage: new DirectoryStorage(values.cache!),
     socket: nodeSocket,
-    onDownloadProgress: (r, t) => process.stderr.write(`\rmodel package: ${((100 * r) / t).toFixed(0)}%${r === t ? '\n' : ''}`),
+    onDownloadProgress: downloadProgress('model package'),
     onInvalidOutput: (id) => console.error(`note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`),
   });
   const done = readDone(values.state);

@@ -21,6 +21,14 @@ function outerHeaders(raw: string): string {
     .join('\r\n');
 }
 
+/** A decrypted payload that is a whole message: an mbox "From " line, or message headers before the first blank line. */
+function isWholeMessage(text: string): boolean {
+  if (text.startsWith('From ')) return true;
+  const end = text.search(/\r?\n\r?\n/);
+  const head = end < 0 ? '' : text.slice(0, end);
+  return head.split(/\r?\n/).every((l) => HEADER_LINE.test(l) || /^[ \t]/.test(l)) && /^(from|subject|message-id|date):/im.test(head);
+}
+
 /**
  * Decrypts an encrypted message with the user's private keys (already
  * unlocked). For PGP/MIME the decrypted MIME entity replaces the body; when
@@ -32,9 +40,8 @@ export async function decryptMessage(raw: string, keys: openpgp.PrivateKey[]): P
   const message = await openpgp.readMessage({ armoredMessage: armored[0] });
   const { data } = await openpgp.decrypt({ message, decryptionKeys: keys, format: 'utf8' });
   const text = String(data);
-  const firstLine = text.split(/\r?\n/, 1)[0];
-  if (/^(from|subject|message-id|date|to|received|return-path):/i.test(firstLine)) return text; // a whole message
-  const isMimeEntity = HEADER_LINE.test(firstLine);
+  if (isWholeMessage(text)) return text;
+  const isMimeEntity = HEADER_LINE.test(text.split(/\r?\n/, 1)[0]);
   return `${outerHeaders(raw)}\r\n${isMimeEntity ? '' : '\r\n'}${text}`;
 }
 

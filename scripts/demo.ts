@@ -1,0 +1,196 @@
+// The README's first command (`npm run demo`): private spam filtering of an
+// OpenPGP-encrypted mailbox, end to end, on this machine.
+//   1. start provider-server on loopback with the default spam model (first
+//      run: secret key + encrypted model package);
+//   2. register a demo user; build a mailbox of SpamAssassin test-split
+//      messages encrypted with OpenPGP.js to a freshly generated demo key and
+//      deliver it to the provider (which only ever holds ciphertext);
+//   3. run the headless client over it: download + verify the model package,
+//      decrypt each message locally, classify it privately;
+//   4. print each verdict next to the true label and the plaintext model's
+//      verdict, with the per-email costs.
+// Options: --count N (default 24), --keep (keep the demo directory).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as openpgp from 'openpgp';
+import { downloadProgress, formatRow, header, nodeSocket, outcomeRow, summary, type Row } from '../client/cli.js';
+import { createConnector } from '../client/connect.js';
+import { ensurePackage } from '../client/download.js';
+import { DirectoryStorage } from '../client/node-storage.js';
+import { decryptMessage } from '../client/pgp.js';
+import { runClassification } from '../client/runner.js';
+import { loadSpamAssassin } from '../models/data/loaders.js';
+import { extractFeatures } from '../models/features/index.js';
+import { loadPlainModel, plainVerdict } from '../models/plain/index.js';
+import { openStore } from '../provider-server/src/provider.js';
+import { loadHe } from '../wasm/ts/he.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL_FILE = path.join(root, 'models/default/spam.pmfm');
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function waitHealthy(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`provider-server exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('provider-server did not become healthy within 120 s');
+}
+
+/** PGP/MIME (RFC 3156): the whole original message is the encrypted payload; the outer Subject is hidden. */
+async function encryptToPgpMime(raw: string, messageId: string, key: openpgp.PublicKey): Promise<string> {
+  const armored = await openpgp.encrypt({ message: await openpgp.createMessage({ text: raw }), encryptionKeys: key });
+  const boundary = `pmf-${messageId.replace(/[^A-Za-z0-9]/g, '')}`;
+  return [
+    'From: sender@demo.invalid',
+    'To: demo@demo.invalid',
+    'Subject: ...',
+    'Date: Mon, 01 Jan 2024 00:00:00 +0000',
+    `Message-ID: <${messageId}>`,
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="${boundary}"`,
+    '',
+    `--${boundary}`,
+    'Content-Type: application/pgp-encrypted',
+    '',
+    'Version: 1',
+    '',
+    `--${boundary}`,
+    'Content-Type: application/octet-stream; name="encrypted.asc"',
+    '',
+    armored.trim(),
+    '',
+    `--${boundary}--`,
+    '',
+  ].join('\r\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { count: { type: 'string', default: '24' }, keep: { type: 'boolean' } } });
+  const count = Number(values.count);
+  if (!Number.isInteger(count) || count < 2 || count > 2000) throw new Error('--count must be 2..2000');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-demo-'));
+  const dataDir = path.join(dir, 'provider');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const say = (s: string): void => console.log(`\x1b[1m[demo]\x1b[0m ${s}`);
+
+  say(`starting provider-server on ${base} with the default spam model (data in ${dataDir})`);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'provider-server/src/cli.ts'), 'serve'], {
+    cwd: root,
+    env: { ...process.env, PMF_HOST: '127.0.0.1', PMF_PORT: String(port), PMF_DATA_DIR: dataDir, PMF_MODELS: `spam=${MODEL_FILE}`, PMF_WORKERS: '1' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const stopServer = (): void => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.once('exit', stopServer);
+  try {
+    await waitHealthy(base, child);
+
+    say('generating the demo OpenPGP key (curve25519) and encrypting a SpamAssassin mailbox to it');
+    const { privateKey, publicKey } = await openpgp.generateKey({
+      type: 'curve25519',
+      userIDs: [{ name: 'Demo User', email: 'demo@demo.invalid' }],
+      format: 'object',
+    });
+    const test = loadSpamAssassin().filter((e) => e.split === 'test');
+    const spam = test.filter((e) => e.label === 'spam').slice(0, Math.floor(count / 2));
+    const ham = test.filter((e) => e.label === 'ham').slice(0, count - spam.length);
+    const chosen = [...spam, ...ham].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const store = openStore(dataDir);
+    const { userId, token } = store.addUser('demo');
+    const mbox: string[] = [];
+    const truth = new Map<string, { label: string; raw: string }>();
+    for (const e of chosen) {
+      const id = `${e.id.replace('/', '.')}@spamassassin.demo`;
+      const raw = typeof e.raw === 'string' ? e.raw : new TextDecoder().decode(e.raw);
+      const enc = await encryptToPgpMime(raw, id, publicKey);
+      store.deliver(userId, id, enc);
+      truth.set(id, { label: e.label, raw });
+      mbox.push(`From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`);
+    }
+    store.close();
+    fs.writeFileSync(path.join(dir, 'mailbox.mbox'), mbox.join('\n'));
+    fs.writeFileSync(path.join(dir, 'demo-key.asc'), privateKey.armor(), { mode: 0o600 });
+    say(`delivered ${chosen.length} encrypted messages (${spam.length} spam, ${ham.length} ham) to user "demo"; mailbox at ${path.join(dir, 'mailbox.mbox')}`);
+
+    // The plaintext model is the provider's secret; the demo reads it only to show that the private verdicts equal it.
+    const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL_FILE)));
+    const he = await loadHe();
+    const storage = new DirectoryStorage(path.join(dir, 'client-cache'));
+    const connector = createConnector({
+      server: base,
+      token,
+      he,
+      storage,
+      socket: nodeSocket,
+    });
+    await ensurePackage({ baseUrl: base, modelId: 'spam', storage, onProgress: downloadProgress('[demo] encrypted model package', process.stdout) });
+    say('classifying privately (the provider sees one LWE ciphertext and OT bits per email, never the text or the verdict)');
+    console.log(header(['true', 'plaintext', 'match']));
+    const rows: Row[] = [];
+    let agree = 0;
+    let correct = 0;
+    await runClassification(
+      [...truth.keys()].map((id) => ({ id, raw: async () => decryptMessage(deliveredRaw(id), [privateKey]) })),
+      {
+        connect: (n) => connector.connect(n),
+        onOutcome: async (o) => {
+          const t = truth.get(o.messageId)!;
+          const row = outcomeRow(o, t.label);
+          const pv = plainVerdict(plain, await extractFeatures(t.raw, connector.model()!.spec));
+          const match = row.verdict === pv;
+          agree += match ? 1 : 0;
+          correct += row.verdict === t.label ? 1 : 0;
+          rows.push(row);
+          console.log(formatRow(row, [t.label.padEnd(5), pv.padEnd(9), match ? 'yes' : 'NO']));
+        },
+      },
+    );
+    console.log(summary(rows));
+    say(`private verdict = plaintext model verdict on ${agree}/${rows.length}; accuracy against the true labels ${correct}/${rows.length}`);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const sum = Number(metrics.match(/^pmf_crypto_seconds_sum\{op="spam"\} (\S+)/m)?.[1] ?? NaN);
+    const n = Number(metrics.match(/^pmf_crypto_seconds_count\{op="spam"\} (\S+)/m)?.[1] ?? NaN);
+    if (n > 0) say(`provider: ${((1000 * sum) / n).toFixed(2)} ms per email (decrypt + garble, worker wall time)`);
+    if (agree !== rows.length) process.exitCode = 1;
+  } finally {
+    stopServer();
+    if (values.keep) say(`kept ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  function deliveredRaw(id: string): string {
+    const store = openStore(dataDir);
+    try {
+      const uid = store.userId('demo')!;
+      return store.getMessage(uid, id)!.raw;
+    } finally {
+      store.close();
+    }
+  }
+}
+
+main().catch((e) => {
+  console.error(`demo failed: ${(e as Error).message}`);
+  process.exit(1);
+});
