@@ -15,7 +15,8 @@ import {
   type Request,
   type Status,
 } from '../lib/messages.js';
-import { indexDecrypted } from '../lib/mail-index.js';
+import { MailIndex } from '../lib/mail-index.js';
+import { isSearchRequest } from '../search/index.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
 import { describeDisplayedMessage } from '../thunderbird/displayed-message.js';
@@ -27,6 +28,8 @@ const cache = new UnlockCache(
   browser.storage.session,
 );
 
+const mailIndex = new MailIndex(() => cache.passphrases());
+
 async function keyContext(): Promise<KeyContext> {
   const store = await keyStore();
   const unlockedKeys = await cache.keys();
@@ -36,13 +39,18 @@ async function keyContext(): Promise<KeyContext> {
   return { unlocked: [...unlockedKeys.values()], lockedKeyIds, verificationKeys: await store.verificationKeys() };
 }
 
+/** Indexing must not hide a successful decryption; log only the error kind. */
+async function indexQuietly(source: MailSource, text: string, subject?: string): Promise<void> {
+  await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
+}
+
 export async function decryptAndIndex(
   block: Parameters<typeof decryptBlock>[0],
   source: MailSource,
 ): Promise<DecryptResult> {
   const result = await decryptBlock(block, await keyContext());
   if (result.status === 'decrypted' && result.text !== undefined) {
-    await indexDecrypted(source, result.text, result.subject);
+    await indexQuietly(source, result.text, result.subject);
   }
   return result;
 }
@@ -113,6 +121,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'lock':
       if (!page) throw new Error('Only extension pages may lock keys.');
       await cache.lock();
+      await mailIndex.close();
       views.clear();
       return true;
     case 'keys-changed':
@@ -124,21 +133,22 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, {
         decrypt: decryptAndIndex,
-        index: (source, text) => indexDecrypted(source, text),
+        index: (source, text) => indexQuietly(source, text),
       });
   }
 }
 
-browser.runtime.onMessage.addListener(
-  (msg: unknown, sender: Runtime.MessageSender): Promise<Reply<unknown>> | undefined => {
-    if (!isRequest(msg) || sender.id !== browser.runtime.id) return undefined;
-    return handle(msg, sender).then(
-      (value) => ({ ok: true as const, value }),
-      (e: unknown) => ({
-        ok: false as const,
-        error: e instanceof Error ? e.message : 'Unexpected error',
-        code: e instanceof KeyError ? e.code : undefined,
-      }),
-    );
-  },
-);
+browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender): Promise<unknown> | undefined => {
+  if (sender.id !== browser.runtime.id) return undefined;
+  // The search page (extension/search) speaks its own small protocol.
+  if (isSearchRequest(msg)) return fromExtensionPage(sender) ? mailIndex.answer(msg) : undefined;
+  if (!isRequest(msg)) return undefined;
+  return handle(msg, sender).then(
+    (value): Reply<unknown> => ({ ok: true, value }),
+    (e: unknown): Reply<unknown> => ({
+      ok: false,
+      error: e instanceof Error ? e.message : 'Unexpected error',
+      code: e instanceof KeyError ? e.code : undefined,
+    }),
+  );
+});

@@ -1,8 +1,79 @@
-// Adds decrypted mail to the local search index (extension/search).
+// Bridges decryption and the local search index (extension/search). The index
+// is encrypted with a key derived from the user's passphrase, so it opens
+// only while a key is unlocked, with the passphrase that unlocked it; it
+// closes on lock. Decrypted mail is added here, in the background, and the
+// search page queries it through runtime messages (search/messages.ts).
+import {
+  answerSearchRequest,
+  MailSearchError,
+  openMailSearch,
+  type MailSearch,
+  type SearchRequest,
+  type SearchResponse,
+} from '../search/index.js';
 import type { MailSource } from './messages.js';
 
-export async function indexDecrypted(source: MailSource, text: string, subject?: string): Promise<void> {
-  void source;
-  void text;
-  void subject;
+export class MailIndex {
+  private opening: Promise<MailSearch | null> | undefined;
+
+  /** passphrases: those of the currently unlocked keys, first unlocked first. */
+  constructor(
+    private readonly passphrases: () => Promise<string[]>,
+    private readonly dbName?: string,
+  ) {}
+
+  /** The open index, or null while locked (or no passphrase opens it). */
+  private async open(): Promise<MailSearch | null> {
+    const live = await this.passphrases();
+    if (live.length === 0) {
+      // Keys expired or were locked: the index key goes with them.
+      await this.close();
+      return null;
+    }
+    this.opening ??= (async () => {
+      for (const passphrase of live) {
+        try {
+          return await openMailSearch({ passphrase, dbName: this.dbName });
+        } catch (e) {
+          // The index was created under another key's passphrase: try the next.
+          if (!(e instanceof MailSearchError && e.code === 'wrong-key')) throw e;
+        }
+      }
+      return null;
+    })().catch((e) => {
+      this.opening = undefined;
+      throw e;
+    });
+    return this.opening.then((s) => {
+      if (!s) this.opening = undefined; // retry after the next unlock
+      return s;
+    });
+  }
+
+  async add(source: MailSource, body: string, protectedSubject?: string): Promise<boolean> {
+    const search = await this.open();
+    if (!search) return false;
+    const date = Number.isFinite(Date.parse(source.date)) ? source.date : Date.now();
+    await search.add({
+      id: source.id,
+      from: source.from,
+      to: source.to,
+      subject: protectedSubject ?? source.subject,
+      date,
+      body,
+      url: source.url,
+    });
+    return true;
+  }
+
+  async answer(req: SearchRequest): Promise<SearchResponse> {
+    return answerSearchRequest(req, await this.open().catch(() => null));
+  }
+
+  async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = undefined;
+    const search = await opening?.catch(() => null);
+    await search?.close();
+  }
 }

@@ -16,6 +16,8 @@ export interface SessionArea {
 
 interface Entry {
   key: openpgp.PrivateKey;
+  /** Also opens the search index (lib/mail-index.ts). */
+  passphrase: string;
   expiresAt: number;
 }
 
@@ -45,7 +47,11 @@ export class UnlockCache {
     for (const info of await this.store.list()) {
       if (!info.hasPrivate) continue;
       try {
-        this.entries.set(info.fingerprint, { key: await this.store.unlock(info.fingerprint, passphrase), expiresAt });
+        this.entries.set(info.fingerprint, {
+          key: await this.store.unlock(info.fingerprint, passphrase),
+          passphrase,
+          expiresAt,
+        });
         opened.push(info.fingerprint);
       } catch {
         // Another key with another passphrase: not an error on its own.
@@ -64,6 +70,12 @@ export class UnlockCache {
     const t = this.now();
     for (const [fp, e] of this.entries) if (e.expiresAt <= t) this.entries.delete(fp);
     return new Map([...this.entries].map(([fp, e]) => [fp, e.key]));
+  }
+
+  /** Distinct passphrases of the unlocked keys, in unlock order. */
+  async passphrases(): Promise<string[]> {
+    await this.keys();
+    return [...new Set([...this.entries.values()].map((e) => e.passphrase))];
   }
 
   /** Earliest expiry among unlocked keys, for the UI. */
@@ -106,7 +118,7 @@ export class UnlockCache {
     for (const [fp, { passphrase, expiresAt }] of Object.entries(await this.saved())) {
       if (expiresAt <= t || this.entries.has(fp)) continue;
       try {
-        this.entries.set(fp, { key: await this.store.unlock(fp, passphrase), expiresAt });
+        this.entries.set(fp, { key: await this.store.unlock(fp, passphrase), passphrase, expiresAt });
         live[fp] = { passphrase, expiresAt };
       } catch {
         // Key deleted or changed since: drop it.
