@@ -164,10 +164,12 @@ export class SpamSession {
    */
   async classify(messageId: string, raw: string | Uint8Array, remaining = 1): Promise<SpamVerdict> {
     const { model, params, spec } = this.opts.model;
+    this.alive();
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
     const features = await extractFeatures(raw, spec);
+    this.alive();
     const acc = model.dot(features);
     let lwe: Uint8Array;
     let mask: number;
@@ -183,6 +185,7 @@ export class SpamSession {
     mask = 0;
     cpu = performance.now() - cpu;
     if (this.receiver!.available < params.T) await this.topUp(remaining);
+    this.alive();
     let t0 = performance.now();
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
@@ -208,6 +211,11 @@ export class SpamSession {
       bytesSent: this.sent - sent0,
       bytesReceived: this.received - recv0,
     };
+  }
+
+  /** Throws the closing error if the connection is gone (its state is wiped then). */
+  private alive(): void {
+    if (this.closedError) throw this.closedError;
   }
 
   /** Says bye and closes; wipes the OT pool and the public key. */

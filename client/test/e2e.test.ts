@@ -1,0 +1,106 @@
+// End to end with the real crypto: provider-server (worker pool, lattice
+// decryption, garbling, OT) and the headless client over WebSocket, on
+// SpamAssassin test-split messages encrypted with OpenPGP.js.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import * as openpgp from 'openpgp';
+import { loadSpamAssassin } from '../../models/data/loaders.js';
+import { extractFeatures } from '../../models/features/index.js';
+import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
+import { loadConfig } from '../../provider-server/src/config.js';
+import { startProvider, type Provider } from '../../provider-server/src/provider.js';
+import { loadHe, type He } from '../../wasm/ts/he.js';
+import { nodeSocket } from '../cli.js';
+import { createConnector } from '../connect.js';
+import { DirectoryStorage } from '../node-storage.js';
+import { decryptMessage } from '../pgp.js';
+import { runClassification, type RunOutcome } from '../runner.js';
+
+const MODEL = path.resolve('models/default/spam.pmfm');
+let dir: string;
+let provider: Provider;
+let he: He;
+let token: string;
+let userId: number;
+const mails: { id: string; label: string; raw: string; encrypted: string }[] = [];
+let keys: openpgp.PrivateKey[];
+const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL)));
+
+function config(port = 0) {
+  return loadConfig({ env: {}, overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] } });
+}
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-e2e-'));
+  provider = await startProvider(config(), { progress: () => {}, log: () => {} });
+  ({ token, userId } = provider.store.addUser('e2e'));
+  he = await loadHe();
+  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'curve25519', userIDs: [{ email: 'e2e@test.invalid' }], format: 'object' });
+  keys = [privateKey];
+  const test = loadSpamAssassin().filter((e) => e.split === 'test');
+  for (const e of [...test.filter((x) => x.label === 'spam').slice(0, 5), ...test.filter((x) => x.label === 'ham').slice(0, 5)]) {
+    const raw = e.raw as string;
+    const armored = await openpgp.encrypt({ message: await openpgp.createMessage({ text: raw }), encryptionKeys: publicKey });
+    const encrypted = `From: a@b\r\nSubject: ...\r\nMessage-ID: <${e.id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
+    provider.store.deliver(userId, e.id, encrypted);
+    mails.push({ id: e.id, label: e.label, raw, encrypted });
+  }
+});
+after(async () => {
+  await provider.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('private verdicts equal the plaintext model on encrypted mail; a provider restart mid-run resumes without reclassifying', async () => {
+  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache')), socket: nodeSocket });
+  const outcomes: RunOutcome[] = [];
+  const reconnects: number[] = [];
+  const port = provider.server.port;
+  await runClassification(
+    mails.map((m) => ({ id: m.id, raw: () => decryptMessage(m.encrypted, keys) })),
+    {
+      connect: (n) => connector.connect(n),
+      onReconnect: (n) => reconnects.push(n),
+      onOutcome: async (o) => {
+        outcomes.push(o);
+        if (outcomes.length === 4) {
+          // The provider goes away and comes back on the same port and data directory.
+          await provider.close();
+          provider = await startProvider(config(port), { progress: () => {}, log: () => {} });
+        }
+      },
+    },
+  );
+  assert.ok(reconnects.length >= 1, 'the client reconnected');
+  assert.deepEqual(outcomes.map((o) => o.messageId), mails.map((m) => m.id), 'one outcome per message, in order');
+  for (const o of outcomes) {
+    assert.equal(o.kind, 'verdict');
+    if (o.kind !== 'verdict') continue;
+    const m = mails.find((x) => x.id === o.messageId)!;
+    const reference = plainVerdict(plain, await extractFeatures(m.raw, connector.model()!.spec));
+    assert.equal(o.label, reference, `${m.id}: private verdict equals the quantized plaintext verdict`);
+    assert.equal(o.invalidOutput, false);
+    assert.ok(o.bytesSent > 15_000 && o.bytesSent < 25_000, `one LWE ciphertext per email, got ${o.bytesSent}`);
+    assert.equal(provider.store.isClassified(userId, m.id), true);
+  }
+  assert.ok(outcomes.some((o) => o.kind === 'verdict' && o.spam) && outcomes.some((o) => o.kind === 'verdict' && !o.spam));
+});
+
+test('a message whose answer was lost is reported as already classified, never classified twice', async () => {
+  const lost = 'lost-answer@test';
+  provider.store.deliver(userId, lost, mails[0].encrypted);
+  assert.equal(provider.store.claim(userId, lost), 'claimed'); // classified in a session whose answer never arrived
+  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache')), socket: nodeSocket });
+  const outcomes: RunOutcome[] = [];
+  await runClassification([{ id: lost, raw: () => decryptMessage(mails[0].encrypted, keys) }, { id: 'not-delivered@test', raw: async () => mails[1].raw }], {
+    connect: (n) => connector.connect(n),
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  assert.deepEqual(outcomes.map((o) => [o.messageId, o.kind]), [
+    [lost, 'already_classified'],
+    ['not-delivered@test', 'unknown_message'],
+  ]);
+});

@@ -1,0 +1,121 @@
+// The session protocol with the real crypto workers: §0.4 checks that need
+// the OT and lattice layers (a cheating OT receiver is cut off, malformed
+// ciphertexts are refused by name, requests out of protocol order are refused)
+// and §0 hygiene (the secret key never appears in logs, progress or errors).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { startProvider, type Provider } from '../src/provider.js';
+import { loadHe, type He } from '../../wasm/ts/he.js';
+import { OtReceiver } from '../../wasm/ts/ot.js';
+import { TestClient } from './harness.js';
+import type { Message } from '../../protocol/messages.js';
+
+let dir: string;
+let provider: Provider;
+let he: He;
+let token: string;
+const logs: string[] = [];
+const errors: Message[] = [];
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-crypto-'));
+  const config = loadConfig({
+    env: {},
+    overrides: { port: 0, dataDir: dir, workers: 2, models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }] },
+  });
+  provider = await startProvider(config, { log: (l) => logs.push(l), progress: (d, t, l) => logs.push(`${l} ${d}/${t}`) });
+  const u = provider.store.addUser('alice');
+  token = u.token;
+  for (const id of ['m1', 'm2', 'm3']) provider.store.deliver(u.userId, id, `Subject: ${id}\r\n\r\nhello`);
+  he = await loadHe();
+});
+after(async () => {
+  await provider.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function session(): Promise<{ c: TestClient; receiver: OtReceiver }> {
+  const c = await TestClient.connect(provider.server.wsUrl);
+  const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: he.randomSeed() });
+  assert.equal(w.name, 'welcome');
+  return { c, receiver: new OtReceiver(he.core) };
+}
+
+function record(m: Message): Message {
+  if (m.name === 'error') errors.push(m);
+  return m;
+}
+
+test('welcome carries a fresh p0 per client nonce that the client validates', async () => {
+  const seed = Buffer.from(provider.catalog.current('spam')!.providerSeed, 'hex');
+  const p0s: Uint8Array[] = [];
+  for (let i = 0; i < 2; i++) {
+    const c = await TestClient.connect(provider.server.wsUrl);
+    const nonce = he.randomSeed();
+    const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: nonce });
+    assert.ok(w.name === 'welcome');
+    he.loadPublicKey(w.p0, seed, nonce).dispose(); // sizes and ranges check out
+    p0s.push(w.p0);
+    c.close();
+  }
+  assert.notDeepEqual(p0s[0], p0s[1]);
+  assert.throws(() => he.loadPublicKey(new Uint8Array(p0s[0].length).fill(0xff), seed, he.randomSeed()), /public key/);
+  assert.throws(() => he.loadPublicKey(p0s[0].subarray(1), seed, he.randomSeed()), /public key/);
+});
+
+test('spam_request before OT setup is out_of_order and claims nothing', async () => {
+  const { c } = await session();
+  const e = record(await c.request('spam_request', 2, { messageId: 'm1', lwe: new Uint8Array(100), choices: new Uint8Array(15) }));
+  assert.ok(e.name === 'error' && e.code === 'out_of_order', JSON.stringify(e));
+  assert.equal(provider.store.isClassified(provider.store.userId('alice')!, 'm1'), false);
+  c.close();
+});
+
+test('a malformed LWE ciphertext or choice message is refused by name; the claim is released', async () => {
+  const { c, receiver } = await session();
+  const b = await c.request('ot', 2, { payload: receiver.start() });
+  assert.equal(b.name, 'ot_reply');
+  receiver.finish(b.name === 'ot_reply' ? b.payload : new Uint8Array());
+  assert.equal((await c.request('ot', 3, { payload: receiver.extend(100) })).name, 'ot_reply');
+  const bad = record(await c.request('spam_request', 4, { messageId: 'm2', lwe: new Uint8Array(1000), choices: new Uint8Array(15) }));
+  assert.ok(bad.name === 'error' && bad.code === 'bad_field' && /LWE|ciphertext/i.test(bad.message), JSON.stringify(bad));
+  const uid = provider.store.userId('alice')!;
+  assert.equal(provider.store.isClassified(uid, 'm2'), false, 'claim released: nothing left the provider');
+  const lweBytes = 3 + Math.ceil((4097 * provider.catalog.current('spam')!.params.Q) / 8);
+  const badChoice = record(await c.request('spam_request', 5, { messageId: 'm2', lwe: new Uint8Array(lweBytes), choices: new Uint8Array([0x10, 1, 9]) }));
+  assert.ok(badChoice.name === 'error' && badChoice.code === 'bad_field', JSON.stringify(badChoice));
+  assert.equal(provider.store.isClassified(uid, 'm2'), false);
+  c.close();
+});
+
+test('a cheating OT receiver (tampered extension matrix) is rejected and its session closed; others continue', async () => {
+  const { c, receiver } = await session();
+  const b = await c.request('ot', 2, { payload: receiver.start() });
+  receiver.finish(b.name === 'ot_reply' ? b.payload : new Uint8Array());
+  const ext = receiver.extend(100);
+  ext[20] ^= 0x01; // flip one bit of the u matrix
+  const e = record(await c.request('ot', 3, { payload: ext }));
+  assert.ok(e.name === 'error' && e.code === 'crypto_rejected', JSON.stringify(e));
+  assert.equal((await c.waitClosed()).code, 1008);
+  const other = await session();
+  assert.equal((await other.c.request('ping', 9, { nonce: 1 })).name, 'pong');
+  other.c.close();
+});
+
+test('the secret key never appears in logs, progress output, error frames or metrics', async () => {
+  const keyFile = provider.catalog.current('spam')!.keyFile;
+  assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
+  const key = fs.readFileSync(keyFile);
+  const metrics = await (await fetch(`${provider.server.httpUrl}/metrics`)).text();
+  const haystack = [...logs, ...errors.map((e) => (e.name === 'error' ? e.message : '')), metrics].join('\n');
+  for (const enc of ['hex', 'base64'] as const) {
+    for (let off = 0; off + 16 <= key.length; off += 256) {
+      assert.ok(!haystack.includes(key.subarray(off, off + 16).toString(enc)), `key bytes (${enc}) found in output`);
+    }
+  }
+  assert.ok(errors.length >= 3, 'the error frames of the tests above were inspected');
+});
