@@ -167,10 +167,10 @@ async function initialize(db: SearchDb, opts: OpenOptions): Promise<{ cipher: Re
   const manifest: Manifest = { sealedUpTo: 0, nextShardId: 1, shards: [] };
   const manifestRec = await cipher.sealJson(MANIFEST_AAD, manifest);
   const header: Header = { format: FORMAT, kdf };
-  await writeAtomically(db, ['meta'], (tx) => [
-    tx.objectStore('meta').put(header, 'header'),
-    tx.objectStore('meta').put(wrapped, 'keys'),
-    tx.objectStore('meta').put(manifestRec, 'manifest'),
+  await writeAtomically(db, [
+    { store: 'meta', put: header, key: 'header' },
+    { store: 'meta', put: wrapped, key: 'keys' },
+    { store: 'meta', put: manifestRec, key: 'manifest' },
   ]);
   return { cipher, manifest };
 }
@@ -328,8 +328,9 @@ export class MailSearch {
     return this.run(async () => {
       let done = 0;
       while (done < valid.length) {
-        if (this.hot.size >= SHARD_SIZE) await this.seal();
-        const n = Math.min(ADD_BATCH, SHARD_SIZE - this.hot.size, valid.length - done);
+        await this.sealIfFull();
+        const room = SHARD_SIZE - this.hot.size;
+        const n = Math.min(ADD_BATCH, room > 0 ? room : ADD_BATCH, valid.length - done);
         try {
           await this.writeBatch(valid.slice(done, done + n));
         } catch (err) {
@@ -342,7 +343,7 @@ export class MailSearch {
         done += n;
         onProgress?.(done, valid.length);
       }
-      if (this.hot.size >= SHARD_SIZE) await this.seal();
+      await this.sealIfFull();
     });
   }
 
@@ -358,9 +359,9 @@ export class MailSearch {
       const shard = this.manifest.shards.find((s) => s.lo <= seq && seq < s.hi);
       const next = shard ? this.withTombstones([seq]) : undefined;
       const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
-      await writeAtomically(this.db, ['docs', 'meta'], (tx) => [
-        tx.objectStore('docs').delete(seq),
-        ...(nextRec ? [tx.objectStore('meta').put(nextRec, 'manifest')] : []),
+      await writeAtomically(this.db, [
+        { store: 'docs', delete: seq },
+        ...(nextRec ? [{ store: 'meta', put: nextRec, key: 'manifest' } as const] : []),
       ]);
       if (next) this.applyManifest(next);
       else if (seq >= this.manifest.sealedUpTo) this.retireHot(seq);
@@ -493,14 +494,11 @@ export class MailSearch {
     const sealedOld = replaced.filter((o) => o < this.manifest.sealedUpTo);
     const next = sealedOld.length ? this.withTombstones(sealedOld) : undefined;
     const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
-    await writeAtomically(this.db, ['docs', 'meta'], (tx) => {
-      const docs = tx.objectStore('docs');
-      return [
-        ...replaced.map((o) => docs.delete(o)),
-        ...records.map((r, i) => docs.put(r, seqs[i])),
-        ...(nextRec ? [tx.objectStore('meta').put(nextRec, 'manifest')] : []),
-      ];
-    });
+    await writeAtomically(this.db, [
+      ...replaced.map((o) => ({ store: 'docs', delete: o }) as const),
+      ...records.map((r, i) => ({ store: 'docs', put: r, key: seqs[i] }) as const),
+      ...(nextRec ? [{ store: 'meta', put: nextRec, key: 'manifest' } as const] : []),
+    ]);
     // Committed: now (and only now) update the in-memory state.
     this.nextSeq += batch.length;
     for (const o of replaced) if (o >= this.manifest.sealedUpTo) this.retireHot(o);
@@ -509,6 +507,20 @@ export class MailSearch {
       this.hot.add(indexable(d, seqs[i]));
       this.hotLive.add(seqs[i]);
     });
+  }
+
+  /**
+   * Seals a full hot shard. The messages are already stored, so a failed seal
+   * (e.g. no space for the shard) fails nothing: it is retried at the next add,
+   * and meanwhile the hot shard simply grows.
+   */
+  private async sealIfFull(): Promise<void> {
+    if (this.hot.size < SHARD_SIZE) return;
+    try {
+      await this.seal();
+    } catch (err) {
+      if (!(err instanceof MailSearchError && (err.code === 'quota' || err.code === 'storage'))) throw err;
+    }
   }
 
   /** Turns the hot shard into a sealed, stored shard. */
@@ -525,9 +537,9 @@ export class MailSearch {
     const next: Manifest = { sealedUpTo: this.nextSeq, nextShardId: id + 1, shards: [...this.manifest.shards, shard] };
     const shardRec = await this.cipher.sealJson(shardAad(id), index, true);
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
-    await writeAtomically(this.db, ['shards', 'meta'], (tx) => [
-      tx.objectStore('shards').put(shardRec, id),
-      tx.objectStore('meta').put(nextRec, 'manifest'),
+    await writeAtomically(this.db, [
+      { store: 'shards', put: shardRec, key: id },
+      { store: 'meta', put: nextRec, key: 'manifest' },
     ]);
     this.applyManifest(next);
     this.loaded?.set(id, index);
@@ -567,10 +579,10 @@ export class MailSearch {
     };
     const shardRec = index && (await this.cipher.sealJson(shardAad(id), index, true));
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
-    await writeAtomically(this.db, ['shards', 'meta'], (tx) => [
-      ...victims.map((v) => tx.objectStore('shards').delete(v.id)),
-      ...(shardRec ? [tx.objectStore('shards').put(shardRec, id)] : []),
-      tx.objectStore('meta').put(nextRec, 'manifest'),
+    await writeAtomically(this.db, [
+      ...victims.map((v) => ({ store: 'shards', delete: v.id }) as const),
+      ...(shardRec ? [{ store: 'shards', put: shardRec, key: id } as const] : []),
+      { store: 'meta', put: nextRec, key: 'manifest' },
     ]);
     this.applyManifest(next);
     if (this.loaded) {

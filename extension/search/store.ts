@@ -31,7 +31,6 @@ export interface SearchSchema extends DBSchema {
 
 export type SearchDb = IDBPDatabase<SearchSchema>;
 type Store = StoreNames<SearchSchema>;
-export type WriteTx = IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
 
 export const docAad = (seq: number, h: string): string => `doc|${seq}|${h}`;
 export const shardAad = (id: number): string => `shard|${id}`;
@@ -64,25 +63,31 @@ function storageError(err: unknown): MailSearchError {
   return new MailSearchError('storage', `The search index could not be written (${name}); nothing was changed`);
 }
 
+/** One write of an atomic operation. */
+export type WriteOp =
+  | { store: 'meta'; put: Header | SealedRecord; key: string }
+  | { store: 'docs'; put: DocRecord; key: number }
+  | { store: 'shards'; put: SealedRecord; key: number }
+  | { store: Store; delete: number | string };
+
 /**
- * Runs `fill` (which must only issue requests, synchronously) in one
- * readwrite transaction and resolves once it has committed. Any failure,
- * including a quota error at commit, aborts the whole transaction, so the
- * stored state is either entirely old or entirely new.
+ * Applies the writes in one readwrite transaction and resolves once it has
+ * committed. Any failure, including a quota error at commit, aborts the whole
+ * transaction, so the stored state is either entirely old or entirely new.
  */
-export async function writeAtomically(
-  db: SearchDb,
-  stores: Store[],
-  fill: (tx: WriteTx) => Promise<unknown>[],
-): Promise<void> {
-  let tx: WriteTx;
+export async function writeAtomically(db: SearchDb, ops: WriteOp[]): Promise<void> {
+  let tx: IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
   try {
-    tx = db.transaction(stores, 'readwrite');
+    tx = db.transaction([...new Set(ops.map((o) => o.store))], 'readwrite');
   } catch (err) {
     throw storageError(err);
   }
   try {
-    for (const p of fill(tx)) p.catch(() => undefined); // failures surface through tx.done
+    for (const op of ops) {
+      const store = tx.objectStore(op.store);
+      const req = 'delete' in op ? store.delete(op.delete) : store.put(op.put as never, op.key as never);
+      req.catch(() => undefined); // failures surface through tx.done
+    }
   } catch (err) {
     try {
       tx.abort();
