@@ -57,7 +57,7 @@ export class WorkerPool {
       const p = slot.pending.get(r.id);
       if (!p) return;
       slot.pending.delete(r.id);
-      slot.load--;
+      if (--slot.load === 0) worker.unref();
       if (r.ok) p.resolve(r.value);
       else p.reject(new TaskError(r.error?.message ?? 'task failed', r.error?.code));
     });
@@ -65,12 +65,13 @@ export class WorkerPool {
       for (const p of slot.pending.values()) p.reject(new TaskError(why));
       slot.pending.clear();
       slot.load = 0;
+      worker.unref();
     };
     worker.on('error', (e) => failAll(`crypto worker crashed: ${e.message}`));
     worker.on('exit', (code) => {
       if (!this.closed) failAll(`crypto worker exited with code ${code}`);
     });
-    worker.unref();
+    worker.unref(); // idle workers never keep the process alive; busy ones do (see post)
     return slot;
   }
 
@@ -89,27 +90,15 @@ export class WorkerPool {
   /** Runs `op` on a worker; transferables (ArrayBuffers) may be listed. */
   run<T>(op: string, args: unknown[], opts: { affinity?: string; transfer?: ArrayBuffer[] } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
-    const slot = this.pick(opts.affinity);
+    return this.post<T>(this.pick(opts.affinity), op, args, opts.transfer);
+  }
+
+  private post<T>(slot: Slot, op: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      slot.load++;
-      slot.worker.postMessage({ id, op, args } satisfies Request, opts.transfer ?? []);
-    });
-  }
-
-  /** Runs `op` on every worker (e.g. to drop a session's state). */
-  broadcast(op: string, args: unknown[]): Promise<unknown[]> {
-    return Promise.all(this.slots.map((_, i) => this.runOn(i, op, args)));
-  }
-
-  private runOn(index: number, op: string, args: unknown[]): Promise<unknown> {
-    const slot = this.slots[index];
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      slot.pending.set(id, { resolve, reject });
-      slot.load++;
-      slot.worker.postMessage({ id, op, args } satisfies Request);
+      if (slot.load++ === 0) slot.worker.ref();
+      slot.worker.postMessage({ id, op, args } satisfies Request, transfer);
     });
   }
 
