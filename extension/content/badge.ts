@@ -33,7 +33,7 @@ export function renderBadge(body: HTMLElement, info: BadgeInfo): HTMLElement {
   badge.dataset.status = info.status;
   badge.dataset.signature = info.signature.status;
   badge.setAttribute('role', 'status');
-  badge.textContent = `🔒 ${info.summary}${info.status === 'locked' ? LOCKED_HINT : ''}`;
+  badge.textContent = `OpenPGP: ${info.summary}${info.status === 'locked' ? LOCKED_HINT : ''}`;
   root.append(style, badge);
 
   if (info.viewId) {

@@ -22,7 +22,7 @@ async function show(): Promise<void> {
     if (r.attachments?.length) {
       for (const a of r.attachments) {
         const li = document.createElement('li');
-        li.textContent = `📎 ${a.filename} (${a.mimeType}, ${a.size} bytes)`;
+        li.textContent = `Attachment: ${a.filename} (${a.mimeType}, ${a.size} bytes)`;
         $('attachments').append(li);
       }
       $('attachments').hidden = false;

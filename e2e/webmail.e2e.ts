@@ -1,0 +1,206 @@
+// The user journey of issue 7 in Debian Chromium with the unpacked extension:
+// import keys (a wrong passphrase first), open the demo webmail, see a locked
+// message decrypt once the key is unlocked, with a verified signature; see
+// the other outcomes (not for this key, malformed, forged signature); find
+// the message through local search. Screenshots go to test-results/.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import * as openpgp from 'openpgp';
+import type { Page } from 'playwright-core';
+import {
+  encryptText,
+  inlinePgpMessage,
+  makeParty,
+  pgpMimeMessage,
+  type Party,
+} from '../extension/test/mail-fixtures.js';
+import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { startWebmail } from './fixtures/webmail-server.js';
+
+const TOKEN = 'alice-demo-token';
+let alice: Party, bob: Party, eve: Party;
+let browser: ExtensionBrowser;
+let webmail: Awaited<ReturnType<typeof startWebmail>>;
+let page: Page;
+
+async function forgedMessage(): Promise<string> {
+  // Signed by Bob, then the signed text is altered before encryption.
+  const signed = await openpgp.sign({
+    message: await openpgp.createMessage({ text: 'Pay 10 EUR to Bob.' }),
+    signingKeys: bob.privateKey,
+    format: 'object',
+  });
+  (signed.packets.findPacket(openpgp.enums.packet.literalData) as unknown as { setText(t: string): void }).setText(
+    'Pay 10000 EUR to Eve.',
+  );
+  const armored = await openpgp.encrypt({ message: signed, encryptionKeys: alice.publicKey });
+  return `From: Bob <bob@example.org>\r\nTo: Alice <alice@example.org>\r\nSubject: Invoice\r\n\r\n${armored}`;
+}
+
+before(async () => {
+  [alice, bob, eve] = await Promise.all([
+    makeParty('Alice', 'alice@example.org'),
+    makeParty('Bob', 'bob@example.org'),
+    makeParty('Eve', 'eve@example.org'),
+  ]);
+  const date = '2026-11-21T10:00:00Z';
+  webmail = await startWebmail({
+    tokens: { [TOKEN]: 'alice@example.org' },
+    mail: {
+      'alice@example.org': [
+        {
+          id: 'pgpmime-1',
+          date,
+          raw: await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
+        },
+        { id: 'inline-1', date, raw: await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?') },
+        {
+          id: 'for-eve',
+          date,
+          raw: `From: Bob <bob@example.org>\r\nSubject: For Eve\r\n\r\n${await encryptText('secret for eve', [eve], bob)}`,
+        },
+        {
+          id: 'broken',
+          date,
+          raw: 'From: x@example.org\r\nSubject: Broken\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\n!!!notbase64!!!\r\n-----END PGP MESSAGE-----\r\n',
+        },
+        { id: 'forged', date, raw: await forgedMessage() },
+      ],
+    },
+  });
+  browser = await launchWithExtension();
+  page = await browser.context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await webmail?.close();
+});
+
+const badge = () => page.locator('.pmf-host .badge');
+
+async function openMessage(id: string): Promise<void> {
+  await page.goto(`${webmail.origin}/mail/m/${id}`);
+  await badge().waitFor({ timeout: 20_000 });
+}
+
+describe('extension in the demo webmail', () => {
+  it('imports the private key only with the right passphrase, and a contact key', async () => {
+    await page.goto(browser.extensionUrl('options.html'));
+    const form = page.locator('#import');
+    await form.locator('textarea[name=armored]').fill(alice.privateArmored);
+    await form.locator('input[name=passphrase]').fill('not the passphrase');
+    await form.locator('button[type=submit]').click();
+    await page.locator('#import-status[data-kind=error]').waitFor();
+    assert.match((await page.locator('#import-status').textContent()) ?? '', /Wrong passphrase/);
+    assert.equal(await page.locator('#keys tbody tr').count(), 0, 'nothing stored after a wrong passphrase');
+    assert.equal(
+      await form.locator('textarea[name=armored]').inputValue(),
+      alice.privateArmored,
+      'the input is kept for a retry',
+    );
+
+    await form.locator('input[name=passphrase]').fill(alice.passphrase);
+    await form.locator('button[type=submit]').click();
+    await page.locator('#import-status[data-kind=ok]').waitFor();
+    await form.locator('textarea[name=armored]').fill(bob.publicArmored);
+    await form.locator('button[type=submit]').click();
+    await page.locator('#keys tbody tr').nth(1).waitFor();
+    const rows = await page.locator('#keys tbody tr').allTextContents();
+    assert.ok(rows.some((r) => r.includes('Alice <alice@example.org>') && r.includes('private + public')));
+    assert.ok(rows.some((r) => r.includes('Bob <bob@example.org>') && !r.includes('private')));
+    await screenshot(page, 'options-keys');
+  });
+
+  it('logs in to the webmail and shows a locked message, which decrypts after unlocking', async () => {
+    await page.goto(`${webmail.origin}/mail`);
+    await page.locator('input[name=token]').fill(TOKEN);
+    await page.locator('form.login button').click();
+    await page.locator('tr.message-row').first().waitFor();
+    assert.equal(await page.locator('tr.message-row').count(), 5);
+    await screenshot(page, 'webmail-inbox');
+
+    await page.locator('tr.message-row[data-message-id="pgpmime-1"] a').click();
+    await badge().waitFor({ timeout: 20_000 });
+    assert.equal(await badge().getAttribute('data-status'), 'locked');
+    await screenshot(page, 'webmail-locked');
+
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#unlock input[name=passphrase]').fill('wrong passphrase');
+    await popup.locator('#unlock button').click();
+    await popup.locator('#unlock-status[data-kind=error]').waitFor();
+    await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
+    await popup.locator('#unlock button').click();
+    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
+    await screenshot(popup, 'popup-unlocked');
+    await popup.close();
+
+    // The content script retries on its own once keys change.
+    await page.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 20_000 });
+    assert.equal(await badge().getAttribute('data-signature'), 'valid');
+    assert.match((await badge().textContent()) ?? '', /signed by Bob <bob@example.org> \(signature verified\)/);
+    const viewer = page.locator('.pmf-host iframe').contentFrame();
+    await viewer.locator('#text').filter({ hasText: 'pangolin' }).waitFor({ timeout: 20_000 });
+    assert.equal((await viewer.locator('#text').textContent())?.trim(), 'The pangolin budget for 2027 is approved.');
+    assert.equal(await viewer.locator('#subject').textContent(), 'Pangolin budget');
+    assert.match((await viewer.locator('#attachments').textContent()) ?? '', /report\.pdf/);
+    assert.equal(await page.locator('pre.body').isHidden(), true, 'the armored original is folded away');
+    // The plaintext is not in the webmail page's own DOM.
+    assert.equal(
+      await page.evaluate(() => document.documentElement.innerHTML.includes('pangolin budget for 2027')),
+      false,
+    );
+    await screenshot(page, 'webmail-decrypted-pgpmime');
+  });
+
+  it('decrypts inline PGP and reports every failure mode in its badge', async () => {
+    await openMessage('inline-1');
+    await page.locator('.pmf-host .badge[data-status=decrypted][data-signature=valid]').waitFor();
+    await screenshot(page, 'webmail-decrypted-inline');
+
+    const expectations: [string, string, RegExp][] = [
+      ['for-eve', 'not-for-this-key', /Not encrypted to any of your keys/],
+      ['broken', 'malformed', /Malformed OpenPGP armor/],
+      ['forged', 'decrypted', /SIGNATURE VERIFICATION FAILED for Bob <bob@example.org>/],
+    ];
+    for (const [id, status, text] of expectations) {
+      await openMessage(id);
+      assert.equal(await badge().getAttribute('data-status'), status, id);
+      assert.match((await badge().textContent()) ?? '', text);
+      await screenshot(page, `webmail-${id}`);
+    }
+    assert.equal(await badge().getAttribute('data-signature'), 'invalid');
+  });
+
+  it('indexed the decrypted messages locally: the background answers a search', async () => {
+    const options = await browser.context.newPage();
+    await options.goto(browser.extensionUrl('options.html'));
+    type Answer = { ok: boolean; hits: { subject: string; url: string }[] };
+    type Chrome = { chrome: { runtime: { sendMessage(m: unknown): Promise<Answer> } } };
+    const answer = await options.evaluate(() =>
+      (globalThis as unknown as Chrome).chrome.runtime.sendMessage({ type: 'pmf-search', query: 'pangolin' }),
+    );
+    assert.equal(answer.ok, true, JSON.stringify(answer));
+    assert.deepEqual(
+      answer.hits.map((h) => [h.subject, h.url]),
+      [['Pangolin budget', `${webmail.origin}/mail/m/pgpmime-1`]],
+    );
+    await options.close();
+  });
+
+  it('finds the decrypted message through the search page, with a link back to it', async () => {
+    const search = await browser.context.newPage();
+    await search.goto(browser.extensionUrl('search.html'));
+    const box = search.locator('input[type=search]');
+    await box.fill('pangolin');
+    await box.press('Enter');
+    const link = search.locator(`a[href="${webmail.origin}/mail/m/pgpmime-1"]`);
+    await link.first().waitFor({ timeout: 20_000 });
+    const results = (await search.locator('body').textContent()) ?? '';
+    assert.match(results, /Pangolin budget/);
+    assert.ok(!results.includes('Inline lunch'), 'only matching mail is listed');
+    await screenshot(search, 'search-results');
+    await search.close();
+  });
+});
