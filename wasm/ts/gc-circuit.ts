@@ -167,8 +167,9 @@ function checkWidth(T: number): void {
 
 /** Little-endian bits of v mod 2^n. */
 export function toBits(v: number, n: number): number[] {
-  const u = BigInt.asUintN(n, BigInt(v));
-  return Array.from({ length: n }, (_, i) => Number((u >> BigInt(i)) & 1n));
+  if (n > 32) throw new RangeError('toBits handles at most 32 bits');
+  const u = n === 32 ? v >>> 0 : (v >>> 0) & (2 ** n - 1);
+  return Array.from({ length: n }, (_, i) => (u >>> i) & 1);
 }
 
 /** Unsigned integer from little-endian bits. */

@@ -10,9 +10,9 @@
 // Topics:  client argmaxChoice → gc_choice → provider garbleArgmax → gc_argmax
 //          → client evaluateArgmax → gc_labels → provider decodeArgmaxLabels.
 import type { WasmCore } from './core.js';
-import { Circuit, argmaxCircuit, fromBits, spamCircuit, toBits } from './gc-circuit.js';
+import { Circuit, argmaxCircuit, fromBits, spamCircuit } from './gc-circuit.js';
 import type { OtReceiver, OtSender } from './ot.js';
-import { ProtocolError, Reader, Tag, Writer, packBits, randomBytes, unpackBits } from './ot-wire.js';
+import { ProtocolError, Reader, Tag, Writer, randomBytes, unpackBits } from './ot-wire.js';
 
 const LABEL = 16;
 /** Bytes of each output-label digest in gc_spam. */
@@ -117,7 +117,7 @@ export function spamChoice(
 ): { message: Uint8Array; pending: PendingEvaluation } {
   checkT(T);
   checkValue(rPrime, T, 'rPrime');
-  return choose(receiver, Kind.Spam, T, 1, 0, toBits(rPrime, T));
+  return choose(receiver, Kind.Spam, T, 1, 0, [valueBits([rPrime], T)]);
 }
 
 /** Client, topics step 1: takes n(T + indexBits) OTs and returns gc_choice plus the pending state. */
@@ -132,8 +132,7 @@ export function argmaxChoice(
   if (indices.length !== n) throw new RangeError(`${n} masks but ${indices.length} candidate indices`);
   rPrimes.forEach((r, j) => checkValue(r, T, `rPrimes[${j}]`));
   indices.forEach((s, j) => checkValue(s, indexBits, `indices[${j}]`));
-  const bits = [...rPrimes.flatMap((r) => toBits(r, T)), ...indices.flatMap((s) => toBits(s, indexBits))];
-  return choose(receiver, Kind.Argmax, T, n, indexBits, bits);
+  return choose(receiver, Kind.Argmax, T, n, indexBits, [valueBits(rPrimes, T), valueBits(indices, indexBits)]);
 }
 
 function choose(
@@ -142,11 +141,17 @@ function choose(
   T: number,
   n: number,
   K: number,
-  bits: number[],
+  parts: Uint8Array[],
 ): { message: Uint8Array; pending: PendingEvaluation } {
-  const { offset, rows, bits: c } = receiver.take(bits.length);
-  const e = packBits(bits.map((b, i) => b ^ c[i]));
-  bits.fill(0);
+  const nbits = n * (T + K);
+  const { offset, rows, bits: c } = receiver.take(nbits);
+  // e = b XOR c: uniformly random whatever the input, since c is.
+  const e = new Uint8Array((nbits + 7) >> 3);
+  let k = 0;
+  for (const part of parts) {
+    for (let i = 0; i < part.length; i++, k++) e[k >> 3] |= (part[i] ^ c[k]) << (k & 7);
+    part.fill(0);
+  }
   c.fill(0);
   const message = new Writer(2 + 1 + 4 + 1 + 2 + 1 + e.length, Tag.GcChoice)
     .u8(kind)
@@ -159,6 +164,15 @@ function choose(
   return { message, pending: new PendingEvaluation(receiver.core, kind, T, n, K, rows) };
 }
 
+/** Little-endian bits of each value (width bits), one per byte, concatenated. */
+function valueBits(values: number[], width: number): Uint8Array {
+  const out = new Uint8Array(values.length * width);
+  values.forEach((v, j) => {
+    for (let i = 0; i < width; i++) out[j * width + i] = (v >>> i) & 1;
+  });
+  return out;
+}
+
 // ---- provider: garbling ----
 
 /** Provider, spam: garbles for the client's gc_choice and returns gc_spam. */
@@ -166,12 +180,12 @@ export function garbleSpam({ y, T }: SpamGarblerInput, sender: OtSender, choice:
   const core = sender.core;
   checkT(T);
   checkValue(y, T, 'y');
-  const { evalZero, delta } = readChoice(sender, choice, Kind.Spam, T, 1, 0);
+  const ot = readChoice(sender, choice, Kind.Spam, T, 1, 0);
   const circuit = circuits.get(`spam:${T}`, () => spamCircuit(T));
-  const g = garble(core, circuit, sender, delta, toBits(y, T), evalZero);
+  const g = garble(sender, circuit, valueBits([y], T), ot);
   try {
     const outTweak = g.tweak + 2 * circuit.andCount;
-    const one = xor(g.outZero, delta);
+    const one = xor(g.outZero, sender.delta());
     const d0 = hashLabels(core, g.outZero, outTweak).subarray(0, DIGEST);
     const d1 = hashLabels(core, one, outTweak).subarray(0, DIGEST);
     one.fill(0);
@@ -200,9 +214,9 @@ export function garbleArgmax(
   const n = ys.length;
   checkCount(n);
   ys.forEach((y, j) => checkValue(y, T, `ys[${j}]`));
-  const { evalZero, delta } = readChoice(sender, choice, Kind.Argmax, T, n, indexBits);
+  const ot = readChoice(sender, choice, Kind.Argmax, T, n, indexBits);
   const circuit = circuits.get(`argmax:${T}:${n}:${indexBits}`, () => argmaxCircuit(T, n, indexBits));
-  const g = garble(core, circuit, sender, delta, ys.flatMap((y) => toBits(y, T)), evalZero);
+  const g = garble(sender, circuit, valueBits(ys, T), ot);
   const message = new Writer(2 + 1 + 2 + 1 + 8 + g.tables.length + g.inputLabels.length, Tag.GcArgmax)
     .u8(T)
     .u16(n)
@@ -211,7 +225,7 @@ export function garbleArgmax(
     .bytes(g.tables)
     .bytes(g.inputLabels)
     .done();
-  return { message, decoder: new ArgmaxDecoder(core, g.outZero, delta.slice()) };
+  return { message, decoder: new ArgmaxDecoder(core, g.outZero.slice(), sender.delta().slice()) };
 }
 
 /**
@@ -228,18 +242,10 @@ export function decodeArgmaxLabels(decoder: ArgmaxDecoder, labelsMsg: Uint8Array
     if (r.u8() !== K) throw new ProtocolError('gc_labels: wrong number of output labels');
     r.expectRemaining(K * LABEL);
     const labels = r.bytes(K * LABEL);
-    const bits: number[] = [];
-    let valid = true;
-    for (let k = 0; k < K; k++) {
-      const l = labels.subarray(k * LABEL, (k + 1) * LABEL);
-      const z = zero.subarray(k * LABEL, (k + 1) * LABEL);
-      const one = xor(z, delta);
-      const is0 = core.ctEqual(l, z);
-      const is1 = core.ctEqual(l, one);
-      one.fill(0);
-      valid = valid && (is0 || is1);
-      bits.push(is1 ? 1 : 0);
-    }
+    const { valid, bits } = core.withBuffers([labels, zero, delta, new Uint8Array(K)], (pl, pz, pd, pb) => ({
+      valid: core.fn('pmf_gc_decode_labels')(pl, pz, pd, K, pb) === 1,
+      bits: core.copyOut(pb, K),
+    }));
     if (!valid) throw new ProtocolError('gc_labels: an output label is not one of the garbler\u2019s labels; evaluation rejected');
     return fromBits(bits);
   } finally {
@@ -294,7 +300,7 @@ export function evaluateArgmax(pending: PendingEvaluation, gcMsg: Uint8Array): U
 
 // ---- internals ----
 
-/** Parses gc_choice against the expected shape; returns the evaluator's zero labels. */
+/** Parses gc_choice against the expected shape; takes the OT rows it names. */
 function readChoice(
   sender: OtSender,
   msg: Uint8Array,
@@ -302,21 +308,15 @@ function readChoice(
   T: number,
   n: number,
   K: number,
-): { evalZero: Uint8Array; delta: Uint8Array } {
+): { rows: Uint8Array; flips: Uint8Array } {
   const r = new Reader(msg, 'gc_choice').header(Tag.GcChoice);
   if (r.u8() !== kind) throw new ProtocolError('gc_choice: wrong function for this request');
   const offset = r.u32();
   if (r.u8() !== T || r.u16() !== n || r.u8() !== K) throw new ProtocolError('gc_choice: shape does not match the request');
   const nbits = n * (T + K);
   r.expectRemaining((nbits + 7) >> 3);
-  const e = unpackBits(r.bytes((nbits + 7) >> 3), nbits, 'gc_choice');
-  const q = sender.take(offset, nbits);
-  const delta = sender.delta();
-  for (let j = 0; j < nbits; j++) {
-    const m = -e[j] & 0xff;
-    for (let k = 0; k < LABEL; k++) q[j * LABEL + k] ^= delta[k] & m;
-  }
-  return { evalZero: q, delta };
+  const flips = unpackBits(r.bytes((nbits + 7) >> 3), nbits, 'gc_choice');
+  return { rows: sender.take(offset, nbits), flips };
 }
 
 interface Garbled {
@@ -326,46 +326,50 @@ interface Garbled {
   outZero: Uint8Array;
 }
 
-/** Garbles with fresh garbler-input zero labels; returns tables, active garbler labels and output zero labels. */
+/**
+ * Garbles with fresh garbler-input zero labels (drawn inside the core) and the
+ * evaluator's zero labels q_j XOR e_j·Δ; returns tables, the garbler's active
+ * input labels and the output zero labels.
+ */
 function garble(
-  core: WasmCore,
-  circuit: Circuit,
   sender: OtSender,
-  delta: Uint8Array,
-  garblerBits: number[],
-  evalZero: Uint8Array,
+  circuit: Circuit,
+  garblerBits: Uint8Array,
+  choice: { rows: Uint8Array; flips: Uint8Array },
 ): Garbled {
-  const gZero = randomBytes(garblerBits.length * LABEL);
-  const inZero = new Uint8Array(gZero.length + evalZero.length);
-  inZero.set(gZero);
-  inZero.set(evalZero, gZero.length);
-  evalZero.fill(0);
+  const core = sender.core;
   const tweak = sender.reserveTweaks(2 * circuit.andCount + 1);
-  const nout = circuit.outputs.length;
+  const ng = garblerBits.length;
   const tablesLen = 32 * circuit.andCount;
+  const outLen = tablesLen + LABEL * (ng + circuit.outputs.length);
   const pc = circuits.pointer(core, circuit);
   try {
-    const out = core.withBuffers([delta, inZero], (pd, pin) => {
-      const pt = core.alloc(tablesLen + nout * LABEL);
+    const inputs = [sender.delta(), randomBytes(32), garblerBits, choice.rows, choice.flips];
+    const out = core.withBuffers(inputs, (pd, ps, pg, pq, pe) => {
+      const po = core.alloc(outLen);
       try {
-        const rc = core.fn('pmf_gc_garble')(pc, circuit.bytes.length, pd, pin, tweak % 2 ** 32, Math.floor(tweak / 2 ** 32), pt, pt + tablesLen);
+        const rc = core.fn('pmf_gc_garble')(pc, circuit.bytes.length, pd, ps, ng, pg, pq, pe, ...split(tweak), po, po + tablesLen, po + tablesLen + LABEL * ng);
         if (rc !== circuit.andCount) throw new Error(`garbling failed (code ${rc})`);
-        return core.copyOut(pt, tablesLen + nout * LABEL);
+        return core.copyOut(po, outLen);
       } finally {
-        core.wipeAndFree(pt, tablesLen + nout * LABEL);
+        core.wipeAndFree(po, outLen);
       }
     });
-    // Active labels of the garbler's inputs: zero label XOR bit·Δ.
-    const inputLabels = gZero;
-    garblerBits.forEach((b, i) => {
-      const m = -b & 0xff;
-      for (let k = 0; k < LABEL; k++) inputLabels[i * LABEL + k] ^= delta[k] & m;
-    });
-    garblerBits.fill(0);
-    return { tweak, tables: out.subarray(0, tablesLen), inputLabels, outZero: out.slice(tablesLen) };
+    return {
+      tweak,
+      tables: out.subarray(0, tablesLen),
+      inputLabels: out.subarray(tablesLen, tablesLen + LABEL * ng),
+      outZero: out.subarray(tablesLen + LABEL * ng),
+    };
   } finally {
-    inZero.fill(0);
+    garblerBits.fill(0);
+    choice.rows.fill(0);
   }
+}
+
+/** A tweak as the (low, high) 32-bit halves the core takes. */
+function split(tweak: number): [number, number] {
+  return [tweak % 2 ** 32, Math.floor(tweak / 2 ** 32)];
 }
 
 function evaluate(
@@ -386,7 +390,7 @@ function evaluate(
     return core.withBuffers([inputs, tables], (pin, pt) => {
       const po = core.alloc(nout * LABEL);
       try {
-        const rc = core.fn('pmf_gc_evaluate')(pc, circuit.bytes.length, pin, tweak % 2 ** 32, Math.floor(tweak / 2 ** 32), pt, po);
+        const rc = core.fn('pmf_gc_evaluate')(pc, circuit.bytes.length, pin, ...split(tweak), pt, po);
         if (rc !== circuit.andCount) throw new Error(`evaluation failed (code ${rc})`);
         return core.copyOut(po, nout * LABEL);
       } finally {
@@ -403,7 +407,7 @@ function hashLabels(core: WasmCore, label: Uint8Array, tweak: number): Uint8Arra
   return core.withBuffers([label], (pl) => {
     const po = core.alloc(LABEL);
     try {
-      core.fn('pmf_gc_hash')(pl, 1, tweak % 2 ** 32, Math.floor(tweak / 2 ** 32), po);
+      core.fn('pmf_gc_hash')(pl, 1, ...split(tweak), po);
       return core.copyOut(po, LABEL);
     } finally {
       core.wipeAndFree(po, LABEL);

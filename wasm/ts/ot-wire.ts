@@ -127,13 +127,6 @@ export class Writer {
   }
 }
 
-/** Packs bits (one per entry, 0/1) LSB-first into bytes. */
-export function packBits(bits: ArrayLike<number>): Uint8Array {
-  const out = new Uint8Array((bits.length + 7) >> 3);
-  for (let i = 0; i < bits.length; i++) out[i >> 3] |= (bits[i] & 1) << (i & 7);
-  return out;
-}
-
 /** Unpacks n bits; padding bits past n must be zero (one encoding per message). */
 export function unpackBits(bytes: Uint8Array, n: number, what: string): Uint8Array {
   if (bytes.length !== (n + 7) >> 3) throw new ProtocolError(`${what}: wrong bit-vector length`);

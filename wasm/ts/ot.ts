@@ -74,20 +74,22 @@ function batchLength(n: number): number {
 /**
  * Pool of correlated OT rows (16 bytes each), consumed strictly in order, with
  * the receiver's choice bits (one byte per row; empty on the sender side).
- * `offset` is the global index of the first unused row.
+ * `offset` is the global index of the first unused row; consumed rows are
+ * wiped in place and dropped when the pool is next extended.
  */
 class RowPool {
   offset = 0;
   private rows: Uint8Array = new Uint8Array(0);
   private bits: Uint8Array = new Uint8Array(0);
+  private pos = 0; // first unused row within `rows`
 
   get available(): number {
-    return this.rows.length / 16;
+    return this.rows.length / 16 - this.pos;
   }
 
   append(rows: Uint8Array, bits = new Uint8Array(0)): void {
-    const r = concat(this.rows, rows);
-    const b = concat(this.bits, bits);
+    const r = concat(this.rows.subarray(16 * this.pos), rows);
+    const b = concat(this.bits.subarray(Math.min(this.pos, this.bits.length)), bits);
     this.clear();
     this.rows = r;
     this.bits = b;
@@ -97,10 +99,12 @@ class RowPool {
     if (n > this.available) {
       throw new Error(`OT pool exhausted: need ${n} OTs, ${this.available} left; extend the pool first`);
     }
-    const out = { offset: this.offset, rows: this.rows.slice(0, 16 * n), bits: this.bits.slice(0, n) };
-    const rest = { rows: this.rows.slice(16 * n), bits: this.bits.slice(n) };
-    this.clear();
-    Object.assign(this, rest);
+    const [r0, r1] = [16 * this.pos, 16 * (this.pos + n)];
+    const [b0, b1] = [Math.min(this.pos, this.bits.length), Math.min(this.pos + n, this.bits.length)];
+    const out = { offset: this.offset, rows: this.rows.slice(r0, r1), bits: this.bits.slice(b0, b1) };
+    this.rows.fill(0, r0, r1);
+    this.bits.fill(0, b0, b1);
+    this.pos += n;
     this.offset += n;
     return out;
   }
@@ -111,6 +115,7 @@ class RowPool {
     this.bits.fill(0);
     this.rows = new Uint8Array(0);
     this.bits = new Uint8Array(0);
+    this.pos = 0;
   }
 }
 
@@ -179,7 +184,7 @@ export class OtReceiver {
     }
     const L = batchLength(n);
     const stride = L / 8;
-    const choices = this.core.randomBytes(stride);
+    const choices = randomBytes(stride);
     const core = this.core;
     const sizes = [BASE_OTS * KEY, BASE_OTS * KEY, stride, BASE_OTS * stride, 16 * L, 32];
     const ptrs = sizes.map((s) => core.alloc(s));

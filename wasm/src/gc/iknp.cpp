@@ -17,6 +17,7 @@
 #include "gc/block.h"
 #include "gc/chacha.h"
 #include "gc/gf128.h"
+#include "gc/wipe.h"
 
 namespace pmf::gc {
 namespace {
@@ -25,10 +26,7 @@ constexpr size_t kCols = 128;
 const uint8_t kZeroNonce[12] = {0};
 const uint8_t kKosNonce[12] = {'p', 'm', 'f', '-', 'k', 'o', 's', '-', 'c', 'h', 'i', 0};
 
-void wipe_bytes(std::vector<uint8_t>& v) {
-  std::memset(v.data(), 0, v.size());
-  asm volatile("" : : "r"(v.data()) : "memory");
-}
+void wipe_bytes(std::vector<uint8_t>& v) { secure_wipe(v.data(), v.size()); }
 
 // Column i (L/8 bytes at cols + i*L/8) = G(keys[i]) from block `counter` on.
 void expand_columns(const uint8_t* keys, uint32_t counter, size_t L, uint8_t* cols) {
