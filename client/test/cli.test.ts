@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import * as openpgp from 'openpgp';
+import { loadSpamAssassin } from '../../models/data/loaders.js';
+import { loadConfig } from '../../provider-server/src/config.js';
+import { startProvider, type Provider } from '../../provider-server/src/provider.js';
+import { main } from '../cli.js';
+import { detectFormat, messageIdOf, readMailbox } from '../mailbox.js';
+
+let dir: string;
+let provider: Provider;
+const encrypted: string[] = [];
+const truth: string[] = [];
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
+  const config = loadConfig({ env: {}, overrides: { port: 0, dataDir: path.join(dir, 'p'), workers: 1, models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }] } });
+  provider = await startProvider(config, { progress: () => {}, log: () => {} });
+  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'curve25519', userIDs: [{ email: 'cli@test.invalid' }], passphrase: 'pw', format: 'object' });
+  fs.writeFileSync(path.join(dir, 'key.asc'), privateKey.armor());
+  const test = loadSpamAssassin().filter((e) => e.split === 'test');
+  for (const [i, e] of [test.find((x) => x.label === 'spam')!, ...test.filter((x) => x.label === 'ham').slice(0, 2)].entries()) {
+    const armored = await openpgp.encrypt({ message: await openpgp.createMessage({ text: e.raw as string }), encryptionKeys: publicKey });
+    encrypted.push(`From: a@b\nSubject: ...\nMessage-ID: <cli-${i}@test>\n\n${armored}`); // inline PGP
+    truth.push(e.label);
+  }
+});
+after(async () => {
+  await provider.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(args: string[]): Promise<string[]> {
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...a: unknown[]) => void lines.push(...a.join(' ').split('\n'));
+  try {
+    assert.equal(await main(args), 0);
+  } finally {
+    console.log = log;
+  }
+  return lines;
+}
+
+function user(name: string): string {
+  const { userId, token } = provider.store.addUser(name);
+  encrypted.forEach((m, i) => provider.store.deliver(userId, `cli-${i}@test`, m));
+  return token;
+}
+
+test('mailbox readers: JSON-lines, mbox and Maildir give the same messages and ids', () => {
+  const jsonl = path.join(dir, 'in.jsonl');
+  fs.writeFileSync(jsonl, encrypted.map((raw) => JSON.stringify({ raw })).join('\n'));
+  const mbox = path.join(dir, 'in.mbox');
+  fs.writeFileSync(mbox, encrypted.map((m) => `From x@y Mon Jan  1 00:00:00 2024\n${m}\n`).join('\n'));
+  const md = path.join(dir, 'Maildir');
+  fs.mkdirSync(path.join(md, 'cur'), { recursive: true });
+  encrypted.forEach((m, i) => fs.writeFileSync(path.join(md, 'cur', `${i}.host:2,S`), m));
+  assert.deepEqual([jsonl, mbox, md].map(detectFormat), ['jsonl', 'mbox', 'maildir']);
+  const ids = encrypted.map((_, i) => `cli-${i}@test`);
+  for (const p of [jsonl, mbox, md]) assert.deepEqual(readMailbox(p).map((m) => m.id), ids, p);
+  assert.equal(messageIdOf('Subject: x\n\nbody', 'fallback'), 'fallback');
+  assert.throws(() => readMailbox(path.join(dir, 'bad.jsonl'), 'jsonl'));
+  fs.writeFileSync(path.join(dir, 'bad2.jsonl'), '{"nope": 1}\n');
+  assert.throws(() => readMailbox(path.join(dir, 'bad2.jsonl')), /needs a "raw" or "text"/);
+});
+
+test('the CLI classifies an encrypted mailbox in each format, prints the table and summary, and resumes from its state file', async () => {
+  for (const [name, input] of [
+    ['jsonl', 'in.jsonl'],
+    ['mbox', 'in.mbox'],
+    ['maildir', 'Maildir'],
+  ]) {
+    const token = user(`u-${name}`);
+    const state = path.join(dir, `${name}.state.jsonl`);
+    const args = ['classify', '--server', provider.server.httpUrl, '--token', token, '--key', path.join(dir, 'key.asc'), '--passphrase', 'pw', '--cache', path.join(dir, 'cache'), '--state', state, path.join(dir, input)];
+    const out = await run(args);
+    assert.match(out[0], /message id\s+verdict\s+client ms\s+sent B\s+recv B/);
+    const rows = out.slice(1, 4);
+    rows.forEach((r, i) => {
+      assert.ok(r.startsWith(`cli-${i}@test`), r);
+      assert.match(r, new RegExp(`\\s${truth[i]}\\s`), `${name}: ${r} (the default model is right on these)`);
+      assert.match(r, /\s\d+\.\d\s+\d{5}\s+\d{4}$/, 'client ms, bytes sent and received');
+    });
+    assert.match(out.at(-2)!, /^3 messages: /);
+    assert.match(out.at(-1)!, /per email \(mean over 3 classified\)/);
+    // A rerun resumes: nothing is sent again (the provider would refuse a second classification).
+    const again = await run(args);
+    assert.equal(again.filter((l) => l.endsWith('(recorded)')).length, 3);
+    assert.ok(!again.some((l) => /already-classified/.test(l)));
+  }
+});
+
+test('plain http to a non-loopback provider is refused before anything is sent', async () => {
+  await assert.rejects(main(['classify', '--server', 'http://mail.example.org', '--token', 't', '--cache', path.join(dir, 'c2'), path.join(dir, 'in.jsonl')]), /refusing plain http/);
+});
