@@ -104,3 +104,23 @@ test('a message whose answer was lost is reported as already classified, never c
     ['not-delivered@test', 'unknown_message'],
   ]);
 });
+
+test('after the provider rotates its model, a client on the old version is told to update, downloads it and goes on', async () => {
+  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache-rotate')), socket: nodeSocket });
+  const before = await connector.connect(1);
+  before.close();
+  assert.equal(connector.model()!.header.modelVersion, 1);
+  // Retrained model: the provider builds version 2 (fresh key and seed) on restart.
+  const versions = path.join(dir, 'provider', 'models', 'spam', 'versions.json');
+  fs.writeFileSync(versions, fs.readFileSync(versions, 'utf8').replace(/"sourceSha256": "[0-9a-f]+"/, '"sourceSha256": "retrained"'));
+  const port = provider.server.port;
+  await provider.close();
+  provider = await startProvider(config(port), { progress: () => {}, log: () => {} });
+  assert.equal(provider.catalog.current('spam')!.version, 2);
+  provider.store.deliver(userId, 'after-rotation@test', mails[1].encrypted);
+  const s = await connector.connect(1);
+  assert.equal(connector.model()!.header.modelVersion, 2);
+  const v = await s.classify('after-rotation@test', await decryptMessage(mails[1].encrypted, keys));
+  s.close();
+  assert.equal(v.label, plainVerdict(plain, await extractFeatures(mails[1].raw, connector.model()!.spec)));
+});
