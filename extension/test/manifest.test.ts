@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { describe, it } from 'node:test';
+// @ts-expect-error webpack.config.js is plain JS without types
+import { targetManifest } from '../../webpack.config.js';
+
+const base = JSON.parse(fs.readFileSync(new URL('../../manifest.json', import.meta.url), 'utf8'));
+
+describe('per-target manifests', () => {
+  it('Chromium MV3: service worker, strict CSP with only wasm-unsafe-eval added, no remote code', () => {
+    const m = targetManifest(base, 'chromium');
+    assert.equal(m.manifest_version, 3);
+    assert.deepEqual(m.background, { service_worker: 'background.js' });
+    const csp: string = m.content_security_policy.extension_pages;
+    assert.match(csp, /script-src 'self' 'wasm-unsafe-eval';/);
+    assert.doesNotMatch(csp, /https?:|unsafe-inline|'unsafe-eval'/);
+    assert.deepEqual(m.web_accessible_resources[0].resources, ['viewer.html']);
+  });
+
+  it('Firefox MV3: event page and a gecko id', () => {
+    const m = targetManifest(base, 'firefox');
+    assert.deepEqual(m.background, { scripts: ['background.js'] });
+    assert.match(m.browser_specific_settings.gecko.id, /@/);
+    assert.deepEqual(m.content_scripts, base.content_scripts);
+  });
+
+  it('Thunderbird: message display action, messagesRead, no webmail content scripts, TB 128+', () => {
+    const m = targetManifest(base, 'thunderbird');
+    assert.equal(m.message_display_action.default_popup, 'tb-message.html');
+    assert.ok(m.permissions.includes('messagesRead'));
+    assert.equal(m.content_scripts, undefined);
+    assert.equal(m.browser_specific_settings.gecko.strict_min_version, '128.0');
+    assert.equal(m.content_security_policy.extension_pages, base.content_security_policy.extension_pages);
+  });
+
+  it('does not modify the base manifest', () => {
+    targetManifest(base, 'thunderbird');
+    assert.deepEqual(base.background, { service_worker: 'background.js' });
+  });
+});
