@@ -31,7 +31,14 @@ export interface Row {
 
 export function outcomeRow(o: RunOutcome, label?: string): Row {
   if (o.kind === 'verdict') {
-    return { id: o.messageId, verdict: o.label, label, clientMs: o.clientMs, bytesSent: o.bytesSent, bytesReceived: o.bytesReceived };
+    return {
+      id: o.messageId,
+      verdict: o.label,
+      label,
+      clientMs: o.clientMs,
+      bytesSent: o.bytesSent,
+      bytesReceived: o.bytesReceived,
+    };
   }
   return { id: o.messageId, verdict: o.kind.replace('_', '-'), label };
 }
@@ -40,12 +47,21 @@ const pad = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 
 const num = (v: number | undefined, digits = 0): string => (v === undefined ? '-' : v.toFixed(digits));
 
 export function formatRow(r: Row, extra: string[] = []): string {
-  return [pad(r.id, 36), pad(r.verdict, 18), num(r.clientMs, 1).padStart(9), num(r.bytesSent).padStart(9), num(r.bytesReceived).padStart(9), ...extra].join('  ');
+  return [
+    pad(r.id, 36),
+    pad(r.verdict, 18),
+    num(r.clientMs, 1).padStart(9),
+    num(r.bytesSent).padStart(9),
+    num(r.bytesReceived).padStart(9),
+    ...extra,
+  ].join('  ');
 }
 
-
 /** Download progress on a stream: a rewritten line on a TTY, else one line at the end. */
-export function downloadProgress(label: string, stream: NodeJS.WriteStream = process.stderr): (received: number, total: number) => void {
+export function downloadProgress(
+  label: string,
+  stream: NodeJS.WriteStream = process.stderr,
+): (received: number, total: number) => void {
   let last = -1;
   return (received, total) => {
     const pct = Math.floor((100 * received) / Math.max(1, total));
@@ -57,7 +73,14 @@ export function downloadProgress(label: string, stream: NodeJS.WriteStream = pro
 }
 
 export function header(extra: string[] = []): string {
-  return [pad('message id', 36), pad('verdict', 18), 'client ms'.padStart(9), 'sent B'.padStart(9), 'recv B'.padStart(9), ...extra].join('  ');
+  return [
+    pad('message id', 36),
+    pad('verdict', 18),
+    'client ms'.padStart(9),
+    'sent B'.padStart(9),
+    'recv B'.padStart(9),
+    ...extra,
+  ].join('  ');
 }
 
 export function summary(rows: Row[]): string {
@@ -110,7 +133,9 @@ export async function main(argv: string[]): Promise<number> {
   const format = values.format as MailboxFormat | undefined;
   if (format && !['jsonl', 'mbox', 'maildir'].includes(format)) throw new Error(`unknown format ${format}`);
   const items: MailItem[] = readMailbox(input, format);
-  const keys = values.key ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)] : [];
+  const keys = values.key
+    ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)]
+    : [];
   const he = await loadHe();
   const connector = createConnector({
     server: values.server,
@@ -120,7 +145,10 @@ export async function main(argv: string[]): Promise<number> {
     storage: new DirectoryStorage(values.cache!),
     socket: nodeSocket,
     onDownloadProgress: downloadProgress('model package'),
-    onInvalidOutput: (id) => console.error(`note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`),
+    onInvalidOutput: (id) =>
+      console.error(
+        `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
+      ),
   });
   const done = readDone(values.state);
   const rows: Row[] = [...done.values()];

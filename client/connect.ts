@@ -14,7 +14,8 @@ export function sessionUrl(base: string): string {
   if (u.protocol === 'http:' && !LOOPBACK.test(u.hostname)) {
     throw new Error(`refusing plain http:// to ${u.hostname}: use https:// (plain transport is for loopback only)`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`provider URL must be http(s)://, got ${u.protocol}`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`provider URL must be http(s)://, got ${u.protocol}`);
   return `${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host}/session`;
 }
 

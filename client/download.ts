@@ -47,7 +47,11 @@ export interface VerifiedPackage {
 }
 
 /** The latest version of a model as listed by the provider. */
-export async function latestModel(baseUrl: string, modelId: string, fetchFn: typeof fetch = fetch): Promise<ModelListing> {
+export async function latestModel(
+  baseUrl: string,
+  modelId: string,
+  fetchFn: typeof fetch = fetch,
+): Promise<ModelListing> {
   const r = await fetchFn(new URL('/models', baseUrl));
   if (!r.ok) throw new Error(`model list: HTTP ${r.status}`);
   const list = (await r.json()) as { models?: ModelListing[] };
@@ -58,7 +62,8 @@ export async function latestModel(baseUrl: string, modelId: string, fetchFn: typ
 
 function verify(data: Uint8Array, expectSha256: string, what: string): VerifiedPackage {
   const digest = bytesToHex(sha256(data));
-  if (digest !== expectSha256) throw new Error(`${what}: SHA-256 ${digest} does not match the expected ${expectSha256}`);
+  if (digest !== expectSha256)
+    throw new Error(`${what}: SHA-256 ${digest} does not match the expected ${expectSha256}`);
   const { header, body } = openPackage(data);
   return { header, body, sha256: digest };
 }

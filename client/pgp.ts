@@ -26,7 +26,10 @@ function isWholeMessage(text: string): boolean {
   if (text.startsWith('From ')) return true;
   const end = text.search(/\r?\n\r?\n/);
   const head = end < 0 ? '' : text.slice(0, end);
-  return head.split(/\r?\n/).every((l) => HEADER_LINE.test(l) || /^[ \t]/.test(l)) && /^(from|subject|message-id|date):/im.test(head);
+  return (
+    head.split(/\r?\n/).every((l) => HEADER_LINE.test(l) || /^[ \t]/.test(l)) &&
+    /^(from|subject|message-id|date):/im.test(head)
+  );
 }
 
 /**

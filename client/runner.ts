@@ -41,7 +41,11 @@ export async function runClassification(items: RunItem[], opts: RunOptions): Pro
       try {
         raw = await item.raw();
       } catch (e) {
-        await opts.onOutcome({ kind: 'failed', messageId: item.id, detail: `cannot read/decrypt: ${(e as Error).message}` });
+        await opts.onOutcome({
+          kind: 'failed',
+          messageId: item.id,
+          detail: `cannot read/decrypt: ${(e as Error).message}`,
+        });
         continue;
       }
       let delay = 200;
@@ -59,7 +63,8 @@ export async function runClassification(items: RunItem[], opts: RunOptions): Pro
             break;
           }
           const transient =
-            e instanceof ConnectionClosed || (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
+            e instanceof ConnectionClosed ||
+            (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
           if (!transient) throw e;
           session?.close();
           session = undefined;

@@ -20,7 +20,10 @@ export interface SocketLike {
   readonly readyState: number;
   send(data: Uint8Array): void;
   close(code?: number, reason?: string): void;
-  addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (ev: { data?: unknown; code?: number }) => void): void;
+  addEventListener(
+    type: 'open' | 'close' | 'error' | 'message',
+    listener: (ev: { data?: unknown; code?: number }) => void,
+  ): void;
 }
 
 export type SocketFactory = (url: string) => SocketLike;
@@ -36,7 +39,8 @@ export interface LoadedModel {
 }
 
 export function loadModel(he: He, pkg: VerifiedPackage): LoadedModel {
-  if (pkg.header.task !== 'spam') throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not spam`);
+  if (pkg.header.task !== 'spam')
+    throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not spam`);
   const params = pkg.header.params as HeParams;
   const model = he.newClientModel(params);
   model.push(pkg.body);
@@ -140,7 +144,9 @@ export class SpamSession {
       clientNonce,
     });
     if (bytesToHex(w.packageSha256) !== model.sha256) {
-      throw new Error('the provider serves a different package for this model version than the one downloaded (§0.5: refusing)');
+      throw new Error(
+        'the provider serves a different package for this model version than the one downloaded (§0.5: refusing)',
+      );
     }
     // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
@@ -274,7 +280,12 @@ export class SpamSession {
   }
 
   private onFrame(data: unknown): void {
-    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : undefined;
+    const bytes =
+      data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : ArrayBuffer.isView(data)
+          ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+          : undefined;
     if (!bytes) return;
     this.received += bytes.length;
     let m: Message;

@@ -29,12 +29,18 @@ export function decodeFrame(data: Uint8Array, maxFrameBytes = DEFAULT_MAX_FRAME_
     throw new ProtocolError('frame_too_large', `frame of ${data.length} bytes exceeds the limit of ${maxFrameBytes}`);
   }
   if (data.length < FRAME_HEADER_BYTES) {
-    throw new ProtocolError('malformed_frame', `frame of ${data.length} bytes is shorter than the ${FRAME_HEADER_BYTES}-byte header`);
+    throw new ProtocolError(
+      'malformed_frame',
+      `frame of ${data.length} bytes is shorter than the ${FRAME_HEADER_BYTES}-byte header`,
+    );
   }
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const version = view.getUint8(0);
   if (version !== PROTOCOL_VERSION) {
-    throw new ProtocolError('unsupported_version', `frame version ${version} is not supported (expected ${PROTOCOL_VERSION})`);
+    throw new ProtocolError(
+      'unsupported_version',
+      `frame version ${version} is not supported (expected ${PROTOCOL_VERSION})`,
+    );
   }
   const bodyLength = view.getUint32(6);
   if (bodyLength !== data.length - FRAME_HEADER_BYTES) {

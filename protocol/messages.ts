@@ -32,7 +32,10 @@ const bytes = (name: string, min: number, max: number): FieldSpec => ({ name, ki
 
 /** Type byte and fields of every message. */
 export const SCHEMAS = {
-  hello: { type: 1, fields: [str('token', LIMITS.token), str('modelId', LIMITS.id), u32('modelVersion'), bytes('clientNonce', 32, 32)] },
+  hello: {
+    type: 1,
+    fields: [str('token', LIMITS.token), str('modelId', LIMITS.id), u32('modelVersion'), bytes('clientNonce', 32, 32)],
+  },
   welcome: {
     type: 2,
     fields: [
@@ -46,7 +49,10 @@ export const SCHEMAS = {
   },
   ot: { type: 3, fields: [bytes('payload', 1, LIMITS.ot)] },
   ot_reply: { type: 4, fields: [bytes('payload', 0, LIMITS.ot)] },
-  spam_request: { type: 5, fields: [str('messageId', LIMITS.id), bytes('lwe', 1, LIMITS.lwe), bytes('choices', 1, LIMITS.choices)] },
+  spam_request: {
+    type: 5,
+    fields: [str('messageId', LIMITS.id), bytes('lwe', 1, LIMITS.lwe), bytes('choices', 1, LIMITS.choices)],
+  },
   spam_gc: { type: 6, fields: [str('messageId', LIMITS.id), bytes('gc', 1, LIMITS.gc)] },
   spam_done: { type: 7, fields: [str('messageId', LIMITS.id)] },
   error: { type: 8, fields: [str('code', 64), str('message', LIMITS.errorText)] },
@@ -153,7 +159,8 @@ export function decodeMessage(data: Uint8Array, maxFrameBytes?: number): Message
       need(2, f.name);
       const len = view.getUint16(off);
       off += 2;
-      if (len > f.max) throw new ProtocolError('bad_field', `${name}.${f.name} is ${len} bytes, at most ${f.max} allowed`);
+      if (len > f.max)
+        throw new ProtocolError('bad_field', `${name}.${f.name} is ${len} bytes, at most ${f.max} allowed`);
       need(len, f.name);
       let s: string;
       try {

@@ -64,7 +64,8 @@ export function validateHeader(h: unknown): PackageHeader {
   if (o.format !== PACKAGE_FORMAT) bad('format', `must be ${PACKAGE_FORMAT}`);
   if (typeof o.modelId !== 'string' || !ID.test(o.modelId)) bad('modelId', 'must match [A-Za-z0-9._-]{1,64}');
   const posInt = (v: unknown, field: string, max = 2 ** 32 - 1): void => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) bad(field, `must be an integer in 1..${max}`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)
+      bad(field, `must be an integer in 1..${max}`);
   };
   posInt(o.modelVersion, 'modelVersion');
   if (o.task !== 'spam' && o.task !== 'topics') bad('task', 'must be spam or topics');
@@ -80,7 +81,8 @@ export function validateHeader(h: unknown): PackageHeader {
   if (typeof p !== 'object' || p === null) return bad('params', 'must be an object');
   for (const k of ['n', 'T', 'Q', 'F', 'b_in', 'f_in', 'B', 'N'] as const) posInt(p[k], `params.${k}`);
   for (const k of ['q1', 'q2'] as const) {
-    if (typeof p[k] !== 'string' || !/^[1-9][0-9]{0,39}$/.test(p[k] as string)) bad(`params.${k}`, 'must be a decimal integer');
+    if (typeof p[k] !== 'string' || !/^[1-9][0-9]{0,39}$/.test(p[k] as string))
+      bad(`params.${k}`, 'must be a decimal integer');
   }
   if ((p.T as number) > 32) bad('params.T', 'must be at most 32');
   return o as unknown as PackageHeader;

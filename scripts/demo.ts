@@ -96,7 +96,14 @@ async function main(): Promise<void> {
   say(`starting provider-server on ${base} with the default spam model (data in ${dataDir})`);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'provider-server/src/cli.ts'), 'serve'], {
     cwd: root,
-    env: { ...process.env, PMF_HOST: '127.0.0.1', PMF_PORT: String(port), PMF_DATA_DIR: dataDir, PMF_MODELS: `spam=${MODEL_FILE}`, PMF_WORKERS: '1' },
+    env: {
+      ...process.env,
+      PMF_HOST: '127.0.0.1',
+      PMF_PORT: String(port),
+      PMF_DATA_DIR: dataDir,
+      PMF_MODELS: `spam=${MODEL_FILE}`,
+      PMF_WORKERS: '1',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const stopServer = (): void => {
@@ -126,12 +133,16 @@ async function main(): Promise<void> {
       const enc = await encryptToPgpMime(raw, id, publicKey);
       store.deliver(userId, id, enc);
       truth.set(id, { label: e.label, raw });
-      mbox.push(`From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`);
+      mbox.push(
+        `From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`,
+      );
     }
     store.close();
     fs.writeFileSync(path.join(dir, 'mailbox.mbox'), mbox.join('\n'));
     fs.writeFileSync(path.join(dir, 'demo-key.asc'), privateKey.armor(), { mode: 0o600 });
-    say(`delivered ${chosen.length} encrypted messages (${spam.length} spam, ${ham.length} ham) to user "demo"; mailbox at ${path.join(dir, 'mailbox.mbox')}`);
+    say(
+      `delivered ${chosen.length} encrypted messages (${spam.length} spam, ${ham.length} ham) to user "demo"; mailbox at ${path.join(dir, 'mailbox.mbox')}`,
+    );
 
     // The plaintext model is the provider's secret; the demo reads it only to show that the private verdicts equal it.
     const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL_FILE)));
@@ -144,8 +155,15 @@ async function main(): Promise<void> {
       storage,
       socket: nodeSocket,
     });
-    await ensurePackage({ baseUrl: base, modelId: 'spam', storage, onProgress: downloadProgress('[demo] encrypted model package', process.stdout) });
-    say('classifying privately (the provider sees one LWE ciphertext and OT bits per email, never the text or the verdict)');
+    await ensurePackage({
+      baseUrl: base,
+      modelId: 'spam',
+      storage,
+      onProgress: downloadProgress('[demo] encrypted model package', process.stdout),
+    });
+    say(
+      'classifying privately (the provider sees one LWE ciphertext and OT bits per email, never the text or the verdict)',
+    );
     console.log(header(['true', 'plaintext', 'match']));
     const rows: Row[] = [];
     let agree = 0;
@@ -167,7 +185,9 @@ async function main(): Promise<void> {
       },
     );
     console.log(summary(rows));
-    say(`private verdict = plaintext model verdict on ${agree}/${rows.length}; accuracy against the true labels ${correct}/${rows.length}`);
+    say(
+      `private verdict = plaintext model verdict on ${agree}/${rows.length}; accuracy against the true labels ${correct}/${rows.length}`,
+    );
     const metrics = await (await fetch(`${base}/metrics`)).text();
     const sum = Number(metrics.match(/^pmf_crypto_seconds_sum\{op="spam"\} (\S+)/m)?.[1] ?? NaN);
     const n = Number(metrics.match(/^pmf_crypto_seconds_count\{op="spam"\} (\S+)/m)?.[1] ?? NaN);

@@ -15,7 +15,15 @@ import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type FeatureSpec, type Features } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { evaluateSpam, garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
-import { loadHe, makeParams, type ClientModel, type ClientPublicKey, type He, type HeParams, type ProviderKey } from '../../wasm/ts/he.js';
+import {
+  loadHe,
+  makeParams,
+  type ClientModel,
+  type ClientPublicKey,
+  type He,
+  type HeParams,
+  type ProviderKey,
+} from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { median, type BenchContext } from '../lib.js';
 
@@ -52,7 +60,9 @@ class Pair {
   ensureOts(n: number): void {
     while (this.receiver.available < n) {
       const msg = this.receiver.extend(16_384);
-      this.otBytes += encodeMessage('ot', 0, { payload: msg }).length + encodeMessage('ot_reply', 0, { payload: new Uint8Array(0) }).length;
+      this.otBytes +=
+        encodeMessage('ot', 0, { payload: msg }).length +
+        encodeMessage('ot_reply', 0, { payload: new Uint8Array(0) }).length;
       const t = now();
       this.otCount += this.sender.acceptExtension(msg);
       this.otProviderMs += now() - t;
@@ -194,14 +204,17 @@ export default async function spam(ctx: BenchContext): Promise<void> {
         bytes.push(r.bytes + pair.otBytesPerEmail());
         agree += r.spam === plainScores(plain, f)[0] >= 0 ? 1 : 0;
       }
-      if (agree !== emails) throw new Error(`N=${N} L=${L}: private verdict differs from plaintext on ${emails - agree} emails`);
+      if (agree !== emails)
+        throw new Error(`N=${N} L=${L}: private verdict differs from plaintext on ${emails - agree} emails`);
       const c = median(client);
       ctx.report({
         case: `client_N${label(N)}_L${L}`,
         metric: 'time_ms',
         value: c,
         unit: 'ms',
-        ...(N === 5_000_000 && L === 5000 ? { reference: PRETZEL.clientMsN5ML5000, ratio: c / PRETZEL.clientMsN5ML5000 } : {}),
+        ...(N === 5_000_000 && L === 5000
+          ? { reference: PRETZEL.clientMsN5ML5000, ratio: c / PRETZEL.clientMsN5ML5000 }
+          : {}),
         note: 'dot product + §2.5 extraction + OT choice + GC evaluation (target ≤ 100 ms at N=5M, L=5000)',
       });
       if (N === Ns[0]) {
@@ -232,8 +245,20 @@ export default async function spam(ctx: BenchContext): Promise<void> {
     const p = providerPrivate.get(L)!;
     const np = noPriv.get(L)!;
     if (L === 692 || !ctx.quick) {
-      ctx.report({ case: `provider_private_L${L}`, metric: 'cpu_us', value: p, unit: 'us', note: 'LWE decrypt + garble + amortized OT extension (per email)' });
-      ctx.report({ case: `provider_nopriv_L${L}`, metric: 'cpu_us', value: np, unit: 'us', note: 'MIME parse + tokenize + hash + dot product on plaintext' });
+      ctx.report({
+        case: `provider_private_L${L}`,
+        metric: 'cpu_us',
+        value: p,
+        unit: 'us',
+        note: 'LWE decrypt + garble + amortized OT extension (per email)',
+      });
+      ctx.report({
+        case: `provider_nopriv_L${L}`,
+        metric: 'cpu_us',
+        value: np,
+        unit: 'us',
+        note: 'MIME parse + tokenize + hash + dot product on plaintext',
+      });
       ctx.report({
         case: `private_vs_nopriv_L${L}`,
         metric: 'ratio',
@@ -267,7 +292,13 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   base.dispose();
   const pb = median(pSamples);
   const pp = providerPrivate.get(692)!;
-  ctx.report({ case: 'provider_paillier_L692', metric: 'cpu_us', value: pb, unit: 'us', note: 'paillier-bigint 2048-bit decrypt + the same garbling (Pretzel Baseline)' });
+  ctx.report({
+    case: 'provider_paillier_L692',
+    metric: 'cpu_us',
+    value: pb,
+    unit: 'us',
+    note: 'paillier-bigint 2048-bit decrypt + the same garbling (Pretzel Baseline)',
+  });
   ctx.report({
     case: 'private_vs_paillier_L692',
     metric: 'ratio',
@@ -290,7 +321,11 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   // The default model on the SpamAssassin test split: private verdict vs quantized plaintext verdict.
   const model = loadPlainModel(new Uint8Array(fs.readFileSync(path.join(root, 'models/default/spam.pmfm'))));
   const h = model.header;
-  const real = newPair(he, makeParams({ N: h.N, B: h.B, T: h.T, Q: h.T + Q_MINUS_T, b_in: h.b_in, f_in: h.f_in }), model.weights);
+  const real = newPair(
+    he,
+    makeParams({ N: h.N, B: h.B, T: h.T, Q: h.T + Q_MINUS_T, b_in: h.b_in, f_in: h.f_in }),
+    model.weights,
+  );
   const split = loadSpamAssassin().filter((e) => e.split === 'test');
   let same = 0;
   for (const e of split) {

@@ -17,13 +17,32 @@ const truth: string[] = [];
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
-  const config = loadConfig({ env: {}, overrides: { port: 0, dataDir: path.join(dir, 'p'), workers: 1, models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }] } });
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      dataDir: path.join(dir, 'p'),
+      workers: 1,
+      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
+    },
+  });
   provider = await startProvider(config, { progress: () => {}, log: () => {} });
-  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'curve25519', userIDs: [{ email: 'cli@test.invalid' }], passphrase: 'pw', format: 'object' });
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'curve25519',
+    userIDs: [{ email: 'cli@test.invalid' }],
+    passphrase: 'pw',
+    format: 'object',
+  });
   fs.writeFileSync(path.join(dir, 'key.asc'), privateKey.armor());
   const test = loadSpamAssassin().filter((e) => e.split === 'test');
-  for (const [i, e] of [test.find((x) => x.label === 'spam')!, ...test.filter((x) => x.label === 'ham').slice(0, 2)].entries()) {
-    const armored = await openpgp.encrypt({ message: await openpgp.createMessage({ text: e.raw as string }), encryptionKeys: publicKey });
+  for (const [i, e] of [
+    test.find((x) => x.label === 'spam')!,
+    ...test.filter((x) => x.label === 'ham').slice(0, 2),
+  ].entries()) {
+    const armored = await openpgp.encrypt({
+      message: await openpgp.createMessage({ text: e.raw as string }),
+      encryptionKeys: publicKey,
+    });
     encrypted.push(`From: a@b\nSubject: ...\nMessage-ID: <cli-${i}@test>\n\n${armored}`); // inline PGP
     truth.push(e.label);
   }
@@ -61,7 +80,12 @@ test('mailbox readers: JSON-lines, mbox and Maildir give the same messages and i
   encrypted.forEach((m, i) => fs.writeFileSync(path.join(md, 'cur', `${i}.host:2,S`), m));
   assert.deepEqual([jsonl, mbox, md].map(detectFormat), ['jsonl', 'mbox', 'maildir']);
   const ids = encrypted.map((_, i) => `cli-${i}@test`);
-  for (const p of [jsonl, mbox, md]) assert.deepEqual(readMailbox(p).map((m) => m.id), ids, p);
+  for (const p of [jsonl, mbox, md])
+    assert.deepEqual(
+      readMailbox(p).map((m) => m.id),
+      ids,
+      p,
+    );
   assert.equal(messageIdOf('Subject: x\n\nbody', 'fallback'), 'fallback');
   assert.throws(() => readMailbox(path.join(dir, 'bad.jsonl'), 'jsonl'));
   fs.writeFileSync(path.join(dir, 'bad2.jsonl'), '{"nope": 1}\n');
@@ -76,7 +100,22 @@ test('the CLI classifies an encrypted mailbox in each format, prints the table a
   ]) {
     const token = user(`u-${name}`);
     const state = path.join(dir, `${name}.state.jsonl`);
-    const args = ['classify', '--server', provider.server.httpUrl, '--token', token, '--key', path.join(dir, 'key.asc'), '--passphrase', 'pw', '--cache', path.join(dir, 'cache'), '--state', state, path.join(dir, input)];
+    const args = [
+      'classify',
+      '--server',
+      provider.server.httpUrl,
+      '--token',
+      token,
+      '--key',
+      path.join(dir, 'key.asc'),
+      '--passphrase',
+      'pw',
+      '--cache',
+      path.join(dir, 'cache'),
+      '--state',
+      state,
+      path.join(dir, input),
+    ];
     const out = await run(args);
     assert.match(out[0], /message id\s+verdict\s+client ms\s+sent B\s+recv B/);
     const rows = out.slice(1, 4);
@@ -95,5 +134,17 @@ test('the CLI classifies an encrypted mailbox in each format, prints the table a
 });
 
 test('plain http to a non-loopback provider is refused before anything is sent', async () => {
-  await assert.rejects(main(['classify', '--server', 'http://mail.example.org', '--token', 't', '--cache', path.join(dir, 'c2'), path.join(dir, 'in.jsonl')]), /refusing plain http/);
+  await assert.rejects(
+    main([
+      'classify',
+      '--server',
+      'http://mail.example.org',
+      '--token',
+      't',
+      '--cache',
+      path.join(dir, 'c2'),
+      path.join(dir, 'in.jsonl'),
+    ]),
+    /refusing plain http/,
+  );
 });

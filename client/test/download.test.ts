@@ -42,10 +42,20 @@ before(async () => {
   sha = createHash('sha256').update(pkg).digest('hex');
   const file = path.join(dir, 'spam-v1.pmf');
   fs.writeFileSync(file, pkg);
-  const model = { id: 'spam', version: 1, packageFile: file, packageBytes: pkg.length, packageSha256: sha, params: header.params, providerSeed: header.providerSeed, keyFile: '' };
+  const model = {
+    id: 'spam',
+    version: 1,
+    packageFile: file,
+    packageBytes: pkg.length,
+    packageSha256: sha,
+    params: header.params,
+    providerSeed: header.providerSeed,
+    keyFile: '',
+  };
   const handler = createHttpHandler({ metrics: createMetrics(), models: () => [model] });
   server = http.createServer((req, res) => {
-    if (req.url?.startsWith('/models/')) requests.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
+    if (req.url?.startsWith('/models/'))
+      requests.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
     handler(req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -85,7 +95,10 @@ test('an interrupted download resumes with Range/If-Range and is verified', asyn
   requests = [];
   const storage = new DirectoryStorage(path.join(dir, 'store1'));
   const progress: number[] = [];
-  await assert.rejects(ensurePackage({ baseUrl: base, modelId: 'spam', storage, fetch: cuttingFetch(100_000) }), /connection reset/);
+  await assert.rejects(
+    ensurePackage({ baseUrl: base, modelId: 'spam', storage, fetch: cuttingFetch(100_000) }),
+    /connection reset/,
+  );
   const partial = await storage.getPartial('spam-v1');
   assert.equal(partial?.bytes.length, 100_000);
   const p = await ensurePackage({ baseUrl: base, modelId: 'spam', storage, onProgress: (r) => progress.push(r) });
@@ -103,7 +116,10 @@ test('an interrupted download resumes with Range/If-Range and is verified', asyn
 
 test('a package that does not match the expected hash is refused and discarded', async () => {
   const storage = new DirectoryStorage(path.join(dir, 'store2'));
-  await assert.rejects(ensurePackage({ baseUrl: base, modelId: 'spam', storage, expectSha256: 'ab'.repeat(32) }), /does not match the expected/);
+  await assert.rejects(
+    ensurePackage({ baseUrl: base, modelId: 'spam', storage, expectSha256: 'ab'.repeat(32) }),
+    /does not match the expected/,
+  );
   assert.equal(await storage.get('spam-v1'), undefined);
   assert.equal(await storage.getPartial('spam-v1'), undefined);
   // a corrupted partial (bit flip in stored bytes) is caught at the end and dropped
@@ -114,9 +130,16 @@ test('a package that does not match the expected hash is refused and discarded',
   bytes[4000] ^= 0xff;
   fs.writeFileSync(f, bytes);
   await assert.rejects(ensurePackage({ baseUrl: base, modelId: 'spam', storage: s3 }), /SHA-256/);
-  assert.equal((await ensurePackage({ baseUrl: base, modelId: 'spam', storage: s3 })).sha256, sha, 'the retry starts over');
+  assert.equal(
+    (await ensurePackage({ baseUrl: base, modelId: 'spam', storage: s3 })).sha256,
+    sha,
+    'the retry starts over',
+  );
 });
 
 test('unknown models are reported clearly', async () => {
-  await assert.rejects(ensurePackage({ baseUrl: base, modelId: 'topics', storage: new DirectoryStorage(path.join(dir, 's4')) }), /not offered/);
+  await assert.rejects(
+    ensurePackage({ baseUrl: base, modelId: 'topics', storage: new DirectoryStorage(path.join(dir, 's4')) }),
+    /not offered/,
+  );
 });

@@ -30,7 +30,10 @@ let keys: openpgp.PrivateKey[];
 const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL)));
 
 function config(port = 0) {
-  return loadConfig({ env: {}, overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] } });
+  return loadConfig({
+    env: {},
+    overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] },
+  });
 }
 
 before(async () => {
@@ -38,12 +41,22 @@ before(async () => {
   provider = await startProvider(config(), { progress: () => {}, log: () => {} });
   ({ token, userId } = provider.store.addUser('e2e'));
   he = await loadHe();
-  const { privateKey, publicKey } = await openpgp.generateKey({ type: 'curve25519', userIDs: [{ email: 'e2e@test.invalid' }], format: 'object' });
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'curve25519',
+    userIDs: [{ email: 'e2e@test.invalid' }],
+    format: 'object',
+  });
   keys = [privateKey];
   const test = loadSpamAssassin().filter((e) => e.split === 'test');
-  for (const e of [...test.filter((x) => x.label === 'spam').slice(0, 5), ...test.filter((x) => x.label === 'ham').slice(0, 5)]) {
+  for (const e of [
+    ...test.filter((x) => x.label === 'spam').slice(0, 5),
+    ...test.filter((x) => x.label === 'ham').slice(0, 5),
+  ]) {
     const raw = e.raw as string;
-    const armored = await openpgp.encrypt({ message: await openpgp.createMessage({ text: raw }), encryptionKeys: publicKey });
+    const armored = await openpgp.encrypt({
+      message: await openpgp.createMessage({ text: raw }),
+      encryptionKeys: publicKey,
+    });
     const encrypted = `From: a@b\r\nSubject: ...\r\nMessage-ID: <${e.id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
     provider.store.deliver(userId, e.id, encrypted);
     mails.push({ id: e.id, label: e.label, raw, encrypted });
@@ -55,7 +68,13 @@ after(async () => {
 });
 
 test('private verdicts equal the plaintext model on encrypted mail; a provider restart mid-run resumes without reclassifying', async () => {
-  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache')), socket: nodeSocket });
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache')),
+    socket: nodeSocket,
+  });
   const outcomes: RunOutcome[] = [];
   const reconnects: number[] = [];
   const port = provider.server.port;
@@ -75,7 +94,11 @@ test('private verdicts equal the plaintext model on encrypted mail; a provider r
     },
   );
   assert.ok(reconnects.length >= 1, 'the client reconnected');
-  assert.deepEqual(outcomes.map((o) => o.messageId), mails.map((m) => m.id), 'one outcome per message, in order');
+  assert.deepEqual(
+    outcomes.map((o) => o.messageId),
+    mails.map((m) => m.id),
+    'one outcome per message, in order',
+  );
   for (const o of outcomes) {
     assert.equal(o.kind, 'verdict');
     if (o.kind !== 'verdict') continue;
@@ -86,33 +109,59 @@ test('private verdicts equal the plaintext model on encrypted mail; a provider r
     assert.ok(o.bytesSent > 15_000 && o.bytesSent < 25_000, `one LWE ciphertext per email, got ${o.bytesSent}`);
     assert.equal(provider.store.isClassified(userId, m.id), true);
   }
-  assert.ok(outcomes.some((o) => o.kind === 'verdict' && o.spam) && outcomes.some((o) => o.kind === 'verdict' && !o.spam));
+  assert.ok(
+    outcomes.some((o) => o.kind === 'verdict' && o.spam) && outcomes.some((o) => o.kind === 'verdict' && !o.spam),
+  );
 });
 
 test('a message whose answer was lost is reported as already classified, never classified twice', async () => {
   const lost = 'lost-answer@test';
   provider.store.deliver(userId, lost, mails[0].encrypted);
   assert.equal(provider.store.claim(userId, lost), 'claimed'); // classified in a session whose answer never arrived
-  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache')), socket: nodeSocket });
-  const outcomes: RunOutcome[] = [];
-  await runClassification([{ id: lost, raw: () => decryptMessage(mails[0].encrypted, keys) }, { id: 'not-delivered@test', raw: async () => mails[1].raw }], {
-    connect: (n) => connector.connect(n),
-    onOutcome: (o) => void outcomes.push(o),
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache')),
+    socket: nodeSocket,
   });
-  assert.deepEqual(outcomes.map((o) => [o.messageId, o.kind]), [
-    [lost, 'already_classified'],
-    ['not-delivered@test', 'unknown_message'],
-  ]);
+  const outcomes: RunOutcome[] = [];
+  await runClassification(
+    [
+      { id: lost, raw: () => decryptMessage(mails[0].encrypted, keys) },
+      { id: 'not-delivered@test', raw: async () => mails[1].raw },
+    ],
+    {
+      connect: (n) => connector.connect(n),
+      onOutcome: (o) => void outcomes.push(o),
+    },
+  );
+  assert.deepEqual(
+    outcomes.map((o) => [o.messageId, o.kind]),
+    [
+      [lost, 'already_classified'],
+      ['not-delivered@test', 'unknown_message'],
+    ],
+  );
 });
 
 test('after the provider rotates its model, a client on the old version is told to update, downloads it and goes on', async () => {
-  const connector = createConnector({ server: provider.server.httpUrl, token, he, storage: new DirectoryStorage(path.join(dir, 'cache-rotate')), socket: nodeSocket });
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache-rotate')),
+    socket: nodeSocket,
+  });
   const before = await connector.connect(1);
   before.close();
   assert.equal(connector.model()!.header.modelVersion, 1);
   // Retrained model: the provider builds version 2 (fresh key and seed) on restart.
   const versions = path.join(dir, 'provider', 'models', 'spam', 'versions.json');
-  fs.writeFileSync(versions, fs.readFileSync(versions, 'utf8').replace(/"sourceSha256": "[0-9a-f]+"/, '"sourceSha256": "retrained"'));
+  fs.writeFileSync(
+    versions,
+    fs.readFileSync(versions, 'utf8').replace(/"sourceSha256": "[0-9a-f]+"/, '"sourceSha256": "retrained"'),
+  );
   const port = provider.server.port;
   await provider.close();
   provider = await startProvider(config(port), { progress: () => {}, log: () => {} });

@@ -19,7 +19,14 @@ function code(fn: () => unknown): string {
 test('every message round-trips through encode/decode', () => {
   const samples = {
     hello: { token: 'tok', modelId: 'spam', modelVersion: 3, clientNonce: nonce },
-    welcome: { sessionId: 's1', modelVersion: 3, packageSha256: nonce, p0: new Uint8Array(100).fill(7), maxFrameBytes: 1 << 20, requestsPerMinute: 60 },
+    welcome: {
+      sessionId: 's1',
+      modelVersion: 3,
+      packageSha256: nonce,
+      p0: new Uint8Array(100).fill(7),
+      maxFrameBytes: 1 << 20,
+      requestsPerMinute: 60,
+    },
     ot: { payload: new Uint8Array([1, 2, 3]) },
     ot_reply: { payload: new Uint8Array(0) },
     spam_request: { messageId: 'm-1', lwe: new Uint8Array(500).fill(9), choices: new Uint8Array([0xff, 0x01, 0x02]) },
@@ -36,35 +43,63 @@ test('every message round-trips through encode/decode', () => {
     const msg = decodeMessage(bytes);
     assert.equal(msg.name, name);
     assert.equal(msg.requestId, 4242);
-    for (const [k, v] of Object.entries(fields)) assert.deepEqual((msg as Record<string, unknown>)[k], v, `${name}.${k}`);
+    for (const [k, v] of Object.entries(fields))
+      assert.deepEqual((msg as Record<string, unknown>)[k], v, `${name}.${k}`);
   }
 });
 
 test('frames that are too short, mis-sized, of another version or type are rejected by name', () => {
   const good = encodeMessage('ping', 1, { nonce: 5 });
-  assert.equal(code(() => decodeMessage(good.subarray(0, 5))), 'malformed_frame');
-  assert.equal(code(() => decodeMessage(good.subarray(0, good.length - 1))), 'malformed_frame');
+  assert.equal(
+    code(() => decodeMessage(good.subarray(0, 5))),
+    'malformed_frame',
+  );
+  assert.equal(
+    code(() => decodeMessage(good.subarray(0, good.length - 1))),
+    'malformed_frame',
+  );
   const v2 = good.slice();
   v2[0] = 2;
-  assert.equal(code(() => decodeMessage(v2)), 'unsupported_version');
+  assert.equal(
+    code(() => decodeMessage(v2)),
+    'unsupported_version',
+  );
   const t = good.slice();
   t[1] = 200;
-  assert.equal(code(() => decodeMessage(t)), 'unknown_type');
-  assert.equal(code(() => decodeMessage(new Uint8Array(2048), 1024)), 'frame_too_large');
+  assert.equal(
+    code(() => decodeMessage(t)),
+    'unknown_type',
+  );
+  assert.equal(
+    code(() => decodeMessage(new Uint8Array(2048), 1024)),
+    'frame_too_large',
+  );
   // trailing bytes after the last field
-  assert.equal(code(() => decodeMessage(encodeFrame(SCHEMAS.ping.type, 1, new Uint8Array(5)))), 'malformed_frame');
+  assert.equal(
+    code(() => decodeMessage(encodeFrame(SCHEMAS.ping.type, 1, new Uint8Array(5)))),
+    'malformed_frame',
+  );
 });
 
 test('a declared field length beyond the schema bound is refused before slicing', () => {
   // spam_request whose lwe claims 2^32-1 bytes: must fail on the bound, not on memory
   const body = new Uint8Array(2 + 1 + 4);
   body.set([0, 1, 0x41, 0xff, 0xff, 0xff, 0xff]);
-  assert.equal(code(() => decodeMessage(encodeFrame(SCHEMAS.spam_request.type, 9, body))), 'bad_field');
+  assert.equal(
+    code(() => decodeMessage(encodeFrame(SCHEMAS.spam_request.type, 9, body))),
+    'bad_field',
+  );
   // within the bound but longer than the frame
   const body2 = new Uint8Array([0, 1, 0x41, 0, 0, 1, 0]);
-  assert.equal(code(() => decodeMessage(encodeFrame(SCHEMAS.spam_request.type, 9, body2))), 'malformed_frame');
+  assert.equal(
+    code(() => decodeMessage(encodeFrame(SCHEMAS.spam_request.type, 9, body2))),
+    'malformed_frame',
+  );
   // fixed-size nonce of the wrong length
-  assert.throws(() => encodeMessage('hello', 1, { token: 't', modelId: 'm', modelVersion: 1, clientNonce: new Uint8Array(31) }), RangeError);
+  assert.throws(
+    () => encodeMessage('hello', 1, { token: 't', modelId: 'm', modelVersion: 1, clientNonce: new Uint8Array(31) }),
+    RangeError,
+  );
   assert.ok(LIMITS.lwe < LIMITS.ot);
 });
 
@@ -75,9 +110,18 @@ test('strings must be valid UTF-8 without control characters and within bounds',
     body.set(s, 2);
     return encodeFrame(SCHEMAS.spam_done.type, 1, body);
   };
-  assert.equal(code(() => decodeMessage(mk(new Uint8Array([0xc3, 0x28])))), 'bad_field');
-  assert.equal(code(() => decodeMessage(mk(new TextEncoder().encode('a\nb')))), 'bad_field');
-  assert.equal(code(() => decodeMessage(mk(new Uint8Array(LIMITS.id + 1).fill(0x41)))), 'bad_field');
+  assert.equal(
+    code(() => decodeMessage(mk(new Uint8Array([0xc3, 0x28])))),
+    'bad_field',
+  );
+  assert.equal(
+    code(() => decodeMessage(mk(new TextEncoder().encode('a\nb')))),
+    'bad_field',
+  );
+  assert.equal(
+    code(() => decodeMessage(mk(new Uint8Array(LIMITS.id + 1).fill(0x41)))),
+    'bad_field',
+  );
   assert.equal(decodeMessage(mk(new TextEncoder().encode('<abc@x.org>'))).name, 'spam_done');
 });
 

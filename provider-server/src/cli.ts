@@ -15,7 +15,11 @@ import { openStore, startProvider } from './provider.js';
 const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...> [--config FILE]`;
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { config: { type: 'string' } },
+  });
   const [cmd, ...rest] = positionals;
   const config = loadConfig({ file: values.config });
   if (cmd === 'serve') {

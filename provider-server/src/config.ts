@@ -76,7 +76,9 @@ function parseModelList(s: string): ModelSource[] {
  * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS). Relative paths in the file are
  * resolved against the file's directory.
  */
-export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ServerConfig> } = {}): ServerConfig {
+export function loadConfig(
+  opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ServerConfig> } = {},
+): ServerConfig {
   const env = opts.env ?? process.env;
   let fromFile: Partial<ServerConfig> = {};
   let base = process.cwd();
@@ -114,7 +116,8 @@ export function loadConfig(opts: { file?: string; env?: NodeJS.ProcessEnv; overr
   merged.limits.idleTimeoutMs = intFrom(merged.limits.idleTimeoutMs, 'limits.idleTimeoutMs', 1000, 86_400_000);
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
-    if (!merged.tls.certFile || !merged.tls.keyFile) throw new Error('config: TLS needs both a certificate and a key file');
+    if (!merged.tls.certFile || !merged.tls.keyFile)
+      throw new Error('config: TLS needs both a certificate and a key file');
     merged.tls = { certFile: path.resolve(base, merged.tls.certFile), keyFile: path.resolve(base, merged.tls.keyFile) };
   } else if (!isLoopback(merged.host)) {
     throw new Error(

@@ -7,8 +7,16 @@ export function createMetrics() {
   client.collectDefaultMetrics({ register: registry, prefix: 'pmf_' });
   return {
     registry,
-    sessionsActive: new client.Gauge({ name: 'pmf_sessions_active', help: 'Open WebSocket sessions', registers: [registry] }),
-    sessionsTotal: new client.Counter({ name: 'pmf_sessions_total', help: 'WebSocket sessions opened', registers: [registry] }),
+    sessionsActive: new client.Gauge({
+      name: 'pmf_sessions_active',
+      help: 'Open WebSocket sessions',
+      registers: [registry],
+    }),
+    sessionsTotal: new client.Counter({
+      name: 'pmf_sessions_total',
+      help: 'WebSocket sessions opened',
+      registers: [registry],
+    }),
     requests: new client.Counter({
       name: 'pmf_requests_total',
       help: 'Frames received, by message type',

@@ -89,7 +89,11 @@ export class FileModelCatalog implements ModelCatalog {
   }
 
   /** Builds missing versions and loads every version of every configured model. */
-  static async prepare(dataDir: string, sources: ModelSource[], progress: Progress = () => {}): Promise<FileModelCatalog> {
+  static async prepare(
+    dataDir: string,
+    sources: ModelSource[],
+    progress: Progress = () => {},
+  ): Promise<FileModelCatalog> {
     const catalog = new FileModelCatalog();
     for (const src of sources) {
       const dir = path.join(dataDir, 'models', src.id);
@@ -98,7 +102,9 @@ export class FileModelCatalog implements ModelCatalog {
       const plain = new Uint8Array(fs.readFileSync(src.file));
       const sourceSha256 = createHash('sha256').update(plain).digest('hex');
       if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
-        versions.push(await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress));
+        versions.push(
+          await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress),
+        );
         fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
       }
       catalog.served.set(
@@ -106,7 +112,8 @@ export class FileModelCatalog implements ModelCatalog {
         versions.map((v) => {
           const packageFile = path.join(dir, `v${v.version}.pmf`);
           const keyFile = path.join(dir, `v${v.version}.key`);
-          if (fs.statSync(packageFile).size !== v.packageBytes) throw new Error(`model ${src.id} v${v.version}: package file size changed`);
+          if (fs.statSync(packageFile).size !== v.packageBytes)
+            throw new Error(`model ${src.id} v${v.version}: package file size changed`);
           readSecretFile(keyFile); // checks presence and mode now, not at the first request
           return {
             id: src.id,

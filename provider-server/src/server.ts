@@ -53,7 +53,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   const handler = createHttpHandler({ metrics, models: () => models.all(), webmail });
   const server = config.tls
-    ? https.createServer({ cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) }, handler)
+    ? https.createServer(
+        { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) },
+        handler,
+      )
     : http.createServer(handler);
 
   // ws closes (1009) frames beyond maxPayload without reading them; below
@@ -63,7 +66,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== SESSION_PATH || sessions.size >= config.limits.maxSessions) {
-      socket.end(`HTTP/1.1 ${path !== SESSION_PATH ? '404 Not Found' : '503 Service Unavailable'}\r\nconnection: close\r\n\r\n`);
+      socket.end(
+        `HTTP/1.1 ${path !== SESSION_PATH ? '404 Not Found' : '503 Service Unavailable'}\r\nconnection: close\r\n\r\n`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws));
@@ -92,7 +97,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clearTimeout(idle);
       idle = setTimeout(() => ws.close(1001, 'idle'), config.limits.idleTimeoutMs);
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      void session.receive(isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8'));
+      void session.receive(
+        isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8'),
+      );
     });
     ws.on('close', () => {
       clearTimeout(idle);

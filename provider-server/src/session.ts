@@ -10,7 +10,13 @@
 import { randomBytes } from 'node:crypto';
 import { isErrorCode, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
-import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../../protocol/messages.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  type Message,
+  type MessageName,
+  type Messages,
+} from '../../protocol/messages.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import type { Metrics } from './metrics.js';
 import type { Store } from './store.js';
@@ -75,7 +81,10 @@ export class Session {
     let msg: Message | undefined;
     try {
       if (typeof data === 'string') {
-        throw new ProtocolError('malformed_frame', 'text WebSocket messages are not part of the protocol; send binary frames');
+        throw new ProtocolError(
+          'malformed_frame',
+          'text WebSocket messages are not part of the protocol; send binary frames',
+        );
       }
       msg = decodeMessage(data, this.deps.limits.maxFrameBytes);
       this.deps.metrics.requests.inc({ type: msg.name });
@@ -134,22 +143,32 @@ export class Session {
 
   private requireReady(name: string): ServedModel {
     if (this.state !== 'ready' || !this.model) {
-      throw new ProtocolError(this.state === 'awaiting_hello' ? 'unauthenticated' : 'out_of_order', `${name} before a successful hello`);
+      throw new ProtocolError(
+        this.state === 'awaiting_hello' ? 'unauthenticated' : 'out_of_order',
+        `${name} before a successful hello`,
+      );
     }
     return this.model;
   }
 
   private async hello(msg: Extract<Message, { name: 'hello' }>): Promise<void> {
-    if (this.state !== 'awaiting_hello') throw new ProtocolError('out_of_order', 'hello was already received in this session');
+    if (this.state !== 'awaiting_hello')
+      throw new ProtocolError('out_of_order', 'hello was already received in this session');
     const userId = this.deps.store.authenticate(msg.token);
     if (userId === undefined) throw new ProtocolError('unauthenticated', 'the bearer token is not valid');
     const model = this.deps.currentModel(msg.modelId);
     if (!model) throw new ProtocolError('unknown_model', `model ${msg.modelId} is not served here`);
     if (msg.modelVersion < model.version) {
-      throw new ProtocolError('model_outdated', `model ${model.id} version ${msg.modelVersion} is outdated; download version ${model.version}`);
+      throw new ProtocolError(
+        'model_outdated',
+        `model ${model.id} version ${msg.modelVersion} is outdated; download version ${model.version}`,
+      );
     }
     if (msg.modelVersion > model.version) {
-      throw new ProtocolError('unknown_model', `model ${model.id} version ${msg.modelVersion} does not exist (current: ${model.version})`);
+      throw new ProtocolError(
+        'unknown_model',
+        `model ${model.id} version ${msg.modelVersion} does not exist (current: ${model.version})`,
+      );
     }
     const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
     this.userId = userId;
@@ -180,8 +199,10 @@ export class Session {
       throw new ProtocolError('rate_limited', `at most ${this.deps.limits.requestsPerMinute} spam requests per minute`);
     }
     const claim = this.deps.store.claim(this.userId, msg.messageId, 'spam');
-    if (claim === 'unknown_message') throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
-    if (claim === 'already_classified') throw new ProtocolError('already_classified', `message ${msg.messageId} was already classified`);
+    if (claim === 'unknown_message')
+      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
+    if (claim === 'already_classified')
+      throw new ProtocolError('already_classified', `message ${msg.messageId} was already classified`);
     let gc: Uint8Array;
     try {
       gc = await this.timed('spam', () => this.deps.crypto.spam(this.id, model, msg.lwe, msg.choices));

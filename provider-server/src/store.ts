@@ -118,7 +118,9 @@ export class Store {
 
   issueToken(userId: number): string {
     const token = randomBytes(32).toString('base64url');
-    this.db.prepare('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)').run(sha256(token), userId, Date.now());
+    this.db
+      .prepare('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)')
+      .run(sha256(token), userId, Date.now());
     return token;
   }
 
@@ -133,8 +135,7 @@ export class Store {
   authenticate(token: string): number | undefined {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
     const row = this.db.prepare('SELECT user_id FROM tokens WHERE token_sha256 = ?').get(sha256(token)) as
-      | { user_id: number }
-      | undefined;
+      { user_id: number } | undefined;
     return row?.user_id;
   }
 
@@ -161,14 +162,16 @@ export class Store {
 
   listMessages(userId: number): MessageSummary[] {
     return this.db
-      .prepare('SELECT message_id AS id, from_addr AS "from", subject, date FROM messages WHERE user_id = ? ORDER BY delivered_at, message_id')
+      .prepare(
+        'SELECT message_id AS id, from_addr AS "from", subject, date FROM messages WHERE user_id = ? ORDER BY delivered_at, message_id',
+      )
       .all(userId) as MessageSummary[];
   }
 
   getMessage(userId: number, messageId: string): { raw: string } | undefined {
-    const row = this.db.prepare('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?').get(userId, messageId) as
-      | { raw: Buffer }
-      | undefined;
+    const row = this.db
+      .prepare('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?')
+      .get(userId, messageId) as { raw: Buffer } | undefined;
     return row ? { raw: row.raw.toString('utf8') } : undefined;
   }
 
@@ -179,7 +182,9 @@ export class Store {
    */
   claim(userId: number, messageId: string, task = 'spam'): ClaimResult {
     return this.db.transaction((): ClaimResult => {
-      const delivered = this.db.prepare('SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?').get(userId, messageId);
+      const delivered = this.db
+        .prepare('SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?')
+        .get(userId, messageId);
       if (!delivered) return 'unknown_message';
       const info = this.db
         .prepare('INSERT OR IGNORE INTO classified (user_id, message_id, task, classified_at) VALUES (?, ?, ?, ?)')
@@ -193,11 +198,15 @@ export class Store {
    * client learnt nothing), so the message can be classified again.
    */
   releaseClaim(userId: number, messageId: string, task = 'spam'): void {
-    this.db.prepare('DELETE FROM classified WHERE user_id = ? AND message_id = ? AND task = ?').run(userId, messageId, task);
+    this.db
+      .prepare('DELETE FROM classified WHERE user_id = ? AND message_id = ? AND task = ?')
+      .run(userId, messageId, task);
   }
 
   isClassified(userId: number, messageId: string, task = 'spam'): boolean {
-    return !!this.db.prepare('SELECT 1 FROM classified WHERE user_id = ? AND message_id = ? AND task = ?').get(userId, messageId, task);
+    return !!this.db
+      .prepare('SELECT 1 FROM classified WHERE user_id = ? AND message_id = ? AND task = ?')
+      .get(userId, messageId, task);
   }
 
   /**
@@ -208,9 +217,9 @@ export class Store {
     const window = Math.floor(now / 60_000) * 60_000;
     return this.db.transaction((): boolean => {
       this.db.prepare('DELETE FROM rate_windows WHERE user_id = ? AND window_start < ?').run(userId, window);
-      const row = this.db.prepare('SELECT count FROM rate_windows WHERE user_id = ? AND window_start = ?').get(userId, window) as
-        | { count: number }
-        | undefined;
+      const row = this.db
+        .prepare('SELECT count FROM rate_windows WHERE user_id = ? AND window_start = ?')
+        .get(userId, window) as { count: number } | undefined;
       if ((row?.count ?? 0) >= limitPerMinute) return false;
       this.db
         .prepare(

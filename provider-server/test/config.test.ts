@@ -14,20 +14,37 @@ test('plain ws:// is refused on a non-loopback address', () => {
   const tls = loadConfig({ env: { PMF_HOST: '0.0.0.0', PMF_TLS_CERT: 'c.pem', PMF_TLS_KEY: 'k.pem' } });
   assert.equal(tls.tls?.certFile, path.resolve('c.pem'));
   assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0', PMF_TLS_CERT: 'c.pem' } }), /both/);
-  assert.deepEqual(['127.0.0.2', 'localhost', '::1', '10.0.0.1', '::'].map(isLoopback), [true, true, true, false, false]);
+  assert.deepEqual(['127.0.0.2', 'localhost', '::1', '10.0.0.1', '::'].map(isLoopback), [
+    true,
+    true,
+    true,
+    false,
+    false,
+  ]);
 });
 
 test('the file is overlaid by the environment and validated', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cfg-'));
   const file = path.join(dir, 'server.json');
-  fs.writeFileSync(file, JSON.stringify({ port: 9000, dataDir: 'data', limits: { requestsPerMinute: 5 }, models: [{ id: 'spam', file: 'm.bin' }] }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      port: 9000,
+      dataDir: 'data',
+      limits: { requestsPerMinute: 5 },
+      models: [{ id: 'spam', file: 'm.bin' }],
+    }),
+  );
   const c = loadConfig({ file, env: { PMF_PORT: '9100' } });
   assert.equal(c.port, 9100);
   assert.equal(c.dataDir, path.join(dir, 'data'));
   assert.equal(c.limits.requestsPerMinute, 5);
   assert.ok(c.limits.maxFrameBytes > 0);
   assert.deepEqual(c.models, [{ id: 'spam', file: path.join(dir, 'm.bin') }]);
-  assert.deepEqual(loadConfig({ env: { PMF_MODELS: 'a=/x/a.bin,b=/y/b.bin' } }).models.map((m) => m.id), ['a', 'b']);
+  assert.deepEqual(
+    loadConfig({ env: { PMF_MODELS: 'a=/x/a.bin,b=/y/b.bin' } }).models.map((m) => m.id),
+    ['a', 'b'],
+  );
   assert.throws(() => loadConfig({ env: { PMF_PORT: '70000' } }), /PMF_PORT/);
   assert.throws(() => loadConfig({ env: { PMF_RATE_PER_MINUTE: '0' } }), /requestsPerMinute/);
   assert.throws(() => loadConfig({ env: { PMF_MODELS: 'bad id=/x' } }), /id matching/);

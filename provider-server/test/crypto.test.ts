@@ -25,9 +25,17 @@ before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-crypto-'));
   const config = loadConfig({
     env: {},
-    overrides: { port: 0, dataDir: dir, workers: 2, models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }] },
+    overrides: {
+      port: 0,
+      dataDir: dir,
+      workers: 2,
+      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
+    },
   });
-  provider = await startProvider(config, { log: (l) => logs.push(l), progress: (d, t, l) => logs.push(`${l} ${d}/${t}`) });
+  provider = await startProvider(config, {
+    log: (l) => logs.push(l),
+    progress: (d, t, l) => logs.push(`${l} ${d}/${t}`),
+  });
   const u = provider.store.addUser('alice');
   token = u.token;
   for (const id of ['m1', 'm2', 'm3']) provider.store.deliver(u.userId, id, `Subject: ${id}\r\n\r\nhello`);
@@ -69,7 +77,9 @@ test('welcome carries a fresh p0 per client nonce that the client validates', as
 
 test('spam_request before OT setup is out_of_order and claims nothing', async () => {
   const { c } = await session();
-  const e = record(await c.request('spam_request', 2, { messageId: 'm1', lwe: new Uint8Array(100), choices: new Uint8Array(15) }));
+  const e = record(
+    await c.request('spam_request', 2, { messageId: 'm1', lwe: new Uint8Array(100), choices: new Uint8Array(15) }),
+  );
   assert.ok(e.name === 'error' && e.code === 'out_of_order', JSON.stringify(e));
   assert.equal(provider.store.isClassified(provider.store.userId('alice')!, 'm1'), false);
   c.close();
@@ -81,12 +91,23 @@ test('a malformed LWE ciphertext or choice message is refused by name; the claim
   assert.equal(b.name, 'ot_reply');
   receiver.finish(b.name === 'ot_reply' ? b.payload : new Uint8Array());
   assert.equal((await c.request('ot', 3, { payload: receiver.extend(100) })).name, 'ot_reply');
-  const bad = record(await c.request('spam_request', 4, { messageId: 'm2', lwe: new Uint8Array(1000), choices: new Uint8Array(15) }));
-  assert.ok(bad.name === 'error' && bad.code === 'bad_field' && /LWE|ciphertext/i.test(bad.message), JSON.stringify(bad));
+  const bad = record(
+    await c.request('spam_request', 4, { messageId: 'm2', lwe: new Uint8Array(1000), choices: new Uint8Array(15) }),
+  );
+  assert.ok(
+    bad.name === 'error' && bad.code === 'bad_field' && /LWE|ciphertext/i.test(bad.message),
+    JSON.stringify(bad),
+  );
   const uid = provider.store.userId('alice')!;
   assert.equal(provider.store.isClassified(uid, 'm2'), false, 'claim released: nothing left the provider');
   const lweBytes = 3 + Math.ceil((4097 * provider.catalog.current('spam')!.params.Q) / 8);
-  const badChoice = record(await c.request('spam_request', 5, { messageId: 'm2', lwe: new Uint8Array(lweBytes), choices: new Uint8Array([0x10, 1, 9]) }));
+  const badChoice = record(
+    await c.request('spam_request', 5, {
+      messageId: 'm2',
+      lwe: new Uint8Array(lweBytes),
+      choices: new Uint8Array([0x10, 1, 9]),
+    }),
+  );
   assert.ok(badChoice.name === 'error' && badChoice.code === 'bad_field', JSON.stringify(badChoice));
   assert.equal(provider.store.isClassified(uid, 'm2'), false);
   c.close();

@@ -6,7 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
-import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../../protocol/messages.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  type Message,
+  type MessageName,
+  type Messages,
+} from '../../protocol/messages.js';
 import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig } from '../src/config.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
@@ -23,7 +29,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: { maxFrameBytes?: number; requestsPerMinute?: number } = {}): Promise<Harness> {
+export async function startHarness(
+  limits: { maxFrameBytes?: number; requestsPerMinute?: number } = {},
+): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -60,7 +68,10 @@ export async function startHarness(limits: { maxFrameBytes?: number; requestsPer
     async close() {},
   };
   const store = new Store(':memory:');
-  const config = loadConfig({ env: {}, overrides: { port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } } });
+  const config = loadConfig({
+    env: {},
+    overrides: { port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
+  });
   const logs: string[] = [];
   const server = await startServer({
     config,

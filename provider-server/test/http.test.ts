@@ -45,7 +45,10 @@ test('model packages: strong ETag, SHA-256 headers, 304, Range, If-Range and 416
   const etag = full.headers.get('etag');
   assert.equal(etag, `"${h.model.packageSha256}"`, 'strong ETag (no W/)');
   assert.equal(full.headers.get('x-content-sha256'), h.model.packageSha256);
-  assert.equal(full.headers.get('repr-digest'), `sha-256=:${Buffer.from(h.model.packageSha256, 'hex').toString('base64')}:`);
+  assert.equal(
+    full.headers.get('repr-digest'),
+    `sha-256=:${Buffer.from(h.model.packageSha256, 'hex').toString('base64')}:`,
+  );
   assert.equal(full.headers.get('accept-ranges'), 'bytes');
   assert.deepEqual(Buffer.from(await full.arrayBuffer()), body);
 
@@ -71,8 +74,13 @@ test('model packages: strong ETag, SHA-256 headers, 304, Range, If-Range and 416
 
   assert.equal((await fetch(url('/models/spam/1'))).status, 404);
   assert.equal((await fetch(url('/models/../etc/passwd'))).status, 404);
-  const list = (await (await fetch(url('/models'))).json()) as { models: { id: string; version: number; sha256: string }[] };
-  assert.deepEqual(list.models.map((m) => [m.id, m.version, m.sha256]), [['spam', 2, h.model.packageSha256]]);
+  const list = (await (await fetch(url('/models'))).json()) as {
+    models: { id: string; version: number; sha256: string }[];
+  };
+  assert.deepEqual(
+    list.models.map((m) => [m.id, m.version, m.sha256]),
+    [['spam', 2, h.model.packageSha256]],
+  );
 });
 
 test('the demo webmail is mounted under /mail and backed by the store', async () => {

@@ -13,7 +13,9 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
   const modelFile = path.join(dir, 'spam.pmfm');
   fs.copyFileSync(DEFAULT_SPAM, modelFile);
   const progress: string[] = [];
-  const c1 = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }], (d, t, l) => progress.push(`${l} ${d}/${t}`));
+  const c1 = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }], (d, t, l) =>
+    progress.push(`${l} ${d}/${t}`),
+  );
   const v1 = c1.current('spam')!;
   assert.equal(v1.version, 1);
   assert.equal(fs.statSync(v1.keyFile).mode & 0o777, 0o600, 'secret key file mode');
@@ -35,13 +37,19 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
   // A retrained model (its file hash differs from v1's source) becomes v2
   // with a fresh key and seed; v1 stays downloadable.
   const versionsFile = path.join(dir, 'models', 'spam', 'versions.json');
-  fs.writeFileSync(versionsFile, fs.readFileSync(versionsFile, 'utf8').replace(/"sourceSha256": "[0-9a-f]+"/, '"sourceSha256": "older-model"'));
+  fs.writeFileSync(
+    versionsFile,
+    fs.readFileSync(versionsFile, 'utf8').replace(/"sourceSha256": "[0-9a-f]+"/, '"sourceSha256": "older-model"'),
+  );
   const c2 = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }]);
   const v2 = c2.current('spam')!;
   assert.equal(v2.version, 2);
   assert.notEqual(v2.providerSeed, v1.providerSeed);
   assert.notDeepEqual(fs.readFileSync(v2.keyFile), key);
-  assert.deepEqual(c2.all().map((x) => x.version), [1, 2]);
+  assert.deepEqual(
+    c2.all().map((x) => x.version),
+    [1, 2],
+  );
   fs.rmSync(dir, { recursive: true });
 });
 

@@ -17,13 +17,19 @@ test('a slow crypto task does not block the event loop', async () => {
 });
 
 test('tasks with the same affinity key run on the same worker; others spread', async () => {
-  const a = await Promise.all(Array.from({ length: 6 }, () => pool.run<number>('whoami', [], { affinity: 'session-a' })));
+  const a = await Promise.all(
+    Array.from({ length: 6 }, () => pool.run<number>('whoami', [], { affinity: 'session-a' })),
+  );
   assert.equal(new Set(a).size, 1);
   const spread = await Promise.all([pool.run<number>('spin', [100]), pool.run<number>('spin', [100])]);
   assert.equal(new Set(spread).size, 2, 'two concurrent unpinned tasks use both workers');
 });
 
 test('errors cross back with their code and message only', async () => {
-  await assert.rejects(pool.run('fail', []), (e: unknown) => e instanceof TaskError && e.code === 'bad_field' && !('stack' in e && String(e.stack).includes('busy-worker')));
+  await assert.rejects(
+    pool.run('fail', []),
+    (e: unknown) =>
+      e instanceof TaskError && e.code === 'bad_field' && !('stack' in e && String(e.stack).includes('busy-worker')),
+  );
   await assert.rejects(pool.run('nope', []), /unknown task nope/);
 });

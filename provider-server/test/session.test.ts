@@ -88,7 +88,11 @@ test('oversized frames get frame_too_large', async () => {
 
 test('unauthenticated frames are refused: requests before hello, and a bad token', async () => {
   const c = await TestClient.connect(h.server.wsUrl);
-  expectError(await c.request('spam_request', 2, { messageId: 'm0', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'unauthenticated', 2);
+  expectError(
+    await c.request('spam_request', 2, { messageId: 'm0', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
+    'unauthenticated',
+    2,
+  );
   expectError(await c.request('ot', 3, { payload: new Uint8Array(3) }), 'unauthenticated', 3);
   expectError(await hello(c, 'not-a-token'), 'unauthenticated');
   assert.equal((await c.waitClosed()).code, 1008, 'a bad token closes the session');
@@ -101,10 +105,28 @@ test('out-of-order frames get out_of_order', async () => {
   await hello(c);
   expectError(await hello(c), 'out_of_order');
   expectError(await c.request('spam_done', 4, { messageId: 'm1' }), 'out_of_order', 4);
-  expectError(await c.request('welcome', 5, { sessionId: 'x', modelVersion: 1, packageSha256: NONCE, p0: NONCE, maxFrameBytes: 1, requestsPerMinute: 1 }), 'out_of_order');
-  const gc = await c.request('spam_request', 6, { messageId: 'm1', lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  expectError(
+    await c.request('welcome', 5, {
+      sessionId: 'x',
+      modelVersion: 1,
+      packageSha256: NONCE,
+      p0: NONCE,
+      maxFrameBytes: 1,
+      requestsPerMinute: 1,
+    }),
+    'out_of_order',
+  );
+  const gc = await c.request('spam_request', 6, {
+    messageId: 'm1',
+    lwe: new Uint8Array(10),
+    choices: new Uint8Array(3),
+  });
   assert.equal(gc.name, 'spam_gc');
-  expectError(await c.request('spam_request', 7, { messageId: 'm2', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'out_of_order', 7);
+  expectError(
+    await c.request('spam_request', 7, { messageId: 'm2', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
+    'out_of_order',
+    7,
+  );
   assert.equal(h.store.isClassified(userId, 'm2'), false, 'a refused request claims nothing');
   c.send('spam_done', 8, { messageId: 'm1' }); // no reply: spam_done carries nothing back
   assert.equal((await c.request('ping', 9, { nonce: 0 })).name, 'pong');
@@ -116,7 +138,8 @@ test('out-of-order frames get out_of_order', async () => {
 test('a message id is classified at most once per user; unknown and foreign ids are refused', async () => {
   const c = await TestClient.connect(h.server.wsUrl);
   await hello(c);
-  const req = (id: string, rid: number) => c.request('spam_request', rid, { messageId: id, lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  const req = (id: string, rid: number) =>
+    c.request('spam_request', rid, { messageId: id, lwe: new Uint8Array(10), choices: new Uint8Array(3) });
   const first = await req('m3', 10);
   assert.equal(first.name, 'spam_gc');
   c.send('spam_done', 11, { messageId: 'm3' });
@@ -126,13 +149,19 @@ test('a message id is classified at most once per user; unknown and foreign ids 
   // Bob cannot classify Alice's message, even knowing its id.
   const b = await TestClient.connect(h.server.wsUrl);
   await hello(b, otherToken);
-  expectError(await b.request('spam_request', 1, { messageId: 'm4', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'unknown_message');
+  expectError(
+    await b.request('spam_request', 1, { messageId: 'm4', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
+    'unknown_message',
+  );
   assert.equal(h.store.isClassified(userId, 'm4'), false);
   b.close();
   // and a new session of Alice's cannot replay m3 either
   const c2 = await TestClient.connect(h.server.wsUrl);
   await hello(c2);
-  expectError(await c2.request('spam_request', 1, { messageId: 'm3', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'already_classified');
+  expectError(
+    await c2.request('spam_request', 1, { messageId: 'm3', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
+    'already_classified',
+  );
   c2.close();
 });
 
@@ -140,14 +169,24 @@ test('a crypto failure releases the claim and leaks no detail to the client', as
   const c = await TestClient.connect(h.server.wsUrl);
   await hello(c);
   h.crypto.failNext = new Error('secret-key-bytes-0123456789abcdef');
-  const e = await c.request('spam_request', 1, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) });
+  const e = await c.request('spam_request', 1, {
+    messageId: 'm5',
+    lwe: new Uint8Array(10),
+    choices: new Uint8Array(3),
+  });
   expectError(e, 'internal');
   assert.ok(e.name === 'error' && !e.message.includes('secret-key'));
   assert.equal(h.store.isClassified(userId, 'm5'), false, 'nothing left the provider: claim released');
   // A validation failure from the crypto layer names the problem (its messages are secret-free).
   h.crypto.failNext = Object.assign(new Error('LWE ciphertext must be 22540 bytes'), { code: 'bad_field' });
-  expectError(await c.request('spam_request', 2, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) }), 'bad_field');
-  assert.equal((await c.request('spam_request', 3, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) })).name, 'spam_gc');
+  expectError(
+    await c.request('spam_request', 2, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
+    'bad_field',
+  );
+  assert.equal(
+    (await c.request('spam_request', 3, { messageId: 'm5', lwe: new Uint8Array(10), choices: new Uint8Array(3) })).name,
+    'spam_gc',
+  );
   c.close();
 });
 
@@ -157,7 +196,10 @@ test('an outdated model version is told to update; unknown models are refused', 
   expectError(e, 'model_outdated');
   assert.match(e.name === 'error' ? e.message : '', /download version 2/);
   const d = await TestClient.connect(h.server.wsUrl);
-  expectError(await d.request('hello', 1, { token, modelId: 'topics', modelVersion: 1, clientNonce: NONCE }), 'unknown_model');
+  expectError(
+    await d.request('hello', 1, { token, modelId: 'topics', modelVersion: 1, clientNonce: NONCE }),
+    'unknown_model',
+  );
 });
 
 test('the per-user rate limit refuses requests beyond the window budget', async () => {
@@ -168,10 +210,18 @@ test('the per-user rate limit refuses requests beyond the window budget', async 
     const c = await TestClient.connect(hh.server.wsUrl);
     await c.request('hello', 1, { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE });
     for (const id of ['a', 'b']) {
-      assert.equal((await c.request('spam_request', 2, { messageId: id, lwe: new Uint8Array(4), choices: new Uint8Array(1) })).name, 'spam_gc');
+      assert.equal(
+        (await c.request('spam_request', 2, { messageId: id, lwe: new Uint8Array(4), choices: new Uint8Array(1) }))
+          .name,
+        'spam_gc',
+      );
       c.send('spam_done', 3, { messageId: id });
     }
-    expectError(await c.request('spam_request', 4, { messageId: 'c', lwe: new Uint8Array(4), choices: new Uint8Array(1) }), 'rate_limited', 4);
+    expectError(
+      await c.request('spam_request', 4, { messageId: 'c', lwe: new Uint8Array(4), choices: new Uint8Array(1) }),
+      'rate_limited',
+      4,
+    );
     assert.equal(hh.store.isClassified(u.userId, 'c'), false);
     c.close();
   } finally {
@@ -184,7 +234,8 @@ test('session crypto state is dropped when the socket closes', async () => {
   const w = await hello(c);
   c.close();
   const start = Date.now();
-  while (!h.crypto.ended.includes(w.name === 'welcome' ? w.sessionId : '') && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 10));
+  while (!h.crypto.ended.includes(w.name === 'welcome' ? w.sessionId : '') && Date.now() - start < 3000)
+    await new Promise((r) => setTimeout(r, 10));
   assert.ok(w.name === 'welcome' && h.crypto.ended.includes(w.sessionId));
 });
 

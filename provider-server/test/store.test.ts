@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { Store } from '../src/store.js';
 
-const RAW = 'From: Alice <a@x.org>\r\nSubject: hello\r\n  world\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n...';
+const RAW =
+  'From: Alice <a@x.org>\r\nSubject: hello\r\n  world\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n...';
 
 test('tokens authenticate their user and are stored only as hashes', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-store-'));
@@ -56,7 +57,9 @@ test('the delivered-message registry keeps the raw MIME and its outer headers', 
   const store = new Store(':memory:');
   const a = store.addUser('a').userId;
   store.deliver(a, 'm1', RAW);
-  assert.deepEqual(store.listMessages(a), [{ id: 'm1', from: 'Alice <a@x.org>', subject: 'hello world', date: 'Mon, 1 Jan 2024 00:00:00 +0000' }]);
+  assert.deepEqual(store.listMessages(a), [
+    { id: 'm1', from: 'Alice <a@x.org>', subject: 'hello world', date: 'Mon, 1 Jan 2024 00:00:00 +0000' },
+  ]);
   assert.equal(store.getMessage(a, 'm1')?.raw, RAW);
   assert.equal(store.getMessage(a, 'm2'), undefined);
   assert.deepEqual(store.listMessages(store.addUser('c').userId), []);
@@ -67,7 +70,10 @@ test('the rate limit counts per user and per minute window', () => {
   const a = store.addUser('a').userId;
   const b = store.addUser('b').userId;
   const t0 = 1_700_000_040_000;
-  assert.deepEqual([1, 2, 3, 4].map(() => store.takeRate(a, 3, t0)), [true, true, true, false]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map(() => store.takeRate(a, 3, t0)),
+    [true, true, true, false],
+  );
   assert.equal(store.takeRate(b, 3, t0), true, 'other users are unaffected');
   assert.equal(store.takeRate(a, 3, t0 + 60_000), true, 'a new window starts fresh');
 });

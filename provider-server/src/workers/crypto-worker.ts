@@ -75,7 +75,8 @@ serveTasks({
 
   spam(sessionId: string, keyFile: string, params: HeParams, lwe: Uint8Array, choice: Uint8Array): Uint8Array {
     const s = sessions.get(sessionId);
-    if (!s || s.available === 0) throw coded('spam_request before OT setup (send ot base and extension first)', 'out_of_order');
+    if (!s || s.available === 0)
+      throw coded('spam_request before OT setup (send ot base and extension first)', 'out_of_order');
     let y: number;
     try {
       // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.

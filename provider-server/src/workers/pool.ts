@@ -124,7 +124,10 @@ export function serveTasks(handlers: Record<string, TaskHandler>): unknown {
       const h = handlers[req.op];
       if (!h) throw new TaskError(`unknown task ${req.op}`);
       const value = await (h as (...a: unknown[]) => unknown)(...req.args);
-      const transfer = value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? [value.buffer as ArrayBuffer] : [];
+      const transfer =
+        value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength
+          ? [value.buffer as ArrayBuffer]
+          : [];
       port.postMessage({ id: req.id, ok: true, value } satisfies Reply, transfer);
     } catch (e) {
       const err = e as Error & { code?: unknown };
