@@ -18,6 +18,7 @@ import { createConnector } from '../connect.js';
 import { DirectoryStorage } from '../node-storage.js';
 import { decryptMessage } from '../pgp.js';
 import { runClassification, type RunOutcome } from '../runner.js';
+import { decodeMessage } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
 let dir: string;
@@ -172,4 +173,49 @@ test('after the provider rotates its model, a client on the old version is told 
   const v = await s.classify('after-rotation@test', await decryptMessage(mails[1].encrypted, keys));
   s.close();
   assert.equal(v.label, plainVerdict(plain, await extractFeatures(mails[1].raw, connector.model()!.spec)));
+});
+
+test('what leaves the client: only protocol frames, one fresh LWE ciphertext and choice bits per email, no plaintext', async () => {
+  const sent: Uint8Array[] = [];
+  const recordingSocket: typeof nodeSocket = (url) => {
+    const ws = nodeSocket(url);
+    const send = ws.send.bind(ws);
+    ws.send = (data: Uint8Array) => {
+      sent.push(new Uint8Array(data));
+      send(data);
+    };
+    return ws;
+  };
+  const same = mails[2];
+  for (const id of ['twin-1@test', 'twin-2@test']) provider.store.deliver(userId, id, same.encrypted);
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache-wire')),
+    socket: recordingSocket,
+  });
+  const s = await connector.connect(2);
+  const plaintext = await decryptMessage(same.encrypted, keys);
+  const v1 = await s.classify('twin-1@test', plaintext);
+  const v2 = await s.classify('twin-2@test', plaintext);
+  s.close();
+  assert.equal(v1.spam, v2.spam);
+  const frames = sent.map((f) => decodeMessage(f, 1 << 24));
+  assert.deepEqual([...new Set(frames.map((f) => f.name))].sort(), ['bye', 'hello', 'ot', 'spam_done', 'spam_request']);
+  const requests = frames.filter((f) => f.name === 'spam_request');
+  assert.equal(requests.length, 2);
+  const [a, b] = requests.map((r) => (r.name === 'spam_request' ? r : assert.fail()));
+  const params = connector.model()!.params;
+  assert.equal(a.lwe.length, 3 + Math.ceil(((params.n + 1) * params.Q) / 8), 'exactly one bit-packed LWE ciphertext');
+  assert.notDeepEqual(
+    a.lwe,
+    b.lwe,
+    'the same email gives unrelated ciphertexts (fresh re-randomization, blinding, flooding)',
+  );
+  assert.ok(a.choices.length <= 8 + Math.ceil(params.T / 8) + 8, 'one choice bit per input bit plus a small header');
+  // No token of the decrypted text crosses the wire.
+  const wire = Buffer.concat(sent);
+  for (const word of plaintext.match(/[A-Za-z]{9,}/g)!.slice(0, 50))
+    assert.equal(wire.includes(Buffer.from(word)), false, word);
 });
