@@ -287,24 +287,32 @@ export function termWeights(clauses: Clause[]): TermMatcher {
   };
 }
 
-/** One document matched in one shard, before cross-shard scoring. */
+/** One document matched in one shard: index term → field → (empty) metadata. */
 export interface ShardMatch {
   ref: string;
-  /** index term → fields it matched in */
-  terms: Map<string, string[]>;
+  terms: Record<string, Record<string, unknown>>;
 }
 
-/** Runs the clauses on one shard; lunr decides which documents match. */
-export function matchShard(index: lunr.Index, clauses: Clause[]): ShardMatch[] {
-  const results = index.query((q) => {
-    for (const c of clauses) q.clause({ ...c, fields: [...c.fields] });
-  });
-  return results.map((r) => {
-    const terms = new Map<string, string[]>();
-    const meta = r.matchData.metadata as Record<string, Record<string, unknown>>;
-    for (const term of Object.keys(meta)) terms.set(term, Object.keys(meta[term]));
-    return { ref: r.ref, terms };
-  });
+/** Terms every match must contain (exact, required clauses), after the search pipeline. */
+export function requiredTerms(clauses: Clause[]): string[] {
+  return clauses
+    .filter((c) => c.presence === PRESENCE.REQUIRED && c.usePipeline && !c.editDistance && !c.term.includes('*'))
+    .flatMap((c) => SEARCH_PIPELINE.runString(c.term));
+}
+
+/**
+ * Runs the clauses on one shard; lunr decides which documents match. A shard
+ * lacking one of the `required` terms cannot match and is skipped outright
+ * (lunr would still walk the postings of every other term).
+ */
+export function matchShard(index: lunr.Index, clauses: Clause[], required: string[]): ShardMatch[] {
+  const inv = internals(index).invertedIndex;
+  if (required.some((t) => !(t in inv))) return [];
+  return index
+    .query((q) => {
+      for (const c of clauses) q.clause({ ...c, fields: [...c.fields] });
+    })
+    .map((r) => ({ ref: r.ref, terms: r.matchData.metadata as ShardMatch['terms'] }));
 }
 
 /** Document frequency of a term in a shard, counted like lunr.idf (once per field). */
@@ -351,12 +359,12 @@ export function globalScore(
 ): number {
   const { invertedIndex: inv, fieldVectors } = internals(index);
   let score = 0;
-  for (const [term, fields] of match.terms) {
+  for (const term in match.terms) {
     const weights = weightsOf(term);
     const posting = inv[term];
     if (!weights || !posting) continue;
     const ratio = idfRatio(term);
-    for (const f of fields) {
+    for (const f in match.terms[term]) {
       const boost = weights.get(f);
       if (boost) score += boost * ratio * vectorValue(fieldVectors[`${f}/${match.ref}`], posting._index);
     }

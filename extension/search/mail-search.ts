@@ -24,9 +24,11 @@ import {
   loadIndex,
   matchShard,
   parseQuery,
+  requiredTerms,
   ShardBuilder,
   termWeights,
   type IndexableDoc,
+  type ShardMatch,
 } from './lunr-shard.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import {
@@ -622,12 +624,15 @@ export class MailSearch {
     }));
     if (this.hot.size > 0) parts.push({ index: this.hot.finish(), docCount: this.hot.size, dead: this.hotDead });
 
-    const matches = parts.map((p) => matchShard(p.index, clauses).filter((m) => !p.dead.has(parseInt(m.ref, 36))));
+    const required = requiredTerms(clauses);
+    const matches = parts.map((p) =>
+      matchShard(p.index, clauses, required).filter((m) => !p.dead.has(parseInt(m.ref, 36))),
+    );
     const totalDocs = parts.reduce((n, p) => n + p.docCount, 0);
     const globalIdf = new Map<string, number>();
     for (const ms of matches) {
       for (const m of ms) {
-        for (const term of m.terms.keys()) {
+        for (const term in m.terms) {
           if (!globalIdf.has(term)) {
             const df = parts.reduce((n, p) => n + documentFrequency(p.index, term), 0);
             globalIdf.set(term, idf(df, totalDocs));
@@ -636,7 +641,7 @@ export class MailSearch {
       }
     }
     const weights = termWeights(clauses);
-    const scored: { seq: number; score: number; terms: Set<string> }[] = [];
+    const scored: { seq: number; score: number; match: ShardMatch }[] = [];
     parts.forEach((p, i) => {
       const localIdf = new Map<string, number>();
       const ratio = (term: string): number => {
@@ -648,15 +653,11 @@ export class MailSearch {
         return r;
       };
       for (const m of matches[i]) {
-        scored.push({
-          seq: parseInt(m.ref, 36),
-          score: globalScore(p.index, m, weights, ratio),
-          terms: new Set(m.terms.keys()),
-        });
+        scored.push({ seq: parseInt(m.ref, 36), score: globalScore(p.index, m, weights, ratio), match: m });
       }
     });
     scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
-    const top = scored.slice(0, limit);
+    const top = scored.slice(0, limit).map((s) => ({ ...s, terms: new Set(Object.keys(s.match.terms)) }));
 
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));

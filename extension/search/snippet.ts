@@ -18,20 +18,27 @@ const LEAD_CHARS = 60;
 
 const pipeline = indexPipeline();
 
-/** Ranges of the tokens of `text` whose index term is one of `terms`. */
-export function matchRanges(text: string, terms: ReadonlySet<string>): Range[] {
-  if (terms.size === 0 || text.length === 0) return [];
-  const ranges: Range[] = [];
-  for (const raw of lunr.tokenizer(text.slice(0, SCAN_CHARS))) {
-    const [start, length] = (raw as unknown as { metadata: { position: [number, number] } }).metadata.position;
-    for (const t of pipeline.run([raw])) {
-      if (terms.has(t.toString())) {
-        ranges.push({ start, end: Math.min(text.length, start + length) });
-        break;
-      }
-    }
+/**
+ * Yields the ranges of tokens (split like lunr.tokenizer) whose index term is
+ * in `terms`. Only tokens whose first letter (after lunr's trimmer) starts
+ * some term go through the pipeline: the stemmer only rewrites suffixes, so
+ * this skips most of the stemming work without missing a match.
+ */
+function* matches(text: string, terms: ReadonlySet<string>): Generator<Range> {
+  const initials = new Set([...terms].map((t) => t[0]));
+  const separated = /[^\s-]+/g;
+  const scan = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
+  for (let m = separated.exec(scan); m; m = separated.exec(scan)) {
+    const word = m[0].toLowerCase();
+    if (!initials.has(word.replace(/^\W+/, '')[0])) continue;
+    const [term] = pipeline.run([new lunr.Token(word, {})]);
+    if (term && terms.has(term.toString())) yield { start: m.index, end: m.index + m[0].length };
   }
-  return ranges;
+}
+
+/** Ranges of the words of `text` that matched one of the index `terms`. */
+export function matchRanges(text: string, terms: ReadonlySet<string>): Range[] {
+  return terms.size ? [...matches(text, terms)] : [];
 }
 
 /**
@@ -39,23 +46,29 @@ export function matchRanges(text: string, terms: ReadonlySet<string>): Range[] {
  * matches inside it. Whitespace runs are kept (the page collapses them).
  */
 export function makeSnippet(body: string, terms: ReadonlySet<string>): { text: string; ranges: Range[] } {
-  const all = matchRanges(body, terms);
-  let start = all.length ? Math.max(0, all[0].start - LEAD_CHARS) : 0;
-  if (start > 0) {
+  const found = terms.size ? matches(body, terms) : undefined;
+  const first = found?.next().value ?? undefined;
+  let start = first ? Math.max(0, first.start - LEAD_CHARS) : 0;
+  if (first && start > 0) {
     const space = body.indexOf(' ', start);
-    if (space !== -1 && space < all[0].start) start = space + 1;
+    if (space !== -1 && space < first.start) start = space + 1;
   }
   let end = Math.min(body.length, start + SNIPPET_CHARS);
   if (end < body.length) {
     const space = body.lastIndexOf(' ', end);
     if (space > start + SNIPPET_CHARS / 2) end = space;
   }
+  const inWindow: Range[] = first ? [first] : [];
+  if (found && first) {
+    for (const r of found) {
+      if (r.end > end) break;
+      inWindow.push(r);
+    }
+  }
   const prefix = start > 0 ? '…' : '';
   const suffix = end < body.length ? '…' : '';
   const shift = prefix.length - start;
-  const ranges = all
-    .filter((r) => r.start >= start && r.end <= end)
-    .map((r) => ({ start: r.start + shift, end: r.end + shift }));
+  const ranges = inWindow.filter((r) => r.end <= end).map((r) => ({ start: r.start + shift, end: r.end + shift }));
   return { text: prefix + body.slice(start, end) + suffix, ranges };
 }
 

@@ -1,0 +1,121 @@
+// The pieces of the search page that decide what reaches the DOM, the
+// page↔background message contract, and the no-network rule.
+import 'fake-indexeddb/auto';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { answerSearchRequest, isSearchRequest, openMailSearch, SEARCH_MESSAGE, segments } from '../index.js';
+import { makeSnippet, matchRanges } from '../snippet.js';
+import { safeUrl } from '../view.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+describe('highlighting', () => {
+  it('splits text into marked and plain pieces that concatenate back to the text', () => {
+    const text = '<b>launch</b> & launches';
+    const pieces = segments(text, [
+      { start: 16, end: 24 },
+      { start: 3, end: 9 },
+    ]);
+    assert.equal(pieces.map((p) => p.text).join(''), text);
+    assert.deepEqual(
+      pieces.filter((p) => p.mark).map((p) => p.text),
+      ['launch', 'launches'],
+    );
+  });
+
+  it('ignores overlapping and out-of-range ranges instead of duplicating text', () => {
+    const pieces = segments('abcdef', [
+      { start: 1, end: 4 },
+      { start: 2, end: 5 },
+      { start: 5, end: 99 },
+    ]);
+    assert.equal(pieces.map((p) => p.text).join(''), 'abcdef');
+  });
+
+  it('marks every inflection of a matched stem, and nothing else', () => {
+    const text = 'Launching the launch; the launcher launched. Lunch?';
+    const words = matchRanges(text, new Set(['launch'])).map((r) => text.slice(r.start, r.end));
+    assert.deepEqual(words, ['Launching', 'launch;', 'launched.']);
+  });
+
+  it('cuts a snippet around the first match, deep inside a long body', () => {
+    const body = `${'intro words '.repeat(200)}the rocket launches at dawn ${'tail words '.repeat(100)}`;
+    const s = makeSnippet(body, new Set(['launch']));
+    assert.ok(s.text.startsWith('…') && s.text.endsWith('…'));
+    assert.ok(s.text.length <= 230);
+    assert.deepEqual(
+      s.ranges.map((r) => s.text.slice(r.start, r.end)),
+      ['launches'],
+    );
+  });
+});
+
+describe('result links', () => {
+  it('allows web and extension pages only', () => {
+    assert.equal(safeUrl('https://mail.example/#inbox/1'), 'https://mail.example/#inbox/1');
+    assert.equal(safeUrl('moz-extension://abc/viewer.html?id=1'), 'moz-extension://abc/viewer.html?id=1');
+    for (const bad of [
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      'data:text/html,<script>',
+      'file:///etc/passwd',
+      'not a url',
+      '',
+    ]) {
+      assert.equal(safeUrl(bad), undefined, bad);
+    }
+  });
+});
+
+describe('search page messages', () => {
+  it('recognizes only well-formed search requests', () => {
+    assert.ok(isSearchRequest({ type: SEARCH_MESSAGE, query: 'x' }));
+    for (const bad of [
+      null,
+      'x',
+      { type: SEARCH_MESSAGE },
+      { type: 'other', query: 'x' },
+      { type: SEARCH_MESSAGE, query: 1 },
+    ]) {
+      assert.ok(!isSearchRequest(bad));
+    }
+  });
+
+  it('answers locked, success and bad-input cases without throwing', async () => {
+    const locked = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'x' }, null);
+    assert.deepEqual(locked.ok ? undefined : locked.code, 'locked');
+    const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+    const s = await openMailSearch({ dbName: `page-${process.pid}`, key });
+    await s.add({ id: '1', from: 'a@b.example', subject: 'Hello', date: 1, body: 'rocket' });
+    const ok = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'rocket' }, s);
+    assert.ok(ok.ok && ok.total === 1 && ok.hits[0].id === '1');
+    const bad = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'rocket', limit: -1 }, s);
+    assert.ok(!bad.ok && bad.code === 'bad-input');
+    await s.close();
+  });
+});
+
+describe('no network', () => {
+  it('no source file of the search module can reach the network', () => {
+    const dir = path.resolve(here, '..');
+    const sources = fs.readdirSync(dir).filter((f) => f.endsWith('.ts') || f.endsWith('.html'));
+    assert.ok(sources.length >= 8);
+    for (const f of sources) {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8');
+      for (const api of [
+        /\bfetch\s*\(/,
+        /XMLHttpRequest/,
+        /WebSocket/,
+        /sendBeacon/,
+        /EventSource/,
+        /importScripts/,
+        /<(img|iframe|link)[^>]+https?:/,
+      ]) {
+        assert.doesNotMatch(text, api, `${f} uses ${api}`);
+      }
+    }
+  });
+});
