@@ -65,6 +65,7 @@ before(async () => {
           raw: 'From: x@example.org\r\nSubject: Broken\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\n!!!notbase64!!!\r\n-----END PGP MESSAGE-----\r\n',
         },
         { id: 'forged', date, raw: await forgedMessage() },
+        { id: 'archive-1', date, raw: await inlinePgpMessage(bob, alice, 'Archive', 'The walrus archive is ready.') },
       ],
     },
   });
@@ -117,7 +118,7 @@ describe('extension in the demo webmail', () => {
     await page.locator('input[name=token]').fill(TOKEN);
     await page.locator('form.login button').click();
     await page.locator('tr.message-row').first().waitFor();
-    assert.equal(await page.locator('tr.message-row').count(), 5);
+    assert.equal(await page.locator('tr.message-row').count(), 6);
     await screenshot(page, 'webmail-inbox');
 
     await page.locator('tr.message-row[data-message-id="pgpmime-1"] a').click();
@@ -173,18 +174,40 @@ describe('extension in the demo webmail', () => {
     assert.equal(await badge().getAttribute('data-signature'), 'invalid');
   });
 
+  it('indexes the whole mailbox from the inbox, with a progress bar', async () => {
+    await page.goto(`${webmail.origin}/mail`);
+    const bar = page.locator('.pmf-mailbox .bar');
+    await bar.locator('button').click();
+    await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 60_000 });
+    assert.equal(await bar.locator('progress').getAttribute('value'), '6');
+    assert.equal(
+      (await bar.locator('span').textContent())?.trim(),
+      'Indexed 4 of 6 messages. 1 not for your keys, 1 could not be read.',
+    );
+    await screenshot(page, 'webmail-mailbox-indexed');
+  });
+
   it('indexed the decrypted messages locally: the background answers a search', async () => {
     const options = await browser.context.newPage();
     await options.goto(browser.extensionUrl('options.html'));
     type Answer = { ok: boolean; hits: { subject: string; url: string }[] };
     type Chrome = { chrome: { runtime: { sendMessage(m: unknown): Promise<Answer> } } };
-    const answer = await options.evaluate(() =>
-      (globalThis as unknown as Chrome).chrome.runtime.sendMessage({ type: 'pmf-search', query: 'pangolin' }),
-    );
-    assert.equal(answer.ok, true, JSON.stringify(answer));
+    const search = (query: string) =>
+      options.evaluate(
+        (q) => (globalThis as unknown as Chrome).chrome.runtime.sendMessage({ type: 'pmf-search', query: q }),
+        query,
+      );
+    const pangolin = await search('pangolin');
+    assert.equal(pangolin.ok, true, JSON.stringify(pangolin));
     assert.deepEqual(
-      answer.hits.map((h) => [h.subject, h.url]),
+      pangolin.hits.map((h) => [h.subject, h.url]),
       [['Pangolin budget', `${webmail.origin}/mail/m/pgpmime-1`]],
+    );
+    // Never opened, only indexed through the mailbox.
+    const walrus = await search('walrus');
+    assert.deepEqual(
+      walrus.hits.map((h) => h.url),
+      [`${webmail.origin}/mail/m/archive-1`],
     );
     await options.close();
   });
@@ -195,12 +218,26 @@ describe('extension in the demo webmail', () => {
     const box = search.locator('input[type=search]');
     await box.fill('pangolin');
     await box.press('Enter');
-    const link = search.locator(`a[href="${webmail.origin}/mail/m/pgpmime-1"]`);
-    await link.first().waitFor({ timeout: 20_000 });
-    const results = (await search.locator('body').textContent()) ?? '';
-    assert.match(results, /Pangolin budget/);
-    assert.ok(!results.includes('Inline lunch'), 'only matching mail is listed');
+    const status = search.locator('#search-status');
+    await search
+      .locator('#results .hit')
+      .first()
+      .waitFor({ timeout: 20_000 })
+      .catch(async (e) => {
+        await screenshot(search, 'search-results-failed');
+        throw new Error(`no search results; page says: ${await status.textContent()} (${e})`);
+      });
+    const hits = search.locator('#results .hit');
+    assert.equal(await hits.count(), 1);
+    assert.equal(await hits.locator('a.hit-subject').textContent(), 'Pangolin budget');
+    assert.equal(await hits.locator('a.hit-subject').getAttribute('href'), `${webmail.origin}/mail/m/pgpmime-1`);
+    assert.match((await hits.locator('.hit-snippet').textContent()) ?? '', /pangolin budget for 2027/i);
     await screenshot(search, 'search-results');
+
+    // The link opens the message, decrypted again in place.
+    const [opened] = await Promise.all([browser.context.waitForEvent('page'), hits.locator('a.hit-subject').click()]);
+    await opened.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 20_000 });
+    await opened.close();
     await search.close();
   });
 });

@@ -98,9 +98,12 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   const page = fromExtensionPage(sender);
   switch (req.type) {
     case 'decrypt': {
-      // A content script may only describe the page it runs in.
-      const source = page ? req.source : { ...req.source, url: sender.url ?? req.source.url };
-      return toBadge(await decryptAndIndex(req.block, source));
+      // A content script may only describe mail of the site it runs on.
+      if (!page && new URL(req.source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
+        throw new Error("Message URL is not on this page's site.");
+      }
+      const result = await decryptAndIndex(req.block, req.source);
+      return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
     }
     case 'view': {
       if (!page) throw new Error('Only extension pages may read decrypted mail.');

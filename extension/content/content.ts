@@ -7,6 +7,7 @@ import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';
 import { renderBadge } from './badge.js';
+import { offerMailboxIndexing } from './mailbox-indexer.js';
 
 /** Outcomes that new or unlocked keys can change. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
@@ -25,7 +26,9 @@ async function scan(retry = false): Promise<void> {
   try {
     const adapter = adapterFor(document);
     if (!adapter) return;
-    for (const view of adapter.findMessages(document)) {
+    const url = new URL(location.href);
+    offerMailboxIndexing(adapter, document, url);
+    for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
       if (state && !(retry && RETRYABLE.has(state))) continue;
       const [block] = findPgpBlocks(view.text, view.contentType);

@@ -15,7 +15,8 @@ export interface MailSource {
 }
 
 export type Request =
-  | { type: 'decrypt'; block: PgpBlock; source: MailSource }
+  /** indexOnly: for mailbox indexing; no viewer frame will ask for the text. */
+  | { type: 'decrypt'; block: PgpBlock; source: MailSource; indexOnly?: boolean }
   | { type: 'unlock'; passphrase: string }
   | { type: 'lock' }
   | { type: 'status' }

@@ -16,6 +16,11 @@ export interface WebmailAdapter {
   name: string;
   /** Whether this adapter handles the current page. */
   matches(doc: Document): boolean;
-  /** Message views currently in the DOM. */
-  findMessages(doc: Document): MessageView[];
+  /** Message views in doc, a page loaded from url (the live page or a fetched one). */
+  findMessages(doc: Document, url: URL): MessageView[];
+  /**
+   * On a mailbox listing page, the URLs of the listed messages (same origin),
+   * for indexing the whole mailbox. Omit if the webmail has no such page.
+   */
+  mailboxLinks?(doc: Document, url: URL): URL[];
 }

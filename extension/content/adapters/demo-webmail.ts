@@ -7,15 +7,15 @@ const text = (root: Element, sel: string) => root.querySelector(sel)?.textConten
 export const demoWebmail: WebmailAdapter = {
   name: 'demo-webmail',
   matches: (doc) => doc.body?.classList.contains('pmf-demo-webmail') ?? false,
-  findMessages(doc) {
+  findMessages(doc, url) {
     const views: MessageView[] = [];
     for (const article of doc.querySelectorAll<HTMLElement>('article.message[data-message-id]')) {
       const body = article.querySelector<HTMLElement>('pre.body');
       if (!body) continue;
       views.push({
         source: {
-          id: `${doc.location.origin}/mail#${article.dataset.messageId}`,
-          url: doc.location.href,
+          id: `${url.origin}/mail#${article.dataset.messageId}`,
+          url: url.href,
           from: text(article, '.from'),
           to: text(article, '.to'),
           subject: text(article, '.subject'),
@@ -27,5 +27,10 @@ export const demoWebmail: WebmailAdapter = {
       });
     }
     return views;
+  },
+  mailboxLinks(doc, url) {
+    return [...doc.querySelectorAll<HTMLAnchorElement>('table.inbox tr.message-row .subject a[href]')]
+      .map((a) => new URL(a.getAttribute('href')!, url))
+      .filter((u) => u.origin === url.origin);
   },
 };
