@@ -172,26 +172,53 @@ export function publicKeySeed(providerSeed: Uint8Array, clientNonce: Uint8Array)
   return h.digest();
 }
 
+/**
+ * A reusable wasm buffer for public inputs (LWE ciphertexts) on the hot
+ * decryption path, instead of malloc + copy + wipe + free per call. JS is
+ * single-threaded per realm, so one per module instance is enough.
+ */
+const scratch = new WeakMap<WasmCore, { ptr: number; size: number }>();
+function publicInput(core: WasmCore, data: Uint8Array): number {
+  let s = scratch.get(core);
+  if (!s || s.size < data.length) {
+    if (s) core.free(s.ptr);
+    s = { ptr: core.alloc(data.length + 4), size: data.length + 4 };
+    scratch.set(core, s);
+  }
+  core.heap.set(data, s.ptr);
+  return s.ptr;
+}
+
 export class ProviderKey extends Handle {
-  /** b' + <a', s> mod 2^Q of an LWE ciphertext (what decryption rounds; also its noise, for tests). */
-  lwePhase(lwe: Uint8Array, p: HeParams): bigint {
+  private readonly out = new Uint32Array(2); // [y or phase lo, phase hi]
+
+  private call(name: string, lwe: Uint8Array, ...args: number[]): void {
     const core = this.core;
-    return core.withBuffers([lwe], (lp) => {
-      const out = core.alloc(8);
-      try {
-        check(core.fn('pmf_he_lwe_phase')(this.live(), lp, lwe.length, p.Q, out), 'LWE ciphertext');
-        return new DataView(core.heap.buffer).getBigUint64(out, true);
-      } finally {
-        core.wipeAndFree(out, 8);
-      }
-    });
+    if (!(lwe instanceof Uint8Array)) throw new Error('LWE ciphertext: must be a Uint8Array');
+    const inp = publicInput(core, lwe);
+    const out = core.alloc(8);
+    try {
+      check(core.fn(name)(this.live(), inp, lwe.length, ...args, out), 'LWE ciphertext');
+      this.out.set(new Uint32Array(core.heap.buffer, out, 2));
+    } finally {
+      core.wipeAndFree(out, 8);
+    }
   }
 
-  /** y = d_j + r_j mod 2^T (§2.6). Cost: one length-n inner product (a few µs). */
+  /** b' + <a', s> mod 2^Q of an LWE ciphertext (what decryption rounds; its noise, for tests). */
+  lwePhase(lwe: Uint8Array, p: HeParams): bigint {
+    this.call('pmf_he_lwe_phase', lwe, p.Q);
+    const v = (BigInt(this.out[1]) << 32n) | BigInt(this.out[0]);
+    this.out.fill(0);
+    return v;
+  }
+
+  /** y = d_j + r_j mod 2^T (§2.6), uniform to the provider. Cost: one length-n inner product. */
   decryptLwe(lwe: Uint8Array, p: HeParams): number {
-    const v = this.lwePhase(lwe, p);
-    const shift = BigInt(p.Q - p.T);
-    return Number(((v + (1n << (shift - 1n))) >> shift) & ((1n << BigInt(p.T)) - 1n));
+    this.call('pmf_he_decrypt', lwe, p.T, p.Q);
+    const y = this.out[0];
+    this.out.fill(0);
+    return y;
   }
 
   /** p0 = −(p1·s + e) for one client (§2.2); fresh e every call. */

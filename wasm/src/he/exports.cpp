@@ -74,6 +74,11 @@ PMF_EXPORT int pmf_he_lwe_phase(const SecretKey* sk, const uint8_t* in, size_t l
   return lwe_phase(*sk, in, len, Q, *phase);
 }
 
+PMF_EXPORT int pmf_he_decrypt(const SecretKey* sk, const uint8_t* in, size_t len, unsigned T,
+                              unsigned Q, uint32_t* y) {
+  return lwe_decrypt(*sk, in, len, T, Q, *y);
+}
+
 PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_t* p1_seed,
                                      int* status) {
   PublicKey* pk = new (std::nothrow) PublicKey;

@@ -117,13 +117,39 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
   if (len != lwe_bytes(Q) || in[0] != kLweTag) return kBadLength;
   if (in[1] != kLayoutVersion) return kBadVersion;
   if (in[2] != Q) return kBadParams;
-  uint64_t v[kN + 1];
-  if (!unpack_bits(in + 3, kN + 1, Q, uint64_t(1) << Q, v)) return kOutOfRange;
-  uint64_t acc = v[0];
+  const uint8_t* p = in + 3;
+  const size_t plen = len - 3, bits = (kN + 1) * size_t(Q);
+  if (bits % 8 && (p[plen - 1] >> (bits % 8)) != 0)
+    return kOutOfRange;  // one encoding per ciphertext
+  // Every Q-bit value is valid, so decryption fuses unpacking and the inner
+  // product: one unaligned 8-byte load per value while 8 bytes remain.
+  const uint64_t mask = (uint64_t(1) << Q) - 1;
+  auto value = [&](size_t i) -> uint64_t {
+    const size_t bit = i * Q, byte = bit / 8;
+    uint64_t w = 0;
+    if (byte + 8 <= plen) {
+      memcpy(&w, p + byte, 8);
+    } else {
+      for (size_t k = byte; k < plen; ++k) w |= uint64_t(p[k]) << (8 * (k - byte));
+    }
+    return (w >> (bit % 8)) & mask;
+  };
+  uint64_t acc = value(0);
   for (size_t k = 0; k < kN; ++k)
-    acc += v[k + 1] * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
-  phase = acc & ((uint64_t(1) << Q) - 1);
+    acc += value(k + 1) * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
+  phase = acc & mask;
   wipe(&acc, sizeof acc);
+  return kOk;
+}
+
+Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
+                   uint32_t& y) {
+  if (T < 1 || T > kMaxT || Q <= T) return kBadParams;
+  uint64_t v;
+  Status st = lwe_phase(sk, in, len, Q, v);
+  if (st != kOk) return st;
+  y = uint32_t(((v + (uint64_t(1) << (Q - T - 1))) >> (Q - T)) & ((uint64_t(1) << T) - 1));
+  wipe(&v, sizeof v);
   return kOk;
 }
 

@@ -61,6 +61,9 @@ Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
 Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]);
 // b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);
+// y = round(phase / 2^(Q−T)) mod 2^T (§2.6).
+Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
+                   uint32_t& y);
 
 // Client.
 Status pk_load(const uint8_t* in, size_t len, const uint8_t p1_seed[32], PublicKey& pk);
