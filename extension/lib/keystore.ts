@@ -124,8 +124,8 @@ export class KeyStore {
   }
 
   private async putAll(records: KeyRecord[]): Promise<void> {
+    const tx = this.db.transaction(STORE, 'readwrite');
     try {
-      const tx = this.db.transaction(STORE, 'readwrite');
       for (const rec of records) {
         const old = (await tx.store.get(rec.fingerprint)) as KeyRecord | undefined;
         // Importing a contact's public key must not drop our private half.
@@ -137,6 +137,13 @@ export class KeyStore {
       }
       await tx.done;
     } catch (e) {
+      // All or nothing: roll back the records already put in this transaction.
+      try {
+        tx.abort();
+      } catch {
+        // Already aborted by the failure itself.
+      }
+      tx.done.catch(() => {});
       throw new KeyError('storage', describeStorageError(e, 'The key was not saved'));
     }
   }

@@ -109,4 +109,30 @@ describe('KeyStore', () => {
     await rejectsWith(store.exportPublic(info.fingerprint), 'not-found');
     store.close();
   });
+
+  it('reports a full disk clearly and writes nothing, even mid-way through a multi-key import', async () => {
+    const store = await freshStore();
+    const [one, two] = await Promise.all([externalKey(), externalKey()]);
+    // One armor block holding two keys, as `gpg --export --armor a b` gives.
+    const [k1, k2] = await Promise.all([one, two].map((k) => openpgp.readKey({ armoredKey: k.publicKey })));
+    const bundle = openpgp.armor(openpgp.enums.armor.publicKey, new Uint8Array([...k1.write(), ...k2.write()]));
+    const realPut = IDBObjectStore.prototype.put;
+    let puts = 0;
+    IDBObjectStore.prototype.put = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore['put']>) {
+      // The first record goes in, the second hits the quota.
+      if (++puts === 2) throw new DOMException('quota', 'QuotaExceededError');
+      return realPut.apply(this, args);
+    };
+    try {
+      await assert.rejects(
+        store.importArmored(bundle),
+        (e: unknown) => e instanceof KeyError && e.code === 'storage' && /storage is full/.test(e.message),
+      );
+    } finally {
+      IDBObjectStore.prototype.put = realPut;
+    }
+    assert.deepEqual(await store.list(), [], 'nothing half-written');
+    assert.equal((await store.importArmored(bundle)).length, 2, 'works again once space is back');
+    store.close();
+  });
 });
