@@ -245,3 +245,18 @@ test('bye closes the session normally', async () => {
   c.send('bye', 1, {});
   assert.equal((await c.waitClosed()).code, 1000);
 });
+
+test('beyond maxSessions new connections are refused (503) while open sessions keep working; idle sessions are closed', async () => {
+  const hh = await startHarness({ maxSessions: 1, idleTimeoutMs: 1000 });
+  try {
+    const first = await TestClient.connect(hh.server.wsUrl);
+    await assert.rejects(TestClient.connect(hh.server.wsUrl), /503/);
+    assert.equal((await first.request('ping', 1, { nonce: 3 })).name, 'pong');
+    assert.equal((await first.waitClosed(3000)).code, 1001, 'closed after the idle timeout');
+    const next = await TestClient.connect(hh.server.wsUrl);
+    assert.equal((await next.request('ping', 2, { nonce: 4 })).name, 'pong', 'the slot is free again');
+    next.close();
+  } finally {
+    await hh.close();
+  }
+});
