@@ -105,3 +105,20 @@ test('the circuit loader rejects malformed circuits', () => {
     assert.equal(check(bytes), -1, name);
   }
 });
+
+test('the KOS bucket accumulator computes sum chi_i * t_i like the schoolbook reference', () => {
+  for (const n of [1, 2, 17, 300]) {
+    const chi = new Uint8Array(randomBytes(16 * n));
+    const t = new Uint8Array(randomBytes(16 * n));
+    if (n === 2) chi.fill(0xff, 0, 16); // all digits 15
+    let expected = 0n;
+    for (let i = 0; i < n; i++) {
+      expected ^= gfMul(toBig(chi.subarray(16 * i, 16 * i + 16)), toBig(t.subarray(16 * i, 16 * i + 16)));
+    }
+    const out = core.withBuffers([chi, t, new Uint8Array(16)], (pc, pt, po) => {
+      core.fn('pmf_gc_gf128_dot')(pc, pt, n, po);
+      return core.copyOut(po, 16);
+    });
+    assert.equal(toBig(out), expected, `n=${n}`);
+  }
+});

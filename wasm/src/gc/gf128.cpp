@@ -61,7 +61,48 @@ void Gf128Acc::reduce(uint64_t out[2]) const {
   out[1] = c1;
 }
 
+Gf128DotPublic::Gf128DotPublic() {
+  for (auto& row : bucket_)
+    for (auto& b : row) b = wasm_i64x2_const(0, 0);
+}
+
+void Gf128DotPublic::add(const uint8_t chi[16], v128_t t) {
+  for (int m = 0; m < 16; ++m) {
+    bucket_[2 * m][chi[m] & 15] = wasm_v128_xor(bucket_[2 * m][chi[m] & 15], t);
+    bucket_[2 * m + 1][chi[m] >> 4] = wasm_v128_xor(bucket_[2 * m + 1][chi[m] >> 4], t);
+  }
+}
+
+void Gf128DotPublic::reduce(uint64_t out[2]) const {
+  // sum_j chi_j t_j = sum_i X^(4i) sum_v v(X) bucket[i][v]
+  //                 = sum_i sum_k X^(4i+k) (XOR of bucket[i][v] over v with bit k set).
+  Gf128Acc acc;
+  for (int i = 0; i < 32; ++i) {
+    for (int k = 0; k < 4; ++k) {
+      v128_t s = wasm_i64x2_const(0, 0);
+      for (int v = 0; v < 16; ++v)
+        if ((v >> k) & 1) s = wasm_v128_xor(s, bucket_[i][v]);
+      const uint64_t lo = static_cast<uint64_t>(wasm_i64x2_extract_lane(s, 0));
+      const uint64_t hi = static_cast<uint64_t>(wasm_i64x2_extract_lane(s, 1));
+      const int b = 4 * i + k;  // multiply by X^b: shift into the 256-bit sum
+      const int w = b / 64, r = b % 64;
+      acc.c[w] ^= lo << r;
+      acc.c[w + 1] ^= (hi << r) | (r ? lo >> (64 - r) : 0);
+      acc.c[w + 2] ^= r ? hi >> (64 - r) : 0;  // w <= 1, so w + 2 <= 3
+    }
+  }
+  acc.reduce(out);
+}
+
 }  // namespace pmf::gc
+
+// out = sum_i chi[i] * t[i] in GF(2^128) over n terms, through the bucket
+// accumulator used by the KOS check; for tests.
+PMF_EXPORT void pmf_gc_gf128_dot(const uint8_t* chi, const uint8_t* t, size_t n, uint64_t* out) {
+  pmf::gc::Gf128DotPublic acc;
+  for (size_t i = 0; i < n; ++i) acc.add(chi + 16 * i, wasm_v128_load(t + 16 * i));
+  acc.reduce(out);
+}
 
 // out = a * b in GF(2^128) (16-byte little-endian operands); for tests.
 PMF_EXPORT void pmf_gc_gf128_mul(const uint64_t* a, const uint64_t* b, uint64_t* out) {

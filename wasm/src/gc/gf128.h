@@ -5,6 +5,9 @@
 // unreduced: one reduction per sum instead of per product.
 #pragma once
 
+#include <wasm_simd128.h>
+
+#include <cstddef>
 #include <cstdint>
 
 namespace pmf::gc {
@@ -13,6 +16,21 @@ struct Gf128Acc {
   uint64_t c[4] = {0, 0, 0, 0};  // unreduced 256-bit sum of products
   void mul_add(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);
   void reduce(uint64_t out[2]) const;
+};
+
+// sum_j chi_j * t_j for many j where every chi_j is public (the KOS
+// challenge): t_j is XORed into one of 16 buckets per 4-bit digit of chi_j,
+// selected by that (public) digit, so a term costs 32 XORs and no multiply;
+// the buckets are combined once at the end. Memory access depends only on
+// chi, never on the secret t_j.
+class Gf128DotPublic {
+ public:
+  Gf128DotPublic();
+  void add(const uint8_t chi[16], v128_t t);
+  void reduce(uint64_t out[2]) const;
+
+ private:
+  v128_t bucket_[32][16];  // [digit position][digit value]
 };
 
 }  // namespace pmf::gc

@@ -117,13 +117,12 @@ PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* 
                                   uint8_t* xt) {
   if (!valid_batch(L, 0)) return -1;
   uint64_t x0 = 0, x1 = 0;
-  Gf128Acc acc;
+  Gf128DotPublic acc;
   for_each_chi(seed, L, [&](size_t j, const uint8_t* chi) {
     const uint64_t m = 0 - static_cast<uint64_t>((r[j / 8] >> (j % 8)) & 1);
-    const uint64_t c0 = load64(chi), c1 = load64(chi + 8);
-    x0 ^= c0 & m;
-    x1 ^= c1 & m;
-    acc.mul_add(c0, c1, load64(t_rows + 16 * j), load64(t_rows + 16 * j + 8));
+    x0 ^= load64(chi) & m;
+    x1 ^= load64(chi + 8) & m;
+    acc.add(chi, load_block(t_rows + 16 * j));
   });
   uint64_t t[2];
   acc.reduce(t);
@@ -137,10 +136,8 @@ PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* 
 PMF_EXPORT int pmf_ot_kos_check(const uint8_t* seed, size_t L, const uint8_t* q_rows, const uint8_t* s,
                                 const uint8_t* xt) {
   if (!valid_batch(L, 0)) return -1;
-  Gf128Acc acc;
-  for_each_chi(seed, L, [&](size_t j, const uint8_t* chi) {
-    acc.mul_add(load64(chi), load64(chi + 8), load64(q_rows + 16 * j), load64(q_rows + 16 * j + 8));
-  });
+  Gf128DotPublic acc;
+  for_each_chi(seed, L, [&](size_t j, const uint8_t* chi) { acc.add(chi, load_block(q_rows + 16 * j)); });
   uint64_t q[2], xs[2];
   acc.reduce(q);
   Gf128Acc prod;
