@@ -127,6 +127,34 @@ test('a cheating OT receiver (tampered extension matrix) is rejected and its ses
   other.c.close();
 });
 
+test('random garbage frames each get one error frame; the server keeps serving', async () => {
+  let seed = 12345;
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed % n;
+  };
+  // Sessions close after 16 bad frames, so send 10 per session.
+  for (let round = 0; round < 15; round++) {
+    const { c } = await session();
+    for (let i = 0; i < 10; i++) {
+      // Valid header, random type (bye excluded: it ends the session) and random body.
+      const body = Uint8Array.from({ length: rnd(64) }, () => rnd(256));
+      const frame = new Uint8Array(10 + body.length);
+      frame.set([1, [1, 2, 3, 5, 7, 9, 200][rnd(7)], 0, 0, 0, i, 0, 0, 0, body.length]);
+      frame.set(body, 10);
+      c.sendRaw(frame);
+      const m = await c.next();
+      if (m.name === 'error') errors.push(m);
+      assert.ok(m.name === 'error' || m.name === 'pong', `round ${round} frame ${i}: unexpected ${m.name}`);
+      assert.equal(m.requestId, i);
+    }
+    c.close();
+  }
+  const fresh = await session();
+  assert.equal((await fresh.c.request('ping', 1, { nonce: 2 })).name, 'pong');
+  fresh.c.close();
+});
+
 test('the secret key never appears in logs, progress output, error frames or metrics', async () => {
   const keyFile = provider.catalog.current('spam')!.keyFile;
   assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
