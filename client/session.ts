@@ -8,7 +8,6 @@ import { ProtocolError } from '../protocol/errors.js';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
 import type { PackageHeader } from '../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../models/features/index.js';
-import type { WasmCore } from '../wasm/ts/core.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { ClientModel, ClientPublicKey, He, HeParams } from '../wasm/ts/he.js';
 import { OtReceiver } from '../wasm/ts/ot.js';
@@ -151,7 +150,7 @@ export class SpamSession {
     // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
     this.sessionId = w.sessionId;
-    this.receiver = new OtReceiver(he.core as WasmCore);
+    this.receiver = new OtReceiver(he.core);
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);
