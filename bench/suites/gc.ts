@@ -151,7 +151,13 @@ export default async function gc(ctx: BenchContext): Promise<void> {
   const hashNs = timePerCall(() => hash(x, 4, 0, 0, out), { batch: 10_000, minMs });
   core.free(x);
   core.free(out);
-  ctx.report({ case: 'hash_4way', metric: 'time_ns', value: hashNs, unit: 'ns', note: 'ChaCha8 label hash, 4 labels per call' });
+  ctx.report({
+    case: 'hash_4way',
+    metric: 'time_ns',
+    value: hashNs,
+    unit: 'ns',
+    note: 'ChaCha8 label hash, 4 labels per call',
+  });
 
   await empWasm(ctx);
   client.close();
@@ -237,7 +243,8 @@ async function empWasm(ctx: BenchContext): Promise<void> {
 
 /** Bristol format (the one emp-wasm reads) of a circuit whose output is its last wire. */
 function toBristol(c: Circuit): string {
-  if (c.outputs.length !== 1 || c.outputs[0] !== c.nwires - 1) throw new Error('toBristol: output must be the last wire');
+  if (c.outputs.length !== 1 || c.outputs[0] !== c.nwires - 1)
+    throw new Error('toBristol: output must be the last wire');
   const lines = c.gates.map(([op, a, b, o]) =>
     op === Op.And ? `2 1 ${a} ${b} ${o} AND` : op === Op.Xor ? `2 1 ${a} ${b} ${o} XOR` : `1 1 ${a} ${o} INV`,
   );

@@ -40,7 +40,11 @@ function argmaxRef(ys: number[], rs: number[], idx: number[], T: number): number
 
 function runArgmax(T: number, n: number, K: number, ys: number[], rs: number[], idx: number[]): number {
   const c = argmaxCircuit(T, n, K);
-  const bits = [...ys.flatMap((y) => toBits(y, T)), ...rs.flatMap((r) => toBits(r, T)), ...idx.flatMap((s) => toBits(s, K))];
+  const bits = [
+    ...ys.flatMap((y) => toBits(y, T)),
+    ...rs.flatMap((r) => toBits(r, T)),
+    ...idx.flatMap((s) => toBits(s, K)),
+  ];
   return fromBits(c.evaluatePlain(bits));
 }
 

@@ -210,6 +210,7 @@ test('the client choice message is uniformly distributed whatever the input (sen
     return ones;
   };
   for (const input of [0, 2 ** T - 1]) {
-    for (const c of count(input)) assert.ok(Math.abs(c - 150) < 5 * Math.sqrt(75), `bit count ${c}/300 for input ${input}`);
+    for (const c of count(input))
+      assert.ok(Math.abs(c - 150) < 5 * Math.sqrt(75), `bit count ${c}/300 for input ${input}`);
   }
 });

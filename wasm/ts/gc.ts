@@ -246,7 +246,10 @@ export function decodeArgmaxLabels(decoder: ArgmaxDecoder, labelsMsg: Uint8Array
       valid: core.fn('pmf_gc_decode_labels')(pl, pz, pd, K, pb) === 1,
       bits: core.copyOut(pb, K),
     }));
-    if (!valid) throw new ProtocolError('gc_labels: an output label is not one of the garbler\u2019s labels; evaluation rejected');
+    if (!valid)
+      throw new ProtocolError(
+        'gc_labels: an output label is not one of the garbler\u2019s labels; evaluation rejected',
+      );
     return fromBits(bits);
   } finally {
     zero.fill(0);
@@ -285,7 +288,8 @@ export function evaluateArgmax(pending: PendingEvaluation, gcMsg: Uint8Array): U
   const { T, n, K } = pending;
   const circuit = circuits.get(`argmax:${T}:${n}:${K}`, () => argmaxCircuit(T, n, K));
   const r = new Reader(gcMsg, 'gc_argmax').header(Tag.GcArgmax);
-  if (r.u8() !== T || r.u16() !== n || r.u8() !== K) throw new ProtocolError('gc_argmax: shape does not match the request');
+  if (r.u8() !== T || r.u16() !== n || r.u8() !== K)
+    throw new ProtocolError('gc_argmax: shape does not match the request');
   const tweak = r.u53();
   r.expectRemaining(32 * circuit.andCount + n * T * LABEL);
   const tables = r.bytes(32 * circuit.andCount);
@@ -312,7 +316,8 @@ function readChoice(
   const r = new Reader(msg, 'gc_choice').header(Tag.GcChoice);
   if (r.u8() !== kind) throw new ProtocolError('gc_choice: wrong function for this request');
   const offset = r.u32();
-  if (r.u8() !== T || r.u16() !== n || r.u8() !== K) throw new ProtocolError('gc_choice: shape does not match the request');
+  if (r.u8() !== T || r.u16() !== n || r.u8() !== K)
+    throw new ProtocolError('gc_choice: shape does not match the request');
   const nbits = n * (T + K);
   r.expectRemaining((nbits + 7) >> 3);
   const flips = unpackBits(r.bytes((nbits + 7) >> 3), nbits, 'gc_choice');
@@ -348,7 +353,20 @@ function garble(
     const out = core.withBuffers(inputs, (pd, ps, pg, pq, pe) => {
       const po = core.alloc(outLen);
       try {
-        const rc = core.fn('pmf_gc_garble')(pc, circuit.bytes.length, pd, ps, ng, pg, pq, pe, ...split(tweak), po, po + tablesLen, po + tablesLen + LABEL * ng);
+        const rc = core.fn('pmf_gc_garble')(
+          pc,
+          circuit.bytes.length,
+          pd,
+          ps,
+          ng,
+          pg,
+          pq,
+          pe,
+          ...split(tweak),
+          po,
+          po + tablesLen,
+          po + tablesLen + LABEL * ng,
+        );
         if (rc !== circuit.andCount) throw new Error(`garbling failed (code ${rc})`);
         return core.copyOut(po, outLen);
       } finally {
@@ -445,7 +463,8 @@ class CircuitCache {
     let p = this.ptrs.get(c);
     if (!p || p.core !== core) {
       const ptr = core.copyIn(c.bytes);
-      if (core.fn('pmf_gc_circuit_check')(ptr, c.bytes.length) !== c.andCount) throw new Error('internal: circuit rejected by the core');
+      if (core.fn('pmf_gc_circuit_check')(ptr, c.bytes.length) !== c.andCount)
+        throw new Error('internal: circuit rejected by the core');
       p = { core, ptr };
       this.ptrs.set(c, p);
     }
@@ -476,5 +495,6 @@ function checkCount(n: number): void {
 }
 
 function checkValue(v: number, bits: number, what: string): void {
-  if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) throw new RangeError(`${what} must be an integer in [0, 2^${bits})`);
+  if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits)
+    throw new RangeError(`${what} must be an integer in [0, 2^${bits})`);
 }

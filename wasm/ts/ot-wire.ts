@@ -30,7 +30,8 @@ export class Reader {
   header(tag: Tag): this {
     if (this.buf.length < 2) throw new ProtocolError(`${this.what}: message too short (${this.buf.length} bytes)`);
     if (this.buf[0] !== tag) throw new ProtocolError(`${this.what}: wrong message type 0x${this.buf[0].toString(16)}`);
-    if (this.buf[1] !== WIRE_VERSION) throw new ProtocolError(`${this.what}: unsupported format version ${this.buf[1]}`);
+    if (this.buf[1] !== WIRE_VERSION)
+      throw new ProtocolError(`${this.what}: unsupported format version ${this.buf[1]}`);
     this.pos = 2;
     return this;
   }
@@ -132,7 +133,7 @@ export function unpackBits(bytes: Uint8Array, n: number, what: string): Uint8Arr
   if (bytes.length !== (n + 7) >> 3) throw new ProtocolError(`${what}: wrong bit-vector length`);
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = (bytes[i >> 3] >> (i & 7)) & 1;
-  if (n % 8 !== 0 && bytes[bytes.length - 1] >> n % 8 !== 0) throw new ProtocolError(`${what}: nonzero padding bits`);
+  if (n % 8 !== 0 && bytes[bytes.length - 1] >> (n % 8) !== 0) throw new ProtocolError(`${what}: nonzero padding bits`);
   return out;
 }
 

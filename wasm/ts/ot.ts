@@ -312,7 +312,8 @@ export class OtSender {
     const r = new Reader(msg, 'ot_extend').header(Tag.OtExtend);
     const batch = r.u32();
     const L = r.u32();
-    if (batch !== this.batch) throw new ProtocolError(`ot_extend: batch ${batch} out of order (expected ${this.batch})`);
+    if (batch !== this.batch)
+      throw new ProtocolError(`ot_extend: batch ${batch} out of order (expected ${this.batch})`);
     if (L % 512 !== 0 || L <= KOS_EXTRA || L > MAX_BATCH) throw new ProtocolError(`ot_extend: bad batch length ${L}`);
     const stride = L / 8;
     r.expectRemaining(BASE_OTS * stride + 32);

@@ -5,9 +5,15 @@
 namespace pmf::gc {
 namespace {
 
-inline v128_t rotl16(v128_t v) { return wasm_i8x16_shuffle(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13); }
-inline v128_t rotl8(v128_t v) { return wasm_i8x16_shuffle(v, v, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14); }
-inline v128_t rotl12(v128_t v) { return wasm_v128_or(wasm_i32x4_shl(v, 12), wasm_u32x4_shr(v, 20)); }
+inline v128_t rotl16(v128_t v) {
+  return wasm_i8x16_shuffle(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+}
+inline v128_t rotl8(v128_t v) {
+  return wasm_i8x16_shuffle(v, v, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+}
+inline v128_t rotl12(v128_t v) {
+  return wasm_v128_or(wasm_i32x4_shl(v, 12), wasm_u32x4_shr(v, 20));
+}
 inline v128_t rotl7(v128_t v) { return wasm_v128_or(wasm_i32x4_shl(v, 7), wasm_u32x4_shr(v, 25)); }
 
 inline void quarter(v128_t& a, v128_t& b, v128_t& c, v128_t& d) {
@@ -50,8 +56,10 @@ inline void transpose4(v128_t& a, v128_t& b, v128_t& c, v128_t& d) {
   d = wasm_i64x2_shuffle(t1, t3, 1, 3);
 }
 
-constexpr uint32_t kSigma[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};  // "expand 32-byte k"
-constexpr uint32_t kGcKey[4] = {0x2d666d70, 0x682d6367, 0x2d687361, 0x61646574};  // "pmf-gc-hash-teda"
+constexpr uint32_t kSigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
+                                0x6b206574};  // "expand 32-byte k"
+constexpr uint32_t kGcKey[4] = {0x2d666d70, 0x682d6367, 0x2d687361,
+                                0x61646574};  // "pmf-gc-hash-teda"
 
 inline uint32_t load32(const uint8_t* p) {
   uint32_t v;
@@ -65,8 +73,10 @@ void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t co
                      size_t nblocks) {
   v128_t in[16], x[16];
   for (int i = 0; i < 4; ++i) in[i] = wasm_i32x4_splat(static_cast<int32_t>(kSigma[i]));
-  for (int i = 0; i < 8; ++i) in[4 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(key + 4 * i)));
-  for (int i = 0; i < 3; ++i) in[13 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(nonce + 4 * i)));
+  for (int i = 0; i < 8; ++i)
+    in[4 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(key + 4 * i)));
+  for (int i = 0; i < 3; ++i)
+    in[13 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(nonce + 4 * i)));
   uint8_t tmp[256];
   while (nblocks > 0) {
     in[12] = wasm_i32x4_make(static_cast<int32_t>(counter), static_cast<int32_t>(counter + 1),
@@ -96,8 +106,9 @@ void hash4(const block xs[4], const uint64_t tweak[4], block out[4]) {
   for (int i = 0; i < 4; ++i) in[8 + i] = wasm_i32x4_splat(static_cast<int32_t>(kGcKey[i]));
   in[12] = wasm_i32x4_make(static_cast<int32_t>(tweak[0]), static_cast<int32_t>(tweak[1]),
                            static_cast<int32_t>(tweak[2]), static_cast<int32_t>(tweak[3]));
-  in[13] = wasm_i32x4_make(static_cast<int32_t>(tweak[0] >> 32), static_cast<int32_t>(tweak[1] >> 32),
-                           static_cast<int32_t>(tweak[2] >> 32), static_cast<int32_t>(tweak[3] >> 32));
+  in[13] =
+      wasm_i32x4_make(static_cast<int32_t>(tweak[0] >> 32), static_cast<int32_t>(tweak[1] >> 32),
+                      static_cast<int32_t>(tweak[2] >> 32), static_cast<int32_t>(tweak[3] >> 32));
   in[14] = wasm_i32x4_splat(0);
   in[15] = wasm_i32x4_splat(0);
   chacha4<kHashRounds>(in, x);

@@ -13,7 +13,9 @@
 namespace pmf::gc {
 namespace {
 
-inline uint64_t tweak_of(uint32_t lo, uint32_t hi) { return (static_cast<uint64_t>(hi) << 32) | lo; }
+inline uint64_t tweak_of(uint32_t lo, uint32_t hi) {
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
 
 void wipe(std::vector<block>& v) { secure_wipe(v.data(), v.size() * sizeof(block)); }
 
@@ -57,7 +59,8 @@ int garble(const CircuitView& c, block delta, const uint8_t* in0, uint64_t tweak
   return 0;
 }
 
-void evaluate(const CircuitView& c, const uint8_t* in, uint64_t tweak, const uint8_t* tables, uint8_t* out) {
+void evaluate(const CircuitView& c, const uint8_t* in, uint64_t tweak, const uint8_t* tables,
+              uint8_t* out) {
   std::vector<block> w(c.nwires);
   for (uint32_t i = 0; i < c.ninputs; ++i) w[i] = load_block(in + 16 * i);
   for (uint32_t g = 0; g < c.ngates; ++g) {
@@ -96,14 +99,14 @@ using pmf::gc::CircuitView;
 // Garbles the circuit (circ, circ_len) with offset delta (16 bytes, lsb 1).
 // The first ng inputs are the garbler's: their zero labels are expanded with
 // ChaCha20 from `seed` (32 fresh CSPRNG bytes from the caller: Emscripten's
-// getentropy costs a JS call per byte, too slow per email) and their active labels (zero ^ bit*delta,
-// bits one per byte in gbits) are written to glabels. The remaining inputs are
-// the evaluator's: zero label j = q_rows[j] ^ e[j]*delta (its correlated-OT row
-// and derandomization bit). Writes nand x 32 bytes of tables and the outputs'
-// zero labels. Returns the AND count, or -1 for a malformed circuit or ng out
-// of range, -2 for a delta with lsb 0.
-PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t* delta, const uint8_t* seed, uint32_t ng,
-                             const uint8_t* gbits, const uint8_t* q_rows, const uint8_t* e, uint32_t tweak_lo,
+// getentropy costs a JS call per byte, too slow per email) and their active labels (zero ^
+// bit*delta, bits one per byte in gbits) are written to glabels. The remaining inputs are the
+// evaluator's: zero label j = q_rows[j] ^ e[j]*delta (its correlated-OT row and derandomization
+// bit). Writes nand x 32 bytes of tables and the outputs' zero labels. Returns the AND count, or -1
+// for a malformed circuit or ng out of range, -2 for a delta with lsb 0.
+PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t* delta,
+                             const uint8_t* seed, uint32_t ng, const uint8_t* gbits,
+                             const uint8_t* q_rows, const uint8_t* e, uint32_t tweak_lo,
                              uint32_t tweak_hi, uint8_t* tables, uint8_t* glabels, uint8_t* out0) {
   using namespace pmf::gc;
   CircuitView c;
@@ -120,7 +123,8 @@ PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t
     store_block(glabels + 16 * i, wasm_v128_xor(z, and_bit(d, gbits[i] & 1)));
   }
   for (uint32_t j = 0; ng + j < c.ninputs; ++j)
-    store_block(in0.data() + 16 * (ng + j), wasm_v128_xor(load_block(q_rows + 16 * j), and_bit(d, e[j] & 1)));
+    store_block(in0.data() + 16 * (ng + j),
+                wasm_v128_xor(load_block(q_rows + 16 * j), and_bit(d, e[j] & 1)));
   garble(c, d, in0.data(), tweak_of(tweak_lo, tweak_hi), tables, out0);
   secure_wipe(stream.data(), stream.size());
   secure_wipe(in0.data(), in0.size());
@@ -129,8 +133,9 @@ PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t
 
 // Evaluates with the active input labels; writes the active output labels.
 // Returns the AND count or -1 for a malformed circuit.
-PMF_EXPORT int pmf_gc_evaluate(const uint8_t* circ, size_t circ_len, const uint8_t* in, uint32_t tweak_lo,
-                               uint32_t tweak_hi, const uint8_t* tables, uint8_t* out) {
+PMF_EXPORT int pmf_gc_evaluate(const uint8_t* circ, size_t circ_len, const uint8_t* in,
+                               uint32_t tweak_lo, uint32_t tweak_hi, const uint8_t* tables,
+                               uint8_t* out) {
   CircuitView c;
   if (!pmf::gc::check_circuit(circ, circ_len, &c)) return -1;
   pmf::gc::evaluate(c, in, pmf::gc::tweak_of(tweak_lo, tweak_hi), tables, out);
@@ -138,7 +143,8 @@ PMF_EXPORT int pmf_gc_evaluate(const uint8_t* circ, size_t circ_len, const uint8
 }
 
 // out[i] = H(x[i], tweak + i) for n blocks (output-label digests, tests, bench).
-PMF_EXPORT void pmf_gc_hash(const uint8_t* x, size_t n, uint32_t tweak_lo, uint32_t tweak_hi, uint8_t* out) {
+PMF_EXPORT void pmf_gc_hash(const uint8_t* x, size_t n, uint32_t tweak_lo, uint32_t tweak_hi,
+                            uint8_t* out) {
   const uint64_t base = pmf::gc::tweak_of(tweak_lo, tweak_hi);
   for (size_t i = 0; i < n; i += 4) {
     pmf::gc::block xs[4], h[4];
@@ -152,8 +158,8 @@ PMF_EXPORT void pmf_gc_hash(const uint8_t* x, size_t n, uint32_t tweak_lo, uint3
   }
 }
 
-PMF_EXPORT void pmf_gc_chacha20(const uint8_t* key, const uint8_t* nonce, uint32_t counter, uint8_t* out,
-                                size_t nblocks) {
+PMF_EXPORT void pmf_gc_chacha20(const uint8_t* key, const uint8_t* nonce, uint32_t counter,
+                                uint8_t* out, size_t nblocks) {
   pmf::gc::chacha20_stream(key, nonce, counter, out, nblocks);
 }
 
@@ -161,15 +167,16 @@ PMF_EXPORT void pmf_gc_chacha20(const uint8_t* key, const uint8_t* nonce, uint32
 // where labels[i] == zero[i] ^ delta. Returns 1 if every label equals one of
 // its wire's two labels, else 0 (bits then meaningless). Constant-time in the
 // labels: every comparison runs to the end.
-PMF_EXPORT int pmf_gc_decode_labels(const uint8_t* labels, const uint8_t* zero, const uint8_t* delta, uint32_t k,
-                                    uint8_t* bits) {
+PMF_EXPORT int pmf_gc_decode_labels(const uint8_t* labels, const uint8_t* zero,
+                                    const uint8_t* delta, uint32_t k, uint8_t* bits) {
   using namespace pmf::gc;
   const block d = load_block(delta);
   uint32_t all_valid = 1;
   for (uint32_t i = 0; i < k; ++i) {
     const block l = load_block(labels + 16 * i), z = load_block(zero + 16 * i);
     const uint32_t is0 = static_cast<uint32_t>(wasm_i8x16_all_true(wasm_i8x16_eq(l, z)));
-    const uint32_t is1 = static_cast<uint32_t>(wasm_i8x16_all_true(wasm_i8x16_eq(l, wasm_v128_xor(z, d))));
+    const uint32_t is1 =
+        static_cast<uint32_t>(wasm_i8x16_all_true(wasm_i8x16_eq(l, wasm_v128_xor(z, d))));
     bits[i] = static_cast<uint8_t>(is1);
     all_valid &= is0 | is1;
   }

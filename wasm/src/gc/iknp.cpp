@@ -30,7 +30,8 @@ void wipe_bytes(std::vector<uint8_t>& v) { secure_wipe(v.data(), v.size()); }
 
 // Column i (L/8 bytes at cols + i*L/8) = G(keys[i]) from block `counter` on.
 void expand_columns(const uint8_t* keys, uint32_t counter, size_t L, uint8_t* cols) {
-  for (size_t i = 0; i < kCols; ++i) chacha20_stream(keys + 32 * i, kZeroNonce, counter, cols + i * (L / 8), L / 512);
+  for (size_t i = 0; i < kCols; ++i)
+    chacha20_stream(keys + 32 * i, kZeroNonce, counter, cols + i * (L / 8), L / 512);
 }
 
 // rows[j] bit i = cols[i] bit j, for j < L; 16 columns at a time with bitmask.
@@ -39,9 +40,10 @@ void transpose(const uint8_t* cols, size_t L, uint8_t* rows) {
   for (size_t i0 = 0; i0 < kCols; i0 += 16) {
     const uint8_t* c = cols + i0 * stride;
     for (size_t b = 0; b < stride; ++b) {
-      v128_t v = wasm_u8x16_make(c[b], c[stride + b], c[2 * stride + b], c[3 * stride + b], c[4 * stride + b],
-                                 c[5 * stride + b], c[6 * stride + b], c[7 * stride + b], c[8 * stride + b],
-                                 c[9 * stride + b], c[10 * stride + b], c[11 * stride + b], c[12 * stride + b],
+      v128_t v = wasm_u8x16_make(c[b], c[stride + b], c[2 * stride + b], c[3 * stride + b],
+                                 c[4 * stride + b], c[5 * stride + b], c[6 * stride + b],
+                                 c[7 * stride + b], c[8 * stride + b], c[9 * stride + b],
+                                 c[10 * stride + b], c[11 * stride + b], c[12 * stride + b],
                                  c[13 * stride + b], c[14 * stride + b], c[15 * stride + b]);
       for (int bit = 7; bit >= 0; --bit) {
         const uint16_t m = static_cast<uint16_t>(wasm_i8x16_bitmask(v));
@@ -79,15 +81,16 @@ static bool valid_batch(size_t L, uint32_t counter) {
 
 // Receiver: choice bits r (L/8 bytes), seed pairs k0, k1 (128 x 32 bytes each).
 // Writes u (128 x L/8 bytes, to send) and the rows t_j (L x 16 bytes, kept).
-PMF_EXPORT int pmf_ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t counter, size_t L, const uint8_t* r,
-                                  uint8_t* u, uint8_t* t_rows) {
+PMF_EXPORT int pmf_ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t counter, size_t L,
+                                  const uint8_t* r, uint8_t* u, uint8_t* t_rows) {
   if (!valid_batch(L, counter)) return -1;
   const size_t stride = L / 8;
   std::vector<uint8_t> t0(kCols * stride), t1(kCols * stride);
   expand_columns(k0, counter, L, t0.data());
   expand_columns(k1, counter, L, t1.data());
   for (size_t i = 0; i < kCols; ++i)
-    for (size_t b = 0; b < stride; ++b) u[i * stride + b] = t0[i * stride + b] ^ t1[i * stride + b] ^ r[b];
+    for (size_t b = 0; b < stride; ++b)
+      u[i * stride + b] = t0[i * stride + b] ^ t1[i * stride + b] ^ r[b];
   transpose(t0.data(), L, t_rows);
   wipe_bytes(t0);
   wipe_bytes(t1);
@@ -96,8 +99,8 @@ PMF_EXPORT int pmf_ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t
 
 // Sender: its base-OT keys k_{s_i,i} (128 x 32 bytes), s (16 bytes) and the
 // receiver's u. Writes the rows q_j (L x 16 bytes).
-PMF_EXPORT int pmf_ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t counter, size_t L, const uint8_t* u,
-                                  uint8_t* q_rows) {
+PMF_EXPORT int pmf_ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t counter, size_t L,
+                                  const uint8_t* u, uint8_t* q_rows) {
   if (!valid_batch(L, counter)) return -1;
   const size_t stride = L / 8;
   std::vector<uint8_t> q(kCols * stride);
@@ -113,8 +116,8 @@ PMF_EXPORT int pmf_ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t 
 
 // Receiver's KOS response for challenge seed (32 bytes): x = sum chi_j r_j,
 // t = sum chi_j t_j in GF(2^128); writes x || t (32 bytes).
-PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* r, const uint8_t* t_rows,
-                                  uint8_t* xt) {
+PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* r,
+                                  const uint8_t* t_rows, uint8_t* xt) {
   if (!valid_batch(L, 0)) return -1;
   uint64_t x0 = 0, x1 = 0;
   Gf128DotPublic acc;
@@ -133,11 +136,12 @@ PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* 
 }
 
 // Sender's KOS check: 1 if sum chi_j q_j == t + x * s, 0 if not, -1 if L is bad.
-PMF_EXPORT int pmf_ot_kos_check(const uint8_t* seed, size_t L, const uint8_t* q_rows, const uint8_t* s,
-                                const uint8_t* xt) {
+PMF_EXPORT int pmf_ot_kos_check(const uint8_t* seed, size_t L, const uint8_t* q_rows,
+                                const uint8_t* s, const uint8_t* xt) {
   if (!valid_batch(L, 0)) return -1;
   Gf128DotPublic acc;
-  for_each_chi(seed, L, [&](size_t j, const uint8_t* chi) { acc.add(chi, load_block(q_rows + 16 * j)); });
+  for_each_chi(seed, L,
+               [&](size_t j, const uint8_t* chi) { acc.add(chi, load_block(q_rows + 16 * j)); });
   uint64_t q[2], xs[2];
   acc.reduce(q);
   Gf128Acc prod;

@@ -33,7 +33,8 @@ export function chachaBlock(state: Uint32Array, rounds: number): Uint8Array {
   return out;
 }
 
-const words = (b: Uint8Array): number[] => Array.from({ length: b.length / 4 }, (_, i) => new DataView(b.buffer, b.byteOffset).getUint32(4 * i, true));
+const words = (b: Uint8Array): number[] =>
+  Array.from({ length: b.length / 4 }, (_, i) => new DataView(b.buffer, b.byteOffset).getUint32(4 * i, true));
 
 /** The garbling hash as documented in wasm/src/gc/chacha.h. */
 export function gcHash(x: Uint8Array, tweak: bigint, rounds = 8): Uint8Array {
