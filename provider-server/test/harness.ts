@@ -29,9 +29,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(
-  limits: { maxFrameBytes?: number; requestsPerMinute?: number } = {},
-): Promise<Harness> {
+export async function startHarness(limits: Partial<ReturnType<typeof limitsDefaults>> = {}): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
