@@ -24,6 +24,27 @@ describe('WASM core in the browser', () => {
     assert.equal(await status.getAttribute('data-state'), 'ok', text);
     assert.match(text, /abi 1 \(expected 1\)/);
     assert.match(text, /pmf_ct_memeq equal=1 flipped=0/);
+
+    // Key generation on the same page, with its progress bar.
+    const form = page.locator('#generate');
+    await form.locator('input[name=name]').fill('Carol');
+    await form.locator('input[name=email]').fill('carol@example.org');
+    await form.locator('input[name=passphrase]').fill('carol passphrase');
+    await form.locator('input[name=confirm]').fill('carol passphrase!');
+    await form.locator('button[type=submit]').click();
+    await page.locator('#generate-status[data-kind=error]').filter({ hasText: 'do not match' }).waitFor();
+    await form.locator('input[name=confirm]').fill('carol passphrase');
+    await form.locator('button[type=submit]').click();
+    await page.locator('#generate-status[data-kind=ok]').waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('#generate-progress').isHidden(), true, 'progress bar hides when done');
+    assert.match(
+      (await page.locator('#keys tbody tr').textContent()) ?? '',
+      /Carol <carol@example.org>.*private \+ public/s,
+    );
+    await page.locator('#keys tbody tr button', { hasText: 'Export public key' }).click();
+    assert.match(await page.locator('#export-out').inputValue(), /^-----BEGIN PGP PUBLIC KEY BLOCK-----/);
+    assert.doesNotMatch(await page.locator('#export-out').inputValue(), /PRIVATE/);
+    await screenshot(page, 'options-generated');
     await page.close();
   });
 

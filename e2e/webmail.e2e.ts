@@ -135,6 +135,15 @@ describe('extension in the demo webmail', () => {
     await popup.locator('#unlock button').click();
     await popup.locator('#key-status[data-unlocked="1"]').waitFor();
     await screenshot(popup, 'popup-unlocked');
+    // The unlock survives a service-worker restart through memory-only session storage.
+    type Session = { chrome: { storage: { session: { get(k: string): Promise<Record<string, unknown>> } } } };
+    const saved = (await popup.evaluate(() =>
+      (globalThis as unknown as Session).chrome.storage.session.get('pmf-unlocked'),
+    )) as { 'pmf-unlocked'?: Record<string, { expiresAt: number }> };
+    const entries = Object.values(saved['pmf-unlocked'] ?? {});
+    assert.equal(entries.length, 1);
+    const minutes = (entries[0].expiresAt - Date.now()) / 60_000;
+    assert.ok(minutes > 14 && minutes <= 15, `expires in ${minutes} min (default 15)`);
     await popup.close();
 
     // The content script retries on its own once keys change.
