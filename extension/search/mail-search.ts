@@ -14,22 +14,10 @@
 // - Scores from different shards are made comparable by rescoring every match
 //   with the global idf (lunr-shard.ts, globalScore).
 import { deleteDB } from 'idb';
-import type lunr from 'lunr';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
-import {
-  documentFrequency,
-  globalScore,
-  idf,
-  loadIndex,
-  matchShard,
-  parseQuery,
-  requiredTerms,
-  ShardBuilder,
-  termWeights,
-  type IndexableDoc,
-  type ShardMatch,
-} from './lunr-shard.js';
+import { CompactShard, idf } from './compact-shard.js';
+import { compileQuery, parseQuery, ShardBuilder, type IndexableDoc } from './lunr-shard.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import {
   docAad,
@@ -261,20 +249,26 @@ const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({
 
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
-  index: lunr.Index;
-  docCount: number;
+  shard: CompactShard;
   dead: ReadonlySet<number>;
 }
 
+const compactOf = (b: ShardBuilder): CompactShard => {
+  const { termOfIndex, vectors } = b.vectors();
+  return CompactShard.from(termOfIndex, vectors, b.size);
+};
+
 export class MailSearch {
   private hot = new ShardBuilder();
+  /** Query form of the hot shard, rebuilt lazily after adds. */
+  private hotCompact?: CompactShard;
   /** Live documents of the hot shard, and the ones replaced or removed since it was started. */
   private readonly hotLive = new Set<number>();
   private readonly hotDead = new Set<number>();
   private nextSeq = 0;
   private tombstones = new Map<number, Set<number>>();
   /** Sealed shards in memory; filled by the first search (writers never need them). */
-  private loaded?: Map<number, lunr.Index>;
+  private loaded?: Map<number, CompactShard>;
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -509,6 +503,7 @@ export class MailSearch {
       this.hot.add(indexable(d, seqs[i]));
       this.hotLive.add(seqs[i]);
     });
+    this.hotCompact = undefined;
   }
 
   /**
@@ -527,7 +522,6 @@ export class MailSearch {
 
   /** Turns the hot shard into a sealed, stored shard. */
   private async seal(): Promise<void> {
-    const index = this.hot.finish();
     const id = this.manifest.nextShardId;
     const shard: ShardMeta = {
       id,
@@ -537,15 +531,16 @@ export class MailSearch {
       tombstones: [...this.hotDead],
     };
     const next: Manifest = { sealedUpTo: this.nextSeq, nextShardId: id + 1, shards: [...this.manifest.shards, shard] };
-    const shardRec = await this.cipher.sealJson(shardAad(id), index, true);
+    const shardRec = await this.cipher.sealJson(shardAad(id), this.hot.toJSON(), true);
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(this.db, [
       { store: 'shards', put: shardRec, key: id },
       { store: 'meta', put: nextRec, key: 'manifest' },
     ]);
     this.applyManifest(next);
-    this.loaded?.set(id, index);
+    this.loaded?.set(id, this.hotCompact ?? compactOf(this.hot));
     this.hot = new ShardBuilder();
+    this.hotCompact = undefined;
     this.hotLive.clear();
     this.hotDead.clear();
   }
@@ -572,14 +567,13 @@ export class MailSearch {
     for (const [seq, rec] of entries) builder.add(indexable(await this.openDoc(seq, rec), seq));
 
     const id = this.manifest.nextShardId;
-    const index = builder.size ? builder.finish() : undefined;
-    const merged: ShardMeta[] = index ? [{ id, lo, hi, docCount: builder.size, tombstones: [] }] : [];
+    const merged: ShardMeta[] = builder.size ? [{ id, lo, hi, docCount: builder.size, tombstones: [] }] : [];
     const next: Manifest = {
       ...this.manifest,
       nextShardId: id + 1,
       shards: [...shards.slice(0, first), ...merged, ...shards.slice(last + 1)],
     };
-    const shardRec = index && (await this.cipher.sealJson(shardAad(id), index, true));
+    const shardRec = builder.size ? await this.cipher.sealJson(shardAad(id), builder.toJSON(), true) : undefined;
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(this.db, [
       ...victims.map((v) => ({ store: 'shards', delete: v.id }) as const),
@@ -589,12 +583,12 @@ export class MailSearch {
     this.applyManifest(next);
     if (this.loaded) {
       for (const v of victims) this.loaded.delete(v.id);
-      if (index) this.loaded.set(id, index);
+      if (builder.size) this.loaded.set(id, compactOf(builder));
     }
   }
 
   /** Loads every sealed shard not yet in memory (the first search pays this). */
-  private async ensureLoaded(): Promise<Map<number, lunr.Index>> {
+  private async ensureLoaded(): Promise<Map<number, CompactShard>> {
     const loaded = (this.loaded ??= new Map());
     const missing = this.manifest.shards.filter((s) => !loaded.has(s.id));
     if (missing.length === 0) return loaded;
@@ -605,7 +599,7 @@ export class MailSearch {
       const aad = shardAad(missing[i].id);
       const json = await this.cipher.openJson<unknown>(aad, recs[i], true);
       try {
-        loaded.set(missing[i].id, loadIndex(json));
+        loaded.set(missing[i].id, CompactShard.fromLunrJson(json, missing[i].docCount));
       } catch {
         throw new MailSearchError('integrity', `Search index record ${aad} is not a valid index`);
       }
@@ -616,48 +610,40 @@ export class MailSearch {
   private async doSearch(query: string, limit: number): Promise<SearchHit[]> {
     const clauses = parseQuery(query);
     if (clauses.length === 0) return [];
+    const q = compileQuery(clauses);
     const loaded = await this.ensureLoaded();
     const parts: Part[] = this.manifest.shards.map((s) => ({
-      index: loaded.get(s.id)!,
-      docCount: s.docCount,
+      shard: loaded.get(s.id)!,
       dead: this.tombstones.get(s.id)!,
     }));
-    if (this.hot.size > 0) parts.push({ index: this.hot.finish(), docCount: this.hot.size, dead: this.hotDead });
-
-    const required = requiredTerms(clauses);
-    const matches = parts.map((p) =>
-      matchShard(p.index, clauses, required).filter((m) => !p.dead.has(parseInt(m.ref, 36))),
-    );
-    const totalDocs = parts.reduce((n, p) => n + p.docCount, 0);
-    const globalIdf = new Map<string, number>();
-    for (const ms of matches) {
-      for (const m of ms) {
-        for (const term in m.terms) {
-          if (!globalIdf.has(term)) {
-            const df = parts.reduce((n, p) => n + documentFrequency(p.index, term), 0);
-            globalIdf.set(term, idf(df, totalDocs));
-          }
-        }
-      }
+    if (this.hot.size > 0) {
+      this.hotCompact ??= compactOf(this.hot);
+      parts.push({ shard: this.hotCompact, dead: this.hotDead });
     }
-    const weights = termWeights(clauses);
-    const scored: { seq: number; score: number; match: ShardMatch }[] = [];
+    const expansions = parts.map((p) => p.shard.expand(q));
+
+    // Global idf over the whole mailbox (lunr's formula, all shards' counts).
+    const totalDocs = parts.reduce((n, p) => n + p.shard.docCount, 0);
+    const globalIdf = new Map<string, number>();
     parts.forEach((p, i) => {
-      const localIdf = new Map<string, number>();
-      const ratio = (term: string): number => {
-        let r = localIdf.get(term);
-        if (r === undefined) {
-          r = globalIdf.get(term)! / idf(documentFrequency(p.index, term), p.docCount);
-          localIdf.set(term, r);
-        }
-        return r;
-      };
-      for (const m of matches[i]) {
-        scored.push({ seq: parseInt(m.ref, 36), score: globalScore(p.index, m, weights, ratio), match: m });
+      for (const term of p.shard.termsOf(expansions[i])) {
+        if (!globalIdf.has(term))
+          globalIdf.set(
+            term,
+            idf(
+              parts.reduce((n, o) => n + o.shard.df(term), 0),
+              totalDocs,
+            ),
+          );
       }
     });
+    const idfOf = (term: string) => globalIdf.get(term)!;
+
+    const scored = parts.flatMap((p, i) =>
+      p.shard.run(q, expansions[i], idfOf, p.dead).map((h) => ({ ...h, part: i })),
+    );
     scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
-    const top = scored.slice(0, limit).map((s) => ({ ...s, terms: new Set(Object.keys(s.match.terms)) }));
+    const top = scored.slice(0, limit);
 
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));
@@ -665,7 +651,8 @@ export class MailSearch {
     return Promise.all(
       top.map(async (s, i): Promise<SearchHit> => {
         const d = await this.openDoc(s.seq, recs[i]);
-        const snippet = makeSnippet(d.body, s.terms);
+        const terms = parts[s.part].shard.matchedTerms(q, expansions[s.part], s.local);
+        const snippet = makeSnippet(d.body, terms);
         const hit: SearchHit = {
           id: d.id,
           score: s.score,
@@ -674,8 +661,8 @@ export class MailSearch {
           date: d.date,
           snippet: snippet.text,
           highlights: {
-            subject: matchRanges(d.subject, s.terms),
-            from: matchRanges(d.from, s.terms),
+            subject: matchRanges(d.subject, terms),
+            from: matchRanges(d.from, terms),
             snippet: snippet.ranges,
           },
         };
