@@ -226,7 +226,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
 
     if (N === Ns[0]) {
       // NoPriv: the provider parses and tokenizes the plaintext email and computes the dot product.
-      for (let i = 0; i < 10; i++) plainScores(plain, await extractFeatures(syntheticEmail(692, 1000 + i), spec)); // JIT warm-up
+      for (let i = 0; i < 40; i++) plainScores(plain, await extractFeatures(syntheticEmail(692, 1000 + i), spec)); // JIT warm-up
       for (const L of Ls) {
         const samples: number[] = [];
         for (let i = 0; i < emails; i++) {
