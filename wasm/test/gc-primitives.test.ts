@@ -48,6 +48,20 @@ test('label hash equals the scalar ChaCha8 reference, for every lane and tweak',
   }
 });
 
+test('label hash known-answer vectors (pins the hash, and so the gc wire format)', () => {
+  const hash = (x: Uint8Array, tweak: bigint): string =>
+    core.withBuffers([x], (px) => {
+      const po = core.alloc(16);
+      core.fn('pmf_gc_hash')(px, 1, Number(tweak & 0xffffffffn), Number(tweak >> 32n), po);
+      const o = Buffer.from(core.copyOut(po, 16)).toString('hex');
+      core.free(po);
+      return o;
+    });
+  assert.equal(hash(new Uint8Array(16), 0n), '6fc315df3ee1ccf00811eb5dc1a04012');
+  const x = Uint8Array.from({ length: 16 }, (_, i) => i);
+  assert.equal(hash(x, 0x0123456789abcdefn), '526f13e4f1edc3028c8c7ae9ccddb74d');
+});
+
 test('label hash: a one-bit change of input or tweak changes about half the output bits', () => {
   const x = new Uint8Array(randomBytes(16));
   const h = gcHash(x, 5n);
