@@ -83,12 +83,21 @@ test('model packages: strong ETag, SHA-256 headers, 304, Range, If-Range and 416
   );
 });
 
-test('the demo webmail is mounted under /mail and backed by the store', async () => {
-  const { userId } = h.store.addUser('webmail-user');
-  h.store.deliver(userId, 'w1', 'From: x@y\r\nSubject: hi\r\n\r\n-----BEGIN PGP MESSAGE-----');
-  const r = await fetch(url('/mail'));
-  assert.equal(r.status, 200);
-  assert.match(await r.text(), /<form/i);
+test('the demo webmail is mounted under /mail and backed by the store (own messages only)', async () => {
+  const { userId, token } = h.store.addUser('webmail-user');
+  const other = h.store.addUser('webmail-other');
+  h.store.deliver(userId, 'w1@x', 'From: x@y\r\nSubject: hello there\r\n\r\n-----BEGIN PGP MESSAGE-----\r\nabc');
+  h.store.deliver(other.userId, 'w2@x', 'From: z@y\r\nSubject: not yours\r\n\r\nsecret');
+  assert.match(await (await fetch(url('/mail'))).text(), /<form/i);
+  const cookie = `pmf_mail=${encodeURIComponent(token)}`;
+  const inbox = await (await fetch(url('/mail'), { headers: { cookie } })).text();
+  assert.match(inbox, /data-message-id="w1@x"/);
+  assert.match(inbox, /hello there/);
+  assert.doesNotMatch(inbox, /not yours/);
+  const view = await fetch(url(`/mail/m/${encodeURIComponent('w1@x')}`), { headers: { cookie } });
+  assert.equal(view.status, 200);
+  assert.match(await view.text(), /BEGIN PGP MESSAGE/);
+  assert.equal((await fetch(url(`/mail/m/${encodeURIComponent('w2@x')}`), { headers: { cookie } })).status, 404);
 });
 
 test('parseRange follows RFC 9110 for single ranges', () => {
