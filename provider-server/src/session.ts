@@ -186,6 +186,8 @@ export class Session {
 
   private async ot(msg: Extract<Message, { name: 'ot' }>): Promise<void> {
     const model = this.requireReady('ot');
+    // OT batches cost the provider CPU too: they count against the same per-user budget.
+    this.takeRate();
     const payload = await this.timed('ot', () => this.deps.crypto.ot(this.id, model, msg.payload));
     this.reply('ot_reply', msg.requestId, { payload });
   }
@@ -195,9 +197,7 @@ export class Session {
     if (this.awaitingDone !== undefined) {
       throw new ProtocolError('out_of_order', `spam_request before spam_done for the previous message`);
     }
-    if (!this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute)) {
-      throw new ProtocolError('rate_limited', `at most ${this.deps.limits.requestsPerMinute} spam requests per minute`);
-    }
+    this.takeRate();
     const claim = this.deps.store.claim(this.userId, msg.messageId, 'spam');
     if (claim === 'unknown_message')
       throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
@@ -225,6 +225,15 @@ export class Session {
       throw new ProtocolError('out_of_order', `spam_done for ${msg.messageId}, which has no outstanding spam_gc`);
     }
     this.awaitingDone = undefined;
+  }
+
+  private takeRate(): void {
+    if (!this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute)) {
+      throw new ProtocolError(
+        'rate_limited',
+        `at most ${this.deps.limits.requestsPerMinute} requests (spam and OT) per minute`,
+      );
+    }
   }
 
   private async timed<T>(op: string, fn: () => Promise<T>): Promise<T> {

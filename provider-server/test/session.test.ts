@@ -223,6 +223,7 @@ test('the per-user rate limit refuses requests beyond the window budget', async 
       4,
     );
     assert.equal(hh.store.isClassified(u.userId, 'c'), false);
+    expectError(await c.request('ot', 5, { payload: new Uint8Array(8) }), 'rate_limited', 5);
     c.close();
   } finally {
     await hh.close();
