@@ -126,6 +126,13 @@ describe('he input validation', () => {
     assert.throws(() => s.sk.decryptLwe(pad, s.params), /out of range/);
   });
 
+  it('an accumulator only extracts from the model that computed it', async () => {
+    const a = await setup({ N: 100, B: 1 });
+    const b = await setup({ N: 100_000, B: 1 });
+    const acc = b.model.dot(randomEmail(100_000, 50, 1));
+    assert.throws(() => a.model.extract(acc, [0], a.pk), /accumulator of another model/);
+  });
+
   it('disposed objects refuse further use', async () => {
     const s = await setup({ N: 100, B: 1 });
     s.sk.dispose();

@@ -36,6 +36,9 @@ export const HE_N = 4096;
 export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
 export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
 const MAX_FIN = 10;
+const A_BYTES_PER_CT = 2 * HE_N * 8;
+/** Default ceiling for caching expanded a polynomials in memory (see newClientModel). */
+export const CACHE_A_DEFAULT_LIMIT = 256 * 2 ** 20;
 const SEED_BYTES = 32;
 
 /** Parameters with the defaults of PROTOCOL.md §1 (Q = T + 12, F = 62). */
@@ -111,7 +114,7 @@ const STATUS: Record<number, string> = {
   [-3]: 'a value is out of range',
   [-4]: 'invalid parameters',
   [-5]: 'out of wasm memory',
-  [-6]: 'object is not ready (model incomplete)',
+  [-6]: 'not ready (incomplete model, or an accumulator of another model)',
   [-7]: 'feature row or count out of range',
   [-8]: "the email's honest noise exceeds the flooding budget 2^(F-40)",
 };
@@ -347,7 +350,7 @@ export class ClientModel extends Handle {
     for (let first = 0; first < whole; first += batch) {
       const count = Math.min(batch, whole - first);
       const bytes = data.subarray(first * recordBytes, (first + count) * recordBytes);
-      const st = core.withBuffers([bytes], (bp) => core.fn('pmf_he_model_add')(this.live(), bp, count));
+      const st = core.fn('pmf_he_model_add')(this.live(), publicInput(core, bytes), count);
       if (st !== 0) {
         this.failed = true;
         check(st, `model body: ciphertext in ${this.received}..${this.received + count - 1}`);
@@ -482,10 +485,15 @@ export class He {
     return new ClientPublicKey(core, ptr, 'pmf_he_pk_free');
   }
 
-  /** An empty client model for these parameters; feed it with push(). */
+  /**
+   * An empty client model for these parameters; feed it with push(). cacheA
+   * defaults to caching when the expanded a polynomials take at most
+   * CACHE_A_DEFAULT_LIMIT bytes (spam models up to N ≈ 16M), else on demand
+   * (topic models: N = 20K at B = 2048 would need 655 MB).
+   */
   newClientModel(params: HeParams, opts: { cacheA?: boolean } = {}): ClientModel {
     validateParams(params);
-    const cacheA = opts.cacheA ?? true;
+    const cacheA = opts.cacheA ?? heLayout(params).ctCount * A_BYTES_PER_CT <= CACHE_A_DEFAULT_LIMIT;
     const core = this.core;
     const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(params.N + 1, params.B, cacheA ? 1 : 0, sp));
     check(st, 'client model');

@@ -155,6 +155,13 @@ Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
   m->rows_per_ct = uint32_t(kN / width);
   m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
   m->cache_a = cache_a;
+  // Refuse sizes whose byte counts would not fit this address space.
+  const uint64_t need =
+      uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes + (cache_a ? kLimbs * kN * 8 : 0));
+  if (need > uint64_t(SIZE_MAX) / 2) {
+    delete m;
+    return nullptr;
+  }
   m->seeds = static_cast<uint8_t*>(malloc(size_t(m->cts) * kSeedBytes));
   m->b = static_cast<uint8_t*>(calloc(size_t(m->cts) * kLimbs * kPackedLimbBytes + 8, 1));
   if (cache_a)
@@ -195,6 +202,7 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
            uint32_t max_count, Accumulator& acc) {
   if (m.loaded != m.cts) return kBadState;
   if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
+  acc.model = nullptr;
   acc.features.clear();
   acc.features.reserve(len + 1);
   acc.features.push_back(1);  // bias: row 0, x = 1
@@ -234,13 +242,14 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
   }
   for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
   free(scratch);
+  acc.model = &m;
   return kOk;
 }
 
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T,
                unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
   if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > 56 || F < 1 || F > 62) return kBadParams;
-  if (acc.features.empty()) return kBadState;
+  if (acc.model != &m) return kBadState;
   // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
   // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
   // Flooding hides it at statistical distance 2^-40 only if it is < 2^(F−40).
@@ -304,6 +313,7 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint
 Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j,
                  unsigned T, uint32_t d, int64_t& noise) {
   if (j >= m.width || T < 1 || T > kMaxT) return kBadParams;
+  if (acc.model != &m) return kBadState;
   using u128 = unsigned __int128;
   uint64_t phase[kLimbs];
   for (size_t l = 0; l < kLimbs; ++l) {

@@ -33,6 +33,7 @@ struct Accumulator {
   uint64_t a[kLimbs][kN];
   std::vector<uint64_t> features;  // (row << 32 | count), sorted, bias row included
   uint64_t weight = 0;             // Σ counts, bounds the honest noise
+  const Model* model = nullptr;    // the model it was computed with
   ~Accumulator();
 };
 
