@@ -68,7 +68,7 @@ export function downloadProgress(
     if (pct === last) return;
     last = pct;
     if (stream.isTTY) stream.write(`\r${label}: ${pct}%${received === total ? '\n' : ''}`);
-    else if (received === total) stream.write(`${label}: ${total} bytes, verified\n`);
+    else if (received === total) stream.write(`${label}: ${total} bytes downloaded\n`);
   };
 }
 
