@@ -103,7 +103,7 @@ export class ShardBuilder {
 
   /** lunr's document count. */
   get size(): number {
-    return this.internal().documentCount;
+    return (this.builder as unknown as BuilderInternal).documentCount;
   }
 
   private internal(): BuilderInternal {
