@@ -8,6 +8,7 @@ import { KeyError } from '../lib/errors.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
+  TB_INDEX_PORT,
   isRequest,
   type BadgeInfo,
   type MailSource,
@@ -19,7 +20,7 @@ import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
-import { describeDisplayedMessage } from '../thunderbird/displayed-message.js';
+import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -94,6 +95,8 @@ function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
 }
 
+const thunderbirdDeps: Deps = { decrypt: decryptAndIndex, index: (source, text) => indexQuietly(source, text) };
+
 async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
   const page = fromExtensionPage(sender);
   switch (req.type) {
@@ -134,10 +137,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       return true;
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
-      return describeDisplayedMessage(req.tabId, {
-        decrypt: decryptAndIndex,
-        index: (source, text) => indexQuietly(source, text),
-      });
+      return describeDisplayedMessage(req.tabId, thunderbirdDeps);
   }
 }
 
@@ -153,5 +153,17 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
       error: e instanceof Error ? e.message : 'Unexpected error',
       code: e instanceof KeyError ? e.code : undefined,
     }),
+  );
+});
+
+// Thunderbird: index all mail, streaming progress to the options page.
+browser.runtime.onConnect.addListener((port) => {
+  if (port.name !== TB_INDEX_PORT || !port.sender || !fromExtensionPage(port.sender)) return;
+  let open = true;
+  port.onDisconnect.addListener(() => (open = false));
+  const post = (msg: unknown) => open && port.postMessage(msg);
+  indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress })).then(
+    (result) => post({ result }),
+    (e: unknown) => post({ error: e instanceof Error ? e.message : 'Indexing failed' }),
   );
 });

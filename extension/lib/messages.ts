@@ -41,6 +41,9 @@ export type BadgeInfo = Omit<DecryptResult, 'text' | 'subject' | 'attachments'> 
 
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code?: string };
 
+/** runtime.connect() port name for indexing all Thunderbird mail with progress. */
+export const TB_INDEX_PORT = 'pmf-tb-index';
+
 /** Broadcast to content scripts when keys were unlocked, locked or changed. */
 export const KEYS_CHANGED = { type: 'pmf-keys-changed' } as const;
 

@@ -3,7 +3,10 @@
 // (same IndexedDB as the background); the background is told to refresh.
 import { describeSelfTest, runCoreSelfTest, startCoreWorker } from '../lib/core-status.js';
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';
+import { TB_INDEX_PORT } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
+import type { MailboxTally } from '../thunderbird/displayed-message.js';
+import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
 import { $, errorText, formatFingerprint, say } from '../lib/ui.js';
 
@@ -162,7 +165,44 @@ async function onSettings(form: HTMLFormElement): Promise<void> {
   });
 }
 
+/** Thunderbird only: index all mail through the background, with progress. */
+function offerThunderbirdIndexing(): void {
+  if (!(globalThis as { messenger?: { messages?: unknown } }).messenger?.messages) return;
+  $('tb-index').hidden = false;
+  const button = $<HTMLButtonElement>('tb-index-start');
+  const bar = $<HTMLProgressElement>('tb-index-progress');
+  const status = $('tb-index-status');
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    bar.hidden = false;
+    say(status, 'Listing messages…');
+    const port = browser.runtime.connect({ name: TB_INDEX_PORT });
+    port.onMessage.addListener((raw: unknown) => {
+      const msg = raw as { progress?: MailboxTally; result?: MailboxTally; error?: string };
+      const t = msg.progress ?? msg.result;
+      if (t) {
+        bar.max = Math.max(1, t.total);
+        bar.value = t.done;
+        say(status, `${t.done} of ${t.total} messages read, ${t.indexed} decrypted and indexed.`);
+      }
+      if (msg.result || msg.error) {
+        if (msg.error) say(status, msg.error, 'error');
+        else if (msg.result!.locked)
+          say(
+            status,
+            `${status.textContent} ${msg.result!.locked} need your key unlocked: unlock it and run again.`,
+            'error',
+          );
+        else say(status, `Done: ${status.textContent}`, 'ok');
+        button.disabled = false;
+        port.disconnect();
+      }
+    });
+  });
+}
+
 void showCoreStatus();
+offerThunderbirdIndexing();
 void renderKeys();
 onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));

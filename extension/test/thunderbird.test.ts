@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, before, describe, it } from 'node:test';
 import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
-import { describeDisplayedMessage } from '../thunderbird/displayed-message.js';
+import { describeDisplayedMessage, indexThunderbirdMail } from '../thunderbird/displayed-message.js';
 import { inlinePgpMessage, makeParty, type Party } from './mail-fixtures.js';
 
 let alice: Party, bob: Party;
@@ -105,5 +105,48 @@ describe('Thunderbird displayed message', () => {
     assert.equal(failed.thunderbirdStatus, 'fail');
     assert.equal(failed.result?.status, 'not-for-this-key');
     assert.deepEqual([...d.indexed, ...locked.indexed], []);
+  });
+});
+
+describe('Thunderbird mailbox indexing', () => {
+  it('lists every page of messages first, then decrypts and indexes each with progress', async () => {
+    const mail = [
+      await inlinePgpMessage(bob, alice, 'One', 'first secret'),
+      'From: x\r\n\r\nplain',
+      await inlinePgpMessage(bob, alice, 'Two', 'second secret'),
+    ];
+    const header = (id: number) => ({
+      id,
+      author: 'Bob',
+      subject: `m${id}`,
+      date: '2026-11-21T10:00:00Z',
+      recipients: [],
+      headerMessageId: `m${id}@x`,
+    });
+    (globalThis as { messenger?: unknown }).messenger = {
+      messageDisplay: {},
+      messages: {
+        query: async () => ({ id: 'page2', messages: [header(0), header(1)] }),
+        continueList: async (id: string) => {
+          assert.equal(id, 'page2');
+          return { id: null, messages: [header(2)] };
+        },
+        getRaw: async (id: number) => mail[id],
+        getFull: async () => ({ decryptionStatus: 'none' }),
+      },
+    };
+    const d = deps('alice');
+    const progress: [number, number][] = [];
+    const tally = await indexThunderbirdMail(d.deps, (t) => progress.push([t.done, t.total]));
+    assert.deepEqual(progress, [
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+    assert.deepEqual(tally, { done: 3, total: 3, indexed: 2, locked: 0, failed: 0 });
+    assert.deepEqual(
+      d.decrypted.map((s) => s.subject),
+      ['m0', 'm2'],
+    );
   });
 });

@@ -23,11 +23,17 @@ interface MessagePart {
   parts?: MessagePart[];
   decryptionStatus?: 'none' | 'skipped' | 'success' | 'fail';
 }
+interface MessageList {
+  id: string | null;
+  messages: MessageHeader[];
+}
 interface ThunderbirdApi {
   messageDisplay: { getDisplayedMessage(tabId: number): Promise<MessageHeader | null> };
   messages: {
     getRaw(id: number, opts: { data_format: 'BinaryString'; decrypt: boolean }): Promise<string>;
     getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
+    query(info: object): Promise<MessageList>;
+    continueList(id: string): Promise<MessageList>;
   };
 }
 
@@ -58,6 +64,47 @@ export async function describeDisplayedMessage(tabId: number, deps: Deps): Promi
   const api = tb();
   const header = await api.messageDisplay.getDisplayedMessage(tabId);
   if (!header) throw new Error('No message is displayed in this tab.');
+  return readMessage(api, header, deps);
+}
+
+export interface MailboxTally {
+  done: number;
+  total: number;
+  /** Decrypted (by us or by Thunderbird) and indexed. */
+  indexed: number;
+  locked: number;
+  failed: number;
+}
+
+/**
+ * Decrypts and indexes every OpenPGP message Thunderbird holds (all
+ * folders), reporting progress after each message. Headers are listed first
+ * so the progress bar knows the total.
+ */
+export async function indexThunderbirdMail(deps: Deps, onProgress: (t: MailboxTally) => void): Promise<MailboxTally> {
+  const api = tb();
+  const headers: MessageHeader[] = [];
+  for (let page = await api.messages.query({}); ; page = await api.messages.continueList(page.id)) {
+    headers.push(...page.messages);
+    if (!page.id) break;
+  }
+  const tally: MailboxTally = { done: 0, total: headers.length, indexed: 0, locked: 0, failed: 0 };
+  for (const header of headers) {
+    try {
+      const r = await readMessage(api, header, deps);
+      if (r.decryptedBy !== 'none' && r.result?.status !== 'verified-only') tally.indexed++;
+      else if (r.result?.status === 'locked') tally.locked++;
+      else if (r.result && r.result.status !== 'not-for-this-key') tally.failed++;
+    } catch {
+      tally.failed++;
+    }
+    tally.done++;
+    onProgress({ ...tally });
+  }
+  return tally;
+}
+
+async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Deps): Promise<DisplayedMessageReport> {
   const source: MailSource = {
     id: `thunderbird:${header.headerMessageId}`,
     url: `mid:${header.headerMessageId}`,
