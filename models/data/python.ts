@@ -18,6 +18,9 @@ export function runPython(args: string[], capture = false): string {
     cwd: modelsDir,
     stdio: capture ? ['ignore', 'pipe', 'inherit'] : 'inherit',
     encoding: 'utf8',
+    // One BLAS/OpenMP thread: on a shared machine oversubscribed threads made
+    // lbfgs several times slower, and results stay bit-for-bit reproducible.
+    env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
     maxBuffer: 256 * 1024 * 1024,
   });
   if (res.status !== 0) throw new Error(`pmf_models ${args[0]} failed (exit ${res.status})`);

@@ -46,6 +46,24 @@ def graham_robinson(x, y, strength=1.0, assumed=0.5):
     return w[:, None]
 
 
+def idf(x):
+    """Smoothed inverse document frequency per feature row (as in scikit-learn's
+    TfidfTransformer). Scaling feature f by idf_f is linear per feature, so a
+    model fitted on scaled data folds back exactly into weights on raw counts:
+    w_f = idf_f * w'_f, and the client keeps sending plain capped counts."""
+    df = np.asarray((x > 0).sum(axis=0)).ravel()
+    return np.log((1 + x.shape[0]) / (1 + df)) + 1
+
+
+def _fit_scaled(model, x, y):
+    """Fits a linear model on idf-scaled features; returns (coef on raw counts, intercept)."""
+    scale = idf(x)
+    xs = sparse.csr_matrix(x @ sparse.diags(scale))
+    xs.indices, xs.indptr = xs.indices.astype(np.int32), xs.indptr.astype(np.int32)
+    m = model.fit(xs, y)
+    return m.coef_ * scale, m.intercept_
+
+
 def _with_bias(coef, intercept):
     """sklearn coef (B x (N+1)) and intercept (B) -> W ((N+1) x B)."""
     w = np.array(coef, dtype=np.float64).T.copy()
@@ -70,11 +88,11 @@ def train(algorithm, x, y, n_classes, c=1.0, alpha=0.1):
     if algorithm == "grnb":
         return graham_robinson(x, y)
     if algorithm == "lr":
-        m = LogisticRegression(solver="liblinear", C=c, max_iter=1000).fit(x, y)
-        return _with_bias(m.coef_, m.intercept_)
+        return _with_bias(
+            *_fit_scaled(LogisticRegression(solver="liblinear", C=c, max_iter=1000, random_state=0), x, y)
+        )
     if algorithm == "svm":
-        m = LinearSVC(C=c, max_iter=20000).fit(x, y)
-        return _with_bias(m.coef_, m.intercept_)
+        return _with_bias(*_fit_scaled(LinearSVC(C=c, max_iter=20000, random_state=0), x, y))
     if algorithm == "mnb":
         m = MultinomialNB(alpha=alpha).fit(x, y)
         w = _with_bias(m.feature_log_prob_, m.class_log_prior_)
@@ -84,11 +102,13 @@ def train(algorithm, x, y, n_classes, c=1.0, alpha=0.1):
         w[1:] -= w[1:].mean(axis=1, keepdims=True)
         return w
     if algorithm == "mlr":
-        m = LogisticRegression(solver="lbfgs", C=c, max_iter=300).fit(x, y)
-        return _binary_to_columns(_with_bias(m.coef_, m.intercept_), n_classes)
+        # liblinear has no multinomial loss; lbfgs minimizes the same L2-regularized objective.
+        fitted = _fit_scaled(LogisticRegression(solver="lbfgs", C=c, max_iter=300), x, y)
+        return _binary_to_columns(_with_bias(*fitted), n_classes)
     if algorithm == "ovr-svm":
-        m = LinearSVC(C=c, max_iter=20000).fit(x, y)
-        return _binary_to_columns(_with_bias(m.coef_, m.intercept_), n_classes)
+        return _binary_to_columns(
+            _with_bias(*_fit_scaled(LinearSVC(C=c, max_iter=20000, random_state=0), x, y)), n_classes
+        )
     raise ValueError(f"unknown algorithm {algorithm!r} (spam: {', '.join(SPAM)}; topics: {', '.join(TOPICS)})")
 
 
