@@ -132,27 +132,38 @@ test('topics: the provider rejects any output label that is not one of its two',
   assert.throws(() => decodeArgmaxLabels(t3.decoder, random), ProtocolError);
 });
 
-test('per-email messages are validated: sizes, shape, OT offset reuse', () => {
+test('per-email messages are validated: sizes, shape, padding, OT reuse', () => {
   const T = 24;
   ensurePool(s, 200);
-  const { message } = spamChoice(s.client, { rPrime: 1, T });
+  const { message, pending } = spamChoice(s.client, { rPrime: 1, T });
   assert.throws(() => garbleSpam({ y: 1, T: 30 }, s.provider, message), /shape does not match/);
   assert.throws(() => garbleSpam({ y: 1, T }, s.provider, message.subarray(0, message.length - 1)), /expected/);
   // T = 20 leaves 4 padding bits in the last byte, which must be zero.
-  const odd = spamChoice(s.client, { rPrime: 1, T: 20 }).message;
-  const badPad = odd.slice();
+  const odd = spamChoice(s.client, { rPrime: 1, T: 20 });
+  const badPad = odd.message.slice();
   badPad[badPad.length - 1] |= 0x80;
-  // Out of order: the provider's next OT is still the first message's.
-  assert.throws(() => garbleSpam({ y: 1, T: 20 }, s.provider, odd), /does not match the next unused OT/);
-  garbleSpam({ y: 1, T }, s.provider, message);
   assert.throws(() => garbleSpam({ y: 1, T: 20 }, s.provider, badPad), /nonzero padding/);
-  // Replaying a choice message (reusing its OTs) is refused.
-  assert.throws(() => garbleSpam({ y: 1, T }, s.provider, message), /does not match the next unused OT/);
   assert.throws(() => garbleSpam({ y: 2 ** T, T }, s.provider, message), RangeError);
+  assert.deepEqual(evaluateSpam(pending, garbleSpam({ y: 1, T }, s.provider, message)), { spam: true, invalid: false });
+  // Replaying a choice message (reusing its OTs) is refused.
+  assert.throws(() => garbleSpam({ y: 1, T }, s.provider, message), /already used/);
+  assert.deepEqual(evaluateSpam(odd.pending, garbleSpam({ y: 1, T: 20 }, s.provider, odd.message)), {
+    spam: true,
+    invalid: false,
+  });
   assert.throws(() => spamChoice(s.client, { rPrime: -1, T }), RangeError);
   assert.throws(() => argmaxChoice(s.client, { rPrimes: [1], indices: [2048], T, indexBits: 11 }), RangeError);
-  // The client's 20 OTs of `odd` were never garbled for: skip them on the provider too.
-  s.provider.take(s.provider.nextOffset, 20);
+});
+
+test('after a request the provider rejected, the next one resynchronizes the OT pools', () => {
+  const T = 24;
+  ensurePool(s, 100);
+  const lost = spamChoice(s.client, { rPrime: 7, T });
+  assert.throws(() => garbleSpam({ y: 1, T: 25 }, s.provider, lost.message), /shape does not match/);
+  lost.pending.dispose();
+  const next = spamChoice(s.client, { rPrime: 2 ** T - 3, T });
+  const gc = garbleSpam({ y: 2, T }, s.provider, next.message); // skips the lost request's OTs
+  assert.deepEqual(evaluateSpam(next.pending, gc), { spam: false, invalid: false }); // 2 - 3 < 0
 });
 
 test('client-side gc messages are size-checked before use and their state is single-use', () => {

@@ -131,7 +131,9 @@ test('every incoming OT message is validated before use', async () => {
   badLen[6] = 1;
   assert.throws(() => provider.acceptExtension(badLen), /bad batch length|expected/);
   assert.ok(provider.acceptExtension(ext) >= 100); // the untouched message still works
-  assert.throws(() => provider.take(provider.nextOffset + 1, 1), /does not match the next unused OT/);
+  provider.take(provider.nextOffset + 2, 1); // skipping ahead is allowed (wastes 2 OTs) ...
+  assert.throws(() => provider.take(provider.nextOffset - 1, 1), /already used/); // ... reuse is not
+  assert.throws(() => provider.take(provider.nextOffset, provider.available + 1), /pool ends at/);
   assert.throws(() => s.client.extend(0), RangeError);
 });
 

@@ -354,13 +354,21 @@ export class OtSender {
     return this.pool.offset;
   }
 
-  /** Takes n OT rows q_j starting exactly at `offset`. @internal */
+  /** Takes n OT rows q_j starting at `offset` (never below the next unused one). @internal */
   take(offset: number, n: number): Uint8Array {
     this.usable();
-    if (offset !== this.pool.offset) {
-      throw new ProtocolError(`OT offset ${offset} does not match the next unused OT ${this.pool.offset}`);
+    const skip = offset - this.pool.offset;
+    // Reuse would hand out a second label for a wire the client already
+    // holds; skipping ahead only wastes OTs, and resynchronizes the pools
+    // after a request the provider rejected after the client had taken them.
+    if (skip < 0)
+      throw new ProtocolError(`OT offset ${offset} was already used (next unused OT is ${this.pool.offset})`);
+    if (skip + n > this.pool.available) {
+      throw new ProtocolError(
+        `client asked for OTs up to ${offset + n}, pool ends at ${this.pool.offset + this.pool.available}`,
+      );
     }
-    if (n > this.pool.available) throw new ProtocolError(`client asked for ${n} OTs, pool has ${this.pool.available}`);
+    if (skip > 0) this.pool.take(skip).rows.fill(0);
     return this.pool.take(n).rows;
   }
 
