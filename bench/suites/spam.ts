@@ -3,7 +3,7 @@
 // the dot product itself) and Pretzel's Baseline (Yao + GLLM with a 2048-bit
 // Paillier key, paillier-bigint). Both roles run in this process with the
 // real crypto (lattice layer, OT extension, garbling), so the provider's and
-// the client's shares of the work are timed separately; the wire sizes are
+// the client's shares of the work are timed separately (process CPU time); the wire sizes are
 // those of the actual protocol frames.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,7 +33,15 @@ const B_IN = 14;
 const F_IN = 4;
 const L_MAX = 5000;
 
-const now = (): number => performance.now();
+/**
+ * CPU time of this process in ms (user + system). Both roles run on this one
+ * thread, so deltas are each role's CPU, unaffected by other load on the
+ * machine (wall clock is not, on a shared box).
+ */
+const now = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}K`);
 
 /** One client–provider pair sharing a model version and an OT session. */
