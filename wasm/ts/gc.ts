@@ -348,8 +348,9 @@ function garble(
   const tablesLen = 32 * circuit.andCount;
   const outLen = tablesLen + LABEL * (ng + circuit.outputs.length);
   const pc = circuits.pointer(core, circuit);
+  const seed = randomBytes(32);
   try {
-    const inputs = [sender.delta(), randomBytes(32), garblerBits, choice.rows, choice.flips];
+    const inputs = [sender.delta(), seed, garblerBits, choice.rows, choice.flips];
     const out = core.withBuffers(inputs, (pd, ps, pg, pq, pe) => {
       const po = core.alloc(outLen);
       try {
@@ -380,6 +381,7 @@ function garble(
       outZero: out.subarray(tablesLen + LABEL * ng),
     };
   } finally {
+    seed.fill(0);
     garblerBits.fill(0);
     choice.rows.fill(0);
   }
