@@ -9,6 +9,7 @@ import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
   TB_INDEX_PORT,
+  validateDecryptRequest,
   isRequest,
   type BadgeInfo,
   type MailSource,
@@ -101,11 +102,12 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   const page = fromExtensionPage(sender);
   switch (req.type) {
     case 'decrypt': {
+      const { block, source } = validateDecryptRequest(req);
       // A content script may only describe mail of the site it runs on.
-      if (!page && new URL(req.source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
+      if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
       }
-      const result = await decryptAndIndex(req.block, req.source);
+      const result = await decryptAndIndex(block, source);
       return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
     }
     case 'view': {

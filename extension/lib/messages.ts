@@ -47,6 +47,44 @@ export const TB_INDEX_PORT = 'pmf-tb-index';
 /** Broadcast to content scripts when keys were unlocked, locked or changed. */
 export const KEYS_CHANGED = { type: 'pmf-keys-changed' } as const;
 
+const MAX_FIELD_CHARS = 4096;
+
+/**
+ * Checks a decrypt request's shape: content scripts build it from page
+ * content, so it is untrusted input. Throws a clear error; returns it typed.
+ */
+export function validateDecryptRequest(req: { block?: unknown; source?: unknown }): {
+  block: PgpBlock;
+  source: MailSource;
+} {
+  const b = req.block as Partial<PgpBlock> | undefined;
+  if (
+    !b ||
+    (b.kind !== 'encrypted' && b.kind !== 'cleartext-signed') ||
+    typeof b.armored !== 'string' ||
+    typeof b.pgpMime !== 'boolean'
+  ) {
+    throw new Error('Invalid decrypt request: bad block.');
+  }
+  const s = req.source as Partial<MailSource> | undefined;
+  const text = (v: unknown, optional = false) =>
+    (optional && v === undefined) || (typeof v === 'string' && v.length <= MAX_FIELD_CHARS);
+  if (!s || !text(s.id) || !text(s.url) || !text(s.from) || !text(s.subject) || !text(s.date) || !text(s.to, true)) {
+    throw new Error('Invalid decrypt request: bad message metadata.');
+  }
+  let url: URL;
+  try {
+    url = new URL(s.url!);
+  } catch {
+    throw new Error('Invalid decrypt request: bad message URL.');
+  }
+  if (!['http:', 'https:', 'mid:'].includes(url.protocol)) throw new Error('Invalid decrypt request: bad message URL.');
+  return {
+    block: { kind: b.kind, armored: b.armored, pgpMime: b.pgpMime },
+    source: { id: s.id!, url: s.url!, from: s.from!, to: s.to, subject: s.subject!, date: s.date! },
+  };
+}
+
 export function isRequest(x: unknown): x is Request {
   return typeof x === 'object' && x !== null && typeof (x as { type?: unknown }).type === 'string';
 }
