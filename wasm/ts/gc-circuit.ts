@@ -146,9 +146,7 @@ export function spamCircuit(T: number): Circuit {
  * comparison; ties go to the first maximum.
  */
 export function argmaxCircuit(T: number, n: number, K: number): Circuit {
-  checkWidth(T);
-  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new RangeError(`argmax candidates must be 1..4096, got ${n}`);
-  if (!Number.isInteger(K) || K < 1 || K > 16) throw new RangeError(`index bits must be 1..16, got ${K}`);
+  checkArgmaxShape(T, n, K);
   const b = new CircuitBuilder(n * T, n * (T + K));
   let best = b.add(b.garbler(0, T), b.evaluator(0, T));
   let bestIdx = b.evaluator(n * T, K);
@@ -161,8 +159,16 @@ export function argmaxCircuit(T: number, n: number, K: number): Circuit {
   return b.build(bestIdx);
 }
 
-function checkWidth(T: number): void {
+/** Throws RangeError unless T is a supported bit width (2..32). */
+export function checkWidth(T: number): void {
   if (!Number.isInteger(T) || T < 2 || T > 32) throw new RangeError(`T must be an integer in 2..32, got ${T}`);
+}
+
+/** Throws RangeError unless (T, n candidates, K index bits) is a supported argmax shape. */
+export function checkArgmaxShape(T: number, n: number, K: number): void {
+  checkWidth(T);
+  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new RangeError(`argmax needs 1..4096 candidates, got ${n}`);
+  if (!Number.isInteger(K) || K < 1 || K > 16) throw new RangeError(`indexBits must be 1..16, got ${K}`);
 }
 
 /** Little-endian bits of v mod 2^n. */

@@ -10,7 +10,7 @@
 // Topics:  client argmaxChoice → gc_choice → provider garbleArgmax → gc_argmax
 //          → client evaluateArgmax → gc_labels → provider decodeArgmaxLabels.
 import type { WasmCore } from './core.js';
-import { Circuit, argmaxCircuit, fromBits, spamCircuit } from './gc-circuit.js';
+import { Circuit, argmaxCircuit, checkArgmaxShape, checkWidth, fromBits, spamCircuit } from './gc-circuit.js';
 import type { OtReceiver, OtSender } from './ot.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes, unpackBits } from './ot-wire.js';
 
@@ -115,7 +115,7 @@ export function spamChoice(
   receiver: OtReceiver,
   { rPrime, T }: SpamEvaluatorInput,
 ): { message: Uint8Array; pending: PendingEvaluation } {
-  checkT(T);
+  checkWidth(T);
   checkValue(rPrime, T, 'rPrime');
   return choose(receiver, Kind.Spam, T, 1, 0, [valueBits([rPrime], T)]);
 }
@@ -125,10 +125,8 @@ export function argmaxChoice(
   receiver: OtReceiver,
   { rPrimes, indices, T, indexBits }: ArgmaxEvaluatorInput,
 ): { message: Uint8Array; pending: PendingEvaluation } {
-  checkT(T);
-  checkIndexBits(indexBits);
   const n = rPrimes.length;
-  checkCount(n);
+  checkArgmaxShape(T, n, indexBits);
   if (indices.length !== n) throw new RangeError(`${n} masks but ${indices.length} candidate indices`);
   rPrimes.forEach((r, j) => checkValue(r, T, `rPrimes[${j}]`));
   indices.forEach((s, j) => checkValue(s, indexBits, `indices[${j}]`));
@@ -178,7 +176,7 @@ function valueBits(values: number[], width: number): Uint8Array {
 /** Provider, spam: garbles for the client's gc_choice and returns gc_spam. */
 export function garbleSpam({ y, T }: SpamGarblerInput, sender: OtSender, choice: Uint8Array): Uint8Array {
   const core = sender.core;
-  checkT(T);
+  checkWidth(T);
   checkValue(y, T, 'y');
   const ot = readChoice(sender, choice, Kind.Spam, T, 1, 0);
   const circuit = circuits.get(`spam:${T}`, () => spamCircuit(T));
@@ -209,10 +207,8 @@ export function garbleArgmax(
   choice: Uint8Array,
 ): { message: Uint8Array; decoder: ArgmaxDecoder } {
   const core = sender.core;
-  checkT(T);
-  checkIndexBits(indexBits);
   const n = ys.length;
-  checkCount(n);
+  checkArgmaxShape(T, n, indexBits);
   ys.forEach((y, j) => checkValue(y, T, `ys[${j}]`));
   const ot = readChoice(sender, choice, Kind.Argmax, T, n, indexBits);
   const circuit = circuits.get(`argmax:${T}:${n}:${indexBits}`, () => argmaxCircuit(T, n, indexBits));
@@ -483,18 +479,6 @@ class CircuitCache {
 }
 
 const circuits = new CircuitCache(32);
-
-function checkT(T: number): void {
-  if (!Number.isInteger(T) || T < 2 || T > 32) throw new RangeError(`T must be an integer in 2..32, got ${T}`);
-}
-
-function checkIndexBits(K: number): void {
-  if (!Number.isInteger(K) || K < 1 || K > 16) throw new RangeError(`indexBits must be 1..16, got ${K}`);
-}
-
-function checkCount(n: number): void {
-  if (!Number.isInteger(n) || n < 1 || n > 4096) throw new RangeError(`argmax needs 1..4096 values, got ${n}`);
-}
 
 function checkValue(v: number, bits: number, what: string): void {
   if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits)
