@@ -159,11 +159,20 @@ export class RecordCipher {
     return this.seal(aad, compress ? await gzip(bytes) : bytes);
   }
 
-  async openJson<T>(aad: string, rec: unknown, compressed = false): Promise<T> {
+  /** Decrypts (and gunzips) a record holding text. */
+  async openText(aad: string, rec: unknown, compressed = false): Promise<string> {
     const pt = await this.open(aad, rec);
     try {
-      const bytes = compressed ? await gunzip(pt) : pt;
-      return JSON.parse(new TextDecoder().decode(bytes)) as T;
+      return new TextDecoder('utf-8', { fatal: true }).decode(compressed ? await gunzip(pt) : pt);
+    } catch {
+      throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
+    }
+  }
+
+  async openJson<T>(aad: string, rec: unknown, compressed = false): Promise<T> {
+    const text = await this.openText(aad, rec, compressed);
+    try {
+      return JSON.parse(text) as T;
     } catch {
       throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
     }

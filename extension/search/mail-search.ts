@@ -597,9 +597,9 @@ export class MailSearch {
     await tx.done;
     for (let i = 0; i < missing.length; i++) {
       const aad = shardAad(missing[i].id);
-      const json = await this.cipher.openJson<unknown>(aad, recs[i], true);
+      const text = await this.cipher.openText(aad, recs[i], true);
       try {
-        loaded.set(missing[i].id, CompactShard.fromLunrJson(json, missing[i].docCount));
+        loaded.set(missing[i].id, CompactShard.fromLunrText(text, missing[i].docCount));
       } catch {
         throw new MailSearchError('integrity', `Search index record ${aad} is not a valid index`);
       }
