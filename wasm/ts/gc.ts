@@ -221,7 +221,9 @@ export function garbleArgmax(
     .bytes(g.tables)
     .bytes(g.inputLabels)
     .done();
-  return { message, decoder: new ArgmaxDecoder(core, g.outZero.slice(), sender.delta().slice()) };
+  const decoder = new ArgmaxDecoder(core, g.outZero.slice(), sender.delta().slice());
+  g.outZero.fill(0);
+  return { message, decoder };
 }
 
 /**
