@@ -1,0 +1,36 @@
+// The gc bench suite prints every row the issue's scripts look for, with sane
+// values (sizes are exact, so they are checked against the wire layouts).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+test('npm run bench -- --suite gc --quick reports every required row', () => {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--suite', 'gc', '--quick', '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  assert.equal(res.status, 0, res.stderr);
+  const rows = res.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { case: string; metric: string; value: number });
+  const value = (c: string, m: string): number => {
+    const row = rows.find((r) => r.case === c && r.metric === m);
+    assert.ok(row, `missing row ${c}/${m}`);
+    assert.ok(Number.isFinite(row.value) && row.value > 0, `${c}/${m} = ${row.value}`);
+    return row.value;
+  };
+  for (const c of ['cmp_T24', 'cmp_T32', 'argmax_per_input_B20', 'empwasm_cmp_T32']) {
+    value(c, 'cpu_us');
+    value(c, 'bytes');
+  }
+  value('ot_extension', 'ops_per_s');
+  value('base_ot_session', 'time_ms');
+  // gc_choice 11 + 4, gc_spam 48T - 5, plus 16 B of OT extension per client bit.
+  assert.equal(value('cmp_T32', 'bytes'), 15 + 48 * 32 - 5 + 16 * 32);
+  assert.ok(value('cmp_T32', 'bytes') <= 2500 && value('argmax_per_input_B20', 'bytes') <= 3500);
+});
