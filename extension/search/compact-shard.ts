@@ -231,7 +231,7 @@ const VECTORS_KEY = '"fieldVectors":';
 const INVERTED_KEY = ',"invertedIndex":';
 const INDEX_KEY = '{"_index":';
 
-/** End (exclusive) of the JSON string starting at text[i] === '"'. */
+/** End (exclusive) of the JSON string starting at text[i] === '"', or -1. */
 function stringEnd(text: string, i: number): number {
   for (let j = i + 1; j < text.length; j++) {
     if (text[j] === '\\') j++;
@@ -255,21 +255,16 @@ export function scanLunrText(text: string): { termOfIndex: string[]; fieldVector
     while (text[i] === '[') {
       const end = stringEnd(text, i + 1);
       if (text[i + 1] !== '"' || end < 0 || !text.startsWith(INDEX_KEY, end + 1)) return undefined;
-      const term = JSON.parse(text.slice(i + 1, end)) as string;
+      const quoted = text.slice(i + 1, end);
+      const term = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
       let j = end + 1 + INDEX_KEY.length;
       const digits = /^\d+/.exec(text.slice(j, j + 12));
       if (!digits) return undefined;
       termOfIndex[Number(digits[0])] = term;
-      // Skip the rest of the posting object: field names and refs only, no nested strings with braces.
-      let depth = 1;
-      for (j += digits[0].length; depth > 0 && j < text.length; j++) {
-        const ch = text[j];
-        if (ch === '"') j = stringEnd(text, j) - 1;
-        else if (ch === '{') depth++;
-        else if (ch === '}') depth--;
-        if (j < 0) return undefined;
-      }
-      if (text[j] !== ']') return undefined;
+      // The posting ends at the first "}]": it holds only field names, base36
+      // refs and empty metadata objects (no arrays, no strings with brackets).
+      j = text.indexOf('}]', j + digits[0].length) + 1;
+      if (j <= 0) return undefined;
       i = j + 1;
       if (text[i] === ',') i++;
     }
