@@ -1,7 +1,9 @@
 // OT: base OTs + IKNP extension correctness, the KOS check against a cheating
 // receiver, validation of every incoming message, and what the provider sees.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { KOS_EXTRA, OtReceiver, OtSender } from '../ts/ot.js';
 import { ProtocolError } from '../ts/ot-wire.js';
 import { openSession } from './gc/session.js';
@@ -172,4 +174,24 @@ test('close() wipes the session secrets', async () => {
   client.close();
   assert.throws(() => client.take(1), /exhausted/);
   assert.throws(() => client.extend(10), /before base OTs/);
+});
+
+test('without Node built-ins (browser path: @noble/hashes for the KOS challenge) the session works too', () => {
+  const script = `
+    delete process.getBuiltinModule;
+    const { loadCore } = await import('./wasm/ts/core.ts');
+    const { OtReceiver, OtSender } = await import('./wasm/ts/ot.ts');
+    const core = await loadCore();
+    const c = new OtReceiver(core), p = new OtSender(core);
+    c.finish(p.respond(c.start()));
+    const n = p.acceptExtension(c.extend(1000));
+    const r = c.take(n), q = p.take(r.offset, n), d = p.delta();
+    const ok = r.rows.every((b, i) => b === (q[i] ^ (r.bits[i >> 4] ? d[i & 15] : 0)));
+    console.log(ok ? 'ok ' + n : 'mismatch');`;
+  const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    encoding: 'utf8',
+  });
+  assert.equal(res.status, 0, res.stderr);
+  assert.match(res.stdout, /^ok \d+/);
 });
