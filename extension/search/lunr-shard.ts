@@ -68,7 +68,7 @@ export const SEARCH_PIPELINE = searchPipeline();
 /** Query words the index pipeline drops entirely (stop words): they can never match. */
 const NEVER_INDEXED = new lunr.Pipeline();
 NEVER_INDEXED.add(lunr.trimmer, lunr.stopWordFilter);
-const neverIndexed = (term: string) => NEVER_INDEXED.runString(term).length === 0;
+const neverIndexed = (term: string) => NEVER_INDEXED.runString(term).every((t) => t === '');
 
 /** "Ann <ann.lee@example.org>" also yields "ann.lee" and "example.org", so either finds the mail. */
 function withAddressParts(value: string): string {
@@ -173,8 +173,8 @@ export function accepts(start: TokenSetNode, term: string): boolean {
 /**
  * Parses a user's query with lunr's syntax (field:term, +must, -mustnot, wild*,
  * fuzzy~1, boost^2). Unlike lunr, plain terms are required (AND), as in mail
- * search boxes. Stop words are dropped (lunr would crash on a required stop
- * word). Text lunr cannot parse ("re: budget") is searched as plain words.
+ * search boxes. Stop words and bare punctuation are dropped (required, they
+ * would match nothing). Text lunr cannot parse ("re: budget") is searched as plain words.
  */
 export function parseQuery(text: string): Clause[] {
   let query = new lunr.Query([...FIELDS]);

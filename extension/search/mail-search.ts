@@ -6,13 +6,14 @@
 //   add; its vectors are (re)computed lazily when a query needs them.
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: serialized
 //   with lunr's toJSON, gzip'd, encrypted, stored as one record. Sealed shards
-//   are immutable and loaded only by the first search.
+//   are immutable and loaded only by the first search, into the compact
+//   query form of compact-shard.ts.
 // - remove() deletes the document record and adds a tombstone (its sequence
 //   number) to the manifest; queries drop tombstoned refs. A shard whose
 //   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
 //   with the following shard while the two fit in SHARD_SIZE.
-// - Scores from different shards are made comparable by rescoring every match
-//   with the global idf (lunr-shard.ts, globalScore).
+// - Scores from different shards are made comparable by swapping each shard's
+//   idf for the global one (CompactShard#run).
 import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';

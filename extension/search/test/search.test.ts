@@ -204,6 +204,7 @@ describe('MailSearch results', () => {
     assert.equal((await s.search('friday rocket')).length, 1);
     assert.equal((await s.search('the')).length, 0);
     assert.equal((await s.search('the rocket')).length, 1);
+    assert.equal((await s.search('rocket ... !')).length, 1);
     assert.equal((await s.search('rocket: friday')).length, 1, 'unknown field "rocket" → plain words');
     assert.equal((await s.search('')).length, 0);
   });
