@@ -15,6 +15,7 @@ header["bodySha256"] is the SHA-256 of everything after the padding.
 
 import hashlib
 import json
+import os
 
 import numpy as np
 
@@ -39,9 +40,19 @@ def write_model(path, header, weights, float_weights=None):
     }
     head = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
     pad = b"\0" * (-(16 + len(head)) % 8)
-    with open(path, "wb") as f:
-        f.write(MAGIC + VERSION.to_bytes(4, "little") + len(head).to_bytes(4, "little"))
-        f.write(head + pad + body)
+    # Owner-only (the weights are the provider's secret), written to a temporary
+    # file and renamed so a failed run never leaves a truncated model behind.
+    tmp = f"{path}.tmp{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + VERSION.to_bytes(4, "little") + len(head).to_bytes(4, "little"))
+            f.write(head + pad + body)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def read_model(path):

@@ -67,6 +67,8 @@ def test_model_file_round_trip_and_corruption(tmp_path, spec):
     header, w_int, w = pipeline.fit("topics", "mnb", ["a", "b", "c"], spec, x, y)
     f = tmp_path / "m.pmfm"
     write_model(f, header, w_int, w)
+    assert f.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["m.pmfm"]
     h2, wi2, wf2 = read_model(f)
     assert h2["format"] == "pmf-plain-model" and h2["formatVersion"] == 1
     np.testing.assert_array_equal(wi2, w_int)
