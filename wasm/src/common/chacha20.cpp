@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 #include "common/export.h"
 #include "common/rng.h"
 
@@ -59,6 +63,53 @@ void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonc
   wipe(x, sizeof x);
 }
 
+void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                     uint8_t out[256]) {
+#ifdef __wasm_simd128__
+  // Lane i of every vector computes block counter + i.
+  v128_t x[16], init[16];
+  const uint32_t consts[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
+  for (int i = 0; i < 4; ++i) init[i] = wasm_u32x4_splat(consts[i]);
+  for (int i = 0; i < 8; ++i) init[4 + i] = wasm_u32x4_splat(key[i]);
+  init[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
+                             int32_t(counter + 3));
+  for (int i = 0; i < 3; ++i) init[13 + i] = wasm_u32x4_splat(nonce[i]);
+  memcpy(x, init, sizeof x);
+  auto rot = [](v128_t v, int r) {
+    return wasm_v128_or(wasm_i32x4_shl(v, r), wasm_u32x4_shr(v, 32 - r));
+  };
+  auto qr = [&](int a, int b, int c, int d) {
+    x[a] = wasm_i32x4_add(x[a], x[b]);
+    x[d] = rot(wasm_v128_xor(x[d], x[a]), 16);
+    x[c] = wasm_i32x4_add(x[c], x[d]);
+    x[b] = rot(wasm_v128_xor(x[b], x[c]), 12);
+    x[a] = wasm_i32x4_add(x[a], x[b]);
+    x[d] = rot(wasm_v128_xor(x[d], x[a]), 8);
+    x[c] = wasm_i32x4_add(x[c], x[d]);
+    x[b] = rot(wasm_v128_xor(x[b], x[c]), 7);
+  };
+  for (int i = 0; i < 10; ++i) {
+    qr(0, 4, 8, 12);
+    qr(1, 5, 9, 13);
+    qr(2, 6, 10, 14);
+    qr(3, 7, 11, 15);
+    qr(0, 5, 10, 15);
+    qr(1, 6, 11, 12);
+    qr(2, 7, 8, 13);
+    qr(3, 4, 9, 14);
+  }
+  uint32_t words[16][4];
+  for (int i = 0; i < 16; ++i) wasm_v128_store(words[i], wasm_i32x4_add(x[i], init[i]));
+  for (int blk = 0; blk < 4; ++blk)
+    for (int i = 0; i < 16; ++i)
+      memcpy(out + 64 * blk + 4 * i, &words[i][blk], 4);  // little-endian target
+  wipe(x, sizeof x);
+  wipe(words, sizeof words);
+#else
+  for (uint32_t blk = 0; blk < 4; ++blk) chacha20_block(key, counter + blk, nonce, out + 64 * blk);
+#endif
+}
+
 ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {
   for (int i = 0; i < 8; ++i) key_[i] = load32(key + 4 * i);
   for (int i = 0; i < 3; ++i) nonce_[i] = load32(nonce + 4 * i);
@@ -70,14 +121,15 @@ ChaCha20Stream::~ChaCha20Stream() {
 }
 
 void ChaCha20Stream::refill() {
-  chacha20_block(key_, counter_++, nonce_, buf_);
+  chacha20_blocks(key_, counter_, nonce_, buf_);
+  counter_ += 4;
   pos_ = 0;
 }
 
 void ChaCha20Stream::read(uint8_t* out, size_t len) {
   while (len > 0) {
-    if (pos_ == 64) refill();
-    size_t take = len < 64 - pos_ ? len : 64 - pos_;
+    if (pos_ == sizeof buf_) refill();
+    size_t take = len < sizeof buf_ - pos_ ? len : sizeof buf_ - pos_;
     memcpy(out, buf_ + pos_, take);
     pos_ += take;
     out += take;
@@ -86,7 +138,7 @@ void ChaCha20Stream::read(uint8_t* out, size_t len) {
 }
 
 uint64_t ChaCha20Stream::next_u64() {
-  if (pos_ > 56) {
+  if (pos_ > sizeof buf_ - 8) {
     uint8_t b[8];
     read(b, 8);
     uint64_t v;

@@ -29,8 +29,8 @@ class ChaCha20Stream {
   uint32_t key_[8];
   uint32_t nonce_[3];
   uint32_t counter_ = 0;
-  uint8_t buf_[64];
-  size_t pos_ = 64;
+  uint8_t buf_[256];
+  size_t pos_ = sizeof buf_;
 };
 
 // A ChaCha20 stream keyed with 32 fresh bytes from pmf::random_bytes: cheap
