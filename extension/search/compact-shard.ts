@@ -255,8 +255,8 @@ export function scanLunrText(text: string): { termOfIndex: string[]; fieldVector
     while (text[i] === '[') {
       const end = stringEnd(text, i + 1);
       if (text[i + 1] !== '"' || end < 0 || !text.startsWith(INDEX_KEY, end + 1)) return undefined;
-      const quoted = text.slice(i + 1, end);
-      const term = quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1);
+      // JSON.parse also copies the term: a slice would keep the whole text alive.
+      const term = JSON.parse(text.slice(i + 1, end)) as string;
       let j = end + 1 + INDEX_KEY.length;
       const digits = /^\d+/.exec(text.slice(j, j + 12));
       if (!digits) return undefined;
