@@ -134,7 +134,13 @@ export default async function search(ctx: BenchContext): Promise<void> {
   let t0 = performance.now();
   await s.addMany(bulk);
   const bulkMs = (performance.now() - t0) / bulk.length;
-  ctx.report({ case: 'bulk_index_40k', metric: 'time_ms', value: bulkMs, unit: 'ms', note: `addMany, per message; ${size}` });
+  ctx.report({
+    case: 'bulk_index_40k',
+    metric: 'time_ms',
+    value: bulkMs,
+    unit: 'ms',
+    note: `addMany, per message; ${size}`,
+  });
 
   const perAdd: number[] = [];
   for (const d of docs.slice(n - updates)) {
