@@ -148,12 +148,13 @@ export default async function he(ctx: BenchContext): Promise<void> {
       lazy.dispose();
     }
     if (N === 5e6) {
+      const own = heLayout(p).bodyBytes + heLayout(p).ctCount * 2 * 4096 * 8;
       ctx.report({
         case: 'dot_peak_N5M',
         metric: 'peak_bytes',
         value: core.heap.buffer.byteLength,
         unit: 'B',
-        note: 'wasm linear memory after loading the N = 5M model and running dot (b packed + a cached + acc)',
+        note: `wasm linear memory after loading N = 5M and running dot; the model itself holds ${(own / 1e6).toFixed(1)} MB (packed b + cached a)`,
       });
     }
     lastModel?.dispose();

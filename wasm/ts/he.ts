@@ -176,8 +176,8 @@ export function publicKeySeed(providerSeed: Uint8Array, clientNonce: Uint8Array)
 }
 
 /**
- * A reusable wasm buffer for public inputs (LWE ciphertexts) on the hot
- * decryption path, instead of malloc + copy + wipe + free per call. JS is
+ * A reusable wasm buffer for public inputs (LWE ciphertexts to decrypt, model
+ * body records), instead of malloc + copy + wipe + free per call. JS is
  * single-threaded per realm, so one per module instance is enough.
  */
 const scratch = new WeakMap<WasmCore, { ptr: number; size: number }>();
