@@ -23,6 +23,8 @@ export const SPEC_VERSION = 1;
 export const MAX_N = 1 << 24;
 /** Hard bound on lMax so that T stays within the lattice layer's 32 bits. */
 export const MAX_L = 1 << 16;
+/** The lattice layer accepts counts of at most 10 bits (wasm/ts/he.ts). */
+export const MAX_FIN = 10;
 
 export function makeSpec(overrides: Partial<Omit<FeatureSpec, 'id' | 'version'>> = {}): FeatureSpec {
   return validateSpec({
@@ -53,7 +55,7 @@ export function validateSpec(spec: unknown): FeatureSpec {
     id: SPEC_ID,
     version: SPEC_VERSION,
     N: int('N', 1, MAX_N),
-    fIn: int('fIn', 1, 16),
+    fIn: int('fIn', 1, MAX_FIN),
     boolean: s.boolean,
     lMax: int('lMax', 1, MAX_L),
   };

@@ -75,7 +75,7 @@ test('a model at the limits reaches the bound exactly and still does not wrap', 
   for (const [bIn, fIn, lMax, boolean] of [
     [14, 4, 64, false],
     [16, 4, 32, true],
-    [8, 16, 16, false],
+    [8, 10, 16, false],
   ] as const) {
     const N = lMax + 5;
     const h = headerFor({ task: 'topics', N, B: 2, bIn, fIn, lMax, boolean });

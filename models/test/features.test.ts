@@ -177,6 +177,7 @@ test('spec validation rejects what a model header must not carry', () => {
   assert.throws(() => validateSpec({ ...makeSpec(), version: 2 }), /version/);
   assert.throws(() => validateSpec({ ...makeSpec(), N: 0 }), /N must be/);
   assert.throws(() => validateSpec({ ...makeSpec(), lMax: 1.5 }), /lMax/);
+  assert.throws(() => validateSpec({ ...makeSpec(), fIn: 11 }), /fIn must be an integer in \[1, 10\]/);
   assert.throws(() => validateSpec({ ...makeSpec(), boolean: 'yes' }), /boolean/);
 });
 
