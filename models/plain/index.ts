@@ -5,6 +5,7 @@ export {
   plainVerdict,
   checkFeatures,
   candidates,
+  decomposedTopic,
   argmax,
   isSpam,
   publicMetadata,

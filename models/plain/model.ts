@@ -161,7 +161,9 @@ export function plainVerdict(model: PlainModel, f: Features): string {
 
 /**
  * The candidate set S' for decomposed topic extraction (Pretzel §4.3): the
- * bPrime best columns of the public model, best first, ties to lower index.
+ * bPrime best columns of the public model (ties to the lower index), returned
+ * in ascending index order, so the garbled argmax's "first maximum wins" rule
+ * breaks ties towards the lower index exactly as argmax does.
  */
 export function candidates(publicModel: PlainModel, f: Features, bPrime: number): Uint32Array {
   if (publicModel.header.task !== 'topics') throw new Error('candidates: not a topic model');
@@ -169,7 +171,19 @@ export function candidates(publicModel: PlainModel, f: Features, bPrime: number)
   if (!Number.isInteger(bPrime) || bPrime < 1 || bPrime > s.length)
     throw new Error(`candidates: B' must be in 1..${s.length}`);
   const order = Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b);
-  return Uint32Array.from(order.slice(0, bPrime));
+  return Uint32Array.from(order.slice(0, bPrime)).sort();
+}
+
+/**
+ * Plaintext reference of decomposed topic extraction: the private model's
+ * best column among the public model's candidates (what the provider learns).
+ */
+export function decomposedTopic(model: PlainModel, publicModel: PlainModel, f: Features, bPrime: number): number {
+  const set = candidates(publicModel, f, bPrime);
+  const s = plainScores(model, f);
+  let best = set[0];
+  for (const j of set) if (s[j] > s[best]) best = j;
+  return best;
 }
 
 /** What a client may see: the header without training statistics. */

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { extractFeatures } from '../features/index.js';
 import { loadSpamAssassin } from '../data/loaders.js';
-import { candidates, loadPlainModel, plainScores, plainVerdict, publicMetadata } from '../plain/index.js';
+import {
+  candidates,
+  decomposedTopic,
+  loadPlainModel,
+  plainScores,
+  plainVerdict,
+  publicMetadata,
+} from '../plain/index.js';
 import { headerFor, modelBytes } from './model-bytes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -80,15 +87,20 @@ test('plainScores refuses inadmissible features (the T bound assumes them)', () 
   assert.equal(plainScores(m, f([1, 5, 10], [15, 15, 15]))[0], 1 + 45);
 });
 
-test('candidates: best B columns by score, ties to lower index', () => {
+test('candidates: best B columns by score (ties to lower index), in index order', () => {
   const h = headerFor({ task: 'topics', N: 2, B: 5, bIn: 8 });
   // bias [0, 5, 5, -1, 3]; row 1 adds [1, 0, 0, 9, 0]
   const m = loadPlainModel(modelBytes({ ...h, role: 'public' }, [0, 5, 5, -1, 3, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0]));
   const none = { rows: new Uint32Array(), counts: new Uint32Array() };
   assert.deepEqual([...candidates(m, none, 3)], [1, 2, 4]);
   const one = { rows: Uint32Array.from([1]), counts: Uint32Array.from([1]) };
-  assert.deepEqual([...candidates(m, one, 2)], [3, 1]);
+  assert.deepEqual([...candidates(m, one, 2)], [1, 3]);
   assert.throws(() => candidates(m, one, 6), /B' must be/);
+  // Decomposed: private model scores [0, 7, 7, 9, 9] (bias only) restricted to S'.
+  const priv = loadPlainModel(modelBytes(h, [0, 7, 7, 9, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+  assert.equal(decomposedTopic(priv, m, none, 3), 4, "S' = {1, 2, 4}: 4 scores 9");
+  assert.equal(decomposedTopic(priv, m, none, 2), 1, "S' = {1, 2}: tie at 7 goes to 1");
+  assert.equal(decomposedTopic(priv, m, one, 2), 3, "S' = {1, 3}");
 });
 
 test('default spam model: verdicts on held-out SpamAssassin mail match its recorded accuracy', async () => {
