@@ -20,18 +20,17 @@ const pipeline = indexPipeline();
 
 /**
  * Yields the ranges of tokens (split like lunr.tokenizer) whose index term is
- * in `terms`. Only tokens whose first letter (after lunr's trimmer) starts
- * some term go through the pipeline: the stemmer only rewrites suffixes, so
- * this skips most of the stemming work without missing a match.
+ * in `terms`. A regular expression finds the tokens whose first word
+ * character (what lunr's trimmer leaves first) starts some term; only those go
+ * through the pipeline. The stemmer rewrites suffixes only, so this skips most
+ * of the stemming work without missing a match.
  */
 function* matches(text: string, terms: ReadonlySet<string>): Generator<Range> {
-  const initials = new Set([...terms].map((t) => t[0]));
-  const separated = /[^\s-]+/g;
+  const initials = [...new Set([...terms].map((t) => t[0]))].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('');
+  const candidates = new RegExp(`(?<![^\\s-])[^\\w\\s-]*[${initials}][^\\s-]*`, 'gi');
   const scan = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
-  for (let m = separated.exec(scan); m; m = separated.exec(scan)) {
-    const word = m[0].toLowerCase();
-    if (!initials.has(word.replace(/^\W+/, '')[0])) continue;
-    const [term] = pipeline.run([new lunr.Token(word, {})]);
+  for (const m of scan.matchAll(candidates)) {
+    const [term] = pipeline.run([new lunr.Token(m[0].toLowerCase(), {})]);
     if (term && terms.has(term.toString())) yield { start: m.index, end: m.index + m[0].length };
   }
 }

@@ -7,7 +7,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { answerSearchRequest, isSearchRequest, openMailSearch, SEARCH_MESSAGE, segments } from '../index.js';
+import lunr from 'lunr';
+import { indexPipeline } from '../lunr-shard.js';
 import { makeSnippet, matchRanges } from '../snippet.js';
+import { rng } from './corpus.js';
 import { safeUrl } from '../view.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -39,6 +42,37 @@ describe('highlighting', () => {
     const text = 'Launching the launch; the launcher launched. Lunch?';
     const words = matchRanges(text, new Set(['launch'])).map((r) => text.slice(r.start, r.end));
     assert.deepEqual(words, ['Launching', 'launch;', 'launched.']);
+  });
+
+  it('finds the same words as lunr tokenizer + index pipeline on messy text', () => {
+    const rand = rng(7);
+    const words = [
+      'Launch',
+      'launches',
+      '(rocket)',
+      '"Rockets,"',
+      'co-op',
+      'über',
+      '--fuel',
+      'FUELING',
+      'x',
+      'the',
+      'e-mail',
+    ];
+    const seps = [' ', '  ', '\n', '-', '\t'];
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+    const pipeline = indexPipeline();
+    for (let round = 0; round < 50; round++) {
+      const text = Array.from({ length: 30 }, () => pick(words) + pick(seps)).join('');
+      const terms = new Set(['launch', 'rocket', 'fuel', 'op', 'mail', 'ber'].filter(() => rand() < 0.6));
+      const want: { start: number; end: number }[] = [];
+      for (const tok of lunr.tokenizer(text)) {
+        const [start, len] = (tok as unknown as { metadata: { position: [number, number] } }).metadata.position;
+        const [out] = pipeline.run([tok]);
+        if (out && terms.has(out.toString())) want.push({ start, end: start + len });
+      }
+      assert.deepEqual(matchRanges(text, terms), want, JSON.stringify({ text, terms: [...terms] }));
+    }
   });
 
   it('cuts a snippet around the first match, deep inside a long body', () => {
