@@ -6,6 +6,7 @@ import { createCipheriv, createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
 import { HE_N, HE_Q1, HE_Q2, heLayout, loadHe, makeParams, publicKeySeed } from '../ts/he.js';
+import { PINNED_EXPANSION } from './he/fixtures.js';
 
 const QS = [HE_Q1, HE_Q2];
 const SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -144,9 +145,3 @@ describe('he known answers', () => {
     for (const h of [acc, pk, model, sk]) h.dispose();
   });
 });
-
-// SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f.
-const PINNED_EXPANSION = [
-  '6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a',
-  '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe',
-];

@@ -97,3 +97,9 @@ export async function failureRun(
   }
   return { failures, noise, margin: 2 ** (s.params.Q - s.params.T - 1) };
 }
+
+/** SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f, per limb (wasm and native builds). */
+export const PINNED_EXPANSION = [
+  '6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a',
+  '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe',
+];
