@@ -9,10 +9,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { makeSpec, type FeatureSpec } from './features/spec.js';
-import { featurize, writeDataset } from './data/featurize.js';
-import { hashSplit, type Example } from './data/loaders.js';
+import { exportExamples, featurize, writeDataset } from './data/featurize.js';
+import type { Example } from './data/loaders.js';
 import { runPython } from './data/python.js';
-import { labelOrder, loadSources } from './data/sources.js';
+import { loadSources } from './data/sources.js';
 import { loadPlainModel, plainScores, publicMetadata } from './plain/model.js';
 
 const OPTIONS = {
@@ -86,24 +86,11 @@ function taskOf(a: Args): 'spam' | 'topics' {
 }
 
 async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec, examples: Example[], a: Args) {
-  const frac = num(a['test-fraction'], 'test-fraction', 0.2)!;
-  const split = (e: Example) => e.split ?? hashSplit(e.id, frac);
-  const labels = labelOrder(
-    task,
-    examples.filter((e) => split(e) === 'train').map((e) => e.label),
-  );
-  const index = new Map(labels.map((l, i) => [l, i]));
-  const kept = examples.filter((e) => index.has(e.label));
-  if (kept.length < examples.length)
-    console.log(`skipping ${examples.length - kept.length} held-out examples whose label has no training data`);
-  const feats = await featurize(kept, spec);
-  const parts = { train: [] as [number, (typeof feats)[0]][], test: [] as [number, (typeof feats)[0]][] };
-  kept.forEach((e, i) => parts[split(e)].push([index.get(e.label)!, feats[i]]));
   const source = [...(a.corpus ?? []), ...(a.jsonl ?? []), ...(a.mbox ?? []), ...(a.maildir ?? [])].join(' ');
-  writeDataset(dir, { task, labels, featureSpec: spec, source }, parts);
-  console.log(
-    `${kept.length} examples (${parts.train.length} train, ${parts.test.length} held out), labels: ${labels.join(', ')}`,
-  );
+  const testFraction = num(a['test-fraction'], 'test-fraction', 0.2)!;
+  const r = await exportExamples(dir, { task, spec, source, testFraction }, examples);
+  if (r.skipped) console.log(`skipping ${r.skipped} held-out examples whose label has no training data`);
+  console.log(`${r.train + r.test} examples (${r.train} train, ${r.test} held out), labels: ${r.labels.join(', ')}`);
 }
 
 async function train(a: Args): Promise<void> {

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { extractFeatures, type Features } from '../features/extract.js';
 import type { FeatureSpec } from '../features/spec.js';
 import { libsvmLine } from './libsvm.js';
-import type { Example } from './loaders.js';
+import { hashSplit, type Example } from './loaders.js';
+import { labelOrder } from './sources.js';
 
 const cacheDir = (): string =>
   process.env.PMF_FEATURE_CACHE ??
@@ -81,4 +82,36 @@ export function writeDataset(
     const lines = parts[name].map(([y, f]) => libsvmLine(y, f) + '\n');
     fs.writeFileSync(path.join(dir, `${name}.svm`), lines.join(''));
   }
+}
+
+export interface ExportSummary {
+  labels: string[];
+  train: number;
+  test: number;
+  /** Held-out examples dropped because no training example has their label. */
+  skipped: number;
+}
+
+/**
+ * Splits (an example's own split, else the hash split with `testFraction`),
+ * orders labels from the training part, extracts features and writes the
+ * folder pmf_models reads.
+ */
+export async function exportExamples(
+  dir: string,
+  opts: { task: 'spam' | 'topics'; spec: FeatureSpec; source: string; testFraction: number },
+  examples: Example[],
+): Promise<ExportSummary> {
+  const split = (e: Example) => e.split ?? hashSplit(e.id, opts.testFraction);
+  const labels = labelOrder(
+    opts.task,
+    examples.filter((e) => split(e) === 'train').map((e) => e.label),
+  );
+  const index = new Map(labels.map((l, i) => [l, i]));
+  const kept = examples.filter((e) => index.has(e.label));
+  const feats = await featurize(kept, opts.spec);
+  const parts = { train: [] as [number, Features][], test: [] as [number, Features][] };
+  kept.forEach((e, i) => parts[split(e)].push([index.get(e.label)!, feats[i]]));
+  writeDataset(dir, { task: opts.task, labels, featureSpec: opts.spec, source: opts.source }, parts);
+  return { labels, train: parts.train.length, test: parts.test.length, skipped: examples.length - kept.length };
 }

@@ -25,14 +25,14 @@ def load(data_dir, part, spec):
     return pipeline.load_libsvm(str(path), spec["N"])
 
 
-def print_metrics(title, m, labels):
+def print_metrics(title, m):
     print(f"{title}: n={m['n']} accuracy={m['accuracy']:.4f} precision={m['precision']:.4f} recall={m['recall']:.4f}")
 
 
 def print_side_by_side(res, labels):
     if "float" in res:
-        print_metrics("float    ", res["float"], labels)
-    print_metrics("quantized", res["quantized"], labels)
+        print_metrics("float    ", res["float"])
+    print_metrics("quantized", res["quantized"])
     if "disagreements" in res:
         n = res["quantized"]["n"]
         print(
