@@ -65,6 +65,9 @@ describe('he parameters (§1)', () => {
     for (const [i, q] of [HE_Q1, HE_Q2].entries())
       assert.equal((BigInt(prime(i, 1) >>> 0) << 32n) | BigInt(prime(i, 0) >>> 0), q);
     assert.equal(core.fn('pmf_he_layout')(0), HE_N);
+    assert.equal(core.fn('pmf_he_layout')(3), heLayout(makeParams({ N: 1, B: 1 })).recordBytes);
+    for (let T = 8; T <= 32; T++)
+      assert.equal(core.fn('pmf_he_lwe_bytes')(T + 12), heLayout(makeParams({ N: 1, B: 1, T })).lweBytes);
   });
 
   it('layout helper: rows never straddle ciphertexts; sizes match PROTOCOL.md', () => {

@@ -23,7 +23,6 @@ constexpr unsigned kQBits = 54;                       // bit length of each qi
 constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
 constexpr unsigned kCbdEta = 21;                      // error: centered binomial
 constexpr unsigned kMaxT = 32;
-constexpr unsigned kMaxFin = 10;  // counts < 2^10 keep the lazy accumulator < 2^64
 
 // High 64 bits of a·b, from 32-bit halves (wasm has no 64×64→128 multiply).
 inline uint64_t mulhi64(uint64_t a, uint64_t b) {
