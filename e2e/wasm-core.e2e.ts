@@ -8,12 +8,15 @@ import { launchWithExtension, root, screenshot, type ExtensionBrowser } from './
 import { startServer } from './fixtures/webmail-server.js';
 
 let browser: ExtensionBrowser;
-before(async () => {
-  browser = await launchWithExtension();
-});
+before(
+  async () => {
+    browser = await launchWithExtension();
+  },
+  { timeout: 180_000 },
+); // includes building dist/ when stale
 after(async () => browser?.close());
 
-describe('WASM core in the browser', () => {
+describe('WASM core in the browser', { timeout: 120_000 }, () => {
   it('the extension worker instantiates pmf_core and runs its exports (options page status line)', async () => {
     const page = await browser.context.newPage();
     await page.goto(browser.extensionUrl('options.html'));

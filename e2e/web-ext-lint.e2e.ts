@@ -30,7 +30,7 @@ function lint(target: 'firefox' | 'thunderbird'): LintReport {
 
 const describeAll = (msgs: LintMessage[]) => msgs.map((m) => `${m.code}: ${m.message}`).join('\n');
 
-describe('web-ext lint', () => {
+describe('web-ext lint', { timeout: 180_000 }, () => {
   it('passes on the Firefox build with no errors or warnings', () => {
     ensureBuilt();
     const r = lint('firefox');

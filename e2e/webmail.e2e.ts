@@ -37,41 +37,44 @@ async function forgedMessage(): Promise<string> {
   return `From: Bob <bob@example.org>\r\nTo: Alice <alice@example.org>\r\nSubject: Invoice\r\n\r\n${armored}`;
 }
 
-before(async () => {
-  [alice, bob, eve] = await Promise.all([
-    makeParty('Alice', 'alice@example.org'),
-    makeParty('Bob', 'bob@example.org'),
-    makeParty('Eve', 'eve@example.org'),
-  ]);
-  const date = '2026-11-21T10:00:00Z';
-  webmail = await startWebmail({
-    tokens: { [TOKEN]: 'alice@example.org' },
-    mail: {
-      'alice@example.org': [
-        {
-          id: 'pgpmime-1',
-          date,
-          raw: await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
-        },
-        { id: 'inline-1', date, raw: await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?') },
-        {
-          id: 'for-eve',
-          date,
-          raw: `From: Bob <bob@example.org>\r\nSubject: For Eve\r\n\r\n${await encryptText('secret for eve', [eve], bob)}`,
-        },
-        {
-          id: 'broken',
-          date,
-          raw: 'From: x@example.org\r\nSubject: Broken\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\n!!!notbase64!!!\r\n-----END PGP MESSAGE-----\r\n',
-        },
-        { id: 'forged', date, raw: await forgedMessage() },
-        { id: 'archive-1', date, raw: await inlinePgpMessage(bob, alice, 'Archive', 'The walrus archive is ready.') },
-      ],
-    },
-  });
-  browser = await launchWithExtension();
-  page = await browser.context.newPage();
-});
+before(
+  async () => {
+    [alice, bob, eve] = await Promise.all([
+      makeParty('Alice', 'alice@example.org'),
+      makeParty('Bob', 'bob@example.org'),
+      makeParty('Eve', 'eve@example.org'),
+    ]);
+    const date = '2026-11-21T10:00:00Z';
+    webmail = await startWebmail({
+      tokens: { [TOKEN]: 'alice@example.org' },
+      mail: {
+        'alice@example.org': [
+          {
+            id: 'pgpmime-1',
+            date,
+            raw: await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
+          },
+          { id: 'inline-1', date, raw: await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?') },
+          {
+            id: 'for-eve',
+            date,
+            raw: `From: Bob <bob@example.org>\r\nSubject: For Eve\r\n\r\n${await encryptText('secret for eve', [eve], bob)}`,
+          },
+          {
+            id: 'broken',
+            date,
+            raw: 'From: x@example.org\r\nSubject: Broken\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\n!!!notbase64!!!\r\n-----END PGP MESSAGE-----\r\n',
+          },
+          { id: 'forged', date, raw: await forgedMessage() },
+          { id: 'archive-1', date, raw: await inlinePgpMessage(bob, alice, 'Archive', 'The walrus archive is ready.') },
+        ],
+      },
+    });
+    browser = await launchWithExtension();
+    page = await browser.context.newPage();
+  },
+  { timeout: 180_000 },
+); // includes building dist/ when stale
 
 after(async () => {
   await browser?.close();
@@ -85,7 +88,7 @@ async function openMessage(id: string): Promise<void> {
   await badge().waitFor({ timeout: 20_000 });
 }
 
-describe('extension in the demo webmail', () => {
+describe('extension in the demo webmail', { timeout: 180_000 }, () => {
   it('imports the private key only with the right passphrase, and a contact key', async () => {
     await page.goto(browser.extensionUrl('options.html'));
     const form = page.locator('#import');
