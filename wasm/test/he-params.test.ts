@@ -88,6 +88,7 @@ describe('he parameters (§1)', () => {
     assert.throws(() => validateParams({ ...ok, q1: '17' }), /q1, q2/);
     assert.throws(() => validateParams({ ...ok, T: 33 }), /T must be/);
     assert.throws(() => validateParams({ ...ok, Q: ok.T + 4 }), /Q must be/);
+    assert.throws(() => validateParams({ ...ok, T: 32, b_in: 8, Q: 53 }), /Q must be/);
     assert.throws(() => validateParams({ ...ok, F: 63 }), /F must be/);
     assert.throws(() => validateParams({ ...ok, f_in: 11 }), /f_in must be/);
     assert.throws(() => validateParams({ ...ok, B: 4097 }), /B must be/);

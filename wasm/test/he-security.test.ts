@@ -4,7 +4,7 @@
 // the joint seed (property 4) and validation of what the other side sends.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Features } from '../ts/he.js';
+import { type Features, HE_Q1, HE_Q2 } from '../ts/he.js';
 import { plainDot, randomEmail, setup, unblind, visibleNoise } from './he/fixtures.js';
 
 /** Two-sample Kolmogorov–Smirnov statistic. */
@@ -78,6 +78,27 @@ describe('he security properties', () => {
         A.map((v) => v + 8),
       ) > critical,
     );
+  });
+
+  it('flooding is applied with the configured width: at Q = 52 the scaled flood shows in the visible noise', async () => {
+    // E uniform in [−2^F, 2^F) reaches the provider as E·2^Q/q: σ = 2^(F+Q)/q/√3
+    // (≈ 37 at F = 62, ≈ 18.5 at F = 61), on top of the rounding noise (σ ≈ 15.1).
+    // Without flooding the visible σ would stay ≈ 15.1.
+    const q = Number(HE_Q1) * Number(HE_Q2);
+    for (const F of [62, 61]) {
+      const s = await setup({ N: 1000, B: 1, T: 32, Q: 52, F, b_in: 8 });
+      const acc = s.model.dot(randomEmail(1000, 20, 3));
+      const noise = Array.from({ length: 600 }, () => visibleNoise(s, s.model.extract(acc, [0], s.pk)[0].lwe));
+      const mean = noise.reduce((a, b) => a + b, 0) / noise.length;
+      const sd = Math.sqrt(noise.reduce((a, b) => a + (b - mean) ** 2, 0) / (noise.length - 1));
+      const predicted = Math.sqrt((2 ** (F + 52) / q) ** 2 / 3 + 228);
+      assert.ok(
+        Math.abs(sd / predicted - 1) < 0.12,
+        `F = ${F}: sd ${sd.toFixed(1)} vs predicted ${predicted.toFixed(1)}`,
+      );
+      const half = 2 ** (F + 52) / q;
+      assert.ok(Math.max(...noise.map(Math.abs)) < half + 100, 'bounded by the flood width plus rounding');
+    }
   });
 
   it('refuses to send when the honest noise could exceed what flooding hides (2^(F−40))', async () => {

@@ -78,8 +78,9 @@ export function validateParams(p: HeParams): HeParams {
     throw new Error('lattice params: q1, q2 are not the frozen primes of this build');
   int('T', 2, 32);
   // Q ≥ T + 8 keeps the rounding noise of the modulus switch (σ ≈ 15) far
-  // below the decryption margin 2^(Q−T−1); Q ≤ 56 for the bit-packer.
-  int('Q', p.T + 8, 56);
+  // below the decryption margin 2^(Q−T−1); Q ≤ 52 keeps the modulus
+  // switch's fixed-point scale 2^(64+Q)/q2 within 64 bits.
+  int('Q', p.T + 8, 52);
   int('F', 41, 62);
   int('b_in', 2, p.T);
   int('f_in', 1, MAX_FIN);

@@ -248,7 +248,8 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
 
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T,
                unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
-  if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > 56 || F < 1 || F > 62) return kBadParams;
+  if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > kMaxQ || F < 1 || F > 62)
+    return kBadParams;
   if (acc.model != &m) return kBadState;
   // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
   // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.

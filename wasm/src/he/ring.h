@@ -23,6 +23,8 @@ constexpr unsigned kQBits = 54;                       // bit length of each qi
 constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
 constexpr unsigned kCbdEta = 21;                      // error: centered binomial
 constexpr unsigned kMaxT = 32;
+// LWE output modulus 2^Q: the modulus switch's fixed-point scale 2^(64+Q)/q2 must fit 64 bits.
+constexpr unsigned kMaxQ = 52;
 
 // High 64 bits of a·b, from 32-bit halves (wasm has no 64×64→128 multiply).
 inline uint64_t mulhi64(uint64_t a, uint64_t b) {

@@ -113,7 +113,7 @@ Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kP
 }
 
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase) {
-  if (Q == 0 || Q > 56) return kBadParams;
+  if (Q == 0 || Q > kMaxQ) return kBadParams;
   if (len != lwe_bytes(Q) || in[0] != kLweTag) return kBadLength;
   if (in[1] != kLayoutVersion) return kBadVersion;
   if (in[2] != Q) return kBadParams;
