@@ -50,6 +50,25 @@ describe('he homomorphic correctness', () => {
     }
   });
 
+  for (const [T, Q] of [
+    [32, 44],
+    [32, 52],
+    [8, 16],
+  ]) {
+    it(`edge parameters T = ${T}, Q = ${Q}: still exact`, async () => {
+      const s = await setup({ N: 3000, B: 2, T, Q, b_in: 8, f_in: 4 });
+      for (let trial = 0; trial < 3; trial++) {
+        const email = randomEmail(3000, 500, 15);
+        const acc = s.model.dot(email);
+        for (const x of s.model.extract(acc, [0, 1], s.pk))
+          assert.equal(
+            unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask),
+            plainDot(s.params, s.weights, email, x.index),
+          );
+      }
+    });
+  }
+
   it('round trip: with a zero bias, one feature decrypts to its row, coefficient by coefficient', async () => {
     const p = { N: 2, B: 4096, T: 16, b_in: 16 };
     const limit = 2 ** 15 - 1;
