@@ -45,12 +45,20 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   });
 }
 
+/**
+ * fetch() as the page itself would make it: Firefox content scripts have
+ * `content.fetch` for that (their own fetch runs with the extension's
+ * principal); Chromium content-script fetches already carry the page origin.
+ */
+const pageContext = (globalThis as { content?: { fetch?: typeof fetch } }).content;
+const pageFetch: typeof fetch = pageContext?.fetch ? pageContext.fetch.bind(pageContext) : fetch.bind(globalThis);
+
 async function indexAll(adapter: WebmailAdapter, links: URL[], onProgress: (done: number) => void): Promise<Tally> {
   const tally: Tally = { indexed: 0, locked: 0, 'other-key': 0, unreadable: 0, plain: 0 };
   const parser = new DOMParser();
   for (const [i, link] of links.entries()) {
     try {
-      const res = await fetch(link, { credentials: 'same-origin' });
+      const res = await pageFetch(link, { credentials: 'same-origin' });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       const page = parser.parseFromString(await res.text(), 'text/html');
       const [view] = adapter.findMessages(page, link);
