@@ -224,13 +224,13 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
   for (uint64_t f : acc.features) {
     const uint32_t row = uint32_t(f >> 32), x = uint32_t(f), ct = row / m.rows_per_ct;
     const size_t k = size_t(row % m.rows_per_ct) * m.width;
-    const uint64_t* a = m.a + size_t(ct) * kLimbs * kN;
-    if (!m.cache_a) {
-      if (ct != expanded)
-        for (size_t l = 0; l < kLimbs; ++l)
-          expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
+    const uint64_t* a = scratch;
+    if (m.cache_a) {
+      a = m.a + size_t(ct) * kLimbs * kN;
+    } else if (ct != expanded) {
+      for (size_t l = 0; l < kLimbs; ++l)
+        expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
       expanded = ct;
-      a = scratch;
     }
     if (budget + x > kLazyBudget) {
       for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
