@@ -19,10 +19,18 @@ interface LintReport {
 const THUNDERBIRD_ONLY = new Set(['MANIFEST_PERMISSIONS', 'MISSING_DATA_COLLECTION_PERMISSIONS']);
 
 function lint(target: 'firefox' | 'thunderbird'): LintReport {
-  const res = spawnSync('npx', ['web-ext', 'lint', '--source-dir', distDir(target), '--output', 'json', '--no-input'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
+  const args = [
+    'web-ext',
+    'lint',
+    '--source-dir',
+    distDir(target),
+    '--output',
+    'json',
+    '--no-input',
+    '--no-config-discovery',
+  ];
+  // No update check against the registry at test time.
+  const res = spawnSync('npx', args, { cwd: root, encoding: 'utf8', env: { ...process.env, NO_UPDATE_NOTIFIER: '1' } });
   const json = res.stdout.slice(res.stdout.indexOf('{'));
   assert.ok(json.length > 0, `web-ext lint produced no report: ${res.stderr}`);
   return JSON.parse(json) as LintReport;
