@@ -252,4 +252,25 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await opened.close();
     await search.close();
   });
+
+  it('locks on request: keys and the search index close, messages show as locked again', async () => {
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#lock').click();
+    await popup.locator('#key-status[data-unlocked="0"]').waitFor();
+    assert.match(
+      (await popup.locator('#key-status').textContent()) ?? '',
+      /locked\. Unlocking keeps them open for 15 min/,
+    );
+    await popup.close();
+
+    await openMessage('pgpmime-1');
+    assert.equal(await badge().getAttribute('data-status'), 'locked');
+    const search = await browser.context.newPage();
+    await search.goto(`${browser.extensionUrl('search.html')}?q=pangolin`);
+    await search.locator('#search-status[data-kind=error]').waitFor({ timeout: 20_000 });
+    assert.match((await search.locator('#search-status').textContent()) ?? '', /Unlock/i);
+    assert.equal(await search.locator('#results .hit').count(), 0);
+    await search.close();
+  });
 });

@@ -9,7 +9,8 @@ async function refresh(): Promise<void> {
   const line = $('key-status');
   line.dataset.unlocked = String(s.unlocked);
   if (s.privateKeys === 0) say(line, 'No private key yet: add one in Keys & options.', 'info');
-  else if (s.unlocked === 0) say(line, `${s.privateKeys} private key(s), locked.`, 'info');
+  else if (s.unlocked === 0)
+    say(line, `${s.privateKeys} private key(s), locked. Unlocking keeps them open for ${s.unlockMinutes} min.`, 'info');
   else say(line, `${s.unlocked} of ${s.privateKeys} key(s) unlocked until ${formatTime(s.expiresAt!)}.`, 'ok');
   $('unlock').hidden = s.privateKeys === 0 || s.unlocked === s.privateKeys;
   $('lock').hidden = s.unlocked === 0;
