@@ -46,7 +46,7 @@ async function indexQuietly(source: MailSource, text: string, subject?: string):
   await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
 }
 
-export async function decryptAndIndex(
+async function decryptAndIndex(
   block: Parameters<typeof decryptBlock>[0],
   source: MailSource,
 ): Promise<DecryptResult> {
@@ -140,6 +140,8 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    default:
+      throw new Error('Unknown request.');
   }
 }
 
