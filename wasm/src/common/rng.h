@@ -1,6 +1,6 @@
 // Fresh randomness from the platform CSPRNG: crypto.getRandomValues in
-// browsers and workers, crypto.randomFillSync in Node (Emscripten routes
-// getentropy() there), /dev/urandom in native test builds.
+// browsers, workers and Node (one bulk call per 64 KiB, not Emscripten's
+// per-byte getentropy), getentropy() in native test builds.
 #pragma once
 
 #include <cstddef>
