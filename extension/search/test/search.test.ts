@@ -4,7 +4,7 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import lunr from 'lunr';
-import { MailSearch, openMailSearch, SHARD_SIZE } from '../index.js';
+import { deleteMailSearch, MailSearch, openMailSearch, SHARD_SIZE } from '../index.js';
 import { makeDoc, makeDocs, queries, Reference, rng, VOCAB } from './corpus.js';
 
 const newKey = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
@@ -218,5 +218,35 @@ describe('MailSearch results', () => {
       (await s.search('from:cy')).map((h) => h.id),
       ['lunch'],
     );
+  });
+});
+
+describe('MailSearch operations', () => {
+  it('runs overlapping calls one at a time, each seeing the previous one', async () => {
+    const name = freshName();
+    const key = await newKey();
+    const s = await openMailSearch({ dbName: name, key });
+    const docs = makeDocs(21, 30);
+    const pending = [
+      s.addMany(docs.slice(0, 20)),
+      s.search('w1', 1000),
+      s.remove(docs[0].id),
+      s.add({ ...docs[1], body: 'zebra' }),
+      s.addMany(docs.slice(20)),
+      s.search('zebra'),
+      s.count(),
+    ] as const;
+    const [, , removed, , , zebra, count] = await Promise.all(pending);
+    assert.equal(removed, true);
+    assert.deepEqual(
+      zebra.map((h) => h.id),
+      [docs[1].id],
+    );
+    assert.equal(count, 29);
+    await s.close();
+    await deleteMailSearch(name);
+    const fresh = await openMailSearch({ dbName: name, key: await newKey() });
+    assert.equal(await fresh.count(), 0, 'deleteMailSearch removed everything; a new key starts a new index');
+    await fresh.close();
   });
 });
