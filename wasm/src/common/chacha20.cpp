@@ -110,6 +110,21 @@ void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t non
 #endif
 }
 
+void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
+                     size_t nblocks) {
+  uint32_t k[8], n[3];
+  for (int i = 0; i < 8; ++i) k[i] = load32(key + 4 * i);
+  for (int i = 0; i < 3; ++i) n[i] = load32(nonce + 4 * i);
+  for (; nblocks >= 4; nblocks -= 4, counter += 4, out += 256) chacha20_blocks(k, counter, n, out);
+  if (nblocks > 0) {
+    uint8_t tail[256];
+    chacha20_blocks(k, counter, n, tail);
+    memcpy(out, tail, 64 * nblocks);
+    wipe(tail, sizeof tail);
+  }
+  wipe(k, sizeof k);
+}
+
 ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {
   for (int i = 0; i < 8; ++i) key_[i] = load32(key + 4 * i);
   for (int i = 0; i < 3; ++i) nonce_[i] = load32(nonce + 4 * i);

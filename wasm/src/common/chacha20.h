@@ -12,6 +12,15 @@ namespace pmf {
 void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
                     uint8_t out[64]);
 
+// Four consecutive blocks (counter .. counter+3) at once: the SIMD width.
+void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                     uint8_t out[256]);
+
+// nblocks 64-byte keystream blocks for a byte key and nonce, starting at block
+// `counter`: for callers that address the stream by block (OT extension).
+void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
+                     size_t nblocks);
+
 class ChaCha20Stream {
  public:
   // Key 32 bytes, nonce 12 bytes, block counter starting at 0.

@@ -61,39 +61,7 @@ constexpr uint32_t kSigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
 constexpr uint32_t kGcKey[4] = {0x2d666d70, 0x682d6367, 0x2d687361,
                                 0x61646574};  // "pmf-gc-hash-teda"
 
-inline uint32_t load32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 }  // namespace
-
-void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
-                     size_t nblocks) {
-  v128_t in[16], x[16];
-  for (int i = 0; i < 4; ++i) in[i] = wasm_i32x4_splat(static_cast<int32_t>(kSigma[i]));
-  for (int i = 0; i < 8; ++i)
-    in[4 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(key + 4 * i)));
-  for (int i = 0; i < 3; ++i)
-    in[13 + i] = wasm_i32x4_splat(static_cast<int32_t>(load32(nonce + 4 * i)));
-  uint8_t tmp[256];
-  while (nblocks > 0) {
-    in[12] = wasm_i32x4_make(static_cast<int32_t>(counter), static_cast<int32_t>(counter + 1),
-                             static_cast<int32_t>(counter + 2), static_cast<int32_t>(counter + 3));
-    chacha4<20>(in, x);
-    for (int g = 0; g < 4; ++g) transpose4(x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
-    size_t n = nblocks < 4 ? nblocks : 4;
-    uint8_t* dst = n == 4 ? out : tmp;
-    // After the transposes, x[4g + k] holds bytes 16g..16g+15 of block k.
-    for (int k = 0; k < 4; ++k)
-      for (int g = 0; g < 4; ++g) wasm_v128_store(dst + 64 * k + 16 * g, x[4 * g + k]);
-    if (n < 4) std::memcpy(out, tmp, 64 * n);
-    out += 64 * n;
-    nblocks -= n;
-    counter += 4;
-  }
-}
 
 void hash4(const block xs[4], const uint64_t tweak[4], block out[4]) {
   v128_t in[16], x[16];

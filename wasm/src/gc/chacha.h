@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/chacha20.h"  // the keystream (pmf::chacha20_stream) used by OT and garbling
 #include "gc/block.h"
 
 namespace pmf::gc {
@@ -17,11 +18,6 @@ namespace pmf::gc {
 // attacks on ChaCha (7 rounds) while meeting the per-gate budget; measured in
 // bench/suites/gc.ts (hash_4way row).
 constexpr int kHashRounds = 8;
-
-// ChaCha20 keystream: nblocks 64-byte blocks for key (32 bytes) and 96-bit
-// nonce (12 bytes), starting at block counter `counter`.
-void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
-                     size_t nblocks);
 
 // H(x, tweak): ChaCha with key (x || K_gc), block counter = low 32 bits of the
 // tweak, nonce = (high 32 bits, 0, 0), reduced to kHashRounds, output bytes

@@ -116,7 +116,7 @@ PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t
   std::vector<uint8_t> in0(16ull * c.ninputs);
   const uint8_t nonce[12] = {0};
   std::vector<uint8_t> stream(((16ull * ng + 63) / 64) * 64);
-  chacha20_stream(seed, nonce, 0, stream.data(), stream.size() / 64);
+  pmf::chacha20_stream(seed, nonce, 0, stream.data(), stream.size() / 64);
   for (uint32_t i = 0; i < ng; ++i) {
     const block z = load_block(stream.data() + 16 * i);
     store_block(in0.data() + 16 * i, z);
@@ -160,7 +160,7 @@ PMF_EXPORT void pmf_gc_hash(const uint8_t* x, size_t n, uint32_t tweak_lo, uint3
 
 PMF_EXPORT void pmf_gc_chacha20(const uint8_t* key, const uint8_t* nonce, uint32_t counter,
                                 uint8_t* out, size_t nblocks) {
-  pmf::gc::chacha20_stream(key, nonce, counter, out, nblocks);
+  pmf::chacha20_stream(key, nonce, counter, out, nblocks);
 }
 
 // Decodes k output labels against their zero labels: bit i of the result is 1
