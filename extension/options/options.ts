@@ -107,6 +107,7 @@ function onGenerate(form: HTMLFormElement): void {
           say(status, label);
         },
       );
+      bar.hidden = true; // before announcing success, so the page never shows both
       form.reset();
       say(status, `Generated ${formatFingerprint(info.fingerprint)}.`, 'ok');
       await ask({ type: 'keys-changed' });
