@@ -27,8 +27,10 @@ import {
   openStore,
   recordBytes,
   shardAad,
+  lookupAndWrite,
   writeAtomically,
   type DocRecord,
+  type WriteOp,
   type Header,
   type SearchDb,
 } from './store.js';
@@ -477,9 +479,6 @@ export class MailSearch {
 
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
     const tags = await Promise.all(batch.map((d) => this.cipher.tag(d.id)));
-    const lookup = this.db.transaction('docs');
-    const olds = await Promise.all(tags.map((h) => lookup.store.index('h').getKey(h)));
-    await lookup.done;
     const seqs = batch.map((_, i) => this.nextSeq + i);
     const records = await Promise.all(
       batch.map(async (d, i): Promise<DocRecord> => {
@@ -487,15 +486,23 @@ export class MailSearch {
         return { h: tags[i], ...sealed };
       }),
     );
-    const replaced = olds.filter((o): o is number => o !== undefined);
-    const sealedOld = replaced.filter((o) => o < this.manifest.sealedUpTo);
-    const next = sealedOld.length ? this.withTombstones(sealedOld) : undefined;
-    const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
-    await writeAtomically(this.db, [
+    const writes = (replaced: number[]): WriteOp[] => [
       ...replaced.map((o) => ({ store: 'docs', delete: o }) as const),
       ...records.map((r, i) => ({ store: 'docs', put: r, key: seqs[i] }) as const),
-      ...(nextRec ? [{ store: 'meta', put: nextRec, key: 'manifest' } as const] : []),
-    ]);
+    ];
+    const defined = (olds: (number | undefined)[]) => olds.filter((o): o is number => o !== undefined);
+    // Common case, one transaction: look up replaced ids and write. Replacing a
+    // message of a sealed shard also needs a new (encrypted) manifest: a second pass.
+    const first = await lookupAndWrite(this.db, ['docs'], tags, (olds) =>
+      defined(olds).some((o) => o < this.manifest.sealedUpTo) ? undefined : writes(defined(olds)),
+    );
+    const replaced = defined(first.seqs);
+    let next: Manifest | undefined;
+    if (!first.committed) {
+      next = this.withTombstones(replaced.filter((o) => o < this.manifest.sealedUpTo));
+      const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
+      await writeAtomically(this.db, [...writes(replaced), { store: 'meta', put: nextRec, key: 'manifest' }]);
+    }
     // Committed: now (and only now) update the in-memory state.
     this.nextSeq += batch.length;
     for (const o of replaced) if (o >= this.manifest.sealedUpTo) this.retireHot(o);
