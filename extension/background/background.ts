@@ -46,10 +46,7 @@ async function indexQuietly(source: MailSource, text: string, subject?: string):
   await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
 }
 
-async function decryptAndIndex(
-  block: Parameters<typeof decryptBlock>[0],
-  source: MailSource,
-): Promise<DecryptResult> {
+async function decryptAndIndex(block: Parameters<typeof decryptBlock>[0], source: MailSource): Promise<DecryptResult> {
   const result = await decryptBlock(block, await keyContext());
   if (result.status === 'decrypted' && result.text !== undefined) {
     await indexQuietly(source, result.text, result.subject);
