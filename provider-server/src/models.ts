@@ -35,7 +35,7 @@ const KEY_MODE = 0o600;
  * Q − T for the packages built here. PROTOCOL.md §1 says Q = T + 12; the
  * decryption margin is 2^(Q−T−1) against a modulus-switch rounding noise of
  * σ ≈ 15 (wasm/ts/he.ts), so T + 9 still leaves 17σ (failure far below
- * 2^-40) and brings the client's ciphertext from 21.5 KB to 20.0 KB at T = 30.
+ * 2^-40) and brings the client's ciphertext from 19.4 KB to 17.9 KB at T = 26.
  */
 export const Q_MINUS_T = 9;
 
