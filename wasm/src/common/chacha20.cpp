@@ -8,6 +8,7 @@
 
 #include "common/export.h"
 #include "common/rng.h"
+#include "common/wipe.h"
 
 namespace pmf {
 namespace {
@@ -27,11 +28,6 @@ inline void quarter(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
 
 inline uint32_t load32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-
-void wipe(void* p, size_t len) {
-  volatile uint8_t* v = static_cast<volatile uint8_t*>(p);
-  while (len--) *v++ = 0;
 }
 
 }  // namespace
@@ -60,7 +56,7 @@ void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonc
     out[4 * i + 2] = uint8_t(v >> 16);
     out[4 * i + 3] = uint8_t(v >> 24);
   }
-  wipe(x, sizeof x);
+  secure_wipe(x, sizeof x);
 }
 
 void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
@@ -103,8 +99,8 @@ void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t non
   for (int blk = 0; blk < 4; ++blk)
     for (int i = 0; i < 16; ++i)
       memcpy(out + 64 * blk + 4 * i, &words[i][blk], 4);  // little-endian target
-  wipe(x, sizeof x);
-  wipe(words, sizeof words);
+  secure_wipe(x, sizeof x);
+  secure_wipe(words, sizeof words);
 #else
   for (uint32_t blk = 0; blk < 4; ++blk) chacha20_block(key, counter + blk, nonce, out + 64 * blk);
 #endif
@@ -120,9 +116,9 @@ void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t co
     uint8_t tail[256];
     chacha20_blocks(k, counter, n, tail);
     memcpy(out, tail, 64 * nblocks);
-    wipe(tail, sizeof tail);
+    secure_wipe(tail, sizeof tail);
   }
-  wipe(k, sizeof k);
+  secure_wipe(k, sizeof k);
 }
 
 ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {
@@ -131,8 +127,8 @@ ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {
 }
 
 ChaCha20Stream::~ChaCha20Stream() {
-  wipe(key_, sizeof key_);
-  wipe(buf_, sizeof buf_);
+  secure_wipe(key_, sizeof key_);
+  secure_wipe(buf_, sizeof buf_);
 }
 
 void ChaCha20Stream::refill() {
@@ -170,7 +166,7 @@ namespace {
 struct Seed {
   uint8_t key[32];
   Seed() { random_bytes(key, sizeof key); }
-  ~Seed() { wipe(key, sizeof key); }
+  ~Seed() { secure_wipe(key, sizeof key); }
 };
 const uint8_t kZeroNonce[12] = {0};
 }  // namespace

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "common/export.h"
+#include "common/wipe.h"
 #include "gc/block.h"
 #include "gc/chacha.h"
 #include "gc/circuit.h"
-#include "gc/wipe.h"
 
 namespace pmf::gc {
 namespace {
@@ -126,8 +126,8 @@ PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t
     store_block(in0.data() + 16 * (ng + j),
                 wasm_v128_xor(load_block(q_rows + 16 * j), and_bit(d, e[j] & 1)));
   garble(c, d, in0.data(), tweak_of(tweak_lo, tweak_hi), tables, out0);
-  secure_wipe(stream.data(), stream.size());
-  secure_wipe(in0.data(), in0.size());
+  pmf::secure_wipe(stream.data(), stream.size());
+  pmf::secure_wipe(in0.data(), in0.size());
   return static_cast<int>(c.nand);
 }
 

@@ -14,10 +14,10 @@
 
 #include "common/ct.h"
 #include "common/export.h"
+#include "common/wipe.h"
 #include "gc/block.h"
 #include "gc/chacha.h"
 #include "gc/gf128.h"
-#include "gc/wipe.h"
 
 namespace pmf::gc {
 namespace {

@@ -21,8 +21,8 @@ Model::~Model() {
 }
 
 Accumulator::~Accumulator() {
-  wipe(a, sizeof a);
-  if (!features.empty()) wipe(features.data(), features.size() * sizeof features[0]);
+  secure_wipe(a, sizeof a);
+  if (!features.empty()) secure_wipe(features.data(), features.size() * sizeof features[0]);
 }
 
 namespace {
@@ -139,7 +139,7 @@ struct ExtractScratch {
   int8_t u[kN], e2[kN];
   uint64_t za[kLimbs][kN];
   uint64_t lwe[kN + 1];
-  ~ExtractScratch() { wipe(this, sizeof *this); }
+  ~ExtractScratch() { secure_wipe(this, sizeof *this); }
 };
 
 }  // namespace
@@ -306,7 +306,7 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint
   memset(out + 3, 0, lwe_bytes(Q) - 3);
   pack_bits(sc->lwe, kN + 1, Q, out + 3);
   mask = uint32_t(r);
-  wipe(bj, sizeof bj);
+  secure_wipe(bj, sizeof bj);
   delete sc;
   return kOk;
 }

@@ -49,14 +49,14 @@ PMF_EXPORT SecretKey* pmf_he_sk_load(const uint8_t* in, size_t len, int* status)
   }
   *status = sk_load(in, len, *sk);
   if (*status == kOk) return sk;
-  wipe(sk, sizeof *sk);
+  pmf::secure_wipe(sk, sizeof *sk);
   delete sk;
   return nullptr;
 }
 
 PMF_EXPORT void pmf_he_sk_free(SecretKey* sk) {
   if (!sk) return;
-  wipe(sk, sizeof *sk);
+  pmf::secure_wipe(sk, sizeof *sk);
   delete sk;
 }
 

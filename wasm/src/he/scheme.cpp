@@ -9,11 +9,6 @@
 
 namespace pmf::he {
 
-void wipe(void* p, size_t len) {
-  volatile uint8_t* v = static_cast<volatile uint8_t*>(p);
-  while (len--) *v++ = 0;
-}
-
 uint64_t delta_mod(unsigned T, size_t limb) {
   const unsigned __int128 q = static_cast<unsigned __int128>(kQ[0]) * kQ[1];
   return uint64_t(((q - 1) >> T) % kQ[limb]);
@@ -41,7 +36,7 @@ void sample_errors(int8_t* e) {
 struct Scratch {  // large temporaries live on the heap, not the 1 MB stack
   uint64_t a[kLimbs][kN], b[kLimbs][kN];
   int8_t e[kN];
-  ~Scratch() { wipe(this, sizeof *this); }
+  ~Scratch() { secure_wipe(this, sizeof *this); }
 };
 
 }  // namespace
@@ -138,7 +133,7 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
   for (size_t k = 0; k < kN; ++k)
     acc += value(k + 1) * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
   phase = acc & mask;
-  wipe(&acc, sizeof acc);
+  secure_wipe(&acc, sizeof acc);
   return kOk;
 }
 
@@ -149,7 +144,7 @@ Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned 
   Status st = lwe_phase(sk, in, len, Q, v);
   if (st != kOk) return st;
   y = uint32_t(((v + (uint64_t(1) << (Q - T - 1))) >> (Q - T)) & ((uint64_t(1) << T) - 1));
-  wipe(&v, sizeof v);
+  secure_wipe(&v, sizeof v);
   return kOk;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/wipe.h"
 #include "he/ntt.h"
 #include "he/pack.h"
 #include "he/ring.h"
@@ -48,9 +49,6 @@ struct PublicKey {
 
 // Δ = (q−1)/2^T reduced mod q_limb.
 uint64_t delta_mod(unsigned T, size_t limb);
-
-// Securely zeroes memory that held secrets.
-void wipe(void* p, size_t len);
 
 // Provider.
 void sk_generate(uint8_t out[kSecretKeyBytes]);
