@@ -4,8 +4,7 @@
 // from the mail client instead).
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
-import { splitMbox } from '../models/data/loaders.js';
+import { maildirFiles, readMaybeGzip, splitMbox } from '../models/data/loaders.js';
 
 export interface MailItem {
   /** The id the provider delivered the message under (see messageIdOf). */
@@ -33,10 +32,7 @@ export function detectFormat(p: string): MailboxFormat {
   return /\.jsonl?(\.gz)?$/i.test(p) ? 'jsonl' : 'mbox';
 }
 
-function readText(file: string): string {
-  const data = fs.readFileSync(file);
-  return (data[0] === 0x1f && data[1] === 0x8b ? zlib.gunzipSync(data) : data).toString('utf8');
-}
+const readText = (file: string): string => readMaybeGzip(file).toString('utf8');
 
 export function readMailbox(p: string, format: MailboxFormat = detectFormat(p)): MailItem[] {
   if (format === 'jsonl') {
@@ -60,16 +56,8 @@ export function readMailbox(p: string, format: MailboxFormat = detectFormat(p)):
   if (format === 'mbox') {
     return splitMbox(readText(p)).map((raw, i) => ({ id: messageIdOf(raw, `${path.basename(p)}#${i + 1}`), raw }));
   }
-  const dirs = ['cur', 'new'].map((d) => path.join(p, d)).filter((d) => fs.existsSync(d));
-  return (dirs.length ? dirs : [p]).flatMap((d) =>
-    fs
-      .readdirSync(d, { withFileTypes: true })
-      .filter((e) => e.isFile() && !e.name.startsWith('.'))
-      .map((e) => e.name)
-      .sort()
-      .map((name) => {
-        const raw = fs.readFileSync(path.join(d, name), 'utf8');
-        return { id: messageIdOf(raw, name.replace(/:2,.*$/, '')), raw };
-      }),
-  );
+  return maildirFiles(p).map((file) => {
+    const raw = fs.readFileSync(file, 'utf8');
+    return { id: messageIdOf(raw, path.basename(file).replace(/:2,.*$/, '')), raw };
+  });
 }

@@ -31,7 +31,8 @@ export function asMessage(text: string): string {
   return HEADER_LINE.test(text) || text.startsWith('From ') ? text : `\n${text}`;
 }
 
-function readMaybeGzip(file: string): Buffer {
+/** File contents, gunzipped when they start with the gzip magic. */
+export function readMaybeGzip(file: string): Buffer {
   const data = fs.readFileSync(file);
   return data[0] === 0x1f && data[1] === 0x8b ? zlib.gunzipSync(data) : data;
 }
@@ -140,6 +141,22 @@ export function loadMbox(file: string, label: string): Example[] {
 }
 
 /**
+ * The message files of a Maildir (cur/ and new/) or of a plain folder, sorted
+ * per folder; hidden files and Maildir's tmp/ are skipped.
+ */
+export function maildirFiles(dir: string): string[] {
+  const sub = ['cur', 'new'].map((s) => path.join(dir, s)).filter((d) => fs.existsSync(d));
+  return (sub.length ? sub : [dir]).flatMap((d) =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .filter((e) => e.isFile() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort()
+      .map((name) => path.join(d, name)),
+  );
+}
+
+/**
  * A folder per label; each is a Maildir (messages in cur/ and new/) or a plain
  * folder of message files. Hidden files and Maildir's tmp/ are skipped.
  */
@@ -152,18 +169,10 @@ export function loadMaildir(root: string): Example[] {
   if (labels.length === 0) throw new Error(`${root}: no label folders (expected ${root}/<label>/{cur,new}/...)`);
   return labels.flatMap((label) => {
     const dir = path.join(root, label);
-    const sub = ['cur', 'new'].map((s) => path.join(dir, s)).filter((d) => fs.existsSync(d));
-    return (sub.length ? sub : [dir]).flatMap((d) =>
-      fs
-        .readdirSync(d, { withFileTypes: true })
-        .filter((e) => e.isFile() && !e.name.startsWith('.'))
-        .map((e) => e.name)
-        .sort()
-        .map((name) => ({
-          id: `${label}/${path.relative(dir, path.join(d, name))}`,
-          label,
-          raw: new Uint8Array(fs.readFileSync(path.join(d, name))),
-        })),
-    );
+    return maildirFiles(dir).map((file) => ({
+      id: `${label}/${path.relative(dir, file)}`,
+      label,
+      raw: new Uint8Array(fs.readFileSync(file)),
+    }));
   });
 }
