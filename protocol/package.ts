@@ -12,24 +12,14 @@
 // holds no secret: the secret key never enters a package.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import type { HeParams } from '../wasm/ts/he.js';
 
 export const PACKAGE_MAGIC = new Uint8Array([0x50, 0x4d, 0x46, 0x50, 0x4b, 0x47, 0x00, 0x01]);
 export const PACKAGE_FORMAT = 'pmf-model-package/1';
 export const MAX_HEADER_BYTES = 1 << 20;
 
-/** Lattice and model parameters (PROTOCOL.md §1, §5). */
-export interface PackageParams {
-  n: number;
-  q1: string; // decimal: the primes exceed 2^53
-  q2: string;
-  T: number;
-  Q: number;
-  F: number;
-  b_in: number;
-  f_in: number;
-  B: number;
-  N: number;
-}
+/** Lattice and model parameters (PROTOCOL.md §1, §5): the lattice layer's own. */
+export type PackageParams = HeParams;
 
 export interface PackageHeader {
   format: typeof PACKAGE_FORMAT;
