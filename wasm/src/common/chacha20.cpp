@@ -2,10 +2,7 @@
 
 #include <cstring>
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
-
+#include "common/chacha_simd.h"
 #include "common/export.h"
 #include "common/rng.h"
 #include "common/wipe.h"
@@ -62,45 +59,20 @@ void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonc
 void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
                      uint8_t out[256]) {
 #ifdef __wasm_simd128__
+  using namespace chacha_simd;
   // Lane i of every vector computes block counter + i.
-  v128_t x[16], init[16];
-  const uint32_t consts[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
-  for (int i = 0; i < 4; ++i) init[i] = wasm_u32x4_splat(consts[i]);
-  for (int i = 0; i < 8; ++i) init[4 + i] = wasm_u32x4_splat(key[i]);
-  init[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
-                             int32_t(counter + 3));
-  for (int i = 0; i < 3; ++i) init[13 + i] = wasm_u32x4_splat(nonce[i]);
-  memcpy(x, init, sizeof x);
-  auto rot = [](v128_t v, int r) {
-    return wasm_v128_or(wasm_i32x4_shl(v, r), wasm_u32x4_shr(v, 32 - r));
-  };
-  auto qr = [&](int a, int b, int c, int d) {
-    x[a] = wasm_i32x4_add(x[a], x[b]);
-    x[d] = rot(wasm_v128_xor(x[d], x[a]), 16);
-    x[c] = wasm_i32x4_add(x[c], x[d]);
-    x[b] = rot(wasm_v128_xor(x[b], x[c]), 12);
-    x[a] = wasm_i32x4_add(x[a], x[b]);
-    x[d] = rot(wasm_v128_xor(x[d], x[a]), 8);
-    x[c] = wasm_i32x4_add(x[c], x[d]);
-    x[b] = rot(wasm_v128_xor(x[b], x[c]), 7);
-  };
-  for (int i = 0; i < 10; ++i) {
-    qr(0, 4, 8, 12);
-    qr(1, 5, 9, 13);
-    qr(2, 6, 10, 14);
-    qr(3, 7, 11, 15);
-    qr(0, 5, 10, 15);
-    qr(1, 6, 11, 12);
-    qr(2, 7, 8, 13);
-    qr(3, 4, 9, 14);
-  }
-  uint32_t words[16][4];
-  for (int i = 0; i < 16; ++i) wasm_v128_store(words[i], wasm_i32x4_add(x[i], init[i]));
-  for (int blk = 0; blk < 4; ++blk)
-    for (int i = 0; i < 16; ++i)
-      memcpy(out + 64 * blk + 4 * i, &words[i][blk], 4);  // little-endian target
-  secure_wipe(x, sizeof x);
-  secure_wipe(words, sizeof words);
+  v128_t in[16], x[16];
+  for (int i = 0; i < 4; ++i) in[i] = wasm_u32x4_splat(kSigma[i]);
+  for (int i = 0; i < 8; ++i) in[4 + i] = wasm_u32x4_splat(key[i]);
+  in[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
+                           int32_t(counter + 3));
+  for (int i = 0; i < 3; ++i) in[13 + i] = wasm_u32x4_splat(nonce[i]);
+  permute4<20>(in, x);
+  for (int g = 0; g < 4; ++g) transpose4(x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
+  // After the transposes x[4g + k] holds bytes 16g .. 16g+15 of block k.
+  for (int k = 0; k < 4; ++k)
+    for (int g = 0; g < 4; ++g) wasm_v128_store(out + 64 * k + 16 * g, x[4 * g + k]);
+  secure_wipe(in, sizeof in);  // the key; x is only the keystream now in out
 #else
   for (uint32_t blk = 0; blk < 4; ++blk) chacha20_block(key, counter + blk, nonce, out + 64 * blk);
 #endif
