@@ -3,8 +3,9 @@
 //   unit:   **/test/**/*.test.ts with node's test runner (TypeScript via tsx)
 //   python: models/tests with pytest in models/.venv
 //   e2e:    e2e/**/*.e2e.ts (Playwright + Debian Chromium, built extension)
+//   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
-// Usage: node scripts/test.mjs [--only unit|python|e2e] [--slow] [files...]
+// Usage: node scripts/test.mjs [--only unit|python|e2e|lint] [--slow] [files...]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -87,12 +88,19 @@ function runPytest() {
   if (res.status !== 0 && res.status !== 5 && n('failed') + n('error') === 0) totals.failed += 1;
 }
 
+function runLint() {
+  const res = spawnSync(process.execPath, [path.join(root, 'scripts/lint.mjs')], { cwd: root, stdio: 'inherit' });
+  if (res.status === 0) totals.passed += 1;
+  else totals.failed += 1;
+}
+
 if (explicit.length > 0) {
   runNodeTests(explicit.map((f) => path.resolve(f)));
 } else {
   if (!only || only === 'unit') runNodeTests(find(root, isUnit).sort());
   if (!only || only === 'python') runPytest();
   // Browser tests share one Chromium profile directory per file; run serially.
+  if (!only || only === 'lint') runLint();
   if (!only || only === 'e2e') runNodeTests(find(path.join(root, 'e2e'), isE2e).sort(), ['--test-concurrency=1']);
 }
 
