@@ -40,11 +40,13 @@ describe('WASM core in the browser', { timeout: 120_000 }, () => {
     await form.locator('button[type=submit]').click();
     await page.locator('#generate-status[data-kind=ok]').waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('#generate-progress').isHidden(), true, 'progress bar hides when done');
-    assert.match(
-      (await page.locator('#keys tbody tr').textContent()) ?? '',
-      /Carol <carol@example.org>.*private \+ public/s,
-    );
-    await page.locator('#keys tbody tr button', { hasText: 'Export public key' }).click();
+    // The key list re-renders after the success line: wait for the new row.
+    const row = page.locator('#keys tbody tr', { hasText: 'Carol <carol@example.org>' });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /Carol <carol@example.org>.*private \+ public/s);
+    await row.locator('button', { hasText: 'Export public key' }).click();
+    // The status line is written after the textarea is filled.
+    await page.locator('#keys-status[data-kind=ok]', { hasText: 'Public key of' }).waitFor();
     assert.match(await page.locator('#export-out').inputValue(), /^-----BEGIN PGP PUBLIC KEY BLOCK-----/);
     assert.doesNotMatch(await page.locator('#export-out').inputValue(), /PRIVATE/);
     await screenshot(page, 'options-generated');
