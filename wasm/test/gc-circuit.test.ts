@@ -3,9 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { argmaxCircuit, fromBits, spamCircuit, toBits } from '../ts/gc-circuit.js';
+import { rand, signed } from './gc/reference.js';
 
-const rand = (bits: number): number => Math.floor(Math.random() * 2 ** bits);
-const signed = (v: number, T: number): number => (v >= 2 ** (T - 1) ? v - 2 ** T : v);
 const extremes = (T: number): number[] => [0, 1, 2 ** (T - 1) - 1, 2 ** (T - 1), 2 ** (T - 1) + 1, 2 ** T - 1];
 
 test('spam circuit outputs NOT msb(y + r\u2032 mod 2^T) with T \u2212 1 AND gates', () => {

@@ -12,10 +12,9 @@ import {
 } from '../ts/gc.js';
 import { OtReceiver, OtSender } from '../ts/ot.js';
 import { ensurePool, openSession } from './gc/session.js';
+import { rand, signed } from './gc/reference.js';
 
 const s = await openSession(65280);
-const rand = (bits: number): number => Math.floor(Math.random() * 2 ** bits);
-const signed = (v: number, T: number): number => (v >= 2 ** (T - 1) ? v - 2 ** T : v);
 
 test('spam: 300 random comparisons at every T from 2 to 32', () => {
   for (let T = 2; T <= 32; T++) {

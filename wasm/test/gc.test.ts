@@ -14,10 +14,9 @@ import {
 } from '../ts/gc.js';
 import { ProtocolError } from '../ts/ot-wire.js';
 import { ensurePool, openSession } from './gc/session.js';
+import { rand, signed } from './gc/reference.js';
 
 const s = await openSession(8192);
-const rand = (bits: number): number => Math.floor(Math.random() * 2 ** bits);
-const signed = (v: number, T: number): number => (v >= 2 ** (T - 1) ? v - 2 ** T : v);
 
 function spam(y: number, rPrime: number, T: number, tamper?: (gc: Uint8Array) => void) {
   ensurePool(s, T);

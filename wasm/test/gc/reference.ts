@@ -75,3 +75,9 @@ export function gfMul(a: bigint, b: bigint): bigint {
   }
   return p & MASK128;
 }
+
+/** A uniform `bits`-bit test value (Math.random suffices for test inputs). */
+export const rand = (bits: number): number => Math.floor(Math.random() * 2 ** bits);
+
+/** The two's-complement value of a T-bit word: the plaintext the circuits compare. */
+export const signed = (v: number, T: number): number => (v >= 2 ** (T - 1) ? v - 2 ** T : v);
