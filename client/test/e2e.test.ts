@@ -68,14 +68,18 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('private verdicts equal the plaintext model on encrypted mail; a provider restart mid-run resumes without reclassifying', async () => {
-  const connector = createConnector({
+/** A client connector to the running provider, caching the package in dir/cacheName. */
+function connectorFor(cacheName: string, socket = nodeSocket) {
+  return createConnector({
     server: provider.server.httpUrl,
     token,
     he,
-    storage: new DirectoryStorage(path.join(dir, 'cache')),
-    socket: nodeSocket,
+    storage: new DirectoryStorage(path.join(dir, cacheName)),
+    socket,
   });
+}
+test('private verdicts equal the plaintext model on encrypted mail; a provider restart mid-run resumes without reclassifying', async () => {
+  const connector = connectorFor('cache');
   const outcomes: RunOutcome[] = [];
   const reconnects: number[] = [];
   const port = provider.server.port;
@@ -119,13 +123,7 @@ test('a message whose answer was lost is reported as already classified, never c
   const lost = 'lost-answer@test';
   provider.store.deliver(userId, lost, mails[0].encrypted);
   assert.equal(provider.store.claim(userId, lost), 'claimed'); // classified in a session whose answer never arrived
-  const connector = createConnector({
-    server: provider.server.httpUrl,
-    token,
-    he,
-    storage: new DirectoryStorage(path.join(dir, 'cache')),
-    socket: nodeSocket,
-  });
+  const connector = connectorFor('cache');
   const outcomes: RunOutcome[] = [];
   await runClassification(
     [
@@ -147,13 +145,7 @@ test('a message whose answer was lost is reported as already classified, never c
 });
 
 test('after the provider rotates its model, a client on the old version is told to update, downloads it and goes on', async () => {
-  const connector = createConnector({
-    server: provider.server.httpUrl,
-    token,
-    he,
-    storage: new DirectoryStorage(path.join(dir, 'cache-rotate')),
-    socket: nodeSocket,
-  });
+  const connector = connectorFor('cache-rotate');
   const before = await connector.connect(1);
   before.close();
   assert.equal(connector.model()!.header.modelVersion, 1);
@@ -188,13 +180,7 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
   };
   const same = mails[2];
   for (const id of ['twin-1@test', 'twin-2@test']) provider.store.deliver(userId, id, same.encrypted);
-  const connector = createConnector({
-    server: provider.server.httpUrl,
-    token,
-    he,
-    storage: new DirectoryStorage(path.join(dir, 'cache-wire')),
-    socket: recordingSocket,
-  });
+  const connector = connectorFor('cache-wire', recordingSocket);
   const s = await connector.connect(2);
   const plaintext = await decryptMessage(same.encrypted, keys);
   const v1 = await s.classify('twin-1@test', plaintext);
