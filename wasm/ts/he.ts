@@ -7,6 +7,7 @@
 //
 // Only the `lwe` byte strings returned by extract() may leave the client; the
 // accumulator, masks and every intermediate value stay on the device.
+import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { loadCore, type WasmCore } from './core.js';
 
@@ -340,7 +341,7 @@ export class ClientModel extends Handle {
   push(chunk: Uint8Array): void {
     if (this.failed) throw new Error('model body: loading already failed');
     const { recordBytes, ctCount } = this.layout;
-    const data = this.pending.length ? concat(this.pending, chunk) : chunk;
+    const data = this.pending.length ? concatBytes(this.pending, chunk) : chunk;
     const whole = Math.floor(data.length / recordBytes);
     if (this.received + whole > ctCount) {
       this.failed = true;
@@ -436,13 +437,6 @@ export class ClientModel extends Handle {
 }
 
 const u8 = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
 
 /** Entry point: one instance per JS realm. */
 export class He {

@@ -8,6 +8,7 @@
 //   provider                               ← ot_base_b  ← (returned by respond)
 //   client  OtReceiver.finish(ot_base_b), then OtReceiver.extend(n) → ot_extend
 //   provider OtSender.acceptExtension(ot_extend)   (repeat extend/accept to top up)
+import { concatBytes } from '@noble/hashes/utils.js';
 import { ristretto255 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
@@ -106,8 +107,8 @@ class RowPool {
   }
 
   append(rows: Uint8Array, bits = new Uint8Array(0)): void {
-    const r = concat(this.rows.subarray(16 * this.pos), rows);
-    const b = concat(this.bits.subarray(Math.min(this.pos, this.bits.length)), bits);
+    const r = concatBytes(this.rows.subarray(16 * this.pos), rows);
+    const b = concatBytes(this.bits.subarray(Math.min(this.pos, this.bits.length)), bits);
     this.clear();
     this.rows = r;
     this.bits = b;
@@ -135,13 +136,6 @@ class RowPool {
     this.bits = new Uint8Array(0);
     this.pos = 0;
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 /** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
