@@ -116,8 +116,13 @@ export class Store {
     return row?.id;
   }
 
+  /**
+   * A fresh bearer token: 256 random bits, base64url, behind a "pmf_" prefix so
+   * it never starts with "-" (command lines would read it as an option) and
+   * secret scanners can recognize a leaked one.
+   */
   issueToken(userId: number): string {
-    const token = randomBytes(32).toString('base64url');
+    const token = `pmf_${randomBytes(32).toString('base64url')}`;
     this.db
       .prepare('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)')
       .run(sha256(token), userId, Date.now());

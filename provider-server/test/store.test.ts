@@ -29,6 +29,20 @@ test('tokens authenticate their user and are stored only as hashes', () => {
   fs.rmSync(dir, { recursive: true });
 });
 
+test('issued tokens are fresh, prefixed and safe to pass on a command line', () => {
+  const store = new Store(':memory:');
+  const { userId } = store.addUser('carol');
+  const tokens = Array.from({ length: 200 }, () => store.issueToken(userId));
+  assert.equal(new Set(tokens).size, tokens.length);
+  for (const t of tokens) {
+    // 32 random bytes in base64url behind the prefix; a leading "-" would be
+    // taken for an option by the CLIs (it happened: ~1 in 64 tokens).
+    assert.match(t, /^pmf_[A-Za-z0-9_-]{43}$/);
+    assert.equal(store.authenticate(t), userId);
+  }
+  store.close();
+});
+
 test('a delivered message is classified at most once per user; unknown and foreign ids are refused', () => {
   const store = new Store(':memory:');
   const a = store.addUser('a').userId;
