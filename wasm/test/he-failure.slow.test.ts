@@ -8,6 +8,6 @@ it('0 decryption failures in 10^5 trials at L = 5000', async () => {
   const { failures, noise, margin } = await failureRun(100_000);
   const max = Math.max(...noise.map(Math.abs));
   assert.equal(failures, 0);
-  assert.ok(max < margin / 8, `max visible noise ${max} vs margin ${margin}`);
+  assert.ok(max < margin / 2, `max visible noise ${max} (flood + rounding) vs margin ${margin}`);
   console.log(`10^5 trials: 0 failures, max |visible noise| ${max}, margin ${margin}`);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import { HE_N, HE_Q1, HE_Q2, heLayout, loadHe, makeParams, publicKeySeed } from '../ts/he.js';
+import { HE_N, HE_Q1, HE_Q2, heLayout, loadHe, localSession, makeParams, publicKeySeed } from '../ts/he.js';
 import { PINNED_EXPANSION } from './he/fixtures.js';
 
 const QS = [HE_Q1, HE_Q2];
@@ -96,9 +96,9 @@ describe('he known answers', () => {
 
   it('LWE layout: tag, version, Q, then n+1 little-endian Q-bit values', async () => {
     const he = await loadHe();
-    const p = makeParams({ N: 1, B: 1, T: 24 });
-    assert.equal(heLayout(p).lweBytes, 18440);
-    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 22537);
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 24 })).lweBytes, 16904); // Q = 33
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 21001); // Q = 41
+    const p = makeParams({ N: 1, B: 1, T: 27 }); // Q = 36, the layout below
     // b = 1, a_0 = 2^36 − 1, rest 0: a fixed byte prefix.
     const values = [1n, 2n ** 36n - 1n, ...new Array(HE_N - 1).fill(0n)];
     const lwe = new Uint8Array([0x4c, 1, 36, ...pack(values, 36)]);
@@ -135,13 +135,11 @@ describe('he known answers', () => {
     model.push(record.subarray(0, 1000)); // chunk boundaries anywhere
     model.push(record.subarray(1000));
     model.finish();
-    const providerSeed = he.randomSeed();
-    const nonce = he.randomSeed();
-    const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);
+    const session = localSession(he, sk, he.randomSeed());
     const acc = model.dot({ rows: new Uint32Array([1, 3]), counts: new Uint32Array([2, 1]) });
-    const [x] = model.extract(acc, [0], pk);
-    const y = sk.decryptLwe(x.lwe, p);
+    const [x] = model.extract(acc, [0], session.pk, session.ksk);
+    const y = session.user.decryptLwe(x.lwe, p);
     assert.equal(BigInt.asUintN(24, BigInt(y - x.mask)), (5n + 2n * (2n ** 24n - 7n) + 77n) % 2n ** 24n);
-    for (const h of [acc, pk, model, sk]) h.dispose();
+    for (const h of [acc, session, model, sk]) h.dispose();
   });
 });

@@ -34,14 +34,15 @@ describe('he noise', () => {
     );
   });
 
-  it('L = 5000, counts 15: 0 decryption failures in 2000 trials; visible noise σ ≈ √(n·(2/3)/12) ≪ margin', async () => {
-    const { failures, noise, margin } = await failureRun(2000);
+  it('L = 5000, counts 15: 0 decryption failures in 2000 trials; visible noise = rounding + flood ≪ margin', async () => {
+    const { failures, noise, margin, flood } = await failureRun(2000);
     const { mean, sd, max } = stats(noise);
-    // Rounding n ternary-weighted coefficients: variance n·(2/3)·(1/12) ≈ 228 (σ ≈ 15.1).
-    const predicted = Math.sqrt((4096 * (2 / 3)) / 12);
+    // Rounding n ternary-weighted coefficients: variance n·(2/3)·(1/12) ≈ 228
+    // (σ ≈ 15.1), plus the flood after the switch, uniform of half-width `flood`.
+    const predicted = Math.sqrt((4096 * (2 / 3)) / 12 + flood ** 2 / 3);
     assert.equal(failures, 0);
     assert.ok(Math.abs(mean) < 2, `mean ${mean}`);
     assert.ok(sd > 0.85 * predicted && sd < 1.15 * predicted, `sd ${sd.toFixed(2)} vs ${predicted.toFixed(2)}`);
-    assert.ok(max < margin / 16, `max |noise| ${max} vs decryption margin ${margin}`);
+    assert.ok(max < margin / 2, `max |noise| ${max} vs decryption margin ${margin}`);
   });
 });

@@ -3,7 +3,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, validateParams } from '../ts/he.js';
+import {
+  FLOOD_MARGIN_BITS,
+  HE_N,
+  HE_Q1,
+  HE_Q2,
+  heLayout,
+  makeParams,
+  maxFloodBits,
+  Q_MINUS_T,
+  validateParams,
+} from '../ts/he.js';
 
 function powMod(b: bigint, e: bigint, m: bigint): bigint {
   let r = 1n;
@@ -66,8 +76,12 @@ describe('he parameters (§1)', () => {
       assert.equal((BigInt(prime(i, 1) >>> 0) << 32n) | BigInt(prime(i, 0) >>> 0), q);
     assert.equal(core.fn('pmf_he_layout')(0), HE_N);
     assert.equal(core.fn('pmf_he_layout')(3), heLayout(makeParams({ N: 1, B: 1 })).recordBytes);
-    for (let T = 8; T <= 32; T++)
-      assert.equal(core.fn('pmf_he_lwe_bytes')(T + 12), heLayout(makeParams({ N: 1, B: 1, T })).lweBytes);
+    for (let T = 8; T <= 32; T++) {
+      assert.equal(core.fn('pmf_he_lwe_bytes')(T + Q_MINUS_T), heLayout(makeParams({ N: 1, B: 1, T })).lweBytes);
+      assert.equal(core.fn('pmf_he_max_flood_bits')(T), maxFloodBits(T));
+    }
+    assert.equal(core.fn('pmf_he_layout')(6), Q_MINUS_T);
+    assert.equal(core.fn('pmf_he_layout')(7), FLOOD_MARGIN_BITS);
   });
 
   it('layout helper: rows never straddle ciphertexts; sizes match PROTOCOL.md', () => {
@@ -76,7 +90,7 @@ describe('he parameters (§1)', () => {
     assert.equal(spam.ctCount, Math.ceil(5_000_001 / 4096));
     assert.equal(spam.recordBytes, 32 + (2 * 4096 * 54) / 8);
     assert.ok(spam.bodyBytes <= 70e6, `spam model ${spam.bodyBytes} bytes`);
-    assert.equal(spam.lweBytes, 3 + Math.ceil((4097 * 36) / 8));
+    assert.equal(spam.lweBytes, 3 + Math.ceil((4097 * (24 + Q_MINUS_T)) / 8));
     const topics = heLayout(makeParams({ N: 20_000, B: 2048 }));
     assert.equal(topics.rowsPerCt, 2);
     assert.equal(topics.ctCount, 10_001);
@@ -89,7 +103,9 @@ describe('he parameters (§1)', () => {
     assert.throws(() => validateParams({ ...ok, T: 33 }), /T must be/);
     assert.throws(() => validateParams({ ...ok, Q: ok.T + 4 }), /Q must be/);
     assert.throws(() => validateParams({ ...ok, T: 32, b_in: 8, Q: 53 }), /Q must be/);
-    assert.throws(() => validateParams({ ...ok, F: 63 }), /F must be/);
+    assert.throws(() => validateParams({ ...ok, F: maxFloodBits(ok.T) + 1 }), /F must be/);
+    assert.throws(() => validateParams({ ...ok, F: FLOOD_MARGIN_BITS }), /F must be/);
+    assert.throws(() => validateParams({ ...ok, Q: ok.T + Q_MINUS_T - 1 }), /Q must be/);
     assert.throws(() => validateParams({ ...ok, f_in: 11 }), /f_in must be/);
     assert.throws(() => validateParams({ ...ok, B: 4097 }), /B must be/);
     assert.throws(() => validateParams({ ...ok, N: 0 }), /N must be/);

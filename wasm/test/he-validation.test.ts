@@ -110,27 +110,30 @@ describe('he input validation', () => {
 
   it('LWE ciphertext: wrong length, tag, version, Q, or non-zero padding bits', async () => {
     const s = await setup({ N: 100, B: 3 });
-    const [x] = s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [2], s.pk);
-    assert.throws(() => s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [3], s.pk), /index 3 is not in \[0, 3\)/);
-    s.sk.decryptLwe(x.lwe, s.params);
-    assert.throws(() => s.sk.decryptLwe(x.lwe.subarray(1), s.params), /LWE ciphertext: wrong length/);
+    const [x] = s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [2], s.pk, s.ksk);
+    assert.throws(
+      () => s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [3], s.pk, s.ksk),
+      /index 3 is not in \[0, 3\)/,
+    );
+    s.user.decryptLwe(x.lwe, s.params);
+    assert.throws(() => s.user.decryptLwe(x.lwe.subarray(1), s.params), /LWE ciphertext: wrong length/);
     const ver = x.lwe.slice();
     ver[1] = 9;
-    assert.throws(() => s.sk.decryptLwe(ver, s.params), /unsupported layout version/);
-    assert.throws(() => s.sk.decryptLwe(x.lwe, { ...s.params, Q: 40 }), /wrong length/);
+    assert.throws(() => s.user.decryptLwe(ver, s.params), /unsupported layout version/);
+    assert.throws(() => s.user.decryptLwe(x.lwe, { ...s.params, Q: 40 }), /wrong length/);
     const q = x.lwe.slice();
     q[2] = 35;
-    assert.throws(() => s.sk.decryptLwe(q, s.params), /invalid parameters/);
+    assert.throws(() => s.user.decryptLwe(q, s.params), /invalid parameters/);
     const pad = x.lwe.slice();
     pad[pad.length - 1] |= 0x80; // 4097·36 bits end 4 bits into the last byte
-    assert.throws(() => s.sk.decryptLwe(pad, s.params), /out of range/);
+    assert.throws(() => s.user.decryptLwe(pad, s.params), /out of range/);
   });
 
   it('an accumulator only extracts from the model that computed it', async () => {
     const a = await setup({ N: 100, B: 1 });
     const b = await setup({ N: 100_000, B: 1 });
     const acc = b.model.dot(randomEmail(100_000, 50, 1));
-    assert.throws(() => a.model.extract(acc, [0], a.pk), /accumulator of another model/);
+    assert.throws(() => a.model.extract(acc, [0], a.pk, a.ksk), /accumulator of another model/);
   });
 
   it('disposed objects refuse further use', async () => {

@@ -1,12 +1,16 @@
 // Typed API of the lattice layer (PROTOCOL.md §1–2, C++ in wasm/src/he/).
 // Bytes in, bytes out: nothing here knows about transport or storage.
 //
-//   provider: generateSecretKey → loadSecretKey → publicKeyFor / encryptModel / decryptLwe
+//   provider: generateSecretKey → loadSecretKey → publicKeyFor / encryptModel
+//             → userKey(user, epoch): keySwitchKey() for the client, decryptLwe
 //   client:   newClientModel(params).push(body chunks…).finish()
-//             → dot(features) → extract(acc, indices, loadPublicKey(p0, providerSeed, clientNonce))
+//             → dot(features) → extract(acc, indices, loadPublicKey(p0, providerSeed, clientNonce),
+//                                       loadKeySwitchKey(ksk))
 //
 // Only the `lwe` byte strings returned by extract() may leave the client; the
 // accumulator, masks and every intermediate value stay on the device.
+import { hkdf } from '@noble/hashes/hkdf.js';
+import { hmac } from '@noble/hashes/hmac.js';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { loadCore, type WasmCore } from './core.js';
@@ -37,34 +41,46 @@ export const HE_N = 4096;
 export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
 export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
 const MAX_FIN = 10;
+/**
+ * Q − T of every package (wasm/src/he/ring.h kMinQMinusT): decryption margin
+ * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≈ 15) and the
+ * flood (≤ 32 after the switch).
+ */
+export const Q_MINUS_T = 9;
+/** Honest noise must stay 2^50 below the flood (ring.h kFloodMarginBits): ≤ 2^-51 per ciphertext. */
+export const FLOOD_MARGIN_BITS = 50;
+/** Largest flood exponent for T (ring.h max_flood_bits): an eighth of the decryption margin after the switch. */
+export const maxFloodBits = (T: number): number => (T >= 4 ? 104 - T : 100);
 const A_BYTES_PER_CT = 2 * HE_N * 8;
 /** Default ceiling for caching expanded a polynomials in memory (see newClientModel). */
 export const CACHE_A_DEFAULT_LIMIT = 256 * 2 ** 20;
 const SEED_BYTES = 32;
 
-/** Parameters with the defaults of PROTOCOL.md §1 (Q = T + 12, F = 62). */
-export function makeParams(p: {
-  N: number;
-  B: number;
-  T?: number;
-  b_in?: number;
-  f_in?: number;
-  Q?: number;
-  F?: number;
-}): HeParams {
+/**
+ * The one mapping from a model's shape to lattice parameters, used by the
+ * provider's packages, the client, the benches and the tests alike:
+ * Q = T + Q_MINUS_T and the largest flood F the margin allows
+ * (docs/crypto-parameters.md). T defaults to 24, b_in to 8, f_in to 4.
+ */
+export function makeParams(p: { N: number; B: number; T?: number; b_in?: number; f_in?: number }): HeParams {
   const T = p.T ?? 24;
   return validateParams({
     n: HE_N,
     q1: HE_Q1.toString(),
     q2: HE_Q2.toString(),
     T,
-    Q: p.Q ?? T + 12,
-    F: p.F ?? 62,
+    Q: T + Q_MINUS_T,
+    F: maxFloodBits(T),
     b_in: p.b_in ?? 8,
     f_in: p.f_in ?? 4,
     B: p.B,
     N: p.N,
   });
+}
+
+/** Lattice parameters for a plain model's header (models/plain): the mapping every package uses. */
+export function paramsFromHeader(h: { N: number; B: number; T: number; b_in: number; f_in: number }): HeParams {
+  return makeParams({ N: h.N, B: h.B, T: h.T, b_in: h.b_in, f_in: h.f_in });
 }
 
 /** Throws a clear Error naming the first parameter this layer cannot use. */
@@ -78,11 +94,11 @@ export function validateParams(p: HeParams): HeParams {
   if (p.q1 !== HE_Q1.toString() || p.q2 !== HE_Q2.toString())
     throw new Error('lattice params: q1, q2 are not the frozen primes of this build');
   int('T', 2, 32);
-  // Q ≥ T + 8 keeps the rounding noise of the modulus switch (σ ≈ 15) far
-  // below the decryption margin 2^(Q−T−1); Q ≤ 52 keeps the modulus
+  // Q ≥ T + 9 keeps the rounding noise of the modulus switch (σ ≈ 15) and the
+  // flood far below the decryption margin 2^(Q−T−1); Q ≤ 52 keeps the modulus
   // switch's fixed-point scale 2^(64+Q)/q2 within 64 bits.
-  int('Q', p.T + 8, 52);
-  int('F', 41, 62);
+  int('Q', p.T + Q_MINUS_T, 52);
+  int('F', FLOOD_MARGIN_BITS + 1, maxFloodBits(p.T));
   int('b_in', 2, p.T);
   int('f_in', 1, MAX_FIN);
   int('B', 1, HE_N);
@@ -118,7 +134,7 @@ const STATUS: Record<number, string> = {
   [-5]: 'out of wasm memory',
   [-6]: 'not ready (incomplete model, or an accumulator of another model)',
   [-7]: 'feature row or count out of range',
-  [-8]: "the email's honest noise exceeds the flooding budget 2^(F-40)",
+  [-8]: "the email's honest noise exceeds the flooding budget 2^(F-50)",
 };
 
 function check(status: number, what: string): void {
@@ -177,6 +193,36 @@ export function publicKeySeed(providerSeed: Uint8Array, clientNonce: Uint8Array)
   return h.digest();
 }
 
+const te = new TextEncoder();
+const u32be = (v: number): Uint8Array => {
+  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`key derivation: ${v} is not a u32`);
+  return new Uint8Array([v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff]);
+};
+
+/**
+ * The provider's deterministic seeds: HMAC-SHA-256 under a key derived from
+ * the key file (HKDF), over a purpose label and public inputs. Determinism is
+ * the point: a repeated request must get the identical answer (§2.2).
+ */
+class SeedDeriver {
+  private key: Uint8Array;
+  constructor(keyFile: Uint8Array) {
+    this.key = hkdf(sha256, keyFile, te.encode('pmf-provider-prf-v1'), new Uint8Array(0), 32);
+  }
+  seed(label: string, ...parts: Uint8Array[]): Uint8Array {
+    return hmac(sha256, this.key, concatBytes(te.encode(label), ...parts));
+  }
+  wipe(): void {
+    this.key.fill(0);
+  }
+}
+
+/** Which per-user key a provider decrypts with: one per (user, epoch) per model version. */
+export interface UserKeyId {
+  userId: number;
+  epoch: number;
+}
+
 /**
  * A reusable wasm buffer for public inputs (LWE ciphertexts to decrypt, model
  * body records), instead of malloc + copy + wipe + free per call. JS is
@@ -196,6 +242,25 @@ function publicInput(core: WasmCore, data: Uint8Array): number {
 
 export class ProviderKey extends Handle {
   private readonly out = new Uint32Array(2); // [y or phase lo, phase hi]
+
+  /** `seeds` only for the model key loaded from its file (user keys derive nothing). */
+  constructor(
+    core: WasmCore,
+    ptr: number,
+    private readonly seeds?: SeedDeriver,
+  ) {
+    super(core, ptr, 'pmf_he_sk_free');
+  }
+
+  override dispose(): void {
+    this.seeds?.wipe();
+    super.dispose();
+  }
+
+  private deriver(): SeedDeriver {
+    if (!this.seeds) throw new Error('only the model key derives public and user keys');
+    return this.seeds;
+  }
 
   private call(name: string, lwe: Uint8Array, ...args: number[]): void {
     const core = this.core;
@@ -226,19 +291,78 @@ export class ProviderKey extends Handle {
     return y;
   }
 
-  /** p0 = −(p1·s + e) for one client (§2.2); fresh e every call. */
+  /**
+   * p0 = −(p1·s + e) for one client (§2.2). e is a PRF of the provider's
+   * secret over (provider seed, nonce): the same nonce always gets the same
+   * p0, so repeating a nonce to average e away gains nothing.
+   */
   publicKeyFor(providerSeed: Uint8Array, clientNonce: Uint8Array): Uint8Array {
     const core = this.core;
     const size = core.fn('pmf_he_layout')(2);
-    return core.withBuffers([publicKeySeed(providerSeed, clientNonce)], (sp) => {
-      const out = core.alloc(size);
-      try {
-        check(core.fn('pmf_he_public_key')(this.live(), sp, out), 'public key');
-        return core.copyOut(out, size);
-      } finally {
-        core.free(out);
-      }
-    });
+    const p1Seed = publicKeySeed(providerSeed, clientNonce);
+    const eSeed = this.deriver().seed('pmf-he-pk-e-v1', providerSeed, clientNonce);
+    try {
+      return core.withBuffers([p1Seed, eSeed], (sp, ep) => {
+        const out = core.alloc(size);
+        try {
+          check(core.fn('pmf_he_public_key')(this.live(), sp, ep, out), 'public key');
+          return core.copyOut(out, size);
+        } finally {
+          core.free(out);
+        }
+      });
+    } finally {
+      eSeed.fill(0);
+    }
+  }
+
+  /** The user key s_u of (user, epoch) under this model key: it decrypts that user's ciphertexts. */
+  userKey(providerSeed: Uint8Array, id: UserKeyId): ProviderKey {
+    const core = this.core;
+    const size = core.fn('pmf_he_layout')(1);
+    const seed = this.deriver().seed(
+      'pmf-he-user-sk-v1',
+      bytes32(providerSeed, 'providerSeed'),
+      u32be(id.userId),
+      u32be(id.epoch),
+    );
+    const out = core.alloc(size);
+    try {
+      core.withBuffers([seed], (sp) => core.fn('pmf_he_sk_derive')(sp, out));
+      const [ptr, st] = withStatus(core, (stp) => core.fn('pmf_he_sk_load')(out, size, stp));
+      check(st, 'user key');
+      return new ProviderKey(core, ptr);
+    } finally {
+      seed.fill(0);
+      core.wipeAndFree(out, size);
+    }
+  }
+
+  /**
+   * The key-switching key from this model key to `user` (wasm/src/he/keyswitch.h):
+   * what the client needs to switch its ciphertexts to s_u. Deterministic per
+   * (user, epoch): its errors come from the provider's PRF, so asking again
+   * returns the same bytes and averages nothing away.
+   */
+  keySwitchKey(providerSeed: Uint8Array, user: ProviderKey, id: UserKeyId): Uint8Array {
+    const core = this.core;
+    const size = core.fn('pmf_he_layout')(5);
+    const parts = [bytes32(providerSeed, 'providerSeed'), u32be(id.userId), u32be(id.epoch)];
+    const aSeed = this.deriver().seed('pmf-he-ksk-a-v1', ...parts);
+    const eSeed = this.deriver().seed('pmf-he-ksk-e-v1', ...parts);
+    try {
+      return core.withBuffers([aSeed, eSeed], (ap, ep) => {
+        const out = core.alloc(size);
+        try {
+          check(core.fn('pmf_he_ksk_generate')(this.live(), user.live(), ap, ep, out), 'key-switching key');
+          return core.copyOut(out, size);
+        } finally {
+          core.free(out);
+        }
+      });
+    } finally {
+      eSeed.fill(0);
+    }
   }
 
   /**
@@ -290,6 +414,9 @@ export class ProviderKey extends Handle {
 }
 
 export class ClientPublicKey extends Handle {}
+
+/** The client's loaded key-switching key (3.7 MB in wasm memory, NTT form). */
+export class ClientKeySwitchKey extends Handle {}
 
 /** Output of ClientModel.dot: stays on the device, never serialized. */
 export class Accumulator extends Handle {}
@@ -402,7 +529,7 @@ export class ClientModel extends Handle {
    * LWE extraction, blinding by Δ·r_j, flooding, switch to 2^Q, bit-packing.
    * Spam: indices [0]. Topics: the B' candidate indices.
    */
-  extract(acc: Accumulator, indices: ArrayLike<number>, pk: ClientPublicKey): Extracted[] {
+  extract(acc: Accumulator, indices: ArrayLike<number>, pk: ClientPublicKey, ksk: ClientKeySwitchKey): Extracted[] {
     const p = this.params;
     const core = this.core;
     const size = this.layout.lweBytes;
@@ -410,15 +537,54 @@ export class ClientModel extends Handle {
     const mask = core.alloc(4);
     const accPtr = acc.live();
     const pkPtr = pk.live();
+    const kskPtr = ksk.live();
     try {
       return Array.from(indices, (j) => {
         if (!Number.isInteger(j) || j < 0 || j >= p.B) throw new Error(`extract: index ${j} is not in [0, ${p.B})`);
-        check(core.fn('pmf_he_extract')(this.live(), accPtr, pkPtr, j, p.T, p.Q, p.F, out, mask), 'extract');
+        check(core.fn('pmf_he_extract')(this.live(), accPtr, pkPtr, kskPtr, j, p.T, p.Q, p.F, out, mask), 'extract');
         const r = new DataView(core.heap.buffer).getUint32(mask, true);
         return { index: j, lwe: core.copyOut(out, size), mask: r };
       });
     } finally {
       core.wipeAndFree(mask, 4);
+      core.free(out);
+    }
+  }
+
+  /**
+   * Test diagnostic (needs the user key): the noise the provider would see in
+   * one extraction of coefficient j before the modulus switch (flood
+   * included), given d_j. A fresh extraction each call.
+   */
+  extractionNoise(
+    user: ProviderKey,
+    acc: Accumulator,
+    j: number,
+    d: number,
+    pk: ClientPublicKey,
+    ksk: ClientKeySwitchKey,
+  ): number {
+    const core = this.core;
+    const p = this.params;
+    const out = core.alloc(8);
+    try {
+      check(
+        core.fn('pmf_he_extract_noise')(
+          user.live(),
+          this.live(),
+          acc.live(),
+          pk.live(),
+          ksk.live(),
+          j,
+          p.T,
+          p.F,
+          d >>> 0,
+          out,
+        ),
+        'noise',
+      );
+      return new DataView(core.heap.buffer).getFloat64(out, true);
+    } finally {
       core.free(out);
     }
   }
@@ -461,7 +627,17 @@ export class He {
       core.withBuffers([bytes], (bp) => core.fn('pmf_he_sk_load')(bp, bytes.length, sp)),
     );
     check(st, 'secret key');
-    return new ProviderKey(core, ptr, 'pmf_he_sk_free');
+    return new ProviderKey(core, ptr, new SeedDeriver(bytes));
+  }
+
+  /** Validates (size, every value < q_i) and loads a key-switching key from the provider. */
+  loadKeySwitchKey(bytes: Uint8Array): ClientKeySwitchKey {
+    const core = this.core;
+    const [ptr, st] = withStatus(core, (sp) =>
+      core.withBuffers([bytes], (bp) => core.fn('pmf_he_ksk_load')(bp, bytes.length, sp)),
+    );
+    check(st, 'key-switching key');
+    return new ClientKeySwitchKey(core, ptr, 'pmf_he_ksk_free');
   }
 
   /** 32 fresh bytes: the provider's seed per model version, or the client's nonce per session. */
@@ -494,6 +670,38 @@ export class He {
     check(st, 'client model');
     return new ClientModel(core, ptr, params, cacheA);
   }
+}
+
+/** Both ends' keys for one user in one process (benches, tests, local checks). */
+export interface LocalSession {
+  pk: ClientPublicKey;
+  ksk: ClientKeySwitchKey;
+  /** The provider's key for this user: it decrypts what the client extracts. */
+  user: ProviderKey;
+  dispose(): void;
+}
+
+/** What a hello gives a client (fresh nonce, p0, the user's KSK), without a network. */
+export function localSession(
+  he: He,
+  sk: ProviderKey,
+  providerSeed: Uint8Array,
+  id: UserKeyId = { userId: 1, epoch: 1 },
+): LocalSession {
+  const nonce = he.randomSeed();
+  const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);
+  const user = sk.userKey(providerSeed, id);
+  const ksk = he.loadKeySwitchKey(sk.keySwitchKey(providerSeed, user, id));
+  return {
+    pk,
+    ksk,
+    user,
+    dispose() {
+      pk.dispose();
+      ksk.dispose();
+      user.dispose();
+    },
+  };
 }
 
 let loading: Promise<He> | undefined;

@@ -137,10 +137,91 @@ struct ModSwitch {
 
 struct ExtractScratch {
   int8_t u[kN], e2[kN];
-  uint64_t za[kLimbs][kN];
+  uint64_t za[kLimbs][kN], ks_b[kLimbs][kN], ks_a[kLimbs][kN];
   uint64_t lwe[kN + 1];
   ~ExtractScratch() { secure_wipe(this, sizeof *this); }
 };
+
+// Uniform in [0, 2^bits) for bits ≤ 127, as (hi, lo) halves.
+void sample_wide(ChaCha20Stream& prg, unsigned bits, uint64_t& hi, uint64_t& lo) {
+  lo = prg.next_u64();
+  hi = prg.next_u64();
+  if (bits <= 64) {
+    lo &= bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    hi = 0;
+  } else {
+    hi &= (uint64_t(1) << (bits - 64)) - 1;
+  }
+}
+
+// hi·2^64 + lo mod q (hi < q), constant-time.
+uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
+  static const uint64_t two64[kLimbs] = {mul_mod(uint64_t(1) << 32, uint64_t(1) << 32, kQ[0]),
+                                         mul_mod(uint64_t(1) << 32, uint64_t(1) << 32, kQ[1])};
+  const size_t l = t.q == kQ[0] ? 0 : 1;
+  return add_mod(mul_shoup(hi, two64[l], shoup_precompute(two64[l], t.q), t.q),
+                 reduce64(lo, t.q, t.one_shoup), t.q);
+}
+
+// §2.5 steps 1–4 for coefficient j, in RNS: re-randomize under s (fresh
+// encryption of zero), switch to the user key s_u, blind by Δ·r, flood with
+// E uniform in [−2^F, 2^F). Leaves b' in bj and the ring a-part in sc.ks_a.
+Status extract_rns(const Model& m, const Accumulator& acc, const PublicKey& pk,
+                   const KeySwitchKey& ksk, uint32_t j, unsigned T, unsigned F, ExtractScratch& sc,
+                   uint64_t bj[kLimbs], uint64_t& r) {
+  // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
+  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the key switch (bound
+  // exceeded with probability < 2^-80), the blinding wrap ≤ 1. Flooding hides
+  // it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext.
+  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + kKsNoiseBound + 1;
+  if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
+
+  FreshPrg prg;
+  for (size_t i = 0; i < kN; ++i) sc.u[i] = sample_ternary(prg);
+  for (size_t i = 0; i < kN; ++i) sc.e2[i] = int8_t(sample_cbd(prg));
+  const int64_t e1 = sample_cbd(prg);
+  r = prg.next_u64() & ((uint64_t(1) << T) - 1);
+  uint64_t flood_hi, flood_lo;  // E + 2^F, uniform in [0, 2^(F+1))
+  sample_wide(prg, F + 1, flood_hi, flood_lo);
+
+  // a-part of acc + Z with Z = p1·u + e2.
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    uint64_t* za = sc.za[l];
+    for (size_t i = 0; i < kN; ++i) za[i] = from_signed(sc.u[i], t.q);
+    ntt_forward(za, t);
+    pointwise_mul(za, za, pk.p1_ntt[l], pk.p1_ntt_shoup[l], t);
+    ntt_inverse(za, t);
+    for (size_t i = 0; i < kN; ++i)
+      za[i] = add_mod(add_mod(za[i], from_signed(sc.e2[i], t.q), t.q), acc.a[l][i], t.q);
+  }
+  const Status st = key_switch(ksk, sc.za, sc.ks_b, sc.ks_a);
+  if (st != kOk) return st;
+  const uint64_t two_f_hi = F >= 64 ? uint64_t(1) << (F - 64) : 0;
+  const uint64_t two_f_lo = F >= 64 ? 0 : uint64_t(1) << F;
+  for (size_t l = 0; l < kLimbs; ++l) {
+    const NttTables& t = ntt_tables(l);
+    const uint64_t q = t.q;
+    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + ks_b[j] + Δ·r + E.
+    const uint64_t d = delta_mod(T, l);
+    uint64_t b = add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc.u, j, t), q);
+    b = add_mod(b, from_signed(e1, q), q);
+    b = add_mod(b, sc.ks_b[l][j], q);
+    b = add_mod(b, mul_shoup(r, d, shoup_precompute(d, q), q), q);
+    b = add_mod(b, wide_mod(flood_hi, flood_lo, t), q);
+    bj[l] = sub_mod(b, wide_mod(two_f_hi, two_f_lo, t), q);
+  }
+  secure_wipe(&flood_hi, sizeof flood_hi);
+  secure_wipe(&flood_lo, sizeof flood_lo);
+  return kOk;
+}
+
+// Coefficient k of the LWE a-vector extracted at j from a ring a-part.
+inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q) {
+  const bool wrapped = k > j;  // public: depends on the index only
+  const uint64_t v = a[wrapped ? kN + j - k : j - k];
+  return wrapped ? neg_mod(v, q) : v;
+}
 
 }  // namespace
 
@@ -246,60 +327,26 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
   return kOk;
 }
 
-Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j, unsigned T,
-               unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
-  if (j >= m.width || T < 1 || T > kMaxT || Q <= T || Q > kMaxQ || F < 1 || F > 62)
+Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
+               uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
+  if (j >= m.width || T < 1 || T > kMaxT || Q < T + kMinQMinusT || Q > kMaxQ ||
+      F < kFloodMarginBits + 1 || F > max_flood_bits(T))
     return kBadParams;
   if (acc.model != &m) return kBadState;
-  // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
-  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
-  // Flooding hides it at statistical distance 2^-40 only if it is < 2^(F−40).
-  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
-  if (F < 41 || honest > (uint64_t(1) << (F - 40))) return kNoiseBudget;
-
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
-  FreshPrg prg;
-  for (size_t i = 0; i < kN; ++i) sc->u[i] = sample_ternary(prg);
-  for (size_t i = 0; i < kN; ++i) sc->e2[i] = int8_t(sample_cbd(prg));
-  const int64_t e1 = sample_cbd(prg);
-  const uint64_t r = prg.next_u64() & ((uint64_t(1) << T) - 1);
-  const uint64_t flood = prg.next_u64() & ((uint64_t(1) << (F + 1)) - 1);  // E + 2^F
-
-  uint64_t bj[kLimbs];
-  for (size_t l = 0; l < kLimbs; ++l) {
-    const NttTables& t = ntt_tables(l);
-    const uint64_t q = t.q;
-    // a-part of Z = p1·u + e2, then acc + Z.
-    uint64_t* za = sc->za[l];
-    for (size_t i = 0; i < kN; ++i) za[i] = from_signed(sc->u[i], q);
-    ntt_forward(za, t);
-    pointwise_mul(za, za, pk.p1_ntt[l], pk.p1_ntt_shoup[l], t);
-    ntt_inverse(za, t);
-    for (size_t i = 0; i < kN; ++i)
-      za[i] = add_mod(add_mod(za[i], from_signed(sc->e2[i], q), q), acc.a[l][i], q);
-    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + Δ·r + E.
-    const uint64_t d = delta_mod(T, l);
-    uint64_t b =
-        add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc->u, j, t), q);
-    b = add_mod(b, from_signed(e1, q), q);
-    b = add_mod(b, mul_shoup(r, d, shoup_precompute(d, q), q), q);
-    b = add_mod(b, reduce64(flood, q, t.one_shoup), q);
-    bj[l] = sub_mod(b, reduce64(uint64_t(1) << F, q, t.one_shoup), q);
+  uint64_t bj[kLimbs], r = 0;
+  const Status st = extract_rns(m, acc, pk, ksk, j, T, F, *sc, bj, r);
+  if (st != kOk) {
+    delete sc;
+    return st;
   }
   // Extraction of coefficient j and modulus switch of all n + 1 values.
   const ModSwitch sw(Q);
   sc->lwe[0] = sw(bj[0], bj[1]);
-  for (size_t k = 0; k < kN; ++k) {
-    const bool wrapped = k > j;
-    const size_t src = wrapped ? kN + j - k : j - k;
-    uint64_t a1 = sc->za[0][src], a2 = sc->za[1][src];
-    if (wrapped) {
-      a1 = neg_mod(a1, kQ[0]);
-      a2 = neg_mod(a2, kQ[1]);
-    }
-    sc->lwe[k + 1] = sw(a1, a2);
-  }
+  for (size_t k = 0; k < kN; ++k)
+    sc->lwe[k + 1] =
+        sw(extracted_a(sc->ks_a[0], j, k, kQ[0]), extracted_a(sc->ks_a[1], j, k, kQ[1]));
   out[0] = kLweTag;
   out[1] = kLayoutVersion;
   out[2] = uint8_t(Q);
@@ -307,33 +354,51 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, uint
   pack_bits(sc->lwe, kN + 1, Q, out + 3);
   mask = uint32_t(r);
   secure_wipe(bj, sizeof bj);
+  secure_wipe(&r, sizeof r);
   delete sc;
   return kOk;
+}
+
+Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator& acc,
+                     const PublicKey& pk, const KeySwitchKey& ksk, uint32_t j, unsigned T,
+                     unsigned F, uint32_t d, double& noise) {
+  if (j >= m.width || T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T))
+    return kBadParams;
+  if (acc.model != &m) return kBadState;
+  ExtractScratch* sc = new (std::nothrow) ExtractScratch;
+  if (!sc) return kNoMemory;
+  uint64_t bj[kLimbs], r = 0;
+  const Status st = extract_rns(m, acc, pk, ksk, j, T, F, *sc, bj, r);
+  if (st == kOk) {
+    uint64_t phase[kLimbs];
+    const uint64_t plain = (uint64_t(d) + r) & ((uint64_t(1) << T) - 1);
+    for (size_t l = 0; l < kLimbs; ++l) {
+      const uint64_t q = kQ[l];
+      uint64_t v = bj[l];
+      for (size_t k = 0; k < kN; ++k)
+        v = add_mod(v, mul_mod(extracted_a(sc->ks_a[l], j, k, q), from_signed(user_sk.s[k], q), q),
+                    q);
+      phase[l] = sub_mod(v, mul_mod(delta_mod(T, l), plain, q), q);
+    }
+    noise = double(centered_crt(phase[0], phase[1]));
+  }
+  delete sc;
+  return st;
 }
 
 Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j,
                  unsigned T, uint32_t d, int64_t& noise) {
   if (j >= m.width || T < 1 || T > kMaxT) return kBadParams;
   if (acc.model != &m) return kBadState;
-  using u128 = unsigned __int128;
   uint64_t phase[kLimbs];
   for (size_t l = 0; l < kLimbs; ++l) {
     const uint64_t q = kQ[l];
     uint64_t v = b_coefficient(m, acc, j, l);
-    for (size_t k = 0; k < kN; ++k) {
-      const bool wrapped = k > j;
-      uint64_t a = acc.a[l][wrapped ? kN + j - k : j - k];
-      if (wrapped) a = neg_mod(a, q);
-      v = add_mod(v, mul_mod(a, from_signed(sk.s[k], q), q), q);
-    }
+    for (size_t k = 0; k < kN; ++k)
+      v = add_mod(v, mul_mod(extracted_a(acc.a[l], j, k, q), from_signed(sk.s[k], q), q), q);
     phase[l] = sub_mod(v, mul_mod(delta_mod(T, l), d, q), q);
   }
-  // CRT to [0, q), then centre.
-  const u128 q = u128(kQ[0]) * kQ[1];
-  const uint64_t inv = pow_mod(kQ[0] % kQ[1], kQ[1] - 2, kQ[1]);
-  const uint64_t h = mul_mod(sub_mod(phase[1], phase[0] % kQ[1], kQ[1]), inv, kQ[1]);
-  const u128 x = u128(phase[0]) + u128(kQ[0]) * h;
-  noise = x > q / 2 ? -int64_t(uint64_t(q - x)) : int64_t(uint64_t(x));
+  noise = int64_t(centered_crt(phase[0], phase[1]));
   return kOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/export.h"
 #include "he/client.h"
+#include "he/keyswitch.h"
 #include "he/sample.h"
 #include "he/scheme.h"
 
@@ -23,6 +24,12 @@ PMF_EXPORT int pmf_he_layout(int what) {
       return int(kRecordBytes);
     case 4:
       return int(kQBits);
+    case 5:
+      return int(kKskBytes);
+    case 6:
+      return int(kMinQMinusT);
+    case 7:
+      return int(kFloodMarginBits);
     default:
       return -1;
   }
@@ -40,6 +47,10 @@ PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) {
 }
 
 PMF_EXPORT void pmf_he_sk_generate(uint8_t* out) { sk_generate(out); }
+
+PMF_EXPORT void pmf_he_sk_derive(const uint8_t* seed, uint8_t* out) { sk_derive(seed, out); }
+
+PMF_EXPORT int pmf_he_max_flood_bits(unsigned T) { return int(max_flood_bits(T)); }
 
 PMF_EXPORT SecretKey* pmf_he_sk_load(const uint8_t* in, size_t len, int* status) {
   SecretKey* sk = new (std::nothrow) SecretKey;
@@ -65,9 +76,29 @@ PMF_EXPORT int pmf_he_encrypt_record(const SecretKey* sk, const uint32_t* m, uns
   return encrypt_record(*sk, m, T, out);
 }
 
-PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, uint8_t* out) {
-  return public_key(*sk, p1_seed, out);
+PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, const uint8_t* e_seed,
+                                 uint8_t* out) {
+  return public_key(*sk, p1_seed, e_seed, out);
 }
+
+PMF_EXPORT int pmf_he_ksk_generate(const SecretKey* from, const SecretKey* to,
+                                   const uint8_t* a_seed, const uint8_t* e_seed, uint8_t* out) {
+  return ksk_generate(*from, *to, a_seed, e_seed, out);
+}
+
+PMF_EXPORT KeySwitchKey* pmf_he_ksk_load(const uint8_t* in, size_t len, int* status) {
+  KeySwitchKey* k = new (std::nothrow) KeySwitchKey;
+  if (!k) {
+    *status = kNoMemory;
+    return nullptr;
+  }
+  *status = ksk_load(in, len, *k);
+  if (*status == kOk) return k;
+  delete k;
+  return nullptr;
+}
+
+PMF_EXPORT void pmf_he_ksk_free(KeySwitchKey* k) { delete k; }
 
 PMF_EXPORT int pmf_he_lwe_phase(const SecretKey* sk, const uint8_t* in, size_t len, unsigned Q,
                                 uint64_t* phase) {
@@ -117,9 +148,16 @@ PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* 
 }
 
 PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const PublicKey* pk,
-                              uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out,
-                              uint32_t* mask) {
-  return extract(*m, *acc, *pk, j, T, Q, F, out, *mask);
+                              const KeySwitchKey* ksk, uint32_t j, unsigned T, unsigned Q,
+                              unsigned F, uint8_t* out, uint32_t* mask) {
+  return extract(*m, *acc, *pk, *ksk, j, T, Q, F, out, *mask);
+}
+
+PMF_EXPORT int pmf_he_extract_noise(const SecretKey* user_sk, const Model* m,
+                                    const Accumulator* acc, const PublicKey* pk,
+                                    const KeySwitchKey* ksk, uint32_t j, unsigned T, unsigned F,
+                                    uint32_t d, double* noise) {
+  return extract_noise(*user_sk, *m, *acc, *pk, *ksk, j, T, F, d, *noise);
 }
 
 PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,

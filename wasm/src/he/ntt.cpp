@@ -13,6 +13,18 @@ uint64_t pow_mod(uint64_t base, uint64_t exp, uint64_t q) {
   return r;
 }
 
+__int128 centered_crt(uint64_t x1, uint64_t x2) {
+  using u128 = unsigned __int128;
+  const uint64_t q1 = kQ[0], q2 = kQ[1];
+  static const uint64_t inv = pow_mod(q1 % q2, q2 - 2, q2);  // q1^{-1} mod q2
+  static const uint64_t inv_shoup = shoup_precompute(inv, q2);
+  const uint64_t x1_mod_q2 = x1 - (ge_mask(x1, q2) & q2);  // q1 < 2·q2
+  const uint64_t h = mul_shoup(sub_mod(x2, x1_mod_q2, q2), inv, inv_shoup, q2);
+  const __int128 q = __int128(u128(q1) * q2);
+  const __int128 x = __int128(u128(x1) + u128(q1) * h);  // in [0, q)
+  return x - (q & ((q / 2 - x) >> 127));                 // minus q when x > q/2
+}
+
 namespace {
 
 unsigned bit_reverse(unsigned x, unsigned bits) {

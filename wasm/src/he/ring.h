@@ -25,6 +25,19 @@ constexpr unsigned kCbdEta = 21;                      // error: centered binomia
 constexpr unsigned kMaxT = 32;
 // LWE output modulus 2^Q: the modulus switch's fixed-point scale 2^(64+Q)/q2 must fit 64 bits.
 constexpr unsigned kMaxQ = 52;
+// Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the switch's
+// rounding noise (σ ≈ 15, its 2^-60 tail ≈ 166) plus the flood (≤ 32 after the
+// switch, see max_flood_bits). wasm/test/he-failure.slow.test.ts measures it.
+constexpr unsigned kMinQMinusT = 9;
+// The flood must exceed the honest noise by this many bits: statistical
+// distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext, so a user's first 2^11
+// ciphertexts stay within 2^-40 together at the worst-case noise bound (and
+// typical noise is 2^5–2^8 smaller).
+constexpr unsigned kFloodMarginBits = 50;
+// Largest flood exponent F for plaintext bits T: after the switch to 2^Q the
+// flood is 2^(F+Q)/q ≈ 2^(F+Q−108) ≤ 2^(Q−T−4), an eighth of the margin;
+// capped at 100 bits (sampled from 128 random bits).
+constexpr unsigned max_flood_bits(unsigned T) { return T >= 4 ? 104 - T : 100; }
 
 // High 64 bits of a·b, from 32-bit halves (wasm has no 64×64→128 multiply).
 inline uint64_t mulhi64(uint64_t a, uint64_t b) {
@@ -75,5 +88,9 @@ inline uint64_t from_signed(int64_t v, uint64_t q) {
 uint64_t pow_mod(uint64_t base, uint64_t exp, uint64_t q);  // not constant-time: public data only
 uint64_t mul_mod(uint64_t a, uint64_t b,
                  uint64_t q);  // generic, 128-bit division: public data only
+
+// The integer x in (−q/2, q/2] with x ≡ x1 mod q1 and x ≡ x2 mod q2 (x_i < q_i),
+// constant-time.
+__int128 centered_crt(uint64_t x1, uint64_t x2);
 
 }  // namespace pmf::he

@@ -2,8 +2,19 @@
 
 namespace pmf::he {
 
-void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out) {
-  uint8_t nonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 'a', uint8_t(limb), 0, 0, 0};
+void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out, uint32_t index) {
+  uint8_t nonce[12] = {'p',
+                       'm',
+                       'f',
+                       '-',
+                       'h',
+                       'e',
+                       '-',
+                       'a',
+                       uint8_t(limb),
+                       uint8_t(index),
+                       uint8_t(index >> 8),
+                       uint8_t(index >> 16)};
   ChaCha20Stream xof(seed, nonce);
   const uint64_t q = kQ[limb], mask = (uint64_t(1) << kQBits) - 1;
   for (size_t i = 0; i < kN;) {

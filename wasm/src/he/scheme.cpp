@@ -14,8 +14,6 @@ uint64_t delta_mod(unsigned T, size_t limb) {
   return uint64_t(((q - 1) >> T) % kQ[limb]);
 }
 
-namespace {
-
 // Fills b = −(a·s) + e for every limb; a is already in coefficient form.
 void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e,
                uint64_t b[kLimbs][kN]) {
@@ -28,9 +26,21 @@ void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e,
   }
 }
 
-void sample_errors(int8_t* e) {
-  FreshPrg prg;
+void sample_errors(ChaCha20Stream& prg, int8_t* e) {
   for (size_t i = 0; i < kN; ++i) e[i] = int8_t(sample_cbd(prg));
+}
+
+namespace {
+
+void write_secret_key(ChaCha20Stream& prg, uint8_t out[kSecretKeyBytes]) {
+  out[0] = kSecretKeyTag;
+  out[1] = kLayoutVersion;
+  memset(out + 2, 0, kN / 4);
+  for (size_t i = 0; i < kN; ++i) {
+    int8_t s = sample_ternary(prg);
+    uint8_t code = uint8_t((s & 1) << ((s >> 7) & 1));  // 0 → 0, 1 → 1, −1 → 2
+    out[2 + i / 4] |= uint8_t(code << (2 * (i % 4)));
+  }
 }
 
 struct Scratch {  // large temporaries live on the heap, not the 1 MB stack
@@ -43,14 +53,12 @@ struct Scratch {  // large temporaries live on the heap, not the 1 MB stack
 
 void sk_generate(uint8_t out[kSecretKeyBytes]) {
   FreshPrg prg;
-  out[0] = kSecretKeyTag;
-  out[1] = kLayoutVersion;
-  memset(out + 2, 0, kN / 4);
-  for (size_t i = 0; i < kN; ++i) {
-    int8_t s = sample_ternary(prg);
-    uint8_t code = uint8_t((s & 1) << ((s >> 7) & 1));  // 0 → 0, 1 → 1, −1 → 2
-    out[2 + i / 4] |= uint8_t(code << (2 * (i % 4)));
-  }
+  write_secret_key(prg, out);
+}
+
+void sk_derive(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]) {
+  ChaCha20Stream prg(seed, kDerivedKeyNonce);
+  write_secret_key(prg, out);
 }
 
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk) {
@@ -81,7 +89,10 @@ Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
   if (!sc) return kNoMemory;
   random_bytes(out, kSeedBytes);
   for (size_t l = 0; l < kLimbs; ++l) expand_uniform(out, l, sc->a[l]);
-  sample_errors(sc->e);
+  {
+    FreshPrg prg;
+    sample_errors(prg, sc->e);
+  }
   rlwe_body(sk, sc->a, sc->e, sc->b);
   for (size_t l = 0; l < kLimbs; ++l) {
     const uint64_t q = kQ[l], d = delta_mod(T, l), ds = shoup_precompute(d, q);
@@ -93,11 +104,15 @@ Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
   return kOk;
 }
 
-Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]) {
+Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], const uint8_t e_seed[32],
+                  uint8_t out[kPublicKeyBytes]) {
   Scratch* sc = new (std::nothrow) Scratch;
   if (!sc) return kNoMemory;
   for (size_t l = 0; l < kLimbs; ++l) expand_uniform(p1_seed, l, sc->a[l]);
-  sample_errors(sc->e);
+  {
+    ChaCha20Stream prg(e_seed, kPublicKeyNoiseNonce);
+    sample_errors(prg, sc->e);
+  }
   rlwe_body(sk, sc->a, sc->e, sc->b);  // p0 = −(p1·s + e): same form with −e
   out[0] = kPublicKeyTag;
   out[1] = kLayoutVersion;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/chacha20.h"
 #include "common/wipe.h"
 #include "he/ntt.h"
 #include "he/pack.h"
@@ -47,16 +48,34 @@ struct PublicKey {
   uint64_t p1_ntt[kLimbs][kN], p1_ntt_shoup[kLimbs][kN];
 };
 
+// b = −(a·s) + e for every limb (a in coefficient form; NTT'd in place).
+void rlwe_body(const SecretKey& sk, uint64_t a[kLimbs][kN], const int8_t* e,
+               uint64_t b[kLimbs][kN]);
+// n centered-binomial errors from a stream.
+void sample_errors(ChaCha20Stream& prg, int8_t* e);
+
 // Δ = (q−1)/2^T reduced mod q_limb.
 uint64_t delta_mod(unsigned T, size_t limb);
 
+// ChaCha20 nonces of the provider's deterministic samplers (keyed by seeds
+// the provider derives with HMAC-SHA-256 from its key file, wasm/ts/he.ts).
+constexpr uint8_t kDerivedKeyNonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 's', 'k', 0, 0, 0};
+constexpr uint8_t kPublicKeyNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e',
+                                              '-', 'p', 'k', 'e', 0,   0};
+
 // Provider.
 void sk_generate(uint8_t out[kSecretKeyBytes]);
+// A serialized ternary key that is a deterministic function of a secret seed
+// (per-user decryption keys, see he/keyswitch.h).
+void sk_derive(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]);
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
 // One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
 Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
                       uint8_t out[kRecordBytes]);
-Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], uint8_t out[kPublicKeyBytes]);
+// p0 = −(p1·s + e) with e drawn from e_seed: the same (key, nonce) must always
+// give the same p0, or averaging repeated answers removes e and reveals p1·s.
+Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], const uint8_t e_seed[32],
+                  uint8_t out[kPublicKeyBytes]);
 // b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);
 // y = round(phase / 2^(Q−T)) mod 2^T (§2.6).

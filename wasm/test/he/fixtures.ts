@@ -2,22 +2,31 @@
 // plaintext reference arithmetic, and a provider/client pair.
 import { randomInt } from 'node:crypto';
 import {
+  type ClientKeySwitchKey,
+  HE_Q1,
+  HE_Q2,
   type ClientModel,
   type ClientPublicKey,
   type He,
   type HeParams,
   type ProviderKey,
   loadHe,
+  localSession,
   makeParams,
+  validateParams,
 } from '../../ts/he.js';
 
 export interface Setup {
   he: He;
+  /** The model key s. */
   sk: ProviderKey;
+  /** The user key s_u the provider decrypts with (user 1, epoch 1). */
+  user: ProviderKey;
   params: HeParams;
   weights: Int32Array;
   model: ClientModel;
   pk: ClientPublicKey;
+  ksk: ClientKeySwitchKey;
 }
 
 /** Uniform signed b_in-bit weights, (N+1)×B, row 0 = bias. */
@@ -50,19 +59,25 @@ export function plainDot(
   return Number(BigInt.asUintN(p.T, d));
 }
 
-/** Provider key, encrypted model streamed into a client model, and a session public key. */
-export async function setup(opts: Parameters<typeof makeParams>[0], weights?: Int32Array): Promise<Setup> {
+/**
+ * Provider key, encrypted model streamed into a client model, a session
+ * public key and a user's key-switching key. Parameters are production's
+ * (makeParams) unless `override` replaces some for a test of the edges.
+ */
+export async function setup(
+  opts: Parameters<typeof makeParams>[0],
+  weights?: Int32Array,
+  override: Partial<HeParams> = {},
+): Promise<Setup> {
   const he = await loadHe();
   const sk = he.loadSecretKey(he.generateSecretKey());
-  const params = makeParams(opts);
+  const params = validateParams({ ...makeParams(opts), ...override });
   const w = weights ?? randomWeights(params);
   const model = he.newClientModel(params);
   for (const record of sk.encryptModel(params, w)) model.push(record);
   model.finish();
-  const providerSeed = he.randomSeed();
-  const clientNonce = he.randomSeed();
-  const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, clientNonce), providerSeed, clientNonce);
-  return { he, sk, params, weights: w, model, pk };
+  const { pk, ksk, user } = localSession(he, sk, he.randomSeed());
+  return { he, sk, user, params, weights: w, model, pk, ksk };
 }
 
 /** What the provider decrypts minus the client's mask: d_j mod 2^T. */
@@ -73,8 +88,8 @@ export function unblind(p: HeParams, y: number, mask: number): number {
 /** Provider-visible noise of an LWE ciphertext: phase − 2^(Q−T)·y, centred mod 2^Q. */
 export function visibleNoise(s: Setup, lwe: Uint8Array): number {
   const { Q, T } = s.params;
-  const phase = s.sk.lwePhase(lwe, s.params);
-  const y = BigInt(s.sk.decryptLwe(lwe, s.params));
+  const phase = s.user.lwePhase(lwe, s.params);
+  const y = BigInt(s.user.decryptLwe(lwe, s.params));
   const e = BigInt.asIntN(Q, phase - (y << BigInt(Q - T)));
   return Number(e);
 }
@@ -83,7 +98,7 @@ export function visibleNoise(s: Setup, lwe: Uint8Array): number {
 export async function failureRun(
   trials: number,
   L = 5000,
-): Promise<{ failures: number; noise: number[]; margin: number }> {
+): Promise<{ failures: number; noise: number[]; margin: number; flood: number }> {
   const s = await setup({ N: 20_000, B: 1, T: 24, b_in: 8, f_in: 4 });
   const email = randomEmail(20_000, L, 15);
   const d = plainDot(s.params, s.weights, email, 0);
@@ -91,11 +106,13 @@ export async function failureRun(
   let failures = 0;
   const noise: number[] = [];
   for (let i = 0; i < trials; i++) {
-    const [x] = s.model.extract(acc, [0], s.pk);
-    if (unblind(s.params, s.sk.decryptLwe(x.lwe, s.params), x.mask) !== d) failures++;
+    const [x] = s.model.extract(acc, [0], s.pk, s.ksk);
+    if (unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask) !== d) failures++;
     noise.push(visibleNoise(s, x.lwe));
   }
-  return { failures, noise, margin: 2 ** (s.params.Q - s.params.T - 1) };
+  const { Q, T, F } = s.params;
+  const flood = 2 ** (F + Q) / Number(HE_Q1 * HE_Q2);
+  return { failures, noise, margin: 2 ** (Q - T - 1), flood };
 }
 
 /** SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f, per limb (wasm and native builds). */

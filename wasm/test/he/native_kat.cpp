@@ -1,6 +1,6 @@
 // Native build of the lattice sources (no SIMD: exercises the scalar paths)
 // for he-native.test.ts: prints the expansion of seed 00..1f as hex, then a
-// model round trip through dot, extract and decrypt.
+// model round trip through dot, key switch, extract and decrypt.
 #include <cstdio>
 #include <vector>
 
@@ -22,8 +22,9 @@ int main() {
     printf("\n");
   }
 
-  // Model N = 5000, B = 1 with w_r = (r mod 200) − 100, bias 7, T = 24.
-  const unsigned T = 24, Q = 36, F = 62;
+  // Model N = 5000, B = 1 with w_r = (r mod 200) − 100, bias 7, T = 24, and
+  // the deployed Q = T + 9, F = 104 − T.
+  const unsigned T = 24, Q = T + kMinQMinusT, F = max_flood_bits(T);
   std::vector<uint8_t> skb(kSecretKeyBytes), pkb(kPublicKeyBytes), rec(kRecordBytes);
   sk_generate(skb.data());
   auto* sk = new SecretKey;
@@ -42,10 +43,18 @@ int main() {
         model_add(*m, rec.data(), 1) != kOk)
       return 2;
   }
-  uint8_t p1_seed[32] = {1};
-  if (public_key(*sk, p1_seed, pkb.data()) != kOk) return 3;
+  uint8_t p1_seed[32] = {1}, e_seed[32] = {2}, user_seed[32] = {3}, a_seed[32] = {4};
+  if (public_key(*sk, p1_seed, e_seed, pkb.data()) != kOk) return 3;
   auto* pk = new PublicKey;
   if (pk_load(pkb.data(), pkb.size(), p1_seed, *pk) != kOk) return 4;
+  // The user key and its key-switching key (the provider decrypts under s_u).
+  sk_derive(user_seed, skb.data());
+  auto* user = new SecretKey;
+  if (sk_load(skb.data(), skb.size(), *user) != kOk) return 8;
+  std::vector<uint8_t> kskb(kKskBytes);
+  if (ksk_generate(*sk, *user, a_seed, e_seed, kskb.data()) != kOk) return 9;
+  auto* ksk = new KeySwitchKey;
+  if (ksk_load(kskb.data(), kskb.size(), *ksk) != kOk) return 10;
   std::vector<uint32_t> fr, fc;
   int64_t want = weight(0);
   for (uint32_t r = 3; r <= 5000; r += 7) {
@@ -57,10 +66,12 @@ int main() {
   if (dot(*m, fr.data(), fc.data(), fr.size(), 15, *acc) != kOk) return 5;
   std::vector<uint8_t> lwe(lwe_bytes(Q));
   uint32_t mask = 0, y = 0;
-  if (extract(*m, *acc, *pk, 0, T, Q, F, lwe.data(), mask) != kOk) return 6;
-  if (lwe_decrypt(*sk, lwe.data(), lwe.size(), T, Q, y) != kOk) return 7;
+  if (extract(*m, *acc, *pk, *ksk, 0, T, Q, F, lwe.data(), mask) != kOk) return 6;
+  if (lwe_decrypt(*user, lwe.data(), lwe.size(), T, Q, y) != kOk) return 7;
   printf("roundtrip %u %u\n", (y - mask) & ((1u << T) - 1), uint32_t(want) & ((1u << T) - 1));
   delete acc;
+  delete ksk;
+  delete user;
   delete pk;
   delete m;
   delete sk;
