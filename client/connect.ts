@@ -48,6 +48,7 @@ export function createConnector(opts: ConnectorOptions): Connector {
     });
     if (loaded?.sha256 !== pkg.sha256) {
       loaded?.model.dispose();
+      loaded?.userKey?.ksk.dispose();
       loaded = loadModel(opts.he, pkg);
     }
     return loaded;

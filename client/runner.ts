@@ -51,6 +51,7 @@ export async function runClassification(items: RunItem[], opts: RunOptions): Pro
       let delay = 200;
       let firstFailure = 0;
       let attempt = 0;
+      let rotations = 0;
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);
@@ -62,12 +63,14 @@ export async function runClassification(items: RunItem[], opts: RunOptions): Pro
             await opts.onOutcome({ kind: e.code, messageId: item.id, detail: e.message });
             break;
           }
+          session?.close();
+          session = undefined;
+          // The user key reached its budget: the next session brings the next key.
+          if (e instanceof ProtocolError && e.code === 'key_rotated' && ++rotations <= 3) continue;
           const transient =
             e instanceof ConnectionClosed ||
             (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
           if (!transient) throw e;
-          session?.close();
-          session = undefined;
           firstFailure ||= Date.now();
           if (Date.now() - firstFailure > window) throw e;
           opts.onReconnect?.(++attempt, e as Error);

@@ -9,7 +9,7 @@ import { decodeMessage, encodeMessage, type Message, type MessageName, type Mess
 import type { PackageHeader } from '../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../models/features/index.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
-import type { ClientModel, ClientPublicKey, He, HeParams } from '../wasm/ts/he.js';
+import type { ClientKeySwitchKey, ClientModel, ClientPublicKey, He, HeParams } from '../wasm/ts/he.js';
 import { OtReceiver } from '../wasm/ts/ot.js';
 import type { VerifiedPackage } from './download.js';
 
@@ -35,6 +35,11 @@ export interface LoadedModel {
   spec: FeatureSpec;
   model: ClientModel;
   providerSeed: Uint8Array;
+  /**
+   * This user's key-switching key for the model version (docs/security.md):
+   * fetched in a welcome, kept until the provider announces the next epoch.
+   */
+  userKey?: { epoch: number; ksk: ClientKeySwitchKey };
 }
 
 export function loadModel(he: He, pkg: VerifiedPackage): LoadedModel {
@@ -100,6 +105,8 @@ export class SpamSession {
   private readonly waiting = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
   private closedError: Error | undefined;
   private pk: ClientPublicKey | undefined;
+  /** Owned by the LoadedModel (it outlives sessions); never disposed here. */
+  private ksk: ClientKeySwitchKey | undefined;
   private receiver: OtReceiver | undefined;
   private sent = 0;
   private received = 0;
@@ -141,6 +148,7 @@ export class SpamSession {
       modelId: model.header.modelId,
       modelVersion: model.header.modelVersion,
       clientNonce,
+      keyEpoch: model.userKey?.epoch ?? 0,
     });
     if (bytesToHex(w.packageSha256) !== model.sha256) {
       throw new Error(
@@ -149,6 +157,14 @@ export class SpamSession {
     }
     // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
+    if (w.ksk.length > 0) {
+      const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges
+      model.userKey?.ksk.dispose();
+      model.userKey = { epoch: w.keyEpoch, ksk };
+    } else if (model.userKey?.epoch !== w.keyEpoch) {
+      throw new Error(`the provider sent no key for key epoch ${w.keyEpoch}`);
+    }
+    this.ksk = model.userKey.ksk;
     this.sessionId = w.sessionId;
     this.receiver = new OtReceiver(he.core);
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
@@ -179,7 +195,7 @@ export class SpamSession {
     let lwe: Uint8Array;
     let mask: number;
     try {
-      [{ lwe, mask }] = model.extract(acc, [0], this.pk!);
+      [{ lwe, mask }] = model.extract(acc, [0], this.pk!, this.ksk!);
     } finally {
       acc.dispose();
       features.counts.fill(0);
@@ -237,6 +253,7 @@ export class SpamSession {
     this.receiver = undefined;
     this.pk?.dispose();
     this.pk = undefined;
+    this.ksk = undefined;
   }
 
   private sendFrame<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {

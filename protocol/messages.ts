@@ -20,6 +20,7 @@ export const LIMITS = {
   id: 256, // model ids, message ids, session ids
   errorText: 1024,
   p0: 1 << 20, // per-client public key polynomial
+  ksk: 1 << 20, // one user's key-switching key (774 KB)
   lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
   choices: 64, // Beaver choice bits, one per client input bit (T ≤ 32)
   gc: 256 * 1024, // garbled circuit bundle for one comparison
@@ -34,7 +35,13 @@ const bytes = (name: string, min: number, max: number): FieldSpec => ({ name, ki
 export const SCHEMAS = {
   hello: {
     type: 1,
-    fields: [str('token', LIMITS.token), str('modelId', LIMITS.id), u32('modelVersion'), bytes('clientNonce', 32, 32)],
+    fields: [
+      str('token', LIMITS.token),
+      str('modelId', LIMITS.id),
+      u32('modelVersion'),
+      bytes('clientNonce', 32, 32),
+      u32('keyEpoch'),
+    ],
   },
   welcome: {
     type: 2,
@@ -43,6 +50,9 @@ export const SCHEMAS = {
       u32('modelVersion'),
       bytes('packageSha256', 32, 32),
       bytes('p0', 1, LIMITS.p0),
+      u32('keyEpoch'),
+      bytes('ksk', 0, LIMITS.ksk),
+      u32('keyBudget'),
       u32('maxFrameBytes'),
       u32('requestsPerMinute'),
     ],
@@ -64,12 +74,21 @@ export const SCHEMAS = {
 export type MessageName = keyof typeof SCHEMAS;
 
 export interface Messages {
-  hello: { token: string; modelId: string; modelVersion: number; clientNonce: Uint8Array };
+  /** keyEpoch: the user-key epoch whose KSK the client holds for this model version (0: none). */
+  hello: { token: string; modelId: string; modelVersion: number; clientNonce: Uint8Array; keyEpoch: number };
+  /**
+   * keyEpoch: the user-key epoch this session decrypts under; ksk: its
+   * key-switching key, empty when the client said it holds it; keyBudget:
+   * decryptions left under it before the next epoch.
+   */
   welcome: {
     sessionId: string;
     modelVersion: number;
     packageSha256: Uint8Array;
     p0: Uint8Array;
+    keyEpoch: number;
+    ksk: Uint8Array;
+    keyBudget: number;
     maxFrameBytes: number;
     requestsPerMinute: number;
   };

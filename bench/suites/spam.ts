@@ -10,18 +10,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as paillier from 'paillier-bigint';
 import { encodeMessage } from '../../protocol/messages.js';
-import { Q_MINUS_T } from '../../provider-server/src/models.js';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type FeatureSpec, type Features } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { evaluateSpam, garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
 import {
   loadHe,
+  localSession,
   makeParams,
+  paramsFromHeader,
+  Q_MINUS_T,
   type ClientModel,
-  type ClientPublicKey,
   type He,
   type HeParams,
+  type LocalSession,
   type ProviderKey,
 } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
@@ -57,7 +59,7 @@ class Pair {
     readonly params: HeParams,
     readonly sk: ProviderKey,
     readonly model: ClientModel,
-    readonly pk: ClientPublicKey,
+    readonly session: LocalSession,
   ) {
     this.sender = new OtSender(he.core);
     this.receiver = new OtReceiver(he.core);
@@ -83,12 +85,12 @@ class Pair {
     this.ensureOts(T);
     let t = now();
     const acc = this.model.dot(f);
-    const [{ lwe, mask }] = this.model.extract(acc, [0], this.pk);
+    const [{ lwe, mask }] = this.model.extract(acc, [0], this.session.pk, this.session.ksk);
     acc.dispose();
     const { message: choices, pending } = spamChoice(this.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
     let clientMs = now() - t;
     t = now();
-    const gc = garbleSpam({ y: this.sk.decryptLwe(lwe, this.params), T }, this.sender, choices);
+    const gc = garbleSpam({ y: this.session.user.decryptLwe(lwe, this.params), T }, this.sender, choices);
     const providerMs = now() - t;
     t = now();
     const { spam } = evaluateSpam(pending, gc);
@@ -111,7 +113,7 @@ class Pair {
 
   dispose(): void {
     this.model.dispose();
-    this.pk.dispose();
+    this.session.dispose();
     this.sk.dispose();
     this.sender.close();
     this.receiver.close();
@@ -125,10 +127,7 @@ function newPair(he: He, params: HeParams, weights: Int32Array): Pair {
   const model = he.newClientModel(params);
   for (const record of sk.encryptModel(params, weights)) model.push(record);
   model.finish();
-  const seed = he.randomSeed();
-  const nonce = he.randomSeed();
-  const pk = he.loadPublicKey(sk.publicKeyFor(seed, nonce), seed, nonce);
-  return new Pair(he, params, sk, model, pk);
+  return new Pair(he, params, sk, model, localSession(he, sk, he.randomSeed()));
 }
 
 /** Random signed b_in-bit weights, row 0 = bias. */
@@ -192,7 +191,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   let networkBytes = 0;
 
   for (const N of Ns) {
-    const params = makeParams({ N, B: 1, T, Q: T + Q_MINUS_T, b_in: B_IN, f_in: F_IN });
+    const params = makeParams({ N, B: 1, T, b_in: B_IN, f_in: F_IN });
     const weights = randomWeights(N);
     const spec = makeSpec({ N, fIn: F_IN, lMax: L_MAX });
     const plain = plainModelOf(N, weights, spec, T);
@@ -281,7 +280,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
 
   // Pretzel's Baseline (§3.3): client sends E_paillier(d + r); the provider decrypts and garbles the same comparison.
   const { publicKey, privateKey } = await paillier.generateRandomKeys(2048);
-  const baseParams = makeParams({ N: 4096, B: 1, T, Q: T + Q_MINUS_T, b_in: B_IN, f_in: F_IN });
+  const baseParams = makeParams({ N: 4096, B: 1, T, b_in: B_IN, f_in: F_IN });
   const base = newPair(he, baseParams, randomWeights(4096));
   const pSamples: number[] = [];
   for (let i = 0; i < (ctx.quick ? 4 : 10); i++) {
@@ -319,11 +318,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   // The default model on the SpamAssassin test split: private verdict vs quantized plaintext verdict.
   const model = loadPlainModel(new Uint8Array(fs.readFileSync(path.join(root, 'models/default/spam.pmfm'))));
   const h = model.header;
-  const real = newPair(
-    he,
-    makeParams({ N: h.N, B: h.B, T: h.T, Q: h.T + Q_MINUS_T, b_in: h.b_in, f_in: h.f_in }),
-    model.weights,
-  );
+  const real = newPair(he, paramsFromHeader(h), model.weights);
   const split = loadSpamAssassin().filter((e) => e.split === 'test');
   let same = 0;
   const realBytes: number[] = [];

@@ -1,13 +1,14 @@
 // Test helper for PROTOCOL.md §6: private classification must equal plaintext
 // classification of the quantized model. Encrypts a default model with the
-// lattice layer (wasm/ts/he.ts), runs the client's dot product and extraction,
-// decrypts as the provider does, unblinds, and compares every column with
+// lattice layer (wasm/ts/he.ts) at the parameters a served package uses,
+// runs the client's dot product, key switch and extraction, decrypts with the
+// user key as the provider does, unblinds, and compares every column with
 // plainScores.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadHe, makeParams } from '../../wasm/ts/he.js';
+import { loadHe, localSession, paramsFromHeader } from '../../wasm/ts/he.js';
 import { featurize } from '../data/featurize.js';
 import { loadPlainModel, plainScores, type PlainModel } from '../plain/index.js';
 
@@ -16,26 +17,24 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 async function privateScores(model: PlainModel, emails: { rows: Uint32Array; counts: Uint32Array }[]) {
   const he = await loadHe();
   const h = model.header;
-  const params = makeParams({ N: h.N, B: h.B, T: h.T, b_in: h.b_in, f_in: h.f_in });
+  const params = paramsFromHeader(h);
   const sk = he.loadSecretKey(he.generateSecretKey());
   const client = he.newClientModel(params);
   for (const record of sk.encryptModel(params, model.weights)) client.push(record);
   client.finish();
-  const providerSeed = he.randomSeed();
-  const nonce = he.randomSeed();
-  const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);
+  const session = localSession(he, sk, he.randomSeed());
   const columns = Array.from({ length: h.B }, (_, j) => j);
   const mod = 2 ** h.T;
   const out = emails.map((f) => {
     const acc = client.dot(f);
-    const scores = client.extract(acc, columns, pk).map(({ lwe, mask }) => {
-      const d = (((sk.decryptLwe(lwe, params) - mask) % mod) + mod) % mod;
+    const scores = client.extract(acc, columns, session.pk, session.ksk).map(({ lwe, mask }) => {
+      const d = (((session.user.decryptLwe(lwe, params) - mask) % mod) + mod) % mod;
       return d >= mod / 2 ? d - mod : d; // T-bit two's complement
     });
     acc.dispose();
     return scores;
   });
-  for (const handle of [pk, client, sk]) handle.dispose();
+  for (const handle of [session, client, sk]) handle.dispose();
   return out;
 }
 

@@ -18,7 +18,7 @@ function code(fn: () => unknown): string {
 
 test('every message round-trips through encode/decode', () => {
   const samples = {
-    hello: { token: 'tok', modelId: 'spam', modelVersion: 3, clientNonce: nonce },
+    hello: { token: 'tok', modelId: 'spam', modelVersion: 3, clientNonce: nonce, keyEpoch: 0 },
     welcome: {
       sessionId: 's1',
       modelVersion: 3,
@@ -97,7 +97,14 @@ test('a declared field length beyond the schema bound is refused before slicing'
   );
   // fixed-size nonce of the wrong length
   assert.throws(
-    () => encodeMessage('hello', 1, { token: 't', modelId: 'm', modelVersion: 1, clientNonce: new Uint8Array(31) }),
+    () =>
+      encodeMessage('hello', 1, {
+        token: 't',
+        modelId: 'm',
+        modelVersion: 1,
+        clientNonce: new Uint8Array(31),
+        keyEpoch: 0,
+      }),
     RangeError,
   );
   assert.ok(LIMITS.lwe < LIMITS.ot);

@@ -3,7 +3,7 @@
 // (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
 // pool (see workers/crypto-worker.ts); tests of the session layer can plug a
 // test double in here without touching the protocol code.
-import type { HeParams } from '../../wasm/ts/he.js';
+import type { HeParams, UserKeyId } from '../../wasm/ts/he.js';
 
 /** A served model version, as the session layer needs it. */
 export interface ServedModel {
@@ -24,14 +24,26 @@ export interface ServedModel {
 export interface ProviderCrypto {
   /** p0 for this client from the joint seed H("pk" ‖ provider_seed ‖ client_nonce) (§2.2). */
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array>;
+  /**
+   * The key-switching key from the model key to the user key of `user`
+   * (deterministic: the same bytes every time for the same user and epoch).
+   */
+  keySwitchKey(model: ServedModel, user: UserKeyId): Promise<Uint8Array>;
   /** Processes one client OT message (base OTs or an extension batch) and returns the reply. */
   ot(sessionId: string, model: ServedModel, payload: Uint8Array): Promise<Uint8Array>;
   /**
-   * Decrypts the client's LWE ciphertext (§2.6) into y, garbles the spam
-   * comparison and answers the client's Beaver choice bits from the session's
-   * OT pool: the spam_gc bundle (§3).
+   * Decrypts the client's LWE ciphertext (§2.6) under the user key of `user`
+   * (never under the model key) into y, garbles the spam comparison and
+   * answers the client's Beaver choice bits from the session's OT pool: the
+   * spam_gc bundle (§3).
    */
-  spam(sessionId: string, model: ServedModel, lwe: Uint8Array, choices: Uint8Array): Promise<Uint8Array>;
+  spam(
+    sessionId: string,
+    model: ServedModel,
+    user: UserKeyId,
+    lwe: Uint8Array,
+    choices: Uint8Array,
+  ): Promise<Uint8Array>;
   /** Drops and wipes a session's OT state. */
   endSession(sessionId: string): Promise<void>;
   close(): Promise<void>;

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
 import { loadPlainModel } from '../../models/plain/index.js';
-import { heLayout, loadHe, makeParams, type HeParams } from '../../wasm/ts/he.js';
+import { heLayout, loadHe, paramsFromHeader, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
 import type { ServedModel } from './crypto.js';
 import type { ModelCatalog } from './server.js';
@@ -30,14 +30,6 @@ interface VersionRecord {
 export type Progress = (done: number, total: number, label: string) => void;
 
 const KEY_MODE = 0o600;
-
-/**
- * Q − T for the packages built here. PROTOCOL.md §1 says Q = T + 12; the
- * decryption margin is 2^(Q−T−1) against a modulus-switch rounding noise of
- * σ ≈ 15 (wasm/ts/he.ts), so T + 9 still leaves 17σ (failure far below
- * 2^-40) and brings the client's ciphertext from 19.4 KB to 17.9 KB at T = 26.
- */
-export const Q_MINUS_T = 9;
 
 /** Writes a new secret file readable by the owner only (refuses to overwrite). */
 export function writeSecretFile(file: string, data: Uint8Array): void {
@@ -150,7 +142,7 @@ async function buildVersion(
 ): Promise<VersionRecord> {
   const plain = loadPlainModel(plainBytes);
   const h = plain.header;
-  const params = makeParams({ N: h.N, B: h.B, T: h.T, Q: h.T + Q_MINUS_T, b_in: h.b_in, f_in: h.f_in });
+  const params = paramsFromHeader(h);
   const he = await loadHe();
   const skBytes = he.generateSecretKey();
   const keyFile = path.join(dir, `v${version}.key`);

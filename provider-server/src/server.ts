@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
+import { AddressLimiter } from './address-limiter.js';
 import { createHttpHandler } from './http.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { Session } from './session.js';
@@ -63,12 +64,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // that bound our own codec answers oversized frames with an error frame.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * config.limits.maxFrameBytes });
   const sessions = new Set<Session>();
+  const addresses = new AddressLimiter(config.limits.connectionsPerMinutePerAddress);
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== SESSION_PATH || sessions.size >= config.limits.maxSessions) {
-      socket.end(
-        `HTTP/1.1 ${path !== SESSION_PATH ? '404 Not Found' : '503 Service Unavailable'}\r\nconnection: close\r\n\r\n`,
-      );
+    const status =
+      path !== SESSION_PATH
+        ? '404 Not Found'
+        : !addresses.take(req.socket.remoteAddress ?? '')
+          ? '429 Too Many Requests'
+          : sessions.size >= config.limits.maxSessions
+            ? '503 Service Unavailable'
+            : undefined;
+    if (status) {
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws));

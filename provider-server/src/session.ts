@@ -27,12 +27,12 @@ export interface SessionDeps {
   metrics: Metrics;
   /** The current version of a model id, if served. */
   currentModel(id: string): ServedModel | undefined;
-  limits: { maxFrameBytes: number; requestsPerMinute: number };
+  limits: { maxFrameBytes: number; requestsPerMinute: number; hellosPerMinute: number; userKeyBudget: number };
   log(line: string): void;
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
-const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected']);
+const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
 /** A session sending this many bad frames is closed. */
 const MAX_ERRORS = 16;
 
@@ -41,6 +41,8 @@ export class Session {
   private state: 'awaiting_hello' | 'ready' | 'closed' = 'awaiting_hello';
   private userId = 0;
   private model: ServedModel | undefined;
+  /** The user-key epoch this session's ciphertexts are switched to. */
+  private keyEpoch = 0;
   /** Message whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: string | undefined;
   private errors = 0;
@@ -156,6 +158,10 @@ export class Session {
       throw new ProtocolError('out_of_order', 'hello was already received in this session');
     const userId = this.deps.store.authenticate(msg.token);
     if (userId === undefined) throw new ProtocolError('unauthenticated', 'the bearer token is not valid');
+    // Each hello costs a public key (and maybe a KSK): bounded per user.
+    if (!this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello')) {
+      throw new ProtocolError('rate_limited', `at most ${this.deps.limits.hellosPerMinute} sessions per minute`);
+    }
     const model = this.deps.currentModel(msg.modelId);
     if (!model) throw new ProtocolError('unknown_model', `model ${msg.modelId} is not served here`);
     if (msg.modelVersion < model.version) {
@@ -171,14 +177,23 @@ export class Session {
       );
     }
     const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
+    const key = this.deps.store.userKey(userId, model.id, model.version);
+    const ksk =
+      msg.keyEpoch === key.epoch
+        ? new Uint8Array(0)
+        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, { userId, epoch: key.epoch }));
     this.userId = userId;
     this.model = model;
+    this.keyEpoch = key.epoch;
     this.state = 'ready';
     this.reply('welcome', msg.requestId, {
       sessionId: this.id,
       modelVersion: model.version,
       packageSha256: Buffer.from(model.packageSha256, 'hex'),
       p0,
+      keyEpoch: key.epoch,
+      ksk,
+      keyBudget: this.deps.limits.userKeyBudget - key.used,
       maxFrameBytes: this.deps.limits.maxFrameBytes,
       requestsPerMinute: this.deps.limits.requestsPerMinute,
     });
@@ -203,9 +218,19 @@ export class Session {
       throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
     if (claim === 'already_classified')
       throw new ProtocolError('already_classified', `message ${msg.messageId} was already classified`);
+    // Every decryption counts against the user key's budget (docs/security.md);
+    // once another session rotated it, this session's ciphertexts are refused.
+    const user = { userId: this.userId, epoch: this.keyEpoch };
+    if (
+      this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, this.deps.limits.userKeyBudget) ===
+      'rotated'
+    ) {
+      this.deps.store.releaseClaim(this.userId, msg.messageId, 'spam');
+      throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
+    }
     let gc: Uint8Array;
     try {
-      gc = await this.timed('spam', () => this.deps.crypto.spam(this.id, model, msg.lwe, msg.choices));
+      gc = await this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices));
     } catch (e) {
       // Nothing left the provider: the client may ask again for this message.
       this.deps.store.releaseClaim(this.userId, msg.messageId, 'spam');

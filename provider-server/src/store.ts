@@ -43,7 +43,31 @@ const MIGRATIONS: string[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 2: per-user key epochs (decryption budget, docs/security.md) and hello rate windows
+  `CREATE TABLE user_keys (
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     model_id TEXT NOT NULL,
+     model_version INTEGER NOT NULL,
+     epoch INTEGER NOT NULL,
+     used INTEGER NOT NULL,
+     PRIMARY KEY (user_id, model_id, model_version)
+   );
+   CREATE TABLE hello_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
 ];
+
+/** Rate-limit windows: spam/OT requests and hellos are counted apart. */
+const RATE_TABLES = { requests: 'rate_windows', hello: 'hello_windows' } as const;
+
+/** A user's key epoch for one model version and how many decryptions it has served. */
+export interface UserKeyState {
+  epoch: number;
+  used: number;
+}
 
 export const MESSAGE_ID_MAX = 256;
 
@@ -218,20 +242,54 @@ export class Store {
    * Counts one request against the user's fixed one-minute window; false when
    * the limit is reached (the request must then be refused).
    */
-  takeRate(userId: number, limitPerMinute: number, now = Date.now()): boolean {
+  takeRate(
+    userId: number,
+    limitPerMinute: number,
+    now = Date.now(),
+    kind: keyof typeof RATE_TABLES = 'requests',
+  ): boolean {
+    const table = RATE_TABLES[kind];
     const window = Math.floor(now / 60_000) * 60_000;
     return this.db.transaction((): boolean => {
-      this.db.prepare('DELETE FROM rate_windows WHERE user_id = ? AND window_start < ?').run(userId, window);
+      this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`).run(userId, window);
       const row = this.db
-        .prepare('SELECT count FROM rate_windows WHERE user_id = ? AND window_start = ?')
+        .prepare(`SELECT count FROM ${table} WHERE user_id = ? AND window_start = ?`)
         .get(userId, window) as { count: number } | undefined;
       if ((row?.count ?? 0) >= limitPerMinute) return false;
       this.db
         .prepare(
-          'INSERT INTO rate_windows (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT(user_id, window_start) DO UPDATE SET count = count + 1',
+          `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT(user_id, window_start) DO UPDATE SET count = count + 1`,
         )
         .run(userId, window);
       return true;
+    })();
+  }
+
+  /** The user's current key epoch for a model version (epoch 1 on first use). */
+  userKey(userId: number, modelId: string, version: number): UserKeyState {
+    this.db
+      .prepare('INSERT OR IGNORE INTO user_keys (user_id, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0)')
+      .run(userId, modelId, version);
+    return this.db
+      .prepare('SELECT epoch, used FROM user_keys WHERE user_id = ? AND model_id = ? AND model_version = ?')
+      .get(userId, modelId, version) as UserKeyState;
+  }
+
+  /**
+   * Counts one decryption under `epoch`, atomically across sessions and
+   * instances: 'rotated' when that epoch is no longer current (the client must
+   * fetch the next key); the decryption that exhausts the budget still runs,
+   * and moves the user to the next epoch.
+   */
+  spendUserKey(userId: number, modelId: string, version: number, epoch: number, budget: number): 'ok' | 'rotated' {
+    return this.db.transaction((): 'ok' | 'rotated' => {
+      const cur = this.userKey(userId, modelId, version);
+      if (cur.epoch !== epoch) return 'rotated';
+      const used = cur.used + 1;
+      this.db
+        .prepare('UPDATE user_keys SET epoch = ?, used = ? WHERE user_id = ? AND model_id = ? AND model_version = ?')
+        .run(used >= budget ? epoch + 1 : epoch, used >= budget ? 0 : used, userId, modelId, version);
+      return 'ok';
     })();
   }
 }

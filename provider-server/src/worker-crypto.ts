@@ -1,6 +1,7 @@
 // ProviderCrypto backed by the worker pool (workers/crypto-worker.ts).
 // Session-scoped calls carry the session id as affinity key, so a session's
 // OT state always lives in the same worker.
+import type { UserKeyId } from '../../wasm/ts/he.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { WorkerPool } from './workers/pool.js';
 
@@ -15,12 +16,24 @@ export class WorkerCrypto implements ProviderCrypto {
     return this.pool.run('publicKey', [model.keyFile, model.providerSeed, clientNonce]);
   }
 
+  keySwitchKey(model: ServedModel, user: UserKeyId): Promise<Uint8Array> {
+    return this.pool.run('keySwitchKey', [model.keyFile, model.providerSeed, user]);
+  }
+
   ot(sessionId: string, _model: ServedModel, payload: Uint8Array): Promise<Uint8Array> {
     return this.pool.run('ot', [sessionId, payload], { affinity: sessionId });
   }
 
-  spam(sessionId: string, model: ServedModel, lwe: Uint8Array, choices: Uint8Array): Promise<Uint8Array> {
-    return this.pool.run('spam', [sessionId, model.keyFile, model.params, lwe, choices], { affinity: sessionId });
+  spam(
+    sessionId: string,
+    model: ServedModel,
+    user: UserKeyId,
+    lwe: Uint8Array,
+    choices: Uint8Array,
+  ): Promise<Uint8Array> {
+    return this.pool.run('spam', [sessionId, model.keyFile, model.providerSeed, user, model.params, lwe, choices], {
+      affinity: sessionId,
+    });
   }
 
   async endSession(sessionId: string): Promise<void> {

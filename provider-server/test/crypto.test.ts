@@ -48,7 +48,13 @@ after(async () => {
 
 async function session(): Promise<{ c: TestClient; receiver: OtReceiver }> {
   const c = await TestClient.connect(provider.server.wsUrl);
-  const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: he.randomSeed() });
+  const w = await c.request('hello', 1, {
+    token,
+    modelId: 'spam',
+    modelVersion: 1,
+    clientNonce: he.randomSeed(),
+    keyEpoch: 0,
+  });
   assert.equal(w.name, 'welcome');
   return { c, receiver: new OtReceiver(he.core) };
 }
@@ -64,7 +70,7 @@ test('welcome carries a fresh p0 per client nonce that the client validates', as
   for (let i = 0; i < 2; i++) {
     const c = await TestClient.connect(provider.server.wsUrl);
     const nonce = he.randomSeed();
-    const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: nonce });
+    const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: nonce, keyEpoch: 0 });
     assert.ok(w.name === 'welcome');
     he.loadPublicKey(w.p0, seed, nonce).dispose(); // sizes and ranges check out
     p0s.push(w.p0);

@@ -49,10 +49,13 @@ export async function startHarness(limits: Partial<ReturnType<typeof limitsDefau
     async publicKey(_m, nonce) {
       return createHash('sha256').update('p0').update(nonce).digest();
     },
+    async keySwitchKey(_m, user) {
+      return createHash('sha256').update(`ksk ${user.userId} ${user.epoch}`).digest();
+    },
     async ot(_s, _m, payload) {
       return payload.slice().reverse();
     },
-    async spam(_s, _m, lwe, choices) {
+    async spam(_s, _m, _user, lwe, choices) {
       if (crypto.failNext) {
         const e = crypto.failNext;
         crypto.failNext = undefined;
@@ -94,7 +97,15 @@ export async function startHarness(limits: Partial<ReturnType<typeof limitsDefau
 }
 
 function limitsDefaults() {
-  return { maxFrameBytes: 64 * 1024, requestsPerMinute: 100, maxSessions: 50, idleTimeoutMs: 60_000 };
+  return {
+    maxFrameBytes: 64 * 1024,
+    requestsPerMinute: 100,
+    maxSessions: 50,
+    idleTimeoutMs: 60_000,
+    hellosPerMinute: 1000,
+    connectionsPerMinutePerAddress: 1000,
+    userKeyBudget: 256,
+  };
 }
 
 /** A raw protocol connection for tests. */

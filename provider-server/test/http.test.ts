@@ -21,7 +21,7 @@ test('/healthz reports ok and the served models', async () => {
 test('/metrics exposes sessions, requests per type, errors per kind and crypto latency in Prometheus text', async () => {
   const { token } = h.store.addUser('metrics-user');
   const c = await TestClient.connect(h.server.wsUrl);
-  await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE });
+  await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
   c.sendRaw(new Uint8Array([9]));
   await c.next();
   c.close();

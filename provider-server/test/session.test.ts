@@ -29,7 +29,7 @@ function expectError(m: Message, code: string, requestId?: number): void {
 }
 
 async function hello(c: TestClient, t = token, version = 2): Promise<Message> {
-  return c.request('hello', 1, { token: t, modelId: 'spam', modelVersion: version, clientNonce: NONCE });
+  return c.request('hello', 1, { token: t, modelId: 'spam', modelVersion: version, clientNonce: NONCE, keyEpoch: 0 });
 }
 
 /** Proves the server still serves: a fresh session does hello + ping. */
@@ -111,6 +111,9 @@ test('out-of-order frames get out_of_order', async () => {
       modelVersion: 1,
       packageSha256: NONCE,
       p0: NONCE,
+      keyEpoch: 1,
+      ksk: NONCE,
+      keyBudget: 1,
       maxFrameBytes: 1,
       requestsPerMinute: 1,
     }),
@@ -197,7 +200,7 @@ test('an outdated model version is told to update; unknown models are refused', 
   assert.match(e.name === 'error' ? e.message : '', /download version 2/);
   const d = await TestClient.connect(h.server.wsUrl);
   expectError(
-    await d.request('hello', 1, { token, modelId: 'topics', modelVersion: 1, clientNonce: NONCE }),
+    await d.request('hello', 1, { token, modelId: 'topics', modelVersion: 1, clientNonce: NONCE, keyEpoch: 0 }),
     'unknown_model',
   );
 });
@@ -208,7 +211,7 @@ test('the per-user rate limit refuses requests beyond the window budget', async 
     const u = hh.store.addUser('carol');
     for (const id of ['a', 'b', 'c']) hh.store.deliver(u.userId, id, 'x');
     const c = await TestClient.connect(hh.server.wsUrl);
-    await c.request('hello', 1, { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE });
+    await c.request('hello', 1, { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
     for (const id of ['a', 'b']) {
       assert.equal(
         (await c.request('spam_request', 2, { messageId: id, lwe: new Uint8Array(4), choices: new Uint8Array(1) }))

@@ -1,8 +1,9 @@
 // Crypto worker: the provider's side of the private spam protocol, run off the
 // event loop. Holds the loaded secret keys (read from their 0600 files here,
-// never sent between threads) and each session's OT sender (sessions are
-// pinned to one worker by the pool's affinity key).
-import { loadHe, type HeParams, type ProviderKey } from '../../../wasm/ts/he.js';
+// never sent between threads), the user keys derived from them (decryption
+// only ever uses a user key, docs/security.md) and each session's OT sender
+// (sessions are pinned to one worker by the pool's affinity key).
+import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../../wasm/ts/he.js';
 import { garbleSpam } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
@@ -11,6 +12,9 @@ import { serveTasks } from './pool.js';
 
 const he = await loadHe();
 const keys = new Map<string, ProviderKey>();
+/** Derived user keys, most recently used last (135 KB each in wasm memory). */
+const userKeys = new Map<string, ProviderKey>();
+const USER_KEY_CACHE = 64;
 const sessions = new Map<string, OtSender>();
 
 /** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
@@ -45,6 +49,23 @@ function key(keyFile: string): ProviderKey {
   return k;
 }
 
+function userKey(keyFile: string, providerSeedHex: string, id: UserKeyId): ProviderKey {
+  const name = `${keyFile}\0${id.userId}\0${id.epoch}`;
+  let k = userKeys.get(name);
+  if (k) {
+    userKeys.delete(name);
+  } else {
+    k = key(keyFile).userKey(Buffer.from(providerSeedHex, 'hex'), id);
+    if (userKeys.size >= USER_KEY_CACHE) {
+      const [oldest, old] = userKeys.entries().next().value as [string, ProviderKey];
+      userKeys.delete(oldest);
+      old.dispose();
+    }
+  }
+  userKeys.set(name, k);
+  return k;
+}
+
 function sender(sessionId: string): OtSender {
   let s = sessions.get(sessionId);
   if (!s) {
@@ -57,6 +78,10 @@ function sender(sessionId: string): OtSender {
 serveTasks({
   publicKey(keyFile: string, providerSeedHex: string, clientNonce: Uint8Array): Uint8Array {
     return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
+  },
+
+  keySwitchKey(keyFile: string, providerSeedHex: string, id: UserKeyId): Uint8Array {
+    return key(keyFile).keySwitchKey(Buffer.from(providerSeedHex, 'hex'), userKey(keyFile, providerSeedHex, id), id);
   },
 
   ot(sessionId: string, payload: Uint8Array): Uint8Array {
@@ -73,14 +98,22 @@ serveTasks({
     throw coded(`ot: unknown OT message tag ${payload[0]}`, 'bad_field');
   },
 
-  spam(sessionId: string, keyFile: string, params: HeParams, lwe: Uint8Array, choice: Uint8Array): Uint8Array {
+  spam(
+    sessionId: string,
+    keyFile: string,
+    providerSeedHex: string,
+    user: UserKeyId,
+    params: HeParams,
+    lwe: Uint8Array,
+    choice: Uint8Array,
+  ): Uint8Array {
     const s = sessions.get(sessionId);
     if (!s || s.available === 0)
       throw coded('spam_request before OT setup (send ot base and extension first)', 'out_of_order');
     let y: number;
     try {
       // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.
-      y = key(keyFile).decryptLwe(lwe, params);
+      y = userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
     } catch (e) {
       // he.ts messages name sizes/ranges only, never secret values.
       throw coded((e as Error).message, 'bad_field');

@@ -1,0 +1,174 @@
+// A malicious client against the real provider (crypto workers, store, the
+// default spam model): the two key-recovery attacks of docs/security.md.
+//   1. Nonce averaging: repeat one hello nonce to average p0's error away and
+//      learn p1·s. The provider answers the same nonce with the same p0.
+//   2. Chosen-ciphertext decryption oracle: send a' = 2^(Q−2)·e_k with a chosen
+//      blinding and read one bit of the decryption key per verdict. The
+//      provider decrypts only under a per-user key s_u that rotates after a
+//      small budget, so the bits are of s_u (independent of the model key s)
+//      and stop at the budget.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Message } from '../../protocol/messages.js';
+import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
+import { HE_N, loadHe, type He, type ProviderKey } from '../../wasm/ts/he.js';
+import { OtReceiver } from '../../wasm/ts/ot.js';
+import { loadConfig } from '../src/config.js';
+import { startProvider, type Provider } from '../src/provider.js';
+import { TestClient } from './harness.js';
+
+const BUDGET = 24;
+let dir: string;
+let provider: Provider;
+let he: He;
+let token: string;
+let userId: number;
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-attack-'));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      dataDir: dir,
+      workers: 1,
+      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
+      limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } as never,
+    },
+  });
+  provider = await startProvider(config, { log: () => undefined, progress: () => undefined });
+  ({ token, userId } = provider.store.addUser('mallory'));
+  for (let i = 0; i < 3 * BUDGET; i++) provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
+  he = await loadHe();
+});
+after(async () => {
+  await provider.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const served = () => provider.catalog.current('spam')!;
+const welcome = (m: Message): Extract<Message, { name: 'welcome' }> => {
+  assert.ok(m.name === 'welcome', JSON.stringify(m));
+  return m;
+};
+
+test('repeating a hello nonce returns the identical p0: averaging removes nothing', async () => {
+  const nonce = he.randomSeed();
+  const p0s: Uint8Array[] = [];
+  for (let i = 0; i < 40; i++) {
+    const c = await TestClient.connect(provider.server.wsUrl);
+    const w = welcome(
+      await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: nonce, keyEpoch: 1 }),
+    );
+    p0s.push(w.p0);
+    c.close();
+  }
+  // The attack averages the p0s coefficient-wise: with identical answers the
+  // average is one sample, its error e intact (≈ 3.3 bits per coefficient).
+  for (const p0 of p0s) assert.deepEqual(p0, p0s[0]);
+});
+
+/** Bit-packs an LWE ciphertext (tag 'L', version 1, Q, then n + 1 Q-bit values). */
+function packLwe(values: bigint[], Q: number): Uint8Array {
+  let acc = 0n;
+  values.forEach((v, i) => (acc |= v << BigInt(i * Q)));
+  const body = new Uint8Array(Math.ceil((values.length * Q) / 8));
+  for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
+  return new Uint8Array([0x4c, 1, Q, ...body]);
+}
+
+/** a' = 2^(Q−2)·e_k, b' = 0: its phase is 2^(Q−2)·s_k, so y = s_k·2^(T−2) mod 2^T. */
+function probe(k: number, Q: number): Uint8Array {
+  const values = new Array<bigint>(HE_N + 1).fill(0n);
+  values[k + 1] = 1n << BigInt(Q - 2);
+  return packLwe(values, Q);
+}
+
+/** What the key's coefficient k is, read with the provider's own decryption of the probe. */
+const coefficient = (key: ProviderKey, k: number, Q: number): number => {
+  const phase = key.lwePhase(probe(k, Q), served().params);
+  return phase === 0n ? 0 : phase === 1n << BigInt(Q - 2) ? 1 : -1;
+};
+
+/** The attacker's session: hello, base OTs, an extension batch. */
+async function attacker(keyEpoch: number) {
+  const c = await TestClient.connect(provider.server.wsUrl);
+  const w = welcome(
+    await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: he.randomSeed(), keyEpoch }),
+  );
+  const receiver = new OtReceiver(he.core);
+  const b = await c.request('ot', 2, { payload: receiver.start() });
+  assert.ok(b.name === 'ot_reply');
+  receiver.finish(b.payload);
+  assert.equal((await c.request('ot', 3, { payload: receiver.extend(64 * served().params.T) })).name, 'ot_reply');
+  return { c, w, receiver, next: 10 };
+}
+
+/** One verdict on a probe with r' = 0: "not spam" iff msb(y) = 1 iff s_k = −1. */
+async function ask(a: Awaited<ReturnType<typeof attacker>>, messageId: string, k: number): Promise<Message | boolean> {
+  const { T, Q } = served().params;
+  const { message: choices, pending } = spamChoice(a.receiver, { rPrime: 0, T });
+  const reply = await a.c.request('spam_request', a.next++, { messageId, lwe: probe(k, Q), choices });
+  if (reply.name !== 'spam_gc') {
+    pending.dispose();
+    return reply;
+  }
+  a.c.send('spam_done', a.next++, { messageId });
+  return !evaluateSpam(pending, reply.gc).spam;
+}
+
+test('the chosen-ciphertext oracle reads bits of a rotating user key, never of the model key', async () => {
+  const { Q } = served().params;
+  const bytes = new Uint8Array(fs.readFileSync(served().keyFile));
+  const modelKey = he.loadSecretKey(bytes);
+  bytes.fill(0);
+  const seed = Buffer.from(served().providerSeed, 'hex');
+
+  const a = await attacker(0);
+  assert.equal(a.w.keyEpoch, 1);
+  assert.equal(a.w.keyBudget, BUDGET);
+  const userKey = modelKey.userKey(seed, { userId, epoch: 1 });
+  let agreeWithModelKey = 0;
+  for (let k = 0; k < BUDGET; k++) {
+    const minusOne = await ask(a, `self-${k}`, k);
+    assert.equal(typeof minusOne, 'boolean', JSON.stringify(minusOne));
+    // The oracle answers about s_u ...
+    assert.equal(minusOne, coefficient(userKey, k, Q) === -1, `coefficient ${k}`);
+    // ... which is independent of s: agreement is at chance level (5/9 expected).
+    if (minusOne === (coefficient(modelKey, k, Q) === -1)) agreeWithModelKey++;
+  }
+  assert.ok(agreeWithModelKey < BUDGET, 'the bits are not those of the model key');
+
+  // The budget is spent: the epoch's key answers no more.
+  const refused = await ask(a, `self-${BUDGET}`, BUDGET);
+  assert.ok(typeof refused !== 'boolean' && refused.name === 'error' && refused.code === 'key_rotated');
+  assert.equal(
+    provider.store.isClassified(userId, `self-${BUDGET}`),
+    false,
+    'the refused message can still be classified',
+  );
+
+  // The next session brings epoch 2: a fresh, independent key and a new KSK.
+  const b = await attacker(1);
+  assert.equal(b.w.keyEpoch, 2);
+  assert.ok(b.w.ksk.length > 0);
+  const next = modelKey.userKey(seed, { userId, epoch: 2 });
+  let same = 0;
+  for (let k = 0; k < HE_N; k += 16) if (coefficient(next, k, Q) === coefficient(userKey, k, Q)) same++;
+  assert.ok(same < 0.5 * (HE_N / 16), `${same} of ${HE_N / 16} sampled coefficients equal: keys are independent`);
+  for (const key of [modelKey, userKey, next]) key.dispose();
+  a.c.close();
+  b.c.close();
+});
+
+test('the key-switching key is deterministic per (user, epoch): asking again averages nothing', async () => {
+  const first = await attacker(0);
+  const second = await attacker(0);
+  assert.ok(first.w.ksk.length > 0);
+  assert.deepEqual(first.w.ksk, second.w.ksk);
+  first.c.close();
+  second.c.close();
+});
