@@ -50,10 +50,6 @@ export class PackageLog {
     return new PackageLog(file, secretKey, entries);
   }
 
-  get size(): number {
-    return this.entries.length;
-  }
-
   /**
    * Appends the versions not in the log yet, in the order given. A version
    * already logged with another package hash is refused: a published

@@ -31,7 +31,9 @@ export async function startProvider(
   // Every served version is logged before the first client can fetch it (and
   // versions built before the log existed are logged on their first start).
   const packageLog = PackageLog.open(config.dataDir);
-  packageLog.record(catalog.published());
+  for (const e of packageLog.record(catalog.published())) {
+    opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+  }
   const crypto = new WorkerCrypto(config.workers);
   let server: RunningServer;
   try {
