@@ -1,10 +1,14 @@
 // Headless client CLI.
 //   tsx client/cli.ts classify --server URL --token TOKEN [options] MAILBOX
+//   tsx client/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
 // bytes sent/received) and a summary. With --state FILE, verdicts are appended
 // to FILE as JSON lines and a rerun resumes after the last recorded message.
+// Both commands check the provider's package log (package-log.ts) with the key
+// from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
+// head's fingerprint to compare across devices (log --compare).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +17,14 @@ import WebSocket from 'ws';
 import { loadHe } from '../wasm/ts/he.js';
 import { createConnector } from './connect.js';
 import { readMailbox, type MailboxFormat, type MailItem } from './mailbox.js';
-import { DirectoryStorage } from './node-storage.js';
+import { DirectoryStorage, FileTrustStore } from './node-storage.js';
+import {
+  compareHeads,
+  PackageLogAlert,
+  PackageLogVerifier,
+  parseFingerprint,
+  type VerifiedLog,
+} from './package-log.js';
 import { decryptMessage, isEncrypted, loadPrivateKey } from './pgp.js';
 import { runClassification, type RunOutcome } from './runner.js';
 import type { SocketFactory } from './session.js';
@@ -105,6 +116,36 @@ function readDone(stateFile: string | undefined): Map<string, Row> {
   return done;
 }
 
+const USAGE = `usage: tsx client/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+       tsx client/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
+
+/** Exit code for a package log alert: the provider's log does not vouch for its package. */
+export const ALERT_EXIT = 3;
+
+function describeLog(v: VerifiedLog): string {
+  const key = v.firstUse
+    ? `trusted on first use: compare it with the key the provider publishes, then pin it with --log-key`
+    : v.trust.keySource === 'configured'
+      ? 'pinned'
+      : 'recorded on first use';
+  return `package log ${v.fingerprint} (key ${v.trust.publicKey}, ${key})`;
+}
+
+const GOSSIP = {
+  same: 'same head as the other device',
+  'other-behind': 'the other device saw an older head of this same log (consistent)',
+  'other-ahead':
+    'the other device saw a longer log: run this again later; if this device stays behind, the provider may be holding it on an old view',
+} as const;
+
+async function showLog(verifier: PackageLogVerifier, compare: string | undefined): Promise<number> {
+  const v = await verifier.fetchVerified();
+  for (const e of v.log.entries) console.log(`${e.modelId} v${e.version}  ${e.packageSha256}  ${e.createdAt}`);
+  console.log(describeLog(v));
+  if (compare) console.log(GOSSIP[compareHeads(v.log.entries, parseFingerprint(compare))]);
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -118,16 +159,22 @@ export async function main(argv: string[]): Promise<number> {
       format: { type: 'string' },
       state: { type: 'string' },
       cache: { type: 'string', default: path.join(os.homedir(), '.cache', 'pmf-client') },
+      'log-key': { type: 'string' },
+      compare: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const [cmd, input] = positionals;
-  if (values.help || cmd !== 'classify' || !input || !values.server) {
-    console.error(
-      'usage: tsx client/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] MAILBOX',
-    );
+  if (values.help || !values.server || !((cmd === 'classify' && input) || (cmd === 'log' && !input))) {
+    console.error(USAGE);
     return 2;
   }
+  const verifier = new PackageLogVerifier({
+    baseUrl: values.server,
+    trust: new FileTrustStore(values.cache!),
+    pinnedKey: values['log-key'] ?? process.env.PMF_LOG_KEY,
+  });
+  if (cmd === 'log') return showLog(verifier, values.compare);
   const token = values.token ?? process.env.PMF_TOKEN;
   if (!token) throw new Error('a bearer token is needed (--token or $PMF_TOKEN)');
   const format = values.format as MailboxFormat | undefined;
@@ -145,6 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     storage: new DirectoryStorage(values.cache!),
     socket: nodeSocket,
     onDownloadProgress: downloadProgress('model package'),
+    logCheck: async (pkg) => console.error(describeLog(await verifier.checkPackage(pkg))),
     onInvalidOutput: (id) =>
       console.error(
         `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
@@ -179,8 +227,8 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      console.error(`error: ${(e as Error).message}`);
-      process.exit(1);
+      console.error(`${e instanceof PackageLogAlert ? 'ALERT' : 'error'}: ${(e as Error).message}`);
+      process.exit(e instanceof PackageLogAlert ? ALERT_EXIT : 1);
     },
   );
 }

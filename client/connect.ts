@@ -3,7 +3,7 @@
 // the extension wires the same pieces with IndexedDB storage and its socket.
 import { ProtocolError } from '../protocol/errors.js';
 import type { He } from '../wasm/ts/he.js';
-import { ensurePackage, type PackageStorage } from './download.js';
+import { ensurePackage, type DownloadOptions, type PackageStorage } from './download.js';
 import { loadModel, SpamSession, type LoadedModel, type SocketFactory } from './session.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
@@ -27,6 +27,8 @@ export interface ConnectorOptions {
   storage: PackageStorage;
   socket: SocketFactory;
   onDownloadProgress?: (received: number, total: number) => void;
+  /** Refuses a package the provider's package log does not vouch for (client/package-log.ts). */
+  logCheck?: DownloadOptions['logCheck'];
   onInvalidOutput?: (messageId: string) => void;
 }
 
@@ -45,6 +47,7 @@ export function createConnector(opts: ConnectorOptions): Connector {
       modelId: opts.modelId ?? 'spam',
       storage: opts.storage,
       onProgress: opts.onDownloadProgress,
+      logCheck: opts.logCheck,
     });
     if (loaded?.sha256 !== pkg.sha256) {
       loaded?.model.dispose();

@@ -4,7 +4,8 @@
 // IndexedDB. A partial download resumes with Range + If-Range (the strong
 // ETag): if the server's version changed meanwhile, it sends the whole new
 // package and the partial bytes are discarded. Nothing is used before the
-// whole package's SHA-256 and the body's SHA-256 in its header both match.
+// whole package's SHA-256 and the body's SHA-256 in its header both match,
+// and (with logCheck) the provider's package log lists that exact package.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { openPackage, type PackageHeader } from '../protocol/package.js';
@@ -38,6 +39,11 @@ export interface DownloadOptions {
   expectSha256?: string;
   onProgress?: (received: number, total: number) => void;
   fetch?: typeof fetch;
+  /**
+   * Runs on every verified package before it is returned (stored or just
+   * downloaded) and throws to refuse it: PackageLogVerifier.checkPackage.
+   */
+  logCheck?: (pkg: VerifiedPackage) => Promise<unknown>;
 }
 
 export interface VerifiedPackage {
@@ -71,8 +77,16 @@ function verify(data: Uint8Array, expectSha256: string, what: string): VerifiedP
 /**
  * Returns the latest verified package, downloading (or resuming) it if it is
  * not stored yet. Throws on any mismatch; a corrupt download is discarded.
+ * The log check runs after the package is stored, so a log the client cannot
+ * fetch right now costs a retry, not the download.
  */
 export async function ensurePackage(opts: DownloadOptions): Promise<VerifiedPackage> {
+  const pkg = await fetchVerified(opts);
+  await opts.logCheck?.(pkg);
+  return pkg;
+}
+
+async function fetchVerified(opts: DownloadOptions): Promise<VerifiedPackage> {
   const fetchFn = opts.fetch ?? fetch;
   const listing = await latestModel(opts.baseUrl, opts.modelId, fetchFn);
   const expect = opts.expectSha256 ?? listing.sha256;

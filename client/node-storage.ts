@@ -1,9 +1,11 @@
-// PackageStorage on the local file system, for the CLI (the extension uses
-// IndexedDB). <dir>/<key>.pmf is a verified package; <key>.part and
-// <key>.part.etag an interrupted download.
+// PackageStorage and the package log's TrustStore on the local file system,
+// for the CLI (the extension uses IndexedDB). <dir>/<key>.pmf is a verified
+// package; <key>.part and <key>.part.etag an interrupted download;
+// package-log-trust.json the log key and head recorded per provider.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageStorage } from './download.js';
+import type { LogTrust, TrustStore } from './package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
   constructor(private readonly dir: string) {
@@ -47,5 +49,28 @@ export class DirectoryStorage implements PackageStorage {
     fs.writeFileSync(`${f}.tmp`, data);
     fs.renameSync(`${f}.tmp`, f);
     await this.dropPartial(key);
+  }
+}
+
+export class FileTrustStore implements TrustStore {
+  private readonly file: string;
+
+  constructor(dir: string) {
+    fs.mkdirSync(dir, { recursive: true });
+    this.file = path.join(dir, 'package-log-trust.json');
+  }
+
+  private all(): Record<string, LogTrust> {
+    return fs.existsSync(this.file) ? (JSON.parse(fs.readFileSync(this.file, 'utf8')) as Record<string, LogTrust>) : {};
+  }
+
+  async get(origin: string): Promise<LogTrust | undefined> {
+    return this.all()[origin];
+  }
+
+  async put(origin: string, trust: LogTrust): Promise<void> {
+    // Write-then-rename: a crash never leaves a half-written file that loses the recorded heads.
+    fs.writeFileSync(`${this.file}.tmp`, JSON.stringify({ ...this.all(), [origin]: trust }, null, 2));
+    fs.renameSync(`${this.file}.tmp`, this.file);
   }
 }

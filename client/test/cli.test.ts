@@ -5,10 +5,12 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
+import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from '../../provider-server/src/config.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
 import { main } from '../cli.js';
 import { detectFormat, messageIdOf, readMailbox } from '../mailbox.js';
+import { PackageLogAlert } from '../package-log.js';
 
 let dir: string;
 let provider: Provider;
@@ -146,5 +148,21 @@ test('plain http to a non-loopback provider is refused before anything is sent',
       path.join(dir, 'in.jsonl'),
     ]),
     /refusing plain http/,
+  );
+});
+
+test('the log command prints the entries and the head fingerprint to compare; a forked head alerts', async () => {
+  const doc = provider.packageLog.document();
+  const fp = logFingerprint(doc.size, doc.head);
+  const log = ['log', '--server', provider.server.httpUrl, '--cache', path.join(dir, 'log-cache')];
+  const first = await run(log);
+  assert.match(first[0], new RegExp(`^spam v1  ${provider.catalog.current('spam')!.packageSha256}  `));
+  assert.match(first.at(-1)!, new RegExp(`^package log ${fp} \\(key ${doc.publicKey}, trusted on first use`));
+  assert.match((await run(log)).at(-1)!, /recorded on first use\)$/);
+  assert.match((await run([...log, '--log-key', doc.publicKey])).at(-1)!, /pinned\)$/);
+  assert.equal((await run([...log, '--compare', fp])).at(-1), 'same head as the other device');
+  await assert.rejects(
+    main([...log, '--compare', `${doc.size}:${'0'.repeat(32)}`]),
+    (e) => e instanceof PackageLogAlert && e.kind === 'log_forked',
   );
 });

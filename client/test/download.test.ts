@@ -9,15 +9,18 @@ import type { AddressInfo } from 'node:net';
 import { encodePackagePrefix, type PackageHeader } from '../../protocol/package.js';
 import { createHttpHandler } from '../../provider-server/src/http.js';
 import { createMetrics } from '../../provider-server/src/metrics.js';
+import { PackageLog } from '../../provider-server/src/package-log.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import { ensurePackage } from '../download.js';
-import { DirectoryStorage } from '../node-storage.js';
+import { ensurePackage, type VerifiedPackage } from '../download.js';
+import { DirectoryStorage, FileTrustStore } from '../node-storage.js';
+import { PackageLogAlert, PackageLogVerifier } from '../package-log.js';
 
 let dir: string;
 let server: http.Server;
 let base: string;
 let pkg: Buffer;
 let sha: string;
+let log: PackageLog;
 let requests: { range?: string; ifRange?: string }[] = [];
 
 before(async () => {
@@ -52,7 +55,12 @@ before(async () => {
     providerSeed: header.providerSeed,
     keyFile: '',
   };
-  const handler = createHttpHandler({ metrics: createMetrics(), models: () => [model] });
+  log = PackageLog.open(path.join(dir, 'provider'));
+  const handler = createHttpHandler({
+    metrics: createMetrics(),
+    models: () => [model],
+    packageLog: () => log.document(),
+  });
   server = http.createServer((req, res) => {
     if (req.url?.startsWith('/models/'))
       requests.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
@@ -142,4 +150,24 @@ test('unknown models are reported clearly', async () => {
     ensurePackage({ baseUrl: base, modelId: 'topics', storage: new DirectoryStorage(path.join(dir, 's4')) }),
     /not offered/,
   );
+});
+
+test('with logCheck, a package is used only once the signed package log lists it, and the head is recorded', async () => {
+  const trust = new FileTrustStore(path.join(dir, 'trust'));
+  const verifier = new PackageLogVerifier({ baseUrl: base, trust });
+  const opts = {
+    baseUrl: base,
+    modelId: 'spam',
+    storage: new DirectoryStorage(path.join(dir, 's5')),
+    logCheck: (p: VerifiedPackage) => verifier.checkPackage(p),
+  };
+  await assert.rejects(ensurePackage(opts), (e) => e instanceof PackageLogAlert && e.kind === 'not_in_log');
+  log.record([{ modelId: 'spam', version: 1, packageSha256: sha, createdAt: new Date(0).toISOString() }]);
+  assert.equal((await ensurePackage(opts)).sha256, sha);
+  assert.deepEqual(await trust.get(new URL(base).origin), {
+    publicKey: log.publicKey,
+    keySource: 'first-use',
+    size: 1,
+    head: log.document().head,
+  });
 });

@@ -3,16 +3,19 @@
 //   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
+//   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // Admin commands open the same SQLite store as a running server (WAL mode).
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { messageIdOf } from '../../client/mailbox.js';
+import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
+import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...> [--config FILE]`;
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key> [--config FILE]`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -26,6 +29,11 @@ export async function main(argv: string[]): Promise<number> {
     const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
     console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
     for (const m of p.catalog.all()) console.error(`[provider] model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
+    const log = p.packageLog.document();
+    console.error(`[provider] package log ${logFingerprint(log.size, log.head)}; log public key ${log.publicKey}`);
+    console.error(
+      '[provider]   publish this key out of band (website, DNS TXT, your service README) for clients to pin',
+    );
     const stop = (): void => {
       console.error('[provider] shutting down');
       p.close().then(() => process.exit(0));
@@ -33,6 +41,10 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return new Promise<number>(() => {}); // runs until a signal
+  }
+  if (cmd === 'log-key' && rest.length === 0) {
+    console.log(PackageLog.open(config.dataDir).publicKey);
+    return 0;
   }
   const store = openStore(config.dataDir);
   try {

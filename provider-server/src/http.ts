@@ -1,9 +1,16 @@
 // HTTP side of the provider: health, Prometheus metrics, model packages
 // (strong ETag = the package's SHA-256, Range for resumable downloads,
-// the SHA-256 in X-Content-SHA256 and Repr-Digest), and the demo webmail when
-// it is mounted.
+// the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
+// a well-known URL (ETag = its head), and the demo webmail when it is mounted.
 import fs from 'node:fs';
 import type http from 'node:http';
+import {
+  LOG_FORMAT,
+  LOG_KEY_PATH,
+  LOG_PATH,
+  type PackageLogDocument,
+  type PackageLogKey,
+} from '../../protocol/package-log.js';
 import type { ServedModel } from './crypto.js';
 import type { Metrics } from './metrics.js';
 
@@ -11,17 +18,35 @@ export interface HttpDeps {
   metrics: Metrics;
   /** Every served version of every model (old versions stay downloadable). */
   models(): ServedModel[];
+  /** The signed package transparency log (package-log.ts), served at LOG_PATH. */
+  packageLog?: () => PackageLogDocument;
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
-function json(res: http.ServerResponse, status: number, body: unknown): void {
+function json(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = { 'cache-control': 'no-store' },
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+function matchesEtag(req: http.IncomingMessage, etag: string): boolean {
+  const inm = req.headers['if-none-match'];
+  return inm !== undefined && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*');
+}
+
+/** The log changes only when a version is published: revalidate every time, answer 304 while the head is the same. */
+function serveLog(req: http.IncomingMessage, res: http.ServerResponse, log: PackageLogDocument): void {
+  const headers = { etag: `"${log.head}"`, 'cache-control': 'no-cache' };
+  if (matchesEtag(req, headers.etag)) {
+    res.writeHead(304, headers);
+    return void res.end();
+  }
+  json(res, 200, log, headers);
 }
 
 /** Parses a single "bytes=a-b" / "bytes=a-" / "bytes=-n" range; null if unsatisfiable, undefined if absent/ignored. */
@@ -58,8 +83,7 @@ function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model
     'x-content-sha256': model.packageSha256,
     'repr-digest': `sha-256=:${Buffer.from(model.packageSha256, 'hex').toString('base64')}:`,
   };
-  const inm = req.headers['if-none-match'];
-  if (inm && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+  if (matchesEtag(req, etag)) {
     res.writeHead(304, headers);
     metrics.modelDownloads.inc({ model: model.id, status: '304' });
     return void res.end();
@@ -117,6 +141,11 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
           url: `/models/${m.id}/${m.version}`,
         })),
       });
+    }
+    if (deps.packageLog && url.pathname === LOG_PATH) return serveLog(req, res, deps.packageLog());
+    if (deps.packageLog && url.pathname === LOG_KEY_PATH) {
+      const key: PackageLogKey = { format: LOG_FORMAT, alg: 'ed25519', publicKey: deps.packageLog().publicKey };
+      return json(res, 200, key);
     }
     const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})$/.exec(url.pathname);
     if (m) {

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
+import type { LogEntry } from '../../protocol/package-log.js';
 import { loadPlainModel } from '../../models/plain/index.js';
 import { heLayout, loadHe, paramsFromHeader, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
@@ -71,6 +72,7 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
 
 export class FileModelCatalog implements ModelCatalog {
   private readonly served = new Map<string, ServedModel[]>();
+  private readonly entries: LogEntry[] = [];
 
   current(id: string): ServedModel | undefined {
     return this.served.get(id)?.at(-1);
@@ -78,6 +80,11 @@ export class FileModelCatalog implements ModelCatalog {
 
   all(): ServedModel[] {
     return [...this.served.values()].flat();
+  }
+
+  /** Every served version as a package-log entry, oldest first per model. */
+  published(): LogEntry[] {
+    return [...this.entries];
   }
 
   /** Builds missing versions and loads every version of every configured model. */
@@ -98,6 +105,14 @@ export class FileModelCatalog implements ModelCatalog {
           await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress),
         );
         fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
+      }
+      for (const v of versions) {
+        catalog.entries.push({
+          modelId: src.id,
+          version: v.version,
+          packageSha256: v.packageSha256,
+          createdAt: v.createdAt,
+        });
       }
       catalog.served.set(
         src.id,

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ServerConfig } from './config.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
+import { PackageLog } from './package-log.js';
 import { startServer, type RunningServer } from './server.js';
 import { Store } from './store.js';
 import { WorkerCrypto } from './worker-crypto.js';
@@ -12,6 +13,7 @@ export interface Provider {
   server: RunningServer;
   store: Store;
   catalog: FileModelCatalog;
+  packageLog: PackageLog;
   close(): Promise<void>;
 }
 
@@ -26,10 +28,23 @@ export async function startProvider(
 ): Promise<Provider> {
   const store = openStore(config.dataDir);
   const catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
+  // Every served version is logged before the first client can fetch it (and
+  // versions built before the log existed are logged on their first start).
+  const packageLog = PackageLog.open(config.dataDir);
+  for (const e of packageLog.record(catalog.published())) {
+    opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+  }
   const crypto = new WorkerCrypto(config.workers);
   let server: RunningServer;
   try {
-    server = await startServer({ config, store, crypto, models: catalog, log: opts.log });
+    server = await startServer({
+      config,
+      store,
+      crypto,
+      models: catalog,
+      packageLog: () => packageLog.document(),
+      log: opts.log,
+    });
   } catch (e) {
     await crypto.close();
     store.close();
@@ -39,6 +54,7 @@ export async function startProvider(
     server,
     store,
     catalog,
+    packageLog,
     async close() {
       await server.close();
       await crypto.close();

@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { PackageLogDocument } from '../../protocol/package-log.js';
 import type { ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { AddressLimiter } from './address-limiter.js';
@@ -27,6 +28,8 @@ export interface ServerOptions {
   store: Store;
   crypto: ProviderCrypto;
   models: ModelCatalog;
+  /** The signed package transparency log, served at its well-known URL. */
+  packageLog?: () => PackageLogDocument;
   log?: (line: string) => void;
 }
 
@@ -52,7 +55,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listMessages: (userId) => store.listMessages(Number(userId)),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
   });
-  const handler = createHttpHandler({ metrics, models: () => models.all(), webmail });
+  const handler = createHttpHandler({ metrics, models: () => models.all(), packageLog: opts.packageLog, webmail });
   const server = config.tls
     ? https.createServer(
         { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) },

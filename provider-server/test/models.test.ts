@@ -50,6 +50,14 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
     c2.all().map((x) => x.version),
     [1, 2],
   );
+  assert.deepEqual(
+    c2.published().map((e) => [e.modelId, e.version, e.packageSha256]),
+    [
+      ['spam', 1, v1.packageSha256],
+      ['spam', 2, v2.packageSha256],
+    ],
+    'both versions are offered to the package log',
+  );
   fs.rmSync(dir, { recursive: true });
 });
 
