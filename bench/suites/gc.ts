@@ -162,7 +162,7 @@ export default async function gc(ctx: BenchContext): Promise<void> {
     metric: 'time_ns',
     value: hashNs,
     unit: 'ns',
-    note: 'ChaCha8 label hash, 4 labels per call',
+    note: 'ChaCha20 label hash, 4 labels per call',
   });
 
   await empWasm(ctx);

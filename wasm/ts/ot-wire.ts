@@ -17,7 +17,11 @@ export const enum Tag {
   GcLabels = 0x13,
 }
 
-export const WIRE_VERSION = 1;
+/**
+ * 2: ChaCha20 label hash. A version-1 peer would not fail loudly otherwise
+ * (its wrong labels read as "not spam"), so it is refused by version.
+ */
+export const WIRE_VERSION = 2;
 
 export class Reader {
   private pos = 0;
