@@ -150,7 +150,7 @@ export class SpamSession {
     // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
     this.sessionId = w.sessionId;
-    this.receiver = new OtReceiver(he.core);
+    this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);

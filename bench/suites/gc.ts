@@ -38,8 +38,9 @@ export default async function gc(ctx: BenchContext): Promise<void> {
   let provider!: OtSender;
   for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
     const t0 = performance.now();
-    client = new OtReceiver(core);
-    provider = new OtSender(core);
+    const sessionId = core.randomBytes(16);
+    client = new OtReceiver(core, sessionId);
+    provider = new OtSender(core, sessionId);
     client.finish(provider.respond(client.start()));
     setups.push(performance.now() - t0);
   }

@@ -18,8 +18,9 @@ export const enum Tag {
 }
 
 /**
- * 2: ChaCha20 label hash. A version-1 peer would not fail loudly otherwise
- * (its wrong labels read as "not spam"), so it is refused by version.
+ * 2: ChaCha20 label hash and the transcript-bound KOS challenge. A version-1
+ * peer would not fail loudly otherwise (wrong labels read as "not spam", or a
+ * KOS abort blamed on the receiver), so it is refused by version.
  */
 export const WIRE_VERSION = 2;
 
