@@ -166,7 +166,7 @@ export class SpamSession {
     }
     this.ksk = model.userKey.ksk;
     this.sessionId = w.sessionId;
-    this.receiver = new OtReceiver(he.core);
+    this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);

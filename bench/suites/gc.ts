@@ -38,8 +38,9 @@ export default async function gc(ctx: BenchContext): Promise<void> {
   let provider!: OtSender;
   for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
     const t0 = performance.now();
-    client = new OtReceiver(core);
-    provider = new OtSender(core);
+    const sessionId = core.randomBytes(16);
+    client = new OtReceiver(core, sessionId);
+    provider = new OtSender(core, sessionId);
     client.finish(provider.respond(client.start()));
     setups.push(performance.now() - t0);
   }
@@ -162,7 +163,7 @@ export default async function gc(ctx: BenchContext): Promise<void> {
     metric: 'time_ns',
     value: hashNs,
     unit: 'ns',
-    note: 'ChaCha8 label hash, 4 labels per call',
+    note: 'ChaCha20 label hash, 4 labels per call',
   });
 
   await empWasm(ctx);

@@ -61,8 +61,9 @@ class Pair {
     readonly model: ClientModel,
     readonly session: LocalSession,
   ) {
-    this.sender = new OtSender(he.core);
-    this.receiver = new OtReceiver(he.core);
+    const sessionId = he.randomSeed();
+    this.sender = new OtSender(he.core, sessionId);
+    this.receiver = new OtReceiver(he.core, sessionId);
     this.receiver.finish(this.sender.respond(this.receiver.start())); // base OTs, once per session
   }
 

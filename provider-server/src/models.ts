@@ -14,6 +14,7 @@ import type { LogEntry } from '../../protocol/package-log.js';
 import { loadPlainModel } from '../../models/plain/index.js';
 import { heLayout, loadHe, paramsFromHeader, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
+import { octalMode, readRegularFile } from './read-file.js';
 import type { ServedModel } from './crypto.js';
 import type { ModelCatalog } from './server.js';
 
@@ -44,13 +45,33 @@ export function writeSecretFile(file: string, data: Uint8Array): void {
   }
 }
 
-/** Reads a secret key file, refusing one that group or others can access. */
+/**
+ * Reads a secret key file, refusing a symbolic link, anything but a regular
+ * file, and a file that group or others can access.
+ */
 export function readSecretFile(file: string): Uint8Array {
-  const st = fs.statSync(file);
-  if ((st.mode & 0o077) !== 0) {
-    throw new Error(`secret key file ${file} has mode ${(st.mode & 0o777).toString(8)}; it must be 600 (chmod 600 it)`);
-  }
-  return new Uint8Array(fs.readFileSync(file));
+  return readRegularFile(file, 'secret key file', { noFollow: true }, (st) => {
+    if ((st.mode & 0o077) !== 0) {
+      throw new Error(`secret key file ${file} has mode ${octalMode(st)}; it must be 600 (chmod 600 it)`);
+    }
+  });
+}
+
+/**
+ * Reads a plaintext model file, warning (a process warning, code
+ * PMF_MODEL_FILE_MODE) when group or others can read it: a provider's own
+ * model is its secret, but the bundled default models are public, so this
+ * does not refuse (provider-server/README.md).
+ */
+export function readModelFile(file: string): Uint8Array {
+  return readRegularFile(file, 'model file', { noFollow: false }, (st) => {
+    if ((st.mode & 0o044) !== 0) {
+      process.emitWarning(
+        `model file ${file} has mode ${octalMode(st)}: group or others can read the plaintext model (chmod 600 it unless the model is public)`,
+        { code: 'PMF_MODEL_FILE_MODE' },
+      );
+    }
+  });
 }
 
 /** A terminal progress bar on stderr (plain lines when not a TTY). */
@@ -98,13 +119,17 @@ export class FileModelCatalog implements ModelCatalog {
       const dir = path.join(dataDir, 'models', src.id);
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       const versions = readVersions(dir);
-      const plain = new Uint8Array(fs.readFileSync(src.file));
-      const sourceSha256 = createHash('sha256').update(plain).digest('hex');
-      if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
-        versions.push(
-          await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress),
-        );
-        fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
+      const plain = readModelFile(src.file);
+      try {
+        const sourceSha256 = createHash('sha256').update(plain).digest('hex');
+        if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
+          versions.push(
+            await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress),
+          );
+          fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
+        }
+      } finally {
+        plain.fill(0);
       }
       for (const v of versions) {
         catalog.entries.push({
@@ -121,7 +146,7 @@ export class FileModelCatalog implements ModelCatalog {
           const keyFile = path.join(dir, `v${v.version}.key`);
           if (fs.statSync(packageFile).size !== v.packageBytes)
             throw new Error(`model ${src.id} v${v.version}: package file size changed`);
-          readSecretFile(keyFile); // checks presence and mode now, not at the first request
+          readSecretFile(keyFile).fill(0); // checks presence, type and mode now, not at the first request
           return {
             id: src.id,
             version: v.version,

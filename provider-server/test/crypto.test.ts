@@ -46,7 +46,8 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function session(): Promise<{ c: TestClient; receiver: OtReceiver }> {
+/** A connected client; its OT receiver binds to the session id of the welcome unless told another. */
+async function session(otContext?: string): Promise<{ c: TestClient; receiver: OtReceiver }> {
   const c = await TestClient.connect(provider.server.wsUrl);
   const w = await c.request('hello', 1, {
     token,
@@ -55,8 +56,8 @@ async function session(): Promise<{ c: TestClient; receiver: OtReceiver }> {
     clientNonce: he.randomSeed(),
     keyEpoch: 0,
   });
-  assert.equal(w.name, 'welcome');
-  return { c, receiver: new OtReceiver(he.core) };
+  assert.ok(w.name === 'welcome');
+  return { c, receiver: new OtReceiver(he.core, new TextEncoder().encode(otContext ?? w.sessionId)) };
 }
 
 function record(m: Message): Message {
@@ -131,6 +132,15 @@ test('a cheating OT receiver (tampered extension matrix) is rejected and its ses
   const other = await session();
   assert.equal((await other.c.request('ping', 9, { nonce: 1 })).name, 'pong');
   other.c.close();
+});
+
+test('an OT extension bound to another session id fails the KOS check and closes the session', async () => {
+  const { c, receiver } = await session('another-session-id');
+  const b = await c.request('ot', 2, { payload: receiver.start() });
+  receiver.finish(b.name === 'ot_reply' ? b.payload : new Uint8Array());
+  const e = record(await c.request('ot', 3, { payload: receiver.extend(100) }));
+  assert.ok(e.name === 'error' && e.code === 'crypto_rejected', JSON.stringify(e));
+  assert.equal((await c.waitClosed()).code, 1008);
 });
 
 test('random garbage frames each get one error frame; the server keeps serving', async () => {

@@ -99,7 +99,7 @@ async function attacker(keyEpoch: number) {
   const w = welcome(
     await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 1, clientNonce: he.randomSeed(), keyEpoch }),
   );
-  const receiver = new OtReceiver(he.core);
+  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
   const b = await c.request('ot', 2, { payload: receiver.start() });
   assert.ok(b.name === 'ot_reply');
   receiver.finish(b.payload);

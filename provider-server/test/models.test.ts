@@ -1,23 +1,31 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openPackage } from '../../protocol/package.js';
-import { FileModelCatalog, readSecretFile } from '../src/models.js';
+import { FileModelCatalog, readModelFile, readSecretFile } from '../src/models.js';
 
 const DEFAULT_SPAM = path.resolve('models/default/spam.pmfm');
 
-test('first run generates a 0600 key and a verifiable package; a changed model becomes version 2', async () => {
+test('first run generates a 0600 key and a verifiable package; a changed model becomes version 2', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-models-'));
   const modelFile = path.join(dir, 'spam.pmfm');
   fs.copyFileSync(DEFAULT_SPAM, modelFile);
+  fs.chmodSync(modelFile, 0o644);
+  const warnings = t.mock.method(process, 'emitWarning');
   const progress: string[] = [];
   const c1 = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }], (d, t, l) =>
     progress.push(`${l} ${d}/${t}`),
   );
   const v1 = c1.current('spam')!;
   assert.equal(v1.version, 1);
+  assert.deepEqual(
+    warnings.mock.calls.map((c) => (c.arguments[1] as { code: string }).code),
+    ['PMF_MODEL_FILE_MODE'],
+    'a model file others can read is used with a warning',
+  );
   assert.equal(fs.statSync(v1.keyFile).mode & 0o777, 0o600, 'secret key file mode');
   const pkgBytes = new Uint8Array(fs.readFileSync(v1.packageFile));
   const { header, body } = openPackage(pkgBytes);
@@ -31,8 +39,11 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
   assert.ok(!progress.join('\n').includes(key.toString('hex').slice(0, 32)));
 
   // A restart with the same model reuses v1 (same key, same bytes).
+  fs.chmodSync(modelFile, 0o600);
+  warnings.mock.resetCalls();
   const again = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }]);
   assert.equal(again.current('spam')!.packageSha256, v1.packageSha256);
+  assert.equal(warnings.mock.callCount(), 0, 'a 0600 model file passes silently');
 
   // A retrained model (its file hash differs from v1's source) becomes v2
   // with a fresh key and seed; v1 stays downloadable.
@@ -58,6 +69,43 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
     ],
     'both versions are offered to the package log',
   );
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a plaintext model file that group or others can read is used, with a warning naming it', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-model-'));
+  const f = path.join(dir, 'm.pmfm');
+  fs.writeFileSync(f, 'model');
+  const warnings = t.mock.method(process, 'emitWarning');
+  for (const [mode, warned] of [
+    [0o600, false],
+    [0o640, true],
+    [0o604, true],
+    [0o620, false],
+  ] as const) {
+    fs.chmodSync(f, mode);
+    warnings.mock.resetCalls();
+    assert.equal(Buffer.from(readModelFile(f)).toString(), 'model');
+    assert.equal(warnings.mock.callCount(), warned ? 1 : 0, mode.toString(8));
+    if (warned)
+      assert.match(String(warnings.mock.calls[0].arguments[0]), new RegExp(`${f} has mode ${mode.toString(8)}`));
+  }
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a secret key file is refused when it is a symbolic link or not a regular file', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-key-'));
+  const real = path.join(dir, 'real.key');
+  fs.writeFileSync(real, 'k', { mode: 0o600 });
+  const link = path.join(dir, 'link.key');
+  fs.symlinkSync(real, link);
+  assert.throws(() => readSecretFile(link), /link\.key is a symbolic link/);
+  const fifo = path.join(dir, 'fifo.key');
+  execFileSync('mkfifo', ['-m', '600', fifo]); // would block a plain open until a writer appears
+  assert.throws(() => readSecretFile(fifo), /not a regular file/);
+  fs.mkdirSync(path.join(dir, 'dir.key'), { mode: 0o700 });
+  assert.throws(() => readSecretFile(path.join(dir, 'dir.key')), /not a regular file/);
+  assert.equal(Buffer.from(readSecretFile(real)).toString(), 'k');
   fs.rmSync(dir, { recursive: true });
 });
 

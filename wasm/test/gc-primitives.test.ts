@@ -1,6 +1,6 @@
-// The GC/OT primitives against independent references: ChaCha20 against Node's
-// OpenSSL, the label hash and GF(2^128) against scalar code, the transpose and
-// circuit loader through their public effects.
+// The GC/OT primitives against independent references: ChaCha20 and the label
+// hash against Node's OpenSSL, GF(2^128) against schoolbook code, the
+// transpose and circuit loader through their public effects.
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
@@ -31,7 +31,7 @@ test('SIMD ChaCha20 keystream equals OpenSSL chacha20 for many keys, counters an
   }
 });
 
-test('label hash equals the scalar ChaCha8 reference, for every lane and tweak', () => {
+test('label hash equals a ChaCha20 block from OpenSSL (RFC 8439), for every lane and tweak', () => {
   for (const n of [1, 3, 4, 9]) {
     const x = randomBytes(16 * n);
     const tweak = BigInt(Math.floor(Math.random() * 2 ** 40)) * 4097n;
@@ -57,9 +57,9 @@ test('label hash known-answer vectors (pins the hash, and so the gc wire format)
       core.free(po);
       return o;
     });
-  assert.equal(hash(new Uint8Array(16), 0n), '6fc315df3ee1ccf00811eb5dc1a04012');
+  assert.equal(hash(new Uint8Array(16), 0n), 'b5db40424585fe34c973453832093401');
   const x = Uint8Array.from({ length: 16 }, (_, i) => i);
-  assert.equal(hash(x, 0x0123456789abcdefn), '526f13e4f1edc3028c8c7ae9ccddb74d');
+  assert.equal(hash(x, 0x0123456789abcdefn), '21901954c27b5c6d9ce80bb76604f5a4');
 });
 
 test('label hash: a one-bit change of input or tweak changes about half the output bits', () => {

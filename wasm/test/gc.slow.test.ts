@@ -11,7 +11,7 @@ import {
   spamChoice,
 } from '../ts/gc.js';
 import { OtReceiver, OtSender } from '../ts/ot.js';
-import { ensurePool, openSession } from './gc/session.js';
+import { SESSION_ID, ensurePool, openSession } from './gc/session.js';
 import { rand, signed } from './gc/reference.js';
 
 const s = await openSession(65280);
@@ -55,8 +55,8 @@ test('KOS: a receiver deviating in column i passes exactly when bit i of Δ is 0
     }
   }
   for (let trial = 0; trial < 24; trial++) {
-    const client = new Cheat(s.core);
-    const provider = new OtSender(s.core);
+    const client = new Cheat(s.core, SESSION_ID);
+    const provider = new OtSender(s.core, SESSION_ID);
     client.finish(provider.respond(client.start()));
     client.col = rand(7);
     const bit = (provider.delta()[client.col >> 3] >> (client.col & 7)) & 1;

@@ -2,11 +2,12 @@
 // receiver, validation of every incoming message, and what the provider sees.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { test } from 'node:test';
+import { createHash } from 'node:crypto';
+import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KOS_EXTRA, OtReceiver, OtSender } from '../ts/ot.js';
 import { ProtocolError } from '../ts/ot-wire.js';
-import { openSession } from './gc/session.js';
+import { SESSION_ID, openSession } from './gc/session.js';
 
 const s = await openSession(2000);
 
@@ -37,8 +38,11 @@ test('extension yields correlated OTs t_j = q_j XOR c_j·Δ over many random cho
   assert.equal(seen.size, n);
 });
 
-async function freshPair(client = new OtReceiver(s.core)): Promise<{ client: OtReceiver; provider: OtSender }> {
-  const provider = new OtSender(s.core);
+async function freshPair(
+  client = new OtReceiver(s.core, SESSION_ID),
+  context: Uint8Array = SESSION_ID,
+): Promise<{ client: OtReceiver; provider: OtSender }> {
+  const provider = new OtSender(s.core, context);
   client.finish(provider.respond(client.start()));
   return { client, provider };
 }
@@ -60,7 +64,7 @@ const deltaBits = (p: OtSender, bit: 0 | 1): number[] =>
   Array.from({ length: 128 }, (_, i) => i).filter((i) => ((p.delta()[i >> 3] >> (i & 7)) & 1) === bit);
 
 test('KOS check rejects a receiver that tampers with its matrix, and the session stays aborted', async () => {
-  const { client, provider } = await freshPair(new CheatingReceiver(s.core));
+  const { client, provider } = await freshPair(new CheatingReceiver(s.core, SESSION_ID));
   const delta = provider.delta();
   // Column 0 always has s_0 = lsb(Δ) = 1, so the deviation reaches q.
   assert.throws(() => provider.acceptExtension(client.extend(1000)), /consistency check failed/);
@@ -73,7 +77,7 @@ test('KOS check rejects a receiver that tampers with its matrix, and the session
 
 test('KOS check catches a deviation in any column whose Δ bit is 1', async () => {
   for (let trial = 0; trial < 3; trial++) {
-    const cheat = new CheatingReceiver(s.core);
+    const cheat = new CheatingReceiver(s.core, SESSION_ID);
     const { client, provider } = await freshPair(cheat);
     const ones = deltaBits(provider, 1);
     cheat.col = ones[1 + Math.floor(Math.random() * (ones.length - 1))];
@@ -84,7 +88,7 @@ test('KOS check catches a deviation in any column whose Δ bit is 1', async () =
 test('a deviation in a column whose Δ bit is 0 passes: the inherent guess KOS bounds', async () => {
   // Documented, not a leak: the cheater passes only when its guess of that
   // bit of Δ is right, and a wrong guess aborts the session (test above).
-  const cheat = new CheatingReceiver(s.core);
+  const cheat = new CheatingReceiver(s.core, SESSION_ID);
   const { client, provider } = await freshPair(cheat);
   cheat.col = deltaBits(provider, 0)[0];
   assert.ok(provider.acceptExtension(client.extend(600)) > 0);
@@ -100,9 +104,58 @@ test('an ot_extend modified in transit or with a forged KOS response is rejected
   }
 });
 
+const bytes = (id: string): Uint8Array => new TextEncoder().encode(id);
+
+test('a receiver bound to another context (session id) than the provider fails the KOS check', async () => {
+  const { client, provider } = await freshPair(new OtReceiver(s.core, bytes('session-A')), bytes('session-B'));
+  assert.throws(() => provider.acceptExtension(client.extend(600)), /consistency check failed/);
+  assert.throws(() => new OtSender(s.core, new Uint8Array(0)), RangeError);
+});
+
+/**
+ * Replaces the JS CSPRNG with a fixed stream that restarts at every rewind():
+ * a provider whose randomness repeats across sessions (a restored VM snapshot,
+ * a worker forked after seeding).
+ */
+function repeatingRandomness(t: TestContext): () => void {
+  let n = 0;
+  t.mock.method(globalThis.crypto, 'getRandomValues', (buf: Uint8Array) => {
+    for (let i = 0; i < buf.length; i += 32) {
+      buf.set(
+        createHash('sha256')
+          .update(`fixed ${n++}`)
+          .digest()
+          .subarray(0, buf.length - i),
+        i,
+      );
+    }
+    return buf;
+  });
+  return () => void (n = 0);
+}
+
+test('an extension replayed into another session is rejected even when Δ and the base OTs repeat', (t) => {
+  // The provider's per-session randomness (check seed, Δ, base-OT keys) made
+  // challenges session-unique before; with it repeated, only the session id
+  // in the challenge tells two sessions apart.
+  const client = new OtReceiver(s.core, bytes('session-A'));
+  const a = client.start();
+  const rewind = repeatingRandomness(t);
+  const providerA = new OtSender(s.core, bytes('session-A'));
+  const b = providerA.respond(a);
+  rewind();
+  const providerB = new OtSender(s.core, bytes('session-B'));
+  assert.deepEqual(providerB.respond(a), b, 'same base-OT messages, keys and Δ in both sessions');
+  t.mock.restoreAll();
+  client.finish(b);
+  const msg = client.extend(600);
+  assert.ok(providerA.acceptExtension(msg.slice()) > 0);
+  assert.throws(() => providerB.acceptExtension(msg), /consistency check failed/);
+});
+
 test('every incoming OT message is validated before use', async () => {
-  const client = new OtReceiver(s.core);
-  const provider = new OtSender(s.core);
+  const client = new OtReceiver(s.core, SESSION_ID);
+  const provider = new OtSender(s.core, SESSION_ID);
   const a = client.start();
   assert.throws(() => provider.respond(a.subarray(0, 20)), /ot_base_a: truncated|expected/);
   const notPoint = a.slice();
@@ -114,13 +167,16 @@ test('every incoming OT message is validated before use', async () => {
   const wrongTag = a.slice();
   wrongTag[0] = 0x03;
   assert.throws(() => provider.respond(wrongTag), /wrong message type/);
+  const v1 = a.slice();
+  v1[1] = 1; // a peer with the ChaCha8 label hash
+  assert.throws(() => provider.respond(v1), /unsupported format version 1/);
   const b = provider.respond(a);
   assert.throws(() => provider.respond(a), /already done/);
   assert.throws(() => client.finish(b.subarray(0, b.length - 1)), ProtocolError);
   const badPoint = b.slice();
   badPoint.fill(0xff, 2 + 32, 2 + 64);
-  assert.throws(() => new OtReceiver(s.core).finish(badPoint), /before start/);
-  const c2 = new OtReceiver(s.core);
+  assert.throws(() => new OtReceiver(s.core, SESSION_ID).finish(badPoint), /before start/);
+  const c2 = new OtReceiver(s.core, SESSION_ID);
   c2.start();
   assert.throws(() => c2.finish(badPoint), /ot_base_b point 0: not a valid ristretto255 point/);
   client.finish(b);
@@ -182,7 +238,7 @@ test('without Node built-ins (browser path: @noble/hashes for the KOS challenge)
     const { loadCore } = await import('./wasm/ts/core.ts');
     const { OtReceiver, OtSender } = await import('./wasm/ts/ot.ts');
     const core = await loadCore();
-    const c = new OtReceiver(core), p = new OtSender(core);
+    const id = new Uint8Array([1]), c = new OtReceiver(core, id), p = new OtSender(core, id);
     c.finish(p.respond(c.start()));
     const n = p.acceptExtension(c.extend(1000));
     const r = c.take(n), q = p.take(r.offset, n), d = p.delta();

@@ -8,6 +8,14 @@ export const ABI_VERSION = 1;
 
 type ExportFn = (...args: number[]) => number;
 
+/**
+ * A pointer returned by wasm as an unsigned heap offset. Exports return i32,
+ * so with memory past 2 GiB (the build allows 4 GB) a pointer arrives
+ * negative, and typed-array views would count it from the end of memory.
+ * Passing either form back into wasm is fine (same 32 bits).
+ */
+export const ptr = (p: number): number => p >>> 0;
+
 interface EmscriptenModule {
   HEAPU8: Uint8Array;
   _malloc(size: number): number;
@@ -31,31 +39,31 @@ export class WasmCore {
   }
 
   alloc(bytes: number): number {
-    const ptr = this.mod._malloc(Math.max(1, bytes));
-    if (ptr === 0) throw new Error(`wasm out of memory allocating ${bytes} bytes`);
-    return ptr;
+    const p = ptr(this.mod._malloc(Math.max(1, bytes)));
+    if (p === 0) throw new Error(`wasm out of memory allocating ${bytes} bytes`);
+    return p;
   }
 
-  free(ptr: number): void {
-    this.mod._free(ptr);
+  free(p: number): void {
+    this.mod._free(p);
   }
 
   /** Zeroes then frees: for buffers that held secrets. */
-  wipeAndFree(ptr: number, bytes: number): void {
-    this.heap.fill(0, ptr, ptr + bytes);
-    this.mod._free(ptr);
+  wipeAndFree(p: number, bytes: number): void {
+    this.heap.fill(0, ptr(p), ptr(p) + bytes);
+    this.mod._free(p);
   }
 
   /** Copies data into fresh wasm memory. */
   copyIn(data: Uint8Array): number {
-    const ptr = this.alloc(data.length);
-    this.heap.set(data, ptr);
-    return ptr;
+    const p = this.alloc(data.length);
+    this.heap.set(data, p);
+    return p;
   }
 
   /** Copies len bytes out of wasm memory. */
-  copyOut(ptr: number, len: number): Uint8Array {
-    return this.heap.slice(ptr, ptr + len);
+  copyOut(p: number, len: number): Uint8Array {
+    return this.heap.slice(ptr(p), ptr(p) + len);
   }
 
   /**
@@ -80,12 +88,12 @@ export class WasmCore {
 
   /** CSPRNG bytes drawn inside the module (the platform's getRandomValues). */
   randomBytes(len: number): Uint8Array {
-    const ptr = this.alloc(len);
+    const p = this.alloc(len);
     try {
-      this.fn('pmf_random_bytes')(ptr, len);
-      return this.copyOut(ptr, len);
+      this.fn('pmf_random_bytes')(p, len);
+      return this.copyOut(p, len);
     } finally {
-      this.wipeAndFree(ptr, len);
+      this.wipeAndFree(p, len);
     }
   }
 }

@@ -17,7 +17,12 @@ export const enum Tag {
   GcLabels = 0x13,
 }
 
-export const WIRE_VERSION = 1;
+/**
+ * 2: ChaCha20 label hash and the transcript-bound KOS challenge. A version-1
+ * peer would not fail loudly otherwise (wrong labels read as "not spam", or a
+ * KOS abort blamed on the receiver), so it is refused by version.
+ */
+export const WIRE_VERSION = 2;
 
 export class Reader {
   private pos = 0;

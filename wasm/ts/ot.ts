@@ -77,12 +77,32 @@ function sha256Of(parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(h.digest());
 }
 
-/** KOS challenge seed by Fiat–Shamir over the provider's seed and the whole batch. */
-function kosSeed(checkSeed: Uint8Array, batch: number, L: number, u: Uint8Array): Uint8Array {
-  const hdr = new Uint8Array(8);
-  new DataView(hdr.buffer).setUint32(0, batch, true);
-  new DataView(hdr.buffer).setUint32(4, L, true);
-  return sha256Of([ENC.encode('pmf-ot-kos-v1'), checkSeed, hdr, u]);
+function u32s(...v: number[]): Uint8Array {
+  const out = new Uint8Array(4 * v.length);
+  v.forEach((x, i) => new DataView(out.buffer).setUint32(4 * i, x, true));
+  return out;
+}
+
+/**
+ * What the KOS challenges of a session are bound to: the caller's context (the
+ * session id) and both base-OT messages (A, the provider's check seed and
+ * B_0..B_127). An extension is then only valid in the session and base-OT
+ * run it was computed for, whatever the session layer routes where.
+ */
+function transcriptDigest(context: Uint8Array, baseA: Uint8Array, baseB: Uint8Array): Uint8Array {
+  return sha256Of([ENC.encode('pmf-ot-transcript-v1'), u32s(context.length), context, baseA, baseB]);
+}
+
+/** KOS challenge seed by Fiat–Shamir over the session transcript and the whole batch. */
+function kosSeed(transcript: Uint8Array, batch: number, L: number, u: Uint8Array): Uint8Array {
+  return sha256Of([ENC.encode('pmf-ot-kos-v2'), transcript, u32s(batch, L), u]);
+}
+
+function sessionContext(context: Uint8Array): Uint8Array {
+  if (!(context instanceof Uint8Array) || context.length === 0) {
+    throw new RangeError('OT context must be a non-empty byte string (the session id)');
+  }
+  return context.slice();
 }
 
 /** Columns per batch for n usable OTs: usable + KOS_EXTRA, rounded to 512. */
@@ -144,28 +164,37 @@ export class OtReceiver {
   private A: Uint8Array | undefined;
   private k0: Uint8Array | undefined;
   private k1: Uint8Array | undefined;
-  private checkSeed: Uint8Array | undefined;
+  private baseA: Uint8Array | undefined;
+  private transcript: Uint8Array | undefined;
   private batch = 0;
   private block = 0; // ChaCha20 block counter of the column PRGs
   private readonly pool = new RowPool();
+  private readonly context: Uint8Array;
 
-  constructor(readonly core: WasmCore) {}
+  /** `context` binds the session's KOS challenges (the provider's must be equal: pass the session id). */
+  constructor(
+    readonly core: WasmCore,
+    context: Uint8Array,
+  ) {
+    this.context = sessionContext(context);
+  }
 
   /** First setup message (ot_base_a): the base-OT sender's point A = aG. */
   start(): Uint8Array {
     if (this.a !== undefined) throw new Error('OtReceiver.start called twice');
     this.a = randomScalar();
     this.A = Point.BASE.multiply(this.a).toBytes();
-    return new Writer(2 + POINT, Tag.OtBaseA).bytes(this.A).done();
+    this.baseA = new Writer(2 + POINT, Tag.OtBaseA).bytes(this.A).done();
+    return this.baseA.slice();
   }
 
   /** Processes ot_base_b: derives the 128 seed pairs. */
   finish(msg: Uint8Array): void {
-    if (this.a === undefined || this.A === undefined) throw new Error('OtReceiver.finish before start');
+    if (this.a === undefined || this.A === undefined || !this.baseA) throw new Error('OtReceiver.finish before start');
     if (this.k0) throw new Error('OtReceiver.finish called twice');
     const r = new Reader(msg, 'ot_base_b').header(Tag.OtBaseB);
     r.expectRemaining(KEY + BASE_OTS * POINT);
-    const checkSeed = r.bytes(KEY).slice();
+    r.bytes(KEY); // the provider's check seed: enters the KOS challenge through the transcript
     const k0 = new Uint8Array(BASE_OTS * KEY);
     const k1 = new Uint8Array(BASE_OTS * KEY);
     const aA = Point.fromBytes(this.A).multiply(this.a);
@@ -177,7 +206,7 @@ export class OtReceiver {
     }
     r.end();
     this.a = 0n; // the scalar is no longer needed (JS cannot wipe a bigint)
-    [this.k0, this.k1, this.checkSeed] = [k0, k1, checkSeed];
+    [this.k0, this.k1, this.transcript] = [k0, k1, transcriptDigest(this.context, this.baseA, msg)];
   }
 
   /** Random OTs ready for derandomization. */
@@ -190,7 +219,7 @@ export class OtReceiver {
    * batch fills 512-bit PRG blocks) and returns the ot_extend message.
    */
   extend(n: number): Uint8Array {
-    if (!this.k0 || !this.k1 || !this.checkSeed) throw new Error('OtReceiver.extend before base OTs finished');
+    if (!this.k0 || !this.k1 || !this.transcript) throw new Error('OtReceiver.extend before base OTs finished');
     if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH - KOS_EXTRA) {
       throw new RangeError(`extension size must be 1..${MAX_BATCH - KOS_EXTRA}, got ${n}`);
     }
@@ -210,7 +239,7 @@ export class OtReceiver {
       }
       const u = core.copyOut(pu, BASE_OTS * stride);
       this.deviate(u, stride);
-      const seed = kosSeed(this.checkSeed, this.batch, L, u);
+      const seed = kosSeed(this.transcript, this.batch, L, u);
       core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt));
       const usable = L - KOS_EXTRA;
       const bits = new Uint8Array(usable);
@@ -257,14 +286,21 @@ export class OtReceiver {
 export class OtSender {
   private ks: Uint8Array | undefined;
   private s: Uint8Array | undefined;
-  private checkSeed: Uint8Array | undefined;
+  private transcript: Uint8Array | undefined;
   private batch = 0;
   private block = 0;
   private failed = false;
   private tweak = 0;
   private readonly pool = new RowPool();
+  private readonly context: Uint8Array;
 
-  constructor(readonly core: WasmCore) {}
+  /** `context` binds the session's KOS challenges (the client's must be equal: pass the session id). */
+  constructor(
+    readonly core: WasmCore,
+    context: Uint8Array,
+  ) {
+    this.context = sessionContext(context);
+  }
 
   /** Answers ot_base_a with ot_base_b; chooses Δ = s (lsb forced to 1). */
   respond(msg: Uint8Array): Uint8Array {
@@ -291,8 +327,9 @@ export class OtSender {
       ks.set(baseKey(i, Abytes, B, A.multiply(b)), i * KEY);
       w.bytes(B);
     }
-    [this.ks, this.s, this.checkSeed] = [ks, s, checkSeed];
-    return w.done();
+    const reply = w.done();
+    [this.ks, this.s, this.transcript] = [ks, s, transcriptDigest(this.context, msg, reply)];
+    return reply;
   }
 
   /**
@@ -302,7 +339,7 @@ export class OtSender {
    */
   acceptExtension(msg: Uint8Array): number {
     this.usable();
-    if (!this.ks || !this.s || !this.checkSeed) throw new ProtocolError('ot_extend before base OTs');
+    if (!this.ks || !this.s || !this.transcript) throw new ProtocolError('ot_extend before base OTs');
     const r = new Reader(msg, 'ot_extend').header(Tag.OtExtend);
     const batch = r.u32();
     const L = r.u32();
@@ -313,7 +350,7 @@ export class OtSender {
     r.expectRemaining(BASE_OTS * stride + 32);
     const u = r.bytes(BASE_OTS * stride);
     const xt = r.bytes(32);
-    const seed = kosSeed(this.checkSeed, batch, L, u);
+    const seed = kosSeed(this.transcript, batch, L, u);
     const core = this.core;
     const ok = core.withBuffers([this.ks, this.s, u, seed, xt], (pk, ps, pu, pseed, pxt) => {
       const pq = core.alloc(16 * L);

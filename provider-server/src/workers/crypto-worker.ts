@@ -69,7 +69,7 @@ function userKey(keyFile: string, providerSeedHex: string, id: UserKeyId): Provi
 function sender(sessionId: string): OtSender {
   let s = sessions.get(sessionId);
   if (!s) {
-    s = new OtSender(he.core);
+    s = new OtSender(he.core, new TextEncoder().encode(sessionId)); // binds KOS to this session
     sessions.set(sessionId, s);
   }
   return s;

@@ -10,10 +10,13 @@ export interface Session {
   clientToProvider: Uint8Array[];
 }
 
+/** The session-binding context both test parties pass (any equal bytes will do). */
+export const SESSION_ID = new TextEncoder().encode('test-session');
+
 export async function openSession(pool = 4096): Promise<Session> {
   const core = await loadCore();
-  const client = new OtReceiver(core);
-  const provider = new OtSender(core);
+  const client = new OtReceiver(core, SESSION_ID);
+  const provider = new OtSender(core, SESSION_ID);
   const clientToProvider: Uint8Array[] = [];
   const a = client.start();
   clientToProvider.push(a);
