@@ -173,6 +173,9 @@ Status extract_rns(const Model& m, const Accumulator& acc, const PublicKey& pk,
   // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the key switch (bound
   // exceeded with probability < 2^-80), the blinding wrap ≤ 1. Flooding hides
   // it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext.
+  if (j >= m.width || T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T))
+    return kBadParams;
+  if (acc.model != &m) return kBadState;
   const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + kKsNoiseBound + 1;
   if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
 
@@ -329,10 +332,7 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
 
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
-  if (j >= m.width || T < 1 || T > kMaxT || Q < T + kMinQMinusT || Q > kMaxQ ||
-      F < kFloodMarginBits + 1 || F > max_flood_bits(T))
-    return kBadParams;
-  if (acc.model != &m) return kBadState;
+  if (Q < T + kMinQMinusT || Q > kMaxQ) return kBadParams;
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
@@ -362,9 +362,6 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
 Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator& acc,
                      const PublicKey& pk, const KeySwitchKey& ksk, uint32_t j, unsigned T,
                      unsigned F, uint32_t d, double& noise) {
-  if (j >= m.width || T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T))
-    return kBadParams;
-  if (acc.model != &m) return kBadState;
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
