@@ -31,12 +31,31 @@ export interface ServerConfig {
     hellosPerMinute: number;
     /** New WebSocket connections per client address per minute. */
     connectionsPerMinutePerAddress: number;
+    /** Open WebSocket connections per client address at any time. */
+    connectionsPerAddress: number;
+    /** Open connections that have not completed hello yet (they get a deadline). */
+    maxUnauthenticated: number;
+    /** A connection without a successful hello this long after opening is closed. */
+    helloTimeoutMs: number;
+    /** ping frames per session per minute (pings keep a session alive: bounded). */
+    pingsPerMinute: number;
+    /** Frames received and not yet handled per session; reading pauses at this many. */
+    maxPendingFrames: number;
+    /** Bytes queued for a client that does not read; past this the connection is dropped. */
+    maxSendBufferBytes: number;
     /**
      * Decryptions under one user key before it rotates: each leaks at most one
      * bit of that key to a malicious client (docs/security.md).
      */
     userKeyBudget: number;
   };
+  /**
+   * Browser origins allowed to open sessions (exact origins, or `scheme://*`
+   * for any origin of a scheme). Native clients send no Origin and are not
+   * affected; a web page elsewhere cannot make its visitors' browsers open
+   * sessions here.
+   */
+  allowedOrigins: string[];
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
@@ -60,11 +79,22 @@ export const DEFAULTS: ServerConfig = {
     idleTimeoutMs: 120_000,
     hellosPerMinute: 30,
     connectionsPerMinutePerAddress: 120,
+    connectionsPerAddress: 32,
+    maxUnauthenticated: 256,
+    helloTimeoutMs: 10_000,
+    pingsPerMinute: 60,
+    maxPendingFrames: 4,
+    maxSendBufferBytes: 16 * 1024 * 1024,
     userKeyBudget: USER_KEY_BUDGET_MAX,
   },
+  // The extension's pages and worker; Firefox gives each install its own host.
+  allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
+
+/** Settings given in code (tests, embedding): any subset, limits included. */
+export type ConfigOverrides = Partial<Omit<ServerConfig, 'limits'>> & { limits?: Partial<ServerConfig['limits']> };
 
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
@@ -79,6 +109,19 @@ function intFrom(value: unknown, name: string, min: number, max: number): number
     throw new Error(`config: ${name} must be an integer in ${min}..${max}`);
   }
   return n;
+}
+
+function validOrigins(list: unknown): string[] {
+  const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/(\*|[^/*\s]+)$/;
+  if (!Array.isArray(list) || !list.every((o) => typeof o === 'string' && ORIGIN.test(o))) {
+    throw new Error('config: allowedOrigins must be a list of origins like https://mail.example or moz-extension://*');
+  }
+  return list;
+}
+
+/** Whether a browser's Origin header is allowed by the configured list. */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  return allowed.some((a) => a === origin || (a.endsWith('://*') && origin.startsWith(a.slice(0, -1))));
 }
 
 /** PMF_MODELS=id=path[,id=path...] */
@@ -97,11 +140,11 @@ function parseModelList(s: string): ModelSource[] {
  * Loads and validates the configuration: defaults, then the JSON file (if
  * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
  * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
- * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS). Relative paths in the file are
+ * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS). Relative paths in the file are
  * resolved against the file's directory.
  */
 export function loadConfig(
-  opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Partial<ServerConfig> } = {},
+  opts: { file?: string; env?: NodeJS.ProcessEnv; overrides?: ConfigOverrides } = {},
 ): ServerConfig {
   const env = opts.env ?? process.env;
   let fromFile: Partial<ServerConfig> = {};
@@ -131,21 +174,26 @@ export function loadConfig(
   if (env.PMF_MAX_SESSIONS) merged.limits.maxSessions = Number(env.PMF_MAX_SESSIONS);
   if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
+  if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
-  merged.limits.maxFrameBytes = intFrom(merged.limits.maxFrameBytes, 'limits.maxFrameBytes', 1024, 64 * 1024 * 1024);
-  merged.limits.requestsPerMinute = intFrom(merged.limits.requestsPerMinute, 'limits.requestsPerMinute', 1, 1_000_000);
-  merged.limits.maxSessions = intFrom(merged.limits.maxSessions, 'limits.maxSessions', 1, 1_000_000);
-  merged.limits.idleTimeoutMs = intFrom(merged.limits.idleTimeoutMs, 'limits.idleTimeoutMs', 1000, 86_400_000);
-  merged.limits.hellosPerMinute = intFrom(merged.limits.hellosPerMinute, 'limits.hellosPerMinute', 1, 1_000_000);
-  merged.limits.connectionsPerMinutePerAddress = intFrom(
-    merged.limits.connectionsPerMinutePerAddress,
-    'limits.connectionsPerMinutePerAddress',
-    1,
-    1_000_000,
-  );
-  merged.limits.userKeyBudget = intFrom(merged.limits.userKeyBudget, 'limits.userKeyBudget', 1, USER_KEY_BUDGET_MAX);
+  const limit = (name: keyof ServerConfig['limits'], min: number, max: number) =>
+    (merged.limits[name] = intFrom(merged.limits[name], `limits.${name}`, min, max));
+  limit('maxFrameBytes', 1024, 64 * 1024 * 1024);
+  limit('requestsPerMinute', 1, 1_000_000);
+  limit('maxSessions', 1, 1_000_000);
+  limit('idleTimeoutMs', 1000, 86_400_000);
+  limit('hellosPerMinute', 1, 1_000_000);
+  limit('connectionsPerMinutePerAddress', 1, 1_000_000);
+  limit('connectionsPerAddress', 1, 1_000_000);
+  limit('maxUnauthenticated', 1, 1_000_000);
+  limit('helloTimeoutMs', 100, 600_000);
+  limit('pingsPerMinute', 1, 1_000_000);
+  limit('maxPendingFrames', 1, 1024);
+  limit('maxSendBufferBytes', 2 * merged.limits.maxFrameBytes, 1 << 30);
+  limit('userKeyBudget', 1, USER_KEY_BUDGET_MAX);
+  merged.allowedOrigins = validOrigins(merged.allowedOrigins);
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)

@@ -17,6 +17,18 @@ export function createMetrics() {
       help: 'WebSocket sessions opened',
       registers: [registry],
     }),
+    refusedConnections: new client.Counter({
+      name: 'pmf_connections_refused_total',
+      help: 'WebSocket upgrades refused, by HTTP status (403 origin, 429 per-address limits, 503 full)',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    droppedConnections: new client.Counter({
+      name: 'pmf_connections_dropped_total',
+      help: 'Sessions closed by the server for misbehaviour, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     requests: new client.Counter({
       name: 'pmf_requests_total',
       help: 'Frames received, by message type',

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
-import type { ServerConfig } from './config.js';
+import { originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createHttpHandler } from './http.js';
@@ -67,53 +67,84 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // that bound our own codec answers oversized frames with an error frame.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * config.limits.maxFrameBytes });
   const sessions = new Set<Session>();
-  const addresses = new AddressLimiter(config.limits.connectionsPerMinutePerAddress);
+  const { limits } = config;
+  const addresses = new AddressLimiter(limits.connectionsPerMinutePerAddress);
+  const openPerAddress = new Map<string, number>();
+  let unauthenticated = 0;
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const address = req.socket.remoteAddress ?? '';
+    const origin = req.headers.origin;
     const status =
       path !== SESSION_PATH
         ? '404 Not Found'
-        : !addresses.take(req.socket.remoteAddress ?? '')
-          ? '429 Too Many Requests'
-          : sessions.size >= config.limits.maxSessions
-            ? '503 Service Unavailable'
-            : undefined;
+        : origin !== undefined && !originAllowed(origin, config.allowedOrigins)
+          ? '403 Forbidden'
+          : (openPerAddress.get(address) ?? 0) >= limits.connectionsPerAddress || !addresses.take(address)
+            ? '429 Too Many Requests'
+            : sessions.size >= limits.maxSessions || unauthenticated >= limits.maxUnauthenticated
+              ? '503 Service Unavailable'
+              : undefined;
     if (status) {
+      metrics.refusedConnections.inc({ status: status.slice(0, 3) });
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws));
+    openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
+    unauthenticated++;
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, address));
   });
 
-  function attach(ws: WebSocket): void {
+  function attach(ws: WebSocket, address: string): void {
+    let authenticated = false;
+    const authenticatedNow = () => {
+      if (!authenticated) unauthenticated--;
+      authenticated = true;
+    };
     const session = new Session(
-      {
-        store,
-        crypto,
-        metrics,
-        currentModel: (id) => models.current(id),
-        limits: config.limits,
-        log,
-      },
+      { store, crypto, metrics, currentModel: (id) => models.current(id), limits, log, onReady: authenticatedNow },
       (frame) => {
-        if (ws.readyState === ws.OPEN) ws.send(frame);
+        if (ws.readyState !== ws.OPEN) return;
+        // A client that does not read must not grow our memory: drop it.
+        if (ws.bufferedAmount + frame.length > limits.maxSendBufferBytes) {
+          metrics.droppedConnections.inc({ reason: 'send_buffer_full' });
+          ws.terminate();
+          return;
+        }
+        ws.send(frame);
       },
       (code, reason) => ws.close(code, reason),
     );
     sessions.add(session);
     metrics.sessionsActive.inc();
     metrics.sessionsTotal.inc();
-    let idle = setTimeout(() => ws.close(1001, 'idle'), config.limits.idleTimeoutMs);
+    const helloDeadline = setTimeout(() => {
+      if (authenticated) return;
+      metrics.droppedConnections.inc({ reason: 'hello_timeout' });
+      ws.close(1008, 'no hello in time');
+    }, limits.helloTimeoutMs);
+    let idle = setTimeout(() => ws.close(1001, 'idle'), limits.idleTimeoutMs);
+    // Frames are handled one at a time; past maxPendingFrames we stop reading
+    // the socket, so a fast sender is slowed by TCP instead of queued in memory.
+    let pending = 0;
     ws.on('message', (data, isBinary) => {
       clearTimeout(idle);
-      idle = setTimeout(() => ws.close(1001, 'idle'), config.limits.idleTimeoutMs);
+      idle = setTimeout(() => ws.close(1001, 'idle'), limits.idleTimeoutMs);
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      void session.receive(
-        isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8'),
-      );
+      if (++pending >= limits.maxPendingFrames) ws.pause();
+      void session
+        .receive(isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8'))
+        .finally(() => {
+          if (--pending < limits.maxPendingFrames && ws.isPaused) ws.resume();
+        });
     });
     ws.on('close', () => {
       clearTimeout(idle);
+      clearTimeout(helloDeadline);
+      authenticatedNow();
+      const open = (openPerAddress.get(address) ?? 1) - 1;
+      if (open > 0) openPerAddress.set(address, open);
+      else openPerAddress.delete(address);
       sessions.delete(session);
       metrics.sessionsActive.dec();
       void session.end();

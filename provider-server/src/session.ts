@@ -27,14 +27,27 @@ export interface SessionDeps {
   metrics: Metrics;
   /** The current version of a model id, if served. */
   currentModel(id: string): ServedModel | undefined;
-  limits: { maxFrameBytes: number; requestsPerMinute: number; hellosPerMinute: number; userKeyBudget: number };
+  limits: {
+    maxFrameBytes: number;
+    requestsPerMinute: number;
+    hellosPerMinute: number;
+    pingsPerMinute: number;
+    userKeyBudget: number;
+  };
   log(line: string): void;
+  /** Called once, when hello succeeds. */
+  onReady?(): void;
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
 const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
 /** A session sending this many bad frames is closed. */
 const MAX_ERRORS = 16;
+/**
+ * Answers a client gets while resynchronising its mailbox after a reconnect:
+ * normal, so they do not count as bad frames (each request still costs rate).
+ */
+const RESYNC: ReadonlySet<ErrorCode> = new Set(['already_classified', 'unknown_message']);
 
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
@@ -46,6 +59,7 @@ export class Session {
   /** Message whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: string | undefined;
   private errors = 0;
+  private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -116,7 +130,7 @@ export class Session {
     }
     this.deps.metrics.errors.inc({ kind: code });
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
-    this.errors++;
+    if (!RESYNC.has(code)) this.errors++;
     if (fatal || FATAL.has(code) || this.errors >= MAX_ERRORS) {
       void this.end();
       this.close(1008, code);
@@ -126,6 +140,7 @@ export class Session {
   private async dispatch(msg: Message): Promise<void> {
     switch (msg.name) {
       case 'ping':
+        this.takePing();
         return this.reply('pong', msg.requestId, { nonce: msg.nonce });
       case 'bye':
         await this.end();
@@ -186,6 +201,7 @@ export class Session {
     this.model = model;
     this.keyEpoch = key.epoch;
     this.state = 'ready';
+    this.deps.onReady?.();
     this.reply('welcome', msg.requestId, {
       sessionId: this.id,
       modelVersion: model.version,
@@ -258,6 +274,15 @@ export class Session {
         'rate_limited',
         `at most ${this.deps.limits.requestsPerMinute} requests (spam and OT) per minute`,
       );
+    }
+  }
+
+  /** Pings keep a session open and cost a reply: a per-minute budget, in memory. */
+  private takePing(): void {
+    const window = Math.floor(Date.now() / 60_000);
+    if (window !== this.pings.window) this.pings = { window, count: 0 };
+    if (++this.pings.count > this.deps.limits.pingsPerMinute) {
+      throw new ProtocolError('rate_limited', `at most ${this.deps.limits.pingsPerMinute} pings per minute`);
     }
   }
 

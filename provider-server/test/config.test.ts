@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { isLoopback, loadConfig } from '../src/config.js';
+import { isLoopback, loadConfig, originAllowed } from '../src/config.js';
 
 test('plain ws:// is refused on a non-loopback address', () => {
   assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0' } }), /refusing plain ws:\/\//);
@@ -50,4 +50,19 @@ test('the file is overlaid by the environment and validated', () => {
   assert.throws(() => loadConfig({ env: { PMF_MODELS: 'bad id=/x' } }), /id matching/);
   assert.throws(() => loadConfig({ file: path.join(dir, 'missing.json') }), /cannot read/);
   fs.rmSync(dir, { recursive: true });
+});
+
+test('allowed origins: exact or scheme-wide, validated, from the environment too', () => {
+  const c = loadConfig({ env: { PMF_ALLOWED_ORIGINS: 'https://mail.example,moz-extension://*' } });
+  assert.deepEqual(c.allowedOrigins, ['https://mail.example', 'moz-extension://*']);
+  assert.equal(originAllowed('https://mail.example', c.allowedOrigins), true);
+  assert.equal(originAllowed('https://mail.example.evil', c.allowedOrigins), false);
+  assert.equal(originAllowed('moz-extension://1234', c.allowedOrigins), true);
+  assert.equal(originAllowed('chrome-extension://abcd', c.allowedOrigins), false);
+  assert.throws(() => loadConfig({ env: { PMF_ALLOWED_ORIGINS: 'mail.example' } }), /allowedOrigins/);
+  assert.throws(() => loadConfig({ env: {}, overrides: { allowedOrigins: ['https://*.example'] } }), /allowedOrigins/);
+  assert.throws(
+    () => loadConfig({ env: {}, overrides: { limits: { maxSendBufferBytes: 1000 } } }),
+    /limits.maxSendBufferBytes/,
+  );
 });

@@ -14,7 +14,7 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { Store } from '../src/store.js';
@@ -29,7 +29,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: Partial<ReturnType<typeof limitsDefaults>> = {}): Promise<Harness> {
+export async function startHarness(limits: ConfigOverrides['limits'] = {}): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -104,6 +104,8 @@ function limitsDefaults() {
     idleTimeoutMs: 60_000,
     hellosPerMinute: 1000,
     connectionsPerMinutePerAddress: 1000,
+    connectionsPerAddress: 1000,
+    pingsPerMinute: 1000,
     userKeyBudget: 256,
   };
 }
@@ -125,8 +127,8 @@ export class TestClient {
     });
   }
 
-  static async connect(url: string): Promise<TestClient> {
-    const ws = new WebSocket(url);
+  static async connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
+    const ws = new WebSocket(url, options);
     await new Promise((resolve, reject) => {
       ws.once('open', resolve);
       ws.once('error', reject);

@@ -36,7 +36,7 @@ before(async () => {
       dataDir: dir,
       workers: 1,
       models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
-      limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } as never,
+      limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 },
     },
   });
   provider = await startProvider(config, { log: () => undefined, progress: () => undefined });

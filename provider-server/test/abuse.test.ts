@@ -1,0 +1,147 @@
+// A client that abuses the connection itself rather than the protocol: never
+// reads, never says hello, opens many sockets, pings forever, comes from a
+// foreign web page, or resynchronises a whole mailbox. Each must cost the
+// provider a bounded amount and never lock other users out.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import WebSocket from 'ws';
+import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+
+let h: Harness;
+let token: string;
+let userId: number;
+
+before(async () => {
+  h = await startHarness({
+    maxSendBufferBytes: 256 * 1024,
+    helloTimeoutMs: 300,
+    connectionsPerAddress: 6,
+    maxUnauthenticated: 4,
+    pingsPerMinute: 1_000_000,
+    requestsPerMinute: 10_000,
+  });
+  ({ token, userId } = h.store.addUser('alice'));
+});
+after(() => h.close());
+
+const hello = (c: TestClient) =>
+  c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
+
+/** The HTTP status the server refuses an upgrade with, or 101 when it accepts. */
+function upgradeStatus(options?: WebSocket.ClientOptions): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(h.server.wsUrl, options);
+    ws.once('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once('error', reject);
+  });
+}
+
+async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('a client that never reads its pongs is dropped once its send buffer is full', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  assert.equal((await hello(c)).name, 'welcome');
+  c.ws.pause(); // stop reading: pongs pile up in the kernel, then in the server
+  let sent = 0;
+  while (!c.closed && sent < 3_000_000) {
+    for (let i = 0; i < 5000; i++) c.send('ping', 2, { nonce: i });
+    sent += 5000;
+    await new Promise((r) => setImmediate(r));
+    if (sent % 100_000 === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  c.ws.resume();
+  await c.waitClosed();
+  assert.ok(sent < 3_000_000, 'the server kept queueing pongs for a client that does not read');
+  await waitFor(() => h.server.sessions.size === 0);
+});
+
+test('a socket that never says hello is closed at the hello deadline, pings or not', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  const pinger = setInterval(() => c.ws.readyState === c.ws.OPEN && c.send('ping', 3, { nonce: 1 }), 50);
+  try {
+    const closed = await c.waitClosed(3000);
+    assert.equal(closed.code, 1008);
+  } finally {
+    clearInterval(pinger);
+  }
+});
+
+test('sockets without hello are capped, so they cannot fill the server', async () => {
+  const idle = await Promise.all([0, 1, 2, 3].map(() => TestClient.connect(h.server.wsUrl)));
+  assert.equal(await upgradeStatus(), 503);
+  // One of them authenticates: a slot frees up for the next newcomer.
+  assert.equal((await hello(idle[0])).name, 'welcome');
+  assert.equal(await upgradeStatus(), 101);
+  for (const c of idle) c.close();
+  await waitFor(() => h.server.sessions.size === 0);
+});
+
+test('open connections per address are capped', async () => {
+  const open: TestClient[] = [];
+  for (let i = 0; i < 6; i++) {
+    const c = await TestClient.connect(h.server.wsUrl);
+    assert.equal((await hello(c)).name, 'welcome');
+    open.push(c);
+  }
+  assert.equal(await upgradeStatus(), 429);
+  open.pop()!.close();
+  await waitFor(() => h.server.sessions.size === 5);
+  assert.equal(await upgradeStatus(), 101);
+  for (const c of open) c.close();
+  await waitFor(() => h.server.sessions.size === 0);
+});
+
+test('browsers may open sessions only from allowed origins; native clients send none', async () => {
+  assert.equal(await upgradeStatus({ origin: 'https://evil.example' }), 403);
+  assert.equal(await upgradeStatus({ origin: 'moz-extension://0b5a9d3e-1c2f-4e55-9d0e-2a1f3c4b5d6e' }), 101);
+  assert.equal(await upgradeStatus({ origin: 'chrome-extension://abcdefghijklmnop' }), 101);
+  assert.equal(await upgradeStatus(), 101);
+  await waitFor(() => h.server.sessions.size === 0);
+});
+
+test('resynchronising a mailbox (already classified, unknown ids) does not close the session', async () => {
+  for (let i = 0; i < 20; i++) {
+    h.store.deliver(userId, `done-${i}`, 'Subject: x\r\n\r\ny');
+    h.store.claim(userId, `done-${i}`, 'spam');
+  }
+  const c = await TestClient.connect(h.server.wsUrl);
+  assert.equal((await hello(c)).name, 'welcome');
+  const ask = (messageId: string, requestId: number) =>
+    c.request('spam_request', requestId, {
+      messageId,
+      lwe: new Uint8Array(8),
+      choices: new Uint8Array(8),
+    });
+  for (let i = 0; i < 20; i++) {
+    const a = await ask(`done-${i}`, 10 + i);
+    assert.ok(a.name === 'error' && a.code === 'already_classified');
+    const b = await ask(`never-${i}`, 100 + i);
+    assert.ok(b.name === 'error' && b.code === 'unknown_message');
+  }
+  const pong = await c.request('ping', 7, { nonce: 7 });
+  assert.equal(pong.name, 'pong');
+  c.close();
+});
+
+test('pings are rate limited per session', async () => {
+  const small = await startHarness({ pingsPerMinute: 5 });
+  try {
+    const c = await TestClient.connect(small.server.wsUrl);
+    for (let i = 0; i < 5; i++) assert.equal((await c.request('ping', i + 1, { nonce: i })).name, 'pong');
+    const m = await c.request('ping', 9, { nonce: 9 });
+    assert.ok(m.name === 'error' && m.code === 'rate_limited');
+    c.close();
+  } finally {
+    await small.close();
+  }
+});
