@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { KOS_EXTRA, OtReceiver, OtSender } from '../ts/ot.js';
+import { KOS_EXTRA, MAX_BATCH, MAX_POOL, OtReceiver, OtSender } from '../ts/ot.js';
 import { ProtocolError } from '../ts/ot-wire.js';
 import { SESSION_ID, openSession } from './gc/session.js';
 
@@ -36,6 +36,18 @@ test('extension yields correlated OTs t_j = q_j XOR c_j·Δ over many random cho
   const seen = new Set<string>();
   for (let j = 0; j < n; j++) seen.add(Buffer.from(q.subarray(16 * j, 16 * j + 16)).toString('hex'));
   assert.equal(seen.size, n);
+});
+
+test('a client that extends without using its OTs cannot grow the provider pool past MAX_POOL', async () => {
+  const { client, provider } = await freshPair();
+  const n = MAX_BATCH - KOS_EXTRA;
+  for (let i = 0; i < 2; i++) provider.acceptExtension(client.extend(n));
+  assert.equal(provider.available, MAX_POOL);
+  assert.throws(() => client.extend(n), /still unused/, 'an honest client does not over-extend');
+  // A malicious client drops its own rows and keeps extending: the provider refuses.
+  client.take(client.available);
+  assert.throws(() => provider.acceptExtension(client.extend(n)), /still unused/);
+  assert.equal(provider.available, MAX_POOL);
 });
 
 async function freshPair(

@@ -23,6 +23,12 @@ export const BASE_OTS = 128;
 export const KOS_EXTRA = 256;
 /** Largest extension batch one message may carry (2 MB of u matrix). */
 export const MAX_BATCH = 1 << 17;
+/**
+ * Unused OTs one side may hold: two full batches. An honest client extends
+ * only when it is nearly out; a client that keeps extending without using
+ * them would otherwise grow the provider's memory by 2 MiB per batch.
+ */
+export const MAX_POOL = 2 * (MAX_BATCH - KOS_EXTRA);
 const KEY = 32;
 const POINT = 32;
 const ENC = new TextEncoder();
@@ -113,48 +119,58 @@ function batchLength(n: number): number {
 /**
  * Pool of correlated OT rows (16 bytes each), consumed strictly in order, with
  * the receiver's choice bits (one byte per row; empty on the sender side).
- * `offset` is the global index of the first unused row; consumed rows are
- * wiped in place and dropped when the pool is next extended.
+ * `offset` is the global index of the first unused row. Batches are kept as
+ * they arrive (appending copies only the new batch); consumed rows are wiped
+ * in place and a batch is dropped once used up.
  */
 class RowPool {
   offset = 0;
-  private rows: Uint8Array = new Uint8Array(0);
-  private bits: Uint8Array = new Uint8Array(0);
-  private pos = 0; // first unused row within `rows`
+  private batches: { rows: Uint8Array; bits: Uint8Array; pos: number }[] = [];
+  private unused = 0;
 
   get available(): number {
-    return this.rows.length / 16 - this.pos;
+    return this.unused;
   }
 
   append(rows: Uint8Array, bits = new Uint8Array(0)): void {
-    const r = concatBytes(this.rows.subarray(16 * this.pos), rows);
-    const b = concatBytes(this.bits.subarray(Math.min(this.pos, this.bits.length)), bits);
-    this.clear();
-    this.rows = r;
-    this.bits = b;
+    this.batches.push({ rows: rows.slice(), bits: bits.slice(), pos: 0 });
+    this.unused += rows.length / 16;
   }
 
   take(n: number): { offset: number; rows: Uint8Array; bits: Uint8Array } {
     if (n > this.available) {
       throw new Error(`OT pool exhausted: need ${n} OTs, ${this.available} left; extend the pool first`);
     }
-    const [r0, r1] = [16 * this.pos, 16 * (this.pos + n)];
-    const [b0, b1] = [Math.min(this.pos, this.bits.length), Math.min(this.pos + n, this.bits.length)];
-    const out = { offset: this.offset, rows: this.rows.slice(r0, r1), bits: this.bits.slice(b0, b1) };
-    this.rows.fill(0, r0, r1);
-    this.bits.fill(0, b0, b1);
-    this.pos += n;
+    const rows: Uint8Array[] = [];
+    const bits: Uint8Array[] = [];
+    for (let left = n; left > 0;) {
+      const b = this.batches[0];
+      const k = Math.min(left, b.rows.length / 16 - b.pos);
+      const [r0, r1] = [16 * b.pos, 16 * (b.pos + k)];
+      const [b0, b1] = [Math.min(b.pos, b.bits.length), Math.min(b.pos + k, b.bits.length)];
+      rows.push(b.rows.slice(r0, r1));
+      bits.push(b.bits.slice(b0, b1));
+      b.rows.fill(0, r0, r1);
+      b.bits.fill(0, b0, b1);
+      b.pos += k;
+      left -= k;
+      if (b.pos * 16 === b.rows.length) this.batches.shift();
+    }
+    this.unused -= n;
+    const out = { offset: this.offset, rows: concatBytes(...rows), bits: concatBytes(...bits) };
+    for (const piece of [...rows, ...bits]) piece.fill(0);
     this.offset += n;
     return out;
   }
 
   /** Wipes and drops every unused row. */
   clear(): void {
-    this.rows.fill(0);
-    this.bits.fill(0);
-    this.rows = new Uint8Array(0);
-    this.bits = new Uint8Array(0);
-    this.pos = 0;
+    for (const b of this.batches) {
+      b.rows.fill(0);
+      b.bits.fill(0);
+    }
+    this.batches = [];
+    this.unused = 0;
   }
 }
 
@@ -222,6 +238,9 @@ export class OtReceiver {
     if (!this.k0 || !this.k1 || !this.transcript) throw new Error('OtReceiver.extend before base OTs finished');
     if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH - KOS_EXTRA) {
       throw new RangeError(`extension size must be 1..${MAX_BATCH - KOS_EXTRA}, got ${n}`);
+    }
+    if (this.pool.available + batchLength(n) - KOS_EXTRA > MAX_POOL) {
+      throw new RangeError(`${this.pool.available} OTs are still unused; use them before extending`);
     }
     const L = batchLength(n);
     const stride = L / 8;
@@ -346,6 +365,9 @@ export class OtSender {
     if (batch !== this.batch)
       throw new ProtocolError(`ot_extend: batch ${batch} out of order (expected ${this.batch})`);
     if (L % 512 !== 0 || L <= KOS_EXTRA || L > MAX_BATCH) throw new ProtocolError(`ot_extend: bad batch length ${L}`);
+    if (this.pool.available + L - KOS_EXTRA > MAX_POOL) {
+      throw new ProtocolError(`ot_extend: ${this.pool.available} OTs are still unused; use them before extending`);
+    }
     const stride = L / 8;
     r.expectRemaining(BASE_OTS * stride + 32);
     const u = r.bytes(BASE_OTS * stride);
