@@ -12,7 +12,7 @@ import path from 'node:path';
 import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
 import type { LogEntry } from '../../protocol/package-log.js';
 import { loadPlainModel } from '../../models/plain/index.js';
-import { heLayout, loadHe, paramsFromHeader, type HeParams } from '../../wasm/ts/he.js';
+import { heLayout, loadHe, paramsFromHeader, type He, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
 import { octalMode, readRegularFile } from './read-file.js';
 import type { ServedModel } from './crypto.js';
@@ -115,6 +115,7 @@ export class FileModelCatalog implements ModelCatalog {
     progress: Progress = () => {},
   ): Promise<FileModelCatalog> {
     const catalog = new FileModelCatalog();
+    const he = await loadHe();
     for (const src of sources) {
       const dir = path.join(dataDir, 'models', src.id);
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -144,9 +145,8 @@ export class FileModelCatalog implements ModelCatalog {
         versions.map((v) => {
           const packageFile = path.join(dir, `v${v.version}.pmf`);
           const keyFile = path.join(dir, `v${v.version}.key`);
-          if (fs.statSync(packageFile).size !== v.packageBytes)
-            throw new Error(`model ${src.id} v${v.version}: package file size changed`);
-          readSecretFile(keyFile).fill(0); // checks presence, type and mode now, not at the first request
+          verifyPackage(packageFile, v.packageSha256);
+          verifyKey(he, keyFile);
           return {
             id: src.id,
             version: v.version,
@@ -164,12 +164,44 @@ export class FileModelCatalog implements ModelCatalog {
   }
 }
 
+/** The package on disk must be the one clients pinned: its bytes are hashed at every start. */
+function verifyPackage(file: string, sha256: string): void {
+  const hash = createHash('sha256');
+  const buf = Buffer.alloc(1 << 20);
+  const fd = fs.openSync(file, 'r');
+  try {
+    for (let n; (n = fs.readSync(fd, buf)) > 0;) hash.update(buf.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (hash.digest('hex') !== sha256) {
+    throw new Error(`package ${file} changed on disk (its SHA-256 is not the published one); restore it from a backup`);
+  }
+}
+
+/** Presence, type, mode and format of a key file, checked at start rather than at the first request. */
+function verifyKey(he: He, file: string): void {
+  const bytes = readSecretFile(file);
+  try {
+    he.loadSecretKey(bytes).dispose();
+  } catch {
+    throw new Error(`key file ${file} is not a valid secret key; restore it from a backup`);
+  } finally {
+    bytes.fill(0);
+  }
+}
+
 function readVersions(dir: string): VersionRecord[] {
   const file = path.join(dir, 'versions.json');
   if (!fs.existsSync(file)) return [];
-  const list = JSON.parse(fs.readFileSync(file, 'utf8')) as VersionRecord[];
-  if (!Array.isArray(list)) throw new Error(`${file} is not a list of versions`);
-  return list;
+  let list: unknown;
+  try {
+    list = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    list = undefined;
+  }
+  if (!Array.isArray(list)) throw new Error(`${file} is not a list of versions; restore it from a backup`);
+  return list as VersionRecord[];
 }
 
 async function buildVersion(

@@ -27,12 +27,19 @@ export async function startProvider(
   opts: { log?: (line: string) => void; progress?: Progress } = {},
 ): Promise<Provider> {
   const store = openStore(config.dataDir);
-  const catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
-  // Every served version is logged before the first client can fetch it (and
-  // versions built before the log existed are logged on their first start).
-  const packageLog = PackageLog.open(config.dataDir);
-  for (const e of packageLog.record(catalog.published())) {
-    opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+  let catalog: FileModelCatalog;
+  let packageLog: PackageLog;
+  try {
+    catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
+    // Every served version is logged before the first client can fetch it (and
+    // versions built before the log existed are logged on their first start).
+    packageLog = PackageLog.open(config.dataDir);
+    for (const e of packageLog.record(catalog.published())) {
+      opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+    }
+  } catch (e) {
+    store.close();
+    throw e;
   }
   const crypto = new WorkerCrypto(config.workers);
   let server: RunningServer;

@@ -93,13 +93,27 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
   return { from: get('From'), subject: get('Subject'), date: get('Date') };
 }
 
+/** Opens the database and checks every page: a damaged store stops the server at start, not at each request. */
+function openChecked(file: string): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Error(String(check));
+    return db;
+  } catch (e) {
+    db?.close();
+    throw new Error(`store ${file} is damaged (${(e as Error).message}); restore it from a backup`);
+  }
+}
+
 export class Store {
   private readonly db: Database.Database;
 
   /** Opens (creating and migrating) the store; `':memory:'` for tests. */
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
+    this.db = openChecked(file);
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();

@@ -1,0 +1,93 @@
+// A provider whose files were damaged must refuse to start, naming the file,
+// instead of starting "healthy" and failing every request: a store page, a
+// key file, a package whose bytes changed, a versions list.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { loadConfig } from '../src/config.js';
+import { startProvider } from '../src/provider.js';
+
+let pristine: string;
+const dirs: string[] = [];
+
+const configFor = (dataDir: string) =>
+  loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      dataDir,
+      workers: 1,
+      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
+    },
+  });
+const quiet = { log: () => undefined, progress: () => undefined };
+
+before(async () => {
+  pristine = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-integrity-'));
+  const p = await startProvider(configFor(pristine), quiet);
+  for (let u = 0; u < 40; u++) {
+    const { userId } = p.store.addUser(`user-${u}`);
+    for (let i = 0; i < 20; i++) p.store.deliver(userId, `m-${u}-${i}`, `Subject: ${i}\r\n\r\n${'x'.repeat(200)}`);
+  }
+  await p.close();
+});
+after(() => {
+  for (const d of [pristine, ...dirs]) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A copy of the pristine data directory with one file damaged. */
+function damaged(file: string, damage: (f: string) => void): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-integrity-'));
+  dirs.push(dir);
+  fs.cpSync(pristine, dir, { recursive: true });
+  damage(path.join(dir, file));
+  return dir;
+}
+
+async function refusesNaming(dataDir: string, file: string, reason: RegExp): Promise<void> {
+  await assert.rejects(startProvider(configFor(dataDir), quiet), (e: Error) => {
+    assert.ok(e.message.includes(path.join(dataDir, file)), e.message);
+    assert.match(e.message, reason);
+    return true;
+  });
+}
+
+test('an undamaged copy starts', async () => {
+  const p = await startProvider(configFor(damaged('store.db', () => undefined)), quiet);
+  await p.close();
+});
+
+test('a package whose bytes changed on disk stops the start', async () => {
+  const file = 'models/spam/v1.pmf';
+  const dir = damaged(file, (f) => {
+    const fd = fs.openSync(f, 'r+');
+    fs.writeSync(fd, Buffer.from([0x5a]), 0, 1, fs.fstatSync(fd).size - 7);
+    fs.closeSync(fd);
+  });
+  await refusesNaming(dir, file, /changed on disk/);
+});
+
+test('a garbage key file stops the start', async () => {
+  const file = 'models/spam/v1.key';
+  const dir = damaged(file, (f) => fs.writeFileSync(f, Buffer.alloc(fs.statSync(f).size, 0xff), { mode: 0o600 }));
+  await refusesNaming(dir, file, /not a valid secret key/);
+});
+
+test('a damaged store page stops the start', async () => {
+  const dir = damaged('store.db', (f) => {
+    const fd = fs.openSync(f, 'r+');
+    const size = fs.fstatSync(fd).size;
+    assert.ok(size >= 5 * 4096, `store has ${size} bytes`);
+    fs.writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, 3 * 4096);
+    fs.closeSync(fd);
+  });
+  await refusesNaming(dir, 'store.db', /damaged/);
+});
+
+test('a garbled versions list stops the start', async () => {
+  const file = 'models/spam/versions.json';
+  const dir = damaged(file, (f) => fs.writeFileSync(f, '[{"version": 1,'));
+  await refusesNaming(dir, file, /not a list of versions/);
+});
