@@ -1,0 +1,227 @@
+// Property-based fuzzing (fast-check) of every parser that reads bytes a peer
+// chose: frames and message schemas, the model package, the package log, the
+// OT messages, and the lattice objects (LWE ciphertext, public key, key-switching
+// key). Each target must either accept its input or reject it with an Error;
+// never trap inside WebAssembly, never throw a bare TypeError/RangeError from
+// deep inside, never hang. Accepted frames must be canonical: re-encoding a
+// decoded message gives back the same bytes.
+//
+// `fuzz.test.ts` runs a short pass in the default suite; `fuzz.slow.test.ts`
+// a long one. A crash found becomes a regression test beside the target.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { ProtocolError } from '../errors.js';
+import { decodeFrame, encodeFrame } from '../frame.js';
+import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
+import { encodePackagePrefix, openPackage, parsePackagePrefix, type PackageHeader } from '../package.js';
+import { validateLogDocument } from '../package-log.js';
+import { loadCore } from '../../wasm/ts/core.js';
+import { HE_N, loadHe, makeParams } from '../../wasm/ts/he.js';
+import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
+import { ProtocolError as OtProtocolError } from '../../wasm/ts/ot-wire.js';
+
+type FieldSpec = (typeof SCHEMAS)[MessageName]['fields'][number];
+
+/** A field value the schema allows (strings without control characters). */
+function fieldArb(f: FieldSpec): fc.Arbitrary<unknown> {
+  if (f.kind === 'u32') return fc.nat({ max: 0xffffffff });
+  if (f.kind === 'str') {
+    const printable = fc
+      .string({ unit: 'grapheme', maxLength: 40 })
+      .filter((s) => !/[\u0000-\u001f\u007f-\u009f]/.test(s));
+    return printable.filter((s) => new TextEncoder().encode(s).length <= f.max);
+  }
+  return fc.uint8Array({ minLength: f.min, maxLength: Math.min(f.max, Math.max(f.min, 300)) });
+}
+
+const messageArb: fc.Arbitrary<{ name: MessageName; requestId: number; fields: Record<string, unknown> }> = fc
+  .constantFrom(...(Object.keys(SCHEMAS) as MessageName[]))
+  .chain((name) =>
+    fc.record({
+      name: fc.constant(name),
+      requestId: fc.nat({ max: 0xffffffff }),
+      fields: fc.record(
+        Object.fromEntries((SCHEMAS[name].fields as readonly FieldSpec[]).map((f) => [f.name, fieldArb(f)])),
+      ),
+    }),
+  );
+
+const writesArb = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 });
+
+/** `bytes` with some bytes overwritten, then cut and extended. */
+function mutate(bytes: Uint8Array, writes: [number, number][], cut: number | null, tail: Uint8Array): Uint8Array {
+  const b = bytes.slice();
+  for (const [at, v] of writes) if (b.length > 0) b[at % b.length] = v;
+  return Uint8Array.from([...b.subarray(0, cut === null ? b.length : cut % (b.length + 1)), ...tail]);
+}
+
+/**
+ * Mutations a hostile peer tries on a valid message: on the whole frame, or on
+ * the body re-framed with a consistent length (so the body parser is reached).
+ */
+const mutatedArb = fc
+  .tuple(messageArb, fc.boolean(), writesArb, fc.option(fc.nat()), fc.uint8Array({ maxLength: 16 }))
+  .map(([m, bodyOnly, writes, cut, tail]) => {
+    const bytes = encodeMessage(m.name, m.requestId, m.fields as never);
+    if (!bodyOnly) return mutate(bytes, writes, cut, tail);
+    const frame = decodeFrame(bytes, 1 << 24);
+    return encodeFrame(frame.type, frame.requestId, mutate(frame.body, writes, cut, tail));
+  });
+
+function fieldsOf(m: Message): Record<string, unknown> {
+  const { name: _n, requestId: _r, ...fields } = m;
+  return fields;
+}
+
+/** Accepted, or rejected with one of the errors the target is allowed to throw. */
+function acceptsOrRejects(fn: () => unknown, allowed: (e: unknown) => boolean): void {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof WebAssembly.RuntimeError) throw new Error(`WebAssembly trap: ${e.message}`);
+    if (!allowed(e)) throw e;
+  }
+}
+const isProtocolError = (e: unknown) => e instanceof ProtocolError;
+const isOtError = (e: unknown) => e instanceof OtProtocolError;
+/** A named, plain Error (not a TypeError or RangeError escaping from deep inside). */
+const isPlainError = (e: unknown) => e instanceof Error && e.constructor === Error && e.message.length > 0;
+
+export async function registerFuzzTargets(runs: number): Promise<void> {
+  const opts = { numRuns: runs };
+
+  test('frames: a message round-trips through encode and decode', () => {
+    fc.assert(
+      fc.property(messageArb, (m) => {
+        const decoded = decodeMessage(encodeMessage(m.name, m.requestId, m.fields as never), 1 << 24);
+        assert.equal(decoded.name, m.name);
+        assert.equal(decoded.requestId, m.requestId);
+        assert.deepEqual(fieldsOf(decoded), { ...m.fields });
+      }),
+      opts,
+    );
+  });
+
+  test('frames: any bytes decode to a canonical message or a ProtocolError', () => {
+    const check = (bytes: Uint8Array) =>
+      acceptsOrRejects(() => {
+        const m = decodeMessage(bytes, 1 << 24);
+        assert.deepEqual(encodeMessage(m.name, m.requestId, fieldsOf(m) as never), bytes, 'non-canonical frame');
+      }, isProtocolError);
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), check), opts);
+    fc.assert(fc.property(mutatedArb, check), opts);
+  });
+
+  const header: PackageHeader = {
+    format: 'pmf-model-package/1',
+    modelId: 'spam',
+    modelVersion: 1,
+    task: 'spam',
+    algorithm: 'lr',
+    labels: ['ham', 'spam'],
+    featureSpec: { N: 1000, fIn: 1, lMax: 100, boolean: true } as never,
+    params: makeParams({ N: 1000, B: 1, T: 24 }),
+    layout: 'rows-across',
+    providerSeed: '00'.repeat(32),
+    bodyBytes: 4,
+    bodySha256: '0'.repeat(64),
+    createdAt: '2026-01-01T00:00:00.000Z',
+  };
+  test('model package: any bytes or a damaged package give a clear error', () => {
+    const prefix = encodePackagePrefix(header);
+    const damaged = fc
+      .tuple(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), fc.nat())
+      .map(([writes, cut]) => {
+        const b = Uint8Array.from([...prefix, 1, 2, 3, 4]);
+        for (const [at, v] of writes) b[at % b.length] = v;
+        return b.subarray(0, cut % (b.length + 1));
+      });
+    const check = (bytes: Uint8Array) => {
+      acceptsOrRejects(() => parsePackagePrefix(bytes), isPlainError);
+      acceptsOrRejects(() => openPackage(bytes), isPlainError);
+    };
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), check), opts);
+    fc.assert(fc.property(damaged, check), opts);
+  });
+
+  test('package log: any JSON value is a valid document or a clear error', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (doc) => acceptsOrRejects(() => validateLogDocument(doc), isPlainError)),
+      opts,
+    );
+  });
+
+  const core = await loadCore();
+  const context = new TextEncoder().encode('fuzz-session');
+  test('OT: any base-OT or extension message is accepted or a ProtocolError, never a trap', () => {
+    const client = new OtReceiver(core, context);
+    const provider = new OtSender(core, context);
+    const baseA = client.start();
+    const baseB = provider.respond(baseA);
+    client.finish(baseB);
+    const ext = client.extend(1000);
+    const mutate = (valid: Uint8Array) =>
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }).map((writes) => {
+        const b = valid.slice();
+        for (const [at, v] of writes) b[at % b.length] = v;
+        return b;
+      });
+    const anyBytes = fc.uint8Array({ maxLength: 200 });
+    const asSender = (m: Uint8Array) => acceptsOrRejects(() => new OtSender(core, context).respond(m), isOtError);
+    const asReceiver = (m: Uint8Array) =>
+      acceptsOrRejects(() => {
+        const r = new OtReceiver(core, context);
+        r.start();
+        r.finish(m);
+      }, isOtError);
+    // Extensions go to a throwaway sender each time: one that accepted a batch moves on.
+    const asExtension = (m: Uint8Array) =>
+      acceptsOrRejects(() => {
+        const s = new OtSender(core, context);
+        const r = new OtReceiver(core, context);
+        r.finish(s.respond(r.start()));
+        s.acceptExtension(m);
+      }, isOtError);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutate(baseA)), asSender), { numRuns: Math.ceil(runs / 10) });
+    fc.assert(fc.property(fc.oneof(anyBytes, mutate(baseB)), asReceiver), { numRuns: Math.ceil(runs / 10) });
+    fc.assert(fc.property(fc.oneof(anyBytes, mutate(ext)), asExtension), { numRuns: Math.ceil(runs / 20) });
+  });
+
+  const he = await loadHe();
+  test('lattice objects: any LWE ciphertext, p0 or KSK bytes load or are refused, never trap', () => {
+    const params = makeParams({ N: 1000, B: 1, T: 24 });
+    const sk = he.loadSecretKey(he.generateSecretKey());
+    const seed = he.randomSeed();
+    const nonce = he.randomSeed();
+    const p0 = sk.publicKeyFor(seed, nonce);
+    const user = sk.userKey(seed, { userId: 1, epoch: 1 });
+    const ksk = sk.keySwitchKey(seed, user, { userId: 1, epoch: 1 });
+    const lweLen = 3 + Math.ceil(((HE_N + 1) * params.Q) / 8);
+    const sized = (n: number) =>
+      fc.oneof(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.uint8Array({ minLength: n, maxLength: n }),
+        fc.uint8Array({ minLength: n - 1, maxLength: n + 1 }),
+      );
+    try {
+      fc.assert(
+        fc.property(sized(lweLen), (lwe) => acceptsOrRejects(() => user.decryptLwe(lwe, params), isPlainError)),
+        { numRuns: Math.ceil(runs / 4) },
+      );
+      fc.assert(
+        fc.property(sized(p0.length), (b) =>
+          acceptsOrRejects(() => he.loadPublicKey(b, seed, nonce).dispose(), isPlainError),
+        ),
+        { numRuns: Math.ceil(runs / 20) },
+      );
+      fc.assert(
+        fc.property(sized(ksk.length), (b) => acceptsOrRejects(() => he.loadKeySwitchKey(b).dispose(), isPlainError)),
+        { numRuns: Math.ceil(runs / 40) },
+      );
+    } finally {
+      user.dispose();
+      sk.dispose();
+    }
+  });
+}
