@@ -145,3 +145,27 @@ test('pings are rate limited per session', async () => {
     await small.close();
   }
 });
+
+test('new connections per address per minute and hellos per user per minute are limited', async () => {
+  const tight = await startHarness({ connectionsPerMinutePerAddress: 3, hellosPerMinute: 2 });
+  try {
+    const t = tight.store.addUser('carol').token;
+    const hello2 = (c: TestClient) =>
+      c.request('hello', 1, { token: t, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
+    const a = await TestClient.connect(tight.server.wsUrl);
+    assert.equal((await hello2(a)).name, 'welcome');
+    a.close();
+    const b = await TestClient.connect(tight.server.wsUrl);
+    assert.equal((await hello2(b)).name, 'welcome');
+    b.close();
+    // The third hello this minute is refused and ends its session.
+    const c = await TestClient.connect(tight.server.wsUrl);
+    const refused = await hello2(c);
+    assert.ok(refused.name === 'error' && refused.code === 'rate_limited');
+    assert.equal((await c.waitClosed()).code, 1008);
+    // That was the third connection from this address this minute: the fourth is refused.
+    await assert.rejects(TestClient.connect(tight.server.wsUrl), /429/);
+  } finally {
+    await tight.close();
+  }
+});
