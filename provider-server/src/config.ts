@@ -56,6 +56,12 @@ export interface ServerConfig {
    * sessions here.
    */
   allowedOrigins: string[];
+  /**
+   * Addresses of load balancers in front of this instance: for connections
+   * from them, the client address (for per-address limits) is the last one
+   * they appended to X-Forwarded-For. Empty: the socket's peer address.
+   */
+  trustedProxies: string[];
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
@@ -89,6 +95,7 @@ export const DEFAULTS: ServerConfig = {
   },
   // The extension's pages and worker; Firefox gives each install its own host.
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
+  trustedProxies: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
@@ -124,6 +131,21 @@ export function originAllowed(origin: string, allowed: readonly string[]): boole
   return allowed.some((a) => a === origin || (a.endsWith('://*') && origin.startsWith(a.slice(0, -1))));
 }
 
+/**
+ * The address per-address limits apply to: the peer, or for a trusted proxy
+ * the address it appended last to X-Forwarded-For (earlier entries are the
+ * client's own claims and could be forged).
+ */
+export function clientAddress(
+  peer: string,
+  forwardedFor: string | string[] | undefined,
+  trustedProxies: readonly string[],
+): string {
+  if (!trustedProxies.includes(peer) || forwardedFor === undefined) return peer;
+  const last = [forwardedFor].flat().join(',').split(',').at(-1)?.trim() ?? '';
+  return net.isIP(last) ? last : peer;
+}
+
 /** PMF_MODELS=id=path[,id=path...] */
 function parseModelList(s: string): ModelSource[] {
   return s
@@ -140,7 +162,7 @@ function parseModelList(s: string): ModelSource[] {
  * Loads and validates the configuration: defaults, then the JSON file (if
  * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
  * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
- * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS). Relative paths in the file are
+ * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS, PMF_TRUSTED_PROXIES). Relative paths in the file are
  * resolved against the file's directory.
  */
 export function loadConfig(
@@ -175,6 +197,7 @@ export function loadConfig(
   if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
+  if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
@@ -194,6 +217,9 @@ export function loadConfig(
   limit('maxSendBufferBytes', 2 * merged.limits.maxFrameBytes, 1 << 30);
   limit('userKeyBudget', 1, USER_KEY_BUDGET_MAX);
   merged.allowedOrigins = validOrigins(merged.allowedOrigins);
+  if (!Array.isArray(merged.trustedProxies) || !merged.trustedProxies.every((a) => net.isIP(a) !== 0)) {
+    throw new Error('config: trustedProxies must be a list of IP addresses');
+  }
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)

@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
-import { originAllowed, type ServerConfig } from './config.js';
+import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createHttpHandler } from './http.js';
@@ -73,7 +73,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let unauthenticated = 0;
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const address = req.socket.remoteAddress ?? '';
+    const address = clientAddress(
+      req.socket.remoteAddress ?? '',
+      req.headers['x-forwarded-for'],
+      config.trustedProxies,
+    );
     const origin = req.headers.origin;
     const status =
       path !== SESSION_PATH

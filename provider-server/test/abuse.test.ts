@@ -94,6 +94,8 @@ test('open connections per address are capped', async () => {
     open.push(c);
   }
   assert.equal(await upgradeStatus(), 429);
+  // The server trusts no proxy here: a client cannot pick another address by header.
+  assert.equal(await upgradeStatus({ headers: { 'x-forwarded-for': '203.0.113.77' } }), 429);
   open.pop()!.close();
   await waitFor(() => h.server.sessions.size === 5);
   assert.equal(await upgradeStatus(), 101);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { isLoopback, loadConfig, originAllowed } from '../src/config.js';
+import { clientAddress, isLoopback, loadConfig, originAllowed } from '../src/config.js';
 
 test('plain ws:// is refused on a non-loopback address', () => {
   assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0' } }), /refusing plain ws:\/\//);
@@ -65,4 +65,17 @@ test('allowed origins: exact or scheme-wide, validated, from the environment too
     () => loadConfig({ env: {}, overrides: { limits: { maxSendBufferBytes: 1000 } } }),
     /limits.maxSendBufferBytes/,
   );
+});
+
+test('behind a trusted proxy the client address is the last X-Forwarded-For entry', () => {
+  const proxies = loadConfig({ env: { PMF_TRUSTED_PROXIES: '127.0.0.1,::1' } }).trustedProxies;
+  assert.equal(clientAddress('127.0.0.1', '203.0.113.9', proxies), '203.0.113.9');
+  // Entries before the last are the client's own claims: a forged one changes nothing.
+  assert.equal(clientAddress('127.0.0.1', '10.9.9.9, 203.0.113.9', proxies), '203.0.113.9');
+  assert.equal(clientAddress('127.0.0.1', ['1.1.1.1', '203.0.113.7'], proxies), '203.0.113.7');
+  assert.equal(clientAddress('127.0.0.1', 'not-an-ip', proxies), '127.0.0.1');
+  assert.equal(clientAddress('127.0.0.1', undefined, proxies), '127.0.0.1');
+  // An untrusted peer cannot choose its address by sending the header itself.
+  assert.equal(clientAddress('198.51.100.1', '203.0.113.9', proxies), '198.51.100.1');
+  assert.throws(() => loadConfig({ env: { PMF_TRUSTED_PROXIES: 'proxy.local' } }), /trustedProxies/);
 });
