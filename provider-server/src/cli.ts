@@ -1,5 +1,6 @@
 // provider-server command line.
 //   tsx provider-server/src/cli.ts serve [--config FILE]
+//   (or, compiled by npm run build:server: node dist/server/provider-server/src/cli.js serve ...)
 //   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
@@ -73,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (process.argv[1]?.endsWith('provider-server/src/cli.ts')) {
+if (/provider-server\/src\/cli\.[jt]s$/.test(process.argv[1] ?? '')) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {

@@ -9,7 +9,9 @@ export class WorkerCrypto implements ProviderCrypto {
   private readonly pool: WorkerPool;
 
   constructor(threads: number) {
-    this.pool = new WorkerPool(new URL('./workers/crypto-worker.ts', import.meta.url), threads);
+    // Beside this file: crypto-worker.ts under tsx, crypto-worker.js once compiled (npm run build:server).
+    const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+    this.pool = new WorkerPool(new URL(`./workers/crypto-worker.${ext}`, import.meta.url), threads);
   }
 
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array> {
