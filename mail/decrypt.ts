@@ -4,7 +4,7 @@
 // the plaintext back into its message, so that features are read from the
 // same message whoever decrypted it. The plaintext stays on the device.
 import * as openpgp from 'openpgp';
-import { HEADER_LINE, splitHeaders } from './headers.js';
+import { byteText, HEADER_LINE, splitHeaders } from './headers.js';
 import { findPgpBlocks, type PgpBlock } from './pgp.js';
 
 export interface KeyContext {
@@ -45,6 +45,7 @@ export interface OpenedBlock {
 export const MAX_ARMORED_BYTES = 25 * 1024 * 1024;
 const WILDCARD_KEY_ID = '0000000000000000';
 const UNSIGNED: SignatureInfo = { status: 'unsigned' };
+const utf8 = new TextDecoder();
 /** openpgp's (unexported) VerificationResult. */
 type Verification = Awaited<ReturnType<typeof openpgp.verify>>['signatures'][number];
 
@@ -143,14 +144,19 @@ export function decryptedMessage(raw: string, plaintext: string): string {
 
 /**
  * The client's whole-message decryption with the user's (unlocked) private
- * keys: unencrypted mail is returned unchanged, mail it cannot decrypt throws.
+ * keys: unencrypted mail is returned unchanged (bytes stay bytes, as training
+ * reads them), mail it cannot decrypt throws.
  */
-export async function decryptMessage(raw: string, keys: openpgp.PrivateKey[]): Promise<string> {
-  const block = findPgpBlocks(raw).find((b) => b.kind === 'encrypted');
+export async function decryptMessage<Raw extends string | Uint8Array>(
+  raw: Raw,
+  keys: openpgp.PrivateKey[],
+): Promise<Raw | string> {
+  const text = typeof raw === 'string' ? raw : byteText(raw);
+  const block = findPgpBlocks(text).find((b) => b.kind === 'encrypted');
   if (!block) return raw;
   const opened = await openBlock(block, { unlocked: keys, lockedKeyIds: new Set(), verificationKeys: [] });
   if (opened.plaintext === undefined) throw new Error(`cannot decrypt: ${opened.status}`);
-  return decryptedMessage(raw, opened.plaintext);
+  return decryptedMessage(typeof raw === 'string' ? raw : utf8.decode(raw), opened.plaintext);
 }
 
 export async function loadPrivateKey(armored: string, passphrase?: string): Promise<openpgp.PrivateKey> {

@@ -5,6 +5,13 @@
 // "Subject: hi\nbody" has a body, and text with no headers at all is all
 // body. A leading mbox "From " envelope line belongs to the header block.
 
+const bytewise = new TextDecoder('latin1');
+
+/** Bytes as text, one character per byte: enough to find headers and armor (ASCII); offsets stay byte offsets. */
+export function byteText(bytes: Uint8Array): string {
+  return bytewise.decode(bytes);
+}
+
 /** A header field line: printable ASCII name without spaces, then ':' (RFC 5322 §2.2). */
 export const HEADER_LINE = /^[\x21-\x39\x3b-\x7e]+:/;
 

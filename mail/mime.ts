@@ -3,7 +3,7 @@
 // the parser rejects still yields what can be read: its bytes are decoded as
 // UTF-8 (lossy) and read as one plain-text body.
 import PostalMime, { type Address } from 'postal-mime';
-import { missingSeparator } from './headers.js';
+import { byteText, missingSeparator } from './headers.js';
 import { htmlToText } from './html.js';
 
 /** What the feature extractor reads from one message. */
@@ -36,8 +36,6 @@ export type WarningSink = (warning: string) => void;
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const ADDRESS_HEADERS = ['from', 'replyTo', 'to', 'cc'] as const;
 const utf8 = new TextDecoder('utf-8', { fatal: false });
-// One character per byte, so string offsets are byte offsets (headers are ASCII).
-const bytewise = new TextDecoder('latin1');
 const NEWLINE = 0x0a;
 
 /** Drops an mbox "From " envelope line, cuts oversized input, and puts a blank line where the body starts. */
@@ -53,7 +51,7 @@ function normalizeRaw(raw: string | Uint8Array): string | Uint8Array {
     const nl = b.indexOf(NEWLINE);
     b = nl < 0 ? b.subarray(b.length) : b.subarray(nl + 1);
   }
-  const gap = missingSeparator(bytewise.decode(b));
+  const gap = missingSeparator(byteText(b));
   if (!gap) return b;
   const newline = new TextEncoder().encode(gap.newline);
   const out = new Uint8Array(b.length + newline.length);

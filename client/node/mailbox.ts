@@ -4,13 +4,15 @@
 // use. Node only (the extension gets messages from the mail client instead).
 import fs from 'node:fs';
 import path from 'node:path';
+import { byteText } from '../../mail/headers.js';
 import { messageIdOf } from '../../mail/message-id.js';
-import { jsonlMessages, maildirFiles, readMaybeGzip, splitMbox } from '../../models/data/loaders.js';
+import { jsonlMessages, maildirFiles, mboxMessages, readMessageFile } from '../../models/data/loaders.js';
 
 export interface MailItem {
   /** The id the provider delivered the message under (see messageIdOf). */
   id: string;
-  raw: string;
+  /** JSON-lines text, or the bytes of an mbox or Maildir message (as training reads them). */
+  raw: string | Uint8Array;
   /** True label when the input carries one (JSON-lines "label"). */
   label?: string;
 }
@@ -22,8 +24,6 @@ export function detectFormat(p: string): MailboxFormat {
   return /\.jsonl?(\.gz)?$/i.test(p) ? 'jsonl' : 'mbox';
 }
 
-const readText = (file: string): string => readMaybeGzip(file).toString('utf8');
-
 export function readMailbox(p: string, format: MailboxFormat = detectFormat(p)): MailItem[] {
   if (format === 'jsonl') {
     return [...jsonlMessages(p)].map(({ raw, id, label, line }) => ({
@@ -33,10 +33,10 @@ export function readMailbox(p: string, format: MailboxFormat = detectFormat(p)):
     }));
   }
   if (format === 'mbox') {
-    return splitMbox(readText(p)).map((raw, i) => ({ id: messageIdOf(raw, `${path.basename(p)}#${i + 1}`), raw }));
+    return mboxMessages(p).map((raw, i) => ({ id: messageIdOf(byteText(raw), `${path.basename(p)}#${i + 1}`), raw }));
   }
   return maildirFiles(p).map((file) => {
-    const raw = fs.readFileSync(file, 'utf8');
-    return { id: messageIdOf(raw, path.basename(file).replace(/:2,.*$/, '')), raw };
+    const raw = readMessageFile(file);
+    return { id: messageIdOf(byteText(raw), path.basename(file).replace(/:2,.*$/, '')), raw };
   });
 }

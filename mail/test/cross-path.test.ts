@@ -13,7 +13,7 @@ import { readMailbox } from '../../client/node/mailbox.js';
 import { decryptBlock } from '../../extension/lib/decrypt.js';
 import { encryptText, makeParty, type Party } from '../../extension/test/mail-fixtures.js';
 import { featurize } from '../../models/data/featurize.js';
-import { loadJsonl, loadMbox } from '../../models/data/loaders.js';
+import { loadJsonl, loadMaildir, loadMbox } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type Features } from '../../models/features/index.js';
 import { decryptedMessage, decryptMessage } from '../decrypt.js';
 import { findPgpBlocks } from '../pgp.js';
@@ -126,6 +126,28 @@ test('CLI, extension and training give the same features for the same mail', asy
       cases.forEach((c, i) =>
         assert.deepEqual(plain(feats[i]), reference[i], `${c.name}: ${name} differs from training`),
       );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('8-bit mail in mbox and Maildir: the CLI reads the bytes training reads', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cross-path-'));
+  try {
+    const latin1 = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+    const messages = [
+      'Subject: Caf\xe9\nContent-Type: text/plain; charset=iso-8859-1\n\nCr\xe8me br\xfbl\xe9e \xe0 volont\xe9',
+      'Subject: no charset\n\nna\xefve bytes \xff\xfe in the body',
+    ];
+    const box = path.join(dir, 'in.mbox');
+    fs.writeFileSync(box, latin1(mbox(messages)));
+    const md = path.join(dir, 'md', 'x', 'cur');
+    fs.mkdirSync(md, { recursive: true });
+    messages.forEach((m, i) => fs.writeFileSync(path.join(md, `${i}`), latin1(m)));
+    const training = (await featurize(loadMbox(box, 'x'), spec, false)).map(plain);
+    assert.deepEqual((await featurize(loadMaildir(path.join(dir, 'md')), spec, false)).map(plain), training);
+    for (const file of [box, path.join(dir, 'md', 'x')])
+      assert.deepEqual((await cliPath(file)).map(plain), training, file);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

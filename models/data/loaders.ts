@@ -147,13 +147,17 @@ export function splitMbox(text: string): string[] {
   return out.filter((m) => m.trim() !== '');
 }
 
-export function loadMbox(file: string, label: string): Example[] {
-  return splitMbox(readMaybeGzip(file).toString('latin1')).map((raw, i) => ({
-    id: `${path.basename(file)}#${i + 1}`,
-    label,
-    raw: Uint8Array.from(Buffer.from(raw, 'latin1')),
-  }));
+/** The messages of an mbox file as bytes: split as latin1, so that every byte survives whatever the charset. */
+export function mboxMessages(file: string): Uint8Array[] {
+  return splitMbox(readMaybeGzip(file).toString('latin1')).map((raw) => Uint8Array.from(Buffer.from(raw, 'latin1')));
 }
+
+export function loadMbox(file: string, label: string): Example[] {
+  return mboxMessages(file).map((raw, i) => ({ id: `${path.basename(file)}#${i + 1}`, label, raw }));
+}
+
+/** One message file's bytes. */
+export const readMessageFile = (file: string): Uint8Array => new Uint8Array(fs.readFileSync(file));
 
 /**
  * The message files of a Maildir (cur/ and new/) or of a plain folder, sorted
@@ -187,7 +191,7 @@ export function loadMaildir(root: string): Example[] {
     return maildirFiles(dir).map((file) => ({
       id: `${label}/${path.relative(dir, file)}`,
       label,
-      raw: new Uint8Array(fs.readFileSync(file)),
+      raw: readMessageFile(file),
     }));
   });
 }
