@@ -25,22 +25,29 @@ export interface DecryptResult {
   attachments?: Attachment[];
   /** Key IDs the message is encrypted to, for "not for this key". */
   recipientKeyIds?: string[];
-  /** What was decrypted, for mail/decrypt.ts decryptedMessage (features are read from the whole message). */
-  plaintext?: string;
 }
 
 export async function decryptBlock(block: PgpBlock, keys: KeyContext): Promise<DecryptResult> {
+  return (await decryptBlockWithPlaintext(block, keys)).result;
+}
+
+/**
+ * decryptBlock plus what was decrypted, for mail/decrypt.ts decryptedMessage
+ * (features are read from the whole message). The plaintext is kept out of
+ * DecryptResult because the badge part of that result goes to webmail pages.
+ */
+export async function decryptBlockWithPlaintext(
+  block: PgpBlock,
+  keys: KeyContext,
+): Promise<{ result: DecryptResult; plaintext?: string }> {
   const { plaintext, ...opened } = await openBlock(block, keys);
   const result = { ...opened, summary: describe(opened) };
-  if (plaintext === undefined) return result;
-  if (opened.status !== 'decrypted' || !block.pgpMime) return { ...result, text: plaintext, plaintext };
+  if (plaintext === undefined) return { result };
+  if (opened.status !== 'decrypted' || !block.pgpMime) return { result: { ...result, text: plaintext }, plaintext };
   // The decrypted body of a PGP/MIME message is itself a MIME entity.
   const entity = await parseMessage(plaintext);
   return {
-    ...result,
-    text: entity.body,
-    subject: entity.subject || undefined,
-    attachments: entity.attachments,
+    result: { ...result, text: entity.body, subject: entity.subject || undefined, attachments: entity.attachments },
     plaintext,
   };
 }

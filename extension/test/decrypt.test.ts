@@ -44,6 +44,8 @@ describe('decryptBlock', () => {
     assert.deepEqual(r.signature, { status: 'valid', signer: 'Bob <bob@example.org>', keyId: r.signature.keyId });
     assert.ok(ids(bob).includes(r.signature.keyId!));
     assert.match(r.summary, /signed by Bob <bob@example.org> \(signature verified\)/);
+    // The result's badge part goes to webmail pages: the decrypted entity stays out of it.
+    assert.doesNotMatch(JSON.stringify(r), /Content-Disposition|JVBERi0xLjQK/);
   });
 
   it('decrypts inline PGP with surrounding text', async () => {

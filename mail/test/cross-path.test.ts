@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { readMailbox } from '../../client/node/mailbox.js';
-import { decryptBlock } from '../../extension/lib/decrypt.js';
+import { decryptBlockWithPlaintext } from '../../extension/lib/decrypt.js';
 import { encryptText, makeParty, type Party } from '../../extension/test/mail-fixtures.js';
 import { featurize } from '../../models/data/featurize.js';
 import { loadJsonl, loadMaildir, loadMbox } from '../../models/data/loaders.js';
@@ -84,13 +84,17 @@ async function cliPath(file: string): Promise<Features[]> {
   return out;
 }
 
-/** Extension: the block it decrypts for the badge, put back into the message it came with. */
+/** Extension: the block it decrypts for its badge, put back into the message it came with. */
 async function extensionPath(delivered: string): Promise<Features> {
   const [block] = findPgpBlocks(delivered);
   if (!block) return extractFeatures(delivered, spec);
-  const r = await decryptBlock(block, { unlocked: [bob.privateKey], lockedKeyIds: new Set(), verificationKeys: [] });
-  assert.equal(r.status, 'decrypted');
-  return extractFeatures(decryptedMessage(delivered, r.plaintext!), spec);
+  const { result, plaintext } = await decryptBlockWithPlaintext(block, {
+    unlocked: [bob.privateKey],
+    lockedKeyIds: new Set(),
+    verificationKeys: [alice.publicKey],
+  });
+  assert.equal(result.summary, 'Decrypted; signed by Alice <alice@example.org> (signature verified).');
+  return extractFeatures(decryptedMessage(delivered, plaintext!), spec);
 }
 
 const mbox = (messages: string[]): string =>
