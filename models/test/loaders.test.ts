@@ -15,7 +15,9 @@ import {
   loadTwentyNews,
   splitMbox,
 } from '../data/loaders.js';
+import { featurize } from '../data/featurize.js';
 import { labelOrder, loadSources } from '../data/sources.js';
+import { makeSpec } from '../features/index.js';
 import { libsvmLine, parseLibsvmLine } from '../data/libsvm.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-loaders-'));
@@ -166,4 +168,14 @@ test('LIBSVM lines round-trip', () => {
     label: 0,
     features: { rows: new Uint32Array(), counts: new Uint32Array() },
   });
+});
+
+test('featurize names each example whose message has an empty body, once', async () => {
+  const warnings: [string, string][] = [];
+  const examples = [
+    { id: 'empty', label: 'x', raw: 'Subject: nothing below\nFrom: a@b\n' },
+    { id: 'full', label: 'x', raw: 'Subject: hi\nthe body' },
+  ];
+  await featurize(examples, makeSpec({ N: 1 << 10 }), false, (id, w) => warnings.push([id, w]));
+  assert.deepEqual(warnings, [['empty', 'the message has no text body (nothing but headers or attachments)']]);
 });
