@@ -85,10 +85,12 @@ function taskOf(a: Args): 'spam' | 'topics' {
   return t;
 }
 
+const warn = (id: string, warning: string): void => console.error(`warning: ${id}: ${warning}`);
+
 async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec, examples: Example[], a: Args) {
   const source = [...(a.corpus ?? []), ...(a.jsonl ?? []), ...(a.mbox ?? []), ...(a.maildir ?? [])].join(' ');
   const testFraction = num(a['test-fraction'], 'test-fraction', 0.2)!;
-  const r = await exportExamples(dir, { task, spec, source, testFraction }, examples);
+  const r = await exportExamples(dir, { task, spec, source, testFraction, onWarning: warn }, examples);
   if (r.skipped) console.log(`skipping ${r.skipped} held-out examples whose label has no training data`);
   console.log(`${r.train + r.test} examples (${r.train} train, ${r.test} held out), labels: ${r.labels.join(', ')}`);
 }
@@ -142,7 +144,7 @@ async function evaluate(a: Args): Promise<EvaluateResult> {
   if (examples.length < all.length)
     console.log(`skipping ${all.length - examples.length} examples whose label the model does not know`);
   if (examples.length === 0) throw new Error('no examples with a label the model knows');
-  const feats = await featurize(examples, spec);
+  const feats = await featurize(examples, spec, true, warn);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-eval-'));
   try {
     const parts = {

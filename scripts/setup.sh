@@ -51,7 +51,7 @@ fi
 export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
 if [ -f webpack.config.js ]; then
-  ext_key=$( (find extension models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
+  ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
   if ! fresh extension "$ext_key" || [ ! -d dist ]; then
     log "building the extension (webpack)"
     npx webpack --mode production >/dev/null

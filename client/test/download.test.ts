@@ -11,9 +11,9 @@ import { createHttpHandler } from '../../provider-server/src/http.js';
 import { createMetrics } from '../../provider-server/src/metrics.js';
 import { PackageLog } from '../../provider-server/src/package-log.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import { ensurePackage, type VerifiedPackage } from '../download.js';
-import { DirectoryStorage, FileTrustStore } from '../node-storage.js';
-import { PackageLogAlert, PackageLogVerifier } from '../package-log.js';
+import { ensurePackage, type VerifiedPackage } from '../core/download.js';
+import { DirectoryStorage, FileTrustStore } from '../node/node-storage.js';
+import { PackageLogAlert, PackageLogVerifier } from '../core/package-log.js';
 
 let dir: string;
 let server: http.Server;

@@ -13,11 +13,11 @@ import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
 import { loadConfig } from '../../provider-server/src/config.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
 import { loadHe, type He } from '../../wasm/ts/he.js';
-import { nodeSocket } from '../cli.js';
-import { createConnector } from '../connect.js';
-import { DirectoryStorage } from '../node-storage.js';
-import { decryptMessage } from '../pgp.js';
-import { runClassification, type RunOutcome } from '../runner.js';
+import { nodeSocket } from '../node/cli.js';
+import { createConnector } from '../core/connect.js';
+import { DirectoryStorage } from '../node/node-storage.js';
+import { decryptMessage } from '../../mail/decrypt.js';
+import { runClassification, type RunOutcome } from '../core/runner.js';
 import { decodeMessage } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');

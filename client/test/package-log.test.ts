@@ -16,7 +16,7 @@ import {
   verifyLog,
   type LogTrust,
   type PackageLogAlertKind,
-} from '../package-log.js';
+} from '../core/package-log.js';
 
 let dir: string;
 let keyFile: string;

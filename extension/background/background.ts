@@ -3,7 +3,8 @@
 // send it requests (lib/messages.ts); decrypted mail is indexed here for
 // local search, so plaintext never travels further than the page showing it.
 import browser, { type Runtime } from 'webextension-polyfill';
-import { decryptBlock, type DecryptResult, type KeyContext } from '../lib/decrypt.js';
+import type { KeyContext } from '../../mail/decrypt.js';
+import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import { KeyError } from '../lib/errors.js';
 import { KeyStore } from '../lib/keystore.js';
 import {

@@ -2,7 +2,7 @@
 // the page's adapter, asks the background to decrypt/verify, and shows the
 // outcome in place. Messages that were locked are retried when keys change.
 import browser from 'webextension-polyfill';
-import { findPgpBlocks } from '../lib/pgp-message.js';
+import { findPgpBlocks } from '../../mail/pgp.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';

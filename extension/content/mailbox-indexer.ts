@@ -3,7 +3,7 @@
 // fetched (same origin, the user's session), parsed inertly with DOMParser
 // and read through the same adapter as a live message view.
 import type { BadgeInfo } from '../lib/messages.js';
-import { findPgpBlocks } from '../lib/pgp-message.js';
+import { findPgpBlocks } from '../../mail/pgp.js';
 import { ask } from '../lib/rpc.js';
 import type { WebmailAdapter } from './adapters/adapter.js';
 

@@ -1,7 +1,7 @@
 // Messages between content scripts / pages and the background. The background
 // is the only place holding unlocked keys; pages and content scripts ask it.
 import type { DecryptResult } from './decrypt.js';
-import type { PgpBlock } from './pgp-message.js';
+import type { PgpBlock } from '../../mail/pgp.js';
 
 /** Where a decrypted message lives, for the search index and its links. */
 export interface MailSource {

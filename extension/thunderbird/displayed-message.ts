@@ -5,8 +5,9 @@
 // the extension's own keys (which also verifies signatures against our
 // contacts); if we cannot, we report and index what Thunderbird decrypted.
 import type { MailSource } from '../lib/messages.js';
-import { htmlToText, type DecryptResult } from '../lib/decrypt.js';
-import { findPgpBlocks } from '../lib/pgp-message.js';
+import { htmlToText } from '../../mail/html.js';
+import type { DecryptResult } from '../lib/decrypt.js';
+import { findPgpBlocks } from '../../mail/pgp.js';
 
 /** The few Thunderbird MailExtension APIs we use (not in the polyfill types). */
 interface MessageHeader {

@@ -47,14 +47,23 @@ function unpack(bytes: Buffer, n: number): Features[] | null {
   return out.length === n ? out : null;
 }
 
-export async function featurize(examples: Example[], spec: FeatureSpec, useCache = true): Promise<Features[]> {
+/** A warning about one example's message (e.g. an empty body), for the CLI to show. */
+export type ExampleWarning = (id: string, warning: string) => void;
+
+/** onWarning hears about messages parsed now; a cache hit parses nothing, so it warned on the run that filled it. */
+export async function featurize(
+  examples: Example[],
+  spec: FeatureSpec,
+  useCache = true,
+  onWarning?: ExampleWarning,
+): Promise<Features[]> {
   const file = path.join(cacheDir(), `${cacheKey(examples, spec)}.bin`);
   if (useCache && fs.existsSync(file)) {
     const hit = unpack(fs.readFileSync(file), examples.length);
     if (hit) return hit;
   }
   const out: Features[] = [];
-  for (const e of examples) out.push(await extractFeatures(e.raw, spec));
+  for (const e of examples) out.push(await extractFeatures(e.raw, spec, (w) => onWarning?.(e.id, w)));
   if (useCache) {
     fs.mkdirSync(cacheDir(), { recursive: true });
     fs.writeFileSync(`${file}.tmp${process.pid}`, pack(out));
@@ -99,7 +108,13 @@ export interface ExportSummary {
  */
 export async function exportExamples(
   dir: string,
-  opts: { task: 'spam' | 'topics'; spec: FeatureSpec; source: string; testFraction: number },
+  opts: {
+    task: 'spam' | 'topics';
+    spec: FeatureSpec;
+    source: string;
+    testFraction: number;
+    onWarning?: ExampleWarning;
+  },
   examples: Example[],
 ): Promise<ExportSummary> {
   const split = (e: Example) => e.split ?? hashSplit(e.id, opts.testFraction);
@@ -109,7 +124,7 @@ export async function exportExamples(
   );
   const index = new Map(labels.map((l, i) => [l, i]));
   const kept = examples.filter((e) => index.has(e.label));
-  const feats = await featurize(kept, opts.spec);
+  const feats = await featurize(kept, opts.spec, true, opts.onWarning);
   const parts = { train: [] as [number, Features][], test: [] as [number, Features][] };
   kept.forEach((e, i) => parts[split(e)].push([index.get(e.label)!, feats[i]]));
   writeDataset(dir, { task: opts.task, labels, featureSpec: opts.spec, source: opts.source }, parts);

@@ -15,7 +15,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 export interface Example {
   id: string;
   label: string;
-  /** An RFC 822 message (text-only records get an empty header block). */
+  /** An RFC 822 message, or plain text (mail/mime.ts reads text without headers as all body). */
   raw: string | Uint8Array;
   /** Fixed split of the corpus, if it has one. */
   split?: 'train' | 'test';
@@ -25,27 +25,53 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 /** Shared corpora: $PMF_DATASETS, else ../shared/datasets next to the repository. */
 export const datasetsDir = (): string => process.env.PMF_DATASETS ?? path.resolve(repoRoot, '../shared/datasets');
 
-const HEADER_LINE = /^[\x21-\x39\x3b-\x7e]+:/;
-/** Plain text becomes a message with no headers, so no body line is read as a header. */
-export function asMessage(text: string): string {
-  return HEADER_LINE.test(text) || text.startsWith('From ') ? text : `\n${text}`;
-}
-
 /** File contents, gunzipped when they start with the gzip magic. */
 export function readMaybeGzip(file: string): Buffer {
   const data = fs.readFileSync(file);
   return data[0] === 0x1f && data[1] === 0x8b ? zlib.gunzipSync(data) : data;
 }
 
-export function* jsonLines(file: string): Generator<Record<string, unknown>> {
+/** The records of a JSON-lines file with their line numbers; blank lines are skipped. */
+export function* jsonLines(file: string): Generator<{ rec: Record<string, unknown>; line: number }> {
   const lines = readMaybeGzip(file).toString('utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() === '') continue;
     try {
-      yield JSON.parse(lines[i]);
+      yield { rec: JSON.parse(lines[i]), line: i + 1 };
     } catch (e) {
       throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
+  }
+}
+
+export interface MailRecord {
+  line: number;
+  /** The message: "raw" or "text", which mean the same (see Example.raw). */
+  raw: string;
+  id?: string;
+  label?: string;
+  split?: Example['split'];
+}
+
+/**
+ * The messages of a JSON-lines file, {"raw"|"text", "id"?, "label"?,
+ * "split"?} per line: the one reader of the client, training and evaluation,
+ * so a private verdict reads a message exactly as `evaluate` measured it.
+ */
+export function* jsonlMessages(file: string): Generator<MailRecord> {
+  for (const { rec, line } of jsonLines(file)) {
+    const raw = typeof rec.raw === 'string' ? rec.raw : rec.text;
+    if (typeof raw !== 'string') throw new Error(`${file}:${line}: needs a "raw" or "text" string`);
+    if (rec.split !== undefined && rec.split !== 'train' && rec.split !== 'test')
+      throw new Error(`${file}:${line}: split must be "train" or "test"`);
+    const known = (v: unknown) => (typeof v === 'string' && v !== '') || typeof v === 'number';
+    yield {
+      line,
+      raw,
+      id: known(rec.id) ? String(rec.id) : undefined,
+      label: known(rec.label) ? String(rec.label) : undefined,
+      split: rec.split as Example['split'],
+    };
   }
 }
 
@@ -68,10 +94,10 @@ export function loadSpamAssassin(testFraction = 0.2): Example[] {
 }
 
 export function loadTwentyNews(dir = datasetsDir()): Example[] {
-  return [...jsonLines(path.join(dir, '20news-bydate.jsonl.gz'))].map((r) => ({
+  return [...jsonLines(path.join(dir, '20news-bydate.jsonl.gz'))].map(({ rec: r }) => ({
     id: String(r.id),
     label: String(r.label),
-    raw: asMessage(String(r.text)),
+    raw: String(r.text),
     split: r.split === 'test' ? 'test' : 'train',
   }));
 }
@@ -81,7 +107,7 @@ export function loadTwentyNews(dir = datasetsDir()): Example[] {
  * categories that occur in both splits (the R90 set), title as Subject.
  */
 export function loadReuters(dir = datasetsDir()): Example[] {
-  const recs = [...jsonLines(path.join(dir, 'reuters21578.jsonl.gz'))];
+  const recs = [...jsonLines(path.join(dir, 'reuters21578.jsonl.gz'))].map(({ rec }) => rec);
   const seen = { train: new Set<string>(), test: new Set<string>() };
   for (const r of recs) for (const l of r.labels as string[]) seen[r.split === 'test' ? 'test' : 'train'].add(l);
   const r90 = new Set([...seen.train].filter((l) => seen.test.has(l)));
@@ -94,20 +120,9 @@ export function loadReuters(dir = datasetsDir()): Example[] {
 }
 
 export function loadJsonl(file: string): Example[] {
-  let n = 0;
-  return [...jsonLines(file)].map((r) => {
-    n++;
-    if (typeof r.label !== 'string' && typeof r.label !== 'number')
-      throw new Error(`${file}: record ${n} has no string "label"`);
-    if (typeof r.text !== 'string') throw new Error(`${file}: record ${n} has no string "text"`);
-    if (r.split !== undefined && r.split !== 'train' && r.split !== 'test')
-      throw new Error(`${file}: record ${n}: split must be "train" or "test"`);
-    return {
-      id: r.id !== undefined ? String(r.id) : `${path.basename(file)}#${n}`,
-      label: String(r.label),
-      raw: asMessage(r.text),
-      split: r.split as Example['split'],
-    };
+  return [...jsonlMessages(file)].map((r) => {
+    if (r.label === undefined) throw new Error(`${file}:${r.line}: needs a string "label"`);
+    return { id: r.id ?? `${path.basename(file)}#${r.line}`, label: r.label, raw: r.raw, split: r.split };
   });
 }
 
@@ -132,13 +147,17 @@ export function splitMbox(text: string): string[] {
   return out.filter((m) => m.trim() !== '');
 }
 
-export function loadMbox(file: string, label: string): Example[] {
-  return splitMbox(readMaybeGzip(file).toString('latin1')).map((raw, i) => ({
-    id: `${path.basename(file)}#${i + 1}`,
-    label,
-    raw: Uint8Array.from(Buffer.from(raw, 'latin1')),
-  }));
+/** The messages of an mbox file as bytes: split as latin1, so that every byte survives whatever the charset. */
+export function mboxMessages(file: string): Uint8Array[] {
+  return splitMbox(readMaybeGzip(file).toString('latin1')).map((raw) => Uint8Array.from(Buffer.from(raw, 'latin1')));
 }
+
+export function loadMbox(file: string, label: string): Example[] {
+  return mboxMessages(file).map((raw, i) => ({ id: `${path.basename(file)}#${i + 1}`, label, raw }));
+}
+
+/** One message file's bytes. */
+export const readMessageFile = (file: string): Uint8Array => new Uint8Array(fs.readFileSync(file));
 
 /**
  * The message files of a Maildir (cur/ and new/) or of a plain folder, sorted
@@ -172,7 +191,7 @@ export function loadMaildir(root: string): Example[] {
     return maildirFiles(dir).map((file) => ({
       id: `${label}/${path.relative(dir, file)}`,
       label,
-      raw: new Uint8Array(fs.readFileSync(file)),
+      raw: readMessageFile(file),
     }));
   });
 }

@@ -1,7 +1,8 @@
 // Email -> feature vector (rows sorted ascending, capped counts). This module
-// and everything it imports run unchanged in the extension and in Node.
+// and everything it imports run unchanged in the extension and in Node;
+// MIME parsing is the shared mail/ module's.
 import { tokenRow } from './hash.js';
-import { parseMessage } from './mime.js';
+import { parseMessage, type WarningSink } from '../../mail/mime.js';
 import { countCap, type FeatureSpec } from './spec.js';
 import { tokenize } from './tokenize.js';
 
@@ -33,7 +34,11 @@ export function featuresFromTokens(tokens: Iterable<string>, spec: FeatureSpec):
   return { rows, counts };
 }
 
-/** Features of a raw RFC 822 message. Never throws on malformed MIME. */
-export async function extractFeatures(raw: string | Uint8Array, spec: FeatureSpec): Promise<Features> {
-  return featuresFromTokens(tokenize(await parseMessage(raw)), spec);
+/** Features of a raw RFC 822 message. Never throws on malformed MIME; what it cannot read well goes to onWarning. */
+export async function extractFeatures(
+  raw: string | Uint8Array,
+  spec: FeatureSpec,
+  onWarning?: WarningSink,
+): Promise<Features> {
+  return featuresFromTokens(tokenize(await parseMessage(raw, onWarning)), spec);
 }

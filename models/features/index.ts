@@ -2,6 +2,4 @@
 export { extractFeatures, featuresFromTokens, type Features } from './extract.js';
 export { makeSpec, validateSpec, countCap, type FeatureSpec } from './spec.js';
 export { tokenRow } from './hash.js';
-export { tokenize, words, urlHosts, type MessageParts } from './tokenize.js';
-export { parseMessage } from './mime.js';
-export { htmlToText } from './html.js';
+export { tokenize, words, urlHosts } from './tokenize.js';

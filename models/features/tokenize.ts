@@ -3,19 +3,7 @@
 // their header as a prefix ("subject:free" differs from "free"); URL hosts
 // and attachment types become tokens of their own. Everything is
 // lower-cased (NFKC) so that case tricks do not split counts.
-
-/** What the tokenizer reads from one message (see mime.ts). */
-export interface MessageParts {
-  subject: string;
-  /** Display names and addresses per address header ("from", "to", ...). */
-  addresses: { header: string; name: string; address: string }[];
-  /** Plain-text body, or the HTML body converted to text. */
-  body: string;
-  /** Raw HTML body (for link hosts), '' if none. */
-  html: string;
-  /** MIME types of attachments and non-text parts. */
-  mimeTypes: string[];
-}
+import type { MessageParts } from '../../mail/mime.js';
 
 const MIN_LEN = 2;
 const MAX_LEN = 40;

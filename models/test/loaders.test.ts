@@ -5,7 +5,6 @@ import path from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
 import {
-  asMessage,
   datasetsDir,
   hashSplit,
   loadJsonl,
@@ -16,7 +15,9 @@ import {
   loadTwentyNews,
   splitMbox,
 } from '../data/loaders.js';
+import { featurize } from '../data/featurize.js';
 import { labelOrder, loadSources } from '../data/sources.js';
+import { makeSpec } from '../features/index.js';
 import { libsvmLine, parseLibsvmLine } from '../data/libsvm.js';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-loaders-'));
@@ -55,6 +56,7 @@ test('JSON lines, plain and gzip, with clear errors for bad records', () => {
     JSON.stringify({ label: 'spam', text: 'Subject: win\n\nmoney now', id: 'a' }),
     '',
     JSON.stringify({ label: 'ham', text: 'just a body line: with a colon', split: 'test' }),
+    JSON.stringify({ label: 7, raw: 'Subject: raw means text' }),
   ].join('\n');
   fs.writeFileSync(path.join(dir, 'd.jsonl'), lines);
   fs.writeFileSync(path.join(dir, 'd.jsonl.gz'), zlib.gzipSync(lines));
@@ -64,21 +66,22 @@ test('JSON lines, plain and gzip, with clear errors for bad records', () => {
       ex.map((e) => [e.id, e.label, e.split]),
       [
         ['a', 'spam', undefined],
-        [`${f}#2`, 'ham', 'test'],
+        [`${f}#3`, 'ham', 'test'],
+        [`${f}#4`, '7', undefined],
       ],
     );
-    assert.equal(text(ex[1].raw), '\njust a body line: with a colon');
+    // Text is kept as given: the MIME parser reads text without headers as all body.
+    assert.deepEqual(
+      ex.map((e) => text(e.raw)),
+      ['Subject: win\n\nmoney now', 'just a body line: with a colon', 'Subject: raw means text'],
+    );
   }
   fs.writeFileSync(path.join(dir, 'bad.jsonl'), '{"label": "x"}\n');
-  assert.throws(() => loadJsonl(path.join(dir, 'bad.jsonl')), /record 1 has no string "text"/);
+  assert.throws(() => loadJsonl(path.join(dir, 'bad.jsonl')), /bad.jsonl:1: needs a "raw" or "text" string/);
+  fs.writeFileSync(path.join(dir, 'bad1.jsonl'), '{"text": "x"}\n');
+  assert.throws(() => loadJsonl(path.join(dir, 'bad1.jsonl')), /bad1.jsonl:1: needs a string "label"/);
   fs.writeFileSync(path.join(dir, 'bad2.jsonl'), '{"label": "x", "text": "y"}\n{oops\n');
   assert.throws(() => loadJsonl(path.join(dir, 'bad2.jsonl')), /bad2.jsonl:2: invalid JSON/);
-});
-
-test('asMessage keeps real messages and protects plain text from header parsing', () => {
-  assert.equal(asMessage('From: a@b\n\nx'), 'From: a@b\n\nx');
-  assert.equal(asMessage('Hello there\nbye'), '\nHello there\nbye');
-  assert.equal(asMessage('Note this: it has a colon'), '\nNote this: it has a colon');
 });
 
 test('mbox: splits at From lines after blank lines, undoes >From quoting', () => {
@@ -165,4 +168,14 @@ test('LIBSVM lines round-trip', () => {
     label: 0,
     features: { rows: new Uint32Array(), counts: new Uint32Array() },
   });
+});
+
+test('featurize names each example whose message has an empty body, once', async () => {
+  const warnings: [string, string][] = [];
+  const examples = [
+    { id: 'empty', label: 'x', raw: 'Subject: nothing below\nFrom: a@b\n' },
+    { id: 'full', label: 'x', raw: 'Subject: hi\nthe body' },
+  ];
+  await featurize(examples, makeSpec({ N: 1 << 10 }), false, (id, w) => warnings.push([id, w]));
+  assert.deepEqual(warnings, [['empty', 'the message has no text body (nothing but headers or attachments)']]);
 });

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { messageIdOf } from '../../client/mailbox.js';
+import { messageIdOf } from '../../mail/message-id.js';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
 import { PackageLog } from './package-log.js';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import * as openpgp from 'openpgp';
-import { decryptMessage, isEncrypted, loadPrivateKey } from '../pgp.js';
+import { decryptMessage, loadPrivateKey } from '../decrypt.js';
+import { isEncrypted } from '../pgp.js';
 
 let pub: openpgp.PublicKey;
 let priv: openpgp.PrivateKey;

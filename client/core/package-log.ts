@@ -16,7 +16,7 @@ import {
   validateLogDocument,
   type LogEntry,
   type PackageLogDocument,
-} from '../protocol/package-log.js';
+} from '../../protocol/package-log.js';
 import type { VerifiedPackage } from './download.js';
 
 export type PackageLogAlertKind =

@@ -1,6 +1,6 @@
-// Finds OpenPGP content in what a mail view shows: the armored block of an
-// inline-PGP body or of a PGP/MIME multipart/encrypted message (RFC 3156),
-// or a cleartext-signed block.
+// Finds OpenPGP content in a message or in what a mail view shows: the
+// armored block of an inline-PGP body or of a PGP/MIME multipart/encrypted
+// message (RFC 3156), or a cleartext-signed block.
 
 export type PgpBlockKind = 'encrypted' | 'cleartext-signed';
 
@@ -14,6 +14,11 @@ export interface PgpBlock {
 const ENCRYPTED = /-----BEGIN PGP MESSAGE-----[\s\S]*?-----END PGP MESSAGE-----/g;
 const SIGNED =
   /-----BEGIN PGP SIGNED MESSAGE-----[\s\S]*?-----BEGIN PGP SIGNATURE-----[\s\S]*?-----END PGP SIGNATURE-----/g;
+
+/** True when the message carries an encrypted armored block. */
+export function isEncrypted(text: string): boolean {
+  return findPgpBlocks(text).some((b) => b.kind === 'encrypted');
+}
 
 /** RFC 3156 §4: multipart/encrypted with protocol application/pgp-encrypted. */
 export function isPgpMime(text: string): boolean {

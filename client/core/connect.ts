@@ -1,10 +1,10 @@
 // Connecting to a provider: model package (downloaded once, re-fetched when
 // the provider says it is outdated) + session. Shared by the CLI and the demo;
 // the extension wires the same pieces with IndexedDB storage and its socket.
-import { ProtocolError } from '../protocol/errors.js';
-import type { He } from '../wasm/ts/he.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import type { He } from '../../wasm/ts/he.js';
 import { ensurePackage, type DownloadOptions, type PackageStorage } from './download.js';
-import { loadModel, SpamSession, type LoadedModel, type SocketFactory } from './session.js';
+import { loadModel, SpamSession, type LoadedModel, type SocketFactory, type SpamSessionOptions } from './session.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
@@ -27,9 +27,10 @@ export interface ConnectorOptions {
   storage: PackageStorage;
   socket: SocketFactory;
   onDownloadProgress?: (received: number, total: number) => void;
-  /** Refuses a package the provider's package log does not vouch for (client/package-log.ts). */
+  /** Refuses a package the provider's package log does not vouch for (client/core/package-log.ts). */
   logCheck?: DownloadOptions['logCheck'];
   onInvalidOutput?: (messageId: string) => void;
+  onMessageWarning?: SpamSessionOptions['onMessageWarning'];
 }
 
 export interface Connector {
@@ -68,6 +69,7 @@ export function createConnector(opts: ConnectorOptions): Connector {
           socket: opts.socket,
           expectedEmails: remaining,
           onInvalidOutput: opts.onInvalidOutput,
+          onMessageWarning: opts.onMessageWarning,
         });
       try {
         return await open();

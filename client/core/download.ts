@@ -8,7 +8,7 @@
 // and (with logCheck) the provider's package log lists that exact package.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { openPackage, type PackageHeader } from '../protocol/package.js';
+import { openPackage, type PackageHeader } from '../../protocol/package.js';
 
 /** Where packages live on the client; keys are "<modelId>-v<version>". */
 export interface PackageStorage {

@@ -4,13 +4,19 @@
 // on the device, spam_request, garbled evaluation, spam_done. No DOM and no
 // Node-only API: the socket is anything with the browser WebSocket interface
 // (the `ws` package's WebSocket in Node).
-import { ProtocolError } from '../protocol/errors.js';
-import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
-import type { PackageHeader } from '../protocol/package.js';
-import { extractFeatures, validateSpec, type FeatureSpec } from '../models/features/index.js';
-import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
-import type { ClientKeySwitchKey, ClientModel, ClientPublicKey, He, HeParams } from '../wasm/ts/he.js';
-import { OtReceiver } from '../wasm/ts/ot.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  type Message,
+  type MessageName,
+  type Messages,
+} from '../../protocol/messages.js';
+import type { PackageHeader } from '../../protocol/package.js';
+import { extractFeatures, validateSpec, type FeatureSpec } from '../../models/features/index.js';
+import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
+import type { ClientKeySwitchKey, ClientModel, ClientPublicKey, He, HeParams } from '../../wasm/ts/he.js';
+import { OtReceiver } from '../../wasm/ts/ot.js';
 import type { VerifiedPackage } from './download.js';
 
 /** The subset of the browser WebSocket API the client uses. */
@@ -94,6 +100,8 @@ export interface SpamSessionOptions {
   expectedEmails?: number;
   /** Local log for invalid garbled outputs (never sent). */
   onInvalidOutput?: (messageId: string) => void;
+  /** Local note about a message's content (e.g. an empty body), from feature extraction. */
+  onMessageWarning?: (messageId: string, warning: string) => void;
   timeoutMs?: number;
 }
 
@@ -189,7 +197,7 @@ export class SpamSession {
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
-    const features = await extractFeatures(raw, spec);
+    const features = await extractFeatures(raw, spec, (w) => this.opts.onMessageWarning?.(messageId, w));
     this.alive();
     const acc = model.dot(features);
     let lwe: Uint8Array;

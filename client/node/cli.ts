@@ -1,6 +1,6 @@
 // Headless client CLI.
-//   tsx client/cli.ts classify --server URL --token TOKEN [options] MAILBOX
-//   tsx client/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
+//   tsx client/node/cli.ts classify --server URL --token TOKEN [options] MAILBOX
+//   tsx client/node/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
@@ -14,8 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { loadHe } from '../wasm/ts/he.js';
-import { createConnector } from './connect.js';
+import { loadHe } from '../../wasm/ts/he.js';
+import { createConnector } from '../core/connect.js';
 import { readMailbox, type MailboxFormat, type MailItem } from './mailbox.js';
 import { DirectoryStorage, FileTrustStore } from './node-storage.js';
 import {
@@ -24,10 +24,10 @@ import {
   PackageLogVerifier,
   parseFingerprint,
   type VerifiedLog,
-} from './package-log.js';
-import { decryptMessage, isEncrypted, loadPrivateKey } from './pgp.js';
-import { runClassification, type RunOutcome } from './runner.js';
-import type { SocketFactory } from './session.js';
+} from '../core/package-log.js';
+import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
+import { runClassification, type RunOutcome } from '../core/runner.js';
+import type { SocketFactory } from '../core/session.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
 
@@ -116,8 +116,8 @@ function readDone(stateFile: string | undefined): Map<string, Row> {
   return done;
 }
 
-const USAGE = `usage: tsx client/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
-       tsx client/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
 export const ALERT_EXIT = 3;
@@ -197,6 +197,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(
         `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
       ),
+    onMessageWarning: (id, warning) => console.error(`warning: ${id}: ${warning}`),
   });
   const done = readDone(values.state);
   const rows: Row[] = [...done.values()];
@@ -205,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
   await runClassification(
     items.map((m) => ({
       id: m.id,
-      raw: async () => (isEncrypted(m.raw) ? decryptMessage(m.raw, keys) : m.raw),
+      raw: () => decryptMessage(m.raw, keys),
     })),
     {
       connect: (remaining) => connector.connect(remaining),
@@ -223,7 +224,7 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('client/cli.ts')) {
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('client/node/cli.ts')) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {

@@ -4,7 +4,7 @@
 // twice: verdicts already recorded (e.g. in the CLI's results file) are
 // skipped, and if the provider says a message was already classified (its
 // answer was lost with the connection) it is reported as such, not retried.
-import { ProtocolError } from '../protocol/errors.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import { ConnectionClosed, type SpamSession, type SpamVerdict } from './session.js';
 
 export interface RunItem {

@@ -4,8 +4,8 @@
 // package-log-trust.json the log key and head recorded per provider.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PackageStorage } from './download.js';
-import type { LogTrust, TrustStore } from './package-log.js';
+import type { PackageStorage } from '../core/download.js';
+import type { LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
   constructor(private readonly dir: string) {

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { missingSeparator, splitHeaders } from '../headers.js';
+import { messageIdOf } from '../message-id.js';
+
+test('the body starts after the blank line, or at the first line that is no header', () => {
+  assert.deepEqual(splitHeaders('From: a@b\nSubject: x\n\nbody'), {
+    head: 'From: a@b\nSubject: x',
+    bodyStart: 22,
+    separated: true,
+  });
+  // The bug this pins: "Subject:" then body lines without a blank line.
+  assert.deepEqual(splitHeaders('Subject: hi\nthe body\nmore'), {
+    head: 'Subject: hi',
+    bodyStart: 12,
+    separated: false,
+  });
+  assert.deepEqual(splitHeaders('Subject: a\n folded\nbody: a header'), {
+    head: 'Subject: a\n folded\nbody: a header',
+    bodyStart: 33,
+    separated: false,
+  });
+  assert.deepEqual(splitHeaders('Hello there\nFrom: x'), { head: '', bodyStart: 0, separated: false });
+  assert.deepEqual(splitHeaders(' indented first line'), { head: '', bodyStart: 0, separated: false });
+  assert.deepEqual(splitHeaders('From x@y Mon Jan  1 2024\r\nSubject: s\r\n\r\nb'), {
+    head: 'From x@y Mon Jan  1 2024\r\nSubject: s',
+    bodyStart: 40,
+    separated: true,
+  });
+});
+
+test('a blank line goes where the body starts, unless one is there', () => {
+  assert.deepEqual(missingSeparator('Subject: hi\nthe body'), { at: 12, newline: '\n' });
+  assert.deepEqual(missingSeparator('Subject: hi\r\nthe body'), { at: 13, newline: '\r\n' });
+  assert.deepEqual(missingSeparator('Note this: it has a colon'), { at: 0, newline: '\n' });
+  assert.equal(missingSeparator('From: a@b\n\nx'), undefined);
+  assert.equal(missingSeparator('Subject: headers only\n'), undefined);
+  assert.equal(missingSeparator(''), undefined);
+});
+
+test('message ids: Message-ID without brackets, folded or not, from the header block only', () => {
+  assert.equal(messageIdOf('Subject: x\nMessage-ID: <a@b>\n\nbody', 'f'), 'a@b');
+  assert.equal(messageIdOf('Subject: x\nMessage-Id:\n <folded@b>\n\nbody', 'f'), 'folded@b');
+  assert.equal(messageIdOf('Subject: x\n\nbody', 'fallback'), 'fallback');
+  assert.equal(messageIdOf('Subject: x\n\nMessage-ID: <in-body@b>', 'fallback'), 'fallback');
+  assert.equal(messageIdOf('Subject: x\nbody line\nMessage-ID: <in-body@b>', 'fallback'), 'fallback');
+});
