@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { main as client } from '../client/cli.js';
+import { main as client } from '../client/node/cli.js';
 
 const CLI = path.resolve('dist/server/provider-server/src/cli.js');
 let dir: string;
