@@ -15,8 +15,8 @@ import {
   loadHe,
   localSession,
   makeParams,
-  Q_MINUS_T,
 } from '../../wasm/ts/he.js';
+import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { median, timePerCall, type BenchContext } from '../lib.js';
 
 const PRETZEL = {

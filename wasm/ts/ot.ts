@@ -23,6 +23,8 @@ export const BASE_OTS = 128;
 export const KOS_EXTRA = 256;
 /** Largest extension batch one message may carry (2 MB of u matrix). */
 export const MAX_BATCH = 1 << 17;
+/** Most usable OTs one extension batch yields. */
+export const MAX_EXTEND = MAX_BATCH - KOS_EXTRA;
 const KEY = 32;
 const POINT = 32;
 const ENC = new TextEncoder();
@@ -220,8 +222,8 @@ export class OtReceiver {
    */
   extend(n: number): Uint8Array {
     if (!this.k0 || !this.k1 || !this.transcript) throw new Error('OtReceiver.extend before base OTs finished');
-    if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH - KOS_EXTRA) {
-      throw new RangeError(`extension size must be 1..${MAX_BATCH - KOS_EXTRA}, got ${n}`);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_EXTEND) {
+      throw new RangeError(`extension size must be 1..${MAX_EXTEND}, got ${n}`);
     }
     const L = batchLength(n);
     const stride = L / 8;

@@ -30,6 +30,10 @@ PMF_EXPORT int pmf_he_layout(int what) {
       return int(kMinQMinusT);
     case 7:
       return int(kFloodMarginBits);
+    case 8:
+      return int(kMaxT);
+    case 9:
+      return int(kMaxQ);
     default:
       return -1;
   }
