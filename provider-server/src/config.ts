@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/frame.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
