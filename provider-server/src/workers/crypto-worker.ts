@@ -8,7 +8,7 @@ import { garbleSpam } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { readSecretFile } from '../models.js';
-import { serveTasks } from './pool.js';
+import { serveTasks, type TaskTable } from './pool.js';
 
 const he = await loadHe();
 const keys = new Map<string, ProviderKey>();
@@ -75,7 +75,8 @@ function sender(sessionId: string): OtSender {
   return s;
 }
 
-serveTasks({
+/** The operations WorkerCrypto runs here (worker-crypto.ts). */
+const tasks = {
   publicKey(keyFile: string, providerSeedHex: string, clientNonce: Uint8Array): Uint8Array {
     return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
   },
@@ -129,4 +130,9 @@ serveTasks({
     sessions.get(sessionId)?.close();
     sessions.delete(sessionId);
   },
-});
+} satisfies TaskTable;
+
+/** The task table as the pool sees it (a type only: importing it loads nothing). */
+export type CryptoTasks = typeof tasks;
+
+serveTasks(tasks);
