@@ -14,6 +14,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { loadCore, type WasmCore } from './core.js';
+import { check, CoreError, Status } from './status.js';
 import { FLOOD_MARGIN_BITS, MAX_FIN, MAX_Q, MAX_T, MIN_T, Q_MINUS_T, maxFloodBits } from './limits.js';
 
 /** Lattice and model parameters, as carried in the model package header (§1, §5). */
@@ -123,21 +124,6 @@ export function heLayout(p: HeParams): {
     bodyBytes: ctCount * recordBytes,
     lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8),
   };
-}
-
-const STATUS: Record<number, string> = {
-  [-1]: 'wrong length or type tag',
-  [-2]: 'unsupported layout version',
-  [-3]: 'a value is out of range',
-  [-4]: 'invalid parameters',
-  [-5]: 'out of wasm memory',
-  [-6]: 'not ready (incomplete model, or an accumulator of another model)',
-  [-7]: 'feature row or count out of range',
-  [-8]: "the email's honest noise exceeds the flooding budget 2^(F-50)",
-};
-
-function check(status: number, what: string): void {
-  if (status !== 0) throw new Error(`${what}: ${STATUS[status] ?? `error ${status}`}`);
 }
 
 /** Frees wasm handles of objects the caller forgot to dispose (secrets are wiped by the C++ free). */
@@ -507,7 +493,7 @@ export class ClientModel extends Handle {
     const capped = counts.map((c) => Math.min(c, cap));
     const core = this.core;
     const acc = core.fn('pmf_he_acc_new')();
-    if (acc === 0) throw new Error('out of wasm memory');
+    if (acc === 0) throw new CoreError(Status.NoMemory, 'dot product');
     const handle = new Accumulator(core, acc, 'pmf_he_acc_free');
     try {
       const st = core.withBuffers([u8(rows), u8(capped)], (rp, cp) =>

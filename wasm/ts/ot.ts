@@ -13,6 +13,7 @@ import { ristretto255 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
+import { check, Status } from './status.js';
 
 const Point = ristretto255.Point;
 type RPoint = InstanceType<typeof Point>;
@@ -236,9 +237,7 @@ export class OtReceiver {
       core.heap.set(this.k0, pk0);
       core.heap.set(this.k1, pk1);
       core.heap.set(choices, pr);
-      if (core.fn('pmf_ot_recv_extend')(pk0, pk1, this.block, L, pr, pu, pt) !== 0) {
-        throw new Error('OT extension batch rejected by the core (size or counter)');
-      }
+      check(core.fn('pmf_ot_recv_extend')(pk0, pk1, this.block, L, pr, pu, pt), 'OT extension batch');
       const u = core.copyOut(pu, BASE_OTS * stride);
       this.deviate(u, stride);
       const seed = kosSeed(this.transcript, this.batch, L, u);
@@ -357,7 +356,7 @@ export class OtSender {
     const ok = core.withBuffers([this.ks, this.s, u, seed, xt], (pk, ps, pu, pseed, pxt) => {
       const pq = core.alloc(16 * L);
       try {
-        if (core.fn('pmf_ot_send_extend')(pk, ps, this.block, L, pu, pq) !== 0) {
+        if (core.fn('pmf_ot_send_extend')(pk, ps, this.block, L, pu, pq) !== Status.Ok) {
           throw new ProtocolError('ot_extend: batch rejected (size or counter)');
         }
         if (core.fn('pmf_ot_kos_check')(pseed, L, pq, ps, pxt) !== 1) return false;
@@ -370,7 +369,10 @@ export class OtSender {
     });
     if (!ok) {
       this.close();
-      throw new ProtocolError('ot_extend: KOS consistency check failed; the receiver deviated, session aborted');
+      throw new ProtocolError(
+        'ot_extend: KOS consistency check failed; the receiver deviated, session aborted',
+        'rejected',
+      );
     }
     this.batch += 1;
     this.block += L / 512;
@@ -429,6 +431,6 @@ export class OtSender {
   }
 
   private usable(): void {
-    if (this.failed) throw new ProtocolError('OT session is closed or aborted');
+    if (this.failed) throw new ProtocolError('OT session is closed or aborted', 'rejected');
   }
 }

@@ -7,6 +7,8 @@ import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../.
 import { garbleSpam } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
+import { CoreError } from '../../../wasm/ts/status.js';
+import type { ErrorCode } from '../../../protocol/errors.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
 
@@ -21,16 +23,19 @@ const sessions = new Map<string, OtSender>();
 const OT_BASE_A = 0x01;
 const OT_EXTEND = 0x03;
 
-function coded(message: string, code: string): Error {
+function coded(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** Maps a validation failure of the other party's bytes to an error frame code. */
+/**
+ * Maps a failure on the other party's bytes to an error frame code by its
+ * type and code; anything else is ours and stays `internal`.
+ */
 function rejectInput(e: unknown, what: string): never {
-  if (e instanceof WireError) {
-    // A failed KOS check aborts the OT session for good (wasm/ts/ot.ts).
-    throw coded(e.message, /consistency check|aborted|closed/.test(e.message) ? 'crypto_rejected' : 'bad_field');
-  }
+  // A failed KOS check aborts the OT session for good (wasm/ts/ot.ts).
+  if (e instanceof WireError) throw coded(e.message, e.fault === 'rejected' ? 'crypto_rejected' : 'bad_field');
+  // Core and range messages name sizes and ranges only, never secret values.
+  if (e instanceof CoreError) throw coded(e.message, 'bad_field');
   if (e instanceof RangeError) throw coded(`${what}: ${e.message}`, 'bad_field');
   throw e;
 }
@@ -116,8 +121,7 @@ const tasks = {
       // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.
       y = userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
     } catch (e) {
-      // he.ts messages name sizes/ranges only, never secret values.
-      throw coded((e as Error).message, 'bad_field');
+      rejectInput(e, 'spam_request.lwe');
     }
     try {
       return garbleSpam({ y, T: params.T }, s, choice);
