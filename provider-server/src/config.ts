@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
@@ -20,48 +20,17 @@ export interface ServerConfig {
   /** PEM files; without them the server runs plain, loopback only. */
   tls?: { certFile: string; keyFile: string };
   dataDir: string;
-  limits: {
-    maxFrameBytes: number;
-    /** Spam requests per user per minute. */
-    requestsPerMinute: number;
-    maxSessions: number;
-    /** A session with no frame for this long is closed. */
-    idleTimeoutMs: number;
-    /** hello frames per user per minute (each costs a public key and maybe a KSK). */
-    hellosPerMinute: number;
-    /** New WebSocket connections per client address per minute. */
-    connectionsPerMinutePerAddress: number;
-    /**
-     * Decryptions under one user key before it rotates: each leaks at most one
-     * bit of that key to a malicious client (docs/security.md).
-     */
-    userKeyBudget: number;
-  };
+  limits: ServerLimits;
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
 }
 
-/**
- * The most decryptions one user key may serve (and the default): 256 bits of
- * leakage at most, far below the ≈ 6,500 that recover a ternary key of
- * dimension 4,096 (docs/security.md has the estimate). Never configurable higher.
- */
-export const USER_KEY_BUDGET_MAX = 256;
-
 export const DEFAULTS: ServerConfig = {
   host: '127.0.0.1',
   port: 8787,
   dataDir: '.data/provider',
-  limits: {
-    maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-    requestsPerMinute: 600,
-    maxSessions: 1000,
-    idleTimeoutMs: 120_000,
-    hellosPerMinute: 30,
-    connectionsPerMinutePerAddress: 120,
-    userKeyBudget: USER_KEY_BUDGET_MAX,
-  },
+  limits: LIMIT_DEFAULTS,
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
@@ -134,18 +103,8 @@ export function loadConfig(
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
-  merged.limits.maxFrameBytes = intFrom(merged.limits.maxFrameBytes, 'limits.maxFrameBytes', 1024, 64 * 1024 * 1024);
-  merged.limits.requestsPerMinute = intFrom(merged.limits.requestsPerMinute, 'limits.requestsPerMinute', 1, 1_000_000);
-  merged.limits.maxSessions = intFrom(merged.limits.maxSessions, 'limits.maxSessions', 1, 1_000_000);
-  merged.limits.idleTimeoutMs = intFrom(merged.limits.idleTimeoutMs, 'limits.idleTimeoutMs', 1000, 86_400_000);
-  merged.limits.hellosPerMinute = intFrom(merged.limits.hellosPerMinute, 'limits.hellosPerMinute', 1, 1_000_000);
-  merged.limits.connectionsPerMinutePerAddress = intFrom(
-    merged.limits.connectionsPerMinutePerAddress,
-    'limits.connectionsPerMinutePerAddress',
-    1,
-    1_000_000,
-  );
-  merged.limits.userKeyBudget = intFrom(merged.limits.userKeyBudget, 'limits.userKeyBudget', 1, USER_KEY_BUDGET_MAX);
+  for (const [k, [min, max]] of Object.entries(LIMIT_RANGES) as [keyof ServerLimits, readonly [number, number]][])
+    merged.limits[k] = intFrom(merged.limits[k], `limits.${k}`, min, max);
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)

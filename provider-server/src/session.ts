@@ -18,6 +18,7 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
+import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import type { Store } from './store.js';
 
@@ -27,14 +28,12 @@ export interface SessionDeps {
   metrics: Metrics;
   /** The current version of a model id, if served. */
   currentModel(id: string): ServedModel | undefined;
-  limits: { maxFrameBytes: number; requestsPerMinute: number; hellosPerMinute: number; userKeyBudget: number };
+  limits: Pick<ServerLimits, 'maxFrameBytes' | 'requestsPerMinute' | 'hellosPerMinute' | 'userKeyBudget'>;
   log(line: string): void;
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
 const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
-/** A session sending this many bad frames is closed. */
-const MAX_ERRORS = 16;
 
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
@@ -117,7 +116,7 @@ export class Session {
     this.deps.metrics.errors.inc({ kind: code });
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
     this.errors++;
-    if (fatal || FATAL.has(code) || this.errors >= MAX_ERRORS) {
+    if (fatal || FATAL.has(code) || this.errors >= MAX_SESSION_ERRORS) {
       void this.end();
       this.close(1008, code);
     }

@@ -15,6 +15,7 @@ import {
 } from '../../protocol/messages.js';
 import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig } from '../src/config.js';
+import { USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { Store } from '../src/store.js';
@@ -29,7 +30,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: Partial<ReturnType<typeof limitsDefaults>> = {}): Promise<Harness> {
+export async function startHarness(limits: Partial<ServerLimits> = {}): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -96,7 +97,8 @@ export async function startHarness(limits: Partial<ReturnType<typeof limitsDefau
   };
 }
 
-function limitsDefaults() {
+/** Small, fast limits for tests (the production defaults are LIMIT_DEFAULTS). */
+function limitsDefaults(): ServerLimits {
   return {
     maxFrameBytes: 64 * 1024,
     requestsPerMinute: 100,
@@ -104,7 +106,7 @@ function limitsDefaults() {
     idleTimeoutMs: 60_000,
     hellosPerMinute: 1000,
     connectionsPerMinutePerAddress: 1000,
-    userKeyBudget: 256,
+    userKeyBudget: USER_KEY_BUDGET_MAX,
   };
 }
 

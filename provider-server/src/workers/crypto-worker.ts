@@ -9,14 +9,14 @@ import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
+import { USER_KEY_CACHE } from '../limits.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
 
 const he = await loadHe();
 const keys = new Map<string, ProviderKey>();
-/** Derived user keys, most recently used last (135 KB each in wasm memory). */
+/** Derived user keys, most recently used last. */
 const userKeys = new Map<string, ProviderKey>();
-const USER_KEY_CACHE = 64;
 const sessions = new Map<string, OtSender>();
 
 /** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
