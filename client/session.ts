@@ -6,6 +6,7 @@
 // (the `ws` package's WebSocket in Node).
 import { ProtocolError } from '../protocol/errors.js';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
+import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
 import type { PackageHeader } from '../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../models/features/index.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
@@ -310,7 +311,7 @@ export class SpamSession {
     this.received += bytes.length;
     let m: Message;
     try {
-      m = decodeMessage(bytes, 1 << 24);
+      m = decodeMessage(bytes, CLIENT_MAX_FRAME_BYTES);
     } catch {
       return this.onClose(new ConnectionClosed('the provider sent a malformed frame'));
     }

@@ -6,6 +6,9 @@ import { MAX_T } from '../wasm/ts/limits.js';
 /** Default frame size limit; servers and clients may configure less or more. */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
+/** Largest frame a client accepts from a provider, whatever limit the provider announces. */
+export const CLIENT_MAX_FRAME_BYTES = 1 << 24;
+
 /** Largest JSON header of a model package (PROTOCOL.md §5). */
 export const MAX_HEADER_BYTES = 1 << 20;
 
