@@ -33,3 +33,13 @@ test('errors cross back with their code and message only', async () => {
   // @ts-expect-error: the compiler refuses an unknown task; a stale worker refuses it too.
   await assert.rejects(pool.run('nope'), /unknown task nope/);
 });
+
+test('the compiler checks each call against the worker task table (tsc runs this file)', () => {
+  const neverCalled = (): Promise<string> => {
+    // @ts-expect-error: spin takes its milliseconds as a number
+    void pool.run('spin', '400');
+    // @ts-expect-error: whoami resolves to a thread id (a number)
+    return pool.runOn('session-a', 'whoami');
+  };
+  assert.equal(typeof neverCalled, 'function');
+});
