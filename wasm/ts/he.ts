@@ -465,7 +465,7 @@ export class ClientModel extends Handle {
       const count = Math.min(batch, whole - first);
       const bytes = data.subarray(first * recordBytes, (first + count) * recordBytes);
       const st = core.fn('pmf_he_model_add')(this.live(), publicInput(core, bytes), count);
-      if (st !== 0) {
+      if (st !== Status.Ok) {
         this.failed = true;
         check(st, `model body: ciphertext in ${this.received}..${this.received + count - 1}`);
       }

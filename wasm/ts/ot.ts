@@ -241,7 +241,10 @@ export class OtReceiver {
       const u = core.copyOut(pu, BASE_OTS * stride);
       this.deviate(u, stride);
       const seed = kosSeed(this.transcript, this.batch, L, u);
-      core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt));
+      check(
+        core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt)),
+        'KOS response',
+      );
       const usable = L - KOS_EXTRA;
       const bits = new Uint8Array(usable);
       for (let j = 0; j < usable; j++) bits[j] = (choices[j >> 3] >> (j & 7)) & 1;
