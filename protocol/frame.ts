@@ -10,11 +10,10 @@
 // Every length is checked against the configured limit and the bytes actually
 // present before anything is sliced or allocated.
 import { ProtocolError } from './errors.js';
+import { DEFAULT_MAX_FRAME_BYTES } from './limits.js';
 
 export const PROTOCOL_VERSION = 1;
 export const FRAME_HEADER_BYTES = 10;
-/** Default frame size limit; servers and clients may configure less or more. */
-export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 export interface Frame {
   version: number;

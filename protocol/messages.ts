@@ -8,24 +8,12 @@
 // cannot make us allocate more than it actually sent or than the schema allows.
 import { ProtocolError } from './errors.js';
 import { decodeFrame, encodeFrame } from './frame.js';
+import { LIMITS } from './limits.js';
 
 type FieldSpec =
   | { name: string; kind: 'u32' }
   | { name: string; kind: 'str'; max: number }
   | { name: string; kind: 'bytes'; min: number; max: number };
-
-/** Upper bounds of variable-size fields (all well above honest sizes). */
-export const LIMITS = {
-  token: 256,
-  id: 256, // model ids, message ids, session ids
-  errorText: 1024,
-  p0: 1 << 20, // per-client public key polynomial
-  ksk: 1 << 20, // one user's key-switching key (774 KB)
-  lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
-  choices: 64, // Beaver choice bits, one per client input bit (T ≤ 32)
-  gc: 256 * 1024, // garbled circuit bundle for one comparison
-  ot: 4 * 1024 * 1024, // base OTs / one extension batch
-} as const;
 
 const u32 = (name: string): FieldSpec => ({ name, kind: 'u32' });
 const str = (name: string, max: number): FieldSpec => ({ name, kind: 'str', max });
@@ -65,7 +53,7 @@ export const SCHEMAS = {
   },
   spam_gc: { type: 6, fields: [str('messageId', LIMITS.id), bytes('gc', 1, LIMITS.gc)] },
   spam_done: { type: 7, fields: [str('messageId', LIMITS.id)] },
-  error: { type: 8, fields: [str('code', 64), str('message', LIMITS.errorText)] },
+  error: { type: 8, fields: [str('code', LIMITS.errorCode), str('message', LIMITS.errorText)] },
   ping: { type: 9, fields: [u32('nonce')] },
   pong: { type: 10, fields: [u32('nonce')] },
   bye: { type: 11, fields: [] },

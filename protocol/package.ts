@@ -13,10 +13,11 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { HeParams } from '../wasm/ts/he.js';
+import { MAX_T } from '../wasm/ts/limits.js';
+import { MAX_HEADER_BYTES } from './limits.js';
 
 export const PACKAGE_MAGIC = new Uint8Array([0x50, 0x4d, 0x46, 0x50, 0x4b, 0x47, 0x00, 0x01]);
 export const PACKAGE_FORMAT = 'pmf-model-package/1';
-export const MAX_HEADER_BYTES = 1 << 20;
 
 /** Lattice and model parameters (PROTOCOL.md §1, §5): the lattice layer's own. */
 export type PackageParams = HeParams;
@@ -74,7 +75,7 @@ export function validateHeader(h: unknown): PackageHeader {
     if (typeof p[k] !== 'string' || !/^[1-9][0-9]{0,39}$/.test(p[k] as string))
       bad(`params.${k}`, 'must be a decimal integer');
   }
-  if ((p.T as number) > 32) bad('params.T', 'must be at most 32');
+  if ((p.T as number) > MAX_T) bad('params.T', `must be at most ${MAX_T}`);
   return o as unknown as PackageHeader;
 }
 

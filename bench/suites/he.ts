@@ -11,12 +11,13 @@ import {
   type HeParams,
   type LocalSession,
   type ProviderKey,
+  HE_N,
   heLayout,
   loadHe,
   localSession,
   makeParams,
-  Q_MINUS_T,
 } from '../../wasm/ts/he.js';
+import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { median, timePerCall, type BenchContext } from '../lib.js';
 
 const PRETZEL = {
@@ -51,7 +52,7 @@ function timeRounds(fn: () => void, rounds: number): number {
 /** Random b_in-bit weights generated one ciphertext's worth at a time (no (N+1)-sized array). */
 function* weightChunks(p: HeParams): Generator<Int32Array> {
   const limit = 2 ** (p.b_in - 1) - 1;
-  const perChunk = Math.floor(4096 / p.B) * p.B;
+  const perChunk = heLayout(p).rowsPerCt * p.B;
   for (let left = (p.N + 1) * p.B; left > 0; left -= perChunk) {
     const chunk = new Int32Array(Math.min(perChunk, left));
     for (let i = 0; i < chunk.length; i++) chunk[i] = randomInt(-limit, limit + 1);
@@ -74,8 +75,8 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const kskBytes = sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 });
 
   // Provider: one model ciphertext, one public key, one decryption.
-  const one = makeParams({ N: 4095, B: 1 });
-  const w1 = new Int32Array(4096).map(() => randomInt(-127, 128));
+  const one = makeParams({ N: HE_N - 1, B: 1 });
+  const w1 = new Int32Array(HE_N).map(() => randomInt(-127, 128));
   const encNs = timePerCall(() => sk.encryptModel(one, w1).next(), { minMs: ctx.quick ? 300 : 1000 });
   ctx.report({ case: 'encrypt_ct', metric: 'time_us', value: encNs / 1e3, unit: 'us', note: 'seed ‖ b, both limbs' });
   const pkNs = timePerCall(() => sk.publicKeyFor(providerSeed, nonce), { minMs: ctx.quick ? 200 : 500 });
@@ -104,7 +105,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
   // Client: expansion of a from a seed (the on-demand alternative to caching).
   const seed = h.randomSeed();
   const expandNs = core.withBuffers([seed], (sp) => {
-    const out = core.alloc(8 * 4096);
+    const out = core.alloc(8 * HE_N);
     const f = core.fn('pmf_he_expand_a');
     const t = timePerCall(() => (f(sp, 0, out), f(sp, 1, out)), { batch: 10, minMs: ctx.quick ? 200 : 500 });
     core.free(out);
@@ -172,7 +173,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
       lazy.dispose();
     }
     if (N === 5e6) {
-      const own = heLayout(p).bodyBytes + heLayout(p).ctCount * 2 * 4096 * 8;
+      const own = heLayout(p).bodyBytes + heLayout(p).ctCount * 2 * HE_N * 8;
       ctx.report({
         case: 'dot_peak_N5M',
         metric: 'peak_bytes',
@@ -290,7 +291,7 @@ async function nodeSeal(ctx: BenchContext, N: number, L: number, quick: boolean,
   const require = createRequire(import.meta.url);
   const SEAL = require('node-seal') as () => Promise<Seal>;
   const seal = await SEAL();
-  const n = 4096;
+  const n = HE_N; // the same ring dimension as ours
   const parms = seal.EncryptionParameters(seal.SchemeType.bfv);
   parms.setPolyModulusDegree(n);
   parms.setCoeffModulus(seal.CoeffModulus.BFVDefault(n));

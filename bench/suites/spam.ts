@@ -19,13 +19,13 @@ import {
   localSession,
   makeParams,
   paramsFromHeader,
-  Q_MINUS_T,
   type ClientModel,
   type He,
   type HeParams,
   type LocalSession,
   type ProviderKey,
 } from '../../wasm/ts/he.js';
+import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { median, type BenchContext } from '../lib.js';
 

@@ -12,11 +12,19 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
+import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { PackageHeader } from '../../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../../models/features/index.js';
 import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
-import type { ClientKeySwitchKey, ClientModel, ClientPublicKey, He, HeParams } from '../../wasm/ts/he.js';
-import { OtReceiver } from '../../wasm/ts/ot.js';
+import {
+  packageParams,
+  type ClientKeySwitchKey,
+  type ClientModel,
+  type ClientPublicKey,
+  type He,
+  type HeParams,
+} from '../../wasm/ts/he.js';
+import { MAX_EXTEND, OtReceiver } from '../../wasm/ts/ot.js';
 import type { VerifiedPackage } from './download.js';
 
 /** The subset of the browser WebSocket API the client uses. */
@@ -51,7 +59,7 @@ export interface LoadedModel {
 export function loadModel(he: He, pkg: VerifiedPackage): LoadedModel {
   if (pkg.header.task !== 'spam')
     throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not spam`);
-  const params = pkg.header.params as HeParams;
+  const params = packageParams(pkg.header.params);
   const model = he.newClientModel(params);
   model.push(pkg.body);
   model.finish();
@@ -104,9 +112,6 @@ export interface SpamSessionOptions {
   onMessageWarning?: (messageId: string, warning: string) => void;
   timeoutMs?: number;
 }
-
-/** Most OTs fetched in one extension batch (wasm/ts/ot.ts MAX_BATCH minus the KOS overhead). */
-const MAX_EXTEND = (1 << 17) - 256;
 
 export class SpamSession {
   private nextRequest = 1;
@@ -314,7 +319,7 @@ export class SpamSession {
     this.received += bytes.length;
     let m: Message;
     try {
-      m = decodeMessage(bytes, 1 << 24);
+      m = decodeMessage(bytes, CLIENT_MAX_FRAME_BYTES);
     } catch {
       return this.onClose(new ConnectionClosed('the provider sent a malformed frame'));
     }

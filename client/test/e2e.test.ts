@@ -18,6 +18,7 @@ import { createConnector } from '../core/connect.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { decryptMessage } from '../../mail/decrypt.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
+import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import { decodeMessage } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
@@ -187,7 +188,7 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
   const v2 = await s.classify('twin-2@test', plaintext);
   s.close();
   assert.equal(v1.spam, v2.spam);
-  const frames = sent.map((f) => decodeMessage(f, 1 << 24));
+  const frames = sent.map((f) => decodeMessage(f, CLIENT_MAX_FRAME_BYTES));
   assert.deepEqual([...new Set(frames.map((f) => f.name))].sort(), ['bye', 'hello', 'ot', 'spam_done', 'spam_request']);
   const requests = frames.filter((f) => f.name === 'spam_request');
   assert.equal(requests.length, 2);

@@ -1,6 +1,7 @@
 // The feature specification: everything the client needs to extract exactly
 // the features a model was trained on. It is public, JSON-serializable and
 // carried in every model package header.
+import { MAX_FIN } from '../../wasm/ts/limits.js';
 
 export interface FeatureSpec {
   /** Extraction algorithm; bump when tokenization or hashing changes. */
@@ -23,8 +24,6 @@ export const SPEC_VERSION = 1;
 export const MAX_N = 1 << 24;
 /** Hard bound on lMax so that T stays within the lattice layer's 32 bits. */
 export const MAX_L = 1 << 16;
-/** The lattice layer accepts counts of at most 10 bits (wasm/ts/he.ts). */
-export const MAX_FIN = 10;
 
 export function makeSpec(overrides: Partial<Omit<FeatureSpec, 'id' | 'version'>> = {}): FeatureSpec {
   return validateSpec({

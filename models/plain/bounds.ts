@@ -4,8 +4,6 @@
 // |d| ≤ L_max·cap·qmax + qmax, so T is the smallest value with
 // 2^(T-1) above that bound and the decrypted two's-complement value is d.
 
-export const MAX_T = 32;
-
 export const qmax = (bIn: number): number => 2 ** (bIn - 1) - 1;
 
 export function dotBound(bIn: number, cap: number, lMax: number): number {

@@ -5,8 +5,9 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { Features } from '../features/extract.js';
-import { countCap, validateSpec, type FeatureSpec } from '../features/spec.js';
-import { chooseT, MAX_T, qmax } from './bounds.js';
+import { countCap, MAX_N, validateSpec, type FeatureSpec } from '../features/spec.js';
+import { MAX_T, MIN_T } from '../../wasm/ts/limits.js';
+import { chooseT, qmax } from './bounds.js';
 
 export const PLAIN_FORMAT = 'pmf-plain-model';
 export const PLAIN_VERSION = 1;
@@ -62,10 +63,10 @@ function checkHeader(h: Record<string, unknown>): PlainModelHeader {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) fail(`${k} must be in [${lo}, ${hi}]`);
     return v;
   };
-  const N = int('N', 1, 1 << 24);
+  const N = int('N', 1, MAX_N);
   const B = int('B', 1, 1 << 16);
   const bIn = int('b_in', 2, 31);
-  int('T', 2, MAX_T);
+  int('T', MIN_T, MAX_T);
   if (N !== spec.N || h.f_in !== spec.fIn || h.L_max !== spec.lMax) fail('N, f_in, L_max disagree with featureSpec');
   const labels = h.labels;
   if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) fail('labels must be strings');

@@ -9,7 +9,9 @@ that every admissible email (at most L_max rows, every x_f <= cap) gives
 
 import numpy as np
 
-MAX_T = 32  # the lattice layer's plaintext modulus is 2^T with T <= 32
+# The lattice layer's plaintext modulus is 2^T with T <= 32 (MAX_T in
+# wasm/ts/limits.ts; models/test/bounds.test.ts checks the two agree).
+MAX_T = 32
 
 
 def qmax(b_in):

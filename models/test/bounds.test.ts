@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { countCap, extractFeatures, makeSpec } from '../features/index.js';
 import { chooseT, dotBound, loadPlainModel, plainScores, qmax, type PlainModel } from '../plain/index.js';
+import { MAX_T } from '../../wasm/ts/limits.js';
 import { headerFor, modelBytes } from './model-bytes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -120,4 +121,9 @@ test('the extractor only produces admissible emails, however long the message', 
   assert.ok(f.counts.every((c) => c >= 1 && c <= 15));
   const d = plainScores(m, f)[0];
   assert.ok(Math.abs(d) < 2 ** (m.header.T - 1));
+});
+
+test("the Python training's MAX_T is the lattice layer's (wasm/ts/limits.ts)", () => {
+  const py = fs.readFileSync(path.join(here, '../pmf_models/quantize.py'), 'utf8');
+  assert.equal(Number(/^MAX_T = (\d+)/m.exec(py)?.[1]), MAX_T);
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '../errors.js';
 import { encodeFrame, FRAME_HEADER_BYTES } from '../frame.js';
-import { decodeMessage, encodeMessage, LIMITS, SCHEMAS } from '../messages.js';
+import { LIMITS } from '../limits.js';
+import { decodeMessage, encodeMessage, SCHEMAS } from '../messages.js';
 
 const nonce = new Uint8Array(32).map((_, i) => i);
 

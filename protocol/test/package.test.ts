@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import { makeParams } from '../../wasm/ts/he.js';
 import { encodePackagePrefix, openPackage, parsePackagePrefix, type PackageHeader } from '../package.js';
 
 function sample(body: Uint8Array): PackageHeader {
@@ -12,18 +13,7 @@ function sample(body: Uint8Array): PackageHeader {
     algorithm: 'lr',
     labels: ['ham', 'spam'],
     featureSpec: { id: 'hash-v1', N: 1024 },
-    params: {
-      n: 4096,
-      q1: '18014398509481984',
-      q2: '18014398509481985',
-      T: 24,
-      Q: 36,
-      F: 62,
-      b_in: 8,
-      f_in: 3,
-      B: 1,
-      N: 1024,
-    },
+    params: makeParams({ N: 1024, B: 1, T: 24, b_in: 8, f_in: 3 }),
     layout: 'rows-across',
     providerSeed: 'ab'.repeat(32),
     bodyBytes: body.length,

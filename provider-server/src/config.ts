@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/frame.js';
+import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
@@ -20,35 +20,7 @@ export interface ServerConfig {
   /** PEM files; without them the server runs plain, loopback only. */
   tls?: { certFile: string; keyFile: string };
   dataDir: string;
-  limits: {
-    maxFrameBytes: number;
-    /** Spam requests per user per minute. */
-    requestsPerMinute: number;
-    maxSessions: number;
-    /** A session with no frame for this long is closed. */
-    idleTimeoutMs: number;
-    /** hello frames per user per minute (each costs a public key and maybe a KSK). */
-    hellosPerMinute: number;
-    /** New WebSocket connections per client address per minute. */
-    connectionsPerMinutePerAddress: number;
-    /** Open WebSocket connections per client address at any time. */
-    connectionsPerAddress: number;
-    /** Open connections that have not completed hello yet (they get a deadline). */
-    maxUnauthenticated: number;
-    /** A connection without a successful hello this long after opening is closed. */
-    helloTimeoutMs: number;
-    /** ping frames per session per minute (pings keep a session alive: bounded). */
-    pingsPerMinute: number;
-    /** Frames received and not yet handled per session; reading pauses at this many. */
-    maxPendingFrames: number;
-    /** Bytes queued for a client that does not read; past this the connection is dropped. */
-    maxSendBufferBytes: number;
-    /**
-     * Decryptions under one user key before it rotates: each leaks at most one
-     * bit of that key to a malicious client (docs/security.md).
-     */
-    userKeyBudget: number;
-  };
+  limits: ServerLimits;
   /**
    * Browser origins allowed to open sessions (exact origins, or `scheme://*`
    * for any origin of a scheme). Native clients send no Origin and are not
@@ -67,32 +39,11 @@ export interface ServerConfig {
   models: ModelSource[];
 }
 
-/**
- * The most decryptions one user key may serve (and the default): 256 bits of
- * leakage at most, far below the ≈ 6,500 that recover a ternary key of
- * dimension 4,096 (docs/security.md has the estimate). Never configurable higher.
- */
-export const USER_KEY_BUDGET_MAX = 256;
-
 export const DEFAULTS: ServerConfig = {
   host: '127.0.0.1',
   port: 8787,
   dataDir: '.data/provider',
-  limits: {
-    maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-    requestsPerMinute: 600,
-    maxSessions: 1000,
-    idleTimeoutMs: 120_000,
-    hellosPerMinute: 30,
-    connectionsPerMinutePerAddress: 120,
-    connectionsPerAddress: 32,
-    maxUnauthenticated: 256,
-    helloTimeoutMs: 10_000,
-    pingsPerMinute: 60,
-    maxPendingFrames: 4,
-    maxSendBufferBytes: 16 * 1024 * 1024,
-    userKeyBudget: USER_KEY_BUDGET_MAX,
-  },
+  limits: LIMIT_DEFAULTS,
   // The extension's pages and worker; Firefox gives each install its own host.
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
   trustedProxies: [],
@@ -201,21 +152,11 @@ export function loadConfig(
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
-  const limit = (name: keyof ServerConfig['limits'], min: number, max: number) =>
-    (merged.limits[name] = intFrom(merged.limits[name], `limits.${name}`, min, max));
-  limit('maxFrameBytes', 1024, 64 * 1024 * 1024);
-  limit('requestsPerMinute', 1, 1_000_000);
-  limit('maxSessions', 1, 1_000_000);
-  limit('idleTimeoutMs', 1000, 86_400_000);
-  limit('hellosPerMinute', 1, 1_000_000);
-  limit('connectionsPerMinutePerAddress', 1, 1_000_000);
-  limit('connectionsPerAddress', 1, 1_000_000);
-  limit('maxUnauthenticated', 1, 1_000_000);
-  limit('helloTimeoutMs', 100, 600_000);
-  limit('pingsPerMinute', 1, 1_000_000);
-  limit('maxPendingFrames', 1, 1024);
-  limit('maxSendBufferBytes', 2 * merged.limits.maxFrameBytes, 1 << 30);
-  limit('userKeyBudget', 1, USER_KEY_BUDGET_MAX);
+  for (const [k, [min, max]] of Object.entries(LIMIT_RANGES) as [keyof ServerLimits, readonly [number, number]][])
+    merged.limits[k] = intFrom(merged.limits[k], `limits.${k}`, min, max);
+  if (merged.limits.maxSendBufferBytes < 2 * merged.limits.maxFrameBytes) {
+    throw new Error('config: limits.maxSendBufferBytes must hold at least two frames of limits.maxFrameBytes');
+  }
   merged.allowedOrigins = validOrigins(merged.allowedOrigins);
   if (!Array.isArray(merged.trustedProxies) || !merged.trustedProxies.every((a) => net.isIP(a) !== 0)) {
     throw new Error('config: trustedProxies must be a list of IP addresses');

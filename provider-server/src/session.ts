@@ -18,6 +18,7 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
+import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import type { Store } from './store.js';
 
@@ -27,13 +28,10 @@ export interface SessionDeps {
   metrics: Metrics;
   /** The current version of a model id, if served. */
   currentModel(id: string): ServedModel | undefined;
-  limits: {
-    maxFrameBytes: number;
-    requestsPerMinute: number;
-    hellosPerMinute: number;
-    pingsPerMinute: number;
-    userKeyBudget: number;
-  };
+  limits: Pick<
+    ServerLimits,
+    'maxFrameBytes' | 'requestsPerMinute' | 'hellosPerMinute' | 'pingsPerMinute' | 'userKeyBudget'
+  >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
   onReady?(): void;
@@ -41,8 +39,6 @@ export interface SessionDeps {
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
 const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
-/** A session sending this many bad frames is closed. */
-const MAX_ERRORS = 16;
 /**
  * Answers a client gets while resynchronising its mailbox after a reconnect:
  * normal, so they do not count as bad frames (each request still costs rate).
@@ -131,7 +127,7 @@ export class Session {
     this.deps.metrics.errors.inc({ kind: code });
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
     if (!RESYNC.has(code)) this.errors++;
-    if (fatal || FATAL.has(code) || this.errors >= MAX_ERRORS) {
+    if (fatal || FATAL.has(code) || this.errors >= MAX_SESSION_ERRORS) {
       void this.end();
       this.close(1008, code);
     }

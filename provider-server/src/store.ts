@@ -196,9 +196,10 @@ export class Store {
         )
         .run(userId, messageId, raw, h.from, h.subject, h.date, Date.now());
     } catch (e) {
-      const msg = (e as Error).message;
-      if (msg.includes('UNIQUE')) throw new Error(`message ${messageId} was already delivered to this user`);
-      if (msg.includes('FOREIGN KEY')) throw new Error(`user ${userId} does not exist`);
+      const code = (e as { code?: unknown }).code;
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw new Error(`message ${messageId} was already delivered to this user`);
+      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new Error(`user ${userId} does not exist`);
       throw e;
     }
   }

@@ -3,10 +3,11 @@
 // OT state always lives in the same worker.
 import type { UserKeyId } from '../../wasm/ts/he.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
+import type { CryptoTasks } from './workers/crypto-worker.js';
 import { WorkerPool } from './workers/pool.js';
 
 export class WorkerCrypto implements ProviderCrypto {
-  private readonly pool: WorkerPool;
+  private readonly pool: WorkerPool<CryptoTasks>;
 
   constructor(threads: number) {
     // Beside this file: crypto-worker.ts under tsx, crypto-worker.js once compiled (npm run build:server).
@@ -15,15 +16,15 @@ export class WorkerCrypto implements ProviderCrypto {
   }
 
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array> {
-    return this.pool.run('publicKey', [model.keyFile, model.providerSeed, clientNonce]);
+    return this.pool.run('publicKey', model.keyFile, model.providerSeed, clientNonce);
   }
 
   keySwitchKey(model: ServedModel, user: UserKeyId): Promise<Uint8Array> {
-    return this.pool.run('keySwitchKey', [model.keyFile, model.providerSeed, user]);
+    return this.pool.run('keySwitchKey', model.keyFile, model.providerSeed, user);
   }
 
   ot(sessionId: string, _model: ServedModel, payload: Uint8Array): Promise<Uint8Array> {
-    return this.pool.run('ot', [sessionId, payload], { affinity: sessionId });
+    return this.pool.runOn(sessionId, 'ot', sessionId, payload);
   }
 
   spam(
@@ -33,13 +34,21 @@ export class WorkerCrypto implements ProviderCrypto {
     lwe: Uint8Array,
     choices: Uint8Array,
   ): Promise<Uint8Array> {
-    return this.pool.run('spam', [sessionId, model.keyFile, model.providerSeed, user, model.params, lwe, choices], {
-      affinity: sessionId,
-    });
+    return this.pool.runOn(
+      sessionId,
+      'spam',
+      sessionId,
+      model.keyFile,
+      model.providerSeed,
+      user,
+      model.params,
+      lwe,
+      choices,
+    );
   }
 
   async endSession(sessionId: string): Promise<void> {
-    await this.pool.run('endSession', [sessionId], { affinity: sessionId });
+    await this.pool.runOn(sessionId, 'endSession', sessionId);
   }
 
   close(): Promise<void> {

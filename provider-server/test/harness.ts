@@ -14,7 +14,8 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import { loadConfig, type ConfigOverrides } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { Store } from '../src/store.js';
@@ -29,7 +30,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: ConfigOverrides['limits'] = {}): Promise<Harness> {
+export async function startHarness(limits: Partial<ServerLimits> = {}): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -96,8 +97,11 @@ export async function startHarness(limits: ConfigOverrides['limits'] = {}): Prom
   };
 }
 
-function limitsDefaults() {
+/** Small, fast limits for tests (the production defaults are LIMIT_DEFAULTS). */
+/** Production limits, loosened where tests open many sessions from one address. */
+function limitsDefaults(): ServerLimits {
   return {
+    ...LIMIT_DEFAULTS,
     maxFrameBytes: 64 * 1024,
     requestsPerMinute: 100,
     maxSessions: 50,
@@ -106,7 +110,7 @@ function limitsDefaults() {
     connectionsPerMinutePerAddress: 1000,
     connectionsPerAddress: 1000,
     pingsPerMinute: 1000,
-    userKeyBudget: 256,
+    userKeyBudget: USER_KEY_BUDGET_MAX,
   };
 }
 

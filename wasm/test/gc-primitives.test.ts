@@ -6,6 +6,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { loadCore } from '../ts/core.js';
 import { spamCircuit } from '../ts/gc-circuit.js';
+import { Status } from '../ts/status.js';
 import { fromBig, gcHash, gfMul, toBig } from './gc/reference.js';
 
 const core = await loadCore();
@@ -116,7 +117,7 @@ test('the circuit loader rejects malformed circuits', () => {
   bad.push(['huge count', w]);
   for (const [name, b] of bad) {
     const bytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-    assert.equal(check(bytes), -1, name);
+    assert.equal(check(bytes), Status.BadCircuit, name);
   }
 });
 

@@ -3,17 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import {
-  FLOOD_MARGIN_BITS,
-  HE_N,
-  HE_Q1,
-  HE_Q2,
-  heLayout,
-  makeParams,
-  maxFloodBits,
-  Q_MINUS_T,
-  validateParams,
-} from '../ts/he.js';
+import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, validateParams } from '../ts/he.js';
+import { FLOOD_MARGIN_BITS, MAX_Q, MAX_T, maxFloodBits, Q_MINUS_T } from '../ts/limits.js';
 
 function powMod(b: bigint, e: bigint, m: bigint): bigint {
   let r = 1n;
@@ -82,6 +73,8 @@ describe('he parameters (§1)', () => {
     }
     assert.equal(core.fn('pmf_he_layout')(6), Q_MINUS_T);
     assert.equal(core.fn('pmf_he_layout')(7), FLOOD_MARGIN_BITS);
+    assert.equal(core.fn('pmf_he_layout')(8), MAX_T);
+    assert.equal(core.fn('pmf_he_layout')(9), MAX_Q);
   });
 
   it('layout helper: rows never straddle ciphertexts; sizes match PROTOCOL.md', () => {

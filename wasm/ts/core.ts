@@ -4,7 +4,7 @@
 import createPmfCore from '../build/pmf_core.js';
 
 /** ABI version this wrapper was written against (wasm/src/common/abi.cpp). */
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 
 type ExportFn = (...args: number[]) => number;
 

@@ -2,6 +2,7 @@
 // wires, inputs numbered first) and the two circuits of PROTOCOL.md §3.
 // Circuits serialize to the layout wasm/src/gc/circuit.h reads; `evaluatePlain`
 // is the reference the tests compare garbled evaluation against.
+import { MAX_T, MIN_T } from './limits.js';
 
 export const enum Op {
   And = 0,
@@ -159,9 +160,10 @@ export function argmaxCircuit(T: number, n: number, K: number): Circuit {
   return b.build(bestIdx);
 }
 
-/** Throws RangeError unless T is a supported bit width (2..32). */
+/** Throws RangeError unless T is a supported bit width (MIN_T..MAX_T). */
 export function checkWidth(T: number): void {
-  if (!Number.isInteger(T) || T < 2 || T > 32) throw new RangeError(`T must be an integer in 2..32, got ${T}`);
+  if (!Number.isInteger(T) || T < MIN_T || T > MAX_T)
+    throw new RangeError(`T must be an integer in ${MIN_T}..${MAX_T}, got ${T}`);
 }
 
 /** Throws RangeError unless (T, n candidates, K index bits) is a supported argmax shape. */

@@ -13,6 +13,7 @@ import type { WasmCore } from './core.js';
 import { Circuit, argmaxCircuit, checkArgmaxShape, checkWidth, fromBits, spamCircuit } from './gc-circuit.js';
 import type { OtReceiver, OtSender } from './ot.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes, unpackBits } from './ot-wire.js';
+import { check } from './status.js';
 
 const LABEL = 16;
 /** Bytes of each output-label digest in gc_spam. */
@@ -366,7 +367,7 @@ function garble(
           po + tablesLen,
           po + tablesLen + LABEL * ng,
         );
-        if (rc !== circuit.andCount) throw new Error(`garbling failed (code ${rc})`);
+        check(rc, 'garbling');
         return core.copyOut(po, outLen);
       } finally {
         core.wipeAndFree(po, outLen);
@@ -409,7 +410,7 @@ function evaluate(
       const po = core.alloc(nout * LABEL);
       try {
         const rc = core.fn('pmf_gc_evaluate')(pc, circuit.bytes.length, pin, ...split(tweak), pt, po);
-        if (rc !== circuit.andCount) throw new Error(`evaluation failed (code ${rc})`);
+        check(rc, 'evaluation');
         return core.copyOut(po, nout * LABEL);
       } finally {
         core.wipeAndFree(po, nout * LABEL);
@@ -463,8 +464,7 @@ class CircuitCache {
     let p = this.ptrs.get(c);
     if (!p || p.core !== core) {
       const ptr = core.copyIn(c.bytes);
-      if (core.fn('pmf_gc_circuit_check')(ptr, c.bytes.length) !== c.andCount)
-        throw new Error('internal: circuit rejected by the core');
+      check(core.fn('pmf_gc_circuit_check')(ptr, c.bytes.length), 'circuit');
       p = { core, ptr };
       this.ptrs.set(c, p);
     }

@@ -14,6 +14,8 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { loadCore, type WasmCore } from './core.js';
+import { check, CoreError, Status } from './status.js';
+import { FLOOD_MARGIN_BITS, MAX_FIN, MAX_Q, MAX_T, MIN_T, Q_MINUS_T, maxFloodBits } from './limits.js';
 
 /** Lattice and model parameters, as carried in the model package header (§1, §5). */
 export interface HeParams {
@@ -21,7 +23,7 @@ export interface HeParams {
   /** Decimal strings: the primes exceed 2^53. */
   q1: string;
   q2: string;
-  /** Plaintext modulus 2^T, T ≤ 32. */
+  /** Plaintext modulus 2^T, MIN_T ≤ T ≤ MAX_T. */
   T: number;
   /** LWE output modulus 2^Q. */
   Q: number;
@@ -40,17 +42,6 @@ export interface HeParams {
 export const HE_N = 4096;
 export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
 export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
-const MAX_FIN = 10;
-/**
- * Q − T of every package (wasm/src/he/ring.h kMinQMinusT): decryption margin
- * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≈ 15) and the
- * flood (≤ 32 after the switch).
- */
-export const Q_MINUS_T = 9;
-/** Honest noise must stay 2^50 below the flood (ring.h kFloodMarginBits): ≤ 2^-51 per ciphertext. */
-export const FLOOD_MARGIN_BITS = 50;
-/** Largest flood exponent for T (ring.h max_flood_bits): an eighth of the decryption margin after the switch. */
-export const maxFloodBits = (T: number): number => (T >= 4 ? 104 - T : 100);
 const A_BYTES_PER_CT = 2 * HE_N * 8;
 /** Default ceiling for caching expanded a polynomials in memory (see newClientModel). */
 export const CACHE_A_DEFAULT_LIMIT = 256 * 2 ** 20;
@@ -83,6 +74,18 @@ export function paramsFromHeader(h: { N: number; B: number; T: number; b_in: num
   return makeParams({ N: h.N, B: h.B, T: h.T, b_in: h.b_in, f_in: h.f_in });
 }
 
+/**
+ * A received package's parameters, which must be exactly paramsFromHeader of
+ * its own shape: the client never runs at a Q or flood F a provider picked
+ * otherwise (a smaller F would hide less of the email's noise).
+ */
+export function packageParams(p: HeParams): HeParams {
+  const want = paramsFromHeader(p);
+  for (const k of Object.keys(want) as (keyof HeParams)[])
+    if (p[k] !== want[k]) throw new Error(`lattice params: ${k} is ${String(p[k])}, packages use ${String(want[k])}`);
+  return want;
+}
+
 /** Throws a clear Error naming the first parameter this layer cannot use. */
 export function validateParams(p: HeParams): HeParams {
   const int = (k: keyof HeParams, lo: number, hi: number): void => {
@@ -93,11 +96,8 @@ export function validateParams(p: HeParams): HeParams {
   int('n', HE_N, HE_N);
   if (p.q1 !== HE_Q1.toString() || p.q2 !== HE_Q2.toString())
     throw new Error('lattice params: q1, q2 are not the frozen primes of this build');
-  int('T', 2, 32);
-  // Q ≥ T + 9 keeps the rounding noise of the modulus switch (σ ≈ 15) and the
-  // flood far below the decryption margin 2^(Q−T−1); Q ≤ 52 keeps the modulus
-  // switch's fixed-point scale 2^(64+Q)/q2 within 64 bits.
-  int('Q', p.T + Q_MINUS_T, 52);
+  int('T', MIN_T, MAX_T);
+  int('Q', p.T + Q_MINUS_T, MAX_Q);
   int('F', FLOOD_MARGIN_BITS + 1, maxFloodBits(p.T));
   int('b_in', 2, p.T);
   int('f_in', 1, MAX_FIN);
@@ -124,21 +124,6 @@ export function heLayout(p: HeParams): {
     bodyBytes: ctCount * recordBytes,
     lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8),
   };
-}
-
-const STATUS: Record<number, string> = {
-  [-1]: 'wrong length or type tag',
-  [-2]: 'unsupported layout version',
-  [-3]: 'a value is out of range',
-  [-4]: 'invalid parameters',
-  [-5]: 'out of wasm memory',
-  [-6]: 'not ready (incomplete model, or an accumulator of another model)',
-  [-7]: 'feature row or count out of range',
-  [-8]: "the email's honest noise exceeds the flooding budget 2^(F-50)",
-};
-
-function check(status: number, what: string): void {
-  if (status !== 0) throw new Error(`${what}: ${STATUS[status] ?? `error ${status}`}`);
 }
 
 /** Frees wasm handles of objects the caller forgot to dispose (secrets are wiped by the C++ free). */
@@ -480,7 +465,7 @@ export class ClientModel extends Handle {
       const count = Math.min(batch, whole - first);
       const bytes = data.subarray(first * recordBytes, (first + count) * recordBytes);
       const st = core.fn('pmf_he_model_add')(this.live(), publicInput(core, bytes), count);
-      if (st !== 0) {
+      if (st !== Status.Ok) {
         this.failed = true;
         check(st, `model body: ciphertext in ${this.received}..${this.received + count - 1}`);
       }
@@ -508,7 +493,7 @@ export class ClientModel extends Handle {
     const capped = counts.map((c) => Math.min(c, cap));
     const core = this.core;
     const acc = core.fn('pmf_he_acc_new')();
-    if (acc === 0) throw new Error('out of wasm memory');
+    if (acc === 0) throw new CoreError(Status.NoMemory, 'dot product');
     const handle = new Accumulator(core, acc, 'pmf_he_acc_free');
     try {
       const st = core.withBuffers([u8(rows), u8(capped)], (rp, cp) =>

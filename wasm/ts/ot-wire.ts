@@ -1,9 +1,22 @@
 // Byte-level helpers shared by the OT and GC message codecs: a bounds-checked
 // reader and writer (little-endian), and the error type for malformed input.
 
-/** A message from the other party is malformed (size, type, range or order). */
+/**
+ * How the other party's message failed: `malformed` (size, type, range or
+ * order), or `rejected` by a cryptographic check, after which the session is
+ * over for good.
+ */
+export type WireFault = 'malformed' | 'rejected';
+
+/** A message from the other party failed; `fault` says how. */
 export class ProtocolError extends Error {
   override name = 'ProtocolError';
+  constructor(
+    message: string,
+    readonly fault: WireFault = 'malformed',
+  ) {
+    super(message);
+  }
 }
 
 /** Message tags (first byte of every GC/OT message); the second byte is the format version. */

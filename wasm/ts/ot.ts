@@ -13,6 +13,7 @@ import { ristretto255 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
+import { check, Status } from './status.js';
 
 const Point = ristretto255.Point;
 type RPoint = InstanceType<typeof Point>;
@@ -23,12 +24,14 @@ export const BASE_OTS = 128;
 export const KOS_EXTRA = 256;
 /** Largest extension batch one message may carry (2 MB of u matrix). */
 export const MAX_BATCH = 1 << 17;
+/** Most usable OTs one extension batch yields. */
+export const MAX_EXTEND = MAX_BATCH - KOS_EXTRA;
 /**
  * Unused OTs one side may hold: two full batches. An honest client extends
  * only when it is nearly out; a client that keeps extending without using
  * them would otherwise grow the provider's memory by 2 MiB per batch.
  */
-export const MAX_POOL = 2 * (MAX_BATCH - KOS_EXTRA);
+export const MAX_POOL = 2 * MAX_EXTEND;
 const KEY = 32;
 const POINT = 32;
 const ENC = new TextEncoder();
@@ -236,8 +239,8 @@ export class OtReceiver {
    */
   extend(n: number): Uint8Array {
     if (!this.k0 || !this.k1 || !this.transcript) throw new Error('OtReceiver.extend before base OTs finished');
-    if (!Number.isInteger(n) || n < 1 || n > MAX_BATCH - KOS_EXTRA) {
-      throw new RangeError(`extension size must be 1..${MAX_BATCH - KOS_EXTRA}, got ${n}`);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_EXTEND) {
+      throw new RangeError(`extension size must be 1..${MAX_EXTEND}, got ${n}`);
     }
     if (this.pool.available + batchLength(n) - KOS_EXTRA > MAX_POOL) {
       throw new RangeError(`${this.pool.available} OTs are still unused; use them before extending`);
@@ -253,13 +256,14 @@ export class OtReceiver {
       core.heap.set(this.k0, pk0);
       core.heap.set(this.k1, pk1);
       core.heap.set(choices, pr);
-      if (core.fn('pmf_ot_recv_extend')(pk0, pk1, this.block, L, pr, pu, pt) !== 0) {
-        throw new Error('OT extension batch rejected by the core (size or counter)');
-      }
+      check(core.fn('pmf_ot_recv_extend')(pk0, pk1, this.block, L, pr, pu, pt), 'OT extension batch');
       const u = core.copyOut(pu, BASE_OTS * stride);
       this.deviate(u, stride);
       const seed = kosSeed(this.transcript, this.batch, L, u);
-      core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt));
+      check(
+        core.withBuffers([seed], (ps) => core.fn('pmf_ot_kos_respond')(ps, L, pr, pt, pxt)),
+        'KOS response',
+      );
       const usable = L - KOS_EXTRA;
       const bits = new Uint8Array(usable);
       for (let j = 0; j < usable; j++) bits[j] = (choices[j >> 3] >> (j & 7)) & 1;
@@ -377,7 +381,7 @@ export class OtSender {
     const ok = core.withBuffers([this.ks, this.s, u, seed, xt], (pk, ps, pu, pseed, pxt) => {
       const pq = core.alloc(16 * L);
       try {
-        if (core.fn('pmf_ot_send_extend')(pk, ps, this.block, L, pu, pq) !== 0) {
+        if (core.fn('pmf_ot_send_extend')(pk, ps, this.block, L, pu, pq) !== Status.Ok) {
           throw new ProtocolError('ot_extend: batch rejected (size or counter)');
         }
         if (core.fn('pmf_ot_kos_check')(pseed, L, pq, ps, pxt) !== 1) return false;
@@ -390,7 +394,10 @@ export class OtSender {
     });
     if (!ok) {
       this.close();
-      throw new ProtocolError('ot_extend: KOS consistency check failed; the receiver deviated, session aborted');
+      throw new ProtocolError(
+        'ot_extend: KOS consistency check failed; the receiver deviated, session aborted',
+        'rejected',
+      );
     }
     this.batch += 1;
     this.block += L / 512;
@@ -449,6 +456,6 @@ export class OtSender {
   }
 
   private usable(): void {
-    if (this.failed) throw new ProtocolError('OT session is closed or aborted');
+    if (this.failed) throw new ProtocolError('OT session is closed or aborted', 'rejected');
   }
 }

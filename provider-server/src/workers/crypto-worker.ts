@@ -7,30 +7,35 @@ import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../.
 import { garbleSpam } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
+import { CoreError } from '../../../wasm/ts/status.js';
+import type { ErrorCode } from '../../../protocol/errors.js';
+import { USER_KEY_CACHE } from '../limits.js';
 import { readSecretFile } from '../models.js';
-import { serveTasks } from './pool.js';
+import { serveTasks, type TaskTable } from './pool.js';
 
 const he = await loadHe();
 const keys = new Map<string, ProviderKey>();
-/** Derived user keys, most recently used last (135 KB each in wasm memory). */
+/** Derived user keys, most recently used last. */
 const userKeys = new Map<string, ProviderKey>();
-const USER_KEY_CACHE = 64;
 const sessions = new Map<string, OtSender>();
 
 /** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
 const OT_BASE_A = 0x01;
 const OT_EXTEND = 0x03;
 
-function coded(message: string, code: string): Error {
+function coded(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** Maps a validation failure of the other party's bytes to an error frame code. */
+/**
+ * Maps a failure on the other party's bytes to an error frame code by its
+ * type and code; anything else is ours and stays `internal`.
+ */
 function rejectInput(e: unknown, what: string): never {
-  if (e instanceof WireError) {
-    // A failed KOS check aborts the OT session for good (wasm/ts/ot.ts).
-    throw coded(e.message, /consistency check|aborted|closed/.test(e.message) ? 'crypto_rejected' : 'bad_field');
-  }
+  // A failed KOS check aborts the OT session for good (wasm/ts/ot.ts).
+  if (e instanceof WireError) throw coded(e.message, e.fault === 'rejected' ? 'crypto_rejected' : 'bad_field');
+  // Core and range messages name sizes and ranges only, never secret values.
+  if (e instanceof CoreError) throw coded(e.message, 'bad_field');
   if (e instanceof RangeError) throw coded(`${what}: ${e.message}`, 'bad_field');
   throw e;
 }
@@ -75,7 +80,8 @@ function sender(sessionId: string): OtSender {
   return s;
 }
 
-serveTasks({
+/** The operations WorkerCrypto runs here (worker-crypto.ts). */
+const tasks = {
   publicKey(keyFile: string, providerSeedHex: string, clientNonce: Uint8Array): Uint8Array {
     return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
   },
@@ -115,8 +121,7 @@ serveTasks({
       // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.
       y = userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
     } catch (e) {
-      // he.ts messages name sizes/ranges only, never secret values.
-      throw coded((e as Error).message, 'bad_field');
+      rejectInput(e, 'spam_request.lwe');
     }
     try {
       return garbleSpam({ y, T: params.T }, s, choice);
@@ -129,4 +134,9 @@ serveTasks({
     sessions.get(sessionId)?.close();
     sessions.delete(sessionId);
   },
-});
+} satisfies TaskTable;
+
+/** The task table as the pool sees it (a type only: importing it loads nothing). */
+export type CryptoTasks = typeof tasks;
+
+serveTasks(tasks);

@@ -3,7 +3,9 @@
 // affinity key: tasks with the same key always run on the same worker, which
 // keeps per-session state (the OT sender's pool) in one place.
 //
-// A worker module calls `serveTasks(handlers)` (worker-side half below).
+// A worker module calls `serveTasks(handlers)` (worker-side half below) and
+// exports `typeof handlers` as its task table: WorkerPool<Tasks> then checks
+// every call's operation, arguments and result type at compile time.
 import { createHash } from 'node:crypto';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 
@@ -30,13 +32,19 @@ export class TaskError extends Error {
   }
 }
 
+/** A worker's operations: the handler object it passes to serveTasks. */
+export type TaskTable = Record<string, (...args: never[]) => unknown>;
+
+type Args<Tasks extends TaskTable, K extends keyof Tasks> = Parameters<Tasks[K]>;
+type Result<Tasks extends TaskTable, K extends keyof Tasks> = Promise<Awaited<ReturnType<Tasks[K]>>>;
+
 interface Slot {
   worker: Worker;
   pending: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
   load: number;
 }
 
-export class WorkerPool {
+export class WorkerPool<Tasks extends TaskTable> {
   private readonly slots: Slot[] = [];
   private nextId = 1;
   private closed = false;
@@ -87,18 +95,28 @@ export class WorkerPool {
     return this.slots.reduce((best, s) => (s.load < best.load ? s : best));
   }
 
-  /** Runs `op` on a worker; transferables (ArrayBuffers) may be listed. */
-  run<T>(op: string, args: unknown[], opts: { affinity?: string; transfer?: ArrayBuffer[] } = {}): Promise<T> {
-    if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
-    return this.post<T>(this.pick(opts.affinity), op, args, opts.transfer);
+  /** Runs `op` on the least loaded worker. */
+  run<K extends keyof Tasks & string>(op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
+    return this.post(undefined, op, args);
   }
 
-  private post<T>(slot: Slot, op: string, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> {
+  /** Runs `op` on the worker that owns `affinity` (always the same one, for per-session state). */
+  runOn<K extends keyof Tasks & string>(affinity: string, op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
+    return this.post(affinity, op, args);
+  }
+
+  private post<K extends keyof Tasks & string>(
+    affinity: string | undefined,
+    op: K,
+    args: Args<Tasks, K>,
+  ): Result<Tasks, K> {
+    if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
+    const slot = this.pick(affinity);
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       if (slot.load++ === 0) slot.worker.ref();
-      slot.worker.postMessage({ id, op, args } satisfies Request, transfer);
+      slot.worker.postMessage({ id, op, args } satisfies Request);
     });
   }
 
@@ -108,15 +126,13 @@ export class WorkerPool {
   }
 }
 
-export type TaskHandler = (...args: never[]) => unknown;
-
 /**
  * Worker side: answers the pool's requests with `handlers[op](...args)`.
  * Errors cross back with their message and an optional `code` property only;
  * handlers must not put secrets in error messages (stack traces never cross).
  * Returns the options given to the pool (workerData.data).
  */
-export function serveTasks(handlers: Record<string, TaskHandler>): unknown {
+export function serveTasks(handlers: TaskTable): unknown {
   if (!parentPort) throw new Error('serveTasks must run in a worker thread');
   const port = parentPort;
   port.on('message', async (req: Request) => {

@@ -3,8 +3,6 @@
 #include <cstring>
 #include <vector>
 
-#include "common/export.h"
-
 namespace pmf::gc {
 
 bool check_circuit(const uint8_t* data, size_t len, CircuitView* out) {
@@ -37,9 +35,3 @@ bool check_circuit(const uint8_t* data, size_t len, CircuitView* out) {
 }
 
 }  // namespace pmf::gc
-
-// Returns the circuit's AND-gate count, or -1 if the circuit is malformed.
-PMF_EXPORT int pmf_gc_circuit_check(const uint8_t* data, size_t len) {
-  pmf::gc::CircuitView c;
-  return pmf::gc::check_circuit(data, len, &c) ? static_cast<int>(c.nand) : -1;
-}

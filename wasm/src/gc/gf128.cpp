@@ -1,7 +1,5 @@
 #include "gc/gf128.h"
 
-#include "common/export.h"
-
 namespace pmf::gc {
 namespace {
 
@@ -95,18 +93,3 @@ void Gf128DotPublic::reduce(uint64_t out[2]) const {
 }
 
 }  // namespace pmf::gc
-
-// out = sum_i chi[i] * t[i] in GF(2^128) over n terms, through the bucket
-// accumulator used by the KOS check; for tests.
-PMF_EXPORT void pmf_gc_gf128_dot(const uint8_t* chi, const uint8_t* t, size_t n, uint64_t* out) {
-  pmf::gc::Gf128DotPublic acc;
-  for (size_t i = 0; i < n; ++i) acc.add(chi + 16 * i, wasm_v128_load(t + 16 * i));
-  acc.reduce(out);
-}
-
-// out = a * b in GF(2^128) (16-byte little-endian operands); for tests.
-PMF_EXPORT void pmf_gc_gf128_mul(const uint64_t* a, const uint64_t* b, uint64_t* out) {
-  pmf::gc::Gf128Acc acc;
-  acc.mul_add(a[0], a[1], b[0], b[1]);
-  acc.reduce(out);
-}

@@ -9,11 +9,12 @@
 // s_i u_i. After transposing, row j satisfies q_j = t_j ^ r_j * s: the
 // receiver's t_j is the label of bit r_j for zero label q_j and offset s.
 // G is ChaCha20 with the seed as key, a zero nonce and a running block counter.
+#include "gc/iknp.h"
+
 #include <cstring>
 #include <vector>
 
 #include "common/ct.h"
-#include "common/export.h"
 #include "common/wipe.h"
 #include "gc/block.h"
 #include "gc/chacha.h"
@@ -70,20 +71,15 @@ void for_each_chi(const uint8_t* seed, size_t L, F fn) {
   }
 }
 
-}  // namespace
-}  // namespace pmf::gc
-
-using namespace pmf::gc;
-
-static bool valid_batch(size_t L, uint32_t counter) {
+bool valid_batch(size_t L, uint32_t counter) {
   return L > 0 && L % 512 == 0 && L <= (1u << 20) && counter <= 0xFFFFFFFFu - L / 512;
 }
 
-// Receiver: choice bits r (L/8 bytes), seed pairs k0, k1 (128 x 32 bytes each).
-// Writes u (128 x L/8 bytes, to send) and the rows t_j (L x 16 bytes, kept).
-PMF_EXPORT int pmf_ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t counter, size_t L,
-                                  const uint8_t* r, uint8_t* u, uint8_t* t_rows) {
-  if (!valid_batch(L, counter)) return -1;
+}  // namespace
+
+Status ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t counter, size_t L,
+                      const uint8_t* r, uint8_t* u, uint8_t* t_rows) {
+  if (!valid_batch(L, counter)) return kBadBatch;
   const size_t stride = L / 8;
   std::vector<uint8_t> t0(kCols * stride), t1(kCols * stride);
   expand_columns(k0, counter, L, t0.data());
@@ -94,14 +90,12 @@ PMF_EXPORT int pmf_ot_recv_extend(const uint8_t* k0, const uint8_t* k1, uint32_t
   transpose(t0.data(), L, t_rows);
   wipe_bytes(t0);
   wipe_bytes(t1);
-  return 0;
+  return kOk;
 }
 
-// Sender: its base-OT keys k_{s_i,i} (128 x 32 bytes), s (16 bytes) and the
-// receiver's u. Writes the rows q_j (L x 16 bytes).
-PMF_EXPORT int pmf_ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t counter, size_t L,
-                                  const uint8_t* u, uint8_t* q_rows) {
-  if (!valid_batch(L, counter)) return -1;
+Status ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t counter, size_t L,
+                      const uint8_t* u, uint8_t* q_rows) {
+  if (!valid_batch(L, counter)) return kBadBatch;
   const size_t stride = L / 8;
   std::vector<uint8_t> q(kCols * stride);
   expand_columns(ks, counter, L, q.data());
@@ -111,14 +105,12 @@ PMF_EXPORT int pmf_ot_send_extend(const uint8_t* ks, const uint8_t* s, uint32_t 
   }
   transpose(q.data(), L, q_rows);
   wipe_bytes(q);
-  return 0;
+  return kOk;
 }
 
-// Receiver's KOS response for challenge seed (32 bytes): x = sum chi_j r_j,
-// t = sum chi_j t_j in GF(2^128); writes x || t (32 bytes).
-PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* r,
-                                  const uint8_t* t_rows, uint8_t* xt) {
-  if (!valid_batch(L, 0)) return -1;
+Status kos_respond(const uint8_t* seed, size_t L, const uint8_t* r, const uint8_t* t_rows,
+                   uint8_t* xt) {
+  if (!valid_batch(L, 0)) return kBadBatch;
   uint64_t x0 = 0, x1 = 0;
   Gf128DotPublic acc;
   for_each_chi(seed, L, [&](size_t j, const uint8_t* chi) {
@@ -132,13 +124,12 @@ PMF_EXPORT int pmf_ot_kos_respond(const uint8_t* seed, size_t L, const uint8_t* 
   std::memcpy(xt, &x0, 8);
   std::memcpy(xt + 8, &x1, 8);
   std::memcpy(xt + 16, t, 16);
-  return 0;
+  return kOk;
 }
 
-// Sender's KOS check: 1 if sum chi_j q_j == t + x * s, 0 if not, -1 if L is bad.
-PMF_EXPORT int pmf_ot_kos_check(const uint8_t* seed, size_t L, const uint8_t* q_rows,
-                                const uint8_t* s, const uint8_t* xt) {
-  if (!valid_batch(L, 0)) return -1;
+int kos_check(const uint8_t* seed, size_t L, const uint8_t* q_rows, const uint8_t* s,
+              const uint8_t* xt) {
+  if (!valid_batch(L, 0)) return kBadBatch;
   Gf128DotPublic acc;
   for_each_chi(seed, L,
                [&](size_t j, const uint8_t* chi) { acc.add(chi, load_block(q_rows + 16 * j)); });
@@ -150,3 +141,5 @@ PMF_EXPORT int pmf_ot_kos_check(const uint8_t* seed, size_t L, const uint8_t* q_
   const uint64_t diff = (q[0] ^ xs[0] ^ load64(xt + 16)) | (q[1] ^ xs[1] ^ load64(xt + 24));
   return static_cast<int>(pmf::ct_eq_mask(diff, 0) & 1);
 }
+
+}  // namespace pmf::gc

@@ -1,7 +1,7 @@
 // C ABI of the lattice layer (names pmf_he_*). Objects cross the boundary as
 // opaque handles; every loader validates its bytes and returns a Status
-// (wasm/ts/he.ts turns it into an Error). Handles holding secrets are wiped
-// when freed.
+// (common/status.h; wasm/ts/he.ts throws it as a CoreError). Handles holding
+// secrets are wiped when freed.
 #include <new>
 
 #include "common/export.h"
@@ -10,6 +10,7 @@
 #include "he/sample.h"
 #include "he/scheme.h"
 
+using namespace pmf;
 using namespace pmf::he;
 
 PMF_EXPORT int pmf_he_layout(int what) {
@@ -30,6 +31,10 @@ PMF_EXPORT int pmf_he_layout(int what) {
       return int(kMinQMinusT);
     case 7:
       return int(kFloodMarginBits);
+    case 8:
+      return int(kMaxT);
+    case 9:
+      return int(kMaxQ);
     default:
       return -1;
   }

@@ -10,25 +10,13 @@
 #include <vector>
 
 #include "common/chacha20.h"
+#include "common/status.h"
 #include "common/wipe.h"
 #include "he/ntt.h"
 #include "he/pack.h"
 #include "he/ring.h"
 
 namespace pmf::he {
-
-// Error codes returned through the C ABI (wasm/ts/he.ts maps them to messages).
-enum Status : int {
-  kOk = 0,
-  kBadLength = -1,
-  kBadVersion = -2,
-  kOutOfRange = -3,
-  kBadParams = -4,
-  kNoMemory = -5,
-  kBadState = -6,
-  kBadFeature = -7,
-  kNoiseBudget = -8,
-};
 
 // Serialized layouts (all versioned; see wasm/README.md, section lattice).
 constexpr uint8_t kSecretKeyTag = 'S', kPublicKeyTag = 'P', kLweTag = 'L', kLayoutVersion = 1;

@@ -62,16 +62,16 @@ export function plainDot(
 /**
  * Provider key, encrypted model streamed into a client model, a session
  * public key and a user's key-switching key. Parameters are production's
- * (makeParams) unless `override` replaces some for a test of the edges.
+ * (makeParams) unless `nonProduction` replaces some for a test of the layer's edges.
  */
 export async function setup(
   opts: Parameters<typeof makeParams>[0],
   weights?: Int32Array,
-  override: Partial<HeParams> = {},
+  nonProduction: Partial<HeParams> = {},
 ): Promise<Setup> {
   const he = await loadHe();
   const sk = he.loadSecretKey(he.generateSecretKey());
-  const params = validateParams({ ...makeParams(opts), ...override });
+  const params = validateParams({ ...makeParams(opts), ...nonProduction });
   const w = weights ?? randomWeights(params);
   const model = he.newClientModel(params);
   for (const record of sk.encryptModel(params, w)) model.push(record);

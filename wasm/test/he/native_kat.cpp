@@ -8,6 +8,7 @@
 #include "he/sample.h"
 #include "he/scheme.h"
 
+using namespace pmf;
 using namespace pmf::he;
 
 int main() {

@@ -1,0 +1,27 @@
+// Wire limits of the session protocol and the model package, said once. Every
+// bound is well above honest sizes; decoders check declared lengths against
+// them before slicing or allocating.
+import { MAX_T } from '../wasm/ts/limits.js';
+
+/** Default frame size limit; servers and clients may configure less or more. */
+export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** Largest frame a client accepts from a provider, whatever limit the provider announces. */
+export const CLIENT_MAX_FRAME_BYTES = 1 << 24;
+
+/** Largest JSON header of a model package (PROTOCOL.md §5). */
+export const MAX_HEADER_BYTES = 1 << 20;
+
+/** Upper bounds of variable-size message fields (messages.ts). */
+export const LIMITS = {
+  token: 256,
+  id: 256, // model ids, message ids, session ids
+  errorCode: 64,
+  errorText: 1024,
+  p0: 1 << 20, // per-client public key polynomial
+  ksk: 1 << 20, // one user's key-switching key (774 KB)
+  lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
+  choices: 2 * MAX_T, // Beaver choice bits, one per client input bit
+  gc: 256 * 1024, // garbled circuit bundle for one comparison
+  ot: 4 * 1024 * 1024, // base OTs / one extension batch
+} as const;

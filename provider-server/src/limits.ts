@@ -1,0 +1,80 @@
+// The provider's resource limits, said once: what each configurable limit
+// means, its default and the range a configuration may set it in, and the
+// fixed bounds no configuration changes.
+import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+
+export interface ServerLimits {
+  maxFrameBytes: number;
+  /** Spam requests per user per minute. */
+  requestsPerMinute: number;
+  maxSessions: number;
+  /** A session with no frame for this long is closed. */
+  idleTimeoutMs: number;
+  /** hello frames per user per minute (each costs a public key and maybe a KSK). */
+  hellosPerMinute: number;
+  /** New WebSocket connections per client address per minute. */
+  connectionsPerMinutePerAddress: number;
+  /** Open WebSocket connections per client address at any time. */
+  connectionsPerAddress: number;
+  /** Open connections that have not completed hello yet (they get a deadline). */
+  maxUnauthenticated: number;
+  /** A connection without a successful hello this long after opening is closed. */
+  helloTimeoutMs: number;
+  /** ping frames per session per minute (pings keep a session alive: bounded). */
+  pingsPerMinute: number;
+  /** Frames received and not yet handled per session; reading pauses at this many. */
+  maxPendingFrames: number;
+  /** Bytes queued for a client that does not read; past this the connection is dropped. */
+  maxSendBufferBytes: number;
+  /**
+   * Decryptions under one user key before it rotates: each leaks at most one
+   * bit of that key to a malicious client (docs/security.md).
+   */
+  userKeyBudget: number;
+}
+
+/**
+ * The most decryptions one user key may serve (and the default): 256 bits of
+ * leakage at most, far below the ≈ 6,500 that recover a ternary key of
+ * dimension 4,096 (docs/security.md has the estimate). Never configurable higher.
+ */
+export const USER_KEY_BUDGET_MAX = 256;
+
+export const LIMIT_DEFAULTS: ServerLimits = {
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+  requestsPerMinute: 600,
+  maxSessions: 1000,
+  idleTimeoutMs: 120_000,
+  hellosPerMinute: 30,
+  connectionsPerMinutePerAddress: 120,
+  connectionsPerAddress: 32,
+  maxUnauthenticated: 256,
+  helloTimeoutMs: 10_000,
+  pingsPerMinute: 60,
+  maxPendingFrames: 4,
+  maxSendBufferBytes: 16 * 1024 * 1024,
+  userKeyBudget: USER_KEY_BUDGET_MAX,
+};
+
+/** The integer range a configuration may set each limit in, in the order they are checked. */
+export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]> = {
+  maxFrameBytes: [1024, 64 * 1024 * 1024],
+  requestsPerMinute: [1, 1_000_000],
+  maxSessions: [1, 1_000_000],
+  idleTimeoutMs: [1000, 86_400_000],
+  hellosPerMinute: [1, 1_000_000],
+  connectionsPerMinutePerAddress: [1, 1_000_000],
+  connectionsPerAddress: [1, 1_000_000],
+  maxUnauthenticated: [1, 1_000_000],
+  helloTimeoutMs: [100, 600_000],
+  pingsPerMinute: [1, 1_000_000],
+  maxPendingFrames: [1, 1024],
+  maxSendBufferBytes: [2048, 1 << 30],
+  userKeyBudget: [1, USER_KEY_BUDGET_MAX],
+};
+
+/** A session sending this many bad frames is closed. */
+export const MAX_SESSION_ERRORS = 16;
+
+/** Derived user keys one crypto worker keeps loaded (135 KB each in wasm memory). */
+export const USER_KEY_CACHE = 64;
