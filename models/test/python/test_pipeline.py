@@ -1,18 +1,15 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from conftest import synthetic
+from conftest import MODELS, synthetic
 from pmf_models import algorithms, pipeline
 from pmf_models.plainmodel import read_model, write_model
 from pmf_models.quantize import choose_t, worst_case
-
-MODELS = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("task,algorithm,k", [("spam", "lr", 2), ("spam", "svm", 2), ("topics", "mlr", 4)])
