@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+// eslint-disable-next-line boundaries/no-area-import -- until messageIdOf moves to the shared mail/ module
 import { messageIdOf } from '../../client/mailbox.js';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
