@@ -99,5 +99,10 @@ def test_cli_train_and_evaluate(tmp_path, spec):
     assert "quantized: n=100" in out
     res = json.loads(report.read_text())
     assert len(res["scores"]) == 100 and res["quantized"]["accuracy"] > 0.9
+    assert res["predictions"] == np.argmax(res["scores"], axis=1).tolist()
+    q = res["quantized"]
+    c = np.array(q["confusion"])  # macro F1: the mean of each topic's F1
+    assert q["f1"] == pytest.approx(np.mean(2 * np.diag(c) / (c.sum(axis=0) + c.sum(axis=1))))
+    assert f"f1={q['f1']:.4f}" in out
     bad = run("train", *args[:2], "--algorithm", "grnb", "--out", str(model))
     assert bad.returncode != 0 and "topics models use one of" in bad.stderr
