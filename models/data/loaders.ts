@@ -37,16 +37,21 @@ export function readMaybeGzip(file: string): Buffer {
   return data[0] === 0x1f && data[1] === 0x8b ? zlib.gunzipSync(data) : data;
 }
 
-export function* jsonLines(file: string): Generator<Record<string, unknown>> {
+/** The records of a JSON-lines file with their 1-based line numbers (empty lines skipped). */
+export function* numberedJsonLines(file: string): Generator<[Record<string, unknown>, number]> {
   const lines = readMaybeGzip(file).toString('utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].trim() === '') continue;
     try {
-      yield JSON.parse(lines[i]);
+      yield [JSON.parse(lines[i]), i + 1];
     } catch (e) {
       throw new Error(`${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
   }
+}
+
+export function* jsonLines(file: string): Generator<Record<string, unknown>> {
+  for (const [record] of numberedJsonLines(file)) yield record;
 }
 
 /** Deterministic held-out split: an example is "test" iff hash(id) falls in the first `fraction`. */
