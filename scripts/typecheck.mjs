@@ -41,10 +41,22 @@ for (const dir of [...projectDirs].sort()) {
   // Folders another change is still filling (mail/, client/core/) have a project before they have code.
   if (!owned.has(dir)) continue;
   const rel = path.relative(root, dir) || '.';
-  const res = spawnSync(tsc, ['-p', path.join(dir, 'tsconfig.json'), '--listFiles', '--pretty', 'false'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
+  // Incremental: a rerun checks only what changed since (state in .data/, per worktree).
+  const buildInfo = path.join(root, '.data/tsbuildinfo', `${rel.replace(/\//g, '+')}.tsbuildinfo`);
+  const res = spawnSync(
+    tsc,
+    [
+      '-p',
+      path.join(dir, 'tsconfig.json'),
+      '--incremental',
+      '--tsBuildInfoFile',
+      buildInfo,
+      '--listFiles',
+      '--pretty',
+      'false',
+    ],
+    { cwd: root, encoding: 'utf8' },
+  );
   const listed = new Set();
   for (const line of res.stdout.split('\n')) {
     if (path.isAbsolute(line) && fs.existsSync(line)) listed.add(line);
