@@ -2,7 +2,8 @@
 // Runs every test suite and ends with one summary line "N passed, N failed".
 //   unit:   **/test/**/*.test.ts with node's test runner (TypeScript via tsx)
 //   python: models/test/python with pytest in models/.venv
-// Every area keeps its tests in <area>/test/ (Python ones in models/test/python).
+// Every area keeps its tests in <area>/test/ (a part's in a subfolder: extension/test/search,
+// models/test/python).
 //   e2e:    e2e/**/*.e2e.ts (Playwright + Debian Chromium, built extension)
 //   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
