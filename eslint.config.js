@@ -1,7 +1,9 @@
-// ESLint flat config: typescript-eslint's recommended rules for all TS.
+// ESLint flat config: typescript-eslint's recommended rules for all TS, and
+// the import boundaries between areas (scripts/eslint-boundaries.js).
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import boundaries from './scripts/eslint-boundaries.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'wasm/build/', 'models/.venv/', 'test-results/'] },
@@ -14,4 +16,5 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...boundaries,
 );

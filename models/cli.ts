@@ -1,6 +1,6 @@
 // Provider CLI: train and evaluate spam and topic models on your own mail.
 //   npx tsx models/cli.ts train    --task spam --algorithm lr --out spam.pmfm --maildir ~/labelled
-//   npx tsx models/cli.ts evaluate --model spam.pmfm --mbox spam=junk.mbox --mbox ham=inbox.mbox
+//   npx tsx models/cli.ts evaluate --model spam.pmfm --mbox spam=junk.mbox --mbox ham=inbox.mbox [--out preds.jsonl]
 //   npx tsx models/cli.ts export   --task topics --corpus 20news --out DIR      (LIBSVM files)
 // See models/README.md for every option.
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { makeSpec, type FeatureSpec } from './features/spec.js';
 import { exportExamples, featurize, writeDataset } from './data/featurize.js';
-import type { Example } from './data/loaders.js';
+import { randomSplit, type Example } from './data/loaders.js';
 import { runPython } from './data/python.js';
 import { loadSources } from './data/sources.js';
 import { loadPlainModel, plainScores, publicMetadata } from './plain/model.js';
@@ -34,6 +34,8 @@ const OPTIONS = {
   C: { type: 'string' },
   alpha: { type: 'string' },
   'test-fraction': { type: 'string' },
+  split: { type: 'string' },
+  seed: { type: 'string' },
   'public-out': { type: 'string' },
   'public-fraction': { type: 'string' },
   'meta-out': { type: 'string' },
@@ -50,11 +52,16 @@ data (repeatable, combinable):
   --jsonl FILE[.gz]                      {"label","text","id"?,"split"?} per line
   --mbox LABEL=FILE                      one mbox per label
   --maildir DIR                          DIR/<label>/ Maildirs or folders of messages
+split: data keeps its own (corpora, jsonl "split"); train and export hold out the rest by a hash of its id
+  --test-fraction f                      held-out share of the hash and random splits (default 0.2)
+  --split random [--seed N]              a seeded random split of all data instead (same seed and data, same split)
 train:    --task spam|topics --algorithm A --out MODEL [--N n] [--fin bits] [--lmax L] [--boolean]
-          [--b-in bits] [--select N'] [--threshold t] [--C c] [--alpha a] [--test-fraction f]
+          [--b-in bits] [--select N'] [--threshold t] [--C c] [--alpha a]
           [--public-out FILE --public-fraction f] [--meta-out FILE] [--no-float]
           spam algorithms: grnb lr svm; topic algorithms: mnb mlr ovr-svm
-evaluate: --model MODEL [--all]   (held-out part of data with a split unless --all)
+evaluate: --model MODEL [--all] [--out FILE]
+          accuracy, precision, recall and F1 on the held-out part of split data (all of it with --all);
+          --out writes one JSON line per message: {"id","label","predicted","score"}
 export:   --task spam|topics --out DIR [spec options]`;
 
 function need(a: Args, k: keyof Args): string {
@@ -79,6 +86,23 @@ function specFrom(a: Args, task: 'spam' | 'topics'): FeatureSpec {
   });
 }
 
+/** The examples, with --split random's seeded split in place of their own. */
+function loadSplit(a: Args): Example[] {
+  const examples = loadSources(a);
+  if (a.split === undefined) return examples;
+  if (a.split !== 'random') throw new Error(`--split must be random, got ${a.split}`);
+  const seed = num(a.seed, 'seed', 0)!;
+  if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer, got ${a.seed}`);
+  const split = randomSplit(examples.length, testFraction(a), seed);
+  return examples.map((e, i) => ({ ...e, split: split[i] }));
+}
+
+function testFraction(a: Args): number {
+  const f = num(a['test-fraction'], 'test-fraction', 0.2)!;
+  if (f < 0 || f > 1) throw new Error(`--test-fraction must be between 0 and 1, got ${f}`);
+  return f;
+}
+
 function taskOf(a: Args): 'spam' | 'topics' {
   const t = need(a, 'task');
   if (t !== 'spam' && t !== 'topics') throw new Error(`--task must be spam or topics, got ${t}`);
@@ -89,8 +113,7 @@ const warn = (id: string, warning: string): void => console.error(`warning: ${id
 
 async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec, examples: Example[], a: Args) {
   const source = [...(a.corpus ?? []), ...(a.jsonl ?? []), ...(a.mbox ?? []), ...(a.maildir ?? [])].join(' ');
-  const testFraction = num(a['test-fraction'], 'test-fraction', 0.2)!;
-  const r = await exportExamples(dir, { task, spec, source, testFraction, onWarning: warn }, examples);
+  const r = await exportExamples(dir, { task, spec, source, testFraction: testFraction(a), onWarning: warn }, examples);
   if (r.skipped) console.log(`skipping ${r.skipped} held-out examples whose label has no training data`);
   console.log(`${r.train + r.test} examples (${r.train} train, ${r.test} held out), labels: ${r.labels.join(', ')}`);
 }
@@ -102,7 +125,7 @@ async function train(a: Args): Promise<void> {
   const spec = specFrom(a, task);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-train-'));
   try {
-    await exportTo(dir, task, spec, loadSources(a), a);
+    await exportTo(dir, task, spec, loadSplit(a), a);
     const opt = (flag: string, v: string | undefined) => (v === undefined ? [] : [flag, v]);
     runPython([
       'train',
@@ -126,20 +149,44 @@ async function train(a: Args): Promise<void> {
   }
 }
 
+export interface Metrics {
+  accuracy: number;
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
 export interface EvaluateResult {
   /** Examples whose TypeScript plainScores equal the Python integer scores. */
   agree: number;
   total: number;
-  quantized: { accuracy: number; precision: number; recall: number };
-  float?: { accuracy: number; precision: number; recall: number };
+  quantized: Metrics;
+  float?: Metrics;
   disagreements?: number;
+}
+
+/** One line of evaluate --out. */
+export interface Prediction {
+  id: string;
+  label: string;
+  predicted: string;
+  /** Integer score: the margin for the positive (second) label of two-label models, else the predicted label's. */
+  score: number;
+}
+
+function predictions(examples: Example[], labels: string[], scores: number[][], predicted: number[]): Prediction[] {
+  return examples.map((e, i) => {
+    const s = scores[i];
+    const score = labels.length === 2 ? (s.length === 1 ? s[0] : s[1] - s[0]) : s[predicted[i]];
+    return { id: e.id, label: e.label, predicted: labels[predicted[i]], score };
+  });
 }
 
 async function evaluate(a: Args): Promise<EvaluateResult> {
   const model = loadPlainModel(new Uint8Array(fs.readFileSync(need(a, 'model'))));
   const { labels, featureSpec: spec } = model.header;
   const index = new Map(labels.map((l, i) => [l, i]));
-  const all = loadSources(a).filter((e) => a.all || e.split !== 'train');
+  const all = loadSplit(a).filter((e) => a.all || e.split !== 'train');
   const examples = all.filter((e) => index.has(e.label));
   if (examples.length < all.length)
     console.log(`skipping ${all.length - examples.length} examples whose label the model does not know`);
@@ -166,6 +213,11 @@ async function evaluate(a: Args): Promise<EvaluateResult> {
     const same = feats.filter((f, i) => plainScores(model, f).every((s, j) => s === report.scores[i][j])).length;
     console.log(`TypeScript plainScores equal the Python integer scores on ${same}/${feats.length} examples`);
     if (same !== feats.length) process.exitCode = 1;
+    if (a.out) {
+      const lines = predictions(examples, labels, report.scores, report.predictions).map((p) => JSON.stringify(p));
+      fs.writeFileSync(a.out, lines.map((l) => `${l}\n`).join(''));
+      console.log(`wrote ${a.out} (${lines.length} predictions)`);
+    }
     const { quantized, disagreements } = report;
     return { agree: same, total: feats.length, quantized, float: report.float, disagreements };
   } finally {
@@ -175,7 +227,7 @@ async function evaluate(a: Args): Promise<EvaluateResult> {
 
 async function exportCmd(a: Args): Promise<void> {
   const task = taskOf(a);
-  await exportTo(need(a, 'out'), task, specFrom(a, task), loadSources(a), a);
+  await exportTo(need(a, 'out'), task, specFrom(a, task), loadSplit(a), a);
 }
 
 /** Runs one CLI command in-process (argv without "node cli.ts"). */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// One lint entry point for the three languages: ESLint + Prettier + tsc for
-// TypeScript, clang-format for the C++ under wasm/src, ruff for models/ Python.
+// One lint entry point for the three languages: ESLint + Prettier + tsc (one
+// project per area, scripts/typecheck.mjs) for TypeScript, clang-format for
+// the C++ under wasm/src, ruff for models/ Python.
 // --fix rewrites formatting instead of checking it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,7 +30,7 @@ function files(dir, exts) {
 
 run('eslint', bin('eslint'), fix ? ['--fix', '.'] : ['.']);
 run('prettier', bin('prettier'), [fix ? '--write' : '--check', '--log-level=warn', '**/*.{ts,mjs,js,json,css,html}']);
-run('tsc', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+run('tsc', process.execPath, ['scripts/typecheck.mjs']);
 
 const cpp = files('wasm/src', ['.cpp', '.h', '.hpp']);
 if (cpp.length) run('clang-format', 'clang-format', fix ? ['-i', ...cpp] : ['--dry-run', '-Werror', ...cpp]);

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Runs every test suite and ends with one summary line "N passed, N failed".
 //   unit:   **/test/**/*.test.ts with node's test runner (TypeScript via tsx)
-//   python: models/tests with pytest in models/.venv
+//   python: models/test/python with pytest in models/.venv
+// Every area keeps its tests in <area>/test/ (a part's in a subfolder: extension/test/search,
+// models/test/python).
 //   e2e:    e2e/**/*.e2e.ts (Playwright + Debian Chromium, built extension)
 //   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
@@ -66,7 +68,7 @@ function runNodeTests(files, extra = []) {
 
 function runPytest() {
   const py = path.join(root, 'models/.venv/bin/python');
-  const testsDir = path.join(root, 'models/tests');
+  const testsDir = path.join(root, 'models/test/python');
   if (!fs.existsSync(testsDir)) return;
   if (!fs.existsSync(py)) {
     console.error('models/.venv is missing: run scripts/setup.sh');

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { loadHe } from '../../wasm/ts/he.js';
 import { createConnector } from '../core/connect.js';
-import { readMailbox, type MailboxFormat, type MailItem } from './mailbox.js';
+import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
 import { DirectoryStorage, FileTrustStore } from './node-storage.js';
 import {
   compareHeads,
@@ -116,7 +116,7 @@ function readDone(stateFile: string | undefined): Map<string, Row> {
   return done;
 }
 
-const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
        tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
@@ -178,7 +178,7 @@ export async function main(argv: string[]): Promise<number> {
   const token = values.token ?? process.env.PMF_TOKEN;
   if (!token) throw new Error('a bearer token is needed (--token or $PMF_TOKEN)');
   const format = values.format as MailboxFormat | undefined;
-  if (format && !['jsonl', 'mbox', 'maildir'].includes(format)) throw new Error(`unknown format ${format}`);
+  if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
   const items: MailItem[] = readMailbox(input, format);
   const keys = values.key
     ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)]

@@ -9,7 +9,7 @@ import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from '../../provider-server/src/config.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
 import { main } from '../node/cli.js';
-import { detectFormat, readMailbox } from '../node/mailbox.js';
+import { detectFormat, readMailbox } from '../../models/data/mailbox.js';
 import { PackageLogAlert } from '../core/package-log.js';
 
 let dir: string;

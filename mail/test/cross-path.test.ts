@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { before, test } from 'node:test';
-import { readMailbox } from '../../client/node/mailbox.js';
+import { readMailbox } from '../../models/data/mailbox.js';
 import { decryptBlockWithPlaintext } from '../../extension/lib/decrypt.js';
 import { encryptText, makeParty, type Party } from '../../extension/test/mail-fixtures.js';
 import { featurize } from '../../models/data/featurize.js';

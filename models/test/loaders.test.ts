@@ -13,6 +13,7 @@ import {
   loadReuters,
   loadSpamAssassin,
   loadTwentyNews,
+  randomSplit,
   splitMbox,
 } from '../data/loaders.js';
 import { featurize } from '../data/featurize.js';
@@ -157,6 +158,18 @@ test('hash split is deterministic and close to the requested fraction', () => {
   assert.ok(Math.abs(share - 0.3) < 0.03, String(share));
   assert.equal(hashSplit('m1', 0), 'train');
   assert.equal(hashSplit('m1', 1), 'test');
+});
+
+test('random split holds out exactly the fraction, the same for a seed and different for another', () => {
+  const split = randomSplit(1000, 0.2, 7);
+  assert.equal(split.filter((s) => s === 'test').length, 200);
+  assert.deepEqual(randomSplit(1000, 0.2, 7), split);
+  const other = randomSplit(1000, 0.2, 8);
+  assert.ok(other.some((s, i) => s !== split[i]));
+  // Not just a prefix or a stride of the data.
+  assert.ok(split.slice(0, 500).includes('test') && split.slice(500).includes('test'));
+  assert.deepEqual(randomSplit(3, 0, 1), ['train', 'train', 'train']);
+  assert.deepEqual(randomSplit(3, 1, 1), ['test', 'test', 'test']);
 });
 
 test('LIBSVM lines round-trip', () => {

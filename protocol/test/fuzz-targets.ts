@@ -77,12 +77,15 @@ function fieldsOf(m: Message): Record<string, unknown> {
   return fields;
 }
 
+/** What a trap inside WebAssembly throws (a memory fault, an abort): never acceptable. */
+const WasmTrap = (globalThis as unknown as { WebAssembly: { RuntimeError: typeof Error } }).WebAssembly.RuntimeError;
+
 /** Accepted, or rejected with one of the errors the target is allowed to throw. */
 function acceptsOrRejects(fn: () => unknown, allowed: (e: unknown) => boolean): void {
   try {
     fn();
   } catch (e) {
-    if (e instanceof WebAssembly.RuntimeError) throw new Error(`WebAssembly trap: ${e.message}`);
+    if (e instanceof WasmTrap) throw new Error(`WebAssembly trap: ${e.message}`);
     if (!allowed(e)) throw e;
   }
 }

@@ -3,20 +3,20 @@
 //   (or, compiled by npm run build:server: node dist/server/provider-server/src/cli.js serve ...)
 //   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
-//   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
+//   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
+//       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // Admin commands open the same SQLite store as a running server (WAL mode).
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { messageIdOf } from '../../mail/message-id.js';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
+import { readMailbox } from '../../models/data/mailbox.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key> [--config FILE]`;
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key> [--config FILE]
+  deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -59,10 +59,10 @@ export async function main(argv: string[]): Promise<number> {
       const id = store.userId(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);
       for (const file of rest.slice(1)) {
-        const raw = fs.readFileSync(file, 'utf8');
-        const messageId = messageIdOf(raw, path.basename(file));
-        store.deliver(id, messageId, raw);
-        console.log(`delivered ${messageId}`);
+        for (const m of readMailbox(file)) {
+          store.deliver(id, m.id, m.raw);
+          console.log(`delivered ${m.id}`);
+        }
       }
     } else {
       console.error(USAGE);

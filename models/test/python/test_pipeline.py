@@ -1,18 +1,15 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from conftest import synthetic
+from conftest import MODELS, synthetic
 from pmf_models import algorithms, pipeline
 from pmf_models.plainmodel import read_model, write_model
 from pmf_models.quantize import choose_t, worst_case
-
-MODELS = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("task,algorithm,k", [("spam", "lr", 2), ("spam", "svm", 2), ("topics", "mlr", 4)])
@@ -102,5 +99,10 @@ def test_cli_train_and_evaluate(tmp_path, spec):
     assert "quantized: n=100" in out
     res = json.loads(report.read_text())
     assert len(res["scores"]) == 100 and res["quantized"]["accuracy"] > 0.9
+    assert res["predictions"] == np.argmax(res["scores"], axis=1).tolist()
+    q = res["quantized"]
+    c = np.array(q["confusion"])  # macro F1: the mean of each topic's F1
+    assert q["f1"] == pytest.approx(np.mean(2 * np.diag(c) / (c.sum(axis=0) + c.sum(axis=1))))
+    assert f"f1={q['f1']:.4f}" in out
     bad = run("train", *args[:2], "--algorithm", "grnb", "--out", str(model))
     assert bad.returncode != 0 and "topics models use one of" in bad.stderr

@@ -5,7 +5,7 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { openDB } from 'idb';
-import { MailSearchError, openMailSearch, SHARD_SIZE, type MailSearch } from '../index.js';
+import { MailSearchError, openMailSearch, SHARD_SIZE, type MailSearch } from '../../search/index.js';
 import { makeDocs } from './corpus.js';
 
 const newKey = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);

@@ -4,7 +4,7 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import lunr from 'lunr';
-import { deleteMailSearch, MailSearch, openMailSearch, SHARD_SIZE } from '../index.js';
+import { deleteMailSearch, MailSearch, openMailSearch, SHARD_SIZE } from '../../search/index.js';
 import { makeDoc, makeDocs, queries, Reference, rng, VOCAB } from './corpus.js';
 
 const newKey = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);

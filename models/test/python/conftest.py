@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# models/, so the tests import pmf_models and run `python -m pmf_models` there.
+MODELS = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(MODELS))
 
 
 def synthetic(n_docs, n_classes, n_features=200, seed=0, boolean=False):

@@ -4,7 +4,7 @@
 // on spaces, independently of lunr. Every message has the same number of
 // tokens per field, so BM25's length normalization is 1 everywhere and the
 // reference score is a closed formula.
-import type { MailDoc } from '../mail-search.js';
+import type { MailDoc } from '../../search/mail-search.js';
 
 export const VOCAB = 300;
 export const BODY_WORDS = 16;

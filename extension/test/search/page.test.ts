@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { answerSearchRequest, isSearchRequest, openMailSearch, SEARCH_MESSAGE, segments } from '../index.js';
+import { answerSearchRequest, isSearchRequest, openMailSearch, SEARCH_MESSAGE, segments } from '../../search/index.js';
 import lunr from 'lunr';
-import { indexPipeline } from '../lunr-shard.js';
-import { makeSnippet, matchRanges } from '../snippet.js';
+import { indexPipeline } from '../../search/lunr-shard.js';
+import { makeSnippet, matchRanges } from '../../search/snippet.js';
 import { rng } from './corpus.js';
-import { safeUrl } from '../view.js';
+import { safeUrl } from '../../search/view.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -134,7 +134,7 @@ describe('search page messages', () => {
 
 describe('no network', () => {
   it('no source file of the search module can reach the network', () => {
-    const dir = path.resolve(here, '..');
+    const dir = path.resolve(here, '../../search');
     const sources = fs.readdirSync(dir).filter((f) => f.endsWith('.ts') || f.endsWith('.html'));
     assert.ok(sources.length >= 8);
     for (const f of sources) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startWebmail } from '../../../../e2e/fixtures/webmail-server.js';
+import { startWebmail } from '../../e2e/fixtures/webmail-server.js';
 
 const RAW_INLINE =
   'From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: <b>hi</b> & bye\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\nwcBMA<script>\r\n-----END PGP MESSAGE-----\r\n';

@@ -2,8 +2,8 @@
 // way it was read.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CompactShard, scanLunrText } from '../compact-shard.js';
-import { compileQuery, parseQuery, ShardBuilder } from '../lunr-shard.js';
+import { CompactShard, scanLunrText } from '../../search/compact-shard.js';
+import { compileQuery, parseQuery, ShardBuilder } from '../../search/lunr-shard.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
 
