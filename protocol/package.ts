@@ -39,7 +39,26 @@ export interface PackageHeader {
   /** Hex SHA-256 of the body. */
   bodySha256: string;
   createdAt: string;
+  /** Topic packages only (task = topics). */
+  topics?: TopicsSection;
 }
+
+/**
+ * The public candidate model (Pretzel §4.3) a topic package is used with:
+ * pinned here, so the package hash (logged, and checked against the welcome)
+ * pins it too, and the number B' of candidates the client sends.
+ */
+export interface TopicsSection {
+  bPrime: number;
+  /** Hex SHA-256 of the candidate model file (served at /models/<id>/<version>/candidates). */
+  candidatesSha256: string;
+  candidatesBytes: number;
+}
+
+/** Most candidates per topic request (bounds the provider's work per request). */
+export const MAX_B_PRIME = 64;
+/** Pretzel's B' (§4.3): 20 candidates. */
+export const DEFAULT_B_PRIME = 20;
 
 const HEX32 = /^[0-9a-f]{64}$/;
 const ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -75,6 +94,14 @@ export function validateHeader(h: unknown): PackageHeader {
       bad(`params.${k}`, 'must be a decimal integer');
   }
   if ((p.T as number) > 32) bad('params.T', 'must be at most 32');
+  if (o.task === 'topics') {
+    const t = o.topics as Record<string, unknown> | undefined;
+    if (typeof t !== 'object' || t === null) return bad('topics', 'must be an object in a topic package');
+    posInt(t.bPrime, 'topics.bPrime', Math.min(MAX_B_PRIME, p.B as number));
+    if (typeof t.candidatesSha256 !== 'string' || !HEX32.test(t.candidatesSha256))
+      bad('topics.candidatesSha256', 'must be 32 bytes of hex');
+    posInt(t.candidatesBytes, 'topics.candidatesBytes', Number.MAX_SAFE_INTEGER);
+  } else if (o.topics !== undefined) bad('topics', 'is only allowed in a topic package');
   return o as unknown as PackageHeader;
 }
 

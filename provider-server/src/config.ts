@@ -6,12 +6,21 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/frame.js';
+import { MAX_B_PRIME } from '../../protocol/package.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
   id: string;
   /** Plaintext (provider-secret) model file written by models/. */
   file: string;
+  /**
+   * Topic models: the public candidate model (role "public") clients use to
+   * pick the B' candidates. Defaults to <file's name>-candidates.pmfm beside
+   * the model file (the bundled models/default/topics-candidates.pmfm).
+   */
+  candidates?: string;
+  /** Topic models: candidates per email, B' (default 20, at most min(B, 64)). */
+  bPrime?: number;
 }
 
 export interface ServerConfig {
@@ -213,7 +222,15 @@ export function loadConfig(
     }
     if (ids.has(m.id)) throw new Error(`config: model id ${m.id} is listed twice`);
     ids.add(m.id);
-    return { id: m.id, file: path.resolve(base, m.file) };
+    if (m.candidates !== undefined && typeof m.candidates !== 'string')
+      throw new Error(`config: model ${m.id}: candidates must be a file name`);
+    if (m.bPrime !== undefined) intFrom(m.bPrime, `models.${m.id}.bPrime`, 1, MAX_B_PRIME);
+    return {
+      id: m.id,
+      file: path.resolve(base, m.file),
+      ...(m.candidates === undefined ? {} : { candidates: path.resolve(base, m.candidates) }),
+      ...(m.bPrime === undefined ? {} : { bPrime: m.bPrime }),
+    };
   });
   return merged;
 }

@@ -36,6 +36,22 @@ export class WorkerCrypto implements ProviderCrypto {
     });
   }
 
+  topics(
+    sessionId: string,
+    model: ServedModel,
+    user: UserKeyId,
+    lwes: Uint8Array[],
+    choices: Uint8Array,
+  ): Promise<Uint8Array> {
+    return this.pool.run('topics', [sessionId, model.keyFile, model.providerSeed, user, model.params, lwes, choices], {
+      affinity: sessionId,
+    });
+  }
+
+  topicLabels(sessionId: string, labels: Uint8Array): Promise<number> {
+    return this.pool.run('topicLabels', [sessionId, labels], { affinity: sessionId });
+  }
+
   async endSession(sessionId: string): Promise<void> {
     await this.pool.run('endSession', [sessionId], { affinity: sessionId });
   }

@@ -63,6 +63,12 @@ export async function startHarness(limits: ConfigOverrides['limits'] = {}): Prom
       }
       return new Uint8Array([lwe.length & 0xff, choices.length]);
     },
+    async topics() {
+      throw new Error('topics: not in this double (provider-server/test/topics.test.ts runs the real crypto)');
+    },
+    async topicLabels() {
+      throw new Error('topicLabels: not in this double');
+    },
     async endSession(id) {
       crypto.ended.push(id);
     },
