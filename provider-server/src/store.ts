@@ -309,8 +309,8 @@ export class Store {
    * Counts `count` decryptions (1 per spam request, B' per topic request)
    * under `epoch`, atomically across sessions and instances: 'rotated' when
    * that epoch is no longer current (the client must fetch the next key); the
-   * request that exhausts the budget still runs, and moves the user to the
-   * next epoch. A request that would overrun the budget rotates the key
+   * request that leaves less than `count` still runs, and moves the user to
+   * the next epoch. A request that would overrun the budget rotates the key
    * first, so no epoch serves more than `budget` decryptions.
    */
   spendUserKey(
@@ -332,9 +332,11 @@ export class Store {
         return 'rotated';
       }
       const used = cur.used + count;
-      this.db
-        .prepare(rotate)
-        .run(used >= budget ? epoch + 1 : epoch, used >= budget ? 0 : used, userId, modelId, version);
+      // Rotate as soon as the rest cannot serve another request of this size: a
+      // client counting its budget (welcome.keyBudget) then reconnects before
+      // sending, instead of having ciphertexts refused after they left.
+      const exhausted = budget - used < count;
+      this.db.prepare(rotate).run(exhausted ? epoch + 1 : epoch, exhausted ? 0 : used, userId, modelId, version);
       return 'ok';
     })();
   }
