@@ -91,12 +91,29 @@ export async function ensureCandidates(opts: {
   }
   const r = await (opts.fetch ?? fetch)(new URL(`/models/${modelId}/${modelVersion}/candidates`, opts.baseUrl));
   if (r.status !== 200) throw new Error(`candidate model of ${modelId} v${modelVersion}: HTTP ${r.status}`);
-  const limit = opts.pkg.header.topics?.candidatesBytes ?? 0;
-  const bytes = new Uint8Array(await r.arrayBuffer());
-  if (bytes.length !== limit) throw new Error(`candidate model: ${bytes.length} bytes, the package says ${limit}`);
+  const bytes = await readExactly(r, opts.pkg.header.topics?.candidatesBytes ?? 0);
   verifyCandidates(opts.pkg, bytes);
   await opts.storage.put(key, bytes);
   return bytes;
+}
+
+/** The response body, refused as soon as it runs past `size` bytes (a provider cannot make us buffer more). */
+async function readExactly(r: Response, size: number): Promise<Uint8Array> {
+  const out = new Uint8Array(size);
+  let n = 0;
+  const reader = r.body?.getReader();
+  for (;;) {
+    const chunk = reader ? await reader.read() : { done: true as const, value: undefined };
+    if (chunk.done) break;
+    if (n + chunk.value.length > size) {
+      await reader!.cancel();
+      throw new Error(`candidate model: longer than the ${size} bytes the package pins`);
+    }
+    out.set(chunk.value, n);
+    n += chunk.value.length;
+  }
+  if (n !== size) throw new Error(`candidate model: ${n} bytes, the package pins ${size}`);
+  return out;
 }
 
 export class TopicSession extends ProviderSession {
@@ -185,7 +202,9 @@ export class TopicSession extends ProviderSession {
     let gc: Uint8Array;
     try {
       this.keyBudget -= m.bPrime;
-      gc = (await this.request('topic_request', 'topic_gc', { messageId, lwes, choices })).gc;
+      const reply = await this.request('topic_request', 'topic_gc', { messageId, lwes, choices });
+      if (reply.messageId !== messageId) throw new Error(`topic_gc names message ${reply.messageId}, not ${messageId}`);
+      gc = reply.gc;
     } catch (e) {
       pending.dispose();
       throw e;
@@ -193,7 +212,8 @@ export class TopicSession extends ProviderSession {
     t0 = performance.now();
     const labels = evaluateArgmax(pending, gc);
     cpu += performance.now() - t0;
-    await this.request('topic_labels', 'topic_ack', { messageId, labels });
+    const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
+    if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
     return {
       messageId,
       localGuess,
