@@ -4,6 +4,7 @@
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
+//   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // Admin commands open the same SQLite store as a running server (WAL mode).
 import fs from 'node:fs';
@@ -12,10 +13,11 @@ import { parseArgs } from 'node:util';
 import { messageIdOf } from '../../client/mailbox.js';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
+import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key> [--config FILE]`;
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]> [--config FILE]`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -62,6 +64,20 @@ export async function main(argv: string[]): Promise<number> {
         const messageId = messageIdOf(raw, path.basename(file));
         store.deliver(id, messageId, raw);
         console.log(`delivered ${messageId}`);
+      }
+    } else if (cmd === 'topics' && rest.length <= 1) {
+      const names = topicNames(config.dataDir);
+      const name = (m: string, v: number, t: number): string => names(m, v)[t] ?? `topic ${t}`;
+      if (rest.length === 0) {
+        for (const r of store.topicCounts())
+          console.log(`${r.modelId} v${r.version}  ${r.count}  ${name(r.modelId, r.version, r.topic)}`);
+      } else {
+        const id = store.userId(rest[0]);
+        if (id === undefined) throw new Error(`no user ${rest[0]}`);
+        const optOut = store.topicOptOut(id) ? ' (opted out of topic extraction)' : '';
+        console.log(`${rest[0]}${optOut}`);
+        for (const r of store.topicHistory(id))
+          console.log(`${new Date(r.at).toISOString()}  ${r.messageId}  ${name(r.modelId, r.version, r.topic)}`);
       }
     } else {
       console.error(USAGE);

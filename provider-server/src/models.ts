@@ -15,6 +15,7 @@ import {
   DEFAULT_B_PRIME,
   encodePackagePrefix,
   PACKAGE_FORMAT,
+  parsePackagePrefix,
   type PackageHeader,
   type TopicsSection,
 } from '../../protocol/package.js';
@@ -177,6 +178,31 @@ export class FileModelCatalog implements ModelCatalog {
     }
     return catalog;
   }
+}
+
+/** The labels of a served model version (its package header), by model id and version; [] if unknown. */
+export function topicNames(dataDir: string): (modelId: string, version: number) => string[] {
+  const cache = new Map<string, string[]>();
+  return (modelId, version) => {
+    const key = `${modelId}\0${version}`;
+    if (!cache.has(key)) {
+      let labels: string[] = [];
+      try {
+        const file = path.join(dataDir, 'models', modelId, `v${version}.pmf`);
+        const fd = fs.openSync(file, 'r');
+        try {
+          const head = Buffer.alloc((1 << 20) + 12); // magic, length, the largest header
+          labels = parsePackagePrefix(head.subarray(0, fs.readSync(fd, head)))?.header.labels ?? [];
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch {
+        labels = [];
+      }
+      cache.set(key, labels);
+    }
+    return cache.get(key)!;
+  };
 }
 
 /** A topic model's candidate model, B' and what both must agree on. */

@@ -357,6 +357,24 @@ export class Store {
     return row?.topic;
   }
 
+  /** How many messages got each topic, per model version (what the provider's analytics see). */
+  topicCounts(): { modelId: string; version: number; topic: number; count: number }[] {
+    return this.db
+      .prepare(
+        'SELECT model_id AS modelId, model_version AS version, topic, COUNT(*) AS count FROM topics GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, count DESC, topic',
+      )
+      .all() as { modelId: string; version: number; topic: number; count: number }[];
+  }
+
+  /** One user's recorded topics, oldest first. */
+  topicHistory(userId: number): { messageId: string; modelId: string; version: number; topic: number; at: number }[] {
+    return this.db
+      .prepare(
+        'SELECT message_id AS messageId, model_id AS modelId, model_version AS version, topic, recorded_at AS at FROM topics WHERE user_id = ? ORDER BY recorded_at, message_id',
+      )
+      .all(userId) as { messageId: string; modelId: string; version: number; topic: number; at: number }[];
+  }
+
   /** The user's topic opt-out (§7): visible to the provider by design. */
   setTopicOptOut(userId: number, optOut: boolean): void {
     this.db

@@ -13,6 +13,7 @@ import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
 import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { loadConfig } from '../src/config.js';
+import { topicNames } from '../src/models.js';
 import { startProvider, type Provider } from '../src/provider.js';
 import { TestClient } from './harness.js';
 
@@ -302,3 +303,16 @@ test('the candidate model is served like the package: ETag, Range, pinned hash',
 function bytesToHex(b: Uint8Array): string {
   return Buffer.from(b).toString('hex');
 }
+
+test('what the provider sees: per-topic counts and a user history, with topic names', () => {
+  const counts = provider.store.topicCounts().filter((r) => r.modelId === 'topics');
+  assert.ok(counts.length > 0);
+  assert.equal(
+    counts.reduce((n, r) => n + r.count, 0),
+    provider.store.topicHistory(userId).length,
+  );
+  const names = topicNames(dir);
+  assert.equal(names('topics', served().version)[0], 'alt.atheism');
+  assert.deepEqual(names('nope', 1), []);
+  assert.ok(provider.store.topicHistory(userId).some((h) => h.messageId === 'm-0' && h.topic === 0));
+});
