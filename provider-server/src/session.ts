@@ -345,14 +345,16 @@ export class Session {
     }
     this.awaitingLabels = undefined;
     const topic = await this.timed('topic_labels', () => this.deps.crypto.topicLabels(this.id, msg.labels));
-    // The index is the client's candidate S'[j]: only the labels are checked by the circuit, so bound it here.
-    if (!Number.isInteger(topic) || topic < 0 || topic >= model.params.B)
-      throw new ProtocolError(
-        'bad_field',
-        `topic_labels: the decoded topic is not one of the ${model.params.B} topics`,
-      );
-    this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, topic);
-    this.deps.metrics.topics.inc({ model: model.id, topic: String(topic) });
+    // The index is the client's candidate S'[j], which the circuit does not
+    // check: one beyond B (a lying client) is not recorded. It is still
+    // acknowledged like a valid one: an error here would tell a client with
+    // crafted ciphertexts where the argmax landed, one bit about the user key.
+    if (topic < model.params.B) {
+      this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, topic);
+      this.deps.metrics.topics.inc({ model: model.id, topic: String(topic) });
+    } else {
+      this.deps.metrics.errors.inc({ kind: 'topic_out_of_range' });
+    }
     this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
   }
 

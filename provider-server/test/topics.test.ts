@@ -221,15 +221,14 @@ test('bad topic_labels: wrong count, a label for no wire, an unknown message, ou
   s.c.close();
 });
 
-test('a candidate index beyond the B topics (a lying client) is refused and not recorded', async () => {
+test('a candidate index beyond the B topics (a lying client) is not recorded, and acknowledged like any other', async () => {
   const s = await session();
   const labels = await requestGc(s, 'm-7', new Array(bPrime()).fill(2 ** indexBits() - 1));
-  expectError(
-    await s.c.request('topic_labels', s.next++, { messageId: 'm-7', labels }),
-    'bad_field',
-    `not one of the ${served().params.B} topics`,
-  );
+  // An error would tell the client where the argmax landed: the answer is the same as for a valid topic.
+  const ack = await s.c.request('topic_labels', s.next++, { messageId: 'm-7', labels });
+  assert.ok(ack.name === 'topic_ack', JSON.stringify(ack));
   assert.equal(provider.store.topicOf(userId, 'm-7'), undefined);
+  assert.equal(provider.store.isClassified(userId, 'm-7', 'topics'), true);
   s.c.close();
 });
 
