@@ -346,15 +346,13 @@ export class Session {
     this.awaitingLabels = undefined;
     const topic = await this.timed('topic_labels', () => this.deps.crypto.topicLabels(this.id, msg.labels));
     // The index is the client's candidate S'[j], which the circuit does not
-    // check: one beyond B (a lying client) is not recorded. It is still
-    // acknowledged like a valid one: an error here would tell a client with
-    // crafted ciphertexts where the argmax landed, one bit about the user key.
-    if (topic < model.params.B) {
-      this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, topic);
-      this.deps.metrics.topics.inc({ model: model.id, topic: String(topic) });
-    } else {
-      this.deps.metrics.errors.inc({ kind: 'topic_out_of_range' });
-    }
+    // check: one beyond B (a lying client) is stored as -1, no topic. It is
+    // answered and written exactly like a valid one: a different answer (or
+    // time) would tell a client with crafted ciphertexts where the argmax
+    // landed, one bit about the user key.
+    const valid = topic < model.params.B;
+    this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1);
+    this.deps.metrics.topics.inc({ model: model.id, topic: valid ? String(topic) : 'out_of_range' });
     this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
   }
 

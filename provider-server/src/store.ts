@@ -341,7 +341,10 @@ export class Store {
     })();
   }
 
-  /** Records the topic the provider decoded for a claimed message (once: the claim makes it unique). */
+  /**
+   * Records the topic the provider decoded for a claimed message (once: the
+   * claim makes it unique); -1 marks an evaluation that named no topic.
+   */
   recordTopic(userId: number, messageId: string, modelId: string, version: number, topic: number): void {
     this.db
       .prepare(
@@ -352,7 +355,7 @@ export class Store {
 
   topicOf(userId: number, messageId: string): number | undefined {
     const row = this.db
-      .prepare('SELECT topic FROM topics WHERE user_id = ? AND message_id = ?')
+      .prepare('SELECT topic FROM topics WHERE user_id = ? AND message_id = ? AND topic >= 0')
       .get(userId, messageId) as { topic: number } | undefined;
     return row?.topic;
   }
@@ -361,7 +364,7 @@ export class Store {
   topicCounts(): { modelId: string; version: number; topic: number; count: number }[] {
     return this.db
       .prepare(
-        'SELECT model_id AS modelId, model_version AS version, topic, COUNT(*) AS count FROM topics GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, count DESC, topic',
+        'SELECT model_id AS modelId, model_version AS version, topic, COUNT(*) AS count FROM topics WHERE topic >= 0 GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, count DESC, topic',
       )
       .all() as { modelId: string; version: number; topic: number; count: number }[];
   }
@@ -370,7 +373,7 @@ export class Store {
   topicHistory(userId: number): { messageId: string; modelId: string; version: number; topic: number; at: number }[] {
     return this.db
       .prepare(
-        'SELECT message_id AS messageId, model_id AS modelId, model_version AS version, topic, recorded_at AS at FROM topics WHERE user_id = ? ORDER BY recorded_at, message_id',
+        'SELECT message_id AS messageId, model_id AS modelId, model_version AS version, topic, recorded_at AS at FROM topics WHERE user_id = ? AND topic >= 0 ORDER BY recorded_at, message_id',
       )
       .all(userId) as { messageId: string; modelId: string; version: number; topic: number; at: number }[];
   }
