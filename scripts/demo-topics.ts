@@ -34,11 +34,17 @@ export interface TopicDemo {
   say(s: string): void;
 }
 
-/** One post per newsgroup, spread over the test split, `count` in all. */
+/** One test post from each of `count` newsgroups spread over the 20. */
 function pickPosts(count: number) {
-  const test = loadTwentyNews().filter((e) => e.split === 'test');
-  const seen = new Set<string>();
-  return test.filter((e, i) => i % 97 === 0 && !seen.has(e.label) && seen.add(e.label)).slice(0, count);
+  const first = new Map<string, ReturnType<typeof loadTwentyNews>[number]>();
+  loadTwentyNews()
+    .filter((e, i) => e.split === 'test' && i % 97 === 0)
+    .forEach((e) => first.has(e.label) || first.set(e.label, e));
+  const groups = [...first.values()];
+  return Array.from(
+    { length: Math.min(count, groups.length) },
+    (_, k) => groups[Math.floor((k * groups.length) / count)],
+  );
 }
 
 /** Returns whether every private topic equals the plaintext decomposed topic. */
