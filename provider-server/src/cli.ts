@@ -5,8 +5,10 @@
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
+//   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // Admin commands open the same SQLite store as a running server (WAL mode).
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,7 +19,7 @@ import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]> [--config FILE]`;
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token> [--config FILE]`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -43,6 +45,14 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return new Promise<number>(() => {}); // runs until a signal
+  }
+  if (cmd === 'admin-token' && rest.length === 0) {
+    const token = `pmfadmin_${randomBytes(32).toString('base64url')}`;
+    console.log(`token  ${token}`);
+    console.log(
+      `sha256 ${createHash('sha256').update(token).digest('hex')}  (add to adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256)`,
+    );
+    return 0;
   }
   if (cmd === 'log-key' && rest.length === 0) {
     console.log(PackageLog.open(config.dataDir).publicKey);

@@ -65,6 +65,11 @@ export interface ServerConfig {
    * sessions here.
    */
   allowedOrigins: string[];
+  /**
+   * Hex SHA-256 of each admin bearer token (`provider-server admin-token`
+   * prints one); the /admin endpoints exist only when this is not empty.
+   */
+  adminTokenSha256: string[];
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
@@ -98,6 +103,7 @@ export const DEFAULTS: ServerConfig = {
   },
   // The extension's pages and worker; Firefox gives each install its own host.
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
+  adminTokenSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
@@ -149,7 +155,7 @@ function parseModelList(s: string): ModelSource[] {
  * Loads and validates the configuration: defaults, then the JSON file (if
  * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
  * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
- * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS). Relative paths in the file are
+ * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS, PMF_ADMIN_TOKEN_SHA256). Relative paths in the file are
  * resolved against the file's directory.
  */
 export function loadConfig(
@@ -184,6 +190,7 @@ export function loadConfig(
   if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
+  if (env.PMF_ADMIN_TOKEN_SHA256) merged.adminTokenSha256 = env.PMF_ADMIN_TOKEN_SHA256.split(',').filter(Boolean);
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
@@ -203,6 +210,11 @@ export function loadConfig(
   limit('maxSendBufferBytes', 2 * merged.limits.maxFrameBytes, 1 << 30);
   limit('userKeyBudget', 1, USER_KEY_BUDGET_MAX);
   merged.allowedOrigins = validOrigins(merged.allowedOrigins);
+  if (
+    !Array.isArray(merged.adminTokenSha256) ||
+    !merged.adminTokenSha256.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))
+  )
+    throw new Error('config: adminTokenSha256 must be a list of hex SHA-256 digests (provider-server admin-token)');
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)

@@ -21,6 +21,8 @@ export interface HttpDeps {
   /** The signed package transparency log (package-log.ts), served at LOG_PATH. */
   packageLog?: () => PackageLogDocument;
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The admin endpoints (admin.ts), when admin tokens are configured. */
+  admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
 function json(
@@ -123,7 +125,7 @@ function serveImmutable(req: http.IncomingMessage, res: http.ServerResponse, f: 
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (deps.webmail?.(req, res)) return;
+    if (deps.webmail?.(req, res) || deps.admin?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       return json(res, 200, { status: 'ok', models: deps.models().map((m) => ({ id: m.id, version: m.version })) });

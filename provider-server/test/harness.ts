@@ -29,7 +29,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: ConfigOverrides['limits'] = {}): Promise<Harness> {
+export async function startHarness(
+  limits: ConfigOverrides['limits'] = {},
+  overrides: Omit<ConfigOverrides, 'limits'> = {},
+): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -77,7 +80,7 @@ export async function startHarness(limits: ConfigOverrides['limits'] = {}): Prom
   const store = new Store(':memory:');
   const config = loadConfig({
     env: {},
-    overrides: { port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
+    overrides: { ...overrides, port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
   });
   const logs: string[] = [];
   const server = await startServer({
