@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'already_classified', // message id was classified before (PROTOCOL.md §7)
   'rate_limited', // per-user rate limit hit
   'key_rotated', // the user's decryption key reached its budget: reconnect for the next key epoch
+  'opted_out', // topic_request from a user who opted out of topic extraction (§7)
   'crypto_rejected', // a cryptographic check failed (e.g. OT consistency)
   'internal', // server-side failure; details stay in the server log
 ] as const;

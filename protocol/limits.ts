@@ -12,6 +12,9 @@ export const CLIENT_MAX_FRAME_BYTES = 1 << 24;
 /** Largest JSON header of a model package (PROTOCOL.md §5). */
 export const MAX_HEADER_BYTES = 1 << 20;
 
+/** Most candidates per topic request (bounds the provider's work per request). */
+export const MAX_B_PRIME = 64;
+
 /** Upper bounds of variable-size message fields (messages.ts). */
 export const LIMITS = {
   token: 256,
@@ -23,5 +26,9 @@ export const LIMITS = {
   lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
   choices: 2 * MAX_T, // Beaver choice bits, one per client input bit
   gc: 256 * 1024, // garbled circuit bundle for one comparison
+  bPrime: MAX_B_PRIME, // candidate topics per topic_request (B'; Pretzel uses 10..40)
+  topicChoices: 2048, // gc_choice for the argmax: B'·(T + log2 B) bits ≤ 64·(32 + 12) bits
+  topicGc: 1024 * 1024, // garbled argmax over B' ≤ 64 values of T ≤ 32 bits (≈ 240 KB)
+  labels: 2 + 1 + 12 * 16, // gc_labels: one 16-byte label per bit of a topic index (B ≤ 4096)
   ot: 4 * 1024 * 1024, // base OTs / one extension batch
 } as const;

@@ -37,6 +37,7 @@ export const SCHEMAS = {
       str('sessionId', LIMITS.id),
       u32('modelVersion'),
       bytes('packageSha256', 32, 32),
+      bytes('candidatesSha256', 0, 32),
       bytes('p0', 1, LIMITS.p0),
       u32('keyEpoch'),
       bytes('ksk', 0, LIMITS.ksk),
@@ -57,6 +58,19 @@ export const SCHEMAS = {
   ping: { type: 9, fields: [u32('nonce')] },
   pong: { type: 10, fields: [u32('nonce')] },
   bye: { type: 11, fields: [] },
+  topic_request: {
+    type: 12,
+    fields: [
+      str('messageId', LIMITS.id),
+      bytes('lwes', 1, LIMITS.bPrime * LIMITS.lwe),
+      bytes('choices', 1, LIMITS.topicChoices),
+    ],
+  },
+  topic_gc: { type: 13, fields: [str('messageId', LIMITS.id), bytes('gc', 1, LIMITS.topicGc)] },
+  topic_labels: { type: 14, fields: [str('messageId', LIMITS.id), bytes('labels', 1, LIMITS.labels)] },
+  topic_ack: { type: 15, fields: [str('messageId', LIMITS.id)] },
+  topic_setting: { type: 16, fields: [u32('optOut')] },
+  topic_setting_ack: { type: 17, fields: [u32('optOut')] },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;
@@ -67,12 +81,14 @@ export interface Messages {
   /**
    * keyEpoch: the user-key epoch this session decrypts under; ksk: its
    * key-switching key, empty when the client said it holds it; keyBudget:
-   * decryptions left under it before the next epoch.
+   * decryptions left under it before the next epoch; candidatesSha256: the
+   * topic model's public candidate model (empty for spam).
    */
   welcome: {
     sessionId: string;
     modelVersion: number;
     packageSha256: Uint8Array;
+    candidatesSha256: Uint8Array;
     p0: Uint8Array;
     keyEpoch: number;
     ksk: Uint8Array;
@@ -89,6 +105,15 @@ export interface Messages {
   ping: { nonce: number };
   pong: { nonce: number };
   bye: Record<string, never>;
+  /** lwes: B' bit-packed LWE ciphertexts back to back (B' from the package); choices: the argmax gc_choice. */
+  topic_request: { messageId: string; lwes: Uint8Array; choices: Uint8Array };
+  topic_gc: { messageId: string; gc: Uint8Array };
+  /** labels: the gc_labels message, one output label per bit of the topic index. */
+  topic_labels: { messageId: string; labels: Uint8Array };
+  topic_ack: { messageId: string };
+  /** optOut: 1 = this user opts out of topic extraction (§7), 0 = opts back in. */
+  topic_setting: { optOut: number };
+  topic_setting_ack: { optOut: number };
 }
 
 /** A decoded message: its name, the request id and its fields. */

@@ -14,7 +14,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { HeParams } from '../wasm/ts/he.js';
 import { MAX_T } from '../wasm/ts/limits.js';
-import { MAX_HEADER_BYTES } from './limits.js';
+import { MAX_B_PRIME, MAX_HEADER_BYTES } from './limits.js';
 
 export const PACKAGE_MAGIC = new Uint8Array([0x50, 0x4d, 0x46, 0x50, 0x4b, 0x47, 0x00, 0x01]);
 export const PACKAGE_FORMAT = 'pmf-model-package/1';
@@ -40,7 +40,24 @@ export interface PackageHeader {
   /** Hex SHA-256 of the body. */
   bodySha256: string;
   createdAt: string;
+  /** Topic packages only (task = topics). */
+  topics?: TopicsSection;
 }
+
+/**
+ * The public candidate model (Pretzel §4.3) a topic package is used with:
+ * pinned here, so the package hash (logged, and checked against the welcome)
+ * pins it too, and the number B' of candidates the client sends.
+ */
+export interface TopicsSection {
+  bPrime: number;
+  /** Hex SHA-256 of the candidate model file (served at /models/<id>/<version>/candidates). */
+  candidatesSha256: string;
+  candidatesBytes: number;
+}
+
+/** Pretzel's B' (§4.3): 20 candidates. */
+export const DEFAULT_B_PRIME = 20;
 
 const HEX32 = /^[0-9a-f]{64}$/;
 const ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -76,6 +93,14 @@ export function validateHeader(h: unknown): PackageHeader {
       bad(`params.${k}`, 'must be a decimal integer');
   }
   if ((p.T as number) > MAX_T) bad('params.T', `must be at most ${MAX_T}`);
+  if (o.task === 'topics') {
+    const t = o.topics as Record<string, unknown> | undefined;
+    if (typeof t !== 'object' || t === null) return bad('topics', 'must be an object in a topic package');
+    posInt(t.bPrime, 'topics.bPrime', Math.min(MAX_B_PRIME, p.B as number));
+    if (typeof t.candidatesSha256 !== 'string' || !HEX32.test(t.candidatesSha256))
+      bad('topics.candidatesSha256', 'must be 32 bytes of hex');
+    posInt(t.candidatesBytes, 'topics.candidatesBytes', Number.MAX_SAFE_INTEGER);
+  } else if (o.topics !== undefined) bad('topics', 'is only allowed in a topic package');
   return o as unknown as PackageHeader;
 }
 

@@ -1,15 +1,18 @@
-// The README's first command (`npm run demo`): private spam filtering of an
-// OpenPGP-encrypted mailbox, end to end, on this machine.
-//   1. start provider-server on loopback with the default spam model (first
-//      run: secret key + encrypted model package);
+// The README's first command (`npm run demo`): private spam filtering and
+// private topic extraction of an OpenPGP-encrypted mailbox, end to end, on
+// this machine.
+//   1. start provider-server on loopback with the default spam and topic
+//      models (first run: secret keys + encrypted model packages);
 //   2. register a demo user; build a mailbox of SpamAssassin test-split
 //      messages encrypted with OpenPGP.js to a freshly generated demo key and
 //      deliver it to the provider (which only ever holds ciphertext);
 //   3. run the headless client over it: download + verify the model package,
 //      decrypt each message locally, classify it privately;
 //   4. print each verdict next to the true label and the plaintext model's
-//      verdict, with the per-email costs.
-// Options: --count N (default 24), --keep (keep the demo directory).
+//      verdict, with the per-email costs;
+//   5. topics (demo-topics.ts): 20 Newsgroups test posts, topics extracted
+//      privately, printed beside the plaintext decomposed topic and the truth.
+// Options: --count N (default 24), --topics N (default 6, 0 skips), --keep (keep the demo directory).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -29,9 +32,11 @@ import { extractFeatures } from '../models/features/index.js';
 import { loadPlainModel, plainVerdict } from '../models/plain/index.js';
 import { openStore } from '../provider-server/src/provider.js';
 import { loadHe } from '../wasm/ts/he.js';
+import { topicsDemo } from './demo-topics.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MODEL_FILE = path.join(root, 'models/default/spam.pmfm');
+const TOPICS_FILE = path.join(root, 'models/default/topics.pmfm');
 
 async function freePort(): Promise<number> {
   const srv = net.createServer();
@@ -84,16 +89,24 @@ async function encryptToPgpMime(raw: string, messageId: string, key: openpgp.Pub
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { count: { type: 'string', default: '24' }, keep: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: {
+      count: { type: 'string', default: '24' },
+      topics: { type: 'string', default: '6' },
+      keep: { type: 'boolean' },
+    },
+  });
   const count = Number(values.count);
   if (!Number.isInteger(count) || count < 2 || count > 2000) throw new Error('--count must be 2..2000');
+  const topicCount = Number(values.topics);
+  if (!Number.isInteger(topicCount) || topicCount < 0 || topicCount > 20) throw new Error('--topics must be 0..20');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-demo-'));
   const dataDir = path.join(dir, 'provider');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const say = (s: string): void => console.log(`\x1b[1m[demo]\x1b[0m ${s}`);
 
-  say(`starting provider-server on ${base} with the default spam model (data in ${dataDir})`);
+  say(`starting provider-server on ${base} with the default spam and topic models (data in ${dataDir})`);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'provider-server/src/cli.ts'), 'serve'], {
     cwd: root,
     env: {
@@ -101,7 +114,7 @@ async function main(): Promise<void> {
       PMF_HOST: '127.0.0.1',
       PMF_PORT: String(port),
       PMF_DATA_DIR: dataDir,
-      PMF_MODELS: `spam=${MODEL_FILE}`,
+      PMF_MODELS: `spam=${MODEL_FILE},topics=${TOPICS_FILE}`,
       PMF_WORKERS: '1',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -193,6 +206,22 @@ async function main(): Promise<void> {
     const n = Number(metrics.match(/^pmf_crypto_seconds_count\{op="spam"\} (\S+)/m)?.[1] ?? NaN);
     if (n > 0) say(`provider: ${((1000 * sum) / n).toFixed(2)} ms per email (decrypt + garble, worker wall time)`);
     if (agree !== rows.length) process.exitCode = 1;
+    if (topicCount > 0) {
+      const ok = await topicsDemo({
+        base,
+        dataDir,
+        clientDir: dir,
+        token,
+        he,
+        count: topicCount,
+        modelFile: TOPICS_FILE,
+        candidatesFile: path.join(root, 'models/default/topics-candidates.pmfm'),
+        encrypt: (raw, id) => encryptToPgpMime(raw, id, publicKey),
+        privateKey,
+        say,
+      });
+      if (!ok) process.exitCode = 1;
+    }
   } finally {
     stopServer();
     if (values.keep) say(`kept ${dir}`);

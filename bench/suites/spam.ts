@@ -14,20 +14,10 @@ import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type FeatureSpec, type Features } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { evaluateSpam, garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
-import {
-  loadHe,
-  localSession,
-  makeParams,
-  paramsFromHeader,
-  type ClientModel,
-  type He,
-  type HeParams,
-  type LocalSession,
-  type ProviderKey,
-} from '../../wasm/ts/he.js';
+import { loadHe, makeParams, paramsFromHeader } from '../../wasm/ts/he.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
-import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { median, type BenchContext } from '../lib.js';
+import { newPair, now, randomFeatures, randomWeights, syntheticEmail, type Pair } from '../private-pair.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PRETZEL = { vsNoPriv: 0.65, vsBaseline: 0.17, networkBytes: 19.6 * 1024, clientMsN5ML5000: 358 };
@@ -35,125 +25,29 @@ const B_IN = 14;
 const F_IN = 4;
 const L_MAX = 5000;
 
-/**
- * CPU time of this process in ms (user + system). Both roles run on this one
- * thread, so deltas are each role's CPU, unaffected by other load on the
- * machine (wall clock is not, on a shared box).
- */
-const now = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
 const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}K`);
 
-/** One client–provider pair sharing a model version and an OT session. */
-class Pair {
-  readonly sender: OtSender;
-  readonly receiver: OtReceiver;
-  /** Provider time spent on OT extension and the OTs it produced (for amortization). */
-  otProviderMs = 0;
-  otCount = 0;
-  otBytes = 0;
-  constructor(
-    readonly he: He,
-    readonly params: HeParams,
-    readonly sk: ProviderKey,
-    readonly model: ClientModel,
-    readonly session: LocalSession,
-  ) {
-    const sessionId = he.randomSeed();
-    this.sender = new OtSender(he.core, sessionId);
-    this.receiver = new OtReceiver(he.core, sessionId);
-    this.receiver.finish(this.sender.respond(this.receiver.start())); // base OTs, once per session
-  }
-
-  /** Tops the OT pool up by whole batches (as the session does). */
-  ensureOts(n: number): void {
-    while (this.receiver.available < n) {
-      const msg = this.receiver.extend(16_384);
-      this.otBytes +=
-        encodeMessage('ot', 0, { payload: msg }).length +
-        encodeMessage('ot_reply', 0, { payload: new Uint8Array(0) }).length;
-      const t = now();
-      this.otCount += this.sender.acceptExtension(msg);
-      this.otProviderMs += now() - t;
-    }
-  }
-
-  /** The whole per-email protocol; returns the verdict, timings and frame bytes. */
-  classify(f: Features): { spam: boolean; clientMs: number; providerMs: number; bytes: number } {
-    const T = this.params.T;
-    this.ensureOts(T);
-    let t = now();
-    const acc = this.model.dot(f);
-    const [{ lwe, mask }] = this.model.extract(acc, [0], this.session.pk, this.session.ksk);
-    acc.dispose();
-    const { message: choices, pending } = spamChoice(this.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
-    let clientMs = now() - t;
-    t = now();
-    const gc = garbleSpam({ y: this.session.user.decryptLwe(lwe, this.params), T }, this.sender, choices);
-    const providerMs = now() - t;
-    t = now();
-    const { spam } = evaluateSpam(pending, gc);
-    clientMs += now() - t;
-    const bytes =
-      encodeMessage('spam_request', 0, { messageId: 'x'.repeat(40), lwe, choices }).length +
-      encodeMessage('spam_gc', 0, { messageId: 'x'.repeat(40), gc }).length +
-      encodeMessage('spam_done', 0, { messageId: 'x'.repeat(40) }).length;
-    return { spam, clientMs, providerMs, bytes };
-  }
-
-  /** Provider OT-extension time per comparison (T OTs). */
-  otProviderMsPerEmail(): number {
-    return this.otCount ? (this.otProviderMs / this.otCount) * this.params.T : 0;
-  }
-
-  otBytesPerEmail(): number {
-    return this.otCount ? (this.otBytes / this.otCount) * this.params.T : 0;
-  }
-
-  dispose(): void {
-    this.model.dispose();
-    this.session.dispose();
-    this.sk.dispose();
-    this.sender.close();
-    this.receiver.close();
-  }
-}
-
-function newPair(he: He, params: HeParams, weights: Int32Array): Pair {
-  const skBytes = he.generateSecretKey();
-  const sk = he.loadSecretKey(skBytes);
-  skBytes.fill(0);
-  const model = he.newClientModel(params);
-  for (const record of sk.encryptModel(params, weights)) model.push(record);
-  model.finish();
-  return new Pair(he, params, sk, model, localSession(he, sk, he.randomSeed()));
-}
-
-/** Random signed b_in-bit weights, row 0 = bias. */
-function randomWeights(N: number): Int32Array {
-  const q = 2 ** (B_IN - 1) - 1;
-  const w = new Int32Array(N + 1);
-  const rnd = new Uint32Array(w.length);
-  for (let i = 0; i < rnd.length; i += 16384) crypto.getRandomValues(rnd.subarray(i, i + 16384));
-  for (let i = 0; i < w.length; i++) w[i] = (rnd[i] % (2 * q + 1)) - q;
-  return w;
-}
-
-/** L distinct random rows in 1..N with random counts. */
-function randomFeatures(N: number, L: number): Features {
-  const rows = new Set<number>();
-  while (rows.size < L) rows.add(1 + Math.floor(Math.random() * N));
-  const sorted = Uint32Array.from(rows).sort();
-  return { rows: sorted, counts: sorted.map(() => 1 + Math.floor(Math.random() * (2 ** F_IN - 1))) };
-}
-
-/** A plaintext email with about L distinct word tokens (for NoPriv's feature extraction). */
-function syntheticEmail(L: number, seed: number): string {
-  const words = Array.from({ length: L }, (_, i) => `w${seed.toString(36)}x${i.toString(36)}q`);
-  const body = words.map((w, i) => (i % 12 === 11 ? `${w}\n` : `${w} `)).join('');
-  return `From: sender${seed}@example.org\r\nTo: user@example.org\r\nSubject: message ${seed}\r\n\r\n${body}`;
+/** The whole per-email spam protocol; returns the verdict, timings and frame bytes. */
+function classify(pair: Pair, f: Features): { spam: boolean; clientMs: number; providerMs: number; bytes: number } {
+  const T = pair.params.T;
+  pair.ensureOts(T);
+  let t = now();
+  const acc = pair.model.dot(f);
+  const [{ lwe, mask }] = pair.model.extract(acc, [0], pair.session.pk, pair.session.ksk);
+  acc.dispose();
+  const { message: choices, pending } = spamChoice(pair.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
+  let clientMs = now() - t;
+  t = now();
+  const gc = garbleSpam({ y: pair.session.user.decryptLwe(lwe, pair.params), T }, pair.sender, choices);
+  const providerMs = now() - t;
+  t = now();
+  const { spam } = evaluateSpam(pending, gc);
+  clientMs += now() - t;
+  const bytes =
+    encodeMessage('spam_request', 0, { messageId: 'x'.repeat(40), lwe, choices }).length +
+    encodeMessage('spam_gc', 0, { messageId: 'x'.repeat(40), gc }).length +
+    encodeMessage('spam_done', 0, { messageId: 'x'.repeat(40) }).length;
+  return { spam, clientMs, providerMs, bytes };
 }
 
 function plainModelOf(N: number, weights: Int32Array, spec: FeatureSpec, T: number): PlainModel {
@@ -193,7 +87,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
 
   for (const N of Ns) {
     const params = makeParams({ N, B: 1, T, b_in: B_IN, f_in: F_IN });
-    const weights = randomWeights(N);
+    const weights = randomWeights(N + 1, B_IN);
     const spec = makeSpec({ N, fIn: F_IN, lMax: L_MAX });
     const plain = plainModelOf(N, weights, spec, T);
     const pair = newPair(he, params, weights);
@@ -205,11 +99,11 @@ export default async function spam(ctx: BenchContext): Promise<void> {
       const bytes: number[] = [];
       let agree = 0;
       for (let i = 0; i < emails; i++) {
-        const f = randomFeatures(N, L);
-        const r = pair.classify(f);
+        const f = randomFeatures(N, L, F_IN);
+        const r = classify(pair, f);
         client.push(r.clientMs);
-        provider.push(r.providerMs + pair.otProviderMsPerEmail());
-        bytes.push(r.bytes + pair.otBytesPerEmail());
+        provider.push(r.providerMs + pair.otProviderMsFor(T));
+        bytes.push(r.bytes + pair.otBytesFor(T));
         agree += r.spam === plainScores(plain, f)[0] >= 0 ? 1 : 0;
       }
       if (agree !== emails)
@@ -282,7 +176,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   // Pretzel's Baseline (§3.3): client sends E_paillier(d + r); the provider decrypts and garbles the same comparison.
   const { publicKey, privateKey } = await paillier.generateRandomKeys(2048);
   const baseParams = makeParams({ N: 4096, B: 1, T, b_in: B_IN, f_in: F_IN });
-  const base = newPair(he, baseParams, randomWeights(4096));
+  const base = newPair(he, baseParams, randomWeights(4097, B_IN));
   const pSamples: number[] = [];
   for (let i = 0; i < (ctx.quick ? 4 : 10); i++) {
     const d = BigInt(Math.floor(Math.random() * 2 ** 20));
@@ -325,8 +219,8 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   const realBytes: number[] = [];
   for (const e of split) {
     const f = await extractFeatures(e.raw, h.featureSpec);
-    const r = real.classify(f);
-    realBytes.push(r.bytes + real.otBytesPerEmail());
+    const r = classify(real, f);
+    realBytes.push(r.bytes + real.otBytesFor(h.T));
     if (r.spam === plainScores(model, f)[0] >= 0) same++;
   }
   real.dispose();

@@ -3,8 +3,8 @@
 // the extension wires the same pieces with IndexedDB storage and its socket.
 import { ProtocolError } from '../../protocol/errors.js';
 import type { He } from '../../wasm/ts/he.js';
-import { ensurePackage, type DownloadOptions, type PackageStorage } from './download.js';
-import { loadModel, SpamSession, type LoadedModel, type SocketFactory, type SpamSessionOptions } from './session.js';
+import { ensurePackage, type DownloadOptions, type PackageStorage, type VerifiedPackage } from './download.js';
+import { loadModel, SpamSession, type LoadedModel, type SessionOptions, type SocketFactory } from './session.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
@@ -19,7 +19,7 @@ export function sessionUrl(base: string): string {
   return `${u.protocol === 'https:' ? 'wss' : 'ws'}://${u.host}/session`;
 }
 
-export interface ConnectorOptions {
+export interface ConnectorOptions<M extends LoadedModel = LoadedModel, S = SpamSession> {
   server: string;
   token: string;
   modelId?: string;
@@ -30,19 +30,27 @@ export interface ConnectorOptions {
   /** Refuses a package the provider's package log does not vouch for (client/core/package-log.ts). */
   logCheck?: DownloadOptions['logCheck'];
   onInvalidOutput?: (messageId: string) => void;
-  onMessageWarning?: SpamSessionOptions['onMessageWarning'];
+  onMessageWarning?: SessionOptions['onMessageWarning'];
+  /** Loads a verified package (default: a spam model); topics also fetch the candidate model here. */
+  load?: (pkg: VerifiedPackage) => Promise<M>;
+  /** Opens the session (default: SpamSession). */
+  open?: (opts: SessionOptions & { model: M }) => Promise<S>;
 }
 
-export interface Connector {
-  connect(remaining: number): Promise<SpamSession>;
+export interface Connector<M extends LoadedModel = LoadedModel, S = SpamSession> {
+  connect(remaining: number): Promise<S>;
   /** The model currently in use (after the first connect). */
-  model(): LoadedModel | undefined;
+  model(): M | undefined;
 }
 
-export function createConnector(opts: ConnectorOptions): Connector {
+export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSession>(
+  opts: ConnectorOptions<M, S>,
+): Connector<M, S> {
   const url = sessionUrl(opts.server);
-  let loaded: LoadedModel | undefined;
-  const refresh = async (): Promise<LoadedModel> => {
+  const load = opts.load ?? (async (pkg) => loadModel(opts.he, pkg) as M);
+  const openSession = opts.open ?? ((o) => SpamSession.open(o) as Promise<S>);
+  let loaded: M | undefined;
+  const refresh = async (): Promise<M> => {
     const pkg = await ensurePackage({
       baseUrl: opts.server,
       modelId: opts.modelId ?? 'spam',
@@ -53,15 +61,15 @@ export function createConnector(opts: ConnectorOptions): Connector {
     if (loaded?.sha256 !== pkg.sha256) {
       loaded?.model.dispose();
       loaded?.userKey?.ksk.dispose();
-      loaded = loadModel(opts.he, pkg);
+      loaded = await load(pkg);
     }
     return loaded;
   };
   return {
     model: () => loaded,
-    async connect(remaining: number): Promise<SpamSession> {
-      const open = async (): Promise<SpamSession> =>
-        SpamSession.open({
+    async connect(remaining: number): Promise<S> {
+      const open = async (): Promise<S> =>
+        openSession({
           url,
           token: opts.token,
           model: loaded ?? (await refresh()),

@@ -5,7 +5,14 @@
 // skipped, and if the provider says a message was already classified (its
 // answer was lost with the connection) it is reported as such, not retried.
 import { ProtocolError } from '../../protocol/errors.js';
-import { ConnectionClosed, type SpamSession, type SpamVerdict } from './session.js';
+import { ConnectionClosed, type SpamVerdict } from './session.js';
+import { ReplayRefused } from './topic-replay.js';
+
+/** A session that classifies one message at a time (SpamSession, TopicSession). */
+export interface Classifier<V> {
+  classify(messageId: string, raw: string | Uint8Array, remaining: number): Promise<V>;
+  close(): void;
+}
 
 export interface RunItem {
   id: string;
@@ -13,16 +20,20 @@ export interface RunItem {
   raw: () => Promise<string | Uint8Array>;
 }
 
-export type RunOutcome =
-  | ({ kind: 'verdict' } & SpamVerdict)
-  | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
+export type RunOutcome<V = SpamVerdict> =
+  | ({ kind: 'verdict' } & V)
+  | {
+      kind: 'already_classified' | 'unknown_message' | 'failed' | 'replay_refused';
+      messageId: string;
+      detail: string;
+    };
 
-export interface RunOptions {
+export interface RunOptions<V = SpamVerdict> {
   /** Opens a fresh session (downloading a newer model first if needed). */
-  connect(remaining: number): Promise<SpamSession>;
+  connect(remaining: number): Promise<Classifier<V>>;
   /** Ids that already have a recorded outcome. */
   done?: ReadonlySet<string>;
-  onOutcome(o: RunOutcome): void | Promise<void>;
+  onOutcome(o: RunOutcome<V>): void | Promise<void>;
   onReconnect?(attempt: number, error: Error): void;
   /** Give up after this long without being able to reconnect. */
   reconnectWindowMs?: number;
@@ -30,9 +41,9 @@ export interface RunOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function runClassification(items: RunItem[], opts: RunOptions): Promise<void> {
+export async function runClassification<V = SpamVerdict>(items: RunItem[], opts: RunOptions<V>): Promise<void> {
   const todo = items.filter((i) => !opts.done?.has(i.id));
-  let session: SpamSession | undefined;
+  let session: Classifier<V> | undefined;
   const window = opts.reconnectWindowMs ?? 60_000;
   try {
     for (let i = 0; i < todo.length; i++) {
@@ -59,6 +70,10 @@ export async function runClassification(items: RunItem[], opts: RunOptions): Pro
           await opts.onOutcome({ kind: 'verdict', ...v });
           break;
         } catch (e) {
+          if (e instanceof ReplayRefused) {
+            await opts.onOutcome({ kind: 'replay_refused', messageId: item.id, detail: e.message });
+            break;
+          }
           if (e instanceof ProtocolError && (e.code === 'already_classified' || e.code === 'unknown_message')) {
             await opts.onOutcome({ kind: e.code, messageId: item.id, detail: e.message });
             break;

@@ -1,7 +1,8 @@
-// The client side of the session protocol (PROTOCOL.md §4) for spam: hello →
+// The client side of the session protocol (PROTOCOL.md §4): hello →
 // welcome (p0 checked against the joint seed), OT base + extension (pool
-// sized to the pending work, topped up on demand), then per email §2.4–§2.5
-// on the device, spam_request, garbled evaluation, spam_done. No DOM and no
+// sized to the pending work, topped up on demand) in ProviderSession; then
+// for spam, per email §2.4–§2.5 on the device, spam_request, garbled
+// evaluation, spam_done (topics: topic-session.ts). No DOM and no
 // Node-only API: the socket is anything with the browser WebSocket interface
 // (the `ws` package's WebSocket in Node).
 import { ProtocolError } from '../../protocol/errors.js';
@@ -56,9 +57,9 @@ export interface LoadedModel {
   userKey?: { epoch: number; ksk: ClientKeySwitchKey };
 }
 
-export function loadModel(he: He, pkg: VerifiedPackage): LoadedModel {
-  if (pkg.header.task !== 'spam')
-    throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not spam`);
+export function loadModel(he: He, pkg: VerifiedPackage, task: PackageHeader['task'] = 'spam'): LoadedModel {
+  if (pkg.header.task !== task)
+    throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not ${task}`);
   const params = packageParams(pkg.header.params);
   const model = he.newClientModel(params);
   model.push(pkg.body);
@@ -98,7 +99,7 @@ export class ConnectionClosed extends Error {
   }
 }
 
-export interface SpamSessionOptions {
+export interface SessionOptions {
   url: string;
   token: string;
   model: LoadedModel;
@@ -113,29 +114,39 @@ export interface SpamSessionOptions {
   timeoutMs?: number;
 }
 
-export class SpamSession {
-  private nextRequest = 1;
+/** What spam and topic sessions share: connection, hello, OT pool, request/response. */
+export abstract class ProviderSession {
+  protected nextRequest = 1;
   private readonly waiting = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
   private closedError: Error | undefined;
-  private pk: ClientPublicKey | undefined;
+  protected pk: ClientPublicKey | undefined;
   /** Owned by the LoadedModel (it outlives sessions); never disposed here. */
-  private ksk: ClientKeySwitchKey | undefined;
-  private receiver: OtReceiver | undefined;
-  private sent = 0;
-  private received = 0;
+  protected ksk: ClientKeySwitchKey | undefined;
+  protected receiver: OtReceiver | undefined;
+  protected sent = 0;
+  protected received = 0;
   sessionId = '';
+  /** Decryptions left under this session's user key (welcome.keyBudget, counted down per request). */
+  protected keyBudget = 0;
+  /** The welcome's SHA-256 of the topic model's candidate model (empty for spam). */
+  protected candidatesSha256 = '';
+  /** OTs one email takes (its garbled circuit's client input bits). */
+  protected abstract readonly otsPerEmail: number;
 
-  private constructor(
+  protected constructor(
     private readonly ws: SocketLike,
-    private readonly opts: SpamSessionOptions,
+    protected readonly opts: SessionOptions,
   ) {
     ws.addEventListener('message', (ev) => this.onFrame(ev.data));
     ws.addEventListener('close', () => this.onClose(new ConnectionClosed()));
     ws.addEventListener('error', () => this.onClose(new ConnectionClosed('connection to the provider failed')));
   }
 
-  /** Connects, authenticates, checks p0 and sets up OT. */
-  static async open(opts: SpamSessionOptions): Promise<SpamSession> {
+  /** Connects, authenticates, checks p0 and sets up OT for the session `make` builds on the socket. */
+  protected static async connect<S extends ProviderSession>(
+    opts: SessionOptions,
+    make: (ws: SocketLike) => S,
+  ): Promise<S> {
     const ws = opts.socket(opts.url);
     ws.binaryType = 'arraybuffer';
     await new Promise<void>((resolve, reject) => {
@@ -143,7 +154,7 @@ export class SpamSession {
       ws.addEventListener('error', () => reject(new ConnectionClosed(`cannot connect to ${opts.url}`)));
       ws.addEventListener('close', () => reject(new ConnectionClosed(`cannot connect to ${opts.url}`)));
     });
-    const s = new SpamSession(ws, opts);
+    const s = make(ws);
     try {
       await s.handshake();
     } catch (e) {
@@ -179,76 +190,29 @@ export class SpamSession {
     }
     this.ksk = model.userKey.ksk;
     this.sessionId = w.sessionId;
+    this.candidatesSha256 = bytesToHex(w.candidatesSha256);
+    this.keyBudget = w.keyBudget;
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);
   }
 
-  /** Extends the OT pool to cover `emails` more comparisons. */
+  /** Extends the OT pool to cover `emails` more emails. */
   private async topUp(emails: number): Promise<void> {
-    const T = this.opts.model.params.T;
-    const n = Math.min(MAX_EXTEND, Math.max(T, emails * T));
+    const per = this.otsPerEmail;
+    const n = Math.min(MAX_EXTEND, Math.max(per, emails * per));
     await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(n) });
   }
 
-  /**
-   * Classifies one delivered message privately. `raw` is the decrypted RFC 822
-   * message (its plaintext never leaves this function); `remaining` sizes pool top-ups.
-   */
-  async classify(messageId: string, raw: string | Uint8Array, remaining = 1): Promise<SpamVerdict> {
-    const { model, params, spec } = this.opts.model;
+  /** Tops the OT pool up when it cannot cover the next email. */
+  protected async ensureOts(remaining: number): Promise<void> {
+    if (this.receiver!.available < this.otsPerEmail) await this.topUp(remaining);
     this.alive();
-    const sent0 = this.sent;
-    const recv0 = this.received;
-    let cpu = performance.now();
-    const features = await extractFeatures(raw, spec, (w) => this.opts.onMessageWarning?.(messageId, w));
-    this.alive();
-    const acc = model.dot(features);
-    let lwe: Uint8Array;
-    let mask: number;
-    try {
-      [{ lwe, mask }] = model.extract(acc, [0], this.pk!, this.ksk!);
-    } finally {
-      acc.dispose();
-      features.counts.fill(0);
-      features.rows.fill(0);
-    }
-    const modT = 2 ** params.T;
-    const rPrime = (modT - mask) % modT;
-    mask = 0;
-    cpu = performance.now() - cpu;
-    if (this.receiver!.available < params.T) await this.topUp(remaining);
-    this.alive();
-    let t0 = performance.now();
-    const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
-    cpu += performance.now() - t0;
-    let gc: Uint8Array;
-    try {
-      gc = (await this.request('spam_request', 'spam_gc', { messageId, lwe, choices })).gc;
-    } catch (e) {
-      pending.dispose();
-      throw e;
-    }
-    t0 = performance.now();
-    const result = evaluateSpam(pending, gc);
-    cpu += performance.now() - t0;
-    this.sendFrame('spam_done', this.nextRequest++, { messageId });
-    if (result.invalid) this.opts.onInvalidOutput?.(messageId);
-    const labels = this.opts.model.header.labels;
-    return {
-      messageId,
-      spam: result.spam,
-      label: labels[result.spam ? 1 : 0] ?? (result.spam ? 'spam' : 'ham'),
-      invalidOutput: result.invalid,
-      clientMs: cpu,
-      bytesSent: this.sent - sent0,
-      bytesReceived: this.received - recv0,
-    };
   }
 
   /** Throws the closing error if the connection is gone (its state is wiped then). */
-  private alive(): void {
+  protected alive(): void {
     if (this.closedError) throw this.closedError;
   }
 
@@ -269,14 +233,14 @@ export class SpamSession {
     this.ksk = undefined;
   }
 
-  private sendFrame<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {
+  protected sendFrame<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {
     if (this.closedError) throw this.closedError;
     const frame = encodeMessage(name, requestId, fields);
     this.sent += frame.length;
     this.ws.send(frame);
   }
 
-  private request<K extends MessageName, R extends MessageName>(
+  protected request<K extends MessageName, R extends MessageName>(
     name: K,
     expect: R,
     fields: Messages[K],
@@ -338,7 +302,69 @@ export class SpamSession {
   }
 }
 
-function bytesToHex(b: Uint8Array): string {
+export class SpamSession extends ProviderSession {
+  protected readonly otsPerEmail = this.opts.model.params.T;
+
+  static open(opts: SessionOptions): Promise<SpamSession> {
+    return ProviderSession.connect(opts, (ws) => new SpamSession(ws, opts));
+  }
+
+  /**
+   * Classifies one delivered message privately. `raw` is the decrypted RFC 822
+   * message (its plaintext never leaves this function); `remaining` sizes pool top-ups.
+   */
+  async classify(messageId: string, raw: string | Uint8Array, remaining = 1): Promise<SpamVerdict> {
+    const { model, params, spec } = this.opts.model;
+    this.alive();
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    let cpu = performance.now();
+    const features = await extractFeatures(raw, spec, (w) => this.opts.onMessageWarning?.(messageId, w));
+    this.alive();
+    const acc = model.dot(features);
+    let lwe: Uint8Array;
+    let mask: number;
+    try {
+      [{ lwe, mask }] = model.extract(acc, [0], this.pk!, this.ksk!);
+    } finally {
+      acc.dispose();
+      features.counts.fill(0);
+      features.rows.fill(0);
+    }
+    const modT = 2 ** params.T;
+    const rPrime = (modT - mask) % modT;
+    mask = 0;
+    cpu = performance.now() - cpu;
+    await this.ensureOts(remaining);
+    let t0 = performance.now();
+    const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
+    cpu += performance.now() - t0;
+    let gc: Uint8Array;
+    try {
+      gc = (await this.request('spam_request', 'spam_gc', { messageId, lwe, choices })).gc;
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    }
+    t0 = performance.now();
+    const result = evaluateSpam(pending, gc);
+    cpu += performance.now() - t0;
+    this.sendFrame('spam_done', this.nextRequest++, { messageId });
+    if (result.invalid) this.opts.onInvalidOutput?.(messageId);
+    const labels = this.opts.model.header.labels;
+    return {
+      messageId,
+      spam: result.spam,
+      label: labels[result.spam ? 1 : 0] ?? (result.spam ? 'spam' : 'ham'),
+      invalidOutput: result.invalid,
+      clientMs: cpu,
+      bytesSent: this.sent - sent0,
+      bytesReceived: this.received - recv0,
+    };
+  }
+}
+
+export function bytesToHex(b: Uint8Array): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 

@@ -1,11 +1,16 @@
 // Headless client CLI.
-//   tsx client/node/cli.ts classify --server URL --token TOKEN [options] MAILBOX
+//   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|both] [options] MAILBOX
+//   tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN
 //   tsx client/node/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
-// bytes sent/received) and a summary. With --state FILE, verdicts are appended
+// bytes sent/received) and a summary. Topics: the provider learns the private
+// topic, the client nothing (PROTOCOL.md §0), so the topic column shows the
+// public candidate model's local guess. With --state FILE, outcomes are appended
 // to FILE as JSON lines and a rerun resumes after the last recorded message.
+// Every email fed to topic extraction is recorded in <cache>/topic-replay.jsonl
+// and never fed again (§7).
 // Both commands check the provider's package log (package-log.ts) with the key
 // from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
 // head's fingerprint to compare across devices (log --compare).
@@ -26,25 +31,37 @@ import {
   type VerifiedLog,
 } from '../core/package-log.js';
 import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
-import { runClassification, type RunOutcome } from '../core/runner.js';
-import type { SocketFactory } from '../core/session.js';
+import { runClassification, type RunItem, type RunOutcome } from '../core/runner.js';
+import type { SocketFactory, SpamVerdict } from '../core/session.js';
+import { ReplayLog } from '../core/topic-replay.js';
+import { topicConnector, type TopicResult } from '../core/topic-session.js';
+import { FileReplayStore } from './topic-replay-file.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
 
+export type Task = 'spam' | 'topics';
+
 export interface Row {
   id: string;
+  /** Which function produced the row (absent in state files of older versions: spam). */
+  task?: Task;
   verdict: string;
+  /** Topics: the public candidate model's best topic (the private one is the provider's). */
+  topic?: string;
   label?: string;
   clientMs?: number;
   bytesSent?: number;
   bytesReceived?: number;
 }
 
-export function outcomeRow(o: RunOutcome, label?: string): Row {
+export function outcomeRow(o: RunOutcome<SpamVerdict | TopicResult>, label?: string): Row {
   if (o.kind === 'verdict') {
+    const topic = 'localGuess' in o;
     return {
       id: o.messageId,
-      verdict: o.label,
+      task: topic ? 'topics' : 'spam',
+      verdict: topic ? 'topic-extracted' : o.label,
+      ...(topic ? { topic: o.localGuess } : {}),
       label,
       clientMs: o.clientMs,
       bytesSent: o.bytesSent,
@@ -52,6 +69,21 @@ export function outcomeRow(o: RunOutcome, label?: string): Row {
     };
   }
   return { id: o.messageId, verdict: o.kind.replace('_', '-'), label };
+}
+
+/** Spam and topic rows of one message side by side: the verdict and the topic in one line. */
+export function mergeRows(a: Row, b: Row): Row {
+  const add = (x?: number, y?: number): number | undefined =>
+    x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
+  return {
+    ...a,
+    task: undefined,
+    verdict: a.task === 'spam' ? a.verdict : b.verdict,
+    topic: a.topic ?? b.topic,
+    clientMs: add(a.clientMs, b.clientMs),
+    bytesSent: add(a.bytesSent, b.bytesSent),
+    bytesReceived: add(a.bytesReceived, b.bytesReceived),
+  };
 }
 
 const pad = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s.padEnd(n));
@@ -105,18 +137,19 @@ export function summary(rows: Row[]): string {
   ].join('\n');
 }
 
-function readDone(stateFile: string | undefined): Map<string, Row> {
+function readDone(stateFile: string | undefined, task: Task): Map<string, Row> {
   const done = new Map<string, Row>();
   if (!stateFile || !fs.existsSync(stateFile)) return done;
   for (const line of fs.readFileSync(stateFile, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     const r = JSON.parse(line) as Row;
-    done.set(r.id, r);
+    if ((r.task ?? 'spam') === task) done.set(r.id, r);
   }
   return done;
 }
 
-const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|both] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+       tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN [--cache DIR]
        tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
@@ -154,6 +187,8 @@ export async function main(argv: string[]): Promise<number> {
       server: { type: 'string' },
       token: { type: 'string' },
       model: { type: 'string', default: 'spam' },
+      'topic-model': { type: 'string', default: 'topics' },
+      task: { type: 'string', default: 'spam' },
       key: { type: 'string' },
       passphrase: { type: 'string' },
       format: { type: 'string' },
@@ -165,7 +200,8 @@ export async function main(argv: string[]): Promise<number> {
     },
   });
   const [cmd, input] = positionals;
-  if (values.help || !values.server || !((cmd === 'classify' && input) || (cmd === 'log' && !input))) {
+  const optCmd = cmd === 'topics-opt-out' || cmd === 'topics-opt-in';
+  if (values.help || !values.server || !((cmd === 'classify' && input) || ((cmd === 'log' || optCmd) && !input))) {
     console.error(USAGE);
     return 2;
   }
@@ -177,50 +213,95 @@ export async function main(argv: string[]): Promise<number> {
   if (cmd === 'log') return showLog(verifier, values.compare);
   const token = values.token ?? process.env.PMF_TOKEN;
   if (!token) throw new Error('a bearer token is needed (--token or $PMF_TOKEN)');
-  const format = values.format as MailboxFormat | undefined;
-  if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
-  const items: MailItem[] = readMailbox(input, format);
-  const keys = values.key
-    ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)]
-    : [];
   const he = await loadHe();
-  const connector = createConnector({
+  const base = {
     server: values.server,
     token,
-    modelId: values.model,
     he,
     storage: new DirectoryStorage(values.cache!),
     socket: nodeSocket,
-    onDownloadProgress: downloadProgress('model package'),
-    logCheck: async (pkg) => console.error(describeLog(await verifier.checkPackage(pkg))),
-    onInvalidOutput: (id) =>
-      console.error(
-        `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
-      ),
-    onMessageWarning: (id, warning) => console.error(`warning: ${id}: ${warning}`),
-  });
-  const done = readDone(values.state);
-  const rows: Row[] = [...done.values()];
-  console.log(header());
-  for (const r of rows) console.log(formatRow(r, ['(recorded)']));
-  await runClassification(
-    items.map((m) => ({
-      id: m.id,
-      raw: () => decryptMessage(m.raw, keys),
-    })),
-    {
-      connect: (remaining) => connector.connect(remaining),
-      done: new Set(done.keys()),
-      onReconnect: (n, e) => console.error(`connection lost (${e.message}); reconnecting, attempt ${n}`),
-      onOutcome: (o) => {
-        const row = outcomeRow(o);
-        rows.push(row);
-        if (values.state) fs.appendFileSync(values.state, `${JSON.stringify(row)}\n`);
-        console.log(formatRow(row));
-      },
+    logCheck: async (pkg: Parameters<PackageLogVerifier['checkPackage']>[0]) =>
+      console.error(describeLog(await verifier.checkPackage(pkg))),
+    onMessageWarning: (id: string, warning: string) => console.error(`warning: ${id}: ${warning}`),
+  };
+  const topics = async () =>
+    topicConnector({
+      ...base,
+      modelId: values['topic-model'],
+      onDownloadProgress: downloadProgress('topic model package'),
+      replay: await ReplayLog.open(new FileReplayStore(path.join(values.cache!, 'topic-replay.jsonl'))),
+    });
+  if (optCmd) {
+    const session = await (await topics()).connect(1);
+    try {
+      await session.setOptOut(cmd === 'topics-opt-out');
+    } finally {
+      session.close();
+    }
+    console.log(
+      `topic extraction ${cmd === 'topics-opt-out' ? 'off' : 'on'} for this account (recorded by the provider)`,
+    );
+    return 0;
+  }
+  const tasks: Task[] = values.task === 'both' ? ['spam', 'topics'] : [values.task as Task];
+  if (!tasks.every((t) => t === 'spam' || t === 'topics')) throw new Error(`unknown task ${values.task}`);
+  const format = values.format as MailboxFormat | undefined;
+  if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
+  const mail: MailItem[] = readMailbox(input, format);
+  const keys = values.key
+    ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)]
+    : [];
+  // Both tasks read each message: decrypt it once.
+  const plain = new Map<string, Promise<string | Uint8Array>>();
+  const items: RunItem[] = mail.map((m) => ({
+    id: m.id,
+    raw: () => {
+      let p = plain.get(m.id);
+      if (!p) {
+        p = decryptMessage(m.raw, keys);
+        if (tasks.length > 1) plain.set(m.id, p);
+      }
+      return p;
     },
-  );
-  console.log(summary(rows));
+  }));
+  const rows = new Map<string, Row>();
+  const withTopics = tasks.includes('topics');
+  const record = (row: Row, recorded: boolean): void => {
+    const prev = rows.get(row.id);
+    rows.set(row.id, prev ? mergeRows(prev, row) : row);
+    const topic = withTopics ? [pad(row.topic ?? '-', 24)] : [];
+    console.log(formatRow(row, [...topic, ...(recorded ? ['(recorded)'] : [])]));
+  };
+  console.log(header(withTopics ? ['topic (public model)'] : []));
+  for (const task of tasks) {
+    const done = readDone(values.state, task);
+    for (const r of done.values()) record(r, true);
+    const run = {
+      done: new Set(done.keys()),
+      onReconnect: (n: number, e: Error) => console.error(`connection lost (${e.message}); reconnecting, attempt ${n}`),
+      onOutcome: (o: RunOutcome<SpamVerdict | TopicResult>) => {
+        const row: Row = { ...outcomeRow(o), task };
+        if (values.state) fs.appendFileSync(values.state, `${JSON.stringify(row)}\n`);
+        record(row, false);
+      },
+    };
+    if (task === 'topics') {
+      const connector = await topics();
+      await runClassification<TopicResult>(items, { ...run, connect: (n) => connector.connect(n) });
+    } else {
+      const connector = createConnector({
+        ...base,
+        modelId: values.model,
+        onDownloadProgress: downloadProgress('model package'),
+        onInvalidOutput: (id) =>
+          console.error(
+            `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
+          ),
+      });
+      await runClassification<SpamVerdict>(items, { ...run, connect: (n) => connector.connect(n) });
+    }
+  }
+  console.log(summary([...rows.values()]));
   return 0;
 }
 

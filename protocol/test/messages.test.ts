@@ -24,6 +24,7 @@ test('every message round-trips through encode/decode', () => {
       sessionId: 's1',
       modelVersion: 3,
       packageSha256: nonce,
+      candidatesSha256: new Uint8Array(0),
       p0: new Uint8Array(100).fill(7),
       keyEpoch: 2,
       ksk: new Uint8Array(0),
@@ -40,6 +41,12 @@ test('every message round-trips through encode/decode', () => {
     ping: { nonce: 0xdeadbeef },
     pong: { nonce: 1 },
     bye: {},
+    topic_request: { messageId: 'm-2', lwes: new Uint8Array(900).fill(4), choices: new Uint8Array(90).fill(1) },
+    topic_gc: { messageId: 'm-2', gc: new Uint8Array(2000).fill(5) },
+    topic_labels: { messageId: 'm-2', labels: new Uint8Array(83).fill(6) },
+    topic_ack: { messageId: 'm-2' },
+    topic_setting: { optOut: 1 },
+    topic_setting_ack: { optOut: 0 },
   } as const;
   assert.deepEqual(Object.keys(samples).sort(), Object.keys(SCHEMAS).sort());
   for (const [name, fields] of Object.entries(samples)) {

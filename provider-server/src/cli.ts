@@ -6,16 +6,20 @@
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
 //       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
+//   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
+//   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // Admin commands open the same SQLite store as a running server (WAL mode).
+import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
 import { readMailbox } from '../../models/data/mailbox.js';
+import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key> [--config FILE]
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token> [--config FILE]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -43,6 +47,14 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     return new Promise<number>(() => {}); // runs until a signal
   }
+  if (cmd === 'admin-token' && rest.length === 0) {
+    const token = `pmfadmin_${randomBytes(32).toString('base64url')}`;
+    console.log(`token  ${token}`);
+    console.log(
+      `sha256 ${createHash('sha256').update(token).digest('hex')}  (add to adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256)`,
+    );
+    return 0;
+  }
   if (cmd === 'log-key' && rest.length === 0) {
     console.log(PackageLog.open(config.dataDir).publicKey);
     return 0;
@@ -63,6 +75,20 @@ export async function main(argv: string[]): Promise<number> {
           store.deliver(id, m.id, m.raw);
           console.log(`delivered ${m.id}`);
         }
+      }
+    } else if (cmd === 'topics' && rest.length <= 1) {
+      const names = topicNames(config.dataDir);
+      const name = (m: string, v: number, t: number): string => names(m, v)[t] ?? `topic ${t}`;
+      if (rest.length === 0) {
+        for (const r of store.topicCounts())
+          console.log(`${r.modelId} v${r.version}  ${r.count}  ${name(r.modelId, r.version, r.topic)}`);
+      } else {
+        const id = store.userId(rest[0]);
+        if (id === undefined) throw new Error(`no user ${rest[0]}`);
+        const optOut = store.topicOptOut(id) ? ' (opted out of topic extraction)' : '';
+        console.log(`${rest[0]}${optOut}`);
+        for (const r of store.topicHistory(id))
+          console.log(`${new Date(r.at).toISOString()}  ${r.messageId}  ${name(r.modelId, r.version, r.topic)}`);
       }
     } else {
       console.error(USAGE);

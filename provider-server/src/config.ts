@@ -6,12 +6,21 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
+import { MAX_B_PRIME } from '../../protocol/limits.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
   id: string;
   /** Plaintext (provider-secret) model file written by models/. */
   file: string;
+  /**
+   * Topic models: the public candidate model (role "public") clients use to
+   * pick the B' candidates. Defaults to <file's name>-candidates.pmfm beside
+   * the model file (the bundled models/default/topics-candidates.pmfm).
+   */
+  candidates?: string;
+  /** Topic models: candidates per email, B' (default 20, at most min(B, 64)). */
+  bPrime?: number;
 }
 
 export interface ServerConfig {
@@ -34,6 +43,11 @@ export interface ServerConfig {
    * they appended to X-Forwarded-For. Empty: the socket's peer address.
    */
   trustedProxies: string[];
+  /**
+   * Hex SHA-256 of each admin bearer token (`provider-server admin-token`
+   * prints one); the /admin endpoints exist only when this is not empty.
+   */
+  adminTokenSha256: string[];
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
@@ -47,6 +61,7 @@ export const DEFAULTS: ServerConfig = {
   // The extension's pages and worker; Firefox gives each install its own host.
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
   trustedProxies: [],
+  adminTokenSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
@@ -113,7 +128,8 @@ function parseModelList(s: string): ModelSource[] {
  * Loads and validates the configuration: defaults, then the JSON file (if
  * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
  * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
- * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS, PMF_TRUSTED_PROXIES). Relative paths in the file are
+ * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS, PMF_TRUSTED_PROXIES,
+ * PMF_ADMIN_TOKEN_SHA256). Relative paths in the file are
  * resolved against the file's directory.
  */
 export function loadConfig(
@@ -149,6 +165,7 @@ export function loadConfig(
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
   if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
+  if (env.PMF_ADMIN_TOKEN_SHA256) merged.adminTokenSha256 = env.PMF_ADMIN_TOKEN_SHA256.split(',').filter(Boolean);
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
@@ -161,6 +178,11 @@ export function loadConfig(
   if (!Array.isArray(merged.trustedProxies) || !merged.trustedProxies.every((a) => net.isIP(a) !== 0)) {
     throw new Error('config: trustedProxies must be a list of IP addresses');
   }
+  if (
+    !Array.isArray(merged.adminTokenSha256) ||
+    !merged.adminTokenSha256.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))
+  )
+    throw new Error('config: adminTokenSha256 must be a list of hex SHA-256 digests (provider-server admin-token)');
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)
@@ -180,7 +202,15 @@ export function loadConfig(
     }
     if (ids.has(m.id)) throw new Error(`config: model id ${m.id} is listed twice`);
     ids.add(m.id);
-    return { id: m.id, file: path.resolve(base, m.file) };
+    if (m.candidates !== undefined && typeof m.candidates !== 'string')
+      throw new Error(`config: model ${m.id}: candidates must be a file name`);
+    if (m.bPrime !== undefined) intFrom(m.bPrime, `models.${m.id}.bPrime`, 1, MAX_B_PRIME);
+    return {
+      id: m.id,
+      file: path.resolve(base, m.file),
+      ...(m.candidates === undefined ? {} : { candidates: path.resolve(base, m.candidates) }),
+      ...(m.bPrime === undefined ? {} : { bPrime: m.bPrime }),
+    };
   });
   return merged;
 }

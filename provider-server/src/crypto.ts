@@ -3,6 +3,7 @@
 // (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
 // pool (see workers/crypto-worker.ts); tests of the session layer can plug a
 // test double in here without touching the protocol code.
+import type { TopicsSection } from '../../protocol/package.js';
 import type { HeParams, UserKeyId } from '../../wasm/ts/he.js';
 
 /** A served model version, as the session layer needs it. */
@@ -19,6 +20,8 @@ export interface ServedModel {
   providerSeed: string;
   /** The version's secret key file (mode 0600); read only inside crypto workers. */
   keyFile: string;
+  /** Topic models only: B' and the public candidate model, served beside the package. */
+  topics?: TopicsSection & { candidatesFile: string };
 }
 
 export interface ProviderCrypto {
@@ -44,6 +47,24 @@ export interface ProviderCrypto {
     lwe: Uint8Array,
     choices: Uint8Array,
   ): Promise<Uint8Array>;
+  /**
+   * Topics (§3): decrypts the B' LWE ciphertexts under the user key, garbles
+   * the argmax over the client's gc_choice and keeps the output decoder for
+   * the session's next topicLabels: the topic_gc bundle.
+   */
+  topics(
+    sessionId: string,
+    model: ServedModel,
+    user: UserKeyId,
+    lwes: Uint8Array[],
+    choices: Uint8Array,
+  ): Promise<Uint8Array>;
+  /**
+   * Decodes the client's output labels with the session's pending decoder
+   * (used up either way): the topic index, or a bad_field error when a label
+   * is not one of its wire's two labels.
+   */
+  topicLabels(sessionId: string, labels: Uint8Array): Promise<number>;
   /** Drops and wipes a session's OT state. */
   endSession(sessionId: string): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
-// HTTP side of the provider: health, Prometheus metrics, model packages
-// (strong ETag = the package's SHA-256, Range for resumable downloads,
-// the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
+// HTTP side of the provider: health, Prometheus metrics, model packages and
+// topic models' public candidate models (strong ETag = the file's SHA-256,
+// Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
 // a well-known URL (ETag = its head), and the demo webmail when it is mounted.
 import fs from 'node:fs';
 import type http from 'node:http';
@@ -21,6 +21,8 @@ export interface HttpDeps {
   /** The signed package transparency log (package-log.ts), served at LOG_PATH. */
   packageLog?: () => PackageLogDocument;
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The admin endpoints (admin.ts), when admin tokens are configured. */
+  admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
 function json(
@@ -72,20 +74,29 @@ export function parseRange(
   return { start, end };
 }
 
-function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model: ServedModel, metrics: Metrics): void {
-  const etag = `"${model.packageSha256}"`;
-  const size = model.packageBytes;
+/** A file of a published model version: its bytes never change, and its SHA-256 is pinned. */
+interface ImmutableFile {
+  /** Metrics label: the model id, with "/candidates" for a candidate model. */
+  label: string;
+  file: string;
+  sha256: string;
+  bytes: number;
+}
+
+function serveImmutable(req: http.IncomingMessage, res: http.ServerResponse, f: ImmutableFile, metrics: Metrics): void {
+  const etag = `"${f.sha256}"`;
+  const size = f.bytes;
   const headers: http.OutgoingHttpHeaders = {
     etag,
     'accept-ranges': 'bytes',
     'content-type': 'application/octet-stream',
     'cache-control': 'public, max-age=31536000, immutable', // a version's bytes never change
-    'x-content-sha256': model.packageSha256,
-    'repr-digest': `sha-256=:${Buffer.from(model.packageSha256, 'hex').toString('base64')}:`,
+    'x-content-sha256': f.sha256,
+    'repr-digest': `sha-256=:${Buffer.from(f.sha256, 'hex').toString('base64')}:`,
   };
   if (matchesEtag(req, etag)) {
     res.writeHead(304, headers);
-    metrics.modelDownloads.inc({ model: model.id, status: '304' });
+    metrics.modelDownloads.inc({ model: f.label, status: '304' });
     return void res.end();
   }
   // If-Range: only honour the range when the client still holds this exact version.
@@ -93,7 +104,7 @@ function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model
   const range = ifRange === undefined || ifRange === etag ? parseRange(req.headers.range, size) : undefined;
   if (range === null) {
     res.writeHead(416, { ...headers, 'content-range': `bytes */${size}` });
-    metrics.modelDownloads.inc({ model: model.id, status: '416' });
+    metrics.modelDownloads.inc({ model: f.label, status: '416' });
     return void res.end();
   }
   const start = range?.start ?? 0;
@@ -104,9 +115,9 @@ function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model
     'content-length': end - start + 1,
     ...(range ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
   });
-  metrics.modelDownloads.inc({ model: model.id, status: String(status) });
+  metrics.modelDownloads.inc({ model: f.label, status: String(status) });
   if (req.method === 'HEAD') return void res.end();
-  const stream = fs.createReadStream(model.packageFile, { start, end });
+  const stream = fs.createReadStream(f.file, { start, end });
   stream.on('error', () => res.destroy());
   stream.pipe(res);
 }
@@ -114,7 +125,7 @@ function servePackage(req: http.IncomingMessage, res: http.ServerResponse, model
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (deps.webmail?.(req, res)) return;
+    if (deps.webmail?.(req, res) || deps.admin?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       return json(res, 200, { status: 'ok', models: deps.models().map((m) => ({ id: m.id, version: m.version })) });
@@ -139,6 +150,15 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
           sha256: m.packageSha256,
           bytes: m.packageBytes,
           url: `/models/${m.id}/${m.version}`,
+          ...(m.topics
+            ? {
+                candidates: {
+                  sha256: m.topics.candidatesSha256,
+                  bytes: m.topics.candidatesBytes,
+                  url: `/models/${m.id}/${m.version}/candidates`,
+                },
+              }
+            : {}),
         })),
       });
     }
@@ -147,10 +167,21 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
       const key: PackageLogKey = { format: LOG_FORMAT, alg: 'ed25519', publicKey: deps.packageLog().publicKey };
       return json(res, 200, key);
     }
-    const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})$/.exec(url.pathname);
-    if (m) {
-      const model = deps.models().find((x) => x.id === m[1] && x.version === Number(m[2]));
-      if (model) return servePackage(req, res, model, deps.metrics);
+    const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})(\/candidates)?$/.exec(url.pathname);
+    const model = m && deps.models().find((x) => x.id === m[1] && x.version === Number(m[2]));
+    if (model && !m[3]) {
+      const pkg = { label: model.id, file: model.packageFile, sha256: model.packageSha256, bytes: model.packageBytes };
+      return serveImmutable(req, res, pkg, deps.metrics);
+    }
+    if (model?.topics && m?.[3]) {
+      const t = model.topics;
+      const cand = {
+        label: `${model.id}/candidates`,
+        file: t.candidatesFile,
+        sha256: t.candidatesSha256,
+        bytes: t.candidatesBytes,
+      };
+      return serveImmutable(req, res, cand, deps.metrics);
     }
     json(res, 404, { error: 'not found' });
   };

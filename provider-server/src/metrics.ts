@@ -48,6 +48,12 @@ export function createMetrics() {
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
       registers: [registry],
     }),
+    topics: new client.Counter({
+      name: 'pmf_topics_total',
+      help: 'Topics recorded, by model and topic index (at most B series per model)',
+      labelNames: ['model', 'topic'],
+      registers: [registry],
+    }),
     modelDownloads: new client.Counter({
       name: 'pmf_model_downloads_total',
       help: 'Model package GETs (full or ranged)',

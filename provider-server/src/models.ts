@@ -5,13 +5,22 @@
 //     with a progress bar, and record it as version v+1;
 //   - keep older versions' packages downloadable, so a client on an old
 //     version is told (model_outdated) to fetch the new one.
-// Layout: <dataDir>/models/<id>/{versions.json, v<k>.pmf, v<k>.key}.
+// A topic model version also pins its public candidate model (copied beside
+// the package and named by hash in the package header), and B'.
+// Layout: <dataDir>/models/<id>/{versions.json, v<k>.pmf, v<k>.key, v<k>.candidates.pmfm}.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
+import {
+  DEFAULT_B_PRIME,
+  encodePackagePrefix,
+  PACKAGE_FORMAT,
+  parsePackagePrefix,
+  type PackageHeader,
+  type TopicsSection,
+} from '../../protocol/package.js';
 import type { LogEntry } from '../../protocol/package-log.js';
-import { loadPlainModel } from '../../models/plain/index.js';
+import { loadPlainModel, type PlainModel } from '../../models/plain/index.js';
 import { heLayout, loadHe, paramsFromHeader, type He, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
 import { octalMode, readRegularFile } from './read-file.js';
@@ -27,6 +36,7 @@ interface VersionRecord {
   params: HeParams;
   providerSeed: string;
   createdAt: string;
+  topics?: TopicsSection;
 }
 
 export type Progress = (done: number, total: number, label: string) => void;
@@ -122,11 +132,14 @@ export class FileModelCatalog implements ModelCatalog {
       const versions = readVersions(dir);
       const plain = readModelFile(src.file);
       try {
-        const sourceSha256 = createHash('sha256').update(plain).digest('hex');
+        const topics = topicSource(src, plain);
+        const source = createHash('sha256').update(plain);
+        // A new candidate model or B' is a new version too (spam hashes stay as they were).
+        if (topics) source.update(topics.bytes).update(`\0bPrime=${topics.bPrime}`);
+        const sourceSha256 = source.digest('hex');
         if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
-          versions.push(
-            await buildVersion(dir, src.id, (versions.at(-1)?.version ?? 0) + 1, plain, sourceSha256, progress),
-          );
+          const version = (versions.at(-1)?.version ?? 0) + 1;
+          versions.push(await buildVersion(dir, src.id, version, plain, sourceSha256, topics, progress));
           fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
         }
       } finally {
@@ -145,9 +158,12 @@ export class FileModelCatalog implements ModelCatalog {
         versions.map((v) => {
           const packageFile = path.join(dir, `v${v.version}.pmf`);
           const keyFile = path.join(dir, `v${v.version}.key`);
-          verifyPackage(packageFile, v.packageSha256);
+          verifyFileHash(packageFile, v.packageSha256, 'package');
           verifyKey(he, keyFile);
+          const candidatesFile = path.join(dir, `v${v.version}.candidates.pmfm`);
+          if (v.topics) verifyFileHash(candidatesFile, v.topics.candidatesSha256, 'candidate model');
           return {
+            ...(v.topics ? { topics: { ...v.topics, candidatesFile } } : {}),
             id: src.id,
             version: v.version,
             packageFile,
@@ -164,8 +180,56 @@ export class FileModelCatalog implements ModelCatalog {
   }
 }
 
-/** The package on disk must be the one clients pinned: its bytes are hashed at every start. */
-function verifyPackage(file: string, sha256: string): void {
+/** The labels of a served model version (its package header), by model id and version; [] if unknown. */
+export function topicNames(dataDir: string): (modelId: string, version: number) => string[] {
+  const cache = new Map<string, string[]>();
+  return (modelId, version) => {
+    const key = `${modelId}\0${version}`;
+    if (!cache.has(key)) {
+      let labels: string[] = [];
+      try {
+        const file = path.join(dataDir, 'models', modelId, `v${version}.pmf`);
+        const fd = fs.openSync(file, 'r');
+        try {
+          const head = Buffer.alloc((1 << 20) + 12); // magic, length, the largest header
+          labels = parsePackagePrefix(head.subarray(0, fs.readSync(fd, head)))?.header.labels ?? [];
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch {
+        labels = [];
+      }
+      cache.set(key, labels);
+    }
+    return cache.get(key)!;
+  };
+}
+
+/** A topic model's candidate model, B' and what both must agree on. */
+function topicSource(src: ModelSource, plainBytes: Uint8Array): { bytes: Uint8Array; bPrime: number } | undefined {
+  const plain = loadPlainModel(plainBytes);
+  plain.weights.fill(0);
+  if (plain.header.task !== 'topics') return undefined;
+  const file = src.candidates ?? src.file.replace(/(\.pmfm)?$/, '-candidates.pmfm');
+  const bytes = readRegularFile(file, `candidate model of ${src.id}`, { noFollow: false }, () => {});
+  const cand = loadPlainModel(bytes);
+  const h = plain.header;
+  const c = cand.header;
+  const mismatch =
+    c.task !== 'topics' || c.role !== 'public'
+      ? 'is not a public topic model'
+      : c.B !== h.B || JSON.stringify(c.labels) !== JSON.stringify(h.labels)
+        ? 'has other categories than the model'
+        : JSON.stringify(c.featureSpec) !== JSON.stringify(h.featureSpec)
+          ? 'uses another feature spec than the model'
+          : '';
+  if (mismatch) throw new Error(`model ${src.id}: candidate model ${file} ${mismatch}`);
+  const bPrime = Math.min(src.bPrime ?? DEFAULT_B_PRIME, h.B);
+  return { bytes, bPrime };
+}
+
+/** Package and candidate model on disk must be the ones clients pinned: their bytes are hashed at every start. */
+function verifyFileHash(file: string, sha256: string, what: string): void {
   const hash = createHash('sha256');
   const buf = Buffer.alloc(1 << 20);
   const fd = fs.openSync(file, 'r');
@@ -175,7 +239,7 @@ function verifyPackage(file: string, sha256: string): void {
     fs.closeSync(fd);
   }
   if (hash.digest('hex') !== sha256) {
-    throw new Error(`package ${file} changed on disk (its SHA-256 is not the published one); restore it from a backup`);
+    throw new Error(`${what} ${file} changed on disk (its SHA-256 is not the published one); restore it from a backup`);
   }
 }
 
@@ -210,15 +274,26 @@ async function buildVersion(
   version: number,
   plainBytes: Uint8Array,
   sourceSha256: string,
+  topicSrc: { bytes: Uint8Array; bPrime: number } | undefined,
   progress: Progress,
 ): Promise<VersionRecord> {
-  const plain = loadPlainModel(plainBytes);
+  const plain: PlainModel = loadPlainModel(plainBytes);
   const h = plain.header;
   const params = paramsFromHeader(h);
   const he = await loadHe();
   const skBytes = he.generateSecretKey();
   const keyFile = path.join(dir, `v${version}.key`);
   const packageFile = path.join(dir, `v${version}.pmf`);
+  let topics: TopicsSection | undefined;
+  if (topicSrc) {
+    const candidatesFile = path.join(dir, `v${version}.candidates.pmfm`);
+    fs.writeFileSync(candidatesFile, topicSrc.bytes);
+    topics = {
+      bPrime: topicSrc.bPrime,
+      candidatesSha256: createHash('sha256').update(topicSrc.bytes).digest('hex'),
+      candidatesBytes: topicSrc.bytes.length,
+    };
+  }
   fs.rmSync(keyFile, { force: true }); // leftovers of an interrupted build
   writeSecretFile(keyFile, skBytes);
   const sk = he.loadSecretKey(skBytes);
@@ -254,6 +329,7 @@ async function buildVersion(
     bodyBytes,
     bodySha256: bodyHash.digest('hex'),
     createdAt: new Date().toISOString(),
+    ...(topics ? { topics } : {}),
   };
   const prefix = encodePackagePrefix(header);
   const tmp = `${packageFile}.tmp`;
@@ -270,5 +346,6 @@ async function buildVersion(
     params,
     providerSeed,
     createdAt: header.createdAt,
+    ...(topics ? { topics } : {}),
   };
 }

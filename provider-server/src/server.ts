@@ -10,7 +10,9 @@ import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { AddressLimiter } from './address-limiter.js';
+import { createAdminHandler } from './admin.js';
 import { createHttpHandler } from './http.js';
+import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
@@ -55,7 +57,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listMessages: (userId) => store.listMessages(Number(userId)),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
   });
-  const handler = createHttpHandler({ metrics, models: () => models.all(), packageLog: opts.packageLog, webmail });
+  const admin = createAdminHandler({
+    tokenSha256: config.adminTokenSha256,
+    store,
+    labels: topicNames(config.dataDir),
+  });
+  const handler = createHttpHandler({
+    metrics,
+    models: () => models.all(),
+    packageLog: opts.packageLog,
+    webmail,
+    admin,
+  });
   const server = config.tls
     ? https.createServer(
         { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) },

@@ -3,8 +3,10 @@
 //
 //   awaiting_hello --hello(ok)--> ready --bye--> closed
 //
-// In `ready`: `ot` (base OTs and pool top-ups), `spam_request` → `spam_gc`,
-// `spam_done`. `ping`/`pong` and `bye` are allowed in any state. Frames of one
+// In `ready`: `ot` (base OTs and pool top-ups), `topic_setting`; on a spam
+// model `spam_request` → `spam_gc`, `spam_done`; on a topic model
+// `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (one email at a
+// time). `ping`/`pong` and `bye` are allowed in any state. Frames of one
 // session are handled strictly one after another; every bad frame gets an
 // error frame naming the problem and never affects other sessions.
 import { randomBytes } from 'node:crypto';
@@ -17,6 +19,7 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
+import { heLayout, type UserKeyId } from '../../wasm/ts/he.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
@@ -54,6 +57,8 @@ export class Session {
   private keyEpoch = 0;
   /** Message whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: string | undefined;
+  /** Message whose topic_gc was sent and whose topic_labels are expected. */
+  private awaitingLabels: string | undefined;
   private errors = 0;
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
@@ -149,6 +154,12 @@ export class Session {
         return this.spamRequest(msg);
       case 'spam_done':
         return this.spamDone(msg);
+      case 'topic_request':
+        return this.topicRequest(msg);
+      case 'topic_labels':
+        return this.topicLabels(msg);
+      case 'topic_setting':
+        return this.topicSetting(msg);
       default:
         throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
     }
@@ -202,6 +213,7 @@ export class Session {
       sessionId: this.id,
       modelVersion: model.version,
       packageSha256: Buffer.from(model.packageSha256, 'hex'),
+      candidatesSha256: Buffer.from(model.topics?.candidatesSha256 ?? '', 'hex'),
       p0,
       keyEpoch: key.epoch,
       ksk,
@@ -221,39 +233,66 @@ export class Session {
 
   private async spamRequest(msg: Extract<Message, { name: 'spam_request' }>): Promise<void> {
     const model = this.requireReady('spam_request');
-    if (this.awaitingDone !== undefined) {
-      throw new ProtocolError('out_of_order', `spam_request before spam_done for the previous message`);
+    if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
+    this.requireIdle('spam_request');
+    const gc = await this.decryptOnce('spam', msg.messageId, 1, (user) =>
+      this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices)),
+    );
+    if (gc === undefined) return;
+    this.awaitingDone = msg.messageId;
+    this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc });
+  }
+
+  /** One email at a time: its answer (spam_done or topic_labels) must come before the next request. */
+  private requireIdle(name: string): void {
+    const open = this.awaitingDone ?? this.awaitingLabels;
+    if (open !== undefined) {
+      const answer = this.awaitingDone !== undefined ? 'spam_done' : 'topic_labels';
+      throw new ProtocolError('out_of_order', `${name} before ${answer} for message ${open}`);
     }
+  }
+
+  /**
+   * Claims `messageId` for `task` (at most once per user, §7), spends
+   * `decryptions` of the user key's budget and runs the decrypting `work`.
+   * The claim is released when nothing left the provider (work failed, or
+   * the session closed meanwhile: then undefined is returned).
+   */
+  private async decryptOnce(
+    task: 'spam' | 'topics',
+    messageId: string,
+    decryptions: number,
+    work: (user: UserKeyId) => Promise<Uint8Array>,
+  ): Promise<Uint8Array | undefined> {
+    const model = this.model!;
     this.takeRate();
-    const claim = this.deps.store.claim(this.userId, msg.messageId, 'spam');
+    const claim = this.deps.store.claim(this.userId, messageId, task);
     if (claim === 'unknown_message')
-      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
+      throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
     if (claim === 'already_classified')
-      throw new ProtocolError('already_classified', `message ${msg.messageId} was already classified`);
+      throw new ProtocolError('already_classified', `message ${messageId} was already classified (${task})`);
     // Every decryption counts against the user key's budget (docs/security.md);
     // once another session rotated it, this session's ciphertexts are refused.
     const user = { userId: this.userId, epoch: this.keyEpoch };
-    if (
-      this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, this.deps.limits.userKeyBudget) ===
-      'rotated'
-    ) {
-      this.deps.store.releaseClaim(this.userId, msg.messageId, 'spam');
+    const budget = this.deps.limits.userKeyBudget;
+    const spent = this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+    if (spent === 'rotated') {
+      this.deps.store.releaseClaim(this.userId, messageId, task);
       throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
     }
-    let gc: Uint8Array;
+    let out: Uint8Array;
     try {
-      gc = await this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices));
+      out = await work(user);
     } catch (e) {
       // Nothing left the provider: the client may ask again for this message.
-      this.deps.store.releaseClaim(this.userId, msg.messageId, 'spam');
+      this.deps.store.releaseClaim(this.userId, messageId, task);
       throw e;
     }
     if (this.state !== 'ready') {
-      this.deps.store.releaseClaim(this.userId, msg.messageId, 'spam');
-      return;
+      this.deps.store.releaseClaim(this.userId, messageId, task);
+      return undefined;
     }
-    this.awaitingDone = msg.messageId;
-    this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc });
+    return out;
   }
 
   private spamDone(msg: Extract<Message, { name: 'spam_done' }>): void {
@@ -264,11 +303,69 @@ export class Session {
     this.awaitingDone = undefined;
   }
 
+  private async topicRequest(msg: Extract<Message, { name: 'topic_request' }>): Promise<void> {
+    const model = this.requireReady('topic_request');
+    const topics = model.topics;
+    if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
+    this.requireIdle('topic_request');
+    if (this.deps.store.topicOptOut(this.userId))
+      throw new ProtocolError('opted_out', 'this user opted out of topic extraction (send topic_setting 0 to opt in)');
+    const size = heLayout(model.params).lweBytes;
+    if (msg.lwes.length !== topics.bPrime * size) {
+      throw new ProtocolError(
+        'bad_field',
+        `topic_request.lwes is ${msg.lwes.length} bytes; expected ${topics.bPrime} ciphertexts of ${size} bytes`,
+      );
+    }
+    const lwes = Array.from({ length: topics.bPrime }, (_, j) => msg.lwes.subarray(j * size, (j + 1) * size));
+    const gc = await this.decryptOnce('topics', msg.messageId, topics.bPrime, (user) =>
+      this.timed('topics', () => this.deps.crypto.topics(this.id, model, user, lwes, msg.choices)),
+    );
+    if (gc === undefined) return;
+    this.awaitingLabels = msg.messageId;
+    this.reply('topic_gc', msg.requestId, { messageId: msg.messageId, gc });
+  }
+
+  /**
+   * The client's output labels. Whatever happens, the evaluation is used up
+   * and the message stays claimed (a retry could otherwise probe); only a
+   * valid topic is recorded.
+   */
+  private async topicLabels(msg: Extract<Message, { name: 'topic_labels' }>): Promise<void> {
+    const model = this.requireReady('topic_labels');
+    if (this.awaitingLabels === undefined || this.awaitingLabels !== msg.messageId) {
+      throw new ProtocolError(
+        'out_of_order',
+        `topic_labels for message ${msg.messageId}, which has no outstanding topic_gc`,
+      );
+    }
+    this.awaitingLabels = undefined;
+    const topic = await this.timed('topic_labels', () => this.deps.crypto.topicLabels(this.id, msg.labels));
+    // The index is the client's candidate S'[j], which the circuit does not
+    // check: one beyond B (a lying client) is stored as -1, no topic. It is
+    // answered and written exactly like a valid one: a different answer (or
+    // time) would tell a client with crafted ciphertexts where the argmax
+    // landed, one bit about the user key.
+    const valid = topic < model.params.B;
+    this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1);
+    this.deps.metrics.topics.inc({ model: model.id, topic: valid ? String(topic) : 'out_of_range' });
+    this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
+  }
+
+  /** The user's topic opt-out (§7): recorded per user, honest and visible. */
+  private topicSetting(msg: Extract<Message, { name: 'topic_setting' }>): void {
+    this.requireReady('topic_setting');
+    if (msg.optOut > 1) throw new ProtocolError('bad_field', 'topic_setting.optOut must be 0 or 1');
+    this.takeRate();
+    this.deps.store.setTopicOptOut(this.userId, msg.optOut === 1);
+    this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
+  }
+
   private takeRate(): void {
     if (!this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute)) {
       throw new ProtocolError(
         'rate_limited',
-        `at most ${this.deps.limits.requestsPerMinute} requests (spam and OT) per minute`,
+        `at most ${this.deps.limits.requestsPerMinute} requests (spam, topics and OT) per minute`,
       );
     }
   }

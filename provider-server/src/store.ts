@@ -58,6 +58,22 @@ const MIGRATIONS: string[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 3: decoded topics (what the provider learns, §0) and the users' topic opt-out (§7)
+  `CREATE TABLE topics (
+     user_id INTEGER NOT NULL,
+     message_id TEXT NOT NULL,
+     model_id TEXT NOT NULL,
+     model_version INTEGER NOT NULL,
+     topic INTEGER NOT NULL,
+     recorded_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id),
+     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
+   );
+   CREATE TABLE topic_settings (
+     user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+     opted_out INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );`,
 ];
 
 /** Rate-limit windows: spam/OT requests and hellos are counted apart. */
@@ -291,20 +307,90 @@ export class Store {
   }
 
   /**
-   * Counts one decryption under `epoch`, atomically across sessions and
-   * instances: 'rotated' when that epoch is no longer current (the client must
-   * fetch the next key); the decryption that exhausts the budget still runs,
-   * and moves the user to the next epoch.
+   * Counts `count` decryptions (1 per spam request, B' per topic request)
+   * under `epoch`, atomically across sessions and instances: 'rotated' when
+   * that epoch is no longer current (the client must fetch the next key); the
+   * request that leaves less than `count` still runs, and moves the user to
+   * the next epoch. A request that would overrun the budget rotates the key
+   * first, so no epoch serves more than `budget` decryptions.
    */
-  spendUserKey(userId: number, modelId: string, version: number, epoch: number, budget: number): 'ok' | 'rotated' {
+  spendUserKey(
+    userId: number,
+    modelId: string,
+    version: number,
+    epoch: number,
+    budget: number,
+    count = 1,
+  ): 'ok' | 'rotated' {
+    if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
     return this.db.transaction((): 'ok' | 'rotated' => {
       const cur = this.userKey(userId, modelId, version);
       if (cur.epoch !== epoch) return 'rotated';
-      const used = cur.used + 1;
-      this.db
-        .prepare('UPDATE user_keys SET epoch = ?, used = ? WHERE user_id = ? AND model_id = ? AND model_version = ?')
-        .run(used >= budget ? epoch + 1 : epoch, used >= budget ? 0 : used, userId, modelId, version);
+      const rotate =
+        'UPDATE user_keys SET epoch = ?, used = ? WHERE user_id = ? AND model_id = ? AND model_version = ?';
+      if (cur.used + count > budget) {
+        this.db.prepare(rotate).run(epoch + 1, 0, userId, modelId, version);
+        return 'rotated';
+      }
+      const used = cur.used + count;
+      // Rotate as soon as the rest cannot serve another request of this size: a
+      // client counting its budget (welcome.keyBudget) then reconnects before
+      // sending, instead of having ciphertexts refused after they left.
+      const exhausted = budget - used < count;
+      this.db.prepare(rotate).run(exhausted ? epoch + 1 : epoch, exhausted ? 0 : used, userId, modelId, version);
       return 'ok';
     })();
+  }
+
+  /**
+   * Records the topic the provider decoded for a claimed message (once: the
+   * claim makes it unique); -1 marks an evaluation that named no topic.
+   */
+  recordTopic(userId: number, messageId: string, modelId: string, version: number, topic: number): void {
+    this.db
+      .prepare(
+        'INSERT INTO topics (user_id, message_id, model_id, model_version, topic, recorded_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(userId, messageId, modelId, version, topic, Date.now());
+  }
+
+  topicOf(userId: number, messageId: string): number | undefined {
+    const row = this.db
+      .prepare('SELECT topic FROM topics WHERE user_id = ? AND message_id = ? AND topic >= 0')
+      .get(userId, messageId) as { topic: number } | undefined;
+    return row?.topic;
+  }
+
+  /** How many messages got each topic, per model version (what the provider's analytics see). */
+  topicCounts(): { modelId: string; version: number; topic: number; count: number }[] {
+    return this.db
+      .prepare(
+        'SELECT model_id AS modelId, model_version AS version, topic, COUNT(*) AS count FROM topics WHERE topic >= 0 GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, count DESC, topic',
+      )
+      .all() as { modelId: string; version: number; topic: number; count: number }[];
+  }
+
+  /** One user's recorded topics, oldest first. */
+  topicHistory(userId: number): { messageId: string; modelId: string; version: number; topic: number; at: number }[] {
+    return this.db
+      .prepare(
+        'SELECT message_id AS messageId, model_id AS modelId, model_version AS version, topic, recorded_at AS at FROM topics WHERE user_id = ? AND topic >= 0 ORDER BY recorded_at, message_id',
+      )
+      .all(userId) as { messageId: string; modelId: string; version: number; topic: number; at: number }[];
+  }
+
+  /** The user's topic opt-out (§7): visible to the provider by design. */
+  setTopicOptOut(userId: number, optOut: boolean): void {
+    this.db
+      .prepare(
+        'INSERT INTO topic_settings (user_id, opted_out, updated_at) VALUES (?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET opted_out = excluded.opted_out, updated_at = excluded.updated_at',
+      )
+      .run(userId, optOut ? 1 : 0, Date.now());
+  }
+
+  topicOptOut(userId: number): boolean {
+    const row = this.db.prepare('SELECT opted_out FROM topic_settings WHERE user_id = ?').get(userId) as
+      { opted_out: number } | undefined;
+    return row?.opted_out === 1;
   }
 }

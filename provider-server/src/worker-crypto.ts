@@ -47,6 +47,30 @@ export class WorkerCrypto implements ProviderCrypto {
     );
   }
 
+  topics(
+    sessionId: string,
+    model: ServedModel,
+    user: UserKeyId,
+    lwes: Uint8Array[],
+    choices: Uint8Array,
+  ): Promise<Uint8Array> {
+    return this.pool.runOn(
+      sessionId,
+      'topics',
+      sessionId,
+      model.keyFile,
+      model.providerSeed,
+      user,
+      model.params,
+      lwes,
+      choices,
+    );
+  }
+
+  topicLabels(sessionId: string, labels: Uint8Array): Promise<number> {
+    return this.pool.runOn(sessionId, 'topicLabels', sessionId, labels);
+  }
+
   async endSession(sessionId: string): Promise<void> {
     await this.pool.runOn(sessionId, 'endSession', sessionId);
   }

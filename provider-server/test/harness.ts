@@ -14,7 +14,7 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -30,7 +30,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(limits: Partial<ServerLimits> = {}): Promise<Harness> {
+export async function startHarness(
+  limits: Partial<ServerLimits> = {},
+  overrides: Omit<ConfigOverrides, 'limits'> = {},
+): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
   const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) & 0xff);
@@ -64,6 +67,12 @@ export async function startHarness(limits: Partial<ServerLimits> = {}): Promise<
       }
       return new Uint8Array([lwe.length & 0xff, choices.length]);
     },
+    async topics() {
+      throw new Error('topics: not in this double (provider-server/test/topics.test.ts runs the real crypto)');
+    },
+    async topicLabels() {
+      throw new Error('topicLabels: not in this double');
+    },
     async endSession(id) {
       crypto.ended.push(id);
     },
@@ -72,7 +81,7 @@ export async function startHarness(limits: Partial<ServerLimits> = {}): Promise<
   const store = new Store(':memory:');
   const config = loadConfig({
     env: {},
-    overrides: { port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
+    overrides: { ...overrides, port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
   });
   const logs: string[] = [];
   const server = await startServer({

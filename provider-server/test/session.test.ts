@@ -110,6 +110,7 @@ test('out-of-order frames get out_of_order', async () => {
       sessionId: 'x',
       modelVersion: 1,
       packageSha256: NONCE,
+      candidatesSha256: NONCE,
       p0: NONCE,
       keyEpoch: 1,
       ksk: NONCE,

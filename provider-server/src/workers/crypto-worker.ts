@@ -4,7 +4,7 @@
 // only ever uses a user key, docs/security.md) and each session's OT sender
 // (sessions are pinned to one worker by the pool's affinity key).
 import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../../wasm/ts/he.js';
-import { garbleSpam } from '../../../wasm/ts/gc.js';
+import { decodeArgmaxLabels, garbleArgmax, garbleSpam, type ArgmaxDecoder } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
@@ -18,6 +18,8 @@ const keys = new Map<string, ProviderKey>();
 /** Derived user keys, most recently used last. */
 const userKeys = new Map<string, ProviderKey>();
 const sessions = new Map<string, OtSender>();
+/** Per session, the decoder of the argmax whose topic_labels are awaited (one at a time). */
+const decoders = new Map<string, ArgmaxDecoder>();
 
 /** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
 const OT_BASE_A = 0x01;
@@ -71,6 +73,26 @@ function userKey(keyFile: string, providerSeedHex: string, id: UserKeyId): Provi
   return k;
 }
 
+/** The session's OT sender, which must already hold OTs for a garbled circuit. */
+function readySender(sessionId: string, request: string): OtSender {
+  const s = sessions.get(sessionId);
+  if (!s || s.available === 0)
+    throw coded(`${request} before OT setup (send ot base and extension first)`, 'out_of_order');
+  return s;
+}
+
+/** y = d + r mod 2^T, uniform to the provider (§2.6); it only feeds the garbler. */
+function decrypt(keyFile: string, providerSeedHex: string, user: UserKeyId, params: HeParams, lwe: Uint8Array): number {
+  try {
+    return userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
+  } catch (e) {
+    rejectInput(e, 'lwe');
+  }
+}
+
+/** ⌈log2 B⌉: the bits of a topic index (at least 1). */
+const indexBits = (B: number): number => Math.max(1, Math.ceil(Math.log2(B)));
+
 function sender(sessionId: string): OtSender {
   let s = sessions.get(sessionId);
   if (!s) {
@@ -113,16 +135,8 @@ const tasks = {
     lwe: Uint8Array,
     choice: Uint8Array,
   ): Uint8Array {
-    const s = sessions.get(sessionId);
-    if (!s || s.available === 0)
-      throw coded('spam_request before OT setup (send ot base and extension first)', 'out_of_order');
-    let y: number;
-    try {
-      // y = d + r mod 2^T is uniform to the provider (§2.6); it only feeds the garbler.
-      y = userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
-    } catch (e) {
-      rejectInput(e, 'spam_request.lwe');
-    }
+    const s = readySender(sessionId, 'spam_request');
+    const y = decrypt(keyFile, providerSeedHex, user, params, lwe);
     try {
       return garbleSpam({ y, T: params.T }, s, choice);
     } catch (e) {
@@ -130,7 +144,45 @@ const tasks = {
     }
   },
 
+  topics(
+    sessionId: string,
+    keyFile: string,
+    providerSeedHex: string,
+    user: UserKeyId,
+    params: HeParams,
+    lwes: Uint8Array[],
+    choice: Uint8Array,
+  ): Uint8Array {
+    const s = readySender(sessionId, 'topic_request');
+    const ys = lwes.map((lwe) => decrypt(keyFile, providerSeedHex, user, params, lwe));
+    try {
+      const { message, decoder } = garbleArgmax({ ys, T: params.T, indexBits: indexBits(params.B) }, s, choice);
+      decoders.get(sessionId)?.dispose();
+      decoders.set(sessionId, decoder);
+      return message;
+    } catch (e) {
+      rejectInput(e, 'topic_request.choices');
+    } finally {
+      ys.fill(0);
+    }
+  },
+
+  topicLabels(sessionId: string, labels: Uint8Array): number {
+    const decoder = decoders.get(sessionId);
+    if (!decoder) throw coded('topic_labels without a garbled argmax outstanding', 'out_of_order');
+    decoders.delete(sessionId);
+    try {
+      return decodeArgmaxLabels(decoder, labels);
+    } catch (e) {
+      rejectInput(e, 'topic_labels.labels');
+    } finally {
+      decoder.dispose();
+    }
+  },
+
   endSession(sessionId: string): void {
+    decoders.get(sessionId)?.dispose();
+    decoders.delete(sessionId);
     sessions.get(sessionId)?.close();
     sessions.delete(sessionId);
   },

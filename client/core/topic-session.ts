@@ -1,0 +1,238 @@
+// The client side of private topic extraction (PROTOCOL.md §2.5, §3, §4.4,
+// Pretzel §4.3). Per email, on the device: features; the B' best topics of
+// the public candidate model (the candidate set S', never sent); the encrypted
+// dot product; B' LWE extractions, each with a fresh encryption of zero so
+// the provider cannot link them to S'; gc_choice for the argmax. Then
+// topic_request → topic_gc, garbled evaluation, the output labels back in
+// topic_labels → topic_ack. The provider learns the topic; the client learns
+// nothing about the private model (§0), so its result names only the public
+// model's local best guess. Every email passes the replay log first (§7).
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
+import { extractFeatures } from '../../models/features/index.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import { argmax, candidates, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
+import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
+import type { He } from '../../wasm/ts/he.js';
+import { createConnector, type Connector, type ConnectorOptions } from './connect.js';
+import type { PackageStorage, VerifiedPackage } from './download.js';
+import { loadModel, ProviderSession, type LoadedModel, type SessionOptions, type SocketLike } from './session.js';
+import { contentHash, type ReplayLog } from './topic-replay.js';
+
+/** A topic package loaded for the dot product, with its verified public candidate model. */
+export interface TopicModel extends LoadedModel {
+  candidateModel: PlainModel;
+  /** Candidates per email (from the package header). */
+  bPrime: number;
+  /** ⌈log2 B⌉: bits of a topic index in the argmax circuit. */
+  indexBits: number;
+}
+
+export interface TopicResult {
+  messageId: string;
+  /** The public candidate model's best topic: computed locally, not the provider's (private) result. */
+  localGuess: string;
+  /** Client CPU time for this email (features, candidates, dot product, B' extractions, evaluation), ms. */
+  clientMs: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+export interface TopicSessionOptions extends SessionOptions {
+  model: TopicModel;
+  replay: ReplayLog;
+}
+
+/** Checks a candidate model file against the package that pins it; returns it parsed. */
+export function verifyCandidates(pkg: VerifiedPackage, bytes: Uint8Array): PlainModel {
+  const t = pkg.header.topics;
+  if (!t) throw new Error(`model ${pkg.header.modelId} is not a topic package`);
+  const digest = bytesToHex(sha256(bytes));
+  if (digest !== t.candidatesSha256)
+    throw new Error(`candidate model: SHA-256 ${digest} is not the package's ${t.candidatesSha256}`);
+  const m = loadPlainModel(bytes);
+  const h = m.header;
+  if (h.task !== 'topics' || h.role !== 'public') throw new Error('candidate model: not a public topic model');
+  if (h.B !== pkg.header.params.B || JSON.stringify(h.labels) !== JSON.stringify(pkg.header.labels))
+    throw new Error('candidate model: its topics are not the package’s');
+  if (JSON.stringify(h.featureSpec) !== JSON.stringify(pkg.header.featureSpec))
+    throw new Error('candidate model: its feature spec is not the package’s');
+  return m;
+}
+
+export function loadTopicModel(he: He, pkg: VerifiedPackage, candidateBytes: Uint8Array): TopicModel {
+  const candidateModel = verifyCandidates(pkg, candidateBytes);
+  const loaded = loadModel(he, pkg, 'topics');
+  return {
+    ...loaded,
+    candidateModel,
+    bPrime: pkg.header.topics!.bPrime,
+    indexBits: Math.max(1, Math.ceil(Math.log2(loaded.params.B))),
+  };
+}
+
+/**
+ * The package's candidate model, from storage or downloaded from the
+ * provider (GET /models/<id>/<version>/candidates), verified against the hash
+ * in the package header before it is stored or used.
+ */
+export async function ensureCandidates(opts: {
+  baseUrl: string;
+  pkg: VerifiedPackage;
+  storage: PackageStorage;
+  fetch?: typeof fetch;
+}): Promise<Uint8Array> {
+  const { modelId, modelVersion } = opts.pkg.header;
+  const key = `${modelId}-v${modelVersion}-candidates`;
+  const stored = await opts.storage.get(key);
+  if (stored) {
+    verifyCandidates(opts.pkg, stored);
+    return stored;
+  }
+  const r = await (opts.fetch ?? fetch)(new URL(`/models/${modelId}/${modelVersion}/candidates`, opts.baseUrl));
+  if (r.status !== 200) throw new Error(`candidate model of ${modelId} v${modelVersion}: HTTP ${r.status}`);
+  const bytes = await readExactly(r, opts.pkg.header.topics?.candidatesBytes ?? 0);
+  verifyCandidates(opts.pkg, bytes);
+  await opts.storage.put(key, bytes);
+  return bytes;
+}
+
+/** The response body, refused as soon as it runs past `size` bytes (a provider cannot make us buffer more). */
+async function readExactly(r: Response, size: number): Promise<Uint8Array> {
+  const out = new Uint8Array(size);
+  let n = 0;
+  const reader = r.body?.getReader();
+  for (;;) {
+    const chunk = reader ? await reader.read() : { done: true as const, value: undefined };
+    if (chunk.done) break;
+    if (n + chunk.value.length > size) {
+      await reader!.cancel();
+      throw new Error(`candidate model: longer than the ${size} bytes the package pins`);
+    }
+    out.set(chunk.value, n);
+    n += chunk.value.length;
+  }
+  if (n !== size) throw new Error(`candidate model: ${n} bytes, the package pins ${size}`);
+  return out;
+}
+
+export class TopicSession extends ProviderSession {
+  protected readonly otsPerEmail: number;
+
+  private constructor(
+    ws: SocketLike,
+    private readonly topicOpts: TopicSessionOptions,
+  ) {
+    super(ws, topicOpts);
+    const m = topicOpts.model;
+    this.otsPerEmail = m.bPrime * (m.params.T + m.indexBits);
+  }
+
+  /** Connects and checks the welcome pins the candidate model this client verified. */
+  static async open(opts: TopicSessionOptions): Promise<TopicSession> {
+    const s = await ProviderSession.connect(opts, (ws) => new TopicSession(ws, opts));
+    if (s.candidatesSha256 !== opts.model.header.topics?.candidatesSha256) {
+      s.close();
+      throw new Error('the provider pins another candidate model than the package’s (§0.5: refusing)');
+    }
+    return s;
+  }
+
+  /** Tells the provider the user's topic-extraction choice (§7); resolves when it is recorded. */
+  async setOptOut(optOut: boolean): Promise<void> {
+    await this.request('topic_setting', 'topic_setting_ack', { optOut: optOut ? 1 : 0 });
+  }
+
+  /**
+   * Extracts the topic of one delivered message privately for the provider.
+   * `raw` is the decrypted RFC 822 message (its plaintext never leaves this
+   * function). Throws ReplayRefused for an email already fed.
+   */
+  async classify(messageId: string, raw: string | Uint8Array, remaining = 1): Promise<TopicResult> {
+    const m = this.topicOpts.model;
+    const { T } = m.params;
+    this.alive();
+    // A request the key cannot serve would be refused after the ciphertexts left
+    // (and the replay log would then refuse the email for good): reconnect first.
+    if (this.keyBudget < m.bPrime)
+      throw new ProtocolError(
+        'key_rotated',
+        `${this.keyBudget} decryptions left under this key, fewer than B′ = ${m.bPrime}`,
+      );
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    let cpu = performance.now();
+    const features = await extractFeatures(raw, m.spec);
+    let set: Uint32Array;
+    let guess: number;
+    let lwes: Uint8Array;
+    let rPrimes: number[];
+    try {
+      await this.topicOpts.replay.admit({ messageId, contentHash: contentHash(features, JSON.stringify(m.spec)) });
+      this.alive();
+      set = candidates(m.candidateModel, features, m.bPrime);
+      guess = argmax(plainScores(m.candidateModel, features));
+      const acc = m.model.dot(features);
+      try {
+        // One fresh encryption of zero per extraction (§2.5): the B' ciphertexts cannot be linked to S'.
+        const extracted = m.model.extract(acc, set, this.pk!, this.ksk!);
+        lwes = concatBytes(...extracted.map((e) => e.lwe));
+        rPrimes = extracted.map((e) => (2 ** T - e.mask) % 2 ** T);
+        extracted.forEach((e) => (e.mask = 0));
+      } finally {
+        acc.dispose();
+      }
+    } finally {
+      features.counts.fill(0);
+      features.rows.fill(0);
+    }
+    const localGuess = m.header.labels[guess] ?? '';
+    cpu = performance.now() - cpu;
+    await this.ensureOts(remaining);
+    let t0 = performance.now();
+    const { message: choices, pending } = argmaxChoice(this.receiver!, {
+      rPrimes,
+      indices: Array.from(set),
+      T,
+      indexBits: m.indexBits,
+    });
+    rPrimes.fill(0);
+    set.fill(0);
+    cpu += performance.now() - t0;
+    let gc: Uint8Array;
+    try {
+      this.keyBudget -= m.bPrime;
+      const reply = await this.request('topic_request', 'topic_gc', { messageId, lwes, choices });
+      if (reply.messageId !== messageId) throw new Error(`topic_gc names message ${reply.messageId}, not ${messageId}`);
+      gc = reply.gc;
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    }
+    t0 = performance.now();
+    const labels = evaluateArgmax(pending, gc);
+    cpu += performance.now() - t0;
+    const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
+    if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
+    return {
+      messageId,
+      localGuess,
+      clientMs: cpu,
+      bytesSent: this.sent - sent0,
+      bytesReceived: this.received - recv0,
+    };
+  }
+}
+
+/** Connector options for topic sessions: the candidate model is fetched with the package, the replay log guards every email. */
+export function topicConnector(
+  opts: Omit<ConnectorOptions<TopicModel, TopicSession>, 'load' | 'open'> & { replay: ReplayLog },
+): Connector<TopicModel, TopicSession> {
+  return createConnector<TopicModel, TopicSession>({
+    modelId: 'topics',
+    ...opts,
+    load: async (pkg) =>
+      loadTopicModel(opts.he, pkg, await ensureCandidates({ baseUrl: opts.server, pkg, storage: opts.storage })),
+    open: (o) => TopicSession.open({ ...o, replay: opts.replay }),
+  });
+}

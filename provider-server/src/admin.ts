@@ -1,0 +1,70 @@
+// The provider's view of the topics it learns (PROTOCOL.md §0: the topic is
+// the provider's output), for its operators: per-topic counts and one user's
+// topic history, as JSON behind an admin bearer token.
+//   GET /admin/topics              → { counts: [{ modelId, version, topic, name, count }] }
+//   GET /admin/topics?user=NAME    → { user, optedOut, history: [{ messageId, modelId, version, topic, name, at }] }
+// Admin tokens are configured by SHA-256 only (config.adminTokenSha256) and
+// compared in constant time; without any, the endpoint does not exist (404).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import type { Store } from './store.js';
+
+export interface AdminDeps {
+  /** Hex SHA-256 of each accepted admin token. */
+  tokenSha256: readonly string[];
+  store: Store;
+  /** Topic names of a model version (its package labels). */
+  labels(modelId: string, version: number): string[];
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+function authorized(header: string | undefined, hashes: readonly Buffer[]): boolean {
+  const m = /^Bearer ([\x21-\x7e]{1,256})$/.exec(header ?? '');
+  if (!m) return false;
+  const digest = createHash('sha256').update(m[1]).digest();
+  let ok = false;
+  for (const h of hashes) ok = timingSafeEqual(digest, h) || ok; // every hash compared, whichever matches
+  return ok;
+}
+
+/** Handles /admin/… and returns true; false for every other path. */
+export function createAdminHandler(deps: AdminDeps): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  const hashes = deps.tokenSha256.map((h) => Buffer.from(h, 'hex'));
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!url.pathname.startsWith('/admin/') || hashes.length === 0) return false;
+    if (!authorized(req.headers.authorization, hashes)) {
+      send(res, 401, { error: 'admin token required' }, { 'www-authenticate': 'Bearer realm="pmf-admin"' });
+      return true;
+    }
+    if (req.method !== 'GET' || url.pathname !== '/admin/topics') {
+      send(res, 404, { error: 'not found' });
+      return true;
+    }
+    const name = (m: string, v: number, t: number): string => deps.labels(m, v)[t] ?? `topic ${t}`;
+    const userName = url.searchParams.get('user');
+    if (userName === null) {
+      const counts = deps.store.topicCounts().map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
+      send(res, 200, { counts });
+      return true;
+    }
+    const id = deps.store.userId(userName);
+    if (id === undefined) {
+      send(res, 404, { error: 'no such user' });
+      return true;
+    }
+    const history = deps.store.topicHistory(id).map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
+    send(res, 200, { user: userName, optedOut: deps.store.topicOptOut(id), history });
+    return true;
+  };
+}

@@ -1,0 +1,317 @@
+// Topic frames against the real provider (crypto workers, store, the bundled
+// topic model and its candidate model): every malformed or out-of-order topic
+// frame gets an error frame naming it, the session goes on and nothing is
+// recorded; a valid evaluation records the topic once; opt-out; the claim
+// left by a connection dropped between topic_gc and topic_labels.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Message } from '../../protocol/messages.js';
+import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
+import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
+import { OtReceiver } from '../../wasm/ts/ot.js';
+import { loadConfig } from '../src/config.js';
+import { topicNames } from '../src/models.js';
+import { startProvider, type Provider } from '../src/provider.js';
+import { TestClient } from './harness.js';
+
+let dir: string;
+let provider: Provider;
+let he: He;
+let token: string;
+let userId: number;
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-topics-'));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      dataDir: dir,
+      workers: 1,
+      models: [
+        { id: 'topics', file: path.resolve('models/default/topics.pmfm') },
+        { id: 'spam', file: path.resolve('models/default/spam.pmfm') },
+      ],
+      limits: { hellosPerMinute: 1000, requestsPerMinute: 10_000 },
+    },
+  });
+  provider = await startProvider(config, { log: () => undefined, progress: () => undefined });
+  ({ token, userId } = provider.store.addUser('alice'));
+  for (let i = 0; i < 20; i++) provider.store.deliver(userId, `m-${i}`, `Subject: ${i}\r\n\r\nbody ${i}`);
+  he = await loadHe();
+});
+after(async () => {
+  await provider.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const served = () => provider.catalog.current('topics')!;
+const bPrime = () => served().topics!.bPrime;
+const indexBits = () => Math.ceil(Math.log2(served().params.B));
+
+function expectError(m: Message, code: string, mention?: string): void {
+  assert.ok(m.name === 'error', `expected error ${code}, got ${m.name}`);
+  assert.equal(m.code, code, m.message);
+  if (mention) assert.match(m.message, new RegExp(mention));
+}
+
+/** A session on the topic model with OTs for a few emails. */
+async function session(modelId = 'topics') {
+  const c = await TestClient.connect(provider.server.wsUrl);
+  const model = provider.catalog.current(modelId)!;
+  const w = await c.request('hello', 1, {
+    token,
+    modelId,
+    modelVersion: model.version,
+    clientNonce: he.randomSeed(),
+    keyEpoch: 0,
+  });
+  assert.ok(w.name === 'welcome', JSON.stringify(w));
+  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
+  const b = await c.request('ot', 2, { payload: receiver.start() });
+  assert.ok(b.name === 'ot_reply');
+  receiver.finish(b.payload);
+  const ots = 4 * bPrime() * (served().params.T + indexBits());
+  assert.equal((await c.request('ot', 3, { payload: receiver.extend(ots) })).name, 'ot_reply');
+  return { c, w, receiver, next: 10 };
+}
+
+/** B' well-formed LWE ciphertexts of zero (y = 0): what the provider decrypts does not matter here. */
+function zeroLwes(count = bPrime()): Uint8Array {
+  const { Q } = served().params;
+  const size = heLayout(served().params).lweBytes;
+  const out = new Uint8Array(count * size);
+  for (let j = 0; j < count; j++) out.set([0x4c, 1, Q], j * size);
+  return out;
+}
+
+/** topic_request with candidates 0..B'−1 (or `indices`) → topic_gc; returns the labels the client would send back. */
+async function requestGc(
+  s: Awaited<ReturnType<typeof session>>,
+  messageId: string,
+  indices = Array.from({ length: bPrime() }, (_, j) => j),
+) {
+  const { T } = served().params;
+  const n = bPrime();
+  const { message: choices, pending } = argmaxChoice(s.receiver, {
+    rPrimes: new Array(n).fill(0),
+    indices,
+    T,
+    indexBits: indexBits(),
+  });
+  const reply = await s.c.request('topic_request', s.next++, { messageId, lwes: zeroLwes(), choices });
+  assert.ok(reply.name === 'topic_gc', JSON.stringify(reply));
+  return evaluateArgmax(pending, reply.gc);
+}
+
+test('a valid evaluation records the topic once; the same message again is already_classified', async () => {
+  const s = await session();
+  assert.equal(bytesToHex(s.w.candidatesSha256), served().topics!.candidatesSha256, 'welcome pins the candidates');
+  const labels = await requestGc(s, 'm-0');
+  const ack = await s.c.request('topic_labels', s.next++, { messageId: 'm-0', labels });
+  assert.ok(ack.name === 'topic_ack' && ack.messageId === 'm-0', JSON.stringify(ack));
+  // All y_j equal 0 and the masks are 0: the first maximum, candidate 0, wins.
+  assert.equal(provider.store.topicOf(userId, 'm-0'), 0);
+  assert.equal(provider.store.userKey(userId, 'topics', served().version).used, bPrime(), 'B′ decryptions spent');
+  const again = await s.c.request('topic_request', s.next++, {
+    messageId: 'm-0',
+    lwes: zeroLwes(),
+    choices: new Uint8Array(1),
+  });
+  expectError(again, 'already_classified', 'm-0');
+  // Spam and topic claims are independent.
+  assert.equal(provider.store.claim(userId, 'm-0', 'spam'), 'claimed');
+  s.c.close();
+});
+
+test('bad topic_labels: wrong count, a label for no wire, an unknown message, out of order — named, nothing recorded', async () => {
+  const s = await session();
+  const pong = async () => {
+    const p = await s.c.request('ping', s.next++, { nonce: 7 });
+    assert.equal(p.name, 'pong', 'the session goes on');
+  };
+  // Labels before any request, and for a message never requested.
+  expectError(
+    await s.c.request('topic_labels', s.next++, { messageId: 'm-1', labels: new Uint8Array(83) }),
+    'out_of_order',
+    'm-1',
+  );
+  await pong();
+  const labels = await requestGc(s, 'm-1');
+  expectError(
+    await s.c.request('topic_labels', s.next++, { messageId: 'never-sent', labels }),
+    'out_of_order',
+    'never-sent',
+  );
+  // Another request while labels are awaited.
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'm-2', lwes: zeroLwes(), choices: new Uint8Array(1) }),
+    'out_of_order',
+    'topic_labels for message m-1',
+  );
+  // One label too few: the evaluation is used up, the message stays claimed, no topic.
+  const short = labels.slice(0, labels.length - 16);
+  short[2] = indexBits() - 1;
+  expectError(
+    await s.c.request('topic_labels', s.next++, { messageId: 'm-1', labels: short }),
+    'bad_field',
+    'number of output labels',
+  );
+  assert.equal(provider.store.topicOf(userId, 'm-1'), undefined);
+  assert.equal(provider.store.isClassified(userId, 'm-1', 'topics'), true);
+  await pong();
+
+  // A label that is neither label of its wire.
+  const forged = (await requestGc(s, 'm-2')).slice();
+  forged[3 + 16 * 2] ^= 0x40;
+  expectError(
+    await s.c.request('topic_labels', s.next++, { messageId: 'm-2', labels: forged }),
+    'bad_field',
+    'not one of the garbler',
+  );
+  assert.equal(provider.store.topicOf(userId, 'm-2'), undefined);
+  // The decoder is used up: the right labels now are out of order.
+  await pong();
+
+  // Malformed requests: wrong ciphertext count, a bad ciphertext, a spam frame on the topic model.
+  expectError(
+    await s.c.request('topic_request', s.next++, {
+      messageId: 'm-3',
+      lwes: zeroLwes(bPrime() - 1),
+      choices: new Uint8Array(1),
+    }),
+    'bad_field',
+    `expected ${bPrime()} ciphertexts`,
+  );
+  const badLwe = zeroLwes();
+  badLwe[1] = 9;
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'm-3', lwes: badLwe, choices: new Uint8Array(1) }),
+    'bad_field',
+  );
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'm-3', lwes: zeroLwes(), choices: new Uint8Array(5) }),
+    'bad_field',
+    'gc_choice',
+  );
+  expectError(
+    await s.c.request('spam_request', s.next++, {
+      messageId: 'm-3',
+      lwe: new Uint8Array(9),
+      choices: new Uint8Array(1),
+    }),
+    'out_of_order',
+    'topic model',
+  );
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'nope', lwes: zeroLwes(), choices: new Uint8Array(1) }),
+    'unknown_message',
+    'nope',
+  );
+  await pong();
+  assert.equal(provider.store.topicOf(userId, 'm-3'), undefined);
+  assert.equal(provider.store.isClassified(userId, 'm-3', 'topics'), false, 'failed requests release the claim');
+  // After all that, a valid evaluation still works in the same session.
+  const ok = await requestGc(s, 'm-3');
+  assert.equal((await s.c.request('topic_labels', s.next++, { messageId: 'm-3', labels: ok })).name, 'topic_ack');
+  assert.equal(provider.store.topicOf(userId, 'm-3'), 0);
+  s.c.close();
+});
+
+test('a candidate index beyond the B topics (a lying client) is not recorded, and acknowledged like any other', async () => {
+  const s = await session();
+  const labels = await requestGc(s, 'm-7', new Array(bPrime()).fill(2 ** indexBits() - 1));
+  // An error would tell the client where the argmax landed: the answer is the same as for a valid topic.
+  const ack = await s.c.request('topic_labels', s.next++, { messageId: 'm-7', labels });
+  assert.ok(ack.name === 'topic_ack', JSON.stringify(ack));
+  assert.equal(provider.store.topicOf(userId, 'm-7'), undefined);
+  assert.equal(provider.store.isClassified(userId, 'm-7', 'topics'), true);
+  s.c.close();
+});
+
+test('topic frames on a spam session are out of order', async () => {
+  const s = await session('spam');
+  assert.equal(s.w.candidatesSha256.length, 0);
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'm-4', lwes: zeroLwes(), choices: new Uint8Array(1) }),
+    'out_of_order',
+    'spam model',
+  );
+  s.c.close();
+});
+
+test('opt-out is recorded per user and refuses topic requests; opting back in works', async () => {
+  const s = await session();
+  const ack = await s.c.request('topic_setting', s.next++, { optOut: 1 });
+  assert.ok(ack.name === 'topic_setting_ack' && ack.optOut === 1);
+  assert.equal(provider.store.topicOptOut(userId), true);
+  expectError(
+    await s.c.request('topic_request', s.next++, { messageId: 'm-5', lwes: zeroLwes(), choices: new Uint8Array(1) }),
+    'opted_out',
+  );
+  assert.equal(provider.store.isClassified(userId, 'm-5', 'topics'), false);
+  expectError(await s.c.request('topic_setting', s.next++, { optOut: 2 }), 'bad_field');
+  assert.equal((await s.c.request('topic_setting', s.next++, { optOut: 0 })).name, 'topic_setting_ack');
+  assert.equal(provider.store.topicOptOut(userId), false);
+  const labels = await requestGc(s, 'm-5');
+  assert.equal((await s.c.request('topic_labels', s.next++, { messageId: 'm-5', labels })).name, 'topic_ack');
+  s.c.close();
+});
+
+test('a connection dropped between topic_gc and topic_labels leaves the message claimed, without a topic', async () => {
+  const s = await session();
+  await requestGc(s, 'm-6');
+  s.c.close();
+  await s.c.waitClosed();
+  const t = await session();
+  expectError(
+    await t.c.request('topic_request', t.next++, { messageId: 'm-6', lwes: zeroLwes(), choices: new Uint8Array(1) }),
+    'already_classified',
+  );
+  expectError(
+    await t.c.request('topic_labels', t.next++, { messageId: 'm-6', labels: new Uint8Array(83) }),
+    'out_of_order',
+  );
+  assert.equal(provider.store.topicOf(userId, 'm-6'), undefined);
+  t.c.close();
+});
+
+test('the candidate model is served like the package: ETag, Range, pinned hash', async () => {
+  const t = served().topics!;
+  const url = `${provider.server.httpUrl}/models/topics/${served().version}/candidates`;
+  const full = await fetch(url);
+  assert.equal(full.status, 200);
+  assert.equal(full.headers.get('etag'), `"${t.candidatesSha256}"`);
+  assert.equal(full.headers.get('x-content-sha256'), t.candidatesSha256);
+  assert.equal((await full.arrayBuffer()).byteLength, t.candidatesBytes);
+  const part = await fetch(url, { headers: { range: 'bytes=10-19' } });
+  assert.equal(part.status, 206);
+  assert.equal((await part.arrayBuffer()).byteLength, 10);
+  assert.equal((await fetch(url, { headers: { 'if-none-match': `"${t.candidatesSha256}"` } })).status, 304);
+  const list = (await (await fetch(`${provider.server.httpUrl}/models`)).json()) as {
+    models: { id: string; candidates?: { sha256: string } }[];
+  };
+  assert.equal(list.models.find((m) => m.id === 'topics')?.candidates?.sha256, t.candidatesSha256);
+  assert.equal(list.models.find((m) => m.id === 'spam')?.candidates, undefined);
+  assert.equal((await fetch(`${provider.server.httpUrl}/models/spam/1/candidates`)).status, 404);
+});
+
+function bytesToHex(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
+}
+
+test('what the provider sees: per-topic counts and a user history, with topic names', () => {
+  const counts = provider.store.topicCounts().filter((r) => r.modelId === 'topics');
+  assert.ok(counts.length > 0);
+  assert.equal(
+    counts.reduce((n, r) => n + r.count, 0),
+    provider.store.topicHistory(userId).length,
+  );
+  const names = topicNames(dir);
+  assert.equal(names('topics', served().version)[0], 'alt.atheism');
+  assert.deepEqual(names('nope', 1), []);
+  assert.ok(provider.store.topicHistory(userId).some((h) => h.messageId === 'm-0' && h.topic === 0));
+});
