@@ -13,10 +13,10 @@ export const ERROR_CODES = [
   'unknown_model', // model id not served here
   'model_outdated', // client asked for an older model version: download the new one
   'unknown_message', // message id not delivered to this user
-  'already_classified', // message id was classified before (PROTOCOL.md §7)
+  'already_classified', // message id was classified before (docs/protocol.md#at-most-once-classification)
   'rate_limited', // per-user rate limit hit
   'key_rotated', // the user's decryption key reached its budget: reconnect for the next key epoch
-  'opted_out', // topic_request from a user who opted out of topic extraction (§7)
+  'opted_out', // topic_request from a user who opted out of topic extraction (docs/protocol.md#topic-extraction)
   'crypto_rejected', // a cryptographic check failed (e.g. OT consistency)
   'internal', // server-side failure; details stay in the server log
 ] as const;

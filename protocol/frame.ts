@@ -1,4 +1,4 @@
-// The binary frame of the session protocol (PROTOCOL.md §4). One WebSocket
+// The binary frame of the session protocol (docs/wire-formats.md#frame). One WebSocket
 // binary message carries exactly one frame:
 //
 //   offset 0  u8   protocol version (PROTOCOL_VERSION)

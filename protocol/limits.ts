@@ -9,7 +9,7 @@ export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Largest frame a client accepts from a provider, whatever limit the provider announces. */
 export const CLIENT_MAX_FRAME_BYTES = 1 << 24;
 
-/** Largest JSON header of a model package (PROTOCOL.md §5). */
+/** Largest JSON header of a model package (docs/wire-formats.md#model-package). */
 export const MAX_HEADER_BYTES = 1 << 20;
 
 /** Most candidates per topic request (bounds the provider's work per request). */

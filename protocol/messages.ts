@@ -1,4 +1,4 @@
-// Message schemas of the session protocol (PROTOCOL.md §4) and their body
+// Message schemas of the session protocol (docs/wire-formats.md#messages) and their body
 // codec. A body is the schema's fields in order:
 //   u32          big-endian
 //   str(max)     u16 byte length + UTF-8 (printable, no control characters)
@@ -111,7 +111,7 @@ export interface Messages {
   /** labels: the gc_labels message, one output label per bit of the topic index. */
   topic_labels: { messageId: string; labels: Uint8Array };
   topic_ack: { messageId: string };
-  /** optOut: 1 = this user opts out of topic extraction (§7), 0 = opts back in. */
+  /** optOut: 1 = this user opts out of topic extraction (docs/protocol.md#topic-extraction), 0 = opts back in. */
   topic_setting: { optOut: number };
   topic_setting_ack: { optOut: number };
 }

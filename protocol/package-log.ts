@@ -1,5 +1,5 @@
 // The package transparency log, shared by provider-server (appends and signs)
-// and client (verifies). PROTOCOL.md §0.5: a provider that encrypts one
+// and client (verifies). docs/threat-model.md#malicious-provider: a provider that encrypts one
 // user's model with large noise can leak that user's features past the
 // flooding, so every client must use the same package per model version, and
 // the package hash the provider announces in a session needs an anchor

@@ -1,4 +1,4 @@
-// The model package container (PROTOCOL.md §5). Byte layout:
+// The model package container (docs/wire-formats.md#model-package). Byte layout:
 //
 //   8 bytes  magic "PMFPKG\0\1" (the last byte is the container version)
 //   u32      header length (big-endian), at most MAX_HEADER_BYTES
@@ -8,7 +8,7 @@
 // The header carries the parameters, the feature spec, the SHA-256 of the body
 // and `providerSeed`: publishing the seed in a package that is byte-identical
 // for every client, before any client picks its nonce, is the provider's
-// commitment of §2.2 (it cannot choose p1 after seeing the nonce). The header
+// commitment of docs/crypto.md#per-session-public-key (it cannot choose p1 after seeing the nonce). The header
 // holds no secret: the secret key never enters a package.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -19,7 +19,7 @@ import { MAX_B_PRIME, MAX_HEADER_BYTES } from './limits.js';
 export const PACKAGE_MAGIC = new Uint8Array([0x50, 0x4d, 0x46, 0x50, 0x4b, 0x47, 0x00, 0x01]);
 export const PACKAGE_FORMAT = 'pmf-model-package/1';
 
-/** Lattice and model parameters (PROTOCOL.md §1, §5): the lattice layer's own. */
+/** Lattice and model parameters (docs/crypto.md#parameters, docs/wire-formats.md#model-package): the lattice layer's own. */
 export type PackageParams = HeParams;
 
 export interface PackageHeader {
@@ -32,9 +32,9 @@ export interface PackageHeader {
   /** The feature extractor's spec (models/features), so the client extracts what the provider trained on. */
   featureSpec: Record<string, unknown>;
   params: PackageParams;
-  /** "rows-across": PROTOCOL.md §2.3 packing; row 0 is the bias row with the threshold folded in. */
+  /** "rows-across": docs/crypto.md#model-encryption-and-packing packing; row 0 is the bias row with the threshold folded in. */
   layout: 'rows-across';
-  /** Hex, 32 bytes: the provider's half of the joint randomness for p1 (§2.2). */
+  /** Hex, 32 bytes: the provider's half of the joint randomness for p1 (docs/crypto.md#per-session-public-key). */
   providerSeed: string;
   bodyBytes: number;
   /** Hex SHA-256 of the body. */

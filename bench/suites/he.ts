@@ -1,4 +1,4 @@
-// Lattice layer (PROTOCOL.md §1–2): per-operation costs, the client's dot
+// Lattice layer (docs/crypto.md): per-operation costs, the client's dot
 // product across model and email sizes, sizes on the wire and on disk, and
 // the peer the design names (SEAL in WASM, node-seal 5.1.7) computing the same
 // B = 1 dot product with BFV batching.

@@ -117,7 +117,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
         ...(N === 5_000_000 && L === 5000
           ? { reference: PRETZEL.clientMsN5ML5000, ratio: c / PRETZEL.clientMsN5ML5000 }
           : {}),
-        note: 'dot product + §2.5 extraction + OT choice + GC evaluation (target ≤ 100 ms at N=5M, L=5000)',
+        note: 'dot product + docs/crypto.md#extraction-pipeline extraction + OT choice + GC evaluation (target ≤ 100 ms at N=5M, L=5000)',
       });
       if (N === Ns[0]) {
         providerPrivate.set(L, median(provider) * 1000);

@@ -1,4 +1,4 @@
-// Resumable, hash-verified download of a model package (PROTOCOL.md §5).
+// Resumable, hash-verified download of a model package (docs/wire-formats.md#model-package).
 // Transport is fetch (browsers and Node 20); storage is a small interface so
 // the CLI keeps packages on disk (node-storage.ts) and the extension in
 // IndexedDB. A partial download resumes with Range + If-Range (the strong

@@ -1,6 +1,6 @@
 // Checks the provider's package transparency log (protocol/package-log.ts)
 // before a model package is used, so that "every client gets the same
-// package" (PROTOCOL.md §0.5) rests on something outside the session: the
+// package" (docs/threat-model.md#malicious-provider) rests on something outside the session: the
 // log is signed with a key pinned on this device, must only grow, and must
 // name exactly one package hash per (modelId, version). The head this device
 // saw is recorded; its fingerprint is compared across devices and people

@@ -1,7 +1,7 @@
-// The client side of the session protocol (PROTOCOL.md §4): hello →
+// The client side of the session protocol (docs/protocol.md#spam-classification): hello →
 // welcome (p0 checked against the joint seed), OT base + extension (pool
 // sized to the pending work, topped up on demand) in ProviderSession; then
-// for spam, per email §2.4–§2.5 on the device, spam_request, garbled
+// for spam, per email docs/crypto.md#extraction-pipeline on the device, spam_request, garbled
 // evaluation, spam_done (topics: topic-session.ts). No DOM and no
 // Node-only API: the socket is anything with the browser WebSocket interface
 // (the `ws` package's WebSocket in Node).
@@ -82,7 +82,7 @@ export interface SpamVerdict {
   /**
    * Local only: the garbled output was not a valid label. The verdict is then
    * "not spam", exactly as for a valid result, and the provider is told
-   * nothing different (selective-failure probes, §3).
+   * nothing different (selective-failure probes, docs/crypto.md#garbled-circuits).
    */
   invalidOutput: boolean;
   /** Client CPU time for this email (features, dot product, extraction, evaluation), ms. */
@@ -176,10 +176,10 @@ export abstract class ProviderSession {
     });
     if (bytesToHex(w.packageSha256) !== model.sha256) {
       throw new Error(
-        'the provider serves a different package for this model version than the one downloaded (§0.5: refusing)',
+        'the provider serves a different package for this model version than the one downloaded (docs/threat-model.md#malicious-provider: refusing)',
       );
     }
-    // Validates p0's size and ranges and recomputes p1 from the joint seed (§2.2).
+    // Validates p0's size and ranges and recomputes p1 from the joint seed (docs/crypto.md#per-session-public-key).
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
     if (w.ksk.length > 0) {
       const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges

@@ -1,4 +1,4 @@
-// Replay defense for topic extraction (PROTOCOL.md §0.3, §7): an email is fed
+// Replay defense for topic extraction (docs/threat-model.md#p3-at-most-once, docs/protocol.md#at-most-once-classification): an email is fed
 // to topic extraction at most once. A provider that delivers the same email
 // again (under the same or a new message id, with other candidates or another
 // model) would otherwise learn more about it with every run. The client keeps

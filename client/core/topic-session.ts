@@ -1,12 +1,12 @@
-// The client side of private topic extraction (PROTOCOL.md §2.5, §3, §4.4,
+// The client side of private topic extraction (docs/crypto.md#extraction-pipeline, docs/crypto.md#garbled-circuits, docs/protocol.md#topic-extraction,
 // Pretzel §4.3). Per email, on the device: features; the B' best topics of
 // the public candidate model (the candidate set S', never sent); the encrypted
 // dot product; B' LWE extractions, each with a fresh encryption of zero so
 // the provider cannot link them to S'; gc_choice for the argmax. Then
 // topic_request → topic_gc, garbled evaluation, the output labels back in
 // topic_labels → topic_ack. The provider learns the topic; the client learns
-// nothing about the private model (§0), so its result names only the public
-// model's local best guess. Every email passes the replay log first (§7).
+// nothing about the private model (docs/threat-model.md#non-negotiable-properties), so its result names only the public
+// model's local best guess. Every email passes the replay log first (docs/protocol.md#at-most-once-classification).
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
 import { extractFeatures } from '../../models/features/index.js';
@@ -133,12 +133,14 @@ export class TopicSession extends ProviderSession {
     const s = await ProviderSession.connect(opts, (ws) => new TopicSession(ws, opts));
     if (s.candidatesSha256 !== opts.model.header.topics?.candidatesSha256) {
       s.close();
-      throw new Error('the provider pins another candidate model than the package’s (§0.5: refusing)');
+      throw new Error(
+        'the provider pins another candidate model than the package’s (docs/threat-model.md#p5-known-and-documented-limits: refusing)',
+      );
     }
     return s;
   }
 
-  /** Tells the provider the user's topic-extraction choice (§7); resolves when it is recorded. */
+  /** Tells the provider the user's topic-extraction choice (docs/protocol.md#at-most-once-classification); resolves when it is recorded. */
   async setOptOut(optOut: boolean): Promise<void> {
     await this.request('topic_setting', 'topic_setting_ack', { optOut: optOut ? 1 : 0 });
   }
@@ -174,7 +176,7 @@ export class TopicSession extends ProviderSession {
       guess = argmax(plainScores(m.candidateModel, features));
       const acc = m.model.dot(features);
       try {
-        // One fresh encryption of zero per extraction (§2.5): the B' ciphertexts cannot be linked to S'.
+        // One fresh encryption of zero per extraction (docs/crypto.md#extraction-pipeline): the B' ciphertexts cannot be linked to S'.
         const extracted = m.model.extract(acc, set, this.pk!, this.ksk!);
         lwes = concatBytes(...extracted.map((e) => e.lwe));
         rPrimes = extracted.map((e) => (2 ** T - e.mask) % 2 ** T);

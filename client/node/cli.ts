@@ -6,11 +6,11 @@
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
 // bytes sent/received) and a summary. Topics: the provider learns the private
-// topic, the client nothing (PROTOCOL.md §0), so the topic column shows the
+// topic, the client nothing (docs/threat-model.md#what-each-party-learns), so the topic column shows the
 // public candidate model's local guess. With --state FILE, outcomes are appended
 // to FILE as JSON lines and a rerun resumes after the last recorded message.
 // Every email fed to topic extraction is recorded in <cache>/topic-replay.jsonl
-// and never fed again (§7).
+// and never fed again (docs/protocol.md#at-most-once-classification).
 // Both commands check the provider's package log (package-log.ts) with the key
 // from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
 // head's fingerprint to compare across devices (log --compare).

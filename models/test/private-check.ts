@@ -1,4 +1,4 @@
-// Test helper for PROTOCOL.md §6: private classification must equal plaintext
+// Test helper for docs/protocol.md#features-and-models: private classification must equal plaintext
 // classification of the quantized model. Encrypts a default model with the
 // lattice layer (wasm/ts/he.ts) at the parameters a served package uses,
 // runs the client's dot product, key switch and extraction, decrypts with the

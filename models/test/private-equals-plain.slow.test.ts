@@ -1,4 +1,4 @@
-// PROTOCOL.md §6 on every held-out SpamAssassin email and every fifth
+// docs/protocol.md#features-and-models on every held-out SpamAssassin email and every fifth
 // 20 Newsgroups test post (all 20 columns each).
 import { test } from 'node:test';
 import { loadSpamAssassin, loadTwentyNews } from '../data/loaders.js';

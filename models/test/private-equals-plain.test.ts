@@ -1,4 +1,4 @@
-// PROTOCOL.md §6 on a sample of held-out mail (every held-out spam email and
+// docs/protocol.md#features-and-models on a sample of held-out mail (every held-out spam email and
 // every fifth 20 Newsgroups test post in private-equals-plain.slow.test.ts).
 import { test } from 'node:test';
 import { loadSpamAssassin, loadTwentyNews } from '../data/loaders.js';

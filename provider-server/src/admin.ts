@@ -1,4 +1,4 @@
-// The provider's view of the topics it learns (PROTOCOL.md §0: the topic is
+// The provider's view of the topics it learns (docs/threat-model.md#what-each-party-learns: the topic is
 // the provider's output), for its operators: per-topic counts and one user's
 // topic history, as JSON behind an admin bearer token.
 //   GET /admin/topics              → { counts: [{ modelId, version, topic, name, count }] }

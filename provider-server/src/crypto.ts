@@ -25,7 +25,7 @@ export interface ServedModel {
 }
 
 export interface ProviderCrypto {
-  /** p0 for this client from the joint seed H("pk" ‖ provider_seed ‖ client_nonce) (§2.2). */
+  /** p0 for this client from the joint seed H("pk" ‖ provider_seed ‖ client_nonce) (docs/crypto.md#per-session-public-key). */
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array>;
   /**
    * The key-switching key from the model key to the user key of `user`
@@ -35,10 +35,10 @@ export interface ProviderCrypto {
   /** Processes one client OT message (base OTs or an extension batch) and returns the reply. */
   ot(sessionId: string, model: ServedModel, payload: Uint8Array): Promise<Uint8Array>;
   /**
-   * Decrypts the client's LWE ciphertext (§2.6) under the user key of `user`
+   * Decrypts the client's LWE ciphertext (docs/crypto.md#decryption) under the user key of `user`
    * (never under the model key) into y, garbles the spam comparison and
    * answers the client's Beaver choice bits from the session's OT pool: the
-   * spam_gc bundle (§3).
+   * spam_gc bundle (docs/crypto.md#garbled-circuits).
    */
   spam(
     sessionId: string,
@@ -48,7 +48,7 @@ export interface ProviderCrypto {
     choices: Uint8Array,
   ): Promise<Uint8Array>;
   /**
-   * Topics (§3): decrypts the B' LWE ciphertexts under the user key, garbles
+   * Topics (docs/crypto.md#garbled-circuits): decrypts the B' LWE ciphertexts under the user key, garbles
    * the argmax over the client's gc_choice and keeps the output decoder for
    * the session's next topicLabels: the topic_gc bundle.
    */

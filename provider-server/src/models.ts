@@ -1,7 +1,7 @@
 // Key and model lifecycle. For every configured plaintext model:
 //   - if the file changed since the last version (or there is none): generate
 //     a fresh secret key (file mode 0600, never logged), a fresh provider seed,
-//     encrypt the model with the lattice layer into a package (PROTOCOL.md §5)
+//     encrypt the model with the lattice layer into a package (docs/crypto.md#model-encryption-and-packing)
 //     with a progress bar, and record it as version v+1;
 //   - keep older versions' packages downloadable, so a client on an old
 //     version is told (model_outdated) to fetch the new one.

@@ -1,4 +1,4 @@
-// One client's WebSocket session (PROTOCOL.md §4), independent of the socket:
+// One client's WebSocket session (docs/protocol.md#session-states), independent of the socket:
 // frames in through `receive`, frames out through `send`. States:
 //
 //   awaiting_hello --hello(ok)--> ready --bye--> closed
@@ -253,7 +253,7 @@ export class Session {
   }
 
   /**
-   * Claims `messageId` for `task` (at most once per user, §7), spends
+   * Claims `messageId` for `task` (at most once per user, docs/protocol.md#at-most-once-classification), spends
    * `decryptions` of the user key's budget and runs the decrypting `work`.
    * The claim is released when nothing left the provider (work failed, or
    * the session closed meanwhile: then undefined is returned).
@@ -352,7 +352,7 @@ export class Session {
     this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
   }
 
-  /** The user's topic opt-out (§7): recorded per user, honest and visible. */
+  /** The user's topic opt-out (docs/protocol.md#topic-extraction): recorded per user, honest and visible. */
   private topicSetting(msg: Extract<Message, { name: 'topic_setting' }>): void {
     this.requireReady('topic_setting');
     if (msg.optOut > 1) throw new ProtocolError('bad_field', 'topic_setting.optOut must be 0 or 1');

@@ -1,7 +1,7 @@
-// The provider's only state (PROTOCOL.md §4: sessions are stateless apart from
+// The provider's only state (docs/protocol.md#provider-state: sessions are stateless apart from
 // this): users and their bearer tokens (stored as SHA-256 only), the registry
 // of delivered messages per user with their raw, still-encrypted MIME, which
-// message ids were already classified (§7: at most once per user), and
+// message ids were already classified (docs/protocol.md#at-most-once-classification: at most once per user), and
 // per-user rate-limit windows. SQLite through better-sqlite3; schema changes
 // are numbered migrations tracked in PRAGMA user_version.
 import Database from 'better-sqlite3';
@@ -58,7 +58,7 @@ const MIGRATIONS: string[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
-  // 3: decoded topics (what the provider learns, §0) and the users' topic opt-out (§7)
+  // 3: decoded topics (what the provider learns, docs/threat-model.md#non-negotiable-properties) and the users' topic opt-out (docs/protocol.md#topic-extraction)
   `CREATE TABLE topics (
      user_id INTEGER NOT NULL,
      message_id TEXT NOT NULL,
@@ -238,7 +238,7 @@ export class Store {
   /**
    * Atomically records that `messageId` is being classified for `task`.
    * Refuses ids never delivered to this user and ids already classified, so
-   * each delivered message yields at most one verdict (PROTOCOL.md §7).
+   * each delivered message yields at most one verdict (docs/protocol.md#at-most-once-classification).
    */
   claim(userId: number, messageId: string, task = 'spam'): ClaimResult {
     return this.db.transaction((): ClaimResult => {
@@ -379,7 +379,7 @@ export class Store {
       .all(userId) as { messageId: string; modelId: string; version: number; topic: number; at: number }[];
   }
 
-  /** The user's topic opt-out (§7): visible to the provider by design. */
+  /** The user's topic opt-out (docs/protocol.md#topic-extraction): visible to the provider by design. */
   setTopicOptOut(userId: number, optOut: boolean): void {
     this.db
       .prepare(

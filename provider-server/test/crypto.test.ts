@@ -1,7 +1,7 @@
-// The session protocol with the real crypto workers: §0.4 checks that need
+// The session protocol with the real crypto workers: docs/threat-model.md#p4-security-against-deviating-parties checks that need
 // the OT and lattice layers (a cheating OT receiver is cut off, malformed
 // ciphertexts are refused by name, requests out of protocol order are refused)
-// and §0 hygiene (the secret key never appears in logs, progress or errors).
+// and docs/threat-model.md#non-negotiable-properties hygiene (the secret key never appears in logs, progress or errors).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';

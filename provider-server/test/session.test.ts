@@ -1,5 +1,5 @@
-// Bad-input and security-property tests of the session protocol (PROTOCOL.md
-// §0.3, §0.4, §4, §7): one test per kind of bad frame, and after each the
+// Bad-input and security-property tests of the session protocol
+// (docs/threat-model.md#p3-at-most-once, docs/threat-model.md#p4-security-against-deviating-parties, docs/protocol.md#errors, docs/protocol.md#at-most-once-classification): one test per kind of bad frame, and after each the
 // server still serves a second, well-behaved session.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

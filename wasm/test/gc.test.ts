@@ -83,7 +83,7 @@ test('spam: a garbler that swaps the digests cannot make the client see an error
     gc.set(d.subarray(8), gc.length - 16);
     gc.set(d.subarray(0, 8), gc.length - 8);
   });
-  // It flips the answer (the garbler can always garble another function, PROTOCOL.md §0.5)
+  // It flips the answer (the garbler can always garble another function, docs/threat-model.md#p5-known-and-documented-limits)
   // but the client's behaviour is a normal "not spam".
   assert.deepEqual(result, { spam: false, invalid: false });
 });

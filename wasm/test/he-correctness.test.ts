@@ -1,4 +1,4 @@
-// §2.7: homomorphic results equal plaintext arithmetic mod 2^T on random
+// docs/crypto.md#tests: homomorphic results equal plaintext arithmetic mod 2^T on random
 // models and emails, for every packing width the protocol uses.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';

@@ -1,4 +1,4 @@
-// §2.7 at full size: decryption-failure rate over 10^5 trials at the largest
+// docs/crypto.md#tests at full size: decryption-failure rate over 10^5 trials at the largest
 // email (L = 5000 rows, every count at the cap). About 3 minutes.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

@@ -1,5 +1,5 @@
 // Known-answer tests of the lattice layer's byte formats and seed expansion
-// (§2.7), against independent TypeScript implementations: Node's OpenSSL
+// (docs/crypto.md#tests), against independent TypeScript implementations: Node's OpenSSL
 // ChaCha20, a BigInt bit-packer and BigInt ring arithmetic.
 import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';

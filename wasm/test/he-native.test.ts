@@ -1,6 +1,6 @@
 // The same C++ sources built natively with the system compiler (scalar code
 // paths, no wasm SIMD) reproduce the pinned seed-expansion vectors and a
-// model round trip: the known answers are shared by both builds (§2.7).
+// model round trip: the known answers are shared by both builds (docs/crypto.md#tests).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// §2.7: measured noise against the analytic bounds, and the decryption-failure
+// docs/crypto.md#tests: measured noise against the analytic bounds, and the decryption-failure
 // rate at the largest email size (a short run here; 10^5 trials in
 // he-failure.slow.test.ts).
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// PROTOCOL.md §1: the frozen primes and NTT roots, checked with BigInt
+// docs/crypto.md#parameters: the frozen primes and NTT roots, checked with BigInt
 // arithmetic independent of the C++ code.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -33,7 +33,7 @@ function isPrime(n: bigint): boolean {
 
 const PSI = [17742327281753919n, 2591887741274009n];
 
-describe('he parameters (§1)', () => {
+describe('he parameters (docs/crypto.md#parameters)', () => {
   it('q1, q2 are primes ≡ 1 mod 2^32 of 54 bits, the two largest of that form', () => {
     for (const q of [HE_Q1, HE_Q2]) {
       assert.ok(isPrime(q), `${q} prime`);
@@ -77,7 +77,7 @@ describe('he parameters (§1)', () => {
     assert.equal(core.fn('pmf_he_layout')(9), MAX_Q);
   });
 
-  it('layout helper: rows never straddle ciphertexts; sizes match PROTOCOL.md', () => {
+  it('layout helper: rows never straddle ciphertexts; sizes match docs/crypto.md', () => {
     const spam = heLayout(makeParams({ N: 5_000_000, B: 1, T: 24 }));
     assert.equal(spam.rowsPerCt, 4096);
     assert.equal(spam.ctCount, Math.ceil(5_000_001 / 4096));

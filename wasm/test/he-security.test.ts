@@ -1,4 +1,4 @@
-// The §0 properties the lattice layer carries (docs/security.md), at the
+// The docs/threat-model.md#non-negotiable-properties properties the lattice layer carries (docs/security.md), at the
 // parameters production uses: re-randomization and flooding of everything
 // that leaves the client, a provider view that is uniform and independent of
 // the email, decryption only under the switched-to user key, p1 bound to the

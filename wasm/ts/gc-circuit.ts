@@ -1,5 +1,5 @@
 // Boolean circuits for the garbled-circuit layer: a small builder (AND/XOR/NOT
-// wires, inputs numbered first) and the two circuits of PROTOCOL.md §3.
+// wires, inputs numbered first) and the two circuits of docs/crypto.md#circuits.
 // Circuits serialize to the layout wasm/src/gc/circuit.h reads; `evaluatePlain`
 // is the reference the tests compare garbled evaluation against.
 import { MAX_T, MIN_T } from './limits.js';

@@ -1,4 +1,4 @@
-// Garbled-circuit protocol for one email (PROTOCOL.md §3): the provider
+// Garbled-circuit protocol for one email (docs/crypto.md#garbled-circuits): the provider
 // garbles, the client evaluates. The client's input labels come from the
 // session's pool of correlated OTs (wasm/ts/ot.ts): the client sends one bit
 // per input bit (e = b XOR c, c its random choice bit), and the provider sets

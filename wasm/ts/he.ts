@@ -1,4 +1,4 @@
-// Typed API of the lattice layer (PROTOCOL.md §1–2, C++ in wasm/src/he/).
+// Typed API of the lattice layer (docs/crypto.md, C++ in wasm/src/he/).
 // Bytes in, bytes out: nothing here knows about transport or storage.
 //
 //   provider: generateSecretKey → loadSecretKey → publicKeyFor / encryptModel
@@ -17,7 +17,7 @@ import { loadCore, type WasmCore } from './core.js';
 import { check, CoreError, Status } from './status.js';
 import { FLOOD_MARGIN_BITS, MAX_FIN, MAX_Q, MAX_T, MIN_T, Q_MINUS_T, maxFloodBits } from './limits.js';
 
-/** Lattice and model parameters, as carried in the model package header (§1, §5). */
+/** Lattice and model parameters, as carried in the model package header (docs/crypto.md#parameters, docs/wire-formats.md#model-package). */
 export interface HeParams {
   n: number;
   /** Decimal strings: the primes exceed 2^53. */
@@ -51,7 +51,7 @@ const SEED_BYTES = 32;
  * The one mapping from a model's shape to lattice parameters, used by the
  * provider's packages, the client, the benches and the tests alike:
  * Q = T + Q_MINUS_T and the largest flood F the margin allows
- * (docs/crypto-parameters.md). T defaults to 24, b_in to 8, f_in to 4.
+ * (docs/crypto.md#parameters). T defaults to 24, b_in to 8, f_in to 4.
  */
 export function makeParams(p: { N: number; B: number; T?: number; b_in?: number; f_in?: number }): HeParams {
   const T = p.T ?? 24;
@@ -106,7 +106,7 @@ export function validateParams(p: HeParams): HeParams {
   return p;
 }
 
-/** Sizes that follow from the parameters (§2.3, §2.5). */
+/** Sizes that follow from the parameters (docs/crypto.md#model-encryption-and-packing, docs/crypto.md#extraction-pipeline). */
 export function heLayout(p: HeParams): {
   rowsPerCt: number;
   ctCount: number;
@@ -170,7 +170,7 @@ function bytes32(b: Uint8Array, what: string): Uint8Array {
   return b;
 }
 
-/** p1's seed, H("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce) with SHA-256 (§2.2). */
+/** p1's seed, H("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce) with SHA-256 (docs/crypto.md#per-session-public-key). */
 export function publicKeySeed(providerSeed: Uint8Array, clientNonce: Uint8Array): Uint8Array {
   const tag = new TextEncoder().encode('pmf-he-pk-v1');
   const h = sha256.create();
@@ -187,7 +187,7 @@ const u32be = (v: number): Uint8Array => {
 /**
  * The provider's deterministic seeds: HMAC-SHA-256 under a key derived from
  * the key file (HKDF), over a purpose label and public inputs. Determinism is
- * the point: a repeated request must get the identical answer (§2.2).
+ * the point: a repeated request must get the identical answer (docs/crypto.md#per-session-public-key).
  */
 class SeedDeriver {
   private key: Uint8Array;
@@ -268,7 +268,7 @@ export class ProviderKey extends Handle {
     return v;
   }
 
-  /** y = d_j + r_j mod 2^T (§2.6), uniform to the provider. Cost: one length-n inner product. */
+  /** y = d_j + r_j mod 2^T (docs/crypto.md#decryption), uniform to the provider. Cost: one length-n inner product. */
   decryptLwe(lwe: Uint8Array, p: HeParams): number {
     this.call('pmf_he_decrypt', lwe, p.T, p.Q);
     const y = this.out[0];
@@ -277,7 +277,7 @@ export class ProviderKey extends Handle {
   }
 
   /**
-   * p0 = −(p1·s + e) for one client (§2.2). e is a PRF of the provider's
+   * p0 = −(p1·s + e) for one client (docs/crypto.md#per-session-public-key). e is a PRF of the provider's
    * secret over (provider seed, nonce): the same nonce always gets the same
    * p0, so repeating a nonce to average e away gains nothing.
    */
@@ -383,7 +383,7 @@ export class ProviderKey extends Handle {
           if (seen >= total) throw new Error(`model weights: more than (N+1)·B = ${total} values`);
           if (!(w >= -limit && w <= limit))
             throw new Error(`model weights: value ${seen} is outside ±${limit} (b_in = ${p.b_in})`);
-          plain[filled++] = (w & tmask) >>> 0; // two's complement mod 2^T (§2.4)
+          plain[filled++] = (w & tmask) >>> 0; // two's complement mod 2^T (docs/crypto.md#dot-product)
           seen++;
           if (filled === perCt) yield flush();
         }
@@ -409,7 +409,7 @@ export class Accumulator extends Handle {}
 export interface Features {
   /** Feature rows, 1..N (row 0, the bias, is always added with x = 1: do not pass it). */
   rows: Uint32Array;
-  /** Counts ≥ 1, same length; capped here at 2^f_in − 1 (§2.4). */
+  /** Counts ≥ 1, same length; capped here at 2^f_in − 1 (docs/crypto.md#dot-product). */
   counts: Uint32Array;
 }
 
@@ -482,7 +482,7 @@ export class ClientModel extends Handle {
   }
 
   /**
-   * acc = Σ_f x_f·X^{−offset(f)}·ct[f] plus the bias row with x = 1 (§2.4).
+   * acc = Σ_f x_f·X^{−offset(f)}·ct[f] plus the bias row with x = 1 (docs/crypto.md#dot-product).
    * Cost: one shift-and-add of n coefficients × 2 limbs per feature.
    */
   dot(features: Features): Accumulator {
@@ -510,7 +510,7 @@ export class ClientModel extends Handle {
   }
 
   /**
-   * §2.5 for each requested coefficient: fresh public-key encryption of zero,
+   * docs/crypto.md#extraction-pipeline for each requested coefficient: fresh public-key encryption of zero,
    * LWE extraction, blinding by Δ·r_j, flooding, switch to 2^Q, bit-packing.
    * Spam: indices [0]. Topics: the B' candidate indices.
    */
@@ -574,7 +574,7 @@ export class ClientModel extends Handle {
     }
   }
 
-  /** Test diagnostic (needs the provider's key): noise of coefficient j of acc before §2.5, given d_j. */
+  /** Test diagnostic (needs the provider's key): noise of coefficient j of acc before docs/crypto.md#extraction-pipeline, given d_j. */
   accumulatorNoise(sk: ProviderKey, acc: Accumulator, j: number, d: number): bigint {
     const core = this.core;
     const out = core.alloc(8);
@@ -630,7 +630,7 @@ export class He {
     return this.core.randomBytes(SEED_BYTES);
   }
 
-  /** Validates p0 (size, every value < q_i) and recomputes p1 from the joint seed (§2.2). */
+  /** Validates p0 (size, every value < q_i) and recomputes p1 from the joint seed (docs/crypto.md#per-session-public-key). */
   loadPublicKey(p0: Uint8Array, providerSeed: Uint8Array, clientNonce: Uint8Array): ClientPublicKey {
     const core = this.core;
     const seed = publicKeySeed(providerSeed, clientNonce);

@@ -1,4 +1,4 @@
-// Oblivious transfer for the garbled-circuit layer (PROTOCOL.md §3): once per
+// Oblivious transfer for the garbled-circuit layer (docs/crypto.md#oblivious-transfer): once per
 // session, 128 base OTs (Chou–Orlandi "simplest OT" over ristretto255 with
 // @noble/curves), then IKNP extension batches with the KOS consistency check
 // into a pool of random correlated OTs. The provider is the OT sender (its

@@ -81,7 +81,7 @@ function readySender(sessionId: string, request: string): OtSender {
   return s;
 }
 
-/** y = d + r mod 2^T, uniform to the provider (§2.6); it only feeds the garbler. */
+/** y = d + r mod 2^T, uniform to the provider (docs/crypto.md#decryption); it only feeds the garbler. */
 function decrypt(keyFile: string, providerSeedHex: string, user: UserKeyId, params: HeParams, lwe: Uint8Array): number {
   try {
     return userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);

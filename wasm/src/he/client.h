@@ -1,4 +1,4 @@
-// Client side of the private dot product (PROTOCOL.md §2.4–2.5).
+// Client side of the private dot product (docs/crypto.md#extraction-pipeline).
 #pragma once
 
 #include <cstddef>
@@ -47,7 +47,7 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
            uint32_t max_count, Accumulator& acc);
 
-// §2.5 for coefficient j: fresh encryption of zero under s, switch to the
+// docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, switch to the
 // user key s_u (he/keyswitch.h), blinding by Δ·r (r returned in mask),
 // flooding with E uniform in [−2^F, 2^F), extraction, modulus switch to 2^Q
 // and bit-packing into out (lwe_bytes(Q) bytes).
@@ -61,7 +61,7 @@ Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator
                      unsigned F, uint32_t d, double& noise);
 
 // Diagnostics for tests, needing the secret key: the noise of coefficient j
-// of acc (before anything of §2.5) given the expected plaintext d.
+// of acc (before anything of docs/crypto.md#extraction-pipeline) given the expected plaintext d.
 Status acc_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, uint32_t j,
                  unsigned T, uint32_t d, int64_t& noise);
 

@@ -1,4 +1,4 @@
-// Frozen ring parameters (PROTOCOL.md §1) and constant-time arithmetic modulo
+// Frozen ring parameters (docs/crypto.md#parameters) and constant-time arithmetic modulo
 // the two RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2.
 //
 // The primes are the two largest k·2^32 + 1 below 2^54 (search downward from

@@ -1,8 +1,8 @@
-// BFV-style scheme of PROTOCOL.md §2 (coefficient encoding, RNS over q1, q2).
+// BFV-style scheme of docs/crypto.md#scheme (coefficient encoding, RNS over q1, q2).
 // Provider side: secret key, seeded symmetric encryption of model
 // ciphertexts, per-client public keys, decryption of LWE ciphertexts.
 // Client side: public key loading, the packed model, shift-and-add dot
-// products and the §2.5 extraction pipeline.
+// products and the docs/crypto.md#extraction-pipeline extraction pipeline.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +66,7 @@ Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], const uint8_t 
                   uint8_t out[kPublicKeyBytes]);
 // b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);
-// y = round(phase / 2^(Q−T)) mod 2^T (§2.6).
+// y = round(phase / 2^(Q−T)) mod 2^T (docs/crypto.md#decryption).
 Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
                    uint32_t& y);
 

@@ -46,7 +46,7 @@ export function randomEmail(N: number, L: number, maxCount: number): { rows: Uin
   return { rows, counts };
 }
 
-/** d_j = w_0j + Σ min(count, 2^f_in − 1)·w_fj mod 2^T, as the protocol defines it (§2.4). */
+/** d_j = w_0j + Σ min(count, 2^f_in − 1)·w_fj mod 2^T, as the protocol defines it (docs/crypto.md#dot-product). */
 export function plainDot(
   p: HeParams,
   w: Int32Array,
@@ -94,7 +94,7 @@ export function visibleNoise(s: Setup, lwe: Uint8Array): number {
   return Number(e);
 }
 
-/** Decryption-failure run (§2.7): extracts `trials` times from one email of L rows with maximal counts; returns failures and visible noise. */
+/** Decryption-failure run (docs/crypto.md#tests): extracts `trials` times from one email of L rows with maximal counts; returns failures and visible noise. */
 export async function failureRun(
   trials: number,
   L = 5000,
