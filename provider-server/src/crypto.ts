@@ -3,6 +3,7 @@
 // (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
 // pool (see workers/crypto-worker.ts); tests of the session layer can plug a
 // test double in here without touching the protocol code.
+import type { PoolHealth } from './workers/pool.js';
 import type { TopicsSection } from '../../protocol/package.js';
 import type { HeParams, UserKeyId } from '../../wasm/ts/he.js';
 
@@ -25,7 +26,7 @@ export interface ServedModel {
 }
 
 export interface ProviderCrypto {
-  /** p0 for this client from the joint seed H("pk" ‖ provider_seed ‖ client_nonce) (docs/crypto.md#per-session-public-key). */
+  /** p0 for this client from the joint seed H("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce) (docs/crypto.md#per-session-public-key). */
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array>;
   /**
    * The key-switching key from the model key to the user key of `user`
@@ -67,5 +68,7 @@ export interface ProviderCrypto {
   topicLabels(sessionId: string, labels: Uint8Array): Promise<number>;
   /** Drops and wipes a session's OT state. */
   endSession(sessionId: string): Promise<void>;
+  /** Whether the workers are healthy (reported by /healthz). */
+  health(): PoolHealth;
   close(): Promise<void>;
 }

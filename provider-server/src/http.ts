@@ -2,6 +2,7 @@
 // topic models' public candidate models (strong ETag = the file's SHA-256,
 // Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
 // a well-known URL (ETag = its head), and the demo webmail when it is mounted.
+import type { PoolHealth } from './workers/pool.js';
 import fs from 'node:fs';
 import type http from 'node:http';
 import {
@@ -23,6 +24,8 @@ export interface HttpDeps {
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The admin endpoints (admin.ts), when admin tokens are configured. */
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
+  workers?: () => PoolHealth;
 }
 
 function json(
@@ -128,7 +131,12 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
     if (deps.webmail?.(req, res) || deps.admin?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
-      return json(res, 200, { status: 'ok', models: deps.models().map((m) => ({ id: m.id, version: m.version })) });
+      const workers = deps.workers?.();
+      return json(res, 200, {
+        status: workers?.degraded ? 'degraded' : 'ok',
+        models: deps.models().map((m) => ({ id: m.id, version: m.version })),
+        ...(workers && { workers }),
+      });
     }
     if (url.pathname === '/metrics') {
       deps.metrics.registry.metrics().then(

@@ -68,6 +68,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     packageLog: opts.packageLog,
     webmail,
     admin,
+    workers: () => crypto.health(),
   });
   const server = config.tls
     ? https.createServer(

@@ -2,9 +2,12 @@
 // Session-scoped calls carry the session id as affinity key, so a session's
 // OT state always lives in the same worker.
 import type { UserKeyId } from '../../wasm/ts/he.js';
+import { Tag } from '../../wasm/ts/ot-wire.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import type { CryptoTasks } from './workers/crypto-worker.js';
-import { WorkerPool } from './workers/pool.js';
+import { WorkerPool, type Placement, type PoolHealth } from './workers/pool.js';
+
+const SETUP: Placement = { priority: 'setup' };
 
 export class WorkerCrypto implements ProviderCrypto {
   private readonly pool: WorkerPool<CryptoTasks>;
@@ -15,16 +18,22 @@ export class WorkerCrypto implements ProviderCrypto {
     this.pool = new WorkerPool(new URL(`./workers/crypto-worker.${ext}`, import.meta.url), threads);
   }
 
+  // Session setup (public key, key-switching key, base OTs) yields to per-email work.
   publicKey(model: ServedModel, clientNonce: Uint8Array): Promise<Uint8Array> {
-    return this.pool.run('publicKey', model.keyFile, model.providerSeed, clientNonce);
+    return this.pool.schedule(SETUP, 'publicKey', model.keyFile, model.providerSeed, clientNonce);
   }
 
   keySwitchKey(model: ServedModel, user: UserKeyId): Promise<Uint8Array> {
-    return this.pool.run('keySwitchKey', model.keyFile, model.providerSeed, user);
+    return this.pool.schedule(SETUP, 'keySwitchKey', model.keyFile, model.providerSeed, user);
   }
 
   ot(sessionId: string, _model: ServedModel, payload: Uint8Array): Promise<Uint8Array> {
-    return this.pool.runOn(sessionId, 'ot', sessionId, payload);
+    const priority = payload[0] === Tag.OtBaseA ? 'setup' : 'email'; // base OTs: once per session
+    return this.pool.schedule({ affinity: sessionId, priority }, 'ot', sessionId, payload);
+  }
+
+  health(): PoolHealth {
+    return this.pool.health();
   }
 
   spam(

@@ -76,6 +76,7 @@ export async function startHarness(
     async endSession(id) {
       crypto.ended.push(id);
     },
+    health: () => ({ workers: 1, restarts: 0, degraded: false }),
     async close() {},
   };
   const store = new Store(':memory:');

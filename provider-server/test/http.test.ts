@@ -12,10 +12,18 @@ after(() => h.close());
 
 const url = (p: string): string => `${h.server.httpUrl}${p}`;
 
-test('/healthz reports ok and the served models', async () => {
+test('/healthz reports ok, the served models and the workers; degraded after a worker was replaced', async () => {
   const r = await fetch(url('/healthz'));
   assert.equal(r.status, 200);
-  assert.deepEqual(await r.json(), { status: 'ok', models: [{ id: 'spam', version: 2 }] });
+  const workers = { workers: 1, restarts: 0, degraded: false };
+  assert.deepEqual(await r.json(), { status: 'ok', models: [{ id: 'spam', version: 2 }], workers });
+  const healthy = h.crypto.health;
+  h.crypto.health = () => ({ workers: 1, restarts: 1, degraded: true });
+  try {
+    assert.equal(((await (await fetch(url('/healthz'))).json()) as { status: string }).status, 'degraded');
+  } finally {
+    h.crypto.health = healthy;
+  }
 });
 
 test('/metrics exposes sessions, requests per type, errors per kind and crypto latency in Prometheus text', async () => {

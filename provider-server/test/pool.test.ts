@@ -43,3 +43,36 @@ test('the compiler checks each call against the worker task table (tsc runs this
   };
   assert.equal(typeof neverCalled, 'function');
 });
+
+test('per-email work overtakes queued session setup on a busy worker', async () => {
+  const one = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
+  try {
+    await one.run('whoami');
+    const done: string[] = [];
+    const setups = Array.from({ length: 4 }, (_, i) =>
+      one.schedule({ priority: 'setup' }, 'spin', 150).then(() => done.push(`setup ${i}`)),
+    );
+    const email = one.run('whoami').then(() => done.push('email'));
+    await Promise.all([...setups, email]);
+    // The first setup was already running; the email went next, not after all four.
+    assert.deepEqual(done.slice(0, 2), ['setup 0', 'email']);
+  } finally {
+    await one.close();
+  }
+});
+
+test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, health says degraded', async () => {
+  const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
+  try {
+    assert.deepEqual(p.health(), { workers: 1, restarts: 0, degraded: false });
+    const crashed = p.runOn('s', 'crash');
+    const queued = p.runOn('s', 'whoami');
+    await assert.rejects(crashed, (e: unknown) => e instanceof TaskError && /replaced/.test(e.message));
+    await assert.rejects(queued, TaskError);
+    assert.equal(typeof (await p.run('whoami')), 'number');
+    assert.deepEqual(p.health(), { workers: 1, restarts: 1, degraded: true });
+    assert.equal(p.health(Date.now() + 61_000).degraded, false);
+  } finally {
+    await p.close();
+  }
+});

@@ -6,7 +6,7 @@
 import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../../wasm/ts/he.js';
 import { decodeArgmaxLabels, garbleArgmax, garbleSpam, type ArgmaxDecoder } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
-import { ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
+import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { USER_KEY_CACHE } from '../limits.js';
@@ -20,10 +20,6 @@ const userKeys = new Map<string, ProviderKey>();
 const sessions = new Map<string, OtSender>();
 /** Per session, the decoder of the argmax whose topic_labels are awaited (one at a time). */
 const decoders = new Map<string, ArgmaxDecoder>();
-
-/** OT message tags (wasm/ts/ot-wire.ts): the first byte of an `ot` payload. */
-const OT_BASE_A = 0x01;
-const OT_EXTEND = 0x03;
 
 function coded(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { code });
@@ -115,8 +111,8 @@ const tasks = {
   ot(sessionId: string, payload: Uint8Array): Uint8Array {
     const s = sender(sessionId);
     try {
-      if (payload[0] === OT_BASE_A) return s.respond(payload);
-      if (payload[0] === OT_EXTEND) {
+      if (payload[0] === Tag.OtBaseA) return s.respond(payload);
+      if (payload[0] === Tag.OtExtend) {
         s.acceptExtension(payload);
         return new Uint8Array(0);
       }

@@ -3,6 +3,13 @@
 // affinity key: tasks with the same key always run on the same worker, which
 // keeps per-session state (the OT sender's pool) in one place.
 //
+// Each worker runs one task at a time from two queues: per-email work first,
+// session setup (base OTs, public and key-switching keys: ~100 ms each) only
+// when no per-email task waits. A storm of new sessions then delays a steady
+// session by at most the one setup task already running, not by the whole
+// queue. A worker that dies is replaced; its running and queued tasks fail
+// with a TaskError (their per-session state died with it).
+//
 // A worker module calls `serveTasks(handlers)` (worker-side half below) and
 // exports `typeof handlers` as its task table: WorkerPool<Tasks> then checks
 // every call's operation, arguments and result type at compile time.
@@ -35,56 +42,107 @@ export class TaskError extends Error {
 /** A worker's operations: the handler object it passes to serveTasks. */
 export type TaskTable = Record<string, (...args: never[]) => unknown>;
 
+/** Per-email work runs before session setup. */
+export type Priority = 'email' | 'setup';
+
+/** Where and how urgently a task runs. */
+export interface Placement {
+  /** Tasks with the same key run on the same worker. */
+  affinity?: string;
+  priority?: Priority;
+}
+
 type Args<Tasks extends TaskTable, K extends keyof Tasks> = Parameters<Tasks[K]>;
 type Result<Tasks extends TaskTable, K extends keyof Tasks> = Promise<Awaited<ReturnType<Tasks[K]>>>;
 
+interface Job {
+  request: Request;
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+}
+
 interface Slot {
   worker: Worker;
-  pending: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
-  load: number;
+  queues: Record<Priority, Job[]>;
+  running: Job | undefined;
 }
+
+/** What /healthz reports about the pool. */
+export interface PoolHealth {
+  workers: number;
+  /** Workers replaced after dying, since start. */
+  restarts: number;
+  /** True while a replacement happened in the last minute. */
+  degraded: boolean;
+}
+
+const DEGRADED_FOR_MS = 60_000;
 
 export class WorkerPool<Tasks extends TaskTable> {
   private readonly slots: Slot[] = [];
   private nextId = 1;
   private closed = false;
+  private restarts = 0;
+  private lastRestart = -Infinity;
 
   /**
-   * @param entry URL of the TypeScript worker module (it must call serveTasks)
+   * @param entry URL of the worker module (it must call serveTasks)
    * @param size number of threads
    * @param data passed to the worker as workerData.data
    */
-  constructor(entry: URL, size: number, data: unknown = {}) {
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn(entry, data));
+  constructor(
+    private readonly entry: URL,
+    size: number,
+    private readonly data: unknown = {},
+  ) {
+    for (let i = 0; i < size; i++) {
+      const slot: Slot = { worker: this.newWorker(), queues: { email: [], setup: [] }, running: undefined };
+      this.attach(slot);
+      this.slots.push(slot);
+    }
   }
 
-  private spawn(entry: URL, data: unknown): Slot {
-    const worker = new Worker(new URL('./bootstrap.mjs', import.meta.url), { workerData: { entry: entry.href, data } });
-    const slot: Slot = { worker, pending: new Map(), load: 0 };
+  private newWorker(): Worker {
+    return new Worker(new URL('./bootstrap.mjs', import.meta.url), {
+      workerData: { entry: this.entry.href, data: this.data },
+    });
+  }
+
+  private attach(slot: Slot): void {
+    const worker = slot.worker;
     worker.on('message', (r: Reply) => {
-      const p = slot.pending.get(r.id);
-      if (!p) return;
-      slot.pending.delete(r.id);
-      if (--slot.load === 0) worker.unref();
-      if (r.ok) p.resolve(r.value);
-      else p.reject(new TaskError(r.error?.message ?? 'task failed', r.error?.code));
+      const job = slot.running;
+      if (!job || job.request.id !== r.id) return;
+      slot.running = undefined;
+      if (r.ok) job.resolve(r.value);
+      else job.reject(new TaskError(r.error?.message ?? 'task failed', r.error?.code));
+      this.pump(slot);
     });
-    const failAll = (why: string): void => {
-      for (const p of slot.pending.values()) p.reject(new TaskError(why));
-      slot.pending.clear();
-      slot.load = 0;
-      worker.unref();
-    };
-    worker.on('error', (e) => failAll(`crypto worker crashed: ${e.message}`));
+    worker.on('error', () => undefined); // 'exit' follows and handles it
     worker.on('exit', (code) => {
-      if (!this.closed) failAll(`crypto worker exited with code ${code}`);
+      if (this.closed || slot.worker !== worker) return;
+      const why = new TaskError(`crypto worker exited with code ${code}; it was replaced`);
+      for (const job of [slot.running, ...slot.queues.email, ...slot.queues.setup]) job?.reject(why);
+      slot.running = undefined;
+      slot.queues = { email: [], setup: [] };
+      this.restarts++;
+      this.lastRestart = Date.now();
+      slot.worker = this.newWorker();
+      this.attach(slot);
     });
-    worker.unref(); // idle workers never keep the process alive; busy ones do (see post)
-    return slot;
+    worker.unref(); // idle workers never keep the process alive; busy ones do (see pump)
   }
 
   get size(): number {
     return this.slots.length;
+  }
+
+  health(now = Date.now()): PoolHealth {
+    return {
+      workers: this.slots.length,
+      restarts: this.restarts,
+      degraded: now - this.lastRestart < DEGRADED_FOR_MS,
+    };
   }
 
   private pick(affinity?: string): Slot {
@@ -92,36 +150,50 @@ export class WorkerPool<Tasks extends TaskTable> {
       const h = createHash('sha256').update(affinity).digest().readUInt32BE(0);
       return this.slots[h % this.slots.length];
     }
-    return this.slots.reduce((best, s) => (s.load < best.load ? s : best));
+    const load = (s: Slot) => (s.running ? 1 : 0) + s.queues.email.length + s.queues.setup.length;
+    return this.slots.reduce((best, s) => (load(s) < load(best) ? s : best));
   }
 
-  /** Runs `op` on the least loaded worker. */
+  /** Runs `op` as per-email work on the least loaded worker. */
   run<K extends keyof Tasks & string>(op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
-    return this.post(undefined, op, args);
+    return this.schedule({}, op, ...args);
   }
 
-  /** Runs `op` on the worker that owns `affinity` (always the same one, for per-session state). */
+  /** Runs `op` as per-email work on the worker that owns `affinity` (for per-session state). */
   runOn<K extends keyof Tasks & string>(affinity: string, op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
-    return this.post(affinity, op, args);
+    return this.schedule({ affinity }, op, ...args);
   }
 
-  private post<K extends keyof Tasks & string>(
-    affinity: string | undefined,
-    op: K,
-    args: Args<Tasks, K>,
-  ): Result<Tasks, K> {
+  /** Runs `op` where and as urgently as `placement` says. */
+  schedule<K extends keyof Tasks & string>(placement: Placement, op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
     if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
-    const slot = this.pick(affinity);
-    const id = this.nextId++;
+    const slot = this.pick(placement.affinity);
     return new Promise((resolve, reject) => {
-      slot.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      if (slot.load++ === 0) slot.worker.ref();
-      slot.worker.postMessage({ id, op, args } satisfies Request);
+      const request: Request = { id: this.nextId++, op, args };
+      slot.queues[placement.priority ?? 'email'].push({ request, resolve: resolve as (v: unknown) => void, reject });
+      this.pump(slot);
     });
+  }
+
+  /** Sends the slot's next task, per-email work first, when its worker is idle. */
+  private pump(slot: Slot): void {
+    if (slot.running) return;
+    const job = slot.queues.email.shift() ?? slot.queues.setup.shift();
+    if (!job) {
+      slot.worker.unref();
+      return;
+    }
+    slot.running = job;
+    slot.worker.ref();
+    slot.worker.postMessage(job.request);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    const why = new TaskError('worker pool is closed');
+    for (const slot of this.slots) {
+      for (const job of [slot.running, ...slot.queues.email, ...slot.queues.setup]) job?.reject(why);
+    }
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }
