@@ -27,11 +27,19 @@ export interface ConnectorOptions {
   storage: PackageStorage;
   socket: SocketFactory;
   onDownloadProgress?: (received: number, total: number) => void;
+  fetch?: DownloadOptions['fetch'];
   /** Refuses a package the provider's package log does not vouch for (client/core/package-log.ts). */
   logCheck?: DownloadOptions['logCheck'];
   onInvalidOutput?: (messageId: string) => void;
   onMessageWarning?: SpamSessionOptions['onMessageWarning'];
+  /** Persistent per-user key-switching keys by package key ("<model>-v<version>"), e.g. the extension's IndexedDB. */
+  userKeys?: {
+    get(packageKey: string): Promise<{ epoch: number; ksk: Uint8Array } | undefined>;
+    put(packageKey: string, key: { epoch: number; ksk: Uint8Array }): Promise<void>;
+  };
 }
+
+const packageKey = (m: LoadedModel): string => `${m.header.modelId}-v${m.header.modelVersion}`;
 
 export interface Connector {
   connect(remaining: number): Promise<SpamSession>;
@@ -48,12 +56,16 @@ export function createConnector(opts: ConnectorOptions): Connector {
       modelId: opts.modelId ?? 'spam',
       storage: opts.storage,
       onProgress: opts.onDownloadProgress,
+      fetch: opts.fetch,
       logCheck: opts.logCheck,
     });
     if (loaded?.sha256 !== pkg.sha256) {
       loaded?.model.dispose();
       loaded?.userKey?.ksk.dispose();
       loaded = loadModel(opts.he, pkg);
+      const saved = await opts.userKeys?.get(packageKey(loaded));
+      // A stored key is validated like a received one; the welcome then carries no key.
+      if (saved) loaded.userKey = { epoch: saved.epoch, ksk: opts.he.loadKeySwitchKey(saved.ksk) };
     }
     return loaded;
   };
@@ -70,6 +82,7 @@ export function createConnector(opts: ConnectorOptions): Connector {
           expectedEmails: remaining,
           onInvalidOutput: opts.onInvalidOutput,
           onMessageWarning: opts.onMessageWarning,
+          onUserKey: opts.userKeys && ((epoch, ksk) => opts.userKeys!.put(packageKey(loaded!), { epoch, ksk })),
         });
       try {
         return await open();

@@ -17,7 +17,7 @@ import { extractFeatures, validateSpec, type FeatureSpec } from '../../models/fe
 import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
 import type { ClientKeySwitchKey, ClientModel, ClientPublicKey, He, HeParams } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
-import type { VerifiedPackage } from './download.js';
+import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 
 /** The subset of the browser WebSocket API the client uses. */
 export interface SocketLike {
@@ -102,6 +102,8 @@ export interface SpamSessionOptions {
   onInvalidOutput?: (messageId: string) => void;
   /** Local note about a message's content (e.g. an empty body), from feature extraction. */
   onMessageWarning?: (messageId: string, warning: string) => void;
+  /** A new key-switching key arrived (validated): persist it so later sessions need not fetch it again. */
+  onUserKey?: (epoch: number, ksk: Uint8Array) => Promise<void>;
   timeoutMs?: number;
 }
 
@@ -159,7 +161,7 @@ export class SpamSession {
       keyEpoch: model.userKey?.epoch ?? 0,
     });
     if (bytesToHex(w.packageSha256) !== model.sha256) {
-      throw new Error(
+      throw new PackageIntegrityError(
         'the provider serves a different package for this model version than the one downloaded (§0.5: refusing)',
       );
     }
@@ -169,6 +171,7 @@ export class SpamSession {
       const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges
       model.userKey?.ksk.dispose();
       model.userKey = { epoch: w.keyEpoch, ksk };
+      await this.opts.onUserKey?.(w.keyEpoch, w.ksk.slice());
     } else if (model.userKey?.epoch !== w.keyEpoch) {
       throw new Error(`the provider sent no key for key epoch ${w.keyEpoch}`);
     }
