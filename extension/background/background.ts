@@ -20,6 +20,7 @@ import {
 } from '../lib/messages.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
+import { listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
@@ -64,7 +65,7 @@ const views = new Map<string, { result: DecryptResult; expires: number }>();
 const VIEW_TTL_MS = 10 * 60_000;
 
 function toBadge(result: DecryptResult): BadgeInfo {
-  const { text, subject: _s, attachments: _a, ...badge } = result;
+  const { text, subject: _s, attachments: _a, plaintext: _p, ...badge } = result;
   if (text === undefined) return badge;
   const now = Date.now();
   for (const [id, v] of views) if (v.expires <= now) views.delete(id);
@@ -106,6 +107,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
         throw new Error("Message URL is not on this page's site.");
       }
       const result = await decryptAndIndex(block, source);
+      offerForSpamCheck(source, result, sender); // mailbox indexing (indexOnly) classifies a backlog too
       return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
     }
     case 'view': {
@@ -157,6 +159,8 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
     }),
   );
 });
+
+listenForPrivateRequests();
 
 // Thunderbird: index all mail, streaming progress to the options page.
 browser.runtime.onConnect.addListener((port) => {

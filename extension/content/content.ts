@@ -8,6 +8,7 @@ import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';
 import { renderBadge } from './badge.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
+import { listenForSpamBadges } from '../private/spam-badge.js';
 
 /** Outcomes that new or unlocked keys can change. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
@@ -68,4 +69,5 @@ new MutationObserver(() => {
   clearTimeout(pending);
   pending = setTimeout(() => void scan(), 150);
 }).observe(document.body, { childList: true, subtree: true });
+listenForSpamBadges();
 void scan();

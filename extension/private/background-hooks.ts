@@ -1,0 +1,122 @@
+// What background.ts calls for the private spam check: offer a decrypted
+// webmail message (never awaited by the page's reply), and answer the
+// options page and popup (connect, disconnect, status). Requests other than
+// from extension pages are refused: the token never reaches a content script.
+import browser, { type Runtime } from 'webextension-polyfill';
+import { sessionUrl } from '../../client/core/connect.js';
+import { decryptedMessage } from '../../mail/decrypt.js';
+import type { DecryptResult } from '../lib/decrypt.js';
+import type { MailSource } from '../lib/messages.js';
+import { failureText } from './faults.js';
+import { deliveredId } from './message-ref.js';
+import { SpamQueue } from './spam-queue.js';
+import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { privateWorker, WorkerCallError } from './worker-host.js';
+import { SPAM_BADGE, type PrivateRequest, type PrivateStatus } from './messages.js';
+import type { WorkerFailure } from './worker-protocol.js';
+
+let storePromise: Promise<PrivateStore> | undefined;
+const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
+
+/** In memory only: what the options page and popup show. */
+const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday'> = {};
+
+/** Worker failures come named; anything else (the worker would not start) is a generic failure. */
+const failureOf = (e: unknown): WorkerFailure =>
+  e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: e instanceof Error ? e.message : String(e) };
+
+const queue = new SpamQueue(
+  {
+    store,
+    classify: async (provider, items, onEvent) => (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    notify: (target, sourceId, badge) =>
+      void browser.tabs
+        .sendMessage(target.tabId, { type: SPAM_BADGE, sourceId, badge }, { frameId: target.frameId })
+        .catch(() => {}),
+    onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
+    onOutcome: () => (live.lastError = undefined),
+  },
+  failureOf,
+);
+
+/** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */
+function outerHeaders(s: MailSource): string {
+  const clean = (v: string | undefined) => (v ?? '').replace(/[\r\n]+/g, ' ');
+  return `From: ${clean(s.from)}\r\nTo: ${clean(s.to)}\r\nSubject: ${clean(s.subject)}\r\nDate: ${clean(s.date)}\r\n\r\n`;
+}
+
+/** Called for every decrypt request from a content script; returns at once. */
+export function offerForSpamCheck(source: MailSource, result: DecryptResult, sender: Runtime.MessageSender): void {
+  if (result.status !== 'decrypted' || result.plaintext === undefined || sender.tab?.id === undefined) return;
+  const target = { tabId: sender.tab.id, frameId: sender.frameId };
+  const plaintext = result.plaintext;
+  void (async () => {
+    const provider = await (await store()).provider();
+    const messageId = provider && deliveredId(source, provider.url);
+    if (!provider || !messageId) return;
+    await queue.offer(provider, messageId, decryptedMessage(outerHeaders(source), plaintext), target, source.id);
+  })().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
+}
+
+async function connect(url: string, token: string): Promise<PrivateStatus> {
+  sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
+  const provider: ProviderConfig = { url: new URL(url).origin, token };
+  live.download = undefined;
+  try {
+    const worker = await privateWorker();
+    await worker.call({ kind: 'reset' });
+    const model = await worker.call({ kind: 'prepare', provider }, (e) => {
+      if (e.event === 'download') live.download = { received: e.received, total: e.total };
+    });
+    live.model = { id: model.modelId, version: model.modelVersion, bytes: model.packageBytes };
+    live.lastError = undefined;
+  } catch (e) {
+    const f = failureOf(e);
+    live.lastError = { text: failureText(f.code), detail: f.detail };
+    throw new Error(live.lastError.text);
+  }
+  await (await store()).setProvider(provider);
+  return status();
+}
+
+async function status(): Promise<PrivateStatus> {
+  const provider = await (await store()).provider();
+  const today = new Date();
+  today.setHours(0, 0, 0, 0);
+  return {
+    ...live,
+    connected: provider !== undefined,
+    provider: provider?.url,
+    classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
+  };
+}
+
+async function handle(req: PrivateRequest): Promise<unknown> {
+  switch (req.pmfPrivate) {
+    case 'connect':
+      if (typeof req.url !== 'string' || typeof req.token !== 'string' || !req.token.trim() || req.token.length > 4096)
+        throw new Error('Enter the provider’s address and your access token.');
+      return connect(req.url.trim(), req.token.trim());
+    case 'disconnect':
+      await (await store()).setProvider(undefined);
+      await (await privateWorker()).call({ kind: 'reset' });
+      live.model = live.download = live.lastError = undefined;
+      return status();
+    case 'status':
+      return status();
+  }
+}
+
+/** Answers the options page and popup; registered once by background.ts. */
+export function listenForPrivateRequests(): void {
+  browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
+    const req = msg as PrivateRequest | null;
+    if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
+    const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
+    if (!page) return Promise.resolve({ ok: false, error: 'Only extension pages may change the provider connection.' });
+    return handle(req).then(
+      (value) => ({ ok: true, value }),
+      (e: unknown) => ({ ok: false, error: e instanceof Error ? e.message : 'Unexpected error' }),
+    );
+  });
+}

@@ -1,0 +1,29 @@
+// Messages of the private functions between extension pages, the background
+// and content scripts (the worker's own are in worker-protocol.ts).
+import type { SpamBadge } from './faults.js';
+
+/** From the options page and popup to the background. */
+export type PrivateRequest =
+  | { pmfPrivate: 'connect'; url: string; token: string }
+  | { pmfPrivate: 'disconnect' }
+  | { pmfPrivate: 'status' };
+
+export interface PrivateStatus {
+  connected: boolean;
+  /** The provider's origin. */
+  provider?: string;
+  model?: { id: string; version: number; bytes: number };
+  /** The model package download under way (bytes). */
+  download?: { received: number; total: number };
+  lastError?: { text: string; detail: string };
+  classifiedToday: number;
+}
+
+/** Background → content script: the spam badge of one message view (MailSource.id). */
+export const SPAM_BADGE = 'pmf-spam-badge';
+
+export interface SpamBadgeMessage {
+  type: typeof SPAM_BADGE;
+  sourceId: string;
+  badge: SpamBadge;
+}
