@@ -11,7 +11,8 @@ import { failureText } from './faults.js';
 import { deliveredId } from './message-ref.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
-import { privateWorker, WorkerCallError } from './worker-host.js';
+import { WorkerCallError } from './worker-client.js';
+import { privateWorker } from './worker-host.js';
 import { SPAM_BADGE, type PrivateRequest, type PrivateStatus } from './messages.js';
 import type { WorkerFailure } from './worker-protocol.js';
 
@@ -28,7 +29,8 @@ const failureOf = (e: unknown): WorkerFailure =>
 const queue = new SpamQueue(
   {
     store,
-    classify: async (provider, items, onEvent) => (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    classify: async (provider, items, onEvent) =>
+      (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
     notify: (target, sourceId, badge) =>
       void browser.tabs
         .sendMessage(target.tabId, { type: SPAM_BADGE, sourceId, badge }, { frameId: target.frameId })

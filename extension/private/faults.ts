@@ -15,8 +15,7 @@ export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam
 const FAILURES: Record<FailureCode, string> = {
   provider_unreachable:
     'Spam check unavailable: your mail provider cannot be reached right now. The message is shown as usual; it will be checked when you open it again.',
-  bad_token:
-    'Spam check off: the provider did not accept your access token. Connect again in the extension’s options.',
+  bad_token: 'Spam check off: the provider did not accept your access token. Connect again in the extension’s options.',
   package_tampered:
     'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
   package_log:
@@ -36,9 +35,7 @@ export function failureText(code: FailureCode): string {
 }
 
 /** A fresh outcome from the worker or one stored in IndexedDB (private/store.ts StoredVerdict). */
-type Outcome =
-  | { kind: 'verdict'; spam: boolean }
-  | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
+type Outcome = { kind: 'verdict'; spam: boolean } | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
 
 export function outcomeBadge(o: Outcome): SpamBadge {
   switch (o.kind) {

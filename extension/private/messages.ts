@@ -4,9 +4,7 @@ import type { SpamBadge } from './faults.js';
 
 /** From the options page and popup to the background. */
 export type PrivateRequest =
-  | { pmfPrivate: 'connect'; url: string; token: string }
-  | { pmfPrivate: 'disconnect' }
-  | { pmfPrivate: 'status' };
+  { pmfPrivate: 'connect'; url: string; token: string } | { pmfPrivate: 'disconnect' } | { pmfPrivate: 'status' };
 
 export interface PrivateStatus {
   connected: boolean;

@@ -20,7 +20,9 @@ function show(s: PrivateStatus): void {
     say(
       line,
       `Connected to ${s.provider}. ${s.classifiedToday} message(s) checked today.` +
-        (s.model ? ` Spam model version ${s.model.version} (${Math.round(s.model.bytes / 1024)} KB) is stored here.` : ''),
+        (s.model
+          ? ` Spam model version ${s.model.version} (${Math.round(s.model.bytes / 1024)} KB) is stored here.`
+          : ''),
       'ok',
     );
   else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
@@ -53,7 +55,13 @@ export function initProviderSection(): void {
     say($('provider-status'), 'Connecting and fetching the spam model…', 'info');
     const poll = setInterval(() => void refresh().catch(() => {}), 300);
     try {
-      show(await askPrivate<PrivateStatus>({ pmfPrivate: 'connect', url: field('url').value, token: field('token').value }));
+      show(
+        await askPrivate<PrivateStatus>({
+          pmfPrivate: 'connect',
+          url: field('url').value,
+          token: field('token').value,
+        }),
+      );
       field('token').value = '';
     } catch (e) {
       await refresh().catch(() => {});

@@ -41,7 +41,13 @@ export class SpamQueue {
   ) {}
 
   /** Offers one decrypted message; `messageId` is the provider's id for it. */
-  async offer(provider: ProviderConfig, messageId: string, raw: string, target: Target, sourceId: string): Promise<void> {
+  async offer(
+    provider: ProviderConfig,
+    messageId: string,
+    raw: string,
+    target: Target,
+    sourceId: string,
+  ): Promise<void> {
     const stored = await (await this.deps.store()).verdict(accountOf(provider), messageId);
     if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored));
     const w = this.waiting.get(messageId);
@@ -58,7 +64,8 @@ export class SpamQueue {
       this.waiting.clear();
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
       const tell = (messageId: string, badge: SpamBadge) => {
-        for (const { target, sourceId } of batch.get(messageId)?.watchers ?? []) this.deps.notify(target, sourceId, badge);
+        for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
+          this.deps.notify(target, sourceId, badge);
         batch.delete(messageId);
       };
       try {

@@ -25,8 +25,7 @@ export interface ProviderConfig {
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict =
-  | { kind: 'verdict'; spam: boolean; at: number }
-  | { kind: 'already_classified' | 'unknown_message'; at: number };
+  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number };
 
 export interface UserKeyRecord {
   epoch: number;
@@ -137,7 +136,10 @@ export class PrivateStore {
 
   /** Verdicts recorded since `since` (epoch ms), for the popup's "classified today". */
   async countVerdictsSince(account: string, since: number): Promise<number> {
-    const all = (await this.db.getAll('verdicts', IDBKeyRange.bound([account, ''], [account, '\uffff']))) as StoredVerdict[];
+    const all = (await this.db.getAll(
+      'verdicts',
+      IDBKeyRange.bound([account, ''], [account, '\uffff']),
+    )) as StoredVerdict[];
     return all.filter((v) => v.at >= since).length;
   }
 

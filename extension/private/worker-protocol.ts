@@ -34,8 +34,7 @@ export interface PrepareResult {
 
 /** Events the worker sends while a request runs. */
 export type WorkerEvent =
-  | { event: 'download'; received: number; total: number }
-  | { event: 'outcome'; outcome: ItemOutcome };
+  { event: 'download'; received: number; total: number } | { event: 'outcome'; outcome: ItemOutcome };
 
 /** A failure, named for the user message (private/faults.ts). */
 export interface WorkerFailure {
