@@ -1,0 +1,217 @@
+// Issue 13's vertical slice in Debian Chromium: the extension connects to a
+// real provider-server on loopback (URL + token on the options page), the
+// model package lands in IndexedDB through the offscreen document's WASM
+// worker, encrypted spam and ham arrive in the demo webmail, and each opened
+// message gets its private spam verdict — equal to the headless client's for
+// the same messages and model. Faults: a tampered package, a message already
+// classified, the provider gone. Screenshots go to test-results/.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as openpgp from 'openpgp';
+import type { Page } from 'playwright-core';
+import { createConnector } from '../client/core/connect.js';
+import { runClassification, type RunOutcome } from '../client/core/runner.js';
+import { nodeSocket } from '../client/node/cli.js';
+import { DirectoryStorage } from '../client/node/node-storage.js';
+import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
+import { decryptMessage } from '../mail/decrypt.js';
+import { loadSpamAssassin } from '../models/data/loaders.js';
+import { loadConfig } from '../provider-server/src/config.js';
+import { startProvider, type Provider } from '../provider-server/src/provider.js';
+import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
+import { loadHe } from '../wasm/ts/he.js';
+import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { memorySource } from './fixtures/webmail-server.js';
+
+const MODEL = path.resolve('models/default/spam.pmfm');
+let dir: string;
+let provider: Provider;
+let browser: ExtensionBrowser;
+let page: Page;
+let alice: Party;
+let alice_: { userId: number; token: string };
+let headless: { userId: number; token: string };
+const mails: { id: string; label: string; encrypted: string }[] = [];
+
+function pgpMime(id: string, armored: string): string {
+  return `From: sender@demo.invalid\r\nTo: alice@example.org\r\nSubject: ...\r\nMessage-ID: <${id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
+}
+
+async function deliver(id: string, raw: string, label = ''): Promise<void> {
+  const armored = await openpgp.encrypt({
+    message: await openpgp.createMessage({ text: raw }),
+    encryptionKeys: alice.publicKey,
+  });
+  const encrypted = pgpMime(id, armored);
+  provider.store.deliver(alice_.userId, id, encrypted);
+  provider.store.deliver(headless.userId, id, encrypted);
+  mails.push({ id, label, encrypted });
+}
+
+before(
+  async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-private-e2e-'));
+    provider = await startProvider(
+      loadConfig({
+        env: {},
+        overrides: { port: 0, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] },
+      }),
+      { progress: () => {}, log: () => {} },
+    );
+    alice_ = provider.store.addUser('alice');
+    headless = provider.store.addUser('headless');
+    alice = await makeParty('Alice', 'alice@example.org');
+    const test = loadSpamAssassin().filter((e) => e.split === 'test');
+    const pick = [
+      ...test.filter((x) => x.label === 'spam').slice(0, 3),
+      ...test.filter((x) => x.label === 'ham').slice(0, 3),
+    ];
+    for (const [i, e] of pick.entries()) await deliver(`${e.label}-${i}`, e.raw as string, e.label);
+    browser = await launchWithExtension();
+    page = await browser.context.newPage();
+  },
+  { timeout: 300_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  await provider?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const spamBadge = () => page.locator('.pmf-spam-host');
+/** The badge's text lives in its shadow root (Playwright's CSS pierces open ones). */
+const spamText = async () => (await page.locator('.pmf-spam-host .spam').textContent()) ?? '';
+
+/** Opens a message in the webmail and waits for its spam badge to settle. */
+async function verdictOf(id: string): Promise<string> {
+  await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(id)}`);
+  await page.locator('.pmf-spam-host:not([data-state=checking])').waitFor({ timeout: 60_000 });
+  return (await spamBadge().getAttribute('data-state'))!;
+}
+
+async function connect(token: string): Promise<void> {
+  await page.goto(browser.extensionUrl('options.html'));
+  const form = page.locator('#provider-connect');
+  await form.locator('input[name=url]').fill(provider.server.httpUrl);
+  await form.locator('input[name=token]').fill(token);
+  await form.locator('button').click();
+}
+
+describe('private spam check in the extension', { timeout: 300_000 }, () => {
+  it('imports and unlocks Alice’s key, logs in to the webmail', async () => {
+    await page.goto(browser.extensionUrl('options.html'));
+    const form = page.locator('#import');
+    await form.locator('textarea[name=armored]').fill(alice.privateArmored);
+    await form.locator('input[name=passphrase]').fill(alice.passphrase);
+    await form.locator('button[type=submit]').click();
+    await page.locator('#import-status[data-kind=ok]').waitFor();
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
+    await popup.locator('#unlock button').click();
+    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
+    await popup.close();
+    await page.goto(`${provider.server.httpUrl}/mail`);
+    await page.locator('input[name=token]').fill(alice_.token);
+    await page.locator('form.login button').click();
+    await page.locator('tr.message-row').first().waitFor();
+  });
+
+  it('refuses a tampered model package with a clear message, then connects to the real one', async () => {
+    const file = path.join(dir, 'provider/models/spam/v1.pmf');
+    const original = fs.readFileSync(file);
+    const tampered = Buffer.from(original);
+    tampered[tampered.length - 1] ^= 1;
+    fs.writeFileSync(file, tampered);
+    try {
+      await connect(alice_.token);
+      await page.locator('#provider-status[data-kind=error]').waitFor({ timeout: 120_000 });
+      assert.match((await page.locator('#provider-status').textContent()) ?? '', /failed its integrity check/);
+      assert.match((await page.locator('#provider-details pre').textContent()) ?? '', /SHA-256/);
+      await screenshot(page, 'private-tampered-package');
+    } finally {
+      fs.writeFileSync(file, original);
+    }
+    await connect(alice_.token);
+    await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
+    assert.match((await page.locator('#provider-status').textContent()) ?? '', /Connected to http:\/\/127\.0\.0\.1/);
+    await screenshot(page, 'private-connected');
+  });
+
+  it('classifies encrypted spam and ham privately, with the headless client’s verdicts', async () => {
+    const extension: Record<string, string> = {};
+    for (const m of mails) extension[m.id] = await verdictOf(m.id);
+    await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(mails[0].id)}`);
+    await spamBadge().waitFor();
+    assert.equal(await spamText(), extension[mails[0].id] === 'spam' ? 'spam (private check)' : 'not spam');
+    await screenshot(page, 'private-spam-verdict');
+
+    const outcomes: RunOutcome[] = [];
+    const connector = createConnector({
+      server: provider.server.httpUrl,
+      token: headless.token,
+      he: await loadHe(),
+      storage: new DirectoryStorage(path.join(dir, 'headless-cache')),
+      socket: nodeSocket,
+    });
+    await runClassification(
+      mails.map((m) => ({ id: m.id, raw: () => decryptMessage(m.encrypted, [alice.privateKey]) })),
+      { connect: (n) => connector.connect(n), onOutcome: (o) => void outcomes.push(o) },
+    );
+    const cli = Object.fromEntries(
+      outcomes.map((o) => [o.messageId, o.kind === 'verdict' ? (o.spam ? 'spam' : 'not-spam') : o.kind]),
+    );
+    assert.deepEqual(extension, cli, 'extension verdicts equal the headless client’s');
+    assert.ok(Object.values(cli).includes('spam') && Object.values(cli).includes('not-spam'));
+    for (const m of mails) assert.equal(provider.store.isClassified(alice_.userId, m.id), true);
+  });
+
+  it('shows the stored verdict again without asking the provider, after the service worker restarts', async () => {
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    const [first] = mails;
+    const state = await verdictOf(first.id);
+    // The provider would now answer already_classified ('checked-before'): a verdict can only come from IndexedDB.
+    assert.ok(state === 'spam' || state === 'not-spam', `stored verdict shown, got ${state}`);
+  });
+
+  it('says so when the provider already classified a message', async () => {
+    await deliver('lost-1', 'From: a@b\r\nSubject: hello\r\n\r\nhello there\r\n');
+    assert.equal(provider.store.claim(alice_.userId, 'lost-1'), 'claimed');
+    assert.equal(await verdictOf('lost-1'), 'checked-before');
+    assert.match(await spamText(), /already done/);
+    await screenshot(page, 'private-already-classified');
+  });
+
+  it('tells the user when the provider cannot be reached; the message still shows', async () => {
+    await deliver('late-1', 'From: a@b\r\nSubject: later\r\n\r\nsee you later\r\n');
+    const port = provider.server.port;
+    await provider.close();
+    // Only the webmail stays up on the provider's address: sessions and models are gone.
+    const box = {
+      tokens: { [alice_.token]: 'alice' },
+      mail: { alice: [{ id: 'late-1', raw: mails.at(-1)!.encrypted, date: '2026-11-23' }] },
+    };
+    const webmail = createWebmailHandler(memorySource(box));
+    const server = http.createServer((req, res) => {
+      if (!webmail(req, res)) res.writeHead(503).end();
+    });
+    await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+    try {
+      assert.equal(await verdictOf('late-1'), 'unavailable');
+      assert.match(await spamText(), /cannot be reached/);
+      await page.locator('.pmf-host .badge[data-status=decrypted]').waitFor();
+      await screenshot(page, 'private-provider-down');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      provider = undefined as unknown as Provider;
+    }
+  });
+});
