@@ -7,37 +7,15 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ensurePackage } from '../../client/core/download.js';
-import { encodePackagePrefix, type PackageHeader } from '../../protocol/package.js';
-import { makeParams } from '../../wasm/ts/he.js';
+import { testPackage } from '../../client/test/package-fixture.js';
 import { accountOf, PrivateStore } from '../private/store.js';
 
 let n = 0;
 const freshStore = () => PrivateStore.open(`private-store-test-${n++}`);
 const hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-function makePackage(version: number): Uint8Array {
-  const body = new Uint8Array(200_000).map((_, i) => (i * 31 + version) & 0xff);
-  const header: PackageHeader = {
-    format: 'pmf-model-package/1',
-    modelId: 'spam',
-    modelVersion: version,
-    task: 'spam',
-    algorithm: 'lr',
-    labels: ['ham', 'spam'],
-    featureSpec: {},
-    params: makeParams({ N: 10, B: 1 }),
-    layout: 'rows-across',
-    providerSeed: '11'.repeat(32),
-    bodyBytes: body.length,
-    bodySha256: hex(body),
-    createdAt: new Date(0).toISOString(),
-  };
-  const prefix = encodePackagePrefix(header);
-  const all = new Uint8Array(prefix.length + body.length);
-  all.set(prefix);
-  all.set(body, prefix.length);
-  return all;
-}
+const makePackage = (version: number): Uint8Array =>
+  testPackage(new Uint8Array(200_000).map((_, i) => (i * 31 + version) & 0xff), version).bytes;
 
 /** A provider serving one package in 50 KB chunks; `cutAfter` chunks then the connection drops. */
 function fakeProvider(pkg: Uint8Array, version: number) {
