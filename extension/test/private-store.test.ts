@@ -15,7 +15,10 @@ const freshStore = () => PrivateStore.open(`private-store-test-${n++}`);
 const hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 const makePackage = (version: number): Uint8Array =>
-  testPackage(new Uint8Array(200_000).map((_, i) => (i * 31 + version) & 0xff), version).bytes;
+  testPackage(
+    new Uint8Array(200_000).map((_, i) => (i * 31 + version) & 0xff),
+    version,
+  ).bytes;
 
 /** A provider serving one package in 50 KB chunks; `cutAfter` chunks then the connection drops. */
 function fakeProvider(pkg: Uint8Array, version: number) {
