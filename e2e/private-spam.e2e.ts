@@ -171,6 +171,43 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     for (const m of mails) assert.equal(provider.store.isClassified(alice_.userId, m.id), true);
   });
 
+  it('reconnecting opens the package and the key-switching key from IndexedDB: nothing downloaded again', async () => {
+    const downloads = async () =>
+      (await provider.server.metrics.modelDownloads.get()).values
+        .filter((v) => v.labels.status === '200' || v.labels.status === '206')
+        .reduce((n, v) => n + v.value, 0);
+    const before = await downloads();
+    await page.goto(browser.extensionUrl('options.html'));
+    await page.locator('#provider-disconnect').click();
+    await page.locator('#provider-status[data-connected=false]').waitFor();
+    await connect(alice_.token);
+    await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 60_000 });
+    assert.equal(await downloads(), before, 'the package came from IndexedDB');
+    // A string, not a function: tsx would add helpers the page does not have.
+    const stored = await page.evaluate(`(async () => {
+      const db = await new Promise((resolve, reject) => {
+        const r = indexedDB.open('pmf-private');
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      const count = (store) => new Promise((resolve) => {
+        const r = db.transaction(store).objectStore(store).count();
+        r.onsuccess = () => resolve(r.result);
+      });
+      return { packages: await count('packages'), userKeys: await count('user-keys'), verdicts: await count('verdicts') };
+    })()`);
+    assert.deepEqual(stored, { packages: 1, userKeys: 1, verdicts: mails.length });
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#spam-status[data-connected=true]').waitFor();
+    assert.equal(
+      await popup.locator('#spam-status').textContent(),
+      `Spam check on: ${mails.length} message(s) checked today.`,
+    );
+    await screenshot(popup, 'private-popup');
+    await popup.close();
+  });
+
   it('shows the stored verdict again without asking the provider, after the service worker restarts', async () => {
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');

@@ -1,4 +1,4 @@
-// Options page: connect to the provider (address + access token), the model
+// Options page (and the popup’s status line): connect to the provider (address + access token), the model
 // download's progress, what the spam check is doing, disconnect. The token
 // goes to the background, which keeps it in the extension's IndexedDB.
 import browser from 'webextension-polyfill';
@@ -37,6 +37,16 @@ function show(s: PrivateStatus): void {
     bar.max = s.download.total;
     bar.value = s.download.received;
   }
+}
+
+/** One line for the popup: connected and how much was checked today, or why not. */
+export async function showSpamStatus(line: HTMLElement): Promise<void> {
+  const s = await askPrivate<PrivateStatus>({ pmfPrivate: 'status' }).catch(() => undefined);
+  if (!s) return;
+  line.dataset.connected = String(s.connected);
+  if (s.lastError) say(line, s.lastError.text, 'error');
+  else if (s.connected) say(line, `Spam check on: ${s.classifiedToday} message(s) checked today.`, 'ok');
+  else say(line, 'Spam check off: connect to your provider in Keys & options.', 'info');
 }
 
 const refresh = async (): Promise<PrivateStatus> => {
