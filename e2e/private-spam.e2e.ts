@@ -87,11 +87,13 @@ const spamBadge = () => page.locator('.pmf-spam-host');
 /** The badge's text lives in its shadow root (Playwright's CSS pierces open ones). */
 const spamText = async () => (await page.locator('.pmf-spam-host .spam').textContent()) ?? '';
 
-/** Opens a message in the webmail and waits for its spam badge to settle. */
-async function verdictOf(id: string): Promise<string> {
+/** Opens a message in the webmail and waits for its spam badge to settle (and a fresh spam verdict's move to Junk). */
+async function verdictOf(id: string, fresh = true): Promise<string> {
   await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(id)}`);
   await page.locator('.pmf-spam-host:not([data-state=checking])').waitFor({ timeout: 60_000 });
-  return (await spamBadge().getAttribute('data-state'))!;
+  const state = (await spamBadge().getAttribute('data-state'))!;
+  if (fresh && state === 'spam') await page.locator('.pmf-spam-host .spam', { hasText: 'moved to Junk' }).waitFor();
+  return state;
 }
 
 async function connect(token: string): Promise<void> {
@@ -148,7 +150,6 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     for (const m of mails) extension[m.id] = await verdictOf(m.id);
     await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(mails[0].id)}`);
     await spamBadge().waitFor();
-    assert.equal(await spamText(), extension[mails[0].id] === 'spam' ? 'spam (private check)' : 'not spam');
     await screenshot(page, 'private-spam-verdict');
 
     const outcomes: RunOutcome[] = [];
@@ -169,6 +170,30 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     assert.deepEqual(extension, cli, 'extension verdicts equal the headless client’s');
     assert.ok(Object.values(cli).includes('spam') && Object.values(cli).includes('not-spam'));
     for (const m of mails) assert.equal(provider.store.isClassified(alice_.userId, m.id), true);
+
+    // Spam went to Junk; ham stayed in the Inbox.
+    const junk = provider.store.listMessages(alice_.userId, 'junk').map((m) => m.id);
+    assert.deepEqual(
+      junk.sort(),
+      mails
+        .filter((m) => cli[m.id] === 'spam')
+        .map((m) => m.id)
+        .sort(),
+    );
+  });
+
+  it('a spam message in Junk says so and goes back to the Inbox with “Not spam”', async () => {
+    const spam = mails.find((m) => provider.store.listMessages(alice_.userId, 'junk').some((j) => j.id === m.id))!;
+    await page.goto(`${provider.server.httpUrl}/mail/junk`);
+    await page.locator(`tr.message-row[data-message-id="${spam.id}"]`).waitFor();
+    await screenshot(page, 'private-junk-folder');
+    await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(spam.id)}`);
+    await page.locator('.pmf-spam-host[data-state=spam]').waitFor({ timeout: 30_000 });
+    await screenshot(page, 'private-spam-in-junk');
+    await page.locator('.pmf-spam-host button').click();
+    await page.locator('.pmf-spam-host[data-state=not-spam]').waitFor();
+    assert.match(await spamText(), /moved back to your Inbox/);
+    assert.ok(provider.store.listMessages(alice_.userId, 'inbox').some((m) => m.id === spam.id));
   });
 
   it('reconnecting opens the package and the key-switching key from IndexedDB: nothing downloaded again', async () => {
@@ -213,7 +238,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await cdp.send('ServiceWorker.enable');
     await cdp.send('ServiceWorker.stopAllWorkers');
     const [first] = mails;
-    const state = await verdictOf(first.id);
+    const state = await verdictOf(first.id, false);
     // The provider would now answer already_classified ('checked-before'): a verdict can only come from IndexedDB.
     assert.ok(state === 'spam' || state === 'not-spam', `stored verdict shown, got ${state}`);
   });

@@ -13,14 +13,14 @@ import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
-import { SPAM_BADGE, type PrivateRequest, type PrivateStatus } from './messages.js';
+import { SPAM_BADGE, type PrivateRequest, type PrivateStatus, type SpamBadgeMessage } from './messages.js';
 import type { WorkerFailure } from './worker-protocol.js';
 
 let storePromise: Promise<PrivateStore> | undefined;
 const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
 
 /** In memory only: what the options page and popup show. */
-const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday'> = {};
+const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | 'moveSpam'> = {};
 
 /** Worker failures come named; anything else (the worker would not start) is a generic failure. */
 const failureOf = (e: unknown): WorkerFailure =>
@@ -31,10 +31,12 @@ const queue = new SpamQueue(
     store,
     classify: async (provider, items, onEvent) =>
       (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
-    notify: (target, sourceId, badge) =>
-      void browser.tabs
-        .sendMessage(target.tabId, { type: SPAM_BADGE, sourceId, badge }, { frameId: target.frameId })
-        .catch(() => {}),
+    notify: (target, sourceId, badge, fresh) =>
+      void (async () => {
+        const moveToJunk = fresh && badge.state === 'spam' && (await (await store()).settings()).moveSpam;
+        const msg: SpamBadgeMessage = { type: SPAM_BADGE, sourceId, badge, moveToJunk };
+        await browser.tabs.sendMessage(target.tabId, msg, { frameId: target.frameId });
+      })().catch(() => {}),
     onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
     onOutcome: () => (live.lastError = undefined),
   },
@@ -90,6 +92,7 @@ async function status(): Promise<PrivateStatus> {
     connected: provider !== undefined,
     provider: provider?.url,
     classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
+    moveSpam: (await (await store()).settings()).moveSpam,
   };
 }
 
@@ -103,6 +106,9 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       await (await store()).setProvider(undefined);
       await (await privateWorker()).call({ kind: 'reset' });
       live.model = live.download = live.lastError = undefined;
+      return status();
+    case 'settings':
+      await (await store()).setSettings({ moveSpam: req.moveSpam === true });
       return status();
     case 'status':
       return status();

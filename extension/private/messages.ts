@@ -4,7 +4,10 @@ import type { SpamBadge } from './faults.js';
 
 /** From the options page and popup to the background. */
 export type PrivateRequest =
-  { pmfPrivate: 'connect'; url: string; token: string } | { pmfPrivate: 'disconnect' } | { pmfPrivate: 'status' };
+  | { pmfPrivate: 'connect'; url: string; token: string }
+  | { pmfPrivate: 'disconnect' }
+  | { pmfPrivate: 'settings'; moveSpam: boolean }
+  | { pmfPrivate: 'status' };
 
 export interface PrivateStatus {
   connected: boolean;
@@ -15,6 +18,7 @@ export interface PrivateStatus {
   download?: { received: number; total: number };
   lastError?: { text: string; detail: string };
   classifiedToday: number;
+  moveSpam: boolean;
 }
 
 /** Background → content script: the spam badge of one message view (MailSource.id). */
@@ -24,4 +28,6 @@ export interface SpamBadgeMessage {
   type: typeof SPAM_BADGE;
   sourceId: string;
   badge: SpamBadge;
+  /** A fresh spam verdict and the user lets the extension move spam: move it to Junk. */
+  moveToJunk: boolean;
 }

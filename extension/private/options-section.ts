@@ -26,6 +26,7 @@ function show(s: PrivateStatus): void {
       'ok',
     );
   else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
+  $<HTMLInputElement>('move-spam').checked = s.moveSpam;
   $('provider-connect').hidden = s.connected;
   $('provider-disconnect').hidden = !s.connected;
   const details = $('provider-details');
@@ -81,6 +82,10 @@ export function initProviderSection(): void {
       button.disabled = false;
     }
   });
+  const moveSpam = $<HTMLInputElement>('move-spam');
+  moveSpam.addEventListener('change', async () =>
+    show(await askPrivate({ pmfPrivate: 'settings', moveSpam: moveSpam.checked })),
+  );
   $('provider-disconnect').addEventListener('click', async () => show(await askPrivate({ pmfPrivate: 'disconnect' })));
   refresh().catch((e) => say($('provider-status'), errorText(e), 'error'));
 }

@@ -11,8 +11,12 @@ import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './wo
 export interface QueueDeps {
   store(): Promise<PrivateStore>;
   classify(provider: ProviderConfig, items: ClassifyItem[], onEvent: (e: WorkerEvent) => void): Promise<unknown>;
-  /** Shows a badge for message `sourceId` in the tab/frame `target`. */
-  notify(target: Target, sourceId: string, badge: SpamBadge): void;
+  /**
+   * Shows a badge for message `sourceId` in the tab/frame `target`; `fresh`
+   * when the provider just answered (only then may the page act on it, so a
+   * message the user marked "not spam" is not moved again on its next view).
+   */
+  notify(target: Target, sourceId: string, badge: SpamBadge, fresh: boolean): void;
   /** The failure of a whole batch (provider down, tampered package…), for the status page. */
   onFailure?(failure: WorkerFailure): void;
   onOutcome?(o: ItemOutcome): void;
@@ -49,11 +53,11 @@ export class SpamQueue {
     sourceId: string,
   ): Promise<void> {
     const stored = await (await this.deps.store()).verdict(accountOf(provider), messageId);
-    if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored));
+    if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored), false);
     const w = this.waiting.get(messageId);
     if (w) w.watchers.push({ target, sourceId });
     else this.waiting.set(messageId, { raw, watchers: [{ target, sourceId }] });
-    this.deps.notify(target, sourceId, CHECKING);
+    this.deps.notify(target, sourceId, CHECKING, false);
     this.running ??= this.drain(provider).finally(() => (this.running = undefined));
   }
 
@@ -63,16 +67,16 @@ export class SpamQueue {
       const batch = new Map(this.waiting);
       this.waiting.clear();
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
-      const tell = (messageId: string, badge: SpamBadge) => {
+      const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
         for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
-          this.deps.notify(target, sourceId, badge);
+          this.deps.notify(target, sourceId, badge, fresh);
         batch.delete(messageId);
       };
       try {
         await this.deps.classify(provider, items, (e) => {
           if (e.event !== 'outcome') return;
           this.deps.onOutcome?.(e.outcome);
-          tell(e.outcome.messageId, outcomeBadge(e.outcome));
+          tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
         });
       } catch (e) {
         const failure = this.failureOf(e);

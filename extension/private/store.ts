@@ -8,7 +8,7 @@
 //   trust           provider origin      → package-log trust state (client/core/package-log.ts)
 //   user-keys       [account, package key] → {epoch, ksk}: the per-user key-switching key
 //   verdicts        [account, message id]  → the outcome, so a restart does not ask again
-//   config          "provider"           → {url, token}
+//   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -22,6 +22,13 @@ export interface ProviderConfig {
   url: string;
   token: string;
 }
+
+export interface PrivateSettings {
+  /** Move spam to the webmail's Junk folder (the provider then learns the verdict). */
+  moveSpam: boolean;
+}
+
+const DEFAULT_SETTINGS: PrivateSettings = { moveSpam: true };
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict =
@@ -145,6 +152,17 @@ export class PrivateStore {
 
   async provider(): Promise<ProviderConfig | undefined> {
     return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
+  }
+
+  async settings(): Promise<PrivateSettings> {
+    return {
+      ...DEFAULT_SETTINGS,
+      ...((await this.db.get('config', 'settings')) as Partial<PrivateSettings> | undefined),
+    };
+  }
+
+  async setSettings(s: PrivateSettings): Promise<void> {
+    await this.db.put('config', { moveSpam: s.moveSpam === true }, 'settings');
   }
 
   async setProvider(p: ProviderConfig | undefined): Promise<void> {

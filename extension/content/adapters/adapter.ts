@@ -23,4 +23,10 @@ export interface WebmailAdapter {
    * for indexing the whole mailbox. Omit if the webmail has no such page.
    */
   mailboxLinks?(doc: Document, url: URL): URL[];
+  /** The folder a message view is in, where the webmail has an Inbox and a Junk folder. */
+  folderOf?(view: MessageView): MailFolder | undefined;
+  /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */
+  moveTo?(view: MessageView, folder: MailFolder): Promise<void>;
 }
+
+export type MailFolder = 'inbox' | 'junk';
