@@ -233,6 +233,51 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await popup.close();
   });
 
+  it('classifies a backlog through mailbox indexing; a service-worker stop mid-way loses no verdict, asks nothing twice', async () => {
+    const backlog = loadSpamAssassin()
+      .filter((e) => e.split === 'test')
+      .slice(100, 112);
+    const ids = backlog.map((_, i) => `backlog-${i}`);
+    for (const [i, e] of backlog.entries()) await deliver(ids[i], e.raw as string, e.label);
+    const classified = () => ids.filter((id) => provider.store.isClassified(alice_.userId, id)).length;
+    const indexMailbox = async () => {
+      await page.goto(`${provider.server.httpUrl}/mail`);
+      await page.locator('.pmf-mailbox .bar button').click();
+      await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    };
+    await page.goto(`${provider.server.httpUrl}/mail`);
+    await page.locator('.pmf-mailbox .bar button').click();
+    while (classified() === 0) await new Promise((r) => setTimeout(r, 50));
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await indexMailbox(); // offers again what the stop interrupted
+    for (let t = Date.now(); classified() < ids.length && Date.now() - t < 60_000;)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(classified(), ids.length);
+    // Every backlog message keeps a verdict: had one been asked twice, the provider would have said already classified.
+    await page.goto(browser.extensionUrl('options.html'));
+    const kinds = (await page.evaluate(`(async () => {
+      const db = await new Promise((resolve) => { const r = indexedDB.open('pmf-private'); r.onsuccess = () => resolve(r.result); });
+      return new Promise((resolve) => {
+        const out = {};
+        const c = db.transaction('verdicts').objectStore('verdicts').openCursor();
+        c.onsuccess = () => {
+          const cur = c.result;
+          if (!cur) return resolve(out);
+          if (String(cur.key[1]).startsWith('backlog-')) out[cur.key[1]] = cur.value.kind;
+          cur.continue();
+        };
+      });
+    })()`)) as Record<string, string>;
+    assert.deepEqual(Object.keys(kinds).sort(), [...ids].sort());
+    assert.ok(
+      Object.values(kinds).every((k) => k === 'verdict'),
+      JSON.stringify(kinds),
+    );
+  });
+
   it('shows the stored verdict again without asking the provider, after the service worker restarts', async () => {
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');

@@ -90,9 +90,26 @@ async function classify(
   const connector = await connectorFor(provider, emit);
   const store = await privateStore();
   const account = accountOf(provider);
+  // A batch queued by a background that was restarted meanwhile may repeat
+  // messages an earlier batch already settled: answer those from IndexedDB
+  // (asking again would turn a kept verdict into "already classified").
+  const done = new Set<string>();
+  for (const i of items) {
+    const v = await store.verdict(account, i.messageId);
+    if (!v) continue;
+    done.add(i.messageId);
+    emit({
+      event: 'outcome',
+      outcome:
+        v.kind === 'verdict'
+          ? { kind: 'verdict', messageId: i.messageId, spam: v.spam, clientMs: 0 }
+          : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
+    });
+  }
   await runClassification(
     items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
     {
+      done,
       connect: (n) => connector.connect(n),
       reconnectWindowMs: RECONNECT_WINDOW_MS,
       onOutcome: async (o) => {
