@@ -208,6 +208,9 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await connect(alice_.token);
     await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 60_000 });
     assert.equal(await downloads(), before, 'the package came from IndexedDB');
+    const details = (await page.locator('#provider-details pre').textContent()) ?? '';
+    assert.match(details, /opened from IndexedDB; session ready in \d+ ms/);
+    console.log(`reconnect: ${details}`);
     // A string, not a function: tsx would add helpers the page does not have.
     const stored = await page.evaluate(`(async () => {
       const db = await new Promise((resolve, reject) => {

@@ -72,7 +72,13 @@ async function connect(url: string, token: string): Promise<PrivateStatus> {
     const model = await worker.call({ kind: 'prepare', provider }, (e) => {
       if (e.event === 'download') live.download = { received: e.received, total: e.total };
     });
-    live.model = { id: model.modelId, version: model.modelVersion, bytes: model.packageBytes };
+    live.model = {
+      id: model.modelId,
+      version: model.modelVersion,
+      bytes: model.packageBytes,
+      readyMs: model.readyMs,
+      downloaded: model.downloaded,
+    };
     live.lastError = undefined;
   } catch (e) {
     const f = failureOf(e);

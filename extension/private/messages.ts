@@ -13,7 +13,7 @@ export interface PrivateStatus {
   connected: boolean;
   /** The provider's origin. */
   provider?: string;
-  model?: { id: string; version: number; bytes: number };
+  model?: { id: string; version: number; bytes: number; readyMs: number; downloaded: boolean };
   /** The model package download under way (bytes). */
   download?: { received: number; total: number };
   lastError?: { text: string; detail: string };

@@ -29,9 +29,15 @@ function show(s: PrivateStatus): void {
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
   $('provider-connect').hidden = s.connected;
   $('provider-disconnect').hidden = !s.connected;
+  // For support: what failed, or how the model was opened.
+  const m = s.model;
   const details = $('provider-details');
-  details.hidden = !s.lastError;
-  details.querySelector('pre')!.textContent = s.lastError?.detail ?? '';
+  details.hidden = !s.lastError && !m;
+  details.querySelector('pre')!.textContent =
+    s.lastError?.detail ??
+    (m
+      ? `model ${m.id} v${m.version}, ${m.bytes} bytes in IndexedDB, ${m.downloaded ? 'downloaded' : 'opened from IndexedDB'}; session ready in ${m.readyMs} ms`
+      : '');
   const bar = $<HTMLProgressElement>('provider-progress');
   bar.hidden = !s.download || s.download.received >= s.download.total;
   if (s.download) {

@@ -20,7 +20,7 @@ export type WorkerRequest =
   | { kind: 'reset' };
 
 export type ItemOutcome =
-  | { kind: 'verdict'; messageId: string; spam: boolean; clientMs: number }
+  | { kind: 'verdict'; messageId: string; spam: boolean }
   | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
 
 export interface PrepareResult {
@@ -28,7 +28,8 @@ export interface PrepareResult {
   modelVersion: number;
   packageBytes: number;
   /** Time to a ready session: model opened from IndexedDB (or downloaded) and handshake, ms. */
-  connectMs: number;
+  readyMs: number;
+  /** Whether the package was downloaded (false: opened from IndexedDB). */
   downloaded: boolean;
 }
 

@@ -77,7 +77,7 @@ async function prepare(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
     modelId: m.header.modelId,
     modelVersion: m.header.modelVersion,
     packageBytes: m.header.bodyBytes,
-    connectMs: Math.round(performance.now() - started),
+    readyMs: Math.round(performance.now() - started),
     downloaded,
   };
 }
@@ -102,7 +102,7 @@ async function classify(
       event: 'outcome',
       outcome:
         v.kind === 'verdict'
-          ? { kind: 'verdict', messageId: i.messageId, spam: v.spam, clientMs: 0 }
+          ? { kind: 'verdict', messageId: i.messageId, spam: v.spam }
           : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
     });
   }
@@ -130,7 +130,7 @@ async function classify(
 }
 
 function toItemOutcome(o: RunOutcome): ItemOutcome {
-  if (o.kind === 'verdict') return { kind: 'verdict', messageId: o.messageId, spam: o.spam, clientMs: o.clientMs };
+  if (o.kind === 'verdict') return { kind: 'verdict', messageId: o.messageId, spam: o.spam };
   return { kind: o.kind, messageId: o.messageId, detail: o.detail };
 }
 

@@ -90,7 +90,7 @@ describe('SpamQueue', () => {
       for (const i of items)
         emit({
           event: 'outcome',
-          outcome: { kind: 'verdict', messageId: i.messageId, spam: i.messageId === 'a', clientMs: 1 },
+          outcome: { kind: 'verdict', messageId: i.messageId, spam: i.messageId === 'a' },
         });
     });
     await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
