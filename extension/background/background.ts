@@ -20,7 +20,7 @@ import {
 } from '../lib/messages.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
-import { listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
+import { forgetWaitingMessages, listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
@@ -131,6 +131,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       await cache.lock();
       await mailIndex.close();
       views.clear();
+      forgetWaitingMessages();
       return true;
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');

@@ -49,6 +49,11 @@ function outerHeaders(s: MailSource): string {
   return `From: ${clean(s.from)}\r\nTo: ${clean(s.to)}\r\nSubject: ${clean(s.subject)}\r\nDate: ${clean(s.date)}\r\n\r\n`;
 }
 
+/** On lock: decrypted messages still waiting for the worker are dropped. */
+export function forgetWaitingMessages(): void {
+  queue.forgetWaiting();
+}
+
 /** Called for every decrypt request from a content script; returns at once. */
 export function offerForSpamCheck(source: MailSource, result: DecryptResult, sender: Runtime.MessageSender): void {
   if (result.status !== 'decrypted' || result.plaintext === undefined || sender.tab?.id === undefined) return;

@@ -12,6 +12,11 @@ export interface SpamBadge {
 
 export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
 
+export const LOCKED: SpamBadge = {
+  state: 'unavailable',
+  text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
+};
+
 const FAILURES: Record<FailureCode, string> = {
   provider_unreachable:
     'Spam check unavailable: your mail provider cannot be reached right now. The message is shown as usual; it will be checked when you open it again.',

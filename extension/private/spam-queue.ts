@@ -4,7 +4,7 @@
 // batch for the worker (one session per batch, client/core's runner), and
 // each outcome goes to the tabs showing that message. Environment-free
 // (storage, worker and notification are injected) so it is unit-tested.
-import { failureBadge, outcomeBadge, CHECKING, type SpamBadge } from './faults.js';
+import { failureBadge, outcomeBadge, CHECKING, LOCKED, type SpamBadge } from './faults.js';
 import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
 import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
@@ -59,6 +59,16 @@ export class SpamQueue {
     else this.waiting.set(messageId, { raw, watchers: [{ target, sourceId }] });
     this.deps.notify(target, sourceId, CHECKING, false);
     this.running ??= this.drain(provider).finally(() => (this.running = undefined));
+  }
+
+  /**
+   * Keys were locked: drops the decrypted messages not yet handed to the
+   * worker (a batch already there finishes) and tells their views why.
+   */
+  forgetWaiting(): void {
+    for (const w of this.waiting.values())
+      for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, LOCKED, false);
+    this.waiting.clear();
   }
 
   /** Classifies batches until nothing waits; items offered meanwhile form the next batch. */

@@ -130,4 +130,25 @@ describe('SpamQueue', () => {
     assert.match(final['src-y'].text, /cannot be reached/);
     assert.match(final['src-y'].detail ?? '', /ws:\/\/127\.0\.0\.1/);
   });
+
+  it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = queueWith(async (items, emit) => {
+      await gate;
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+    });
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    q.queue.forgetWaiting();
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['a']], 'b never reached the worker');
+    const final = Object.fromEntries(
+      q.shown.filter((s) => s.badge.state !== 'checking').map((s) => [s.sourceId, s.badge]),
+    );
+    assert.equal(final['src-a'].text, 'not spam');
+    assert.match(final['src-b'].text, /keys were locked/);
+  });
 });
