@@ -69,6 +69,18 @@ function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => v
   return { queue, store, shown, batches };
 }
 
+/** A queue whose worker answers `spamOf(id)` for each message once released. */
+function heldQueue(spamOf: (id: string) => boolean) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const q = queueWith(async (items, emit) => {
+    await gate;
+    for (const i of items)
+      emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: spamOf(i.messageId) } });
+  });
+  return { q, release };
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe('SpamQueue', () => {
@@ -83,16 +95,7 @@ describe('SpamQueue', () => {
   });
 
   it('batches waiting messages, classifies each once, and tells every tab showing it', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const q = queueWith(async (items, emit) => {
-      await gate;
-      for (const i of items)
-        emit({
-          event: 'outcome',
-          outcome: { kind: 'verdict', messageId: i.messageId, spam: i.messageId === 'a' },
-        });
-    });
+    const { q, release } = heldQueue((id) => id === 'a');
     await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
     await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
     await q.queue.offer(provider, 'b', 'raw b', { tabId: 2 }, 'src-b');
@@ -132,13 +135,7 @@ describe('SpamQueue', () => {
   });
 
   it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const q = queueWith(async (items, emit) => {
-      await gate;
-      for (const i of items)
-        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
-    });
+    const { q, release } = heldQueue(() => false);
     await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
     await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
     q.queue.forgetWaiting();
