@@ -158,10 +158,14 @@ async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<
       return prepare(req.provider, emit);
     case 'classify':
       return classify(req.provider, req.items, emit);
-    case 'reset':
-      current?.connector.model()?.model.dispose();
+    case 'reset': {
+      // Frees (and so wipes) the model and this user's key-switching key in WASM memory.
+      const m = current?.connector.model();
+      m?.model.dispose();
+      m?.userKey?.ksk.dispose();
       current = undefined;
       return null;
+    }
   }
 }
 
