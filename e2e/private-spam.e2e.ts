@@ -41,6 +41,17 @@ function pgpMime(id: string, armored: string): string {
   return `From: sender@demo.invalid\r\nTo: alice@example.org\r\nSubject: ...\r\nMessage-ID: <${id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
 }
 
+/** provider-server on loopback (the same data directory across restarts). */
+function startProviderWith(model: string, port: number): Promise<Provider> {
+  return startProvider(
+    loadConfig({
+      env: {},
+      overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: model }] },
+    }),
+    { progress: () => {}, log: () => {} },
+  );
+}
+
 async function deliver(id: string, raw: string, label = ''): Promise<void> {
   const armored = await openpgp.encrypt({
     message: await openpgp.createMessage({ text: raw }),
@@ -55,13 +66,7 @@ async function deliver(id: string, raw: string, label = ''): Promise<void> {
 before(
   async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-private-e2e-'));
-    provider = await startProvider(
-      loadConfig({
-        env: {},
-        overrides: { port: 0, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] },
-      }),
-      { progress: () => {}, log: () => {} },
-    );
+    provider = await startProviderWith(MODEL, 0);
     alice_ = provider.store.addUser('alice');
     headless = provider.store.addUser('headless');
     alice = await makeParty('Alice', 'alice@example.org');
@@ -297,6 +302,30 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     assert.equal(await verdictOf('lost-1'), 'checked-before');
     assert.match(await spamText(), /already done/);
     await screenshot(page, 'private-already-classified');
+  });
+
+  it('a new model version announced mid-use (model_outdated) replaces the stored package', async () => {
+    // The same weights under a changed header: the provider builds version 2 on restart.
+    const bytes = Buffer.from(
+      fs.readFileSync(MODEL).toString('latin1').replace('0.9927007299270073', '0.9927007299270074'),
+      'latin1',
+    );
+    const rotated = path.join(dir, 'spam-rotated.pmfm');
+    fs.writeFileSync(rotated, bytes, { mode: 0o600 });
+    const port = provider.server.port;
+    await provider.close();
+    provider = await startProviderWith(rotated, port);
+    await deliver('rotated-1', loadSpamAssassin().find((e) => e.split === 'test' && e.label === 'spam')!.raw as string);
+    assert.ok(['spam', 'not-spam'].includes(await verdictOf('rotated-1')), 'classified with the new version');
+    await page.goto(browser.extensionUrl('options.html'));
+    const keys = await page.evaluate(`(async () => {
+      const db = await new Promise((resolve) => { const r = indexedDB.open('pmf-private'); r.onsuccess = () => resolve(r.result); });
+      return new Promise((resolve) => {
+        const r = db.transaction('packages').objectStore('packages').getAllKeys();
+        r.onsuccess = () => resolve(r.result);
+      });
+    })()`);
+    assert.deepEqual(keys, ['spam-v2']);
   });
 
   it('tells the user when the provider cannot be reached; the message still shows', async () => {
