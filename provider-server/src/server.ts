@@ -55,6 +55,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
+    issueToken: (userId) => store.issueToken(Number(userId)),
   });
   const handler = createHttpHandler({ metrics, models: () => models.all(), packageLog: opts.packageLog, webmail });
   const server = config.tls

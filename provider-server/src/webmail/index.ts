@@ -18,6 +18,8 @@ export interface WebmailSource {
   getMessage(userId: string, id: string): { raw: string } | undefined;
   /** Moves a message (the extension moves spam to Junk); false if the user has no such message. */
   moveMessage(userId: string, id: string, folder: Folder): boolean;
+  /** A new bearer token for the user, for the extension's one-click connect. */
+  issueToken(userId: string): string;
 }
 
 const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', junk: 'Junk' };
@@ -50,6 +52,7 @@ function route(source: WebmailSource, req: http.IncomingMessage, res: http.Serve
       if (!token || !source.authenticate(token)) return redirect(res, '/mail?failed=1');
       redirect(res, '/mail', `${COOKIE}=${encodeURIComponent(token)}; Path=/mail; HttpOnly; SameSite=Strict`);
     });
+  if (url.pathname === '/mail/extension-token' && req.method === 'POST') return extensionToken(source, req, res);
   const move = /^\/mail\/m\/([^/]{1,600})\/move$/.exec(url.pathname);
   if (move && req.method === 'POST') return moveMessage(source, req, res, safeDecode(move[1]));
   if (url.pathname === '/mail/logout')
@@ -105,6 +108,23 @@ function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (fo
   req.on('close', () => {
     if (tooBig && !res.headersSent) send(res, 413, page('Too large', '<p class="error">Request too large.</p>'));
   });
+}
+
+/**
+ * POST /mail/extension-token: a fresh token for the logged-in user, so the
+ * extension connects with one click and nobody copies tokens. The session
+ * cookie is SameSite=Strict and the answer is JSON (not readable cross-origin),
+ * so only the webmail's own pages and the extension's content script get it.
+ */
+function extensionToken(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const userId = userFromCookie(source, req);
+  if (!userId) return send(res, 401, loginPage(false));
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(JSON.stringify({ token: source.issueToken(userId) }));
 }
 
 /** POST /mail/m/<id>/move, folder=junk|inbox: the session cookie is SameSite=Strict, so other sites cannot. */

@@ -107,4 +107,21 @@ describe('demo webmail handler', () => {
     assert.equal((await move('m1', 'inbox', alice)).status, 303);
     assert.match(await (await get('/mail', alice)).text(), /data-message-id="m1"/);
   });
+
+  it('issues a fresh token for the logged-in user only (one-click connect)', async () => {
+    const issue = (cookie?: string) =>
+      fetch(`${server.origin}/mail/extension-token`, {
+        method: 'POST',
+        headers: cookie ? { cookie } : {},
+        redirect: 'manual',
+      });
+    assert.equal((await issue()).status, 401);
+    const res = await issue(await loginCookie('tok-alice'));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    const { token } = (await res.json()) as { token: string };
+    assert.notEqual(token, 'tok-alice');
+    const page = await (await get('/mail', await loginCookie(token))).text();
+    assert.match(page, /Inbox of alice/, 'the new token belongs to the same user');
+  });
 });
