@@ -328,6 +328,22 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     assert.deepEqual(keys, ['spam-v2']);
   });
 
+  it('connects with one click from the logged-in webmail, no token copied', async () => {
+    await page.goto(browser.extensionUrl('options.html'));
+    await page.locator('#provider-disconnect').click();
+    await page.locator('#provider-status[data-connected=false]').waitFor();
+    await page.goto(`${provider.server.httpUrl}/mail`);
+    await page.locator('.pmf-connect .bar button').click();
+    await page.locator('.pmf-connect .bar[data-state=done]').waitFor({ timeout: 60_000 });
+    await screenshot(page, 'private-one-click-connect');
+    await page.goto(browser.extensionUrl('options.html'));
+    await page.locator('#provider-status[data-connected=true]').waitFor();
+    assert.match((await page.locator('#provider-status').textContent()) ?? '', new RegExp(provider.server.httpUrl));
+    await page.goto(`${provider.server.httpUrl}/mail`);
+    await page.locator('tr.message-row').first().waitFor();
+    assert.equal(await page.locator('.pmf-connect .bar').count(), 0, 'no offer once connected');
+  });
+
   it('tells the user when the provider cannot be reached; the message still shows', async () => {
     await deliver('late-1', 'From: a@b\r\nSubject: later\r\n\r\nsee you later\r\n');
     const port = provider.server.port;

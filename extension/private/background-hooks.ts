@@ -13,7 +13,14 @@ import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
-import { SPAM_BADGE, type PrivateRequest, type PrivateStatus, type SpamBadgeMessage } from './messages.js';
+import {
+  SPAM_BADGE,
+  WEBMAIL_CONNECT,
+  type PrivateRequest,
+  type PrivateStatus,
+  type SpamBadgeMessage,
+  type WebmailConnectRequest,
+} from './messages.js';
 import type { WorkerFailure } from './worker-protocol.js';
 
 let storePromise: Promise<PrivateStore> | undefined;
@@ -126,16 +133,40 @@ async function handle(req: PrivateRequest): Promise<unknown> {
   }
 }
 
-/** Answers the options page and popup; registered once by background.ts. */
+/**
+ * One-click connect from a webmail page: the provider is the page's own
+ * origin (the token came from it), and only while not connected, so a page
+ * cannot switch an existing connection elsewhere.
+ */
+async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.MessageSender): Promise<unknown> {
+  const connected = (await (await store()).provider()) !== undefined;
+  if (req[WEBMAIL_CONNECT] === 'offer') return !connected;
+  if (connected) throw new Error('Already connected to a provider.');
+  const token = (req as { token?: unknown }).token;
+  if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
+  await connect(new URL(sender.url!).origin, token);
+  return true;
+}
+
+const reply = (p: Promise<unknown>) =>
+  p.then(
+    (value) => ({ ok: true, value }),
+    (e: unknown) => ({ ok: false, error: e instanceof Error ? e.message : 'Unexpected error' }),
+  );
+
+/** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
 export function listenForPrivateRequests(): void {
   browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
+    const web = msg as WebmailConnectRequest | null;
+    if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string') {
+      // From our content script in a tab, never from an extension page.
+      if (sender.id !== browser.runtime.id || !sender.tab || !/^https?:/.test(sender.url ?? '')) return undefined;
+      return reply(handleWebmail(web, sender));
+    }
     const req = msg as PrivateRequest | null;
     if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
     const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
     if (!page) return Promise.resolve({ ok: false, error: 'Only extension pages may change the provider connection.' });
-    return handle(req).then(
-      (value) => ({ ok: true, value }),
-      (e: unknown) => ({ ok: false, error: e instanceof Error ? e.message : 'Unexpected error' }),
-    );
+    return reply(handle(req));
   });
 }

@@ -21,6 +21,10 @@ export interface PrivateStatus {
   moveSpam: boolean;
 }
 
+/** Content script → background: one-click connect from the webmail page (private/connect-offer.ts). */
+export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
+export type WebmailConnectRequest = { [WEBMAIL_CONNECT]: 'offer' } | { [WEBMAIL_CONNECT]: 'connect'; token: string };
+
 /** Background → content script: the spam badge of one message view (MailSource.id). */
 export const SPAM_BADGE = 'pmf-spam-badge';
 

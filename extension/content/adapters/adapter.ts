@@ -27,6 +27,8 @@ export interface WebmailAdapter {
   folderOf?(view: MessageView): MailFolder | undefined;
   /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */
   moveTo?(view: MessageView, folder: MailFolder): Promise<void>;
+  /** A fresh provider token for the logged-in user (same-origin request), for one-click connect. */
+  issueToken?(doc: Document, url: URL): Promise<string>;
 }
 
 export type MailFolder = 'inbox' | 'junk';

@@ -48,4 +48,12 @@ export const demoWebmail: WebmailAdapter = {
     if (!r.ok) throw new Error(`The webmail refused the move (HTTP ${r.status}).`);
     view.body.closest<HTMLElement>('article.message')!.dataset.folder = folder;
   },
+  async issueToken(doc: Document, url: URL) {
+    if (!doc.querySelector('a[href="/mail/logout"]')) throw new Error('Log in to the webmail first.');
+    const r = await fetch(new URL('/mail/extension-token', url), { method: 'POST', credentials: 'same-origin' });
+    const token = r.ok ? ((await r.json()) as { token?: unknown }).token : undefined;
+    if (typeof token !== 'string' || token.length > 4096)
+      throw new Error(`The webmail gave no token (HTTP ${r.status}).`);
+    return token;
+  },
 };
