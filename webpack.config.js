@@ -18,6 +18,8 @@ const entries = {
   popup: './extension/popup/popup.ts',
   'tb-message': './extension/thunderbird/message-popup.ts',
   viewer: './extension/viewer/viewer.ts',
+  // Chromium only: hosts the WASM worker its service worker cannot start.
+  offscreen: './extension/private/offscreen.ts',
 };
 // The search page is built by the search engineer; include it once it exists.
 if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search = './extension/search/search.ts';
@@ -26,6 +28,8 @@ if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search
 export function targetManifest(base, target) {
   const m = structuredClone(base);
   if (target === 'chromium') return m;
+  // Gecko has no offscreen documents: its background page starts the worker.
+  m.permissions = m.permissions.filter((p) => p !== 'offscreen');
   // Firefox and Thunderbird have no extension service workers: event page.
   m.background = { scripts: ['background.js'] };
   m.browser_specific_settings =

@@ -27,6 +27,7 @@ export interface ConnectorOptions<M extends LoadedModel = LoadedModel, S = SpamS
   storage: PackageStorage;
   socket: SocketFactory;
   onDownloadProgress?: (received: number, total: number) => void;
+  fetch?: DownloadOptions['fetch'];
   /** Refuses a package the provider's package log does not vouch for (client/core/package-log.ts). */
   logCheck?: DownloadOptions['logCheck'];
   onInvalidOutput?: (messageId: string) => void;
@@ -35,7 +36,14 @@ export interface ConnectorOptions<M extends LoadedModel = LoadedModel, S = SpamS
   load?: (pkg: VerifiedPackage) => Promise<M>;
   /** Opens the session (default: SpamSession). */
   open?: (opts: SessionOptions & { model: M }) => Promise<S>;
+  /** Persistent per-user key-switching keys by package key ("<model>-v<version>"), e.g. the extension's IndexedDB. */
+  userKeys?: {
+    get(packageKey: string): Promise<{ epoch: number; ksk: Uint8Array } | undefined>;
+    put(packageKey: string, key: { epoch: number; ksk: Uint8Array }): Promise<void>;
+  };
 }
+
+const packageKey = (m: LoadedModel): string => `${m.header.modelId}-v${m.header.modelVersion}`;
 
 export interface Connector<M extends LoadedModel = LoadedModel, S = SpamSession> {
   connect(remaining: number): Promise<S>;
@@ -56,12 +64,16 @@ export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSes
       modelId: opts.modelId ?? 'spam',
       storage: opts.storage,
       onProgress: opts.onDownloadProgress,
+      fetch: opts.fetch,
       logCheck: opts.logCheck,
     });
     if (loaded?.sha256 !== pkg.sha256) {
       loaded?.model.dispose();
       loaded?.userKey?.ksk.dispose();
       loaded = await load(pkg);
+      const saved = await opts.userKeys?.get(packageKey(loaded));
+      // A stored key is validated like a received one; the welcome then carries no key.
+      if (saved) loaded.userKey = { epoch: saved.epoch, ksk: opts.he.loadKeySwitchKey(saved.ksk) };
     }
     return loaded;
   };
@@ -78,6 +90,7 @@ export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSes
           expectedEmails: remaining,
           onInvalidOutput: opts.onInvalidOutput,
           onMessageWarning: opts.onMessageWarning,
+          onUserKey: opts.userKeys && ((epoch, ksk) => opts.userKeys!.put(packageKey(loaded!), { epoch, ksk })),
         });
       try {
         return await open();

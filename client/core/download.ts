@@ -66,12 +66,24 @@ export async function latestModel(
   return m;
 }
 
+/** The package is not the one the provider vouched for (hash, header or body): never used. */
+export class PackageIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PackageIntegrityError';
+  }
+}
+
 function verify(data: Uint8Array, expectSha256: string, what: string): VerifiedPackage {
   const digest = bytesToHex(sha256(data));
   if (digest !== expectSha256)
-    throw new Error(`${what}: SHA-256 ${digest} does not match the expected ${expectSha256}`);
-  const { header, body } = openPackage(data);
-  return { header, body, sha256: digest };
+    throw new PackageIntegrityError(`${what}: SHA-256 ${digest} does not match the expected ${expectSha256}`);
+  try {
+    const { header, body } = openPackage(data);
+    return { header, body, sha256: digest };
+  } catch (e) {
+    throw new PackageIntegrityError(`${what}: ${(e as Error).message}`);
+  }
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type HeParams,
 } from '../../wasm/ts/he.js';
 import { MAX_EXTEND, OtReceiver } from '../../wasm/ts/ot.js';
-import type { VerifiedPackage } from './download.js';
+import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 
 /** The subset of the browser WebSocket API the client uses. */
 export interface SocketLike {
@@ -111,6 +111,8 @@ export interface SessionOptions {
   onInvalidOutput?: (messageId: string) => void;
   /** Local note about a message's content (e.g. an empty body), from feature extraction. */
   onMessageWarning?: (messageId: string, warning: string) => void;
+  /** A new key-switching key arrived (validated): persist it so later sessions need not fetch it again. */
+  onUserKey?: (epoch: number, ksk: Uint8Array) => Promise<void>;
   timeoutMs?: number;
 }
 
@@ -175,7 +177,7 @@ export abstract class ProviderSession {
       keyEpoch: model.userKey?.epoch ?? 0,
     });
     if (bytesToHex(w.packageSha256) !== model.sha256) {
-      throw new Error(
+      throw new PackageIntegrityError(
         'the provider serves a different package for this model version than the one downloaded (docs/threat-model.md#malicious-provider: refusing)',
       );
     }
@@ -185,6 +187,7 @@ export abstract class ProviderSession {
       const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges
       model.userKey?.ksk.dispose();
       model.userKey = { epoch: w.keyEpoch, ksk };
+      await this.opts.onUserKey?.(w.keyEpoch, w.ksk.slice());
     } else if (model.userKey?.epoch !== w.keyEpoch) {
       throw new Error(`the provider sent no key for key epoch ${w.keyEpoch}`);
     }

@@ -6,14 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
-import { encodePackagePrefix, type PackageHeader } from '../../protocol/package.js';
 import { createHttpHandler } from '../../provider-server/src/http.js';
 import { createMetrics } from '../../provider-server/src/metrics.js';
 import { PackageLog } from '../../provider-server/src/package-log.js';
-import { makeParams } from '../../wasm/ts/he.js';
 import { ensurePackage, type VerifiedPackage } from '../core/download.js';
 import { DirectoryStorage, FileTrustStore } from '../node/node-storage.js';
 import { PackageLogAlert, PackageLogVerifier } from '../core/package-log.js';
+import { testPackage } from './package-fixture.js';
 
 let dir: string;
 let server: http.Server;
@@ -26,22 +25,8 @@ let requests: { range?: string; ifRange?: string }[] = [];
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-dl-'));
   const body = new Uint8Array(300_000).map((_, i) => (i * 7919) & 0xff);
-  const header: PackageHeader = {
-    format: 'pmf-model-package/1',
-    modelId: 'spam',
-    modelVersion: 1,
-    task: 'spam',
-    algorithm: 'lr',
-    labels: ['ham', 'spam'],
-    featureSpec: {},
-    params: makeParams({ N: 10, B: 1 }),
-    layout: 'rows-across',
-    providerSeed: '11'.repeat(32),
-    bodyBytes: body.length,
-    bodySha256: createHash('sha256').update(body).digest('hex'),
-    createdAt: new Date(0).toISOString(),
-  };
-  pkg = Buffer.concat([encodePackagePrefix(header), body]);
+  const { header, bytes } = testPackage(body);
+  pkg = Buffer.from(bytes);
   sha = createHash('sha256').update(pkg).digest('hex');
   const file = path.join(dir, 'spam-v1.pmf');
   fs.writeFileSync(file, pkg);

@@ -4,7 +4,7 @@
 // local search, so plaintext never travels further than the page showing it.
 import browser, { type Runtime } from 'webextension-polyfill';
 import type { KeyContext } from '../../mail/decrypt.js';
-import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
+import { decryptBlockWithPlaintext, type DecryptResult } from '../lib/decrypt.js';
 import { KeyError } from '../lib/errors.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
@@ -20,6 +20,7 @@ import {
 } from '../lib/messages.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
+import { forgetWaitingMessages, listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
@@ -47,12 +48,17 @@ async function indexQuietly(source: MailSource, text: string, subject?: string):
   await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
 }
 
-async function decryptAndIndex(block: Parameters<typeof decryptBlock>[0], source: MailSource): Promise<DecryptResult> {
-  const result = await decryptBlock(block, await keyContext());
+/** The badge result, and the decrypted data for the private spam check (it never goes to a page). */
+async function decryptAndIndex(
+  block: Parameters<typeof decryptBlockWithPlaintext>[0],
+  source: MailSource,
+): Promise<{ result: DecryptResult; plaintext?: string }> {
+  const opened = await decryptBlockWithPlaintext(block, await keyContext());
+  const { result } = opened;
   if (result.status === 'decrypted' && result.text !== undefined) {
     await indexQuietly(source, result.text, result.subject);
   }
-  return result;
+  return opened;
 }
 
 /**
@@ -94,7 +100,10 @@ function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
 }
 
-const thunderbirdDeps: Deps = { decrypt: decryptAndIndex, index: (source, text) => indexQuietly(source, text) };
+const thunderbirdDeps: Deps = {
+  decrypt: async (block, source) => (await decryptAndIndex(block, source)).result,
+  index: (source, text) => indexQuietly(source, text),
+};
 
 async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
   const page = fromExtensionPage(sender);
@@ -105,7 +114,8 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
       }
-      const result = await decryptAndIndex(block, source);
+      const { result, plaintext } = await decryptAndIndex(block, source);
+      offerForSpamCheck(source, result, plaintext, sender); // mailbox indexing (indexOnly) classifies a backlog too
       return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
     }
     case 'view': {
@@ -129,6 +139,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       await cache.lock();
       await mailIndex.close();
       views.clear();
+      forgetWaitingMessages();
       return true;
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');
@@ -157,6 +168,8 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
     }),
   );
 });
+
+listenForPrivateRequests();
 
 // Thunderbird: index all mail, streaming progress to the options page.
 browser.runtime.onConnect.addListener((port) => {

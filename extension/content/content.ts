@@ -8,6 +8,8 @@ import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';
 import { renderBadge } from './badge.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
+import { listenForSpamBadges } from '../private/spam-badge.js';
+import { offerOneClickConnect } from '../private/connect-offer.js';
 
 /** Outcomes that new or unlocked keys can change. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
@@ -28,6 +30,7 @@ async function scan(retry = false): Promise<void> {
     if (!adapter) return;
     const url = new URL(location.href);
     offerMailboxIndexing(adapter, document, url);
+    void offerOneClickConnect(adapter, document, url);
     for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
       if (state && !(retry && RETRYABLE.has(state))) continue;
@@ -68,4 +71,5 @@ new MutationObserver(() => {
   clearTimeout(pending);
   pending = setTimeout(() => void scan(), 150);
 }).observe(document.body, { childList: true, subtree: true });
+listenForSpamBadges();
 void scan();

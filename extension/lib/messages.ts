@@ -37,7 +37,7 @@ export interface Status {
  * stays in the extension and is shown by an extension frame (viewer.html)
  * that the webmail page cannot read.
  */
-export type BadgeInfo = Omit<DecryptResult, 'text' | 'subject' | 'attachments'> & { viewId?: string };
+export type BadgeInfo = Omit<DecryptResult, 'text' | 'subject' | 'attachments' | 'plaintext'> & { viewId?: string };
 
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code?: string };
 

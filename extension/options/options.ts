@@ -9,6 +9,7 @@ import type { MailboxTally } from '../thunderbird/displayed-message.js';
 import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
 import { $, errorText, formatFingerprint, say } from '../lib/ui.js';
+import { initProviderSection } from '../private/options-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -208,3 +209,4 @@ void renderKeys();
 onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
+initProviderSection();

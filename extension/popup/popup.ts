@@ -3,6 +3,7 @@
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { $, errorText, formatTime, say } from '../lib/ui.js';
+import { showSpamStatus } from '../private/options-section.js';
 
 async function refresh(): Promise<void> {
   const s = await ask<Status>({ type: 'status' });
@@ -38,3 +39,4 @@ $('lock').addEventListener('click', async () => {
 });
 
 refresh().catch((e) => say($('key-status'), errorText(e), 'error'));
+void showSpamStatus($('spam-status'));

@@ -15,6 +15,7 @@ describe('per-target manifests', () => {
     assert.match(csp, /script-src 'self' 'wasm-unsafe-eval';/);
     assert.doesNotMatch(csp, /https?:|unsafe-inline|'unsafe-eval'/);
     assert.deepEqual(m.web_accessible_resources[0].resources, ['viewer.html']);
+    assert.ok(m.permissions.includes('offscreen'), 'the offscreen document hosts the WASM worker');
   });
 
   it('Firefox MV3: event page and a gecko id', () => {
@@ -22,6 +23,7 @@ describe('per-target manifests', () => {
     assert.deepEqual(m.background, { scripts: ['background.js'] });
     assert.match(m.browser_specific_settings.gecko.id, /@/);
     assert.deepEqual(m.content_scripts, base.content_scripts);
+    assert.ok(!m.permissions.includes('offscreen'), 'Gecko starts the worker from its background page');
   });
 
   it('Thunderbird: message display action, messagesRead, no webmail content scripts, TB 128+', () => {

@@ -1,8 +1,13 @@
 // Dedicated worker that owns the WASM core, so long crypto never blocks a page
-// or the background. For now it answers one request: a self-test proving the
-// module instantiated and its exports run (issue 2's browser proof).
+// or the background. It answers a self-test proving the module instantiated
+// and its exports run (issue 2's browser proof), and hosts the private
+// functions (extension/private/worker-service.ts).
 import { ABI_VERSION, loadCore } from '../../wasm/ts/core.js';
 import type { CoreSelfTest } from '../lib/core-status.js';
+import { serveWorker } from '../private/worker-service.js';
+import type { WorkerEnvelope } from '../private/worker-protocol.js';
+
+const servePrivate = serveWorker((msg) => self.postMessage(msg));
 
 async function selfTest(): Promise<CoreSelfTest> {
   const started = performance.now();
@@ -22,8 +27,9 @@ async function selfTest(): Promise<CoreSelfTest> {
   };
 }
 
-self.onmessage = async (ev: MessageEvent<{ type: string }>) => {
-  if (ev.data?.type !== 'self-test') return;
+self.onmessage = async (ev: MessageEvent<{ type?: string } | WorkerEnvelope>) => {
+  if (typeof ev.data === 'object' && ev.data !== null && 'request' in ev.data) return servePrivate(ev.data);
+  if ((ev.data as { type?: string } | null)?.type !== 'self-test') return;
   try {
     self.postMessage({ type: 'self-test', result: await selfTest() });
   } catch (e) {

@@ -54,8 +54,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const id = store.authenticate(token);
       return id === undefined ? undefined : String(id);
     },
-    listMessages: (userId) => store.listMessages(Number(userId)),
+    listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
+    moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
+    issueToken: (userId) => store.issueToken(Number(userId)),
   });
   const admin = createAdminHandler({
     tokenSha256: config.adminTokenSha256,

@@ -74,7 +74,12 @@ const MIGRATIONS: string[] = [
      opted_out INTEGER NOT NULL,
      updated_at INTEGER NOT NULL
    );`,
+  // 4: webmail folders (the extension moves spam to Junk)
+  `ALTER TABLE messages ADD COLUMN folder TEXT NOT NULL DEFAULT 'inbox';`,
 ];
+
+/** The demo webmail's folders. */
+export type Folder = 'inbox' | 'junk';
 
 /** Rate-limit windows: spam/OT requests and hellos are counted apart. */
 const RATE_TABLES = { requests: 'rate_windows', hello: 'hello_windows' } as const;
@@ -94,6 +99,7 @@ export interface MessageSummary {
   from: string;
   subject: string;
   date: string;
+  folder: Folder;
 }
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
@@ -220,12 +226,21 @@ export class Store {
     }
   }
 
-  listMessages(userId: number): MessageSummary[] {
+  listMessages(userId: number, folder?: Folder): MessageSummary[] {
     return this.db
       .prepare(
-        'SELECT message_id AS id, from_addr AS "from", subject, date FROM messages WHERE user_id = ? ORDER BY delivered_at, message_id',
+        'SELECT message_id AS id, from_addr AS "from", subject, date, folder FROM messages WHERE user_id = ? AND (? IS NULL OR folder = ?) ORDER BY delivered_at, message_id',
       )
-      .all(userId) as MessageSummary[];
+      .all(userId, folder ?? null, folder ?? null) as MessageSummary[];
+  }
+
+  /** Moves a message to a folder; false if this user has no such message. */
+  moveMessage(userId: number, messageId: string, folder: Folder): boolean {
+    return (
+      this.db
+        .prepare('UPDATE messages SET folder = ? WHERE user_id = ? AND message_id = ?')
+        .run(folder, userId, messageId).changes === 1
+    );
   }
 
   getMessage(userId: number, messageId: string): { raw: string } | undefined {

@@ -72,8 +72,21 @@ test('the delivered-message registry keeps the raw MIME and its outer headers', 
   const a = store.addUser('a').userId;
   store.deliver(a, 'm1', RAW);
   assert.deepEqual(store.listMessages(a), [
-    { id: 'm1', from: 'Alice <a@x.org>', subject: 'hello world', date: 'Mon, 1 Jan 2024 00:00:00 +0000' },
+    {
+      id: 'm1',
+      from: 'Alice <a@x.org>',
+      subject: 'hello world',
+      date: 'Mon, 1 Jan 2024 00:00:00 +0000',
+      folder: 'inbox',
+    },
   ]);
+  assert.equal(store.moveMessage(a, 'm1', 'junk'), true);
+  assert.deepEqual(store.listMessages(a, 'inbox'), []);
+  assert.deepEqual(
+    store.listMessages(a, 'junk').map((m) => m.id),
+    ['m1'],
+  );
+  assert.equal(store.moveMessage(a, 'nope', 'junk'), false);
   assert.equal(store.getMessage(a, 'm1')?.raw, RAW);
   assert.equal(store.getMessage(a, 'm2'), undefined);
   assert.deepEqual(store.listMessages(store.addUser('c').userId), []);

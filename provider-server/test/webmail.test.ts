@@ -60,7 +60,7 @@ describe('demo webmail handler', () => {
     const res = await get('/mail/m/m1', cookie);
     assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/);
     const html = await res.text();
-    assert.match(html, /<article class="message" data-message-id="m1">/);
+    assert.match(html, /<article class="message" data-message-id="m1" data-folder="inbox">/);
     assert.ok(html.includes('-----BEGIN PGP MESSAGE-----'));
     assert.ok(html.includes('wcBMA&#60;script&#62;'), 'body is escaped');
     const mime = await (await get('/mail/m/m2', cookie)).text();
@@ -80,5 +80,48 @@ describe('demo webmail handler', () => {
   it('leaves other paths to the caller', async () => {
     assert.equal((await get('/mailbox')).status, 404);
     assert.equal(await (await get('/healthz')).text(), 'not found');
+  });
+
+  it('moves a message to Junk and back for its own user only, with the session cookie', async () => {
+    const alice = await loginCookie('tok-alice');
+    const carol = await loginCookie('tok-carol');
+    const move = (id: string, folder: string, cookie?: string) =>
+      fetch(`${server.origin}/mail/m/${id}/move`, {
+        method: 'POST',
+        body: new URLSearchParams({ folder }),
+        headers: cookie ? { cookie } : {},
+        redirect: 'manual',
+      });
+    assert.equal((await move('m1', 'junk')).status, 401, 'no session');
+    assert.equal((await move('m1', 'junk', carol)).status, 404, 'another user cannot move it');
+    assert.equal((await move('m1', 'trash', alice)).status, 400);
+    const moved = await move('m1', 'junk', alice);
+    assert.equal(moved.status, 303);
+    assert.equal(moved.headers.get('location'), '/mail/m/m1');
+    const junk = await (await get('/mail/junk', alice)).text();
+    assert.match(junk, /<table class="inbox" data-folder="junk">[^]*data-message-id="m1"/);
+    assert.doesNotMatch(await (await get('/mail', alice)).text(), /data-message-id="m1"/);
+    const view = await (await get('/mail/m/m1', alice)).text();
+    assert.match(view, /data-folder="junk"/);
+    assert.match(view, /Not spam: move to Inbox/);
+    assert.equal((await move('m1', 'inbox', alice)).status, 303);
+    assert.match(await (await get('/mail', alice)).text(), /data-message-id="m1"/);
+  });
+
+  it('issues a fresh token for the logged-in user only (one-click connect)', async () => {
+    const issue = (cookie?: string) =>
+      fetch(`${server.origin}/mail/extension-token`, {
+        method: 'POST',
+        headers: cookie ? { cookie } : {},
+        redirect: 'manual',
+      });
+    assert.equal((await issue()).status, 401);
+    const res = await issue(await loginCookie('tok-alice'));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    const { token } = (await res.json()) as { token: string };
+    assert.notEqual(token, 'tok-alice');
+    const page = await (await get('/mail', await loginCookie(token))).text();
+    assert.match(page, /Inbox of alice/, 'the new token belongs to the same user');
   });
 });

@@ -23,4 +23,12 @@ export interface WebmailAdapter {
    * for indexing the whole mailbox. Omit if the webmail has no such page.
    */
   mailboxLinks?(doc: Document, url: URL): URL[];
+  /** The folder a message view is in, where the webmail has an Inbox and a Junk folder. */
+  folderOf?(view: MessageView): MailFolder | undefined;
+  /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */
+  moveTo?(view: MessageView, folder: MailFolder): Promise<void>;
+  /** A fresh provider token for the logged-in user (same-origin request), for one-click connect. */
+  issueToken?(doc: Document, url: URL): Promise<string>;
 }
+
+export type MailFolder = 'inbox' | 'junk';

@@ -1,6 +1,6 @@
 // The demo webmail served by provider-server at /mail
 // (provider-server/src/webmail/index.ts defines this DOM).
-import type { MessageView, WebmailAdapter } from './adapter.js';
+import type { MailFolder, MessageView, WebmailAdapter } from './adapter.js';
 
 const text = (root: Element, sel: string) => root.querySelector(sel)?.textContent?.trim() ?? '';
 
@@ -32,5 +32,28 @@ export const demoWebmail: WebmailAdapter = {
     return [...doc.querySelectorAll<HTMLAnchorElement>('table.inbox tr.message-row .subject a[href]')]
       .map((a) => new URL(a.getAttribute('href')!, url))
       .filter((u) => u.origin === url.origin);
+  },
+  folderOf: (view) => {
+    const f = view.body.closest<HTMLElement>('article.message')?.dataset.folder;
+    return f === 'junk' || f === 'inbox' ? f : undefined;
+  },
+  async moveTo(view: MessageView, folder: MailFolder) {
+    const id = view.body.closest<HTMLElement>('article.message')?.dataset.messageId;
+    if (!id) throw new Error('This message has no id on the page.');
+    const r = await fetch(new URL(`/mail/m/${encodeURIComponent(id)}/move`, view.source.url), {
+      method: 'POST',
+      body: new URLSearchParams({ folder }),
+      credentials: 'same-origin',
+    });
+    if (!r.ok) throw new Error(`The webmail refused the move (HTTP ${r.status}).`);
+    view.body.closest<HTMLElement>('article.message')!.dataset.folder = folder;
+  },
+  async issueToken(doc: Document, url: URL) {
+    if (!doc.querySelector('a[href="/mail/logout"]')) throw new Error('Log in to the webmail first.');
+    const r = await fetch(new URL('/mail/extension-token', url), { method: 'POST', credentials: 'same-origin' });
+    const token = r.ok ? ((await r.json()) as { token?: unknown }).token : undefined;
+    if (typeof token !== 'string' || token.length > 4096)
+      throw new Error(`The webmail gave no token (HTTP ${r.status}).`);
+    return token;
   },
 };

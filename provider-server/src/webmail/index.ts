@@ -5,12 +5,24 @@
 // on is the set of class names and data-* attributes below; keep them stable.
 import type http from 'node:http';
 
+export type Folder = 'inbox' | 'junk';
+
 export interface WebmailSource {
   /** The user a bearer token belongs to (compare tokens in constant time). */
   authenticate(token: string): string | undefined;
-  listMessages(userId: string): { id: string; from: string; subject: string; date: string | number }[];
+  /** A folder's messages, or all of them (with their folder) when none is given. */
+  listMessages(
+    userId: string,
+    folder?: Folder,
+  ): { id: string; from: string; subject: string; date: string | number; folder?: Folder }[];
   getMessage(userId: string, id: string): { raw: string } | undefined;
+  /** Moves a message (the extension moves spam to Junk); false if the user has no such message. */
+  moveMessage(userId: string, id: string, folder: Folder): boolean;
+  /** A new bearer token for the user, for the extension's one-click connect. */
+  issueToken(userId: string): string;
 }
+
+const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', junk: 'Junk' };
 
 export type WebmailHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
@@ -34,7 +46,15 @@ export function createWebmailHandler(source: WebmailSource): WebmailHandler {
 }
 
 function route(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
-  if (url.pathname === '/mail/login' && req.method === 'POST') return login(source, req, res);
+  if (url.pathname === '/mail/login' && req.method === 'POST')
+    return readForm(req, res, (form) => {
+      const token = form.get('token')?.trim() ?? '';
+      if (!token || !source.authenticate(token)) return redirect(res, '/mail?failed=1');
+      redirect(res, '/mail', `${COOKIE}=${encodeURIComponent(token)}; Path=/mail; HttpOnly; SameSite=Strict`);
+    });
+  if (url.pathname === '/mail/extension-token' && req.method === 'POST') return extensionToken(source, req, res);
+  const move = /^\/mail\/m\/([^/]{1,600})\/move$/.exec(url.pathname);
+  if (move && req.method === 'POST') return moveMessage(source, req, res, safeDecode(move[1]));
   if (url.pathname === '/mail/logout')
     return redirect(res, '/mail', `${COOKIE}=; Path=/mail; Max-Age=0; HttpOnly; SameSite=Strict`);
   if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -43,7 +63,9 @@ function route(source: WebmailSource, req: http.IncomingMessage, res: http.Serve
   const userId = userFromCookie(source, req);
   if (!userId) return send(res, url.pathname === '/mail' ? 200 : 401, loginPage(url.searchParams.has('failed')));
   if (url.pathname === '/mail' || url.pathname === '/mail/')
-    return send(res, 200, inboxPage(userId, source.listMessages(userId)));
+    return send(res, 200, inboxPage(userId, 'inbox', source.listMessages(userId, 'inbox')));
+  if (url.pathname === '/mail/junk')
+    return send(res, 200, inboxPage(userId, 'junk', source.listMessages(userId, 'junk')));
   const m = /^\/mail\/m\/([^/]{1,600})$/.exec(url.pathname);
   if (m) {
     const id = safeDecode(m[1]);
@@ -55,7 +77,7 @@ function route(source: WebmailSource, req: http.IncomingMessage, res: http.Serve
         page('Not found', '<p class="error">No such message.</p><p><a href="/mail">Back to inbox</a></p>'),
       );
     const listed = source.listMessages(userId).find((x) => x.id === id);
-    return send(res, 200, messagePage(id, msg.raw, listed?.date));
+    return send(res, 200, messagePage(id, msg.raw, listed?.date, listed?.folder ?? 'inbox'));
   }
   send(res, 404, page('Not found', '<p class="error">Not found.</p>'));
 }
@@ -68,7 +90,8 @@ function safeDecode(s: string): string | undefined {
   }
 }
 
-function login(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse): void {
+/** Reads a small urlencoded form body (the login and move forms), refusing large ones. */
+function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (form: URLSearchParams) => void): void {
   let body = '';
   let tooBig = false;
   req.setEncoding('utf8');
@@ -80,13 +103,46 @@ function login(source: WebmailSource, req: http.IncomingMessage, res: http.Serve
     }
   });
   req.on('end', () => {
-    if (tooBig) return;
-    const token = new URLSearchParams(body).get('token')?.trim() ?? '';
-    if (!token || !source.authenticate(token)) return redirect(res, '/mail?failed=1');
-    redirect(res, '/mail', `${COOKIE}=${encodeURIComponent(token)}; Path=/mail; HttpOnly; SameSite=Strict`);
+    if (!tooBig) then(new URLSearchParams(body));
   });
   req.on('close', () => {
     if (tooBig && !res.headersSent) send(res, 413, page('Too large', '<p class="error">Request too large.</p>'));
+  });
+}
+
+/**
+ * POST /mail/extension-token: a fresh token for the logged-in user, so the
+ * extension connects with one click and nobody copies tokens. The session
+ * cookie is SameSite=Strict and the answer is JSON (not readable cross-origin),
+ * so only the webmail's own pages and the extension's content script get it.
+ */
+function extensionToken(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const userId = userFromCookie(source, req);
+  if (!userId) return send(res, 401, loginPage(false));
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(JSON.stringify({ token: source.issueToken(userId) }));
+}
+
+/** POST /mail/m/<id>/move, folder=junk|inbox: the session cookie is SameSite=Strict, so other sites cannot. */
+function moveMessage(
+  source: WebmailSource,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  id: string | undefined,
+): void {
+  const userId = userFromCookie(source, req);
+  if (!userId) return send(res, 401, loginPage(false));
+  readForm(req, res, (form) => {
+    const folder = form.get('folder');
+    if (folder !== 'junk' && folder !== 'inbox')
+      return send(res, 400, page('Bad request', '<p class="error">Unknown folder.</p>'));
+    if (id === undefined || !source.moveMessage(userId, id, folder))
+      return send(res, 404, page('Not found', '<p class="error">No such message.</p>'));
+    redirect(res, `/mail/m/${encodeURIComponent(id)}`);
   });
 }
 
@@ -147,7 +203,17 @@ function loginPage(failed: boolean): string {
   );
 }
 
-function inboxPage(userId: string, messages: ReturnType<WebmailSource['listMessages']>): string {
+function folderNav(current: Folder): string {
+  return `<nav class="folders">${(['inbox', 'junk'] as const)
+    .map((f) =>
+      f === current
+        ? `<strong>${FOLDER_NAMES[f]}</strong>`
+        : `<a href="${f === 'inbox' ? '/mail' : '/mail/junk'}">${FOLDER_NAMES[f]}</a>`,
+    )
+    .join(' · ')}</nav>`;
+}
+
+function inboxPage(userId: string, folder: Folder, messages: ReturnType<WebmailSource['listMessages']>): string {
   const rows = messages
     .map(
       (m) =>
@@ -157,7 +223,7 @@ function inboxPage(userId: string, messages: ReturnType<WebmailSource['listMessa
     .join('\n');
   return page(
     'Inbox',
-    `<h1>Inbox of ${escapeHtml(userId)}</h1>${messages.length ? `<table class="inbox">${rows}</table>` : '<p class="empty">No messages.</p>'}`,
+    `${folderNav(folder)}<h1>${FOLDER_NAMES[folder]} of ${escapeHtml(userId)}</h1>${messages.length ? `<table class="inbox" data-folder="${folder}">${rows}</table>` : '<p class="empty">No messages.</p>'}`,
     true,
   );
 }
@@ -175,13 +241,15 @@ export function splitMessage(raw: string): { headers: Map<string, string>; body:
   return { headers, body };
 }
 
-function messagePage(id: string, raw: string, listedDate: string | number | undefined): string {
+function messagePage(id: string, raw: string, listedDate: string | number | undefined, folder: Folder): string {
+  const other: Folder = folder === 'junk' ? 'inbox' : 'junk';
   const { headers, body } = splitMessage(raw);
   const h = (k: string) => escapeHtml(headers.get(k) ?? '');
   return page(
     headers.get('subject') ?? 'Message',
-    `<p><a href="/mail">← Inbox</a></p>
-<article class="message" data-message-id="${escapeHtml(id)}">
+    `${folderNav(folder)}
+<form class="move" method="post" action="/mail/m/${encodeURIComponent(id)}/move"><input type="hidden" name="folder" value="${other}"><button type="submit">${other === 'junk' ? 'Move to Junk' : 'Not spam: move to Inbox'}</button></form>
+<article class="message" data-message-id="${escapeHtml(id)}" data-folder="${folder}">
 <h1 class="subject">${h('subject') || '(no subject)'}</h1>
 <dl class="headers"><dt>From</dt><dd class="from">${h('from')}</dd><dt>To</dt><dd class="to">${h('to')}</dd><dt>Date</dt><dd class="date">${escapeHtml(headers.get('date') ?? formatDate(listedDate))}</dd></dl>
 <pre class="body" data-content-type="${h('content-type') || 'text/plain'}">${escapeHtml(body)}</pre>

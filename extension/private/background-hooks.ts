@@ -1,0 +1,176 @@
+// What background.ts calls for the private spam check: offer a decrypted
+// webmail message (never awaited by the page's reply), and answer the
+// options page and popup (connect, disconnect, status). Requests other than
+// from extension pages are refused: the token never reaches a content script.
+import browser, { type Runtime } from 'webextension-polyfill';
+import { sessionUrl } from '../../client/core/connect.js';
+import { decryptedMessage } from '../../mail/decrypt.js';
+import type { DecryptResult } from '../lib/decrypt.js';
+import type { MailSource } from '../lib/messages.js';
+import { failureText } from './faults.js';
+import { deliveredId } from './message-ref.js';
+import { SpamQueue } from './spam-queue.js';
+import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { WorkerCallError } from './worker-client.js';
+import { privateWorker } from './worker-host.js';
+import {
+  SPAM_BADGE,
+  WEBMAIL_CONNECT,
+  type PrivateRequest,
+  type PrivateStatus,
+  type SpamBadgeMessage,
+  type WebmailConnectRequest,
+} from './messages.js';
+import type { WorkerFailure } from './worker-protocol.js';
+
+let storePromise: Promise<PrivateStore> | undefined;
+const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
+
+/** In memory only: what the options page and popup show. */
+const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | 'moveSpam'> = {};
+
+/** Worker failures come named; anything else (the worker would not start) is a generic failure. */
+const failureOf = (e: unknown): WorkerFailure =>
+  e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: e instanceof Error ? e.message : String(e) };
+
+const queue = new SpamQueue(
+  {
+    store,
+    classify: async (provider, items, onEvent) =>
+      (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    notify: (target, sourceId, badge, fresh) =>
+      void (async () => {
+        const moveToJunk = fresh && badge.state === 'spam' && (await (await store()).settings()).moveSpam;
+        const msg: SpamBadgeMessage = { type: SPAM_BADGE, sourceId, badge, moveToJunk };
+        await browser.tabs.sendMessage(target.tabId, msg, { frameId: target.frameId });
+      })().catch(() => {}),
+    onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
+    onOutcome: () => (live.lastError = undefined),
+  },
+  failureOf,
+);
+
+/** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */
+function outerHeaders(s: MailSource): string {
+  const clean = (v: string | undefined) => (v ?? '').replace(/[\r\n]+/g, ' ');
+  return `From: ${clean(s.from)}\r\nTo: ${clean(s.to)}\r\nSubject: ${clean(s.subject)}\r\nDate: ${clean(s.date)}\r\n\r\n`;
+}
+
+/** On lock: decrypted messages still waiting for the worker are dropped. */
+export function forgetWaitingMessages(): void {
+  queue.forgetWaiting();
+}
+
+/** Called for every decrypt request from a content script; returns at once. */
+export function offerForSpamCheck(
+  source: MailSource,
+  result: DecryptResult,
+  plaintext: string | undefined,
+  sender: Runtime.MessageSender,
+): void {
+  if (result.status !== 'decrypted' || plaintext === undefined || sender.tab?.id === undefined) return;
+  const target = { tabId: sender.tab.id, frameId: sender.frameId };
+  void (async () => {
+    const provider = await (await store()).provider();
+    const messageId = provider && deliveredId(source, provider.url);
+    if (!provider || !messageId) return;
+    await queue.offer(provider, messageId, decryptedMessage(outerHeaders(source), plaintext), target, source.id);
+  })().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
+}
+
+async function connect(url: string, token: string): Promise<PrivateStatus> {
+  sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
+  const provider: ProviderConfig = { url: new URL(url).origin, token };
+  live.download = undefined;
+  try {
+    const worker = await privateWorker();
+    await worker.call({ kind: 'reset' });
+    const model = await worker.call({ kind: 'prepare', provider }, (e) => {
+      if (e.event === 'download') live.download = { received: e.received, total: e.total };
+    });
+    live.model = {
+      id: model.modelId,
+      version: model.modelVersion,
+      bytes: model.packageBytes,
+      readyMs: model.readyMs,
+      downloaded: model.downloaded,
+    };
+    live.lastError = undefined;
+  } catch (e) {
+    const f = failureOf(e);
+    live.lastError = { text: failureText(f.code), detail: f.detail };
+    throw new Error(live.lastError.text);
+  }
+  await (await store()).setProvider(provider);
+  return status();
+}
+
+async function status(): Promise<PrivateStatus> {
+  const provider = await (await store()).provider();
+  const today = new Date();
+  today.setHours(0, 0, 0, 0);
+  return {
+    ...live,
+    connected: provider !== undefined,
+    provider: provider?.url,
+    classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
+    moveSpam: (await (await store()).settings()).moveSpam,
+  };
+}
+
+async function handle(req: PrivateRequest): Promise<unknown> {
+  switch (req.pmfPrivate) {
+    case 'connect':
+      if (typeof req.url !== 'string' || typeof req.token !== 'string' || !req.token.trim() || req.token.length > 4096)
+        throw new Error('Enter the provider’s address and your access token.');
+      return connect(req.url.trim(), req.token.trim());
+    case 'disconnect':
+      await (await store()).setProvider(undefined);
+      await (await privateWorker()).call({ kind: 'reset' });
+      live.model = live.download = live.lastError = undefined;
+      return status();
+    case 'settings':
+      await (await store()).setSettings({ moveSpam: req.moveSpam === true });
+      return status();
+    case 'status':
+      return status();
+  }
+}
+
+/**
+ * One-click connect from a webmail page: the provider is the page's own
+ * origin (the token came from it), and only while not connected, so a page
+ * cannot switch an existing connection elsewhere.
+ */
+async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.MessageSender): Promise<unknown> {
+  const connected = (await (await store()).provider()) !== undefined;
+  if (req[WEBMAIL_CONNECT] === 'offer') return !connected;
+  if (connected) throw new Error('Already connected to a provider.');
+  const token = (req as { token?: unknown }).token;
+  if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
+  await connect(new URL(sender.url!).origin, token);
+  return true;
+}
+
+const reply = (p: Promise<unknown>) =>
+  p.then(
+    (value) => ({ ok: true, value }),
+    (e: unknown) => ({ ok: false, error: e instanceof Error ? e.message : 'Unexpected error' }),
+  );
+
+/** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
+export function listenForPrivateRequests(): void {
+  browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
+    const web = msg as WebmailConnectRequest | null;
+    if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string') {
+      // From our content script in a tab, never from an extension page.
+      if (sender.id !== browser.runtime.id || !sender.tab || !/^https?:/.test(sender.url ?? '')) return undefined;
+      return reply(handleWebmail(web, sender));
+    }
+    const req = msg as PrivateRequest | null;
+    if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
+    const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
+    if (!page) return Promise.resolve({ ok: false, error: 'Only extension pages may change the provider connection.' });
+    return reply(handle(req));
+  });
+}

@@ -1,0 +1,64 @@
+// Plain words for what the private spam check says on a message and on the
+// options page: what happened and what to do next. The technical detail is
+// kept apart, for a "details" disclosure.
+import type { FailureCode, ItemOutcome } from './worker-protocol.js';
+
+/** What a message's spam badge shows. */
+export interface SpamBadge {
+  state: 'checking' | 'spam' | 'not-spam' | 'checked-before' | 'unavailable';
+  text: string;
+  detail?: string;
+}
+
+export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
+
+export const LOCKED: SpamBadge = {
+  state: 'unavailable',
+  text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
+};
+
+const FAILURES: Record<FailureCode, string> = {
+  provider_unreachable:
+    'Spam check unavailable: your mail provider cannot be reached right now. The message is shown as usual; it will be checked when you open it again.',
+  bad_token: 'Spam check off: the provider did not accept your access token. Connect again in the extension’s options.',
+  package_tampered:
+    'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
+  package_log:
+    'Spam check stopped: the provider’s published list of spam models does not vouch for this one, so it was not used. Nothing about your mail was sent. Tell your provider.',
+  storage_full:
+    'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
+  rate_limited: 'Spam check paused: the provider asked to slow down. It will resume when you open the message again.',
+  protocol: 'Spam check failed for this message. The message is shown as usual.',
+};
+
+export function failureBadge(code: FailureCode, detail: string): SpamBadge {
+  return { state: 'unavailable', text: FAILURES[code], detail };
+}
+
+export function failureText(code: FailureCode): string {
+  return FAILURES[code];
+}
+
+/** A fresh outcome from the worker or one stored in IndexedDB (private/store.ts StoredVerdict). */
+type Outcome = { kind: 'verdict'; spam: boolean } | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
+
+export function outcomeBadge(o: Outcome): SpamBadge {
+  switch (o.kind) {
+    case 'verdict':
+      return o.spam ? { state: 'spam', text: 'spam (private check)' } : { state: 'not-spam', text: 'not spam' };
+    case 'already_classified':
+      return {
+        state: 'checked-before',
+        text: 'Spam check already done for this message (on another device or before a restart); its result was not kept here.',
+        detail: o.detail,
+      };
+    case 'unknown_message':
+      return {
+        state: 'unavailable',
+        text: 'Not checked for spam: your provider does not know this message.',
+        detail: o.detail,
+      };
+    case 'failed':
+      return { state: 'unavailable', text: FAILURES.protocol, detail: o.detail };
+  }
+}

@@ -1,0 +1,37 @@
+// Messages of the private functions between extension pages, the background
+// and content scripts (the worker's own are in worker-protocol.ts).
+import type { SpamBadge } from './faults.js';
+
+/** From the options page and popup to the background. */
+export type PrivateRequest =
+  | { pmfPrivate: 'connect'; url: string; token: string }
+  | { pmfPrivate: 'disconnect' }
+  | { pmfPrivate: 'settings'; moveSpam: boolean }
+  | { pmfPrivate: 'status' };
+
+export interface PrivateStatus {
+  connected: boolean;
+  /** The provider's origin. */
+  provider?: string;
+  model?: { id: string; version: number; bytes: number; readyMs: number; downloaded: boolean };
+  /** The model package download under way (bytes). */
+  download?: { received: number; total: number };
+  lastError?: { text: string; detail: string };
+  classifiedToday: number;
+  moveSpam: boolean;
+}
+
+/** Content script → background: one-click connect from the webmail page (private/connect-offer.ts). */
+export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
+export type WebmailConnectRequest = { [WEBMAIL_CONNECT]: 'offer' } | { [WEBMAIL_CONNECT]: 'connect'; token: string };
+
+/** Background → content script: the spam badge of one message view (MailSource.id). */
+export const SPAM_BADGE = 'pmf-spam-badge';
+
+export interface SpamBadgeMessage {
+  type: typeof SPAM_BADGE;
+  sourceId: string;
+  badge: SpamBadge;
+  /** A fresh spam verdict and the user lets the extension move spam: move it to Junk. */
+  moveToJunk: boolean;
+}

@@ -1,0 +1,93 @@
+// Content script side: shows the private spam check's outcome on a message
+// view (a second badge, in its own shadow root), as the background reports
+// it, and acts on a fresh spam verdict where the webmail has a Junk folder:
+// moves the message there and offers "Not spam" to move it back. The badge
+// text is the background's; details sit behind a disclosure.
+import browser from 'webextension-polyfill';
+import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
+import { adapterFor } from '../content/adapters/index.js';
+import type { SpamBadge } from './faults.js';
+import { SPAM_BADGE, type SpamBadgeMessage } from './messages.js';
+
+const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
+.spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
+details{margin-top:4px;font-size:12px}`;
+
+function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
+  let host = body.parentElement?.querySelector<HTMLElement>(':scope > .pmf-spam-host');
+  if (!host) {
+    host = document.createElement('div');
+    host.className = 'pmf-spam-host';
+    host.attachShadow({ mode: 'open' });
+    // Above the decryption badge and its viewer frame, so it is seen first.
+    (body.parentElement?.querySelector(':scope > .pmf-host') ?? body).before(host);
+  }
+  const el = document.createElement('div');
+  el.className = 'spam';
+  el.dataset.state = badge.state;
+  el.setAttribute('role', 'status');
+  el.textContent = badge.text;
+  if (badge.detail) {
+    const d = document.createElement('details');
+    d.append(Object.assign(document.createElement('summary'), { textContent: 'Details' }), badge.detail);
+    el.append(d);
+  }
+  const style = document.createElement('style');
+  style.textContent = STYLE;
+  host.shadowRoot!.replaceChildren(style, el);
+  // Light-DOM mirror of the state for tests and page-independent styling hooks.
+  host.dataset.state = badge.state;
+  return el;
+}
+
+/** "Not spam": back to the Inbox; the stored verdict stays, and only fresh verdicts move mail. */
+function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageView): void {
+  const button = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Not spam' });
+  button.style.marginLeft = '8px';
+  button.addEventListener('click', async () => {
+    try {
+      await adapter.moveTo!(view, 'inbox');
+      render(view.body, { state: 'not-spam', text: 'Marked as not spam and moved back to your Inbox.' });
+    } catch (e) {
+      render(view.body, {
+        state: 'unavailable',
+        text: 'Could not move it back to the Inbox.',
+        detail: (e as Error).message,
+      });
+    }
+  });
+  el.insertBefore(button, el.querySelector('details'));
+}
+
+async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMessage): Promise<void> {
+  const el = render(view.body, m.badge);
+  if (!adapter.moveTo || !adapter.folderOf || m.badge.state !== 'spam') return;
+  const folder = adapter.folderOf(view);
+  if (m.moveToJunk && folder === 'inbox') {
+    try {
+      await adapter.moveTo(view, 'junk');
+    } catch (e) {
+      render(view.body, {
+        ...m.badge,
+        text: `${m.badge.text}: could not move it to Junk.`,
+        detail: (e as Error).message,
+      });
+      return;
+    }
+    const moved = render(view.body, { ...m.badge, text: `${m.badge.text}: moved to Junk.` });
+    offerNotSpam(moved, adapter, view);
+  } else if (folder === 'junk') {
+    offerNotSpam(el, adapter, view);
+  }
+}
+
+export function listenForSpamBadges(): void {
+  browser.runtime.onMessage.addListener((msg: unknown) => {
+    const m = msg as SpamBadgeMessage | null;
+    if (m?.type !== SPAM_BADGE || typeof m.sourceId !== 'string') return undefined;
+    const adapter = adapterFor(document);
+    const view = adapter?.findMessages(document, new URL(location.href)).find((v) => v.source.id === m.sourceId);
+    if (adapter && view) void show(adapter, view, m);
+    return undefined;
+  });
+}

@@ -1,0 +1,98 @@
+// The background's spam-check queue. Each decrypted webmail message the
+// provider delivered is offered here; the reply to the page never waits.
+// A stored verdict is shown at once; otherwise the message joins the next
+// batch for the worker (one session per batch, client/core's runner), and
+// each outcome goes to the tabs showing that message. Environment-free
+// (storage, worker and notification are injected) so it is unit-tested.
+import { failureBadge, outcomeBadge, CHECKING, LOCKED, type SpamBadge } from './faults.js';
+import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
+import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
+
+export interface QueueDeps {
+  store(): Promise<PrivateStore>;
+  classify(provider: ProviderConfig, items: ClassifyItem[], onEvent: (e: WorkerEvent) => void): Promise<unknown>;
+  /**
+   * Shows a badge for message `sourceId` in the tab/frame `target`; `fresh`
+   * when the provider just answered (only then may the page act on it, so a
+   * message the user marked "not spam" is not moved again on its next view).
+   */
+  notify(target: Target, sourceId: string, badge: SpamBadge, fresh: boolean): void;
+  /** The failure of a whole batch (provider down, tampered package…), for the status page. */
+  onFailure?(failure: WorkerFailure): void;
+  onOutcome?(o: ItemOutcome): void;
+}
+
+export interface Target {
+  tabId: number;
+  frameId?: number;
+}
+
+interface Waiting {
+  raw: string;
+  watchers: { target: Target; sourceId: string }[];
+}
+
+/** Wraps a worker failure for the queue; any other error is a protocol failure. */
+export type FailureOf = (e: unknown) => WorkerFailure;
+
+export class SpamQueue {
+  private readonly waiting = new Map<string, Waiting>();
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: QueueDeps,
+    private readonly failureOf: FailureOf,
+  ) {}
+
+  /** Offers one decrypted message; `messageId` is the provider's id for it. */
+  async offer(
+    provider: ProviderConfig,
+    messageId: string,
+    raw: string,
+    target: Target,
+    sourceId: string,
+  ): Promise<void> {
+    const stored = await (await this.deps.store()).verdict(accountOf(provider), messageId);
+    if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored), false);
+    const w = this.waiting.get(messageId);
+    if (w) w.watchers.push({ target, sourceId });
+    else this.waiting.set(messageId, { raw, watchers: [{ target, sourceId }] });
+    this.deps.notify(target, sourceId, CHECKING, false);
+    this.running ??= this.drain(provider).finally(() => (this.running = undefined));
+  }
+
+  /**
+   * Keys were locked: drops the decrypted messages not yet handed to the
+   * worker (a batch already there finishes) and tells their views why.
+   */
+  forgetWaiting(): void {
+    for (const w of this.waiting.values())
+      for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, LOCKED, false);
+    this.waiting.clear();
+  }
+
+  /** Classifies batches until nothing waits; items offered meanwhile form the next batch. */
+  private async drain(provider: ProviderConfig): Promise<void> {
+    while (this.waiting.size > 0) {
+      const batch = new Map(this.waiting);
+      this.waiting.clear();
+      const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
+      const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
+        for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
+          this.deps.notify(target, sourceId, badge, fresh);
+        batch.delete(messageId);
+      };
+      try {
+        await this.deps.classify(provider, items, (e) => {
+          if (e.event !== 'outcome') return;
+          this.deps.onOutcome?.(e.outcome);
+          tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+        });
+      } catch (e) {
+        const failure = this.failureOf(e);
+        this.deps.onFailure?.(failure);
+        for (const messageId of [...batch.keys()]) tell(messageId, failureBadge(failure.code, failure.detail));
+      }
+    }
+  }
+}

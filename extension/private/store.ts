@@ -1,0 +1,182 @@
+// The private functions' state in the extension's own IndexedDB (origin
+// chrome-extension:// / moz-extension://: web pages and content scripts
+// cannot open it). One database, shared by the background and the WASM
+// worker:
+//   packages        "<model>-v<version>" → verified package bytes (one version per model)
+//   partial-meta    "<model>-v<version>" → {etag, chunks} of an interrupted download
+//   partial-chunks  [package key, i]     → received bytes, appended (a resume never rewrites them)
+//   trust           provider origin      → package-log trust state (client/core/package-log.ts)
+//   user-keys       [account, package key] → {epoch, ksk}: the per-user key-switching key
+//   verdicts        [account, message id]  → the outcome, so a restart does not ask again
+//   config          "provider"           → {url, token}; "settings" → PrivateSettings
+// An account is the provider origin plus a hash of the token: another user's
+// keys or verdicts are never mixed in.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { openDB, type IDBPDatabase } from 'idb';
+import type { PackageStorage } from '../../client/core/download.js';
+import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
+
+export interface ProviderConfig {
+  /** http(s) base URL of the provider, e.g. https://mail.example.org */
+  url: string;
+  token: string;
+}
+
+export interface PrivateSettings {
+  /** Move spam to the webmail's Junk folder (the provider then learns the verdict). */
+  moveSpam: boolean;
+}
+
+const DEFAULT_SETTINGS: PrivateSettings = { moveSpam: true };
+
+/** Outcomes the badge can show again after a restart. */
+export type StoredVerdict =
+  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number };
+
+export interface UserKeyRecord {
+  epoch: number;
+  ksk: Uint8Array;
+}
+
+const DB_NAME = 'pmf-private';
+const STORES = ['packages', 'partial-meta', 'partial-chunks', 'trust', 'user-keys', 'verdicts', 'config'] as const;
+type PartialMeta = { etag: string; chunks: number };
+
+export function accountOf(p: ProviderConfig): string {
+  return `${new URL(p.url).origin}|${bytesToHex(sha256(new TextEncoder().encode(p.token))).slice(0, 32)}`;
+}
+
+const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '');
+
+export class PrivateStore {
+  readonly packages: PackageStorage;
+  readonly trust: TrustStore;
+
+  private constructor(private readonly db: IDBPDatabase) {
+    this.packages = {
+      get: async (key) => (await db.get('packages', key)) as Uint8Array | undefined,
+      getPartial: (key) => this.getPartial(key),
+      appendPartial: (key, etag, chunk) => this.appendPartial(key, etag, chunk),
+      dropPartial: async (key) => {
+        const tx = db.transaction(['partial-meta', 'partial-chunks'], 'readwrite');
+        await dropPartialIn(tx, key);
+        await tx.done;
+      },
+      put: (key, data) => this.putPackage(key, data),
+    };
+    this.trust = {
+      get: async (origin) => (await db.get('trust', origin)) as LogTrust | undefined,
+      put: async (origin, t) => void (await db.put('trust', t, origin)),
+    };
+  }
+
+  static async open(name = DB_NAME): Promise<PrivateStore> {
+    const db = await openDB(name, 1, {
+      upgrade(d) {
+        for (const s of STORES) d.createObjectStore(s);
+      },
+    });
+    return new PrivateStore(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private async getPartial(key: string): Promise<{ etag: string; bytes: Uint8Array } | undefined> {
+    const tx = this.db.transaction(['partial-meta', 'partial-chunks']);
+    const meta = (await tx.objectStore('partial-meta').get(key)) as PartialMeta | undefined;
+    if (!meta) return undefined;
+    const chunks = (await tx.objectStore('partial-chunks').getAll(chunkRange(key))) as Uint8Array[];
+    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    return { etag: meta.etag, bytes };
+  }
+
+  /** One transaction per chunk: after a crash the recorded count matches the chunks kept. */
+  private async appendPartial(key: string, etag: string, chunk: Uint8Array): Promise<void> {
+    const tx = this.db.transaction(['partial-meta', 'partial-chunks'], 'readwrite');
+    const meta = (await tx.objectStore('partial-meta').get(key)) as PartialMeta | undefined;
+    if (meta && meta.etag !== etag) throw new Error('the interrupted download belongs to another package');
+    const n = meta?.chunks ?? 0;
+    await tx.objectStore('partial-chunks').put(chunk, [key, n]);
+    await tx.objectStore('partial-meta').put({ etag, chunks: n + 1 }, key);
+    await tx.done;
+  }
+
+  /**
+   * Stores a verified package in one transaction: older versions of the
+   * model and their key-switching keys go, so a new version replaces the old.
+   */
+  private async putPackage(key: string, data: Uint8Array): Promise<void> {
+    const model = modelOf(key);
+    const tx = this.db.transaction(['packages', 'partial-meta', 'partial-chunks', 'user-keys'], 'readwrite');
+    for (const old of (await tx.objectStore('packages').getAllKeys()) as string[])
+      if (old !== key && modelOf(old) === model) await tx.objectStore('packages').delete(old);
+    for (const k of (await tx.objectStore('user-keys').getAllKeys()) as [string, string][])
+      if (k[1] !== key && modelOf(k[1]) === model) await tx.objectStore('user-keys').delete(k);
+    await tx.objectStore('packages').put(data, key);
+    await dropPartialIn(tx, key);
+    await tx.done;
+  }
+
+  async userKey(account: string, packageKey: string): Promise<UserKeyRecord | undefined> {
+    return (await this.db.get('user-keys', [account, packageKey])) as UserKeyRecord | undefined;
+  }
+
+  async putUserKey(account: string, packageKey: string, rec: UserKeyRecord): Promise<void> {
+    await this.db.put('user-keys', rec, [account, packageKey]);
+  }
+
+  async verdict(account: string, messageId: string): Promise<StoredVerdict | undefined> {
+    return (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
+  }
+
+  async putVerdict(account: string, messageId: string, v: StoredVerdict): Promise<void> {
+    await this.db.put('verdicts', v, [account, messageId]);
+  }
+
+  /** Verdicts recorded since `since` (epoch ms), for the popup's "classified today". */
+  async countVerdictsSince(account: string, since: number): Promise<number> {
+    const all = (await this.db.getAll(
+      'verdicts',
+      IDBKeyRange.bound([account, ''], [account, '\uffff']),
+    )) as StoredVerdict[];
+    return all.filter((v) => v.at >= since).length;
+  }
+
+  async provider(): Promise<ProviderConfig | undefined> {
+    return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
+  }
+
+  async settings(): Promise<PrivateSettings> {
+    return {
+      ...DEFAULT_SETTINGS,
+      ...((await this.db.get('config', 'settings')) as Partial<PrivateSettings> | undefined),
+    };
+  }
+
+  async setSettings(s: PrivateSettings): Promise<void> {
+    await this.db.put('config', { moveSpam: s.moveSpam === true }, 'settings');
+  }
+
+  async setProvider(p: ProviderConfig | undefined): Promise<void> {
+    if (p) await this.db.put('config', p, 'provider');
+    else await this.db.delete('config', 'provider');
+  }
+}
+
+const chunkRange = (key: string): IDBKeyRange => IDBKeyRange.bound([key, 0], [key, Infinity]);
+
+async function dropPartialIn(
+  tx: { objectStore(name: string): { delete(k: IDBValidKey | IDBKeyRange): Promise<void> } },
+  key: string,
+): Promise<void> {
+  await tx.objectStore('partial-chunks').delete(chunkRange(key));
+  await tx.objectStore('partial-meta').delete(key);
+}

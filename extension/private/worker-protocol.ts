@@ -1,0 +1,66 @@
+// The typed messages between the background and the WASM worker that runs
+// client/core (directly in Firefox/Thunderbird, through the offscreen
+// document in Chromium). Plaintext crosses this line only inwards (the
+// decrypted message to classify); what comes back is verdicts and progress.
+// A topics task would add its own request kind next to 'classify'.
+import type { ProviderConfig } from './store.js';
+
+export interface ClassifyItem {
+  /** The message id the provider delivered it under. */
+  messageId: string;
+  /** The decrypted RFC 822 message. */
+  raw: string;
+}
+
+export type WorkerRequest =
+  /** Downloads (or opens) the model and opens one session: proves URL, token and package. */
+  | { kind: 'prepare'; provider: ProviderConfig }
+  | { kind: 'classify'; provider: ProviderConfig; items: ClassifyItem[] }
+  /** Forgets the open session and the loaded model (disconnect). */
+  | { kind: 'reset' };
+
+export type ItemOutcome =
+  | { kind: 'verdict'; messageId: string; spam: boolean }
+  | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
+
+export interface PrepareResult {
+  modelId: string;
+  modelVersion: number;
+  packageBytes: number;
+  /** Time to a ready session: model opened from IndexedDB (or downloaded) and handshake, ms. */
+  readyMs: number;
+  /** Whether the package was downloaded (false: opened from IndexedDB). */
+  downloaded: boolean;
+}
+
+/** Events the worker sends while a request runs. */
+export type WorkerEvent =
+  { event: 'download'; received: number; total: number } | { event: 'outcome'; outcome: ItemOutcome };
+
+/** A failure, named for the user message (private/faults.ts). */
+export interface WorkerFailure {
+  code: FailureCode;
+  detail: string;
+}
+
+export type FailureCode =
+  | 'provider_unreachable'
+  | 'bad_token'
+  | 'package_tampered'
+  | 'package_log'
+  | 'storage_full'
+  | 'rate_limited'
+  | 'protocol';
+
+export type WorkerEnvelope =
+  | { id: number; request: WorkerRequest }
+  | { id: number; event: WorkerEvent }
+  | { id: number; done: unknown }
+  | { id: number; failed: WorkerFailure };
+
+/** What each request kind answers. */
+export interface WorkerResults {
+  prepare: PrepareResult;
+  classify: null;
+  reset: null;
+}

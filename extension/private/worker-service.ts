@@ -1,0 +1,193 @@
+// Runs inside the WASM worker: client/core's connector, session and runner
+// (the CLI's code) with the extension's IndexedDB for packages, log trust,
+// key-switching keys and verdicts. One connector per account, so the model
+// stays loaded between batches; a verdict is recorded before it is reported,
+// so a restarted background finds it.
+import { createConnector, type Connector } from '../../client/core/connect.js';
+import { PackageIntegrityError } from '../../client/core/download.js';
+import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
+import { runClassification, type RunOutcome } from '../../client/core/runner.js';
+import { ConnectionClosed, type SocketLike } from '../../client/core/session.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import { loadHe } from '../../wasm/ts/he.js';
+import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import type {
+  ItemOutcome,
+  PrepareResult,
+  WorkerEnvelope,
+  WorkerEvent,
+  WorkerFailure,
+  WorkerRequest,
+} from './worker-protocol.js';
+
+/**
+ * The package is kept in IndexedDB: a second copy in the HTTP cache would
+ * waste disk and, once bad, keep being served from there (immutable caching).
+ */
+const fetchUncached: typeof fetch = (input, init) => fetch(input, { ...init, cache: 'no-store' });
+
+/** How long the runner keeps reconnecting before telling the user the provider is down. */
+const RECONNECT_WINDOW_MS = 3000;
+
+let storePromise: Promise<PrivateStore> | undefined;
+const privateStore = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
+/** One account's connector; the progress callback follows the current request. */
+interface Slot {
+  account: string;
+  connector: Connector;
+  onProgress: (r: number, t: number) => void;
+}
+let current: Slot | undefined;
+
+async function connectorFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<Connector> {
+  const account = accountOf(provider);
+  if (current?.account !== account) {
+    const store = await privateStore();
+    const he = await loadHe();
+    const verifier = new PackageLogVerifier({ baseUrl: provider.url, trust: store.trust, fetch: fetchUncached });
+    const slot: Slot = {
+      account,
+      onProgress: (_r: number, _t: number) => {},
+      connector: createConnector({
+        server: provider.url,
+        token: provider.token,
+        he,
+        storage: store.packages,
+        fetch: fetchUncached,
+        socket: (url) => new WebSocket(url) as unknown as SocketLike,
+        logCheck: (pkg) => verifier.checkPackage(pkg),
+        onDownloadProgress: (r, t) => slot.onProgress(r, t),
+        userKeys: {
+          get: (pkgKey) => store.userKey(account, pkgKey),
+          put: (pkgKey, k) => store.putUserKey(account, pkgKey, k),
+        },
+      }),
+    };
+    current = slot;
+  }
+  const slot = current;
+  slot.onProgress = (received, total) => emit({ event: 'download', received, total });
+  return slot.connector;
+}
+
+async function prepare(provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<PrepareResult> {
+  let downloaded = false;
+  const connector = await connectorFor(provider, (e) => {
+    downloaded = true;
+    emit(e);
+  });
+  const started = performance.now();
+  const session = await connector.connect(1);
+  session.close();
+  const m = connector.model()!;
+  return {
+    modelId: m.header.modelId,
+    modelVersion: m.header.modelVersion,
+    packageBytes: m.header.bodyBytes,
+    readyMs: Math.round(performance.now() - started),
+    downloaded,
+  };
+}
+
+async function classify(
+  provider: ProviderConfig,
+  items: { messageId: string; raw: string }[],
+  emit: (e: WorkerEvent) => void,
+): Promise<null> {
+  const connector = await connectorFor(provider, emit);
+  const store = await privateStore();
+  const account = accountOf(provider);
+  // A batch queued by a background that was restarted meanwhile may repeat
+  // messages an earlier batch already settled: answer those from IndexedDB
+  // (asking again would turn a kept verdict into "already classified").
+  const done = new Set<string>();
+  for (const i of items) {
+    const v = await store.verdict(account, i.messageId);
+    if (!v) continue;
+    done.add(i.messageId);
+    emit({
+      event: 'outcome',
+      outcome:
+        v.kind === 'verdict'
+          ? { kind: 'verdict', messageId: i.messageId, spam: v.spam }
+          : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
+    });
+  }
+  await runClassification(
+    items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
+    {
+      done,
+      connect: (n) => connector.connect(n),
+      reconnectWindowMs: RECONNECT_WINDOW_MS,
+      onOutcome: async (o) => {
+        const outcome = toItemOutcome(o);
+        if (outcome.kind !== 'failed') {
+          const at = Date.now();
+          await store.putVerdict(
+            account,
+            outcome.messageId,
+            outcome.kind === 'verdict' ? { kind: 'verdict', spam: outcome.spam, at } : { kind: outcome.kind, at },
+          );
+        }
+        emit({ event: 'outcome', outcome });
+      },
+    },
+  );
+  return null;
+}
+
+function toItemOutcome(o: RunOutcome): ItemOutcome {
+  if (o.kind === 'verdict') return { kind: 'verdict', messageId: o.messageId, spam: o.spam };
+  // replay_refused is topic extraction's; a spam run cannot produce it.
+  return { kind: o.kind === 'replay_refused' ? 'failed' : o.kind, messageId: o.messageId, detail: o.detail };
+}
+
+/** Names a failure for the user message; the detail goes behind a disclosure. */
+export function toFailure(e: unknown): WorkerFailure {
+  const detail = e instanceof Error ? e.message : String(e);
+  const name = (e as { name?: string } | undefined)?.name;
+  if (e instanceof PackageIntegrityError) return { code: 'package_tampered', detail };
+  if (e instanceof PackageLogAlert) return { code: 'package_log', detail };
+  if (e instanceof ProtocolError) {
+    if (e.code === 'unauthenticated') return { code: 'bad_token', detail };
+    if (e.code === 'rate_limited') return { code: 'rate_limited', detail };
+    return { code: 'protocol', detail: `${e.code}: ${detail}` };
+  }
+  if (name === 'QuotaExceededError') return { code: 'storage_full', detail };
+  // fetch() rejects with a TypeError when nothing answers.
+  if (e instanceof ConnectionClosed || e instanceof TypeError || /HTTP 5\d\d/.test(detail))
+    return { code: 'provider_unreachable', detail };
+  return { code: 'protocol', detail };
+}
+
+async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<unknown> {
+  switch (req.kind) {
+    case 'prepare':
+      return prepare(req.provider, emit);
+    case 'classify':
+      return classify(req.provider, req.items, emit);
+    case 'reset': {
+      // Frees (and so wipes) the model and this user's key-switching key in WASM memory.
+      const m = current?.connector.model();
+      m?.model.dispose();
+      m?.userKey?.ksk.dispose();
+      current = undefined;
+      return null;
+    }
+  }
+}
+
+/** Serves envelopes from the host; requests run one at a time (one session, one model). */
+export function serveWorker(post: (msg: WorkerEnvelope) => void): (msg: WorkerEnvelope) => void {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (msg) => {
+    if (!('request' in msg)) return;
+    const { id, request } = msg;
+    queue = queue.then(() =>
+      run(request, (event) => post({ id, event })).then(
+        (done) => post({ id, done }),
+        (e: unknown) => post({ id, failed: toFailure(e) }),
+      ),
+    );
+  };
+}

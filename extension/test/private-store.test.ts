@@ -1,0 +1,135 @@
+// The private functions' IndexedDB (extension/private/store.ts) through
+// fake-indexeddb: client/core's resumable download writes into it, a new
+// version replaces the old with its key-switching keys, and keys/verdicts
+// are per account.
+import 'fake-indexeddb/auto';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { ensurePackage } from '../../client/core/download.js';
+import { testPackage } from '../../client/test/package-fixture.js';
+import { accountOf, PrivateStore } from '../private/store.js';
+
+let n = 0;
+const freshStore = () => PrivateStore.open(`private-store-test-${n++}`);
+const hex = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+const makePackage = (version: number): Uint8Array =>
+  testPackage(
+    new Uint8Array(200_000).map((_, i) => (i * 31 + version) & 0xff),
+    version,
+  ).bytes;
+
+/** A provider serving one package in 50 KB chunks; `cutAfter` chunks then the connection drops. */
+function fakeProvider(pkg: Uint8Array, version: number) {
+  const etag = `"${hex(pkg)}"`;
+  const seen: { range?: string }[] = [];
+  let cutAfter = Infinity;
+  const fetchFn = (async (input: URL | RequestInfo, init?: RequestInit) => {
+    const url = new URL(String(input));
+    if (url.pathname === '/models')
+      return Response.json({
+        models: [{ id: 'spam', version, sha256: hex(pkg), bytes: pkg.length, url: `/models/spam/${version}` }],
+      });
+    const range = (init?.headers as Record<string, string> | undefined)?.range;
+    seen.push({ range });
+    const start = range ? Number(/bytes=(\d+)-/.exec(range)![1]) : 0;
+    let sent = 0;
+    const rest = pkg.subarray(start);
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent >= cutAfter) return c.error(new TypeError('connection dropped'));
+        const chunk = rest.subarray(sent * 50_000, (sent + 1) * 50_000);
+        sent++;
+        if (chunk.length) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    return new Response(body, { status: range ? 206 : 200, headers: { etag } });
+  }) as typeof fetch;
+  return { fetchFn, seen, cut: (k: number) => (cutAfter = k) };
+}
+
+describe('PrivateStore', () => {
+  it('resumes an interrupted download from IndexedDB and opens the stored package without the network', async () => {
+    const store = await freshStore();
+    const pkg = makePackage(1);
+    const p = fakeProvider(pkg, 1);
+    p.cut(2);
+    const progress: number[] = [];
+    await assert.rejects(
+      ensurePackage({ baseUrl: 'http://127.0.0.1:1', modelId: 'spam', storage: store.packages, fetch: p.fetchFn }),
+      /connection dropped/,
+    );
+    assert.equal((await store.packages.getPartial('spam-v1'))?.bytes.length, 100_000, 'two chunks kept');
+    p.cut(Infinity);
+    const got = await ensurePackage({
+      baseUrl: 'http://127.0.0.1:1',
+      modelId: 'spam',
+      storage: store.packages,
+      fetch: p.fetchFn,
+      onProgress: (r) => progress.push(r),
+    });
+    assert.equal(p.seen.at(-1)?.range, 'bytes=100000-', 'the second request resumes');
+    assert.equal(progress[0], 100_000);
+    assert.equal(got.sha256, hex(pkg));
+    assert.equal(await store.packages.getPartial('spam-v1'), undefined, 'the partial is dropped once whole');
+    const before = p.seen.length;
+    await ensurePackage({ baseUrl: 'http://127.0.0.1:1', modelId: 'spam', storage: store.packages, fetch: p.fetchFn });
+    assert.equal(p.seen.length, before, 'the package itself is not fetched again');
+  });
+
+  it('drops a tampered download and keeps nothing of it', async () => {
+    const store = await freshStore();
+    const pkg = makePackage(1);
+    const bad = pkg.slice();
+    bad[bad.length - 1] ^= 1;
+    const p = fakeProvider(bad, 1);
+    const listing = p.fetchFn;
+    const fetchFn = (async (input: URL | RequestInfo, init?: RequestInit) =>
+      new URL(String(input)).pathname === '/models'
+        ? Response.json({
+            models: [{ id: 'spam', version: 1, sha256: hex(pkg), bytes: pkg.length, url: '/models/spam/1' }],
+          })
+        : listing(input, init)) as typeof fetch;
+    await assert.rejects(
+      ensurePackage({ baseUrl: 'http://127.0.0.1:1', modelId: 'spam', storage: store.packages, fetch: fetchFn }),
+      { name: 'PackageIntegrityError' },
+    );
+    assert.equal(await store.packages.get('spam-v1'), undefined);
+    assert.equal(await store.packages.getPartial('spam-v1'), undefined);
+  });
+
+  it('a new model version replaces the old one and its key-switching keys', async () => {
+    const store = await freshStore();
+    const account = accountOf({ url: 'http://127.0.0.1:8787', token: 't' });
+    await store.packages.put('spam-v1', new Uint8Array([1]));
+    await store.packages.put('topics-v1', new Uint8Array([9]));
+    await store.putUserKey(account, 'spam-v1', { epoch: 1, ksk: new Uint8Array([5]) });
+    await store.packages.put('spam-v2', new Uint8Array([2]));
+    assert.equal(await store.packages.get('spam-v1'), undefined);
+    assert.deepEqual(await store.packages.get('spam-v2'), new Uint8Array([2]));
+    assert.deepEqual(await store.packages.get('topics-v1'), new Uint8Array([9]), 'other models are kept');
+    assert.equal(await store.userKey(account, 'spam-v1'), undefined);
+  });
+
+  it('keeps keys and verdicts per account (provider origin + token), and the provider config', async () => {
+    const store = await freshStore();
+    const alice = accountOf({ url: 'http://127.0.0.1:8787/', token: 'alice' });
+    const bob = accountOf({ url: 'http://127.0.0.1:8787', token: 'bob' });
+    assert.notEqual(alice, bob);
+    assert.ok(!alice.includes('alice'), 'the token itself is not in the key');
+    await store.putUserKey(alice, 'spam-v1', { epoch: 2, ksk: new Uint8Array([7, 7]) });
+    assert.deepEqual(await store.userKey(alice, 'spam-v1'), { epoch: 2, ksk: new Uint8Array([7, 7]) });
+    assert.equal(await store.userKey(bob, 'spam-v1'), undefined);
+    await store.putVerdict(alice, 'm1', { kind: 'verdict', spam: true, at: Date.now() });
+    await store.putVerdict(alice, 'm0', { kind: 'already_classified', at: 0 });
+    assert.equal(await store.verdict(bob, 'm1'), undefined);
+    assert.equal(await store.countVerdictsSince(alice, 1), 1);
+    assert.equal(await store.provider(), undefined);
+    await store.setProvider({ url: 'http://127.0.0.1:8787', token: 'alice' });
+    assert.equal((await store.provider())?.token, 'alice');
+    await store.setProvider(undefined);
+    assert.equal(await store.provider(), undefined);
+  });
+});

@@ -1,0 +1,151 @@
+// The glue between the background and the WASM worker: typed calls over a
+// link (worker-client.ts ↔ worker-service.ts, in one process here), failures
+// named for the user, and the background's queue (stored verdicts, batching,
+// one failure told to every waiting message).
+import 'fake-indexeddb/auto';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PackageIntegrityError } from '../../client/core/download.js';
+import { ConnectionClosed } from '../../client/core/session.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import type { SpamBadge } from '../private/faults.js';
+import { SpamQueue } from '../private/spam-queue.js';
+import { accountOf, PrivateStore } from '../private/store.js';
+import { WorkerCallError, WorkerClient } from '../private/worker-client.js';
+import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
+import { serveWorker, toFailure } from '../private/worker-service.js';
+
+/** Both ends of a worker link in this process (asynchronous, like postMessage). */
+function inProcessClient(): WorkerClient {
+  let toClient: (m: WorkerEnvelope) => void = () => {};
+  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
+  return new WorkerClient({
+    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
+    onMessage: (cb) => (toClient = cb),
+    onClose: () => {},
+  });
+}
+
+describe('worker glue', () => {
+  it('answers typed calls, and names an unreachable provider for the user', async () => {
+    const client = inProcessClient();
+    assert.equal(await client.call({ kind: 'reset' }), null);
+    await assert.rejects(
+      client.call({ kind: 'prepare', provider: { url: 'http://127.0.0.1:9', token: 't' } }),
+      (e: unknown) => e instanceof WorkerCallError && e.failure.code === 'provider_unreachable',
+    );
+  });
+
+  it('maps every failure to a code the badge explains', () => {
+    assert.equal(toFailure(new PackageIntegrityError('SHA-256 x')).code, 'package_tampered');
+    assert.equal(toFailure(new ProtocolError('unauthenticated', 'bad token')).code, 'bad_token');
+    assert.equal(toFailure(new ProtocolError('rate_limited', 'slow down')).code, 'rate_limited');
+    assert.equal(toFailure(new ConnectionClosed()).code, 'provider_unreachable');
+    assert.equal(toFailure(new TypeError('Failed to fetch')).code, 'provider_unreachable');
+    assert.equal(toFailure(Object.assign(new Error('full'), { name: 'QuotaExceededError' })).code, 'storage_full');
+    assert.equal(toFailure(new Error('model list: HTTP 503')).code, 'provider_unreachable');
+    assert.equal(toFailure(new Error('something else')).code, 'protocol');
+  });
+});
+
+let n = 0;
+const provider = { url: 'http://127.0.0.1:8787', token: 'alice' };
+
+function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => void) => Promise<unknown>) {
+  const store = PrivateStore.open(`private-queue-test-${n++}`);
+  const shown: { tab: number; sourceId: string; badge: SpamBadge }[] = [];
+  const batches: string[][] = [];
+  const queue = new SpamQueue(
+    {
+      store: () => store,
+      classify: (_p, items, emit) => {
+        batches.push(items.map((i) => i.messageId));
+        return classify(items, emit);
+      },
+      notify: (t, sourceId, badge) => shown.push({ tab: t.tabId, sourceId, badge }),
+    },
+    (e) => (e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: String(e) }),
+  );
+  return { queue, store, shown, batches };
+}
+
+/** A queue whose worker answers `spamOf(id)` for each message once released. */
+function heldQueue(spamOf: (id: string) => boolean) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const q = queueWith(async (items, emit) => {
+    await gate;
+    for (const i of items)
+      emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: spamOf(i.messageId) } });
+  });
+  return { q, release };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+describe('SpamQueue', () => {
+  it('shows a stored verdict without asking the worker', async () => {
+    const q = queueWith(async () => assert.fail('must not classify'));
+    await (await q.store).putVerdict(accountOf(provider), 'm1', { kind: 'verdict', spam: true, at: 1 });
+    await q.queue.offer(provider, 'm1', 'raw', { tabId: 1 }, 'src-1');
+    assert.deepEqual(
+      q.shown.map((s) => s.badge.text),
+      ['spam (private check)'],
+    );
+  });
+
+  it('batches waiting messages, classifies each once, and tells every tab showing it', async () => {
+    const { q, release } = heldQueue((id) => id === 'a');
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 2 }, 'src-b');
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['a'], ['b']], 'b waited for the next batch, once');
+    const final = q.shown.filter((s) => s.badge.state !== 'checking');
+    assert.deepEqual(
+      final.map((s) => [s.tab, s.sourceId, s.badge.text]),
+      [
+        [1, 'src-a', 'spam (private check)'],
+        [1, 'src-b', 'not spam'],
+        [2, 'src-b', 'not spam'],
+      ],
+    );
+    assert.equal(q.shown.filter((s) => s.badge.state === 'checking').length, 3, 'each view says it is checking first');
+  });
+
+  it('tells every message of a failed batch what went wrong, in plain words with details', async () => {
+    const q = queueWith(async (_items, emit) => {
+      emit({ event: 'outcome', outcome: { kind: 'already_classified', messageId: 'x', detail: 'classified before' } });
+      throw new WorkerCallError({
+        code: 'provider_unreachable',
+        detail: 'cannot connect to ws://127.0.0.1:8787/session',
+      });
+    });
+    await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
+    await settle();
+    const final = Object.fromEntries(
+      q.shown.filter((s) => s.badge.state !== 'checking').map((s) => [s.sourceId, s.badge]),
+    );
+    assert.equal(final['src-x'].state, 'checked-before');
+    assert.equal(final['src-y'].state, 'unavailable');
+    assert.match(final['src-y'].text, /cannot be reached/);
+    assert.match(final['src-y'].detail ?? '', /ws:\/\/127\.0\.0\.1/);
+  });
+
+  it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {
+    const { q, release } = heldQueue(() => false);
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    q.queue.forgetWaiting();
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['a']], 'b never reached the worker');
+    const final = Object.fromEntries(
+      q.shown.filter((s) => s.badge.state !== 'checking').map((s) => [s.sourceId, s.badge]),
+    );
+    assert.equal(final['src-a'].text, 'not spam');
+    assert.match(final['src-b'].text, /keys were locked/);
+  });
+});
