@@ -22,6 +22,17 @@ export function openStore(dataDir: string): Store {
   return new Store(path.join(dataDir, 'store.db'));
 }
 
+/** Every topic request spends B' decryptions of the user key: the budget must cover one. */
+function checkBudget(catalog: FileModelCatalog, budget: number): void {
+  for (const m of catalog.all()) {
+    if (m.topics && m.topics.bPrime > budget) {
+      throw new Error(
+        `model ${m.id}: a topic request needs ${m.topics.bPrime} decryptions (bPrime), more than limits.userKeyBudget ${budget}; lower bPrime or raise the budget`,
+      );
+    }
+  }
+}
+
 export async function startProvider(
   config: ServerConfig,
   opts: { log?: (line: string) => void; progress?: Progress } = {},
@@ -31,6 +42,7 @@ export async function startProvider(
   let packageLog: PackageLog;
   try {
     catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
+    checkBudget(catalog, config.limits.userKeyBudget);
     // Every served version is logged before the first client can fetch it (and
     // versions built before the log existed are logged on their first start).
     packageLog = PackageLog.open(config.dataDir);

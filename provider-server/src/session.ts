@@ -275,7 +275,13 @@ export class Session {
     // once another session rotated it, this session's ciphertexts are refused.
     const user = { userId: this.userId, epoch: this.keyEpoch };
     const budget = this.deps.limits.userKeyBudget;
-    const spent = this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+    let spent: 'ok' | 'rotated';
+    try {
+      spent = this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+    } catch (e) {
+      this.deps.store.releaseClaim(this.userId, messageId, task); // nothing was decrypted
+      throw e;
+    }
     if (spent === 'rotated') {
       this.deps.store.releaseClaim(this.userId, messageId, task);
       throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');

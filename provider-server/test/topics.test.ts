@@ -315,3 +315,17 @@ test('what the provider sees: per-topic counts and a user history, with topic na
   assert.deepEqual(names('nope', 1), []);
   assert.ok(provider.store.topicHistory(userId).some((h) => h.messageId === 'm-0' && h.topic === 0));
 });
+
+test('a user-key budget below B′ stops the start instead of failing every topic request', async () => {
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      port: 0,
+      dataDir: dir,
+      workers: 1,
+      models: [{ id: 'topics', file: path.resolve('models/default/topics.pmfm') }],
+      limits: { userKeyBudget: 10 },
+    },
+  });
+  await assert.rejects(startProvider(config, { log: () => undefined, progress: () => undefined }), /bPrime.*10/);
+});
