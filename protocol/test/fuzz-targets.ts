@@ -1,6 +1,6 @@
 // Property-based fuzzing (fast-check) of every parser that reads bytes a peer
 // chose: frames and message schemas, the model package, the package log, the
-// OT messages, and the lattice objects (LWE ciphertext, public key, key-switching
+// OT and garbled-circuit messages, and the lattice objects (LWE ciphertext, public key, key-switching
 // key). Each target must either accept its input or reject it with an Error;
 // never trap inside WebAssembly, never throw a bare TypeError/RangeError from
 // deep inside, never hang. Accepted frames must be canonical: re-encoding a
@@ -20,6 +20,15 @@ import { loadCore } from '../../wasm/ts/core.js';
 import { HE_N, loadHe, makeParams } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { CoreError } from '../../wasm/ts/status.js';
+import {
+  argmaxChoice,
+  decodeArgmaxLabels,
+  evaluateArgmax,
+  evaluateSpam,
+  garbleArgmax,
+  garbleSpam,
+  spamChoice,
+} from '../../wasm/ts/gc.js';
 import { ProtocolError as OtProtocolError } from '../../wasm/ts/ot-wire.js';
 
 type FieldSpec = (typeof SCHEMAS)[MessageName]['fields'][number];
@@ -71,6 +80,10 @@ const mutatedArb = fc
     const frame = decodeFrame(bytes, 1 << 24);
     return encodeFrame(frame.type, frame.requestId, mutate(frame.body, writes, cut, tail));
   });
+
+/** A valid message with a few bytes overwritten (same length). */
+const mutationsOf = (valid: Uint8Array) => writesArb.map((writes) => mutate(valid, writes, null, new Uint8Array(0)));
+const anyBytes = fc.uint8Array({ maxLength: 200 });
 
 function fieldsOf(m: Message): Record<string, unknown> {
   const { name: _n, requestId: _r, ...fields } = m;
@@ -169,13 +182,7 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const baseB = provider.respond(baseA);
     client.finish(baseB);
     const ext = client.extend(1000);
-    const mutate = (valid: Uint8Array) =>
-      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }).map((writes) => {
-        const b = valid.slice();
-        for (const [at, v] of writes) b[at % b.length] = v;
-        return b;
-      });
-    const anyBytes = fc.uint8Array({ maxLength: 200 });
+
     const asSender = (m: Uint8Array) => acceptsOrRejects(() => new OtSender(core, context).respond(m), isOtError);
     const asReceiver = (m: Uint8Array) =>
       acceptsOrRejects(() => {
@@ -191,9 +198,66 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
         r.finish(s.respond(r.start()));
         s.acceptExtension(m);
       }, isOtError);
-    fc.assert(fc.property(fc.oneof(anyBytes, mutate(baseA)), asSender), { numRuns: Math.ceil(runs / 10) });
-    fc.assert(fc.property(fc.oneof(anyBytes, mutate(baseB)), asReceiver), { numRuns: Math.ceil(runs / 10) });
-    fc.assert(fc.property(fc.oneof(anyBytes, mutate(ext)), asExtension), { numRuns: Math.ceil(runs / 20) });
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(baseA)), asSender), { numRuns: Math.ceil(runs / 20) });
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(baseB)), asReceiver), { numRuns: Math.ceil(runs / 20) });
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(ext)), asExtension), { numRuns: Math.ceil(runs / 40) });
+  });
+
+  test('garbled circuits: any gc_choice, gc_spam, gc_argmax or gc_labels is accepted or a ProtocolError', () => {
+    const client = new OtReceiver(core, context);
+    const provider = new OtSender(core, context);
+    client.finish(provider.respond(client.start()));
+    const ots = (n: number) => {
+      if (client.available < n) provider.acceptExtension(client.extend(8192));
+    };
+    const T = 24;
+    const shape = { T, indexBits: 5 };
+    const spam = () => {
+      ots(T);
+      return spamChoice(client, { rPrime: 12345, T });
+    };
+    const argmax = () => {
+      ots(4 * (T + 5));
+      return argmaxChoice(client, { rPrimes: [1, 2, 3, 4], indices: [3, 1, 4, 1], ...shape });
+    };
+    const validChoice = spam();
+    const validGc = garbleSpam({ y: 777, T }, provider, validChoice.message);
+    validChoice.pending.dispose();
+    const validArgmaxChoice = argmax();
+    const validArgmax = garbleArgmax({ ys: [5, 6, 7, 8], ...shape }, provider, validArgmaxChoice.message);
+    const validLabels = evaluateArgmax(validArgmaxChoice.pending, validArgmax.message);
+    validArgmax.decoder.dispose();
+    const asChoice = (m: Uint8Array) => {
+      ots(T);
+      acceptsOrRejects(() => garbleSpam({ y: 1, T }, provider, m), isOtError);
+    };
+    const asSpamGc = (m: Uint8Array) => {
+      const { pending } = spam();
+      try {
+        acceptsOrRejects(() => evaluateSpam(pending, m), isOtError);
+      } finally {
+        pending.dispose();
+      }
+    };
+    const asArgmaxGc = (m: Uint8Array) => {
+      const { pending } = argmax();
+      try {
+        acceptsOrRejects(() => evaluateArgmax(pending, m), isOtError);
+      } finally {
+        pending.dispose();
+      }
+    };
+    const asLabels = (m: Uint8Array) => {
+      const { message, pending } = argmax();
+      pending.dispose();
+      const { decoder } = garbleArgmax({ ys: [5, 6, 7, 8], ...shape }, provider, message);
+      acceptsOrRejects(() => decodeArgmaxLabels(decoder, m), isOtError);
+    };
+    const few = { numRuns: Math.ceil(runs / 4) };
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validChoice.message)), asChoice), few);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validGc)), asSpamGc), few);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validArgmax.message)), asArgmaxGc), few);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validLabels)), asLabels), few);
   });
 
   const he = await loadHe();
