@@ -18,11 +18,10 @@ const entries = {
   popup: './extension/popup/popup.ts',
   'tb-message': './extension/thunderbird/message-popup.ts',
   viewer: './extension/viewer/viewer.ts',
+  search: './extension/search/search.ts',
   // Chromium only: hosts the WASM worker its service worker cannot start.
   offscreen: './extension/private/offscreen.ts',
 };
-// The search page is built by the search engineer; include it once it exists.
-if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search = './extension/search/search.ts';
 
 /** Rewrites the base (Chromium MV3) manifest for one target. */
 export function targetManifest(base, target) {

@@ -1,4 +1,4 @@
-// Issue 13's vertical slice in Debian Chromium: the extension connects to a
+// The private spam check in Debian Chromium, end to end: the extension connects to a
 // real provider-server on loopback (URL + token on the options page), the
 // model package lands in IndexedDB through the offscreen document's WASM
 // worker, encrypted spam and ham arrive in the demo webmail, and each opened

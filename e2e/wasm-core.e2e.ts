@@ -1,4 +1,4 @@
-// Issue 2's browser proof: the WASM core runs in a Web Worker of the
+// The browser proof of the one WASM build: the WASM core runs in a Web Worker of the
 // extension (options page status line) and of a plain localhost web page.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

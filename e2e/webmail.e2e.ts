@@ -1,4 +1,4 @@
-// The user journey of issue 7 in Debian Chromium with the unpacked extension:
+// The webmail user journey in Debian Chromium with the unpacked extension:
 // import keys (a wrong passphrase first), open the demo webmail, see a locked
 // message decrypt once the key is unlocked, with a verified signature; see
 // the other outcomes (not for this key, malformed, forged signature); find

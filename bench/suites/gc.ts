@@ -1,4 +1,4 @@
-// Garbled circuits and OT (issue 4): per-email costs of the spam comparison and
+// Garbled circuits and OT: per-email costs of the spam comparison and
 // the topic argmax, OT extension throughput, base-OT setup, and the same
 // comparison through emp-wasm (authenticated garbling) as a peer baseline.
 // CPU is the sum over both roles, measured single-threaded in one process.

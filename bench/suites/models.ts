@@ -1,4 +1,4 @@
-// Accuracy of the spam and topic classifiers (issue 5): per algorithm and
+// Accuracy of the spam and topic classifiers: per algorithm and
 // corpus, float vs quantized, accuracy vs share of features kept (Pretzel
 // Fig. 13 analog) and candidate-topic recall of the public model (Fig. 14).
 // Features come from the same TypeScript extractor the extension runs;

@@ -1,4 +1,4 @@
-// Private spam filtering end to end (issue 6), against the non-private status
+// Private spam filtering end to end, against the non-private status
 // quo (NoPriv: the provider extracts features from the plaintext and computes
 // the dot product itself) and Pretzel's Baseline (Yao + GLLM with a 2048-bit
 // Paillier key, paillier-bigint). Both roles run in this process with the

@@ -1,4 +1,4 @@
-// Private topic extraction (issue 12): decomposed classification (Pretzel
+// Private topic extraction: decomposed classification (Pretzel
 // §4.3) with the real crypto, both roles in this process (as in spam.ts), so
 // the provider's and the client's CPU are timed apart and the wire sizes are
 // those of the actual frames. Synthetic B = 2048, N = 20K, L = 692 as in

@@ -1,6 +1,6 @@
 // Dedicated worker that owns the WASM core, so long crypto never blocks a page
 // or the background. It answers a self-test proving the module instantiated
-// and its exports run (issue 2's browser proof), and hosts the private
+// and its exports run (the browser proof of the one WASM build), and hosts the private
 // functions (extension/private/worker-service.ts).
 import { ABI_VERSION, loadCore } from '../../wasm/ts/core.js';
 import type { CoreSelfTest } from '../lib/core-status.js';

@@ -1,4 +1,4 @@
-// Issue 5 targets on the full corpora (slow: trains on SpamAssassin and
+// The accuracy targets (models/README.md) on the full corpora (slow: trains on SpamAssassin and
 // 20 Newsgroups): best spam classifier >= 98% held-out accuracy, quantized vs
 // float verdicts differ on <= 0.1% of test emails, topic accuracy within one
 // point of the float model.
