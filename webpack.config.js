@@ -18,6 +18,7 @@ const entries = {
   popup: './extension/popup/popup.ts',
   'tb-message': './extension/thunderbird/message-popup.ts',
   viewer: './extension/viewer/viewer.ts',
+  welcome: './extension/welcome/welcome.ts',
 };
 // The search page is built by the search engineer; include it once it exists.
 if (fs.existsSync(path.join(root, 'extension/search/search.ts'))) entries.search = './extension/search/search.ts';
@@ -43,7 +44,8 @@ export function targetManifest(base, target) {
     delete m.content_scripts;
     delete m.host_permissions;
     delete m.web_accessible_resources;
-    m.permissions = [...m.permissions.filter((p) => p !== 'unlimitedStorage'), 'messagesRead'];
+    // accountsRead: the new-mail, move and delete events (index mail as it changes).
+    m.permissions = [...m.permissions.filter((p) => p !== 'unlimitedStorage'), 'messagesRead', 'accountsRead'];
     m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
   }
   return m;

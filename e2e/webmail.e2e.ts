@@ -194,7 +194,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     assert.equal(await bar.locator('progress').getAttribute('value'), '6');
     assert.equal(
       (await bar.locator('span').textContent())?.trim(),
-      'Indexed 4 of 6 messages. 1 not for your keys, 1 could not be read.',
+      'Indexed 4 of 6 messages. 1 not for your keys, 1 damaged.',
     );
     await screenshot(page, 'webmail-mailbox-indexed');
   });

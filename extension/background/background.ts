@@ -5,6 +5,7 @@
 import browser, { type Runtime } from 'webextension-polyfill';
 import { decryptBlock, type DecryptResult, type KeyContext } from '../lib/decrypt.js';
 import { KeyError } from '../lib/errors.js';
+import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
@@ -21,7 +22,10 @@ import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
+import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
+import { watchMail } from '../thunderbird/live-index.js';
+import { fetchPageFor } from './page-fetch.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -82,9 +86,15 @@ async function status(): Promise<Status> {
   };
 }
 
-/** Tells open webmail tabs to retry messages that were locked. */
+/**
+ * Tells open webmail tabs to retry messages that were locked. Only tabs our
+ * content script runs in: others cannot receive (Thunderbird has none, and
+ * logs an error for every message sent to a tab that cannot receive).
+ */
 async function broadcastKeysChanged(): Promise<void> {
-  for (const tab of await browser.tabs.query({})) {
+  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
+  if (url.length === 0) return;
+  for (const tab of await browser.tabs.query({ url })) {
     if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
   }
 }
@@ -134,6 +144,9 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       for (const fp of req.deleted ?? []) await cache.forget(fp);
       await broadcastKeysChanged();
       return true;
+    case 'fetch-page':
+      if (typeof req.url !== 'string') throw new Error('Invalid request.');
+      return fetchPageFor(req.url, sender.tab?.url);
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
@@ -149,11 +162,10 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
   if (!isRequest(msg)) return undefined;
   return handle(msg, sender).then(
     (value): Reply<unknown> => ({ ok: true, value }),
-    (e: unknown): Reply<unknown> => ({
-      ok: false,
-      error: e instanceof Error ? e.message : 'Unexpected error',
-      code: e instanceof KeyError ? e.code : undefined,
-    }),
+    (e: unknown): Reply<unknown> => {
+      const { message, detail } = toPlain(e);
+      return { ok: false, error: message, detail, code: e instanceof KeyError ? e.code : undefined };
+    },
   );
 });
 
@@ -165,6 +177,15 @@ browser.runtime.onConnect.addListener((port) => {
   const post = (msg: unknown) => open && port.postMessage(msg);
   indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress })).then(
     (result) => post({ result }),
-    (e: unknown) => post({ error: e instanceof Error ? e.message : 'Indexing failed' }),
+    (e: unknown) => post({ error: toPlain(e).message }),
   );
+});
+
+// Thunderbird: index new mail as it arrives, follow moves and deletions.
+const tbApi = thunderbird();
+if (tbApi) watchMail(tbApi, thunderbirdDeps, (id) => mailIndex.remove(id));
+
+// First run: explain what the add-on does and walk through setting it up.
+browser.runtime.onInstalled.addListener(({ reason }) => {
+  if (reason === 'install') void browser.tabs.create({ url: browser.runtime.getURL('welcome.html') });
 });
