@@ -15,10 +15,7 @@ const KNOWN: [RegExp, string][] = [
     /is not a function|is undefined|Cannot read properties of undefined/,
     'This version of Thunderbird or the browser lacks a feature the add-on needs. Update them and the add-on.',
   ],
-  [
-    /NetworkError|Failed to fetch|Load failed/,
-    'The server could not be reached. Check your connection and try again.',
-  ],
+  [/NetworkError|Failed to fetch|Load failed/, 'The server could not be reached. Check your connection and try again.'],
   [/QuotaExceeded/, 'Storage is full. Free some space and try again.'],
 ];
 const UNKNOWN = 'Something went wrong inside the add-on. Try again; if it keeps happening, report the details below.';

@@ -28,7 +28,11 @@ export function mountUnlockForm(container: HTMLElement, onChange: () => void = (
     line.dataset.unlocked = String(s.unlocked);
     if (s.privateKeys === 0) say(line, 'No private key yet: add one under Keys & options.', 'info');
     else if (s.unlocked === 0)
-      say(line, `${s.privateKeys} private key(s), locked. Unlocking keeps them open for ${s.unlockMinutes} min.`, 'info');
+      say(
+        line,
+        `${s.privateKeys} private key(s), locked. Unlocking keeps them open for ${s.unlockMinutes} min.`,
+        'info',
+      );
     else say(line, `${s.unlocked} of ${s.privateKeys} key(s) unlocked until ${formatTime(s.expiresAt!)}.`, 'ok');
     form.hidden = s.privateKeys === 0 || s.unlocked === s.privateKeys;
     lock.hidden = s.unlocked === 0;

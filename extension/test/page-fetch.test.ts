@@ -19,13 +19,21 @@ function fakeFetch(status: number, finalUrl?: string) {
 describe('background page fetch for mailbox indexing', () => {
   it("reads a page of the tab's site with the user's session", async () => {
     const f = fakeFetch(200);
-    assert.equal(await fetchPageFor('http://127.0.0.1:8080/mail/m/1', TAB, f.get), 'page http://127.0.0.1:8080/mail/m/1');
+    assert.equal(
+      await fetchPageFor('http://127.0.0.1:8080/mail/m/1', TAB, f.get),
+      'page http://127.0.0.1:8080/mail/m/1',
+    );
     assert.equal(f.calls[0][1]?.credentials, 'include');
   });
 
   it('refuses other sites, other ports, other schemes and senders without a tab', async () => {
     const f = fakeFetch(200);
-    for (const url of ['http://evil.example/mail/m/1', 'http://127.0.0.1:9090/mail/m/1', 'file:///etc/passwd', 'nonsense'])
+    for (const url of [
+      'http://evil.example/mail/m/1',
+      'http://127.0.0.1:9090/mail/m/1',
+      'file:///etc/passwd',
+      'nonsense',
+    ])
       await assert.rejects(fetchPageFor(url, TAB, f.get), /Only pages of the webmail open in this tab/, url);
     await assert.rejects(fetchPageFor('http://127.0.0.1:8080/mail/m/1', undefined, f.get), /Only pages/);
     assert.equal(f.calls.length, 0, 'nothing was fetched');
@@ -35,9 +43,6 @@ describe('background page fetch for mailbox indexing', () => {
     await assert.rejects(fetchPageFor(`${TAB}/m/1`, TAB, fakeFetch(403).get), /logged out\. Log in again/);
     await assert.rejects(fetchPageFor(`${TAB}/m/1`, TAB, fakeFetch(404).get), /no longer exists/);
     await assert.rejects(fetchPageFor(`${TAB}/m/1`, TAB, fakeFetch(500).get), /HTTP 500/);
-    await assert.rejects(
-      fetchPageFor(`${TAB}/m/1`, TAB, fakeFetch(200, 'https://login.example/').get),
-      /login page/,
-    );
+    await assert.rejects(fetchPageFor(`${TAB}/m/1`, TAB, fakeFetch(200, 'https://login.example/').get), /login page/);
   });
 });

@@ -56,7 +56,9 @@ function apiUses(file: string): { path: string; where: string }[] {
 /** Member paths declared by the ThunderbirdApi interface (nested type literals). */
 function interfacePaths(file: string, name: string): string[] {
   const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const decl = sf.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
+  const decl = sf.statements.find(
+    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name,
+  );
   assert.ok(decl, `${name} not found in ${file}`);
   const walk = (members: ts.NodeArray<ts.TypeElement>, prefix: string[]): string[] =>
     members.flatMap((m) => {
@@ -70,7 +72,9 @@ function interfacePaths(file: string, name: string): string[] {
 /** Leaf paths of a plain object of namespaces and functions. */
 function objectPaths(obj: object, prefix: string[] = []): string[] {
   return Object.entries(obj).flatMap(([k, v]) =>
-    typeof v === 'object' && v !== null && !('addListener' in v) ? objectPaths(v, [...prefix, k]) : [[...prefix, k].join('.')],
+    typeof v === 'object' && v !== null && !('addListener' in v)
+      ? objectPaths(v, [...prefix, k])
+      : [[...prefix, k].join('.')],
   );
 }
 

@@ -3,6 +3,7 @@ import { afterEach, before, describe, it } from 'node:test';
 import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
 import { describeDisplayedMessage, indexThunderbirdMail } from '../thunderbird/displayed-message.js';
+import { watchMail } from '../thunderbird/live-index.js';
 import { fakeMessenger, header, type FakeMail } from './fake-messenger.js';
 import { inlinePgpMessage, makeParty, type Party } from './mail-fixtures.js';
 
@@ -124,5 +125,33 @@ describe('Thunderbird mailbox indexing', () => {
       d.decrypted.map((s) => s.subject),
       ['m0', 'm2'],
     );
+  });
+});
+
+describe('Thunderbird new mail, moves and deletions', () => {
+  it('indexes new and moved mail and drops deleted mail from the index, without a click', async () => {
+    const fake = install({
+      mail: [
+        mail(1, await inlinePgpMessage(bob, alice, 'New', 'fresh secret')),
+        mail(2, await inlinePgpMessage(bob, alice, 'From Junk', 'rescued secret')),
+      ],
+    });
+    const d = deps('alice');
+    const removed: string[] = [];
+    watchMail(fake.api, d.deps, async (id) => removed.push(id));
+    const fire = (name: string, ...args: unknown[]) =>
+      fake.listeners[name].forEach((l) => (l as (...a: unknown[]) => void)(...args));
+    const list = (...ids: number[]) => ({ id: null, messages: ids.map((id) => header(id)) });
+
+    fire('messages.onNewMailReceived', {}, list(1));
+    fire('messages.onMoved', list(2), list(2));
+    fire('messages.onDeleted', list(1));
+    // The listeners work through a queue: wait until the deletion, queued last, is done.
+    for (let i = 0; i < 100 && removed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      d.decrypted.map((s) => s.subject),
+      ['m1', 'm2'],
+    );
+    assert.deepEqual(removed, ['thunderbird:m1@example.org']);
   });
 });

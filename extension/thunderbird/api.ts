@@ -56,7 +56,7 @@ export function tb(): ThunderbirdApi {
 /** Every message of a list, following continueList pages. */
 export async function allMessages(api: ThunderbirdApi, first: MessageList): Promise<MessageHeader[]> {
   const out = [...first.messages];
-  for (let page = first; page.id; ) {
+  for (let page = first; page.id;) {
     page = await api.messages.continueList(page.id);
     out.push(...page.messages);
   }
