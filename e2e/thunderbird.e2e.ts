@@ -41,6 +41,72 @@ async function screenshot(name: string): Promise<void> {
   fs.writeFileSync(path.join(root, 'test-results', `${name}.png`), await tb.marionette.screenshot());
 }
 
+/** Selects the message listed as `listed` in the Inbox and opens the "OpenPGP status" popup. */
+async function openStatusPopup(listed: string): Promise<void> {
+  await tb.marionette.run(
+    `const win = Services.wm.getMostRecentWindow('mail:3pane');
+     win.gTabmail.switchToTab(0);
+     const popups = () => [win.document, win.gTabmail.currentAboutMessage?.document]
+       .flatMap((d) => [...(d?.querySelectorAll('browser') ?? [])])
+       .filter((b) => b.currentURI?.spec.endsWith('tb-message.html'));
+     const popup = () => popups().length > 0;
+     // Close the previous message's popup first.
+     popups().forEach((b) => b.closest('panel')?.hidePopup());
+     for (let i = 0; i < 50 && popup(); i++) await new Promise((r) => win.setTimeout(r, 100));
+     const about3 = win.gTabmail.currentAbout3Pane;
+     for (let i = 0; i < 300 && !(about3.gDBView?.rowCount >= 2); i++) await new Promise((r) => win.setTimeout(r, 100));
+     const row = [...Array(about3.gDBView.rowCount).keys()].find((i) => about3.gDBView.getMsgHdrAt(i).mime2DecodedSubject === args[0]);
+     about3.threadTree.selectedIndex = row;
+     let button;
+     for (let i = 0; i < 300; i++) {
+       const msg = win.gTabmail.currentAboutMessage;
+       button = msg?.gMessage?.mime2DecodedSubject === args[0] && msg.document.querySelector('[id$="-messageDisplayAction-toolbarbutton"]');
+       if (button) break;
+       await new Promise((r) => win.setTimeout(r, 100));
+     }
+     // The first click can come before the button is wired up for this message: click until the popup shows.
+     for (let i = 0; i < 10 && !popup(); i++) {
+       button.click();
+       for (let j = 0; j < 20 && !popup(); j++) await new Promise((r) => win.setTimeout(r, 100));
+     }`,
+    [listed],
+  );
+}
+
+interface PopupView {
+  subject: string;
+  summary: string;
+  kind: string;
+  text: string;
+  by: string;
+}
+
+/** What the open popup shows, once it has its answer; a picture of it goes to test-results/. */
+async function readStatusPopup(name: string): Promise<PopupView> {
+  const view = await inAddonPage<PopupView>(
+    tb.marionette,
+    'tb-message.html',
+    pageFn(`
+    await until(() => $('#summary').dataset.kind, 'the popup');
+    const text = (id) => $(id).textContent;
+    return { subject: text('#subject'), summary: text('#summary'), kind: $('#summary').dataset.kind, text: text('#text'), by: text('#by') };`),
+  );
+  await screenshot(name); // the window (popups are separate widgets)
+  // The popup itself, drawn from its browser.
+  const png = await tb.marionette.run<string>(
+    `const win = Services.wm.getMostRecentWindow('mail:3pane');
+     const b = [win.document, win.gTabmail.currentAboutMessage.document].flatMap((d) => [...d.querySelectorAll('browser')])
+       .find((x) => x.currentURI?.spec.endsWith('tb-message.html'));
+     const bitmap = await b.browsingContext.currentWindowGlobal.drawSnapshot(null, 1, 'white');
+     const canvas = win.document.createElementNS('http://www.w3.org/1999/xhtml', 'canvas');
+     [canvas.width, canvas.height] = [bitmap.width, bitmap.height];
+     canvas.getContext('2d').drawImage(bitmap, 0, 0);
+     return canvas.toDataURL('image/png');`,
+  );
+  fs.writeFileSync(path.join(root, 'test-results', `${name}-popup.png`), Buffer.from(png.split(',')[1], 'base64'));
+  return view;
+}
+
 before(
   async () => {
     if (skip) return;
@@ -79,6 +145,27 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     await screenshot('thunderbird-first-run');
   });
 
+  it('with the key only in Thunderbird, shows what Thunderbird decrypted without asking for the key', async () => {
+    const imported = await tb.marionette.run<number>(
+      `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
+       const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
+       const passCB = (_win, _prompt, flags) => { flags.canceled = false; return args[1]; };
+       const res = await RNP.importSecKeyBlockImpl(null, passCB, false, args[0]);
+       EnigmailKeyRing.updateKeys(res.importedKeys);
+       EnigmailKeyRing.clearCache();
+       return res.importedKeys.length;`,
+      [alice.privateArmored, alice.passphrase],
+    );
+    assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
+    await openStatusPopup('...');
+    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
+    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
+    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
+    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
+    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
+    assert.equal(popup.kind, 'ok');
+  });
+
   it('imports Alice’s key into the add-on and unlocks it on the options page', async () => {
     await inAddonPage(tb.marionette, 'welcome.html', pageFn(`win.location.href = 'options.html'; return true;`));
     const status = await inAddonPage<string>(
@@ -113,42 +200,8 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     ['Lunch', 'Lunch', 'Inline lunch on Friday?'],
   ]) {
     it(`"OpenPGP status" shows "${subject}" decrypted, with Bob's verified signature`, async () => {
-      await tb.marionette.run(
-        `const win = Services.wm.getMostRecentWindow('mail:3pane');
-         win.gTabmail.switchToTab(0);
-         const popups = () => [win.document, win.gTabmail.currentAboutMessage?.document]
-           .flatMap((d) => [...(d?.querySelectorAll('browser') ?? [])])
-           .filter((b) => b.currentURI?.spec.endsWith('tb-message.html'));
-         const popup = () => popups().length > 0;
-         // Close the previous message's popup first.
-         popups().forEach((b) => b.closest('panel')?.hidePopup());
-         for (let i = 0; i < 50 && popup(); i++) await new Promise((r) => win.setTimeout(r, 100));
-         const about3 = win.gTabmail.currentAbout3Pane;
-         for (let i = 0; i < 300 && !(about3.gDBView?.rowCount >= 2); i++) await new Promise((r) => win.setTimeout(r, 100));
-         const row = [...Array(about3.gDBView.rowCount).keys()].find((i) => about3.gDBView.getMsgHdrAt(i).mime2DecodedSubject === args[0]);
-         about3.threadTree.selectedIndex = row;
-         let button;
-         for (let i = 0; i < 300; i++) {
-           const msg = win.gTabmail.currentAboutMessage;
-           button = msg?.gMessage?.mime2DecodedSubject === args[0] && msg.document.querySelector('[id$="-messageDisplayAction-toolbarbutton"]');
-           if (button) break;
-           await new Promise((r) => win.setTimeout(r, 100));
-         }
-         // The first click can come before the button is wired up for this message: click until the popup shows.
-         for (let i = 0; i < 10 && !popup(); i++) {
-           button.click();
-           for (let j = 0; j < 20 && !popup(); j++) await new Promise((r) => win.setTimeout(r, 100));
-         }`,
-        [listed],
-      );
-      const popup = await inAddonPage<{ subject: string; summary: string; kind: string; text: string; by: string }>(
-        tb.marionette,
-        'tb-message.html',
-        pageFn(`
-        await until(() => $('#summary').dataset.kind, 'the popup');
-        return { subject: $('#subject').textContent, summary: $('#summary').textContent, kind: $('#summary').dataset.kind, text: $('#text').textContent, by: $('#by').textContent };`),
-      );
-      await screenshot(`thunderbird-${subject.split(' ')[0].toLowerCase()}`);
+      await openStatusPopup(listed);
+      const popup = await readStatusPopup(`thunderbird-${subject.split(' ')[0].toLowerCase()}`);
       assert.equal(popup.subject, subject);
       assert.equal(popup.text.trim(), text);
       assert.match(popup.summary, /signed by Bob <bob@example\.org> \(signature verified\)/);

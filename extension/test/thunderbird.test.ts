@@ -59,6 +59,7 @@ describe('Thunderbird displayed message', () => {
       parts: [
         {
           contentType: 'multipart/alternative',
+          headers: { subject: ['The protected subject'] },
           parts: [
             { contentType: 'text/plain', body: 'decrypted by TB' },
             { contentType: 'text/html', body: '<p>decrypted by <b>TB</b></p>' },
@@ -71,6 +72,7 @@ describe('Thunderbird displayed message', () => {
     const d = deps('none');
     const r = await describeDisplayedMessage(3, d.deps);
     assert.equal(r.path, 'thunderbird');
+    assert.equal(r.subject, 'The protected subject');
     assert.equal(r.result?.status, 'not-for-this-key');
     assert.equal(r.text, 'decrypted by TB\nand html');
     assert.match(r.summary, /Thunderbird's own OpenPGP/);

@@ -12,6 +12,8 @@ export interface MessageHeader {
 }
 export interface MessagePart {
   contentType?: string;
+  /** Header name (lower case) → values; on a decrypted root part, the protected headers. */
+  headers?: Record<string, string[]>;
   body?: string;
   parts?: MessagePart[];
   decryptionStatus?: 'none' | 'skipped' | 'success' | 'fail';

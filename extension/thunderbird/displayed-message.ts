@@ -104,6 +104,7 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
     await deps.index(source, text);
     return {
       ...base,
+      subject: protectedSubject(full) ?? header.subject,
       path: 'thunderbird',
       result: ours,
       text,
@@ -112,6 +113,13 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
     };
   }
   return { ...base, path: 'none', result: ours, summary: ours.summary };
+}
+
+/** PGP/MIME hides the real subject inside the encryption: the headers of a decrypted inner part. */
+function protectedSubject(root: MessagePart): string | undefined {
+  const walk = (p: MessagePart): string | undefined =>
+    p.headers?.subject?.[0] ?? p.parts?.map(walk).find((s) => s !== undefined);
+  return root.parts?.map(walk).find((s) => s !== undefined);
 }
 
 /** Plain text of a decrypted Thunderbird message, for indexing and the popup. */
