@@ -41,6 +41,10 @@ async function screenshot(name: string): Promise<void> {
   fs.writeFileSync(path.join(root, 'test-results', `${name}.png`), await tb.marionette.screenshot());
 }
 
+/** Runs a function body on the add-on's options page. */
+const optionsPage = (body: string, args: unknown[] = []) =>
+  inAddonPage(tb.marionette, 'options.html', pageFn(body), args);
+
 /** Selects the message listed as `listed` in the Inbox and opens the "OpenPGP status" popup. */
 async function openStatusPopup(listed: string): Promise<void> {
   await tb.marionette.run(
@@ -145,27 +149,6 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     await screenshot('thunderbird-first-run');
   });
 
-  it('with the key only in Thunderbird, shows what Thunderbird decrypted without asking for the key', async () => {
-    const imported = await tb.marionette.run<number>(
-      `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
-       const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
-       const passCB = (_win, _prompt, flags) => { flags.canceled = false; return args[1]; };
-       const res = await RNP.importSecKeyBlockImpl(null, passCB, false, args[0]);
-       EnigmailKeyRing.updateKeys(res.importedKeys);
-       EnigmailKeyRing.clearCache();
-       return res.importedKeys.length;`,
-      [alice.privateArmored, alice.passphrase],
-    );
-    assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
-    await openStatusPopup('...');
-    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
-    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
-    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
-    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
-    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
-    assert.equal(popup.kind, 'ok');
-  });
-
   it('imports Alice’s key into the add-on and unlocks it on the options page', async () => {
     await inAddonPage(tb.marionette, 'welcome.html', pageFn(`win.location.href = 'options.html'; return true;`));
     const status = await inAddonPage<string>(
@@ -207,10 +190,53 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       assert.match(popup.summary, /signed by Bob <bob@example\.org> \(signature verified\)/);
       assert.equal(popup.kind, 'ok');
       assert.match(popup.by, /keys stored in this add-on/);
+      // Thunderbird lacks the key: the banner in the message pane shows the text, no click needed.
+      const banner = await inAddonPage<{ kind: string; text: string }>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`
+        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
+        return { kind: b.dataset.kind, text: b.textContent };`),
+      );
+      assert.equal(banner.kind, 'ok');
+      assert.match(banner.text, /signature verified/);
+      assert.ok(banner.text.includes(text), banner.text);
+      await screenshot(`thunderbird-${subject.split(' ')[0].toLowerCase()}-banner`);
     });
   }
 
+  it("with the key in Thunderbird and the add-on's locked, shows what Thunderbird decrypted", async () => {
+    await optionsPage(
+      `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
+    );
+    const imported = await tb.marionette.run<number>(
+      `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
+       const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
+       const passCB = (_win, _prompt, flags) => { flags.canceled = false; return args[1]; };
+       const res = await RNP.importSecKeyBlockImpl(null, passCB, false, args[0]);
+       EnigmailKeyRing.updateKeys(res.importedKeys);
+       EnigmailKeyRing.clearCache();
+       return res.importedKeys.length;`,
+      [alice.privateArmored, alice.passphrase],
+    );
+    assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
+    await openStatusPopup('...');
+    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
+    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
+    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
+    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
+    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
+    assert.equal(popup.kind, 'ok');
+  });
+
   it('indexes new mail as it arrives: search finds it without a click', async () => {
+    await optionsPage(
+      `$('#unlock input[name=passphrase]').value = args[0];
+      $('#unlock button').click();
+      await until(() => $('#key-status').dataset.unlocked === '1', 'the unlock');
+      return true;`,
+      [alice.passphrase],
+    );
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Walrus', 'The walrus archive is ready.'));
     const hits = await inAddonPage<string[]>(
       tb.marionette,

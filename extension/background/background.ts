@@ -25,6 +25,7 @@ import { UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
+import { showBannerInMessages } from '../thunderbird/register-banner.js';
 import { fetchPageFor } from './page-fetch.js';
 
 let storePromise: Promise<KeyStore> | undefined;
@@ -150,6 +151,10 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'tb-this-message':
+      // The message display script asks about the message in its own tab only.
+      if (sender.tab?.id === undefined) throw new Error('Select a message first.');
+      return describeDisplayedMessage(sender.tab.id, thunderbirdDeps);
     default:
       throw new Error('Unknown request.');
   }
@@ -183,7 +188,13 @@ browser.runtime.onConnect.addListener((port) => {
 
 // Thunderbird: index new mail as it arrives, follow moves and deletions.
 const tbApi = thunderbird();
-if (tbApi) watchMail(tbApi, thunderbirdDeps, (id) => mailIndex.remove(id));
+if (tbApi) {
+  watchMail(tbApi, thunderbirdDeps, (id) => mailIndex.remove(id));
+  // Registrations live only while the add-on runs: make them each time the background starts,
+  // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
+  void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));
+  browser.runtime.onStartup.addListener(() => {});
+}
 
 // First run: explain what the add-on does and walk through setting it up.
 browser.runtime.onInstalled.addListener(({ reason }) => {

@@ -23,6 +23,8 @@ export type Request =
   | { type: 'view'; viewId: string }
   | { type: 'keys-changed'; deleted?: string[] }
   | { type: 'tb-displayed-message'; tabId: number }
+  /** From the message display script: the message shown in its own tab. */
+  | { type: 'tb-this-message' }
   /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
   | { type: 'fetch-page'; url: string };
 

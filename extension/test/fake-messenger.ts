@@ -34,7 +34,14 @@ export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pag
   const event = (name: string) => ({
     addListener: (l: Listener) => void (listeners[name] ??= []).push(l),
   });
+  const scripts: { id: string }[] = [];
   const api: ThunderbirdApi = {
+    scripting: {
+      messageDisplay: {
+        getRegisteredScripts: async () => [...scripts],
+        registerScripts: async (list) => void scripts.push(...list),
+      },
+    },
     messageDisplay: {
       getDisplayedMessages: async (tabId) => {
         calls.push(`displayed:${tabId}`);

@@ -91,6 +91,12 @@ describe(`Thunderbird API schemas (${THUNDERBIRD_OMNI})`, { skip }, () => {
     assert.match(schemas!.problem('messageDisplay.getDisplayedMessage', manifest) ?? '', /up to manifest version 2/);
     assert.match(schemas!.problem('messages.noSuchThing', manifest) ?? '', /does not exist/);
     assert.match(schemas!.problem('messages.move', manifest) ?? '', /permission/);
+    const noScripting = { ...manifest, permissions: manifest.permissions.filter((p: string) => p !== 'scripting') };
+    assert.match(
+      schemas!.problem('scripting.messageDisplay.registerScripts', noScripting) ?? '',
+      /permission scripting/,
+      'a nested namespace needs its parent namespace',
+    );
   });
 
   it('every browser.* / messenger.* call in the extension exists for its Thunderbird manifest', () => {

@@ -53,18 +53,19 @@ export interface ApiMember {
 export class ApiSchemas {
   private constructor(
     readonly members: Map<string, ApiMember[]>,
-    readonly namespaces: Set<string>,
+    /** Namespace → its own restrictions (a nested one, e.g. scripting.messageDisplay, also gets its parents'). */
+    readonly namespaces: Map<string, Restricted>,
   ) {}
 
   static fromOmni(file = THUNDERBIRD_OMNI): ApiSchemas {
     const members = new Map<string, ApiMember[]>();
-    const namespaces = new Set<string>();
+    const namespaces = new Map<string, Restricted>();
     for (const buf of readZip(file, SCHEMA_DIRS).values()) {
       // Mozilla's schema files open with a licence in // comments.
       const json = buf.toString('utf8').replace(/^\s*\/\/.*$/gm, '');
       for (const ns of JSON.parse(json) as SchemaNamespace[]) {
         if (ns.namespace === 'manifest') continue;
-        namespaces.add(ns.namespace);
+        namespaces.set(ns.namespace, ns);
         const add = (name: string, kind: ApiMember['kind'], own: Restricted) => {
           const path = `${ns.namespace}.${name}`;
           // A name can appear once per manifest version (e.g. messages.list for MV2 and MV3).
@@ -91,7 +92,12 @@ export class ApiSchemas {
     const member = parts.slice(0, n + 1).join('.');
     const variants = this.members.get(member);
     if (!variants) return `"${member}" does not exist`;
-    const reasons = variants.map((v) => blocked(v.restrictions, manifest));
+    // browser.scripting.messageDisplay exists only with the permissions of browser.scripting too.
+    const parents = parts
+      .slice(0, n - 1)
+      .map((_, i) => this.namespaces.get(parts.slice(0, i + 1).join('.')))
+      .filter((r): r is Restricted => r !== undefined);
+    const reasons = variants.map((v) => blocked([...parents, ...v.restrictions], manifest));
     return reasons.includes(undefined) ? undefined : `"${member}": ${reasons.join('; ')}`;
   }
 }

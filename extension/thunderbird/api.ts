@@ -28,6 +28,12 @@ interface TbEvent<L extends (...args: never[]) => unknown> {
 }
 
 export interface ThunderbirdApi {
+  scripting: {
+    messageDisplay: {
+      getRegisteredScripts(filter?: { ids?: string[] }): Promise<{ id: string }[]>;
+      registerScripts(scripts: { id: string; js?: string[]; css?: string[] }[]): Promise<void>;
+    };
+  };
   messageDisplay: {
     /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
     getDisplayedMessages(tabId: number): Promise<MessageList>;
