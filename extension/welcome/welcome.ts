@@ -15,7 +15,14 @@ $('mail-webmail').hidden = inThunderbird;
 async function keyStep(): Promise<void> {
   const s = await ask<Status>({ type: 'status' });
   if (s.privateKeys > 0) say($('key-step'), `Done: the add-on has ${s.privateKeys} private key(s).`, 'ok');
-  else say($('key-step'), 'The add-on has no private key yet.', 'info');
+  else
+    say(
+      $('key-step'),
+      inThunderbird
+        ? 'The add-on has no private key of its own; that is fine if Thunderbird has yours.'
+        : 'The add-on has no private key yet: generate or import one below.',
+      'info',
+    );
 }
 
 mountUnlockForm($('unlock-panel'), () => void keyStep());
