@@ -22,6 +22,7 @@ before(
     ({ alice, bob, webmail } = await startDemoMailbox());
     firefox = await launchFirefoxWithExtension();
     page = await firefox.browser.newPage();
+    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
   },
   { timeout: 180_000 },
 );
