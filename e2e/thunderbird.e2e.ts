@@ -19,10 +19,11 @@ import {
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
 
-const skip =
-  thunderbirdInstalled() && dovecotInstalled()
-    ? false
-    : 'Thunderbird or Dovecot is not installed: run scripts/setup.sh';
+const skip = !(thunderbirdInstalled() && dovecotInstalled())
+  ? 'Thunderbird or Dovecot is not installed: run scripts/setup.sh'
+  : process.getuid?.() !== 0
+    ? 'needs root: the test Dovecot runs as the user nobody'
+    : false;
 let alice: Party, bob: Party;
 let dir: string;
 let dovecot: Dovecot;

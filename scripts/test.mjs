@@ -2,7 +2,8 @@
 // Runs every test suite and ends with one summary line "N passed, N failed".
 //   unit:   **/test/**/*.test.ts with node's test runner (TypeScript via tsx)
 //   python: models/tests with pytest in models/.venv
-//   e2e:    e2e/**/*.e2e.ts (Playwright + Debian Chromium, built extension)
+//   e2e:    e2e/**/*.e2e.ts (built extension in Debian Chromium via Playwright, Firefox ESR via
+//           puppeteer-core over WebDriver BiDi, Thunderbird ESR via Marionette with a local Dovecot)
 //   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
 // Usage: node scripts/test.mjs [--only unit|python|e2e|lint] [--slow] [files...]
