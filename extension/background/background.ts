@@ -132,6 +132,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       await broadcastKeysChanged();
+      catchUpNewMail();
       return opened.length;
     }
     case 'lock':
@@ -188,8 +189,15 @@ browser.runtime.onConnect.addListener((port) => {
 
 // Thunderbird: index new mail as it arrives, follow moves and deletions.
 const tbApi = thunderbird();
+const catchUpNewMail = tbApi
+  ? watchMail(
+      tbApi,
+      thunderbirdDeps,
+      { isOpen: async () => (await cache.passphrases()).length > 0, remove: (id) => mailIndex.remove(id) },
+      browser.storage.local,
+    )
+  : () => {};
 if (tbApi) {
-  watchMail(tbApi, thunderbirdDeps, (id) => mailIndex.remove(id));
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

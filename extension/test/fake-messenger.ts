@@ -49,6 +49,7 @@ export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pag
       },
     },
     messages: {
+      get: async (id) => byId(id).header,
       getRaw: async (id, o) => {
         calls.push(`raw:${id}:${o.decrypt}`);
         return byId(id).raw;

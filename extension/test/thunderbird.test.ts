@@ -130,8 +130,25 @@ describe('Thunderbird mailbox indexing', () => {
   });
 });
 
+/** An in-memory storage area. */
+function memoryArea() {
+  const data: Record<string, unknown> = {};
+  return {
+    data,
+    get: async (key: string) => (key in data ? { [key]: data[key] } : {}),
+    set: async (items: Record<string, unknown>) => void Object.assign(data, items),
+  };
+}
+
+/** Polls until cond holds (the listeners work through a queue). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(cond(), 'timed out');
+}
+
 describe('Thunderbird new mail, moves and deletions', () => {
-  it('indexes new and moved mail and drops deleted mail from the index, without a click', async () => {
+  const list = (...ids: number[]) => ({ id: null, messages: ids.map((id) => header(id)) });
+  async function setup() {
     const fake = install({
       mail: [
         mail(1, await inlinePgpMessage(bob, alice, 'New', 'fresh secret')),
@@ -140,20 +157,36 @@ describe('Thunderbird new mail, moves and deletions', () => {
     });
     const d = deps('alice');
     const removed: string[] = [];
-    watchMail(fake.api, d.deps, async (id) => removed.push(id));
+    const index = { open: true, isOpen: async () => index.open, remove: async (id: string) => removed.push(id) };
+    const area = memoryArea();
+    const catchUp = watchMail(fake.api, d.deps, index, area);
     const fire = (name: string, ...args: unknown[]) =>
       fake.listeners[name].forEach((l) => (l as (...a: unknown[]) => void)(...args));
-    const list = (...ids: number[]) => ({ id: null, messages: ids.map((id) => header(id)) });
+    return { d, removed, index, area, catchUp, fire };
+  }
 
+  it('indexes new and moved mail and drops deleted mail from the index, without a click', async () => {
+    const { d, removed, fire } = await setup();
     fire('messages.onNewMailReceived', {}, list(1));
     fire('messages.onMoved', list(2), list(2));
     fire('messages.onDeleted', list(1));
-    // The listeners work through a queue: wait until the deletion, queued last, is done.
-    for (let i = 0; i < 100 && removed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => removed.length === 1);
     assert.deepEqual(
       d.decrypted.map((s) => s.subject),
       ['m1', 'm2'],
     );
     assert.deepEqual(removed, ['thunderbird:m1@example.org']);
+  });
+
+  it('keeps the ids of mail that arrives while locked and indexes it after the unlock', async () => {
+    const { d, index, area, catchUp, fire } = await setup();
+    index.open = false;
+    fire('messages.onNewMailReceived', {}, list(1, 2));
+    await until(() => (area.data['pmf-tb-pending'] as number[] | undefined)?.length === 2);
+    assert.deepEqual(d.decrypted, [], 'nothing decrypted while locked');
+    index.open = true;
+    catchUp();
+    await until(() => d.decrypted.length === 2);
+    assert.deepEqual(area.data['pmf-tb-pending'], []);
   });
 });

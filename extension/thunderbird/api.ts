@@ -39,6 +39,7 @@ export interface ThunderbirdApi {
     getDisplayedMessages(tabId: number): Promise<MessageList>;
   };
   messages: {
+    get(id: number): Promise<MessageHeader>;
     getRaw(id: number, opts: { data_format: 'BinaryString'; decrypt: boolean }): Promise<string>;
     getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
     query(info: object): Promise<MessageList>;
