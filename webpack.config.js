@@ -17,7 +17,9 @@ const entries = {
   options: './extension/options/options.ts',
   popup: './extension/popup/popup.ts',
   'tb-message': './extension/thunderbird/message-popup.ts',
+  'tb-banner': './extension/thunderbird/message-banner.ts',
   viewer: './extension/viewer/viewer.ts',
+  welcome: './extension/welcome/welcome.ts',
   search: './extension/search/search.ts',
   // Chromium only: hosts the WASM worker its service worker cannot start.
   offscreen: './extension/private/offscreen.ts',
@@ -46,7 +48,14 @@ export function targetManifest(base, target) {
     delete m.content_scripts;
     delete m.host_permissions;
     delete m.web_accessible_resources;
-    m.permissions = [...m.permissions.filter((p) => p !== 'unlimitedStorage'), 'messagesRead'];
+    // accountsRead: the new-mail, move and delete events (index mail as it changes);
+    // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane).
+    m.permissions = [
+      ...m.permissions.filter((p) => p !== 'unlimitedStorage'),
+      'messagesRead',
+      'accountsRead',
+      'scripting',
+    ];
     m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
   }
   return m;

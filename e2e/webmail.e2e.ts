@@ -5,71 +5,19 @@
 // the message through local search. Screenshots go to test-results/.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import * as openpgp from 'openpgp';
 import type { Page } from 'playwright-core';
-import {
-  encryptText,
-  inlinePgpMessage,
-  makeParty,
-  pgpMimeMessage,
-  type Party,
-} from '../extension/test/mail-fixtures.js';
+import type { Party } from '../extension/test/mail-fixtures.js';
 import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
-import { startWebmail } from './fixtures/webmail-server.js';
+import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 
-const TOKEN = 'alice-demo-token';
-let alice: Party, bob: Party, eve: Party;
+let alice: Party, bob: Party;
 let browser: ExtensionBrowser;
-let webmail: Awaited<ReturnType<typeof startWebmail>>;
+let webmail: Awaited<ReturnType<typeof startDemoMailbox>>['webmail'];
 let page: Page;
-
-async function forgedMessage(): Promise<string> {
-  // Signed by Bob, then the signed text is altered before encryption.
-  const signed = await openpgp.sign({
-    message: await openpgp.createMessage({ text: 'Pay 10 EUR to Bob.' }),
-    signingKeys: bob.privateKey,
-    format: 'object',
-  });
-  (signed.packets.findPacket(openpgp.enums.packet.literalData) as unknown as { setText(t: string): void }).setText(
-    'Pay 10000 EUR to Eve.',
-  );
-  const armored = await openpgp.encrypt({ message: signed, encryptionKeys: alice.publicKey });
-  return `From: Bob <bob@example.org>\r\nTo: Alice <alice@example.org>\r\nSubject: Invoice\r\n\r\n${armored}`;
-}
 
 before(
   async () => {
-    [alice, bob, eve] = await Promise.all([
-      makeParty('Alice', 'alice@example.org'),
-      makeParty('Bob', 'bob@example.org'),
-      makeParty('Eve', 'eve@example.org'),
-    ]);
-    const date = '2026-11-21T10:00:00Z';
-    webmail = await startWebmail({
-      tokens: { [TOKEN]: 'alice@example.org' },
-      mail: {
-        'alice@example.org': [
-          {
-            id: 'pgpmime-1',
-            date,
-            raw: await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
-          },
-          { id: 'inline-1', date, raw: await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?') },
-          {
-            id: 'for-eve',
-            date,
-            raw: `From: Bob <bob@example.org>\r\nSubject: For Eve\r\n\r\n${await encryptText('secret for eve', [eve], bob)}`,
-          },
-          {
-            id: 'broken',
-            date,
-            raw: 'From: x@example.org\r\nSubject: Broken\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\n!!!notbase64!!!\r\n-----END PGP MESSAGE-----\r\n',
-          },
-          { id: 'forged', date, raw: await forgedMessage() },
-          { id: 'archive-1', date, raw: await inlinePgpMessage(bob, alice, 'Archive', 'The walrus archive is ready.') },
-        ],
-      },
-    });
+    ({ alice, bob, webmail } = await startDemoMailbox());
     browser = await launchWithExtension();
     page = await browser.context.newPage();
   },
@@ -192,10 +140,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await bar.locator('button').click();
     await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 60_000 });
     assert.equal(await bar.locator('progress').getAttribute('value'), '6');
-    assert.equal(
-      (await bar.locator('span').textContent())?.trim(),
-      'Indexed 4 of 6 messages. 1 not for your keys, 1 could not be read.',
-    );
+    assert.equal((await bar.locator('span').textContent())?.trim(), INDEXED_ALL);
     await screenshot(page, 'webmail-mailbox-indexed');
   });
 

@@ -15,13 +15,21 @@ digest() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 fresh() { [ -f "$stamps/$1" ] && [ "$(cat "$stamps/$1")" = "$2" ]; }
 
 # 1. System packages (Debian): Emscripten and the acorn its optimizer needs,
-#    Chromium for browser tests, clang-format for the C++ lint.
+#    Chromium for browser tests, clang-format for the C++ lint; Thunderbird
+#    (its omni.ja holds the API schemas the unit tests check the add-on
+#    against, and the real-client tests run it), Firefox ESR, Xvfb, xauth and
+#    ImageMagick for real-client tests and screenshots, Dovecot as their IMAP server.
 pkgs=()
 command -v emcc >/dev/null || pkgs+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || pkgs+=(node-acorn)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
+command -v thunderbird >/dev/null || pkgs+=(thunderbird)
+command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
+command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)
+command -v import >/dev/null || pkgs+=(imagemagick)
+command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
 if [ ${#pkgs[@]} -gt 0 ]; then
   log "installing Debian packages: ${pkgs[*]}"
   as_root apt-get update -qq

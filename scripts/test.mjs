@@ -4,7 +4,8 @@
 //   python: models/test/python with pytest in models/.venv
 // Every area keeps its tests in <area>/test/ (a part's in a subfolder: extension/test/search,
 // models/test/python).
-//   e2e:    e2e/**/*.e2e.ts (Playwright + Debian Chromium, built extension)
+//   e2e:    e2e/**/*.e2e.ts (built extension in Debian Chromium via Playwright, Firefox ESR via
+//           puppeteer-core over WebDriver BiDi, Thunderbird ESR via Marionette with a local Dovecot)
 //   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
 // Usage: node scripts/test.mjs [--only unit|python|e2e|lint] [--slow] [files...]

@@ -6,6 +6,7 @@ import browser, { type Runtime } from 'webextension-polyfill';
 import type { KeyContext } from '../../mail/decrypt.js';
 import { decryptBlockWithPlaintext, type DecryptResult } from '../lib/decrypt.js';
 import { KeyError } from '../lib/errors.js';
+import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
@@ -23,7 +24,11 @@ import { isSearchRequest } from '../search/index.js';
 import { forgetWaitingMessages, listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
+import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
+import { watchMail } from '../thunderbird/live-index.js';
+import { showBannerInMessages } from '../thunderbird/register-banner.js';
+import { fetchPageFor } from './page-fetch.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -89,9 +94,15 @@ async function status(): Promise<Status> {
   };
 }
 
-/** Tells open webmail tabs to retry messages that were locked. */
+/**
+ * Tells open webmail tabs to retry messages that were locked. Only tabs our
+ * content script runs in: others cannot receive (Thunderbird has none, and
+ * logs an error for every message sent to a tab that cannot receive).
+ */
 async function broadcastKeysChanged(): Promise<void> {
-  for (const tab of await browser.tabs.query({})) {
+  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
+  if (url.length === 0) return;
+  for (const tab of await browser.tabs.query({ url })) {
     if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
   }
 }
@@ -132,6 +143,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       await broadcastKeysChanged();
+      catchUpNewMail();
       return opened.length;
     }
     case 'lock':
@@ -146,9 +158,16 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       for (const fp of req.deleted ?? []) await cache.forget(fp);
       await broadcastKeysChanged();
       return true;
+    case 'fetch-page':
+      if (typeof req.url !== 'string') throw new Error('Invalid request.');
+      return fetchPageFor(req.url, sender.tab?.url);
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'tb-this-message':
+      // The message display script asks about the message in its own tab only.
+      if (sender.tab?.id === undefined) throw new Error('Select a message first.');
+      return describeDisplayedMessage(sender.tab.id, thunderbirdDeps);
     default:
       throw new Error('Unknown request.');
   }
@@ -161,11 +180,10 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
   if (!isRequest(msg)) return undefined;
   return handle(msg, sender).then(
     (value): Reply<unknown> => ({ ok: true, value }),
-    (e: unknown): Reply<unknown> => ({
-      ok: false,
-      error: e instanceof Error ? e.message : 'Unexpected error',
-      code: e instanceof KeyError ? e.code : undefined,
-    }),
+    (e: unknown): Reply<unknown> => {
+      const { message, detail } = toPlain(e);
+      return { ok: false, error: message, detail, code: e instanceof KeyError ? e.code : undefined };
+    },
   );
 });
 
@@ -179,6 +197,28 @@ browser.runtime.onConnect.addListener((port) => {
   const post = (msg: unknown) => open && port.postMessage(msg);
   indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress })).then(
     (result) => post({ result }),
-    (e: unknown) => post({ error: e instanceof Error ? e.message : 'Indexing failed' }),
+    (e: unknown) => post({ error: toPlain(e).message }),
   );
+});
+
+// Thunderbird: index new mail as it arrives, follow moves and deletions.
+const tbApi = thunderbird();
+const catchUpNewMail = tbApi
+  ? watchMail(
+      tbApi,
+      thunderbirdDeps,
+      { isOpen: async () => (await cache.passphrases()).length > 0, remove: (id) => mailIndex.remove(id) },
+      browser.storage.local,
+    )
+  : () => {};
+if (tbApi) {
+  // Registrations live only while the add-on runs: make them each time the background starts,
+  // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
+  void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));
+  browser.runtime.onStartup.addListener(() => {});
+}
+
+// First run: explain what the add-on does and walk through setting it up.
+browser.runtime.onInstalled.addListener(({ reason }) => {
+  if (reason === 'install') void browser.tabs.create({ url: browser.runtime.getURL('welcome.html') });
 });

@@ -4,6 +4,7 @@
 import browser from 'webextension-polyfill';
 import { findPgpBlocks } from '../../mail/pgp.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
+import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';
 import { renderBadge } from './badge.js';
@@ -45,7 +46,7 @@ async function scan(retry = false): Promise<void> {
         view.body.dataset.pmfState = 'error';
         renderBadge(view.body, {
           status: 'failed',
-          summary: `The extension could not process this message: ${(e as Error).message}`,
+          summary: `The extension could not process this message. ${toPlain(e).message}`,
           signature: { status: 'unsigned' },
         });
       }

@@ -1,16 +1,21 @@
 // On a mailbox listing page: offers to decrypt and index every listed
-// message for local search, with a progress bar. Each message page is
-// fetched (same origin, the user's session), parsed inertly with DOMParser
-// and read through the same adapter as a live message view.
+// message for local search, with a progress bar. The background fetches each
+// message page (same site, the user's session; a content script's own fetch
+// obeys the page's CSP in Firefox), and it is parsed here inertly with
+// DOMParser and read through the same adapter as a live message view.
 import type { BadgeInfo } from '../lib/messages.js';
 import { findPgpBlocks } from '../../mail/pgp.js';
+import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 import type { WebmailAdapter } from './adapters/adapter.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
 
-type Tally = Record<'indexed' | 'locked' | 'other-key' | 'unreadable' | 'plain', number>;
+type Tally = Record<'indexed' | 'locked' | 'other-key' | 'damaged' | 'unread' | 'plain', number> & {
+  /** Why messages could not be read, in plain words (usually one reason). */
+  reasons: Set<string>;
+};
 
 export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url: URL): void {
   const links = adapter.mailboxLinks?.(doc, url) ?? [];
@@ -45,23 +50,13 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   });
 }
 
-/**
- * fetch() as the page itself would make it: Firefox content scripts have
- * `content.fetch` for that (their own fetch runs with the extension's
- * principal); Chromium content-script fetches already carry the page origin.
- */
-const pageContext = (globalThis as { content?: { fetch?: typeof fetch } }).content;
-const pageFetch: typeof fetch = pageContext?.fetch ? pageContext.fetch.bind(pageContext) : fetch.bind(globalThis);
-
 async function indexAll(adapter: WebmailAdapter, links: URL[], onProgress: (done: number) => void): Promise<Tally> {
-  const tally: Tally = { indexed: 0, locked: 0, 'other-key': 0, unreadable: 0, plain: 0 };
+  const tally: Tally = { indexed: 0, locked: 0, 'other-key': 0, damaged: 0, unread: 0, plain: 0, reasons: new Set() };
   const parser = new DOMParser();
   for (const [i, link] of links.entries()) {
     try {
-      const res = await pageFetch(link, { credentials: 'same-origin' });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const page = parser.parseFromString(await res.text(), 'text/html');
-      const [view] = adapter.findMessages(page, link);
+      const html = await ask<string>({ type: 'fetch-page', url: link.href });
+      const [view] = adapter.findMessages(parser.parseFromString(html, 'text/html'), link);
       const [block] = view ? findPgpBlocks(view.text, view.contentType) : [];
       if (!view || !block) tally.plain++;
       else {
@@ -70,10 +65,11 @@ async function indexAll(adapter: WebmailAdapter, links: URL[], onProgress: (done
         else if (info.status === 'locked') tally.locked++;
         else if (info.status === 'not-for-this-key') tally['other-key']++;
         else if (info.status === 'verified-only') tally.plain++;
-        else tally.unreadable++;
+        else tally.damaged++;
       }
-    } catch {
-      tally.unreadable++;
+    } catch (e) {
+      tally.unread++;
+      tally.reasons.add(toPlain(e).message);
     }
     onProgress(i + 1);
     // A locked key makes the rest pointless: say so now.
@@ -86,8 +82,10 @@ function describe(t: Tally, total: number): string {
   if (t.locked) return 'Your key is locked: unlock it from the extension icon, then index again.';
   const extra = [
     t['other-key'] && `${t['other-key']} not for your keys`,
-    t.unreadable && `${t.unreadable} could not be read`,
+    t.damaged && `${t.damaged} damaged`,
     t.plain && `${t.plain} not encrypted`,
+    t.unread && `${t.unread} could not be read`,
   ].filter(Boolean);
-  return `Indexed ${t.indexed} of ${total} messages.${extra.length ? ` ${extra.join(', ')}.` : ''}`;
+  const why = [...t.reasons].join(' ');
+  return `Indexed ${t.indexed} of ${total} messages.${extra.length ? ` ${extra.join(', ')}.` : ''}${why ? ` ${why}` : ''}`;
 }

@@ -66,6 +66,12 @@ export class MailIndex {
     return true;
   }
 
+  /** Drops a message from the index (false if locked or not indexed). */
+  async remove(id: string): Promise<boolean> {
+    const search = await this.open();
+    return search ? search.remove(id) : false;
+  }
+
   async answer(req: SearchRequest): Promise<SearchResponse> {
     return answerSearchRequest(req, await this.open().catch(() => null));
   }

@@ -22,7 +22,11 @@ export type Request =
   | { type: 'status' }
   | { type: 'view'; viewId: string }
   | { type: 'keys-changed'; deleted?: string[] }
-  | { type: 'tb-displayed-message'; tabId: number };
+  | { type: 'tb-displayed-message'; tabId: number }
+  /** From the message display script: the message shown in its own tab. */
+  | { type: 'tb-this-message' }
+  /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
+  | { type: 'fetch-page'; url: string };
 
 export interface Status {
   privateKeys: number;
@@ -39,7 +43,8 @@ export interface Status {
  */
 export type BadgeInfo = Omit<DecryptResult, 'text' | 'subject' | 'attachments' | 'plaintext'> & { viewId?: string };
 
-export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code?: string };
+/** error is in plain words (lib/plain-error.ts); detail is the technical text, if any. */
+export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code?: string; detail?: string };
 
 /** runtime.connect() port name for indexing all Thunderbird mail with progress. */
 export const TB_INDEX_PORT = 'pmf-tb-index';

@@ -1,4 +1,5 @@
 // Small DOM helpers shared by the extension's pages.
+import { toPlain } from './plain-error.js';
 
 export function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -7,14 +8,24 @@ export function $<T extends HTMLElement = HTMLElement>(id: string): T {
 }
 
 /** Shows a message in a status element; kind drives its colour. */
-export function say(el: HTMLElement, text: string, kind: 'ok' | 'error' | 'info' = 'info'): void {
+export function say(el: HTMLElement, text: string, kind: 'ok' | 'warn' | 'error' | 'info' = 'info'): void {
   el.textContent = text;
   el.dataset.kind = kind;
   el.hidden = false;
 }
 
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : 'Unexpected error';
+/** Shows an error in plain words, technical details folded away; prefix says what failed. */
+export function sayError(el: HTMLElement, e: unknown, prefix = ''): void {
+  const { message, detail } = toPlain(e);
+  say(el, prefix + message, 'error');
+  if (!detail) return;
+  const details = document.createElement('details');
+  const summary = document.createElement('summary');
+  summary.textContent = 'Technical details';
+  const code = document.createElement('code');
+  code.textContent = detail;
+  details.append(summary, code);
+  el.append(details);
 }
 
 /** "ABCD EF01 …" as OpenPGP tools print fingerprints. */

@@ -5,10 +5,12 @@ import { describeSelfTest, runCoreSelfTest, startCoreWorker } from '../lib/core-
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';
 import { TB_INDEX_PORT } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
+import { thunderbird } from '../thunderbird/api.js';
 import type { MailboxTally } from '../thunderbird/displayed-message.js';
 import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
-import { $, errorText, formatFingerprint, say } from '../lib/ui.js';
+import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
+import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initProviderSection } from '../private/options-section.js';
 
 const storePromise = KeyStore.open();
@@ -21,11 +23,12 @@ async function showCoreStatus(): Promise<void> {
     say(line, describeSelfTest(r), r.ok ? 'ok' : 'error');
   } catch (e) {
     line.dataset.state = 'failed';
-    say(line, `WASM core failed to start: ${errorText(e)}`, 'error');
+    sayError(line, e, 'The search and spam engine did not start: ');
   }
 }
 
 async function renderKeys(): Promise<void> {
+  void refreshUnlock();
   const keys = await (await storePromise).list();
   const tbody = $('keys').querySelector('tbody')!;
   tbody.replaceChildren(...keys.map(keyRow));
@@ -79,7 +82,7 @@ async function deleteKey(k: KeyInfo): Promise<void> {
     await ask({ type: 'keys-changed', deleted: [k.fingerprint] });
     say($('keys-status'), `Deleted ${k.userIds[0] ?? k.fingerprint}.`, 'ok');
   } catch (e) {
-    say($('keys-status'), errorText(e), 'error');
+    sayError($('keys-status'), e);
   }
   await renderKeys();
 }
@@ -113,7 +116,7 @@ function onGenerate(form: HTMLFormElement): void {
       say(status, `Generated ${formatFingerprint(info.fingerprint)}.`, 'ok');
       await ask({ type: 'keys-changed' });
     } catch (e) {
-      say(status, errorText(e), 'error');
+      sayError(status, e);
     } finally {
       button.disabled = false;
       bar.hidden = true;
@@ -147,7 +150,7 @@ function onImport(form: HTMLFormElement): void {
       await ask({ type: 'keys-changed' });
     } catch (e) {
       // Nothing was stored; the form keeps its content for a retry.
-      say(status, errorText(e), 'error');
+      sayError(status, e);
     }
     await renderKeys();
   });
@@ -162,14 +165,14 @@ async function onSettings(form: HTMLFormElement): Promise<void> {
       await saveSettings({ unlockMinutes: Number(input.value) });
       say($('settings-status'), 'Saved. Applies from the next unlock.', 'ok');
     } catch (e) {
-      say($('settings-status'), errorText(e), 'error');
+      sayError($('settings-status'), e);
     }
   });
 }
 
 /** Thunderbird only: index all mail through the background, with progress. */
 function offerThunderbirdIndexing(): void {
-  if (!(globalThis as { messenger?: { messages?: unknown } }).messenger?.messages) return;
+  if (!thunderbird()) return;
   $('tb-index').hidden = false;
   const button = $<HTMLButtonElement>('tb-index-start');
   const bar = $<HTMLProgressElement>('tb-index-progress');
@@ -203,6 +206,7 @@ function offerThunderbirdIndexing(): void {
   });
 }
 
+const refreshUnlock = mountUnlockForm($('unlock-panel'));
 void showCoreStatus();
 offerThunderbirdIndexing();
 void renderKeys();

@@ -2,7 +2,7 @@
 // download's progress, what the spam check is doing, disconnect. The token
 // goes to the background, which keeps it in the extension's IndexedDB.
 import browser from 'webextension-polyfill';
-import { $, errorText, say } from '../lib/ui.js';
+import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateRequest, PrivateStatus } from './messages.js';
 
 export async function askPrivate<T>(req: PrivateRequest): Promise<T> {
@@ -82,7 +82,7 @@ export function initProviderSection(): void {
       field('token').value = '';
     } catch (e) {
       await refresh().catch(() => {});
-      say($('provider-status'), errorText(e), 'error');
+      sayError($('provider-status'), e);
     } finally {
       clearInterval(poll);
       button.disabled = false;
@@ -93,5 +93,5 @@ export function initProviderSection(): void {
     show(await askPrivate({ pmfPrivate: 'settings', moveSpam: moveSpam.checked })),
   );
   $('provider-disconnect').addEventListener('click', async () => show(await askPrivate({ pmfPrivate: 'disconnect' })));
-  refresh().catch((e) => say($('provider-status'), errorText(e), 'error'));
+  refresh().catch((e) => sayError($('provider-status'), e));
 }

@@ -25,7 +25,7 @@ export function isSearchRequest(msg: unknown): msg is SearchRequest {
  * locked; the answer then says so instead of failing.
  */
 export async function answerSearchRequest(req: SearchRequest, search: MailSearch | null): Promise<SearchResponse> {
-  if (!search) return { ok: false, code: 'locked', error: 'Unlock your key on the options page to search your mail' };
+  if (!search) return { ok: false, code: 'locked', error: 'Unlock your key below to search your mail' };
   try {
     const [hits, total] = await Promise.all([search.search(req.query, req.limit ?? 50), search.count()]);
     return { ok: true, hits, total };

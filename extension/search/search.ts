@@ -2,6 +2,7 @@
 // index itself (the key lives in the background), so it asks the background
 // through a runtime message (messages.ts) and renders the answer.
 import browser from 'webextension-polyfill';
+import { mountUnlockForm } from '../lib/unlock-form.js';
 import { SEARCH_MESSAGE, type SearchRequest, type SearchResponse } from './messages.js';
 import { renderHit } from './view.js';
 
@@ -13,10 +14,17 @@ const input = document.getElementById('q') as HTMLInputElement;
 const status = document.getElementById('search-status')!;
 const empty = document.getElementById('search-empty')!;
 const results = document.getElementById('results')!;
+const unlockPanel = document.getElementById('unlock-panel')!;
 
 /** Only the answer to the latest query is shown (answers may arrive out of order). */
 let latest = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
+
+/** While locked, unlock right here; the search runs again after unlocking. */
+function offerUnlock(locked: boolean): void {
+  if (locked && !unlockPanel.childElementCount) mountUnlockForm(unlockPanel, () => void run(input.value));
+  unlockPanel.hidden = !locked;
+}
 
 function show(message: string, isError = false): void {
   status.textContent = message;
@@ -41,6 +49,7 @@ async function run(query: string): Promise<void> {
     answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
   }
   if (mine !== latest) return;
+  offerUnlock(answer?.ok === false && answer.code === 'locked');
   if (!answer?.ok) {
     results.replaceChildren();
     empty.hidden = true;

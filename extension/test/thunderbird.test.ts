@@ -3,6 +3,8 @@ import { afterEach, before, describe, it } from 'node:test';
 import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
 import { describeDisplayedMessage, indexThunderbirdMail } from '../thunderbird/displayed-message.js';
+import { watchMail } from '../thunderbird/live-index.js';
+import { fakeMessenger, header, type FakeMail } from './fake-messenger.js';
 import { inlinePgpMessage, makeParty, type Party } from './mail-fixtures.js';
 
 let alice: Party, bob: Party;
@@ -10,37 +12,15 @@ before(async () => {
   [alice, bob] = await Promise.all([makeParty('Alice', 'alice@example.org'), makeParty('Bob', 'bob@example.org')]);
 });
 
-/** A fake `messenger` with one displayed message. */
-function fakeThunderbird(raw: string, full: { decryptionStatus?: string; parts?: unknown[] }) {
-  const calls: string[] = [];
-  (globalThis as { messenger?: unknown }).messenger = {
-    messageDisplay: {
-      getDisplayedMessage: async (tabId: number) => {
-        calls.push(`displayed:${tabId}`);
-        return {
-          id: 7,
-          author: 'Bob <bob@example.org>',
-          subject: 'Hi',
-          date: new Date('2026-11-21T10:00:00Z'),
-          recipients: ['alice@example.org'],
-          headerMessageId: 'abc@example.org',
-        };
-      },
-    },
-    messages: {
-      getRaw: async (id: number, opts: { decrypt: boolean }) => {
-        calls.push(`raw:${id}:${opts.decrypt}`);
-        return raw;
-      },
-      getFull: async (id: number) => {
-        calls.push(`full:${id}`);
-        return full;
-      },
-    },
-  };
-  return calls;
+/** Installs a fake `messenger` (checked against the real schemas by tb-schema.test.ts). */
+function install(opts: Parameters<typeof fakeMessenger>[0]) {
+  const fake = fakeMessenger(opts);
+  (globalThis as { messenger?: unknown }).messenger = fake.api;
+  return fake;
 }
 afterEach(() => delete (globalThis as { messenger?: unknown }).messenger);
+
+const mail = (id: number, raw: string, full?: FakeMail['full']): FakeMail => ({ header: header(id), raw, full });
 
 function deps(keys: 'alice' | 'none') {
   const indexed: [MailSource, string][] = [];
@@ -61,80 +41,79 @@ function deps(keys: 'alice' | 'none') {
 
 describe('Thunderbird displayed message', () => {
   it('decrypts the raw (still encrypted) message with our keys and verifies the signature', async () => {
-    const calls = fakeThunderbird(await inlinePgpMessage(bob, alice, 'Hi', 'hello from bob'), {});
+    const fake = install({ mail: [mail(7, await inlinePgpMessage(bob, alice, 'Hi', 'hello from bob'))], displayed: 7 });
     const d = deps('alice');
     const r = await describeDisplayedMessage(3, d.deps);
-    assert.equal(r.decryptedBy, 'extension');
-    assert.equal(r.result?.text, 'hello from bob');
+    assert.equal(r.path, 'extension');
+    assert.equal(r.text, 'hello from bob');
     assert.equal(r.result?.signature.status, 'valid');
-    assert.deepEqual(calls, ['displayed:3', 'raw:7:false']);
-    assert.equal(d.decrypted[0].id, 'thunderbird:abc@example.org');
+    assert.deepEqual(fake.calls, ['displayed:3', 'raw:7:false']);
+    assert.equal(d.decrypted[0].id, 'thunderbird:m7@example.org');
     assert.equal(d.decrypted[0].date, '2026-11-21T10:00:00.000Z');
   });
 
-  it("falls back to Thunderbird's own decryption and indexes its plaintext", async () => {
-    fakeThunderbird(await inlinePgpMessage(bob, alice, 'Hi', 'secret'), {
-      decryptionStatus: 'success',
+  it("uses Thunderbird's own decryption when the extension lacks the key, and indexes its plaintext", async () => {
+    const full = {
+      decryptionStatus: 'success' as const,
+      contentType: 'multipart/mixed',
       parts: [
-        { contentType: 'text/plain', body: 'decrypted by TB' },
+        {
+          contentType: 'multipart/alternative',
+          headers: { subject: ['The protected subject'] },
+          parts: [
+            { contentType: 'text/plain', body: 'decrypted by TB' },
+            { contentType: 'text/html', body: '<p>decrypted by <b>TB</b></p>' },
+          ],
+        },
         { contentType: 'text/html', body: '<p>and <b>html</b></p>' },
       ],
-    });
+    };
+    install({ mail: [mail(7, await inlinePgpMessage(bob, alice, 'Hi', 'secret'), full)], displayed: 7 });
     const d = deps('none');
     const r = await describeDisplayedMessage(3, d.deps);
-    assert.equal(r.decryptedBy, 'thunderbird');
+    assert.equal(r.path, 'thunderbird');
+    assert.equal(r.subject, 'The protected subject');
     assert.equal(r.result?.status, 'not-for-this-key');
-    assert.match(r.summary, /Decrypted by Thunderbird's OpenPGP/);
+    assert.equal(r.text, 'decrypted by TB\nand html');
+    assert.match(r.summary, /Thunderbird's own OpenPGP/);
     assert.deepEqual(
       d.indexed.map(([, text]) => text),
       ['decrypted by TB\nand html'],
     );
   });
 
-  it('reports plain mail and undecryptable mail without indexing anything', async () => {
-    fakeThunderbird('From: x\r\n\r\nplain text', {});
+  it('reports plain mail as such and undecryptable mail without indexing anything', async () => {
+    install({ mail: [mail(1, 'From: x\r\n\r\nplain text')], displayed: 1 });
     const d = deps('alice');
     const plain = await describeDisplayedMessage(1, d.deps);
-    assert.equal(plain.decryptedBy, 'none');
-    assert.match(plain.summary, /not OpenPGP/);
+    assert.equal(plain.path, 'plain');
+    assert.match(plain.summary, /not encrypted or signed/);
 
-    fakeThunderbird(await inlinePgpMessage(bob, alice, 'Hi', 'x'), { decryptionStatus: 'fail' });
+    const raw = await inlinePgpMessage(bob, alice, 'Hi', 'x');
+    install({ mail: [mail(1, raw, { decryptionStatus: 'fail' })], displayed: 1 });
     const locked = deps('none');
     const failed = await describeDisplayedMessage(1, locked.deps);
-    assert.equal(failed.decryptedBy, 'none');
-    assert.equal(failed.thunderbirdStatus, 'fail');
+    assert.equal(failed.path, 'none');
     assert.equal(failed.result?.status, 'not-for-this-key');
     assert.deepEqual([...d.indexed, ...locked.indexed], []);
+  });
+
+  it('says to select a message when none is displayed', async () => {
+    install({});
+    await assert.rejects(describeDisplayedMessage(1, deps('none').deps), /Select a message/);
   });
 });
 
 describe('Thunderbird mailbox indexing', () => {
   it('lists every page of messages first, then decrypts and indexes each with progress', async () => {
-    const mail = [
-      await inlinePgpMessage(bob, alice, 'One', 'first secret'),
-      'From: x\r\n\r\nplain',
-      await inlinePgpMessage(bob, alice, 'Two', 'second secret'),
-    ];
-    const header = (id: number) => ({
-      id,
-      author: 'Bob',
-      subject: `m${id}`,
-      date: '2026-11-21T10:00:00Z',
-      recipients: [],
-      headerMessageId: `m${id}@x`,
+    install({
+      pageSize: 2,
+      mail: [
+        mail(0, await inlinePgpMessage(bob, alice, 'One', 'first secret')),
+        mail(1, 'From: x\r\n\r\nplain'),
+        mail(2, await inlinePgpMessage(bob, alice, 'Two', 'second secret')),
+      ],
     });
-    (globalThis as { messenger?: unknown }).messenger = {
-      messageDisplay: {},
-      messages: {
-        query: async () => ({ id: 'page2', messages: [header(0), header(1)] }),
-        continueList: async (id: string) => {
-          assert.equal(id, 'page2');
-          return { id: null, messages: [header(2)] };
-        },
-        getRaw: async (id: number) => mail[id],
-        getFull: async () => ({ decryptionStatus: 'none' }),
-      },
-    };
     const d = deps('alice');
     const progress: [number, number][] = [];
     const tally = await indexThunderbirdMail(d.deps, (t) => progress.push([t.done, t.total]));
@@ -148,5 +127,66 @@ describe('Thunderbird mailbox indexing', () => {
       d.decrypted.map((s) => s.subject),
       ['m0', 'm2'],
     );
+  });
+});
+
+/** An in-memory storage area. */
+function memoryArea() {
+  const data: Record<string, unknown> = {};
+  return {
+    data,
+    get: async (key: string) => (key in data ? { [key]: data[key] } : {}),
+    set: async (items: Record<string, unknown>) => void Object.assign(data, items),
+  };
+}
+
+/** Polls until cond holds (the listeners work through a queue). */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(cond(), 'timed out');
+}
+
+describe('Thunderbird new mail, moves and deletions', () => {
+  const list = (...ids: number[]) => ({ id: null, messages: ids.map((id) => header(id)) });
+  async function setup() {
+    const fake = install({
+      mail: [
+        mail(1, await inlinePgpMessage(bob, alice, 'New', 'fresh secret')),
+        mail(2, await inlinePgpMessage(bob, alice, 'From Junk', 'rescued secret')),
+      ],
+    });
+    const d = deps('alice');
+    const removed: string[] = [];
+    const index = { open: true, isOpen: async () => index.open, remove: async (id: string) => removed.push(id) };
+    const area = memoryArea();
+    const catchUp = watchMail(fake.api, d.deps, index, area);
+    const fire = (name: string, ...args: unknown[]) =>
+      fake.listeners[name].forEach((l) => (l as (...a: unknown[]) => void)(...args));
+    return { d, removed, index, area, catchUp, fire };
+  }
+
+  it('indexes new and moved mail and drops deleted mail from the index, without a click', async () => {
+    const { d, removed, fire } = await setup();
+    fire('messages.onNewMailReceived', {}, list(1));
+    fire('messages.onMoved', list(2), list(2));
+    fire('messages.onDeleted', list(1));
+    await until(() => removed.length === 1);
+    assert.deepEqual(
+      d.decrypted.map((s) => s.subject),
+      ['m1', 'm2'],
+    );
+    assert.deepEqual(removed, ['thunderbird:m1@example.org']);
+  });
+
+  it('keeps the ids of mail that arrives while locked and indexes it after the unlock', async () => {
+    const { d, index, area, catchUp, fire } = await setup();
+    index.open = false;
+    fire('messages.onNewMailReceived', {}, list(1, 2));
+    await until(() => (area.data['pmf-tb-pending'] as number[] | undefined)?.length === 2);
+    assert.deepEqual(d.decrypted, [], 'nothing decrypted while locked');
+    index.open = true;
+    catchUp();
+    await until(() => d.decrypted.length === 2);
+    assert.deepEqual(area.data['pmf-tb-pending'], []);
   });
 });

@@ -1,51 +1,29 @@
 // Thunderbird: what the message display action popup shows for the message in
-// the current tab. Thunderbird's own OpenPGP (RNP) decrypts mail for keys it
-// holds, and since Thunderbird 125 messages.getFull()/getRaw() hand add-ons
-// the decrypted parts. We first decrypt the raw, still-encrypted message with
-// the extension's own keys (which also verifies signatures against our
-// contacts); if we cannot, we report and index what Thunderbird decrypted.
+// the current tab, and indexing of Thunderbird's mail. Two ways to decrypt:
+// the extension's own keys, tried first on the raw still-encrypted message
+// (this also verifies the signature against the extension's contacts), and
+// Thunderbird's own OpenPGP, whose decrypted parts messages.getFull() hands
+// add-ons (since Thunderbird 125): a key that lives only in Thunderbird is
+// never asked for a second time.
 import type { MailSource } from '../lib/messages.js';
 import { htmlToText } from '../../mail/html.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import { findPgpBlocks } from '../../mail/pgp.js';
-
-/** The few Thunderbird MailExtension APIs we use (not in the polyfill types). */
-interface MessageHeader {
-  id: number;
-  author: string;
-  subject: string;
-  date: Date | string;
-  recipients: string[];
-  headerMessageId: string;
-}
-interface MessagePart {
-  contentType?: string;
-  body?: string;
-  parts?: MessagePart[];
-  decryptionStatus?: 'none' | 'skipped' | 'success' | 'fail';
-}
-interface MessageList {
-  id: string | null;
-  messages: MessageHeader[];
-}
-interface ThunderbirdApi {
-  messageDisplay: { getDisplayedMessage(tabId: number): Promise<MessageHeader | null> };
-  messages: {
-    getRaw(id: number, opts: { data_format: 'BinaryString'; decrypt: boolean }): Promise<string>;
-    getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
-    query(info: object): Promise<MessageList>;
-    continueList(id: string): Promise<MessageList>;
-  };
-}
+import { allMessages, tb, type MessageHeader, type MessagePart, type ThunderbirdApi } from './api.js';
 
 export interface DisplayedMessageReport {
   subject: string;
   from: string;
-  /** Who decrypted: the extension (with signature check) or Thunderbird. */
-  decryptedBy: 'extension' | 'thunderbird' | 'none';
-  /** Thunderbird's decryptionStatus of the root part, if any. */
-  thunderbirdStatus?: string;
+  /**
+   * extension: decrypted (or verified) with the extension's keys;
+   * thunderbird: decrypted by Thunderbird's OpenPGP; plain: not OpenPGP at all;
+   * none: OpenPGP that neither could read (result says why).
+   */
+  path: 'extension' | 'thunderbird' | 'plain' | 'none';
+  /** The extension's own outcome, when the message is OpenPGP. */
   result?: DecryptResult;
+  /** Decrypted text, from whichever path decrypted it. */
+  text?: string;
   summary: string;
 }
 
@@ -55,16 +33,10 @@ export interface Deps {
   index(source: MailSource, text: string): Promise<void>;
 }
 
-function tb(): ThunderbirdApi {
-  const api = (globalThis as { messenger?: ThunderbirdApi }).messenger;
-  if (!api?.messageDisplay) throw new Error('This only works in Thunderbird.');
-  return api;
-}
-
 export async function describeDisplayedMessage(tabId: number, deps: Deps): Promise<DisplayedMessageReport> {
   const api = tb();
-  const header = await api.messageDisplay.getDisplayedMessage(tabId);
-  if (!header) throw new Error('No message is displayed in this tab.');
+  const [header] = (await api.messageDisplay.getDisplayedMessages(tabId)).messages;
+  if (!header) throw new Error('Select a message first: no message is shown in this tab.');
   return readMessage(api, header, deps);
 }
 
@@ -78,24 +50,24 @@ export interface MailboxTally {
 }
 
 /**
- * Decrypts and indexes every OpenPGP message Thunderbird holds (all
- * folders), reporting progress after each message. Headers are listed first
- * so the progress bar knows the total.
+ * Decrypts and indexes messages, reporting progress after each. Without a
+ * list, every message Thunderbird holds (all folders): headers are listed
+ * first so the progress bar knows the total.
  */
-export async function indexThunderbirdMail(deps: Deps, onProgress: (t: MailboxTally) => void): Promise<MailboxTally> {
+export async function indexThunderbirdMail(
+  deps: Deps,
+  onProgress: (t: MailboxTally) => void,
+  headers?: MessageHeader[],
+): Promise<MailboxTally> {
   const api = tb();
-  const headers: MessageHeader[] = [];
-  for (let page = await api.messages.query({}); ; page = await api.messages.continueList(page.id)) {
-    headers.push(...page.messages);
-    if (!page.id) break;
-  }
+  headers ??= await allMessages(api, await api.messages.query({}));
   const tally: MailboxTally = { done: 0, total: headers.length, indexed: 0, locked: 0, failed: 0 };
   for (const header of headers) {
     try {
       const r = await readMessage(api, header, deps);
-      if (r.decryptedBy !== 'none' && r.result?.status !== 'verified-only') tally.indexed++;
+      if (r.path === 'thunderbird' || (r.path === 'extension' && r.result?.status === 'decrypted')) tally.indexed++;
       else if (r.result?.status === 'locked') tally.locked++;
-      else if (r.result && r.result.status !== 'not-for-this-key') tally.failed++;
+      else if (r.path === 'none' && r.result?.status !== 'not-for-this-key') tally.failed++;
     } catch {
       tally.failed++;
     }
@@ -105,9 +77,12 @@ export async function indexThunderbirdMail(deps: Deps, onProgress: (t: MailboxTa
   return tally;
 }
 
+/** The search index's id for a Thunderbird message (stable across folder moves). */
+export const sourceId = (header: Pick<MessageHeader, 'headerMessageId'>) => `thunderbird:${header.headerMessageId}`;
+
 async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Deps): Promise<DisplayedMessageReport> {
   const source: MailSource = {
-    id: `thunderbird:${header.headerMessageId}`,
+    id: sourceId(header),
     url: `mid:${header.headerMessageId}`,
     from: header.author,
     to: header.recipients.join(', '),
@@ -118,35 +93,43 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
 
   const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
   const [block] = findPgpBlocks(raw);
-  if (!block) return { ...base, decryptedBy: 'none', summary: 'This message is not OpenPGP-encrypted or signed.' };
+  if (!block) return { ...base, path: 'plain', summary: 'This message is not encrypted or signed: nothing to do.' };
   const ours = await deps.decrypt(block, source);
   if (ours.status === 'decrypted' || ours.status === 'verified-only')
-    return { ...base, decryptedBy: 'extension', result: ours, summary: ours.summary };
+    return { ...base, path: 'extension', result: ours, text: ours.text, summary: ours.summary };
 
-  // Not decryptable by us (locked, other key…): see whether Thunderbird did it.
+  // Not decryptable with the extension's keys (locked, or not imported): did Thunderbird decrypt it?
   const full = await api.messages.getFull(header.id, { decrypt: true });
   if (full.decryptionStatus === 'success') {
-    await deps.index(source, partsText(full));
+    const text = partsText(full);
+    await deps.index(source, text);
     return {
       ...base,
-      decryptedBy: 'thunderbird',
-      thunderbirdStatus: full.decryptionStatus,
+      subject: protectedSubject(full) ?? header.subject,
+      path: 'thunderbird',
       result: ours,
-      summary: `Decrypted by Thunderbird's OpenPGP (its header bar shows the signature). The extension itself: ${ours.summary}`,
+      text,
+      summary:
+        "Decrypted by Thunderbird's own OpenPGP, which holds your key. Thunderbird shows the signature status above the message.",
     };
   }
-  return {
-    ...base,
-    decryptedBy: 'none',
-    thunderbirdStatus: full.decryptionStatus,
-    result: ours,
-    summary: ours.summary,
-  };
+  return { ...base, path: 'none', result: ours, summary: ours.summary };
 }
 
-/** Plain text of a decrypted Thunderbird message, for indexing. */
+/** PGP/MIME hides the real subject inside the encryption: the headers of a decrypted inner part. */
+function protectedSubject(root: MessagePart): string | undefined {
+  const walk = (p: MessagePart): string | undefined =>
+    p.headers?.subject?.[0] ?? p.parts?.map(walk).find((s) => s !== undefined);
+  return root.parts?.map(walk).find((s) => s !== undefined);
+}
+
+/** Plain text of a decrypted Thunderbird message, for indexing and the popup. */
 function partsText(part: MessagePart): string {
-  if (part.parts?.length) return part.parts.map(partsText).filter(Boolean).join('\n');
+  const parts = part.parts ?? [];
+  // An alternative's plain-text version says it all; the HTML one would repeat it.
+  const plain = parts.find((p) => p.contentType?.startsWith('text/plain'));
+  if (part.contentType?.startsWith('multipart/alternative') && plain) return partsText(plain);
+  if (parts.length) return parts.map(partsText).filter(Boolean).join('\n');
   if (part.body === undefined) return '';
   if (part.contentType?.startsWith('text/plain')) return part.body;
   if (part.contentType?.startsWith('text/html')) return htmlToText(part.body);

@@ -1,29 +1,24 @@
-// Thunderbird message display action popup: decryption and signature status
-// of the displayed message (see displayed-message.ts).
+// Thunderbird message display action popup: which way the displayed message
+// was decrypted (see displayed-message.ts), its signature and its text.
 import browser from 'webextension-polyfill';
 import { ask } from '../lib/rpc.js';
-import { $, errorText, say } from '../lib/ui.js';
+import { $, say, sayError } from '../lib/ui.js';
 import type { DisplayedMessageReport } from './displayed-message.js';
-
-const BY = {
-  extension: 'Decrypted and verified by this extension with your keys.',
-  thunderbird: "Decrypted by Thunderbird's built-in OpenPGP.",
-  none: '',
-};
+import { PATH_TEXT, tone } from './report-view.js';
 
 async function show(): Promise<void> {
   const [tab] = await browser.tabs.query({ active: true, currentWindow: true });
-  if (tab?.id === undefined) throw new Error('No active message tab.');
+  if (tab?.id === undefined) throw new Error('Select a message first.');
   const r = await ask<DisplayedMessageReport>({ type: 'tb-displayed-message', tabId: tab.id });
   $('subject').textContent = r.result?.subject ?? r.subject;
-  const ok =
-    r.result?.signature.status === 'valid' || (r.decryptedBy !== 'none' && r.result?.signature.status !== 'invalid');
-  say($('summary'), r.summary, ok ? 'ok' : 'error');
-  $('by').textContent = BY[r.decryptedBy];
-  if (r.decryptedBy === 'extension' && r.result?.text) {
-    $('text').textContent = r.result.text;
+  say($('summary'), r.summary, tone(r));
+  $('summary').dataset.path = r.path;
+  $('by').textContent = PATH_TEXT[r.path];
+  $('unlock-link').hidden = r.result?.status !== 'locked';
+  if (r.text) {
+    $('text').textContent = r.text;
     $('text').hidden = false;
   }
 }
 
-show().catch((e) => say($('summary'), errorText(e), 'error'));
+show().catch((e) => sayError($('summary'), e));

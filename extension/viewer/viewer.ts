@@ -1,6 +1,7 @@
 // Extension frame inside the webmail page that shows decrypted plaintext.
 // Being on the extension's origin, its DOM is out of the page's reach.
 import type { DecryptResult } from '../lib/decrypt.js';
+import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 
 const $ = (id: string) => document.getElementById(id)!;
@@ -28,7 +29,7 @@ async function show(): Promise<void> {
       $('attachments').hidden = false;
     }
   } catch (e) {
-    $('error').textContent = (e as Error).message;
+    $('error').textContent = toPlain(e).message;
     $('error').hidden = false;
   }
   reportHeight();

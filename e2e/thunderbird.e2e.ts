@@ -1,0 +1,274 @@
+// Issue 20 in a real Thunderbird ESR (Debian's, headless): the xpi installed
+// from a profile made from files, an IMAP account on a local Dovecot holding
+// a PGP/MIME and an inline PGP message from Bob. Checks the first-run page,
+// a key imported and unlocked in the add-on, the "OpenPGP status" popup
+// showing each message's decrypted text with Bob's verified signature, and
+// new mail found by search without any click. Screenshots in test-results/.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
+import { ensureBuilt, root } from './fixtures/browser.js';
+import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import {
+  inAddonPage,
+  startThunderbird,
+  thunderbirdInstalled,
+  type RunningThunderbird,
+} from './fixtures/thunderbird.js';
+
+const skip = !(thunderbirdInstalled() && dovecotInstalled())
+  ? 'Thunderbird or Dovecot is not installed: run scripts/setup.sh'
+  : process.getuid?.() !== 0
+    ? 'needs root: the test Dovecot runs as the user nobody'
+    : false;
+let alice: Party, bob: Party;
+let dir: string;
+let dovecot: Dovecot;
+let tb: RunningThunderbird;
+
+/** Page-side helper, prepended to every function run in an add-on page. */
+const UNTIL = `const until = async (f, what) => {
+  for (let i = 0; i < 300; i++) { const v = f(); if (v) return v; await new Promise((r) => win.setTimeout(r, 100)); }
+  throw new Error('timed out waiting for ' + what);
+};`;
+const pageFn = (body: string) =>
+  `async (win, args) => { ${UNTIL} const $ = (s) => win.document.querySelector(s); ${body} }`;
+
+async function screenshot(name: string): Promise<void> {
+  fs.mkdirSync(path.join(root, 'test-results'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'test-results', `${name}.png`), await tb.marionette.screenshot());
+}
+
+/** Runs a function body on the add-on's options page. */
+const optionsPage = (body: string, args: unknown[] = []) =>
+  inAddonPage(tb.marionette, 'options.html', pageFn(body), args);
+
+/** Selects the message listed as `listed` in the Inbox and opens the "OpenPGP status" popup. */
+async function openStatusPopup(listed: string): Promise<void> {
+  await tb.marionette.run(
+    `const win = Services.wm.getMostRecentWindow('mail:3pane');
+     win.gTabmail.switchToTab(0);
+     const popups = () => [win.document, win.gTabmail.currentAboutMessage?.document]
+       .flatMap((d) => [...(d?.querySelectorAll('browser') ?? [])])
+       .filter((b) => b.currentURI?.spec.endsWith('tb-message.html'));
+     const popup = () => popups().length > 0;
+     // Close the previous message's popup first.
+     popups().forEach((b) => b.closest('panel')?.hidePopup());
+     for (let i = 0; i < 50 && popup(); i++) await new Promise((r) => win.setTimeout(r, 100));
+     const about3 = win.gTabmail.currentAbout3Pane;
+     for (let i = 0; i < 300 && !(about3.gDBView?.rowCount >= 2); i++) await new Promise((r) => win.setTimeout(r, 100));
+     const row = [...Array(about3.gDBView.rowCount).keys()].find((i) => about3.gDBView.getMsgHdrAt(i).mime2DecodedSubject === args[0]);
+     about3.threadTree.selectedIndex = row;
+     let button;
+     for (let i = 0; i < 300; i++) {
+       const msg = win.gTabmail.currentAboutMessage;
+       button = msg?.gMessage?.mime2DecodedSubject === args[0] && msg.document.querySelector('[id$="-messageDisplayAction-toolbarbutton"]');
+       if (button) break;
+       await new Promise((r) => win.setTimeout(r, 100));
+     }
+     // The first click can come before the button is wired up for this message: click until the popup shows.
+     for (let i = 0; i < 10 && !popup(); i++) {
+       button.click();
+       for (let j = 0; j < 20 && !popup(); j++) await new Promise((r) => win.setTimeout(r, 100));
+     }`,
+    [listed],
+  );
+}
+
+interface PopupView {
+  subject: string;
+  summary: string;
+  kind: string;
+  text: string;
+  by: string;
+}
+
+/** What the open popup shows, once it has its answer; a picture of it goes to test-results/. */
+async function readStatusPopup(name: string): Promise<PopupView> {
+  const view = await inAddonPage<PopupView>(
+    tb.marionette,
+    'tb-message.html',
+    pageFn(`
+    await until(() => $('#summary').dataset.kind, 'the popup');
+    const text = (id) => $(id).textContent;
+    return { subject: text('#subject'), summary: text('#summary'), kind: $('#summary').dataset.kind, text: text('#text'), by: text('#by') };`),
+  );
+  await screenshot(name); // the window (popups are separate widgets)
+  // The popup itself, drawn from its browser.
+  const png = await tb.marionette.run<string>(
+    `const win = Services.wm.getMostRecentWindow('mail:3pane');
+     const b = [win.document, win.gTabmail.currentAboutMessage.document].flatMap((d) => [...d.querySelectorAll('browser')])
+       .find((x) => x.currentURI?.spec.endsWith('tb-message.html'));
+     const bitmap = await b.browsingContext.currentWindowGlobal.drawSnapshot(null, 1, 'white');
+     const canvas = win.document.createElementNS('http://www.w3.org/1999/xhtml', 'canvas');
+     [canvas.width, canvas.height] = [bitmap.width, bitmap.height];
+     canvas.getContext('2d').drawImage(bitmap, 0, 0);
+     return canvas.toDataURL('image/png');`,
+  );
+  fs.writeFileSync(path.join(root, 'test-results', `${name}-popup.png`), Buffer.from(png.split(',')[1], 'base64'));
+  return view;
+}
+
+before(
+  async () => {
+    if (skip) return;
+    ensureBuilt();
+    [alice, bob] = await Promise.all([makeParty('Alice', 'alice@example.org'), makeParty('Bob', 'bob@example.org')]);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-thunderbird-'));
+    fs.chmodSync(dir, 0o755); // Dovecot runs as nobody
+    dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
+    dovecot.deliver(
+      'alice',
+      await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
+    );
+    dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
+    const account = { port: dovecot.port, user: 'alice', password: 'imap-secret', email: 'alice@example.org' };
+    tb = await startThunderbird(path.join(dir, 'thunderbird'), account, path.join(root, 'dist/pmf-thunderbird.xpi'));
+  },
+  { timeout: 180_000 },
+);
+after(async () => {
+  await tb?.stop();
+  await dovecot?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout: 240_000 }, () => {
+  it('opens the first-run page on install', async () => {
+    const text = await inAddonPage<string>(
+      tb.marionette,
+      'welcome.html',
+      pageFn(`
+      await until(() => $('#key-step')?.dataset.kind, 'the key step');
+      return win.document.body.textContent;`),
+    );
+    assert.match(text, /reads your OpenPGP-encrypted mail/);
+    assert.match(text, /If Thunderbird already has your OpenPGP key/, 'worded for Thunderbird');
+    await screenshot('thunderbird-first-run');
+  });
+
+  it('imports Alice’s key into the add-on and unlocks it on the options page', async () => {
+    await inAddonPage(tb.marionette, 'welcome.html', pageFn(`win.location.href = 'options.html'; return true;`));
+    const status = await inAddonPage<string>(
+      tb.marionette,
+      'options.html',
+      pageFn(`
+      await until(() => $('#unlock-panel #key-status'), 'the options page');
+      for (const [armored, passphrase] of args) {
+        $('#import-status').removeAttribute('data-kind');
+        $('#import textarea[name=armored]').value = armored;
+        $('#import input[name=passphrase]').value = passphrase;
+        $('#import button[type=submit]').click();
+        await until(() => $('#import-status').dataset.kind, 'the import');
+        if ($('#import-status').dataset.kind !== 'ok') throw new Error($('#import-status').textContent);
+      }
+      await until(() => !$('#unlock').hidden, 'the unlock form');
+      $('#unlock input[name=passphrase]').value = args[0][1];
+      $('#unlock button').click();
+      await until(() => $('#key-status').dataset.unlocked === '1', 'the unlock');
+      return $('#key-status').textContent;`),
+      [
+        [alice.privateArmored, alice.passphrase],
+        [bob.publicArmored, ''],
+      ],
+    );
+    assert.match(status, /1 of 1 key\(s\) unlocked/);
+  });
+
+  // [subject in the message list, (protected) subject, text]: PGP/MIME hides the real subject.
+  for (const [listed, subject, text] of [
+    ['...', 'Pangolin budget', 'The pangolin budget for 2027 is approved.'],
+    ['Lunch', 'Lunch', 'Inline lunch on Friday?'],
+  ]) {
+    it(`"OpenPGP status" shows "${subject}" decrypted, with Bob's verified signature`, async () => {
+      await openStatusPopup(listed);
+      const popup = await readStatusPopup(`thunderbird-${subject.split(' ')[0].toLowerCase()}`);
+      assert.equal(popup.subject, subject);
+      assert.equal(popup.text.trim(), text);
+      assert.match(popup.summary, /signed by Bob <bob@example\.org> \(signature verified\)/);
+      assert.equal(popup.kind, 'ok');
+      assert.match(popup.by, /keys stored in this add-on/);
+      // Thunderbird lacks the key: the banner in the message pane shows the text, no click needed.
+      const banner = await inAddonPage<{ kind: string; text: string }>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`
+        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
+        return { kind: b.dataset.kind, text: b.textContent };`),
+      );
+      assert.equal(banner.kind, 'ok');
+      assert.match(banner.text, /signature verified/);
+      assert.ok(banner.text.includes(text), banner.text);
+      await screenshot(`thunderbird-${subject.split(' ')[0].toLowerCase()}-banner`);
+    });
+  }
+
+  it("with the key in Thunderbird and the add-on's locked, shows what Thunderbird decrypted", async () => {
+    await optionsPage(
+      `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
+    );
+    const imported = await tb.marionette.run<number>(
+      `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
+       const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
+       const passCB = (_win, _prompt, flags) => { flags.canceled = false; return args[1]; };
+       const res = await RNP.importSecKeyBlockImpl(null, passCB, false, args[0]);
+       EnigmailKeyRing.updateKeys(res.importedKeys);
+       EnigmailKeyRing.clearCache();
+       return res.importedKeys.length;`,
+      [alice.privateArmored, alice.passphrase],
+    );
+    assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
+    await openStatusPopup('...');
+    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
+    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
+    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
+    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
+    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
+    assert.equal(popup.kind, 'ok');
+  });
+
+  /** Search through the background, as the search page does, until `query` finds something. */
+  const searchFor = (query: string) =>
+    inAddonPage<string[]>(
+      tb.marionette,
+      'options.html',
+      pageFn(`
+      for (let i = 0; i < 60; i++) {
+        const answer = await win.wrappedJSObject.browser.runtime.sendMessage(Cu.cloneInto({ type: 'pmf-search', query: args[0] }, win));
+        const subjects = answer.ok ? Array.from(answer.hits, (h) => h.subject) : [];
+        if (subjects.length) return subjects;
+        await new Promise((r) => win.setTimeout(r, 1000));
+      }
+      return [];`),
+      [query],
+    );
+
+  it('remembers mail that arrives while locked and indexes it after the unlock', async () => {
+    dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Walrus', 'The walrus archive is ready.'));
+    // The add-on's key is still locked (previous test): the new message waits, by id, in storage.local.
+    const pending = await optionsPage(`
+      for (let i = 0; i < 600; i++) {
+        const { 'pmf-tb-pending': ids } = await win.wrappedJSObject.browser.storage.local.get('pmf-tb-pending');
+        if (ids?.length) return ids.length;
+        await new Promise((r) => win.setTimeout(r, 100));
+      }
+      return 0;`);
+    assert.equal(pending, 1);
+    await optionsPage(
+      `$('#unlock input[name=passphrase]').value = args[0];
+      $('#unlock button').click();
+      await until(() => $('#key-status').dataset.unlocked === '1', 'the unlock');
+      return true;`,
+      [alice.passphrase],
+    );
+    assert.deepEqual(await searchFor('walrus'), ['Walrus']);
+  });
+
+  it('indexes new mail as it arrives: search finds it without a click', async () => {
+    dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Okapi', 'The okapi census is done.'));
+    assert.deepEqual(await searchFor('okapi'), ['Okapi']);
+  });
+});

@@ -1,0 +1,86 @@
+// A fake Thunderbird `messenger` typed as ThunderbirdApi (so it cannot grow
+// members the add-on does not declare) and checked against the installed
+// Thunderbird's schemas by tb-schema.test.ts (so it cannot offer APIs the
+// real one lacks).
+import type { MessageHeader, MessageList, MessagePart, ThunderbirdApi } from '../thunderbird/api.js';
+
+export interface FakeMail {
+  header: MessageHeader;
+  raw: string;
+  /** What messages.getFull returns (Thunderbird's own decryption). */
+  full?: MessagePart;
+}
+
+type Listener = (...args: never[]) => void;
+
+/** api is the fake; calls records every API call; listeners the registered event listeners. */
+export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pageSize?: number }) {
+  const mail = opts.mail ?? [];
+  const calls: string[] = [];
+  const listeners: Record<string, Listener[]> = {};
+  const byId = (id: number) => {
+    const m = mail.find((x) => x.header.id === id);
+    if (!m) throw new Error(`Message not found: ${id}`);
+    return m;
+  };
+  const pages = new Map<string, MessageHeader[]>();
+  const page = (headers: MessageHeader[]): MessageList => {
+    const size = opts.pageSize ?? 100;
+    if (headers.length <= size) return { id: null, messages: headers };
+    const id = `page${pages.size}`;
+    pages.set(id, headers.slice(size));
+    return { id, messages: headers.slice(0, size) };
+  };
+  const event = (name: string) => ({
+    addListener: (l: Listener) => void (listeners[name] ??= []).push(l),
+  });
+  const scripts: { id: string }[] = [];
+  const api: ThunderbirdApi = {
+    scripting: {
+      messageDisplay: {
+        getRegisteredScripts: async () => [...scripts],
+        registerScripts: async (list) => void scripts.push(...list),
+      },
+    },
+    messageDisplay: {
+      getDisplayedMessages: async (tabId) => {
+        calls.push(`displayed:${tabId}`);
+        return page(opts.displayed === undefined ? [] : [byId(opts.displayed).header]);
+      },
+    },
+    messages: {
+      get: async (id) => byId(id).header,
+      getRaw: async (id, o) => {
+        calls.push(`raw:${id}:${o.decrypt}`);
+        return byId(id).raw;
+      },
+      getFull: async (id) => {
+        calls.push(`full:${id}`);
+        return byId(id).full ?? { decryptionStatus: 'none' };
+      },
+      query: async () => page(mail.map((m) => m.header)),
+      continueList: async (id) => {
+        const rest = pages.get(id);
+        if (!rest) throw new Error(`Unknown list: ${id}`);
+        return page(rest);
+      },
+      onNewMailReceived: event('messages.onNewMailReceived'),
+      onMoved: event('messages.onMoved'),
+      onDeleted: event('messages.onDeleted'),
+    },
+  };
+  return { api, calls, listeners };
+}
+
+/** A message header as Thunderbird lists it. */
+export function header(id: number, over: Partial<MessageHeader> = {}): MessageHeader {
+  return {
+    id,
+    author: 'Bob <bob@example.org>',
+    subject: `m${id}`,
+    date: new Date('2026-11-21T10:00:00Z'),
+    recipients: ['alice@example.org'],
+    headerMessageId: `m${id}@example.org`,
+    ...over,
+  };
+}

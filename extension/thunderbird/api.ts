@@ -1,0 +1,73 @@
+// The Thunderbird MailExtension APIs this add-on uses (the polyfill's types
+// know only browser APIs). Every Thunderbird-only call goes through tb(), so
+// this interface is the whole surface that test/tb-schema.test.ts checks
+// against the schemas shipped in the installed Thunderbird's omni.ja.
+export interface MessageHeader {
+  id: number;
+  author: string;
+  subject: string;
+  date: Date | string;
+  recipients: string[];
+  headerMessageId: string;
+}
+export interface MessagePart {
+  contentType?: string;
+  /** Header name (lower case) → values; on a decrypted root part, the protected headers. */
+  headers?: Record<string, string[]>;
+  body?: string;
+  parts?: MessagePart[];
+  decryptionStatus?: 'none' | 'skipped' | 'success' | 'fail';
+}
+/** A page of messages; `id` continues the list (messages.continueList). */
+export interface MessageList {
+  id: string | null;
+  messages: MessageHeader[];
+}
+interface TbEvent<L extends (...args: never[]) => unknown> {
+  addListener(listener: L): void;
+}
+
+export interface ThunderbirdApi {
+  scripting: {
+    messageDisplay: {
+      getRegisteredScripts(filter?: { ids?: string[] }): Promise<{ id: string }[]>;
+      registerScripts(scripts: { id: string; js?: string[]; css?: string[] }[]): Promise<void>;
+    };
+  };
+  messageDisplay: {
+    /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
+    getDisplayedMessages(tabId: number): Promise<MessageList>;
+  };
+  messages: {
+    get(id: number): Promise<MessageHeader>;
+    getRaw(id: number, opts: { data_format: 'BinaryString'; decrypt: boolean }): Promise<string>;
+    getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
+    query(info: object): Promise<MessageList>;
+    continueList(id: string): Promise<MessageList>;
+    onNewMailReceived: TbEvent<(folder: unknown, messages: MessageList) => void>;
+    onMoved: TbEvent<(from: MessageList, to: MessageList) => void>;
+    onDeleted: TbEvent<(messages: MessageList) => void>;
+  };
+}
+
+/** The `messenger` global, present only in Thunderbird. */
+export function thunderbird(): ThunderbirdApi | undefined {
+  const api = (globalThis as { messenger?: ThunderbirdApi }).messenger;
+  return api?.messageDisplay ? api : undefined;
+}
+
+export function tb(): ThunderbirdApi {
+  const api = thunderbird();
+  if (!api) throw new Error('This only works in Thunderbird.');
+  return api;
+}
+
+/** Every message of a list, following continueList pages. */
+export async function allMessages(api: ThunderbirdApi, first: MessageList): Promise<MessageHeader[]> {
+  const out = [...first.messages];
+  for (let page = first; page.id;) {
+    page = await api.messages.continueList(page.id);
+    out.push(...page.messages);
+  }
+  return out;
+}

@@ -1,0 +1,20 @@
+// How a DisplayedMessageReport looks to the user: shared by the "OpenPGP
+// status" popup and the banner in the message pane.
+import type { DisplayedMessageReport } from './displayed-message.js';
+
+export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
+  extension: 'Read with the keys stored in this add-on.',
+  thunderbird: 'Read with the key stored in Thunderbird; no need to import it into this add-on.',
+  plain: '',
+  none: '',
+};
+
+/** Green when readable and not forged, red for a bad signature or failure, amber for what the user can fix. */
+export function tone(r: DisplayedMessageReport): 'ok' | 'warn' | 'error' | 'info' {
+  const sig = r.result?.signature.status;
+  if (r.path === 'plain') return 'info';
+  if (sig === 'invalid') return 'error';
+  if (r.path === 'thunderbird' || sig === 'valid') return 'ok';
+  if (r.path === 'extension') return 'warn';
+  return r.result?.status === 'locked' || r.result?.status === 'not-for-this-key' ? 'warn' : 'error';
+}

@@ -1,0 +1,29 @@
+// First-run page, opened once on install (background runtime.onInstalled):
+// what the add-on does, then key setup, unlocking and where to read mail,
+// worded for the client it runs in.
+import type { Status } from '../lib/messages.js';
+import { ask } from '../lib/rpc.js';
+import { $, say, sayError } from '../lib/ui.js';
+import { mountUnlockForm } from '../lib/unlock-form.js';
+import { thunderbird } from '../thunderbird/api.js';
+
+const inThunderbird = thunderbird() !== undefined;
+$('key-thunderbird').hidden = !inThunderbird;
+$('mail-thunderbird').hidden = !inThunderbird;
+$('mail-webmail').hidden = inThunderbird;
+
+async function keyStep(): Promise<void> {
+  const s = await ask<Status>({ type: 'status' });
+  if (s.privateKeys > 0) say($('key-step'), `Done: the add-on has ${s.privateKeys} private key(s).`, 'ok');
+  else
+    say(
+      $('key-step'),
+      inThunderbird
+        ? 'The add-on has no private key of its own; that is fine if Thunderbird has yours.'
+        : 'The add-on has no private key yet: generate or import one below.',
+      'info',
+    );
+}
+
+mountUnlockForm($('unlock-panel'), () => void keyStep());
+keyStep().catch((e) => sayError($('key-step'), e));
