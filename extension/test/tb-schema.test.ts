@@ -78,6 +78,13 @@ function objectPaths(obj: object, prefix: string[] = []): string[] {
   );
 }
 
+/**
+ * Calls made only in a Chromium service worker, which cannot start a Worker:
+ * privateWorker() (private/worker-host.ts) opens an offscreen document only
+ * when `Worker` is missing, never in Thunderbird's background page.
+ */
+const CHROMIUM_ONLY = new Set(['offscreen.createDocument', 'offscreen.closeDocument']);
+
 function problems(paths: { path: string; where: string }[]): string[] {
   return paths.flatMap(({ path: p, where }) => {
     const why = schemas!.problem(p, manifest);
@@ -102,7 +109,9 @@ describe(`Thunderbird API schemas (${THUNDERBIRD_OMNI})`, { skip }, () => {
   it('every browser.* / messenger.* call in the extension exists for its Thunderbird manifest', () => {
     const uses = sources(extDir).flatMap(apiUses);
     assert.ok(uses.length > 10, 'the scanner finds the API calls');
-    assert.deepEqual(problems(uses), []);
+    const onThunderbird = uses.filter((u) => !CHROMIUM_ONLY.has(u.path));
+    assert.equal(uses.length - onThunderbird.length, CHROMIUM_ONLY.size, 'each Chromium-only call is still made once');
+    assert.deepEqual(problems(onThunderbird), []);
   });
 
   it('every member of ThunderbirdApi (the Thunderbird-only calls) exists for the manifest', () => {
