@@ -6,13 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { loadTwentyNews } from '../../models/data/loaders.js';
-import { loadConfig } from '../../provider-server/src/config.js';
-import { startProvider, type Provider } from '../../provider-server/src/provider.js';
-import { main } from '../node/cli.js';
+import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
+import { runCli } from './run-cli.js';
 
-const TOPICS = path.resolve('models/default/topics.pmfm');
 let dir: string;
-let provider: Provider;
+let provider: RealProvider;
 let token: string;
 let userId: number;
 const ids: string[] = [];
@@ -21,21 +19,7 @@ const labels = JSON.parse(fs.readFileSync(path.resolve('models/default/topics.pu
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-topics-'));
-  provider = await startProvider(
-    loadConfig({
-      env: {},
-      overrides: {
-        port: 0,
-        dataDir: path.join(dir, 'p'),
-        workers: 1,
-        models: [
-          { id: 'spam', file: path.resolve('models/default/spam.pmfm') },
-          { id: 'topics', file: TOPICS },
-        ],
-      },
-    }),
-    { progress: () => {}, log: () => {} },
-  );
+  provider = await startRealProvider({ models: ['spam', 'topics'] });
   ({ userId, token } = provider.store.addUser('cli-topics'));
   const posts = loadTwentyNews()
     .filter((e) => e.split === 'test')
@@ -53,15 +37,7 @@ after(async () => {
 });
 
 async function run(args: string[]): Promise<string[]> {
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...a: unknown[]) => void lines.push(...a.join(' ').split('\n'));
-  try {
-    assert.equal(await main(['--server', provider.server.httpUrl, '--token', token, ...args]), 0);
-  } finally {
-    console.log = log;
-  }
-  return lines;
+  return runCli(['--server', provider.server.httpUrl, '--token', token, ...args]);
 }
 
 test('classify --task both: spam verdicts and topics in one table; the provider records every topic', async () => {

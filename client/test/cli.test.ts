@@ -6,29 +6,20 @@ import { after, before, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { logFingerprint } from '../../protocol/package-log.js';
-import { loadConfig } from '../../provider-server/src/config.js';
-import { startProvider, type Provider } from '../../provider-server/src/provider.js';
+import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
+import { runCli } from './run-cli.js';
 import { main } from '../node/cli.js';
 import { detectFormat, readMailbox } from '../../models/data/mailbox.js';
 import { PackageLogAlert } from '../core/package-log.js';
 
 let dir: string;
-let provider: Provider;
+let provider: RealProvider;
 const encrypted: string[] = [];
 const truth: string[] = [];
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir: path.join(dir, 'p'),
-      workers: 1,
-      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
-    },
-  });
-  provider = await startProvider(config, { progress: () => {}, log: () => {} });
+  provider = await startRealProvider();
   const { privateKey, publicKey } = await openpgp.generateKey({
     type: 'curve25519',
     userIDs: [{ email: 'cli@test.invalid' }],
@@ -53,18 +44,6 @@ after(async () => {
   await provider.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-async function run(args: string[]): Promise<string[]> {
-  const lines: string[] = [];
-  const log = console.log;
-  console.log = (...a: unknown[]) => void lines.push(...a.join(' ').split('\n'));
-  try {
-    assert.equal(await main(args), 0);
-  } finally {
-    console.log = log;
-  }
-  return lines;
-}
 
 function user(name: string): string {
   const { userId, token } = provider.store.addUser(name);
@@ -117,7 +96,7 @@ test('the CLI classifies an encrypted mailbox in each format, prints the table a
       state,
       path.join(dir, input),
     ];
-    const out = await run(args);
+    const out = await runCli(args);
     assert.match(out[0], /message id\s+verdict\s+client ms\s+sent B\s+recv B/);
     const rows = out.slice(1, 4);
     rows.forEach((r, i) => {
@@ -128,7 +107,7 @@ test('the CLI classifies an encrypted mailbox in each format, prints the table a
     assert.match(out.at(-2)!, /^3 messages: /);
     assert.match(out.at(-1)!, /per email \(mean over 3 classified\)/);
     // A rerun resumes: nothing is sent again (the provider would refuse a second classification).
-    const again = await run(args);
+    const again = await runCli(args);
     assert.equal(again.filter((l) => l.endsWith('(recorded)')).length, 3);
     assert.ok(!again.some((l) => /already-classified/.test(l)));
   }
@@ -154,12 +133,12 @@ test('the log command prints the entries and the head fingerprint to compare; a 
   const doc = provider.packageLog.document();
   const fp = logFingerprint(doc.size, doc.head);
   const log = ['log', '--server', provider.server.httpUrl, '--cache', path.join(dir, 'log-cache')];
-  const first = await run(log);
+  const first = await runCli(log);
   assert.match(first[0], new RegExp(`^spam v1  ${provider.catalog.current('spam')!.packageSha256}  `));
   assert.match(first.at(-1)!, new RegExp(`^package log ${fp} \\(key ${doc.publicKey}, trusted on first use`));
-  assert.match((await run(log)).at(-1)!, /recorded on first use\)$/);
-  assert.match((await run([...log, '--log-key', doc.publicKey])).at(-1)!, /pinned\)$/);
-  assert.equal((await run([...log, '--compare', fp])).at(-1), 'same head as the other device');
+  assert.match((await runCli(log)).at(-1)!, /recorded on first use\)$/);
+  assert.match((await runCli([...log, '--log-key', doc.publicKey])).at(-1)!, /pinned\)$/);
+  assert.equal((await runCli([...log, '--compare', fp])).at(-1), 'same head as the other device');
   await assert.rejects(
     main([...log, '--compare', `${doc.size}:${'0'.repeat(32)}`]),
     (e) => e instanceof PackageLogAlert && e.kind === 'log_forked',

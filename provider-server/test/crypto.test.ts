@@ -4,35 +4,22 @@
 // and docs/threat-model.md#non-negotiable-properties hygiene (the secret key never appears in logs, progress or errors).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { loadConfig } from '../src/config.js';
-import { startProvider, type Provider } from '../src/provider.js';
 import { loadHe, type He } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { TestClient } from './harness.js';
+import { startRealProvider, type RealProvider } from './real-provider.js';
 import type { Message } from '../../protocol/messages.js';
 
-let dir: string;
-let provider: Provider;
+let provider: RealProvider;
 let he: He;
 let token: string;
 const logs: string[] = [];
 const errors: Message[] = [];
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-crypto-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir: dir,
-      workers: 2,
-      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
-    },
-  });
-  provider = await startProvider(config, {
+  provider = await startRealProvider({
+    overrides: { workers: 2 },
     log: (l) => logs.push(l),
     progress: (d, t, l) => logs.push(`${l} ${d}/${t}`),
   });
@@ -41,10 +28,7 @@ before(async () => {
   for (const id of ['m1', 'm2', 'm3']) provider.store.deliver(u.userId, id, `Subject: ${id}\r\n\r\nhello`);
   he = await loadHe();
 });
-after(async () => {
-  await provider.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => provider.close());
 
 /** A connected client; its OT receiver binds to the session id of the welcome unless told another. */
 async function session(otContext?: string): Promise<{ c: TestClient; receiver: OtReceiver }> {

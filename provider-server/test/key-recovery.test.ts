@@ -9,45 +9,29 @@
 //      and stop at the budget.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
 import { HE_N, loadHe, type He, type ProviderKey } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
-import { loadConfig } from '../src/config.js';
-import { startProvider, type Provider } from '../src/provider.js';
 import { TestClient } from './harness.js';
+import { startRealProvider, type RealProvider } from './real-provider.js';
 
 const BUDGET = 24;
-let dir: string;
-let provider: Provider;
+let provider: RealProvider;
 let he: He;
 let token: string;
 let userId: number;
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-attack-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir: dir,
-      workers: 1,
-      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
-      limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 },
-    },
+  provider = await startRealProvider({
+    overrides: { limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } },
   });
-  provider = await startProvider(config, { log: () => undefined, progress: () => undefined });
   ({ token, userId } = provider.store.addUser('mallory'));
   for (let i = 0; i < 3 * BUDGET; i++) provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
   he = await loadHe();
 });
-after(async () => {
-  await provider.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => provider.close());
 
 const served = () => provider.catalog.current('spam')!;
 const welcome = (m: Message): Extract<Message, { name: 'welcome' }> => {

@@ -4,9 +4,6 @@
 // recorded; a valid evaluation records the topic once; opt-out; the claim
 // left by a connection dropped between topic_gc and topic_labels.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
@@ -14,39 +11,25 @@ import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { loadConfig } from '../src/config.js';
 import { topicNames } from '../src/models.js';
-import { startProvider, type Provider } from '../src/provider.js';
+import { startProvider } from '../src/provider.js';
 import { TestClient } from './harness.js';
+import { BUNDLED_MODELS, startRealProvider, type RealProvider } from './real-provider.js';
 
-let dir: string;
-let provider: Provider;
+let provider: RealProvider;
 let he: He;
 let token: string;
 let userId: number;
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-topics-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir: dir,
-      workers: 1,
-      models: [
-        { id: 'topics', file: path.resolve('models/default/topics.pmfm') },
-        { id: 'spam', file: path.resolve('models/default/spam.pmfm') },
-      ],
-      limits: { hellosPerMinute: 1000, requestsPerMinute: 10_000 },
-    },
+  provider = await startRealProvider({
+    models: ['topics', 'spam'],
+    overrides: { limits: { hellosPerMinute: 1000, requestsPerMinute: 10_000 } },
   });
-  provider = await startProvider(config, { log: () => undefined, progress: () => undefined });
   ({ token, userId } = provider.store.addUser('alice'));
   for (let i = 0; i < 20; i++) provider.store.deliver(userId, `m-${i}`, `Subject: ${i}\r\n\r\nbody ${i}`);
   he = await loadHe();
 });
-after(async () => {
-  await provider.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => provider.close());
 
 const served = () => provider.catalog.current('topics')!;
 const bPrime = () => served().topics!.bPrime;
@@ -310,7 +293,7 @@ test('what the provider sees: per-topic counts and a user history, with topic na
     counts.reduce((n, r) => n + r.count, 0),
     provider.store.topicHistory(userId).length,
   );
-  const names = topicNames(dir);
+  const names = topicNames(provider.config.dataDir);
   assert.equal(names('topics', served().version)[0], 'alt.atheism');
   assert.deepEqual(names('nope', 1), []);
   assert.ok(provider.store.topicHistory(userId).some((h) => h.messageId === 'm-0' && h.topic === 0));
@@ -321,9 +304,9 @@ test('a user-key budget below B′ stops the start instead of failing every topi
     env: {},
     overrides: {
       port: 0,
-      dataDir: dir,
+      dataDir: provider.config.dataDir,
       workers: 1,
-      models: [{ id: 'topics', file: path.resolve('models/default/topics.pmfm') }],
+      models: [{ id: 'topics', file: BUNDLED_MODELS.topics }],
       limits: { userKeyBudget: 10 },
     },
   });
