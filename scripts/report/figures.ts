@@ -69,7 +69,13 @@ function compare(rows: BenchRow[], s: Select): Point[] {
     if (r.suite !== s.suite || !s.cases.test(r.case) || (s.metric && r.metric !== s.metric)) continue;
     const series = s.series?.(r.case) ?? OURS;
     const at = label(r.case);
-    points.push({ label: at, series, value: r.value * scale, unit: s.unit, source: `${r.suite}/${r.case} ${r.metric}` });
+    points.push({
+      label: at,
+      series,
+      value: r.value * scale,
+      unit: s.unit,
+      source: `${r.suite}/${r.case} ${r.metric}`,
+    });
     if (r.reference !== undefined && series === OURS)
       points.push({
         label: at,
@@ -117,7 +123,9 @@ function candidates(id: string, corpus: string, prefix: string): Figure {
         const m = r.suite === 'models' ? re.exec(r.case) : null;
         if (!m) return [];
         const series = `${OURS}, public model on ${m[2]} %`;
-        return [{ label: series, x: Number(m[1]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` }];
+        return [
+          { label: series, x: Number(m[1]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` },
+        ];
       }),
   };
 }
@@ -160,7 +168,8 @@ export const FIGURES: Figure[] = [
       id: 'spam-provider-ratio',
       title: 'Spam: provider CPU relative to the baselines',
       pretzel: 'Fig. 6',
-      about: 'Provider CPU of the private protocol divided by that of NoPriv or of the Paillier baseline; lower is better.',
+      about:
+        'Provider CPU of the private protocol divided by that of NoPriv or of the Paillier baseline; lower is better.',
     },
     { suite: 'spam', cases: /^private_vs_/, metric: 'ratio', unit: '×', label: without('private_') },
   ),
@@ -242,7 +251,8 @@ export const FIGURES: Figure[] = [
       id: 'topics-accuracy',
       title: 'Topics: accuracy of the decomposed classifier (B′ = 20)',
       pretzel: 'Fig. 13',
-      about: 'Share of test documents whose extracted topic is the true one, with the public model trained on 5 % of the data.',
+      about:
+        'Share of test documents whose extracted topic is the true one, with the public model trained on 5 % of the data.',
     },
     { suite: 'topics', cases: /^accuracy_/, unit: '%', scale: PCT, label: without('accuracy_') },
   ),
@@ -251,7 +261,8 @@ export const FIGURES: Figure[] = [
       id: 'private-equals-plaintext',
       title: 'Private result equals the plaintext result',
       pretzel: '§6 (correctness)',
-      about: 'Share of test emails where the private protocol’s verdict or topic equals the plaintext classifier’s. The target is 100 %.',
+      about:
+        'Share of test emails where the private protocol’s verdict or topic equals the plaintext classifier’s. The target is 100 %.',
     },
     ...['spam', 'topics'].map((suite) => ({
       suite,
@@ -293,7 +304,9 @@ export const FIGURES: Figure[] = [
         const m = r.suite === 'models' ? /^(\w+?)_mnb_features(\d+)pct$/.exec(r.case) : null;
         if (!m) return [];
         const series = `${OURS}, ${CORPORA[m[1]] ?? m[1]}`;
-        return [{ label: series, x: Number(m[2]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` }];
+        return [
+          { label: series, x: Number(m[2]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` },
+        ];
       }),
   },
   candidates('models-candidates-reuters', 'Reuters', ''),
@@ -407,7 +420,12 @@ export const FIGURES: Figure[] = [
       pretzel: 'Fig. 15',
       about: 'Local search index over a 40K-message mailbox, encrypted at rest. Pretzel’s index was plaintext.',
     },
-    { suite: 'search', cases: /^(query\w*|update)_40k$/, unit: 'ms', label: (c) => c.replace(/_40k$/, '').replace(/_/g, ' ') },
+    {
+      suite: 'search',
+      cases: /^(query\w*|update)_40k$/,
+      unit: 'ms',
+      label: (c) => c.replace(/_40k$/, '').replace(/_/g, ' '),
+    },
   ),
   bars(
     {

@@ -23,7 +23,10 @@ export function describeMachine(root: string): Machine {
   const cpus = os.cpus();
   const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: root, encoding: 'utf8' });
   return {
-    date: new Date().toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
+    date: new Date()
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC'),
     cpu: `${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'}`,
     memory: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
     os: `${os.type()} ${os.release()} (${os.arch()})`,
