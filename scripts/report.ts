@@ -36,7 +36,7 @@ const missing: string[] = [];
 for (const figure of FIGURES) {
   const points = figure.points(rows);
   if (!points.length) {
-    missing.push(`${figure.title} (Pretzel ${figure.pretzel})`);
+    missing.push(`${figure.title} (Pretzel: ${figure.pretzel})`);
     continue;
   }
   fs.writeFileSync(path.join(figuresDir, `${figure.id}.svg`), await toSvg(vegaLiteSpec(figure, points)));
@@ -49,7 +49,10 @@ if (accuracy.length) fs.writeFileSync(path.join(figuresDir, 'accuracy-table.csv'
 
 const origin = from
   ? `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`
-  : `Built from a ${full ? 'full' : 'quick (small sizes)'} run of every bench suite (${rows.length} rows).`;
+  : `Built from a ${full ? 'full' : 'quick (small sizes)'} run of every bench suite (${rows.length} rows).` +
+    (full
+      ? ''
+      : ' Where a quick run measures a smaller size than its row name says, the note column of the CSV says so.');
 fs.writeFileSync(
   path.join(out, 'index.html'),
   pageHtml({

@@ -29,7 +29,7 @@ export function vegaLiteSpec(fig: Figure, points: Point[]): TopLevelSpec {
     scale: fig.log ? { type: 'log' as const } : { zero: true },
     stack: null,
   } as const;
-  const tooltip = [{ field: 'series' }, { field: 'value', format: ',.4~r' }, { field: 'source' }];
+  const tooltip = [{ field: 'series' }, { field: 'value', format: ',.4~r' }, { field: 'source' }, { field: 'note' }];
   const common = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     background: 'white',
@@ -81,7 +81,7 @@ export async function toSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
-export const POINT_COLUMNS = ['label', 'x', 'series', 'value', 'unit', 'source'];
+export const POINT_COLUMNS = ['label', 'x', 'series', 'value', 'unit', 'source', 'note'];
 
 function csvField(v: unknown): string {
   const s = v === undefined ? '' : String(v);

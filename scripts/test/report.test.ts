@@ -41,6 +41,7 @@ describe('report figures', () => {
   it('labels cases with their parameters', () => {
     assert.equal(caseLabel('client_N200K_L692'), 'client N = 200K, L = 692');
     assert.equal(caseLabel('network_per_email'), 'network per email');
+    assert.equal(caseLabel('client_N20K_B2048_B20'), 'client N = 20K, B = 2048, B′ = 20');
   });
 
   it('skips what is not a bench row in saved output', () => {
