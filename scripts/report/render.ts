@@ -4,22 +4,33 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { OURS, PRETZEL, type Figure, type Point } from './figures.js';
 
-// This project first, Pretzel beside it, peers and baselines after.
-const PALETTE = ['#1f6feb', '#d4731c', '#6e7781', '#2da44e', '#8250df', '#cf222e'];
+// Fixed colours across figures: this project blue, Pretzel orange, peers and baselines other hues.
+const OURS_COLORS = ['#1f6feb', '#79b8ff'];
+const PEER_COLORS = ['#6e7781', '#2da44e', '#8250df', '#cf222e'];
 
-function seriesOrder(points: Point[]): string[] {
+/** Series in legend order (ours, Pretzel, the rest) and the colour of each. */
+function seriesColors(points: Point[]): { domain: string[]; range: string[] } {
   const names = [...new Set(points.map((p) => p.series))];
-  const rank = (s: string) => (s.startsWith(OURS) ? 0 : s === PRETZEL ? 1 : 2);
-  return names.sort((a, b) => rank(a) - rank(b));
+  const ours = names.filter((s) => s.startsWith(OURS));
+  const others = names.filter((s) => !s.startsWith(OURS) && s !== PRETZEL);
+  const pretzel = names.includes(PRETZEL) ? [PRETZEL] : [];
+  return {
+    domain: [...ours, ...pretzel, ...others],
+    range: [
+      ...ours.map((_, i) => OURS_COLORS[i % OURS_COLORS.length]),
+      ...pretzel.map(() => '#d4731c'),
+      ...others.map((_, i) => PEER_COLORS[i % PEER_COLORS.length]),
+    ],
+  };
 }
 
 export function vegaLiteSpec(fig: Figure, points: Point[]): TopLevelSpec {
-  const domain = seriesOrder(points);
+  const { domain, range } = seriesColors(points);
   const color = {
     field: 'series',
     type: 'nominal',
     title: null,
-    scale: { domain, range: PALETTE },
+    scale: { domain, range },
     legend: { orient: 'bottom', direction: 'vertical', labelLimit: 400 },
   } as const;
   const y = {
