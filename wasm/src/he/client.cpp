@@ -163,9 +163,9 @@ uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
                  reduce64(lo, t.q, t.one_shoup), t.q);
 }
 
-// docs/crypto.md#extraction-pipeline steps 1–4 for coefficient j, in RNS: re-randomize under s (fresh
-// encryption of zero), switch to the user key s_u, blind by Δ·r, flood with
-// E uniform in [−2^F, 2^F). Leaves b' in bj and the ring a-part in sc.ks_a.
+// docs/crypto.md#extraction-pipeline steps 1–4 for coefficient j, in RNS: re-randomize under s
+// (fresh encryption of zero), switch to the user key s_u, blind by Δ·r, flood with E uniform in
+// [−2^F, 2^F). Leaves b' in bj and the ring a-part in sc.ks_a.
 Status extract_rns(const Model& m, const Accumulator& acc, const PublicKey& pk,
                    const KeySwitchKey& ksk, uint32_t j, unsigned T, unsigned F, ExtractScratch& sc,
                    uint64_t bj[kLimbs], uint64_t& r) {

@@ -47,10 +47,9 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
            uint32_t max_count, Accumulator& acc);
 
-// docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, switch to the
-// user key s_u (he/keyswitch.h), blinding by Δ·r (r returned in mask),
-// flooding with E uniform in [−2^F, 2^F), extraction, modulus switch to 2^Q
-// and bit-packing into out (lwe_bytes(Q) bytes).
+// docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, switch to
+// the user key s_u (he/keyswitch.h), blinding by Δ·r (r returned in mask), flooding with E uniform
+// in [−2^F, 2^F), extraction, modulus switch to 2^Q and bit-packing into out (lwe_bytes(Q) bytes).
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask);
 

@@ -1,0 +1,68 @@
+// npm run report [-- --full] [--from ROWS.jsonl] [--out DIR]
+// Builds the evaluation report: DIR/index.html (default report/) with one SVG
+// and one CSV per figure under DIR/figures/, and the bench rows it was built
+// from in DIR/rows.jsonl. Without --from it runs every bench suite (quick
+// sizes unless --full).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ACCURACY_COLUMNS, accuracyTable } from './report/accuracy.js';
+import { FIGURES, NOT_BENCHED } from './report/figures.js';
+import { describeMachine } from './report/machine.js';
+import { pageHtml, type Rendered } from './report/page.js';
+import { POINT_COLUMNS, toCsv, toSvg, vegaLiteSpec } from './report/render.js';
+import { readRows, runSuites } from './report/rows.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const full = args.includes('--full');
+const from = option('--from');
+const out = path.resolve(option('--out') ?? path.join(root, 'report'));
+
+const { rows, failed } = from ? readRows(from) : runSuites(root, full);
+if (!rows.length) {
+  console.error('report: no bench rows to plot');
+  process.exit(1);
+}
+
+const figuresDir = path.join(out, 'figures');
+fs.rmSync(figuresDir, { recursive: true, force: true });
+fs.mkdirSync(figuresDir, { recursive: true });
+fs.writeFileSync(path.join(out, 'rows.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+
+const rendered: Rendered[] = [];
+const missing: string[] = [];
+for (const figure of FIGURES) {
+  const points = figure.points(rows);
+  if (!points.length) {
+    missing.push(`${figure.title} (Pretzel: ${figure.pretzel})`);
+    continue;
+  }
+  fs.writeFileSync(path.join(figuresDir, `${figure.id}.svg`), await toSvg(vegaLiteSpec(figure, points)));
+  fs.writeFileSync(path.join(figuresDir, `${figure.id}.csv`), toCsv(POINT_COLUMNS, points));
+  rendered.push({ figure, points });
+}
+
+const accuracy = accuracyTable(rows);
+if (accuracy.length) fs.writeFileSync(path.join(figuresDir, 'accuracy-table.csv'), toCsv(ACCURACY_COLUMNS, accuracy));
+
+const origin = from
+  ? `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`
+  : `Built from a ${full ? 'full' : 'quick (small sizes)'} run of every bench suite (${rows.length} rows).` +
+    (full
+      ? ''
+      : ' Where a quick run measures a smaller size than its row name says, the note column of the CSV says so.');
+fs.writeFileSync(
+  path.join(out, 'index.html'),
+  pageHtml({
+    machine: describeMachine(root),
+    origin,
+    failedSuites: failed,
+    figures: rendered,
+    missing: [...missing, ...NOT_BENCHED],
+    accuracy,
+  }),
+);
+console.log(`report: ${rendered.length} figures, ${missing.length} not measured → ${path.join(out, 'index.html')}`);
+if (failed.length) console.error(`report: bench suites failed: ${failed.join(', ')}`);
