@@ -6,15 +6,13 @@
 // candidates) for every message. Also: the replay log, opt-out.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { loadTwentyNews } from '../../models/data/loaders.js';
 import { extractFeatures, validateSpec } from '../../models/features/index.js';
 import { decomposedTopic, loadPlainModel } from '../../models/plain/index.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import { loadConfig } from '../../provider-server/src/config.js';
-import { startProvider, type Provider } from '../../provider-server/src/provider.js';
+import { BUNDLED_MODELS, startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { loadHe, type He } from '../../wasm/ts/he.js';
 import { nodeSocket } from '../node/cli.js';
 import { DirectoryStorage } from '../node/node-storage.js';
@@ -22,32 +20,18 @@ import { runClassification, type RunOutcome } from '../core/runner.js';
 import { MemoryReplayStore, ReplayLog, ReplayRefused } from '../core/topic-replay.js';
 import { topicConnector, type TopicResult } from '../core/topic-session.js';
 
-const MODEL = path.resolve('models/default/topics.pmfm');
+const MODEL = BUNDLED_MODELS.topics;
 const CANDIDATES = path.resolve('models/default/topics-candidates.pmfm');
-/** Every STRIDE-th 20 Newsgroups test post: 7,532 / 60 → 126 messages. */
-const STRIDE = 60;
-let dir: string;
-let provider: Provider;
+/** Every STRIDE-th 20 Newsgroups test post: 7,532 / 15 → 503 messages. */
+const STRIDE = 15;
+let provider: RealProvider;
 let he: He;
 let token: string;
 let userId: number;
 const mails: { id: string; label: string; raw: string }[] = [];
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-topics-e2e-'));
-  provider = await startProvider(
-    loadConfig({
-      env: {},
-      overrides: {
-        port: 0,
-        dataDir: path.join(dir, 'provider'),
-        workers: 1,
-        models: [{ id: 'topics', file: MODEL }],
-        limits: { requestsPerMinute: 100_000 },
-      },
-    }),
-    { progress: () => {}, log: () => {} },
-  );
+  provider = await startRealProvider({ models: ['topics'], overrides: { limits: { requestsPerMinute: 100_000 } } });
   ({ token, userId } = provider.store.addUser('topics-e2e'));
   he = await loadHe();
   const held = loadTwentyNews().filter((e) => e.split === 'test');
@@ -57,17 +41,14 @@ before(async () => {
     mails.push({ id, label: e.label, raw: e.raw as string });
   }
 });
-after(async () => {
-  await provider.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => provider.close());
 
 function connector(replay: ReplayLog, cache = 'cache') {
   return topicConnector({
     server: provider.server.httpUrl,
     token,
     he,
-    storage: new DirectoryStorage(path.join(dir, cache)),
+    storage: new DirectoryStorage(path.join(provider.dir, cache)),
     socket: nodeSocket,
     replay,
   });
