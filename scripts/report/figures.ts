@@ -20,7 +20,7 @@ export interface Point {
 export interface Figure {
   id: string;
   title: string;
-  /** Pretzel's figure this one reproduces, as printed in the paper. */
+  /** Where in Pretzel this one is reproduced from: a figure number as printed in the paper, or its part of the evaluation. */
   pretzel: string;
   /** One or two plain sentences under the figure. */
   about: string;
@@ -248,7 +248,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'topics-client',
       title: 'Topics: client time per email',
-      pretzel: '§6.2 (text)',
+      pretzel: 'topic evaluation (text)',
       about: 'Time on the recipient’s device per email at N = 20K features, B = 2048 topics, B′ = 20 candidates.',
     },
     { suite: 'topics', cases: /^client_N/, unit: 'ms', label: without('client_') },
@@ -344,7 +344,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'gc-cpu',
       title: 'Garbled circuits: CPU per comparison and per argmax input',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about:
         'Both roles together, including the amortized OT extension; argmax is per input value. T is the comparison width in bits; emp-wasm is an independent garbled-circuit library run on the same comparison, including its setup.',
       log: true,
@@ -362,7 +362,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'gc-bytes',
       title: 'Garbled circuits: bytes per comparison and per argmax input',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about: 'Bytes on the wire, both directions, including the OT extension; argmax is per input value.',
       log: true,
     },
@@ -379,7 +379,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'gc-ot-extension',
       title: 'OT extension throughput',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about: 'Oblivious transfers per second from the IKNP extension with the KOS check, both roles.',
     },
     { suite: 'gc', cases: /^ot_extension$/, unit: 'million OT/s', scale: 1e-6, label: () => 'OT extension' },
@@ -388,7 +388,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'gc-base-ot',
       title: 'Base OTs per session',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about: 'Time for the 128 base OTs a client and provider run once per session, both roles.',
     },
     { suite: 'gc', cases: /^base_ot_session$/, unit: 'ms', label: () => '128 base OTs' },
@@ -397,7 +397,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'he-decrypt',
       title: 'Lattice layer: decrypt and shift-and-add',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about:
         'Provider decryption of one client ciphertext, and the cost per word of adding a model row into the dot product. node-seal (Microsoft SEAL, BFV) is the peer.',
       log: true,
@@ -414,7 +414,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'he-dot',
       title: 'Lattice layer: client dot product',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about: 'Encrypted dot product of the model with one email, by model size N and email length L.',
       log: true,
     },
@@ -430,7 +430,7 @@ export const FIGURES: Figure[] = [
     {
       id: 'he-ciphertext',
       title: 'Lattice layer: ciphertext size',
-      pretzel: 'Fig. 5',
+      pretzel: 'microbenchmarks',
       about: 'Bytes of one ciphertext the client sends to the provider.',
       log: true,
     },
