@@ -69,9 +69,14 @@ export class ReplayLog {
   }
 
   /** Records the email as fed, or throws ReplayRefused if its id or content was fed before. */
-  async admit(entry: ReplayEntry): Promise<void> {
+  /** Throws ReplayRefused when the email was fed before (records nothing). */
+  check(entry: ReplayEntry): void {
     if (this.ids.has(entry.messageId)) throw new ReplayRefused(entry.messageId, 'message_id');
     if (this.hashes.has(entry.contentHash)) throw new ReplayRefused(entry.messageId, 'content');
+  }
+
+  async admit(entry: ReplayEntry): Promise<void> {
+    this.check(entry);
     await this.store.append(entry);
     this.ids.add(entry.messageId);
     this.hashes.add(entry.contentHash);

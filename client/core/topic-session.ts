@@ -154,13 +154,6 @@ export class TopicSession extends ProviderSession {
     const m = this.topicOpts.model;
     const { T } = m.params;
     this.alive();
-    // A request the key cannot serve would be refused after the ciphertexts left
-    // (and the replay log would then refuse the email for good): reconnect first.
-    if (this.keyBudget < m.bPrime)
-      throw new ProtocolError(
-        'key_rotated',
-        `${this.keyBudget} decryptions left under this key, fewer than B′ = ${m.bPrime}`,
-      );
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
@@ -170,7 +163,16 @@ export class TopicSession extends ProviderSession {
     let lwes: Uint8Array;
     let rPrimes: number[];
     try {
-      await this.topicOpts.replay.admit({ messageId, contentHash: contentHash(features, JSON.stringify(m.spec)) });
+      const entry = { messageId, contentHash: contentHash(features, JSON.stringify(m.spec)) };
+      this.topicOpts.replay.check(entry); // an email fed before is refused whatever the key's state
+      // A request the key cannot serve would be refused after the ciphertexts left
+      // (and the replay log would then refuse the email for good): reconnect first.
+      if (this.keyBudget < m.bPrime)
+        throw new ProtocolError(
+          'key_rotated',
+          `${this.keyBudget} decryptions left under this key, fewer than B′ = ${m.bPrime}`,
+        );
+      await this.topicOpts.replay.admit(entry);
       this.alive();
       set = candidates(m.candidateModel, features, m.bPrime);
       guess = argmax(plainScores(m.candidateModel, features));
