@@ -57,7 +57,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    issueToken: (userId) => store.issueToken(Number(userId)),
+    // Each token is a store row: bounded like the sessions it opens (hellos per minute).
+    issueToken: (userId) =>
+      store.takeRate(Number(userId), config.limits.hellosPerMinute, Date.now(), 'hello')
+        ? store.issueToken(Number(userId))
+        : undefined,
   });
   const admin = createAdminHandler({
     tokenSha256: config.adminTokenSha256,

@@ -171,3 +171,22 @@ test('new connections per address per minute and hellos per user per minute are 
     await tight.close();
   }
 });
+
+test('a logged-in webmail page cannot mint provider tokens without limit', async () => {
+  const tight = await startHarness({ hellosPerMinute: 3 });
+  try {
+    const t = tight.store.addUser('dave').token;
+    const login = await fetch(`${tight.server.httpUrl}/mail/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: t }),
+      redirect: 'manual',
+    });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const issue = () => fetch(`${tight.server.httpUrl}/mail/extension-token`, { method: 'POST', headers: { cookie } });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await issue()).status);
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+  } finally {
+    await tight.close();
+  }
+});

@@ -19,7 +19,8 @@ export interface WebmailSource {
   /** Moves a message (the extension moves spam to Junk); false if the user has no such message. */
   moveMessage(userId: string, id: string, folder: Folder): boolean;
   /** A new bearer token for the user, for the extension's one-click connect. */
-  issueToken(userId: string): string;
+  /** A fresh bearer token, or undefined when the user asked for too many this minute. */
+  issueToken(userId: string): string | undefined;
 }
 
 const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', junk: 'Junk' };
@@ -119,12 +120,13 @@ function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (fo
 function extensionToken(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse): void {
   const userId = userFromCookie(source, req);
   if (!userId) return send(res, 401, loginPage(false));
-  res.writeHead(200, {
+  const token = source.issueToken(userId);
+  res.writeHead(token ? 200 : 429, {
     'content-type': 'application/json',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
   });
-  res.end(JSON.stringify({ token: source.issueToken(userId) }));
+  res.end(JSON.stringify(token ? { token } : { error: 'too many connections this minute; try again in a minute' }));
 }
 
 /** POST /mail/m/<id>/move, folder=junk|inbox: the session cookie is SameSite=Strict, so other sites cannot. */
