@@ -14,8 +14,9 @@ import fc from 'fast-check';
 import { ProtocolError } from '../errors.js';
 import { decodeFrame, encodeFrame } from '../frame.js';
 import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
-import { encodePackagePrefix, openPackage, parsePackagePrefix, type PackageHeader } from '../package.js';
+import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
 import { validateLogDocument } from '../package-log.js';
+import { samplePackageHeader } from './sample-package.js';
 import { loadCore } from '../../wasm/ts/core.js';
 import { HE_N, loadHe, makeParams } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
@@ -134,27 +135,14 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     fc.assert(fc.property(mutatedArb, check), opts);
   });
 
-  const header: PackageHeader = {
-    format: 'pmf-model-package/1',
-    modelId: 'spam',
-    modelVersion: 1,
-    task: 'spam',
-    algorithm: 'lr',
-    labels: ['ham', 'spam'],
-    featureSpec: { N: 1000, fIn: 1, lMax: 100, boolean: true } as never,
-    params: makeParams({ N: 1000, B: 1, T: 24 }),
-    layout: 'rows-across',
-    providerSeed: '00'.repeat(32),
-    bodyBytes: 4,
-    bodySha256: '0'.repeat(64),
-    createdAt: '2026-01-01T00:00:00.000Z',
-  };
+  const body = new Uint8Array([1, 2, 3, 4]);
+  const header = samplePackageHeader(body);
   test('model package: any bytes or a damaged package give a clear error', () => {
     const prefix = encodePackagePrefix(header);
     const damaged = fc
       .tuple(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), fc.nat())
       .map(([writes, cut]) => {
-        const b = Uint8Array.from([...prefix, 1, 2, 3, 4]);
+        const b = Uint8Array.from([...prefix, ...body]);
         for (const [at, v] of writes) b[at % b.length] = v;
         return b.subarray(0, cut % (b.length + 1));
       });

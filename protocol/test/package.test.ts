@@ -1,26 +1,7 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { makeParams } from '../../wasm/ts/he.js';
-import { encodePackagePrefix, openPackage, parsePackagePrefix, type PackageHeader } from '../package.js';
-
-function sample(body: Uint8Array): PackageHeader {
-  return {
-    format: 'pmf-model-package/1',
-    modelId: 'spam',
-    modelVersion: 1,
-    task: 'spam',
-    algorithm: 'lr',
-    labels: ['ham', 'spam'],
-    featureSpec: { id: 'hash-v1', N: 1024 },
-    params: makeParams({ N: 1024, B: 1, T: 24, b_in: 8, f_in: 3 }),
-    layout: 'rows-across',
-    providerSeed: 'ab'.repeat(32),
-    bodyBytes: body.length,
-    bodySha256: createHash('sha256').update(body).digest('hex'),
-    createdAt: new Date(0).toISOString(),
-  };
-}
+import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
+import { samplePackageHeader as sample } from './sample-package.js';
 
 const join = (a: Uint8Array, b: Uint8Array): Uint8Array => {
   const out = new Uint8Array(a.length + b.length);
