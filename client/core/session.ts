@@ -16,7 +16,7 @@ import {
 import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
 import type { PackageHeader } from '../../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../../models/features/index.js';
-import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
+import { evaluateSpam, spamChoice, type PendingEvaluation } from '../../wasm/ts/gc.js';
 import {
   packageParams,
   type ClientKeySwitchKey,
@@ -243,6 +243,28 @@ export abstract class ProviderSession {
     this.ws.send(frame);
   }
 
+  /**
+   * Sends one email's request and returns the garbled circuit of the answer,
+   * which must name the same message. Without one, the pending evaluation is wiped.
+   */
+  protected async garbledFor<K extends 'spam_request' | 'topic_request'>(
+    name: K,
+    fields: Messages[K],
+    pending: PendingEvaluation,
+  ): Promise<Uint8Array> {
+    const expect: 'spam_gc' | 'topic_gc' = name === 'spam_request' ? 'spam_gc' : 'topic_gc';
+    try {
+      const reply = await this.request(name, expect, fields);
+      if (reply.messageId !== fields.messageId) {
+        throw new Error(`${expect} names message ${reply.messageId}, not ${fields.messageId}`);
+      }
+      return reply.gc;
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    }
+  }
+
   protected request<K extends MessageName, R extends MessageName>(
     name: K,
     expect: R,
@@ -342,13 +364,7 @@ export class SpamSession extends ProviderSession {
     let t0 = performance.now();
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
-    let gc: Uint8Array;
-    try {
-      gc = (await this.request('spam_request', 'spam_gc', { messageId, lwe, choices })).gc;
-    } catch (e) {
-      pending.dispose();
-      throw e;
-    }
+    const gc = await this.garbledFor('spam_request', { messageId, lwe, choices }, pending);
     t0 = performance.now();
     const result = evaluateSpam(pending, gc);
     cpu += performance.now() - t0;

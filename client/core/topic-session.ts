@@ -203,16 +203,8 @@ export class TopicSession extends ProviderSession {
     rPrimes.fill(0);
     set.fill(0);
     cpu += performance.now() - t0;
-    let gc: Uint8Array;
-    try {
-      this.keyBudget -= m.bPrime;
-      const reply = await this.request('topic_request', 'topic_gc', { messageId, lwes, choices });
-      if (reply.messageId !== messageId) throw new Error(`topic_gc names message ${reply.messageId}, not ${messageId}`);
-      gc = reply.gc;
-    } catch (e) {
-      pending.dispose();
-      throw e;
-    }
+    this.keyBudget -= m.bPrime;
+    const gc = await this.garbledFor('topic_request', { messageId, lwes, choices }, pending);
     t0 = performance.now();
     const labels = evaluateArgmax(pending, gc);
     cpu += performance.now() - t0;

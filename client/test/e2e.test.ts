@@ -19,7 +19,7 @@ import { DirectoryStorage } from '../node/node-storage.js';
 import { decryptMessage } from '../../mail/decrypt.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
-import { decodeMessage } from '../../protocol/messages.js';
+import { decodeMessage, encodeMessage } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
 let dir: string;
@@ -205,4 +205,32 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
   const wire = Buffer.concat(sent);
   for (const word of plaintext.match(/[A-Za-z]{9,}/g)!.slice(0, 50))
     assert.equal(wire.includes(Buffer.from(word)), false, word);
+});
+
+test('an answer naming another message is refused (a provider cannot move a verdict between emails)', async () => {
+  // The provider's spam_gc is rewritten in transit to name another message.
+  const relabelling: typeof nodeSocket = (url) => {
+    const ws = nodeSocket(url);
+    const add = ws.addEventListener.bind(ws);
+    ws.addEventListener = (type, listener) =>
+      add(type, (ev) => {
+        const data = ev.data;
+        const bytes =
+          data instanceof ArrayBuffer ? new Uint8Array(data) : data instanceof Uint8Array ? data : undefined;
+        const m = type === 'message' && bytes ? decodeMessage(bytes, CLIENT_MAX_FRAME_BYTES) : undefined;
+        if (m?.name !== 'spam_gc') return listener(ev);
+        listener({ data: encodeMessage('spam_gc', m.requestId, { messageId: 'someone-else', gc: m.gc }) });
+      });
+    return ws;
+  };
+  provider.store.deliver(userId, 'relabelled@test', mails[0].encrypted);
+  const s = await connectorFor('cache-relabel', relabelling).connect(1);
+  try {
+    await assert.rejects(
+      s.classify('relabelled@test', await decryptMessage(mails[0].encrypted, keys)),
+      /spam_gc names message someone-else, not relabelled@test/,
+    );
+  } finally {
+    s.close();
+  }
 });
