@@ -29,6 +29,7 @@ import {
   garbleArgmax,
   garbleSpam,
   spamChoice,
+  type PendingEvaluation,
 } from '../../wasm/ts/gc.js';
 import { ProtocolError as OtProtocolError } from '../../wasm/ts/ot-wire.js';
 
@@ -219,22 +220,17 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
       ots(T);
       acceptsOrRejects(() => garbleSpam({ y: 1, T }, provider, m), isOtError);
     };
-    const asSpamGc = (m: Uint8Array) => {
-      const { pending } = spam();
-      try {
-        acceptsOrRejects(() => evaluateSpam(pending, m), isOtError);
-      } finally {
-        pending.dispose();
-      }
-    };
-    const asArgmaxGc = (m: Uint8Array) => {
-      const { pending } = argmax();
-      try {
-        acceptsOrRejects(() => evaluateArgmax(pending, m), isOtError);
-      } finally {
-        pending.dispose();
-      }
-    };
+    /** Evaluates `m` against a fresh pending evaluation from `choose`, which is wiped afterwards. */
+    const asGc =
+      <R>(choose: () => { pending: PendingEvaluation }, evaluate: (p: PendingEvaluation, m: Uint8Array) => R) =>
+      (m: Uint8Array) => {
+        const { pending } = choose();
+        try {
+          acceptsOrRejects(() => evaluate(pending, m), isOtError);
+        } finally {
+          pending.dispose();
+        }
+      };
     const asLabels = (m: Uint8Array) => {
       const { message, pending } = argmax();
       pending.dispose();
@@ -243,8 +239,8 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     };
     const few = { numRuns: Math.ceil(runs / 4) };
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validChoice.message)), asChoice), few);
-    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validGc)), asSpamGc), few);
-    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validArgmax.message)), asArgmaxGc), few);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validGc)), asGc(spam, evaluateSpam)), few);
+    fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validArgmax.message)), asGc(argmax, evaluateArgmax)), few);
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validLabels)), asLabels), few);
   });
 
