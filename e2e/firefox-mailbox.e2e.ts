@@ -2,11 +2,10 @@
 // every readable message (the content script's own fetch is blocked by the
 // page's CSP there; the background fetches the pages). Screenshot in test-results/.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'puppeteer-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
-import { root } from './fixtures/browser.js';
+import { resultPath } from './fixtures/browser.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 import { firefoxInstalled, launchFirefoxWithExtension, type FirefoxWithExtension } from './fixtures/firefox.js';
 
@@ -59,7 +58,7 @@ describe('Firefox ESR: index the demo webmail mailbox', { skip, timeout: 180_000
     // The bar lives in a shadow root; page functions cannot share a helper, hence the string.
     const bar = "document.querySelector('.pmf-mailbox').shadowRoot.querySelector('.bar')";
     await page.waitForFunction(`${bar}.dataset.state !== 'running'`, { timeout: 60_000 });
-    await page.screenshot({ path: path.join(root, 'test-results', 'firefox-mailbox-indexed.png') });
+    await page.screenshot({ path: resultPath('firefox-mailbox-indexed.png') });
     assert.deepEqual(await page.evaluate(`[${bar}.dataset.state, ${bar}.querySelector('span').textContent.trim()]`), [
       'done',
       INDEXED_ALL,

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
-import { ensureBuilt, root } from './fixtures/browser.js';
+import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import {
   inAddonPage,
@@ -38,8 +38,7 @@ const pageFn = (body: string) =>
   `async (win, args) => { ${UNTIL} const $ = (s) => win.document.querySelector(s); ${body} }`;
 
 async function screenshot(name: string): Promise<void> {
-  fs.mkdirSync(path.join(root, 'test-results'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'test-results', `${name}.png`), await tb.marionette.screenshot());
+  fs.writeFileSync(resultPath(`${name}.png`), await tb.marionette.screenshot());
 }
 
 /** Runs a function body on the add-on's options page. */
@@ -108,7 +107,7 @@ async function readStatusPopup(name: string): Promise<PopupView> {
      canvas.getContext('2d').drawImage(bitmap, 0, 0);
      return canvas.toDataURL('image/png');`,
   );
-  fs.writeFileSync(path.join(root, 'test-results', `${name}-popup.png`), Buffer.from(png.split(',')[1], 'base64'));
+  fs.writeFileSync(resultPath(`${name}-popup.png`), Buffer.from(png.split(',')[1], 'base64'));
   return view;
 }
 
