@@ -18,7 +18,8 @@ fresh() { [ -f "$stamps/$1" ] && [ "$(cat "$stamps/$1")" = "$2" ]; }
 #    Chromium for browser tests, clang-format for the C++ lint; Thunderbird
 #    (its omni.ja holds the API schemas the unit tests check the add-on
 #    against, and the real-client tests run it), Firefox ESR, Xvfb, xauth and
-#    ImageMagick for real-client tests and screenshots, Dovecot as their IMAP server.
+#    ImageMagick for real-client tests and screenshots, Dovecot as their IMAP server;
+#    PostgreSQL and HAProxy for the provider's shared-store and scale-out tests.
 pkgs=()
 command -v emcc >/dev/null || pkgs+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || pkgs+=(node-acorn)
@@ -30,6 +31,8 @@ command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
 command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)
 command -v import >/dev/null || pkgs+=(imagemagick)
 command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql)
+command -v haproxy >/dev/null || pkgs+=(haproxy)
 if [ ${#pkgs[@]} -gt 0 ]; then
   log "installing Debian packages: ${pkgs[*]}"
   as_root apt-get update -qq
