@@ -128,7 +128,7 @@ def evaluate(header, w_int, w_float, x, y):
 
 
 def candidate_recall(w_int, x, y, b_prime):
-    """Share of documents whose true class is among the b_prime best-scoring
+    """Share of documents whose class y is among the b_prime best-scoring
     columns of a (public) model; ties broken towards lower indices."""
     s = algorithms.int_scores(w_int, x)
     order = np.argsort(-s, axis=1, kind="stable")[:, :b_prime]

@@ -16,7 +16,8 @@ test('the models bench suite reports every required row', async () => {
   for (const c of MODEL_ROWS) for (const m of ['accuracy', 'precision', 'recall']) assert.ok(has(c, m), `${c} ${m}`);
   for (const c of ['quantization_disagreement', 'candidates_B20_public5pct']) assert.ok(has(c, 'ratio'), c);
   for (const b of [5, 10, 20, 40])
-    for (const p of [1, 2, 5, 10]) assert.ok(has(`candidates_B${b}_public${p}pct`, 'ratio'));
+    for (const p of [1, 2, 5, 10])
+      for (const kind of ['', 'fullmodel_']) assert.ok(has(`candidates_${kind}B${b}_public${p}pct`, 'ratio'));
   for (const r of rows) assert.ok(r.value >= 0 && r.value <= 1, `${r.case} ${r.metric} = ${r.value}`);
   assert.ok(has('quantization_disagreement', 'ratio')!.value <= 0.001);
 });

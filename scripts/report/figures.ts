@@ -118,14 +118,17 @@ const peer = (prefix: string, name: string) => (c: string) => (c.startsWith(pref
 const without = (prefix: string) => (c: string) => caseLabel(c.replace(prefix, ''));
 const gcLabel = (c: string) => caseLabel(c.replace('empwasm_', '').replace('_per_input', ''));
 
-/** Pretzel Fig. 14 analog for one corpus: candidate recall vs B', one line per public-model share. */
+/**
+ * Pretzel Fig. 14 analog for one corpus: candidate recall vs B', one line per
+ * public-model share and reference (the true topic, or the full model's topic).
+ */
 function candidates(id: string, corpus: string, prefix: string): Figure {
-  const re = new RegExp(`^${prefix}candidates_B(\\d+)_public(\\d+)pct$`);
+  const re = new RegExp(`^${prefix}candidates_(fullmodel_)?B(\\d+)_public(\\d+)pct$`);
   return {
     id,
-    title: `Topics: true topic among the B' candidates, ${corpus}`,
+    title: `Topics: topic among the B' candidates, ${corpus}`,
     pretzel: 'Fig. 14',
-    about: `Share of test documents whose true topic is among the B' topics the public model proposes, for public models trained on 1–10 % of the training data.`,
+    about: `Share of test documents whose topic is among the B' topics the public model proposes, for public models trained on 1–10 % of the training data; measured against the true topic and against the topic the full model gives (what private extraction can at best return).`,
     kind: 'lines',
     unit: '%',
     xTitle: "B' (candidate topics)",
@@ -133,9 +136,9 @@ function candidates(id: string, corpus: string, prefix: string): Figure {
       rows.flatMap((r) => {
         const m = r.suite === 'models' ? re.exec(r.case) : null;
         if (!m) return [];
-        const series = `${OURS}, public model on ${m[2]} %`;
+        const series = `${OURS}, public model on ${m[3]} %, ${m[1] ? 'full-model' : 'true'} topic`;
         return [
-          { label: series, x: Number(m[1]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` },
+          { label: series, x: Number(m[2]), series, value: r.value * PCT, unit: '%', source: `models/${r.case}` },
         ];
       }),
   };
