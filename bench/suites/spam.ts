@@ -6,6 +6,7 @@
 // the client's shares of the work are timed separately (process CPU time); the wire sizes are
 // those of the actual protocol frames.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as paillier from 'paillier-bigint';
@@ -14,12 +15,15 @@ import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type FeatureSpec, type Features } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { evaluateSpam, garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
-import { loadHe, makeParams, paramsFromHeader } from '../../wasm/ts/he.js';
+import { loadHe, makeParams, paramsFromHeader, type He } from '../../wasm/ts/he.js';
+import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
+import { FileModelCatalog } from '../../provider-server/src/models.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { median, type BenchContext } from '../lib.js';
 import { newPair, now, randomFeatures, randomWeights, syntheticEmail, type Pair } from '../private-pair.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const DEFAULT_SPAM = path.join(root, 'models/default/spam.pmfm');
 const PRETZEL = { vsNoPriv: 0.65, vsBaseline: 0.17, networkBytes: 19.6 * 1024, clientMsN5ML5000: 358 };
 const B_IN = 14;
 const F_IN = 4;
@@ -28,7 +32,10 @@ const L_MAX = 5000;
 const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}K`);
 
 /** The whole per-email spam protocol; returns the verdict, timings and frame bytes. */
-function classify(pair: Pair, f: Features): { spam: boolean; clientMs: number; providerMs: number; bytes: number } {
+function classify(
+  pair: Pair,
+  f: Features,
+): { spam: boolean; clientMs: number; providerMs: number; bytes: number; lweBytes: number } {
   const T = pair.params.T;
   pair.ensureOts(T);
   let t = now();
@@ -47,7 +54,7 @@ function classify(pair: Pair, f: Features): { spam: boolean; clientMs: number; p
     encodeMessage('spam_request', 0, { messageId: 'x'.repeat(40), lwe, choices }).length +
     encodeMessage('spam_gc', 0, { messageId: 'x'.repeat(40), gc }).length +
     encodeMessage('spam_done', 0, { messageId: 'x'.repeat(40) }).length;
-  return { spam, clientMs, providerMs, bytes };
+  return { spam, clientMs, providerMs, bytes, lweBytes: lwe.length };
 }
 
 function plainModelOf(N: number, weights: Int32Array, spec: FeatureSpec, T: number): PlainModel {
@@ -211,15 +218,17 @@ export default async function spam(ctx: BenchContext): Promise<void> {
     note: 'provider CPU private / Paillier Baseline',
   });
   // The default model on the SpamAssassin test split: private verdict vs quantized plaintext verdict.
-  const model = loadPlainModel(new Uint8Array(fs.readFileSync(path.join(root, 'models/default/spam.pmfm'))));
+  const model = loadPlainModel(new Uint8Array(fs.readFileSync(DEFAULT_SPAM)));
   const h = model.header;
   const real = newPair(he, paramsFromHeader(h), model.weights);
   const split = loadSpamAssassin().filter((e) => e.split === 'test');
   let same = 0;
+  let lweBytes = 0;
   const realBytes: number[] = [];
   for (const e of split) {
     const f = await extractFeatures(e.raw, h.featureSpec);
     const r = classify(real, f);
+    lweBytes = r.lweBytes;
     realBytes.push(r.bytes + real.otBytesFor(h.T));
     if (r.spam === plainScores(model, f)[0] >= 0) same++;
   }
@@ -237,6 +246,14 @@ export default async function spam(ctx: BenchContext): Promise<void> {
       `extension; ${Math.round(networkBytes)} B for the synthetic T=${T} models (target ≤ 20 KB)`,
   });
   ctx.report({
+    case: 'lwe_bytes',
+    metric: 'bytes',
+    value: lweBytes,
+    unit: 'B',
+    note: `the client's LWE ciphertext in each spam_request, default model (n = 4096, Q = ${h.T + Q_MINUS_T} bits)`,
+  });
+  await setupRows(ctx, he);
+  ctx.report({
     case: 'private_equals_plaintext',
     metric: 'ratio',
     value: same / split.length,
@@ -244,4 +261,44 @@ export default async function spam(ctx: BenchContext): Promise<void> {
     reference: 1,
     note: `${same}/${split.length} SpamAssassin test-split emails, default model (target 100%)`,
   });
+}
+
+/** What a new session and a provider's package cost: the provider's base-OT CPU, the default package's bytes. */
+async function setupRows(ctx: BenchContext, he: He): Promise<void> {
+  const cpu: number[] = [];
+  for (let i = 0; i < (ctx.quick ? 3 : 15); i++) {
+    const sessionId = he.randomSeed();
+    const client = new OtReceiver(he.core, sessionId);
+    const provider = new OtSender(he.core, sessionId);
+    const first = client.start();
+    const c0 = process.cpuUsage();
+    const reply = provider.respond(first);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+    client.finish(reply);
+    client.close();
+    provider.close();
+  }
+  ctx.report({
+    case: 'session_setup_provider',
+    metric: 'cpu_ms',
+    value: median(cpu),
+    unit: 'ms',
+    note:
+      "provider CPU per new session: answering the client's 128 base OTs (target ≤ 20 ms); a user's key-switching key " +
+      'is built once per key epoch (every 256 decryptions), not per session',
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bench-package-'));
+  try {
+    const catalog = await FileModelCatalog.prepare(dir, [{ id: 'spam', file: DEFAULT_SPAM }]);
+    ctx.report({
+      case: 'package_bytes_default',
+      metric: 'bytes',
+      value: catalog.current('spam')!.packageBytes,
+      unit: 'B',
+      note: 'the encrypted package of the default spam model as provider-server builds it (downloaded once per version)',
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
