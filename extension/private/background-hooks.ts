@@ -7,7 +7,7 @@ import { sessionUrl } from '../../client/core/connect.js';
 import { decryptedMessage } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
-import { failureText } from './faults.js';
+import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
@@ -27,7 +27,7 @@ let storePromise: Promise<PrivateStore> | undefined;
 const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
 
 /** In memory only: what the options page and popup show. */
-const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | 'moveSpam'> = {};
+const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | 'spamCheck' | 'moveSpam'> = {};
 
 /** Worker failures come named; anything else (the worker would not start) is a generic failure. */
 const failureOf = (e: unknown): WorkerFailure =>
@@ -71,6 +71,7 @@ export function offerForSpamCheck(
   if (result.status !== 'decrypted' || plaintext === undefined || sender.tab?.id === undefined) return;
   const target = { tabId: sender.tab.id, frameId: sender.frameId };
   void (async () => {
+    if (!(await (await store()).settings()).spamCheck) return; // off: nothing is offered, nothing leaves
     const provider = await (await store()).provider();
     const messageId = provider && deliveredId(source, provider.url);
     if (!provider || !messageId) return;
@@ -102,6 +103,7 @@ async function connect(url: string, token: string): Promise<PrivateStatus> {
     throw new Error(live.lastError.text);
   }
   await (await store()).setProvider(provider);
+  queue.forgetWaiting(RECONNECTED); // nothing offered before goes out under the new token
   return status();
 }
 
@@ -114,7 +116,7 @@ async function status(): Promise<PrivateStatus> {
     connected: provider !== undefined,
     provider: provider?.url,
     classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
-    moveSpam: (await (await store()).settings()).moveSpam,
+    ...(await (await store()).settings()),
   };
 }
 
@@ -126,12 +128,15 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       return connect(req.url.trim(), req.token.trim());
     case 'disconnect':
       await (await store()).setProvider(undefined);
+      queue.forgetWaiting(RECONNECTED);
       await (await privateWorker()).call({ kind: 'reset' });
       live.model = live.download = live.lastError = undefined;
       return status();
-    case 'settings':
-      await (await store()).setSettings({ moveSpam: req.moveSpam === true });
+    case 'settings': {
+      const s = await (await store()).setSettings({ spamCheck: req.spamCheck, moveSpam: req.moveSpam });
+      if (!s.spamCheck) queue.forgetWaiting(failureBadge('spam_off', 'turned off while waiting'));
       return status();
+    }
     case 'status':
       return status();
   }

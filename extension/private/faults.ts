@@ -17,6 +17,11 @@ export const LOCKED: SpamBadge = {
   text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
 };
 
+export const RECONNECTED: SpamBadge = {
+  state: 'unavailable',
+  text: 'Spam check not done: the connection to your provider changed. Reload the page to check it under the new one.',
+};
+
 const FAILURES: Record<FailureCode, string> = {
   provider_unreachable:
     'Spam check unavailable: your mail provider cannot be reached right now. The message is shown as usual; it will be checked when you open it again.',
@@ -28,6 +33,7 @@ const FAILURES: Record<FailureCode, string> = {
   storage_full:
     'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
   rate_limited: 'Spam check paused: the provider asked to slow down. It will resume when you open the message again.',
+  spam_off: 'Spam check is turned off in the extension’s options: nothing about your mail was sent.',
   protocol: 'Spam check failed for this message. The message is shown as usual.',
 };
 

@@ -6,7 +6,8 @@ import type { SpamBadge } from './faults.js';
 export type PrivateRequest =
   | { pmfPrivate: 'connect'; url: string; token: string }
   | { pmfPrivate: 'disconnect' }
-  | { pmfPrivate: 'settings'; moveSpam: boolean }
+  /** Changes the settings given (booleans only); the others stay. */
+  | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean }
   | { pmfPrivate: 'status' };
 
 export interface PrivateStatus {
@@ -18,6 +19,7 @@ export interface PrivateStatus {
   download?: { received: number; total: number };
   lastError?: { text: string; detail: string };
   classifiedToday: number;
+  spamCheck: boolean;
   moveSpam: boolean;
 }
 

@@ -24,11 +24,13 @@ export interface ProviderConfig {
 }
 
 export interface PrivateSettings {
+  /** Check decrypted mail for spam at all; off: nothing about any message leaves the device. */
+  spamCheck: boolean;
   /** Move spam to the webmail's Junk folder (the provider then learns the verdict). */
   moveSpam: boolean;
 }
 
-const DEFAULT_SETTINGS: PrivateSettings = { moveSpam: true };
+const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true };
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict =
@@ -154,20 +156,35 @@ export class PrivateStore {
     return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
   }
 
+  /** Stored settings, each field that is not a boolean (or missing) at its default. */
   async settings(): Promise<PrivateSettings> {
-    return {
-      ...DEFAULT_SETTINGS,
-      ...((await this.db.get('config', 'settings')) as Partial<PrivateSettings> | undefined),
-    };
+    const saved = ((await this.db.get('config', 'settings')) ?? {}) as Record<string, unknown>;
+    const pick = (k: keyof PrivateSettings) => (typeof saved[k] === 'boolean' ? saved[k] : DEFAULT_SETTINGS[k]);
+    return { spamCheck: pick('spamCheck'), moveSpam: pick('moveSpam') };
   }
 
-  async setSettings(s: PrivateSettings): Promise<void> {
-    await this.db.put('config', { moveSpam: s.moveSpam === true }, 'settings');
+  /** Changes the given settings; the others keep their stored values. */
+  async setSettings(change: Partial<PrivateSettings>): Promise<PrivateSettings> {
+    const next = { ...(await this.settings()) };
+    for (const k of ['spamCheck', 'moveSpam'] as const) if (typeof change[k] === 'boolean') next[k] = change[k];
+    await this.db.put('config', next, 'settings');
+    return next;
   }
 
+  /**
+   * Saves (or forgets) the connection and, in the same transaction, every
+   * verdict and key of any other account: a new token starts afresh, and the
+   * previous user's verdicts do not stay on the device.
+   */
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
-    if (p) await this.db.put('config', p, 'provider');
-    else await this.db.delete('config', 'provider');
+    const keep = p && accountOf(p);
+    const tx = this.db.transaction(['config', 'verdicts', 'user-keys'], 'readwrite');
+    if (p) await tx.objectStore('config').put(p, 'provider');
+    else await tx.objectStore('config').delete('provider');
+    for (const name of ['verdicts', 'user-keys'] as const)
+      for (const k of (await tx.objectStore(name).getAllKeys()) as [string, string][])
+        if (k[0] !== keep) await tx.objectStore(name).delete(k);
+    await tx.done;
   }
 }
 

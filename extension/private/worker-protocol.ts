@@ -50,6 +50,8 @@ export type FailureCode =
   | 'package_log'
   | 'storage_full'
   | 'rate_limited'
+  /** The user turned the spam check off: the worker refuses before anything is sent. */
+  | 'spam_off'
   | 'protocol';
 
 export type WorkerEnvelope =

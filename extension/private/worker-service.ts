@@ -94,8 +94,11 @@ async function classify(
   items: { messageId: string; raw: string }[],
   emit: (e: WorkerEvent) => void,
 ): Promise<null> {
-  const connector = await connectorFor(provider, emit);
   const store = await privateStore();
+  // Second line behind the background's own check: a request queued before
+  // the user turned the check off still sends nothing.
+  if (!(await store.settings()).spamCheck) throw new SpamCheckOff();
+  const connector = await connectorFor(provider, emit);
   const account = accountOf(provider);
   // A batch queued by a background that was restarted meanwhile may repeat
   // messages an earlier batch already settled: answer those from IndexedDB
@@ -142,10 +145,18 @@ function toItemOutcome(o: RunOutcome): ItemOutcome {
   return { kind: o.kind === 'replay_refused' ? 'failed' : o.kind, messageId: o.messageId, detail: o.detail };
 }
 
+class SpamCheckOff extends Error {
+  constructor() {
+    super('spam check turned off in the settings');
+    this.name = 'SpamCheckOff';
+  }
+}
+
 /** Names a failure for the user message; the detail goes behind a disclosure. */
 export function toFailure(e: unknown): WorkerFailure {
   const detail = e instanceof Error ? e.message : String(e);
   const name = (e as { name?: string } | undefined)?.name;
+  if (e instanceof SpamCheckOff) return { code: 'spam_off', detail };
   if (e instanceof PackageIntegrityError) return { code: 'package_tampered', detail };
   if (e instanceof PackageLogAlert) return { code: 'package_log', detail };
   if (e instanceof ProtocolError) {

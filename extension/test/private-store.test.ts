@@ -132,4 +132,30 @@ describe('PrivateStore', () => {
     await store.setProvider(undefined);
     assert.equal(await store.provider(), undefined);
   });
+
+  it('a new token starts a fresh account: nothing of the previous one is kept or shown', async () => {
+    const store = await freshStore();
+    const old = { url: 'http://127.0.0.1:8787', token: 'old-token' };
+    const fresh = { url: 'http://127.0.0.1:8787', token: 'new-token' };
+    await store.setProvider(old);
+    await store.putVerdict(accountOf(old), 'm1', { kind: 'verdict', spam: true, at: Date.now() });
+    await store.putUserKey(accountOf(old), 'spam-v1', { epoch: 1, ksk: new Uint8Array([1]) });
+    await store.setProvider(fresh);
+    assert.equal(await store.verdict(accountOf(fresh), 'm1'), undefined);
+    assert.equal(await store.verdict(accountOf(old), 'm1'), undefined, 'the old verdicts are gone from the device');
+    assert.equal(await store.userKey(accountOf(old), 'spam-v1'), undefined);
+    await store.putVerdict(accountOf(fresh), 'm2', { kind: 'verdict', spam: false, at: Date.now() });
+    await store.setProvider(fresh);
+    assert.ok(await store.verdict(accountOf(fresh), 'm2'), 'reconnecting the same account keeps its verdicts');
+    await store.setProvider(undefined);
+    assert.equal(await store.verdict(accountOf(fresh), 'm2'), undefined, 'disconnecting forgets them');
+  });
+
+  it('settings: defaults, partial changes, and only booleans are stored', async () => {
+    const store = await freshStore();
+    assert.deepEqual(await store.settings(), { spamCheck: true, moveSpam: true });
+    assert.deepEqual(await store.setSettings({ spamCheck: false }), { spamCheck: false, moveSpam: true });
+    await store.setSettings({ moveSpam: 'yes' as unknown as boolean });
+    assert.deepEqual(await store.settings(), { spamCheck: false, moveSpam: true });
+  });
 });
