@@ -172,15 +172,16 @@ export class PrivateStore {
   }
 
   /**
-   * Saves (or forgets) the connection and, in the same transaction, every
-   * verdict and key of any other account: a new token starts afresh, and the
-   * previous user's verdicts do not stay on the device.
+   * Saves the connection and, in the same transaction, drops every verdict
+   * and key of any other account: a new token starts afresh, and a previous
+   * user's verdicts do not stay on the device. Forgetting the connection
+   * (undefined) keeps them, so reconnecting the same account asks nothing twice.
    */
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
-    const keep = p && accountOf(p);
+    if (!p) return void (await this.db.delete('config', 'provider'));
+    const keep = accountOf(p);
     const tx = this.db.transaction(['config', 'verdicts', 'user-keys'], 'readwrite');
-    if (p) await tx.objectStore('config').put(p, 'provider');
-    else await tx.objectStore('config').delete('provider');
+    await tx.objectStore('config').put(p, 'provider');
     for (const name of ['verdicts', 'user-keys'] as const)
       for (const k of (await tx.objectStore(name).getAllKeys()) as [string, string][])
         if (k[0] !== keep) await tx.objectStore(name).delete(k);
