@@ -8,7 +8,12 @@ export interface SpamBadge {
   state: 'checking' | 'spam' | 'not-spam' | 'checked-before' | 'unavailable';
   text: string;
   detail?: string;
+  /** Set once the message's topic went to the provider (the topic itself is never known here). */
+  topicShared?: boolean;
 }
+
+/** The line under a badge whose message's topic was shared. */
+export const TOPIC_SHARED = 'Its topic was shared with your provider, which learns only the topic, not the message.';
 
 export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
 

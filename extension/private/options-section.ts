@@ -29,6 +29,7 @@ function show(s: PrivateStatus): void {
   else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
   $<HTMLInputElement>('spam-check').checked = s.spamCheck;
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
+  $<HTMLInputElement>('share-topics').checked = s.topics;
   $('provider-connect').hidden = s.connected;
   $('provider-disconnect').hidden = !s.connected;
   // For support: what failed, or how the model was opened.
@@ -94,9 +95,15 @@ export function initProviderSection(): void {
   for (const [id, key] of [
     ['spam-check', 'spamCheck'],
     ['move-spam', 'moveSpam'],
+    ['share-topics', 'topics'],
   ] as const) {
     const box = $<HTMLInputElement>(id);
-    box.addEventListener('change', async () => show(await askPrivate({ pmfPrivate: 'settings', [key]: box.checked })));
+    box.addEventListener('change', () =>
+      askPrivate<PrivateStatus>({ pmfPrivate: 'settings', [key]: box.checked }).then(show, async (e: unknown) => {
+        await refresh().catch(() => {});
+        sayError($('provider-status'), e);
+      }),
+    );
   }
   $('provider-disconnect').addEventListener('click', async () => show(await askPrivate({ pmfPrivate: 'disconnect' })));
   refresh().catch((e) => sayError($('provider-status'), e));

@@ -9,12 +9,12 @@
 import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { adapterFor } from '../content/adapters/index.js';
-import type { SpamBadge } from './faults.js';
+import { TOPIC_SHARED, type SpamBadge } from './faults.js';
 import { SPAM_BADGE, type SpamBadgeMessage } from './messages.js';
 
 const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
-details{margin-top:4px;font-size:12px}`;
+details,.topic{margin-top:4px;font-size:12px}`;
 
 /** Each host's closed shadow root: only this content script holds them. */
 const roots = new WeakMap<HTMLElement, ShadowRoot>();
@@ -36,6 +36,8 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   el.dataset.state = badge.state;
   el.setAttribute('role', 'status');
   el.textContent = badge.text;
+  if (badge.topicShared)
+    el.append(Object.assign(document.createElement('div'), { className: 'topic', textContent: TOPIC_SHARED }));
   if (badge.detail) {
     const d = document.createElement('details');
     d.append(Object.assign(document.createElement('summary'), { textContent: 'Details' }), badge.detail);

@@ -55,8 +55,12 @@ export class SpamQueue {
     sourceId: string,
   ): Promise<void> {
     const account = accountOf(provider);
-    const stored = await (await this.deps.store()).verdict(account, messageId);
-    if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored), false);
+    const store = await this.deps.store();
+    const stored = await store.verdict(account, messageId);
+    if (stored) {
+      const badge = { ...outcomeBadge(stored), topicShared: await store.topicShared(messageId) };
+      return this.deps.notify(target, sourceId, badge, false);
+    }
     const key = `${account}\n${messageId}`;
     const w = this.waiting.get(key);
     if (w) w.watchers.push({ target, sourceId });
@@ -92,21 +96,27 @@ export class SpamQueue {
           this.waiting.delete(key);
         }
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
+      const shown = new Map<string, SpamBadge>();
       const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
+        shown.set(messageId, badge);
         for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
           this.deps.notify(target, sourceId, badge, fresh);
-        batch.delete(messageId);
       };
       try {
         await this.deps.classify(provider, items, (e) => {
-          if (e.event !== 'outcome') return;
-          this.deps.onOutcome?.(e.outcome);
-          tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+          if (e.event === 'outcome') {
+            this.deps.onOutcome?.(e.outcome);
+            tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+          }
+          // The verdict was shown already (and acted on): only the topic line is added.
+          const before = e.event === 'topic' && e.topic.kind !== 'failed' && shown.get(e.topic.messageId);
+          if (before) tell(e.topic.messageId, { ...before, topicShared: true });
         });
       } catch (e) {
         const failure = this.failureOf(e);
         this.deps.onFailure?.(failure);
-        for (const messageId of [...batch.keys()]) tell(messageId, failureBadge(failure.code, failure.detail));
+        for (const messageId of batch.keys())
+          if (!shown.has(messageId)) tell(messageId, failureBadge(failure.code, failure.detail));
       }
     }
   }

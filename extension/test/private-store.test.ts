@@ -153,11 +153,26 @@ describe('PrivateStore', () => {
     );
   });
 
+  it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {
+    const name = `private-store-test-${n++}`;
+    const { openDB } = await import('idb');
+    const v1 = await openDB(name, 1, { upgrade: (d) => void d.createObjectStore('verdicts') });
+    await v1.put('verdicts', { kind: 'verdict', spam: true, at: 1 }, ['acct', 'm0']);
+    v1.close();
+    const store = await PrivateStore.open(name);
+    assert.ok(await store.verdict('acct', 'm0'), 'the upgrade kept what version 1 stored');
+    await store.replay.append({ messageId: 'm1', contentHash: 'ab'.repeat(32) });
+    await store.setProvider({ url: 'http://127.0.0.1:8787', token: 'someone-else' });
+    assert.deepEqual(await store.replay.load(), [{ messageId: 'm1', contentHash: 'ab'.repeat(32) }]);
+    assert.equal(await store.topicShared('m1'), true);
+    assert.equal(await store.topicShared('m2'), false);
+  });
+
   it('settings: defaults, partial changes, and only booleans are stored', async () => {
     const store = await freshStore();
-    assert.deepEqual(await store.settings(), { spamCheck: true, moveSpam: true });
-    assert.deepEqual(await store.setSettings({ spamCheck: false }), { spamCheck: false, moveSpam: true });
+    assert.deepEqual(await store.settings(), { spamCheck: true, moveSpam: true, topics: true });
+    assert.deepEqual(await store.setSettings({ spamCheck: false }), { spamCheck: false, moveSpam: true, topics: true });
     await store.setSettings({ moveSpam: 'yes' as unknown as boolean });
-    assert.deepEqual(await store.settings(), { spamCheck: false, moveSpam: true });
+    assert.deepEqual(await store.settings(), { spamCheck: false, moveSpam: true, topics: true });
   });
 });

@@ -192,6 +192,26 @@ describe('SpamQueue', () => {
     );
   });
 
+  it('adds “topic shared” to a verdict once the worker says so, also for a stored verdict; never the topic', async () => {
+    const q = queueWith(async (items, emit) => {
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+      emit({ event: 'topic', topic: { messageId: 'a', kind: 'shared' } });
+      emit({ event: 'topic', topic: { messageId: 'b', kind: 'failed', detail: 'no topic model' } });
+    });
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    await settle();
+    const last = (src: string) => q.shown.filter((s) => s.sourceId === src).at(-1)!.badge;
+    assert.deepEqual(last('src-a'), { state: 'not-spam', text: 'not spam', topicShared: true });
+    assert.equal(last('src-b').topicShared, undefined, 'a failed extraction claims nothing');
+    const store = await q.store;
+    await store.putVerdict(accountOf(provider), 'c', { kind: 'verdict', spam: true, at: 1 });
+    await store.replay.append({ messageId: 'c', contentHash: '00' });
+    await q.queue.offer(provider, 'c', 'raw c', { tabId: 1 }, 'src-c');
+    assert.equal(last('src-c').topicShared, true, 'the replay log says it was fed');
+  });
+
   it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {
     const { q, release } = heldQueue(() => false);
     await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
