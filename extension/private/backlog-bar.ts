@@ -45,7 +45,8 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
   (doc.querySelector('main') ?? doc.body).prepend(host); // placed first, so a second scan sees it
   const todo = await unchecked(links.map((l) => idOf(l)).filter((id): id is string => id !== undefined));
   const work = links.filter((l) => todo.has(idOf(l) ?? ''));
-  if (work.length === 0) return host.remove();
+  // An empty host stays: removing it would be a DOM change, which rescans the page and asks again.
+  if (work.length === 0) return void (host.hidden = true);
 
   const root = host.attachShadow({ mode: 'closed' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
