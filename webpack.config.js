@@ -49,12 +49,15 @@ export function targetManifest(base, target) {
     delete m.host_permissions;
     delete m.web_accessible_resources;
     // accountsRead: the new-mail, move and delete events (index mail as it changes);
-    // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane).
+    // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane);
+    // messagesUpdate, messagesMove: a spam verdict flags the message junk and moves it to Junk (thunderbird/junk.ts).
     m.permissions = [
       ...m.permissions.filter((p) => p !== 'unlimitedStorage'),
       'messagesRead',
       'accountsRead',
       'scripting',
+      'messagesUpdate',
+      'messagesMove',
     ];
     m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
   }

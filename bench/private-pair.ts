@@ -4,6 +4,7 @@
 // emails.
 import type { Features } from '../models/features/index.js';
 import { encodeMessage } from '../protocol/messages.js';
+import { evaluateSpam, garbleSpam, spamChoice } from '../wasm/ts/gc.js';
 import {
   localSession,
   type ClientModel,
@@ -74,6 +75,37 @@ export class Pair {
     this.sender.close();
     this.receiver.close();
   }
+}
+
+/**
+ * The whole per-email spam protocol on a pair: the verdict, each role's time
+ * by `clock` (process CPU by default; a browser worker has only wall time)
+ * and the frame bytes.
+ */
+export function spamRound(
+  pair: Pair,
+  f: Features,
+  clock: () => number = now,
+): { spam: boolean; clientMs: number; providerMs: number; bytes: number; lweBytes: number } {
+  const T = pair.params.T;
+  pair.ensureOts(T);
+  let t = clock();
+  const acc = pair.model.dot(f);
+  const [{ lwe, mask }] = pair.model.extract(acc, [0], pair.session.pk, pair.session.ksk);
+  acc.dispose();
+  const { message: choices, pending } = spamChoice(pair.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
+  let clientMs = clock() - t;
+  t = clock();
+  const gc = garbleSpam({ y: pair.session.user.decryptLwe(lwe, pair.params), T }, pair.sender, choices);
+  const providerMs = clock() - t;
+  t = clock();
+  const { spam } = evaluateSpam(pending, gc);
+  clientMs += clock() - t;
+  const bytes =
+    encodeMessage('spam_request', 0, { messageId: 'x'.repeat(40), lwe, choices }).length +
+    encodeMessage('spam_gc', 0, { messageId: 'x'.repeat(40), gc }).length +
+    encodeMessage('spam_done', 0, { messageId: 'x'.repeat(40) }).length;
+  return { spam, clientMs, providerMs, bytes, lweBytes: lwe.length };
 }
 
 export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { cacheA?: boolean } = {}): Pair {

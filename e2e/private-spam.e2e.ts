@@ -25,6 +25,7 @@ import { startProvider, type Provider } from '../provider-server/src/provider.js
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
 import { loadHe } from '../wasm/ts/he.js';
 import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { clickClosedButton, readClosed, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { memorySource } from './fixtures/webmail-server.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
@@ -36,6 +37,8 @@ let alice: Party;
 let alice_: { userId: number; token: string };
 let headless: { userId: number; token: string };
 const mails: { id: string; label: string; encrypted: string }[] = [];
+/** Messages the extension found to be spam. */
+const spamIds: string[] = [];
 
 function pgpMime(id: string, armored: string): string {
   return `From: sender@demo.invalid\r\nTo: alice@example.org\r\nSubject: ...\r\nMessage-ID: <${id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
@@ -88,16 +91,14 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const spamBadge = () => page.locator('.pmf-spam-host');
-/** The badge's text lives in its shadow root (Playwright's CSS pierces open ones). */
-const spamText = async () => (await page.locator('.pmf-spam-host .spam').textContent()) ?? '';
+/** The badge is in a closed shadow root: read through the DevTools protocol (fixtures/closed-ui.ts). */
+const spamText = async () => (await readClosed(page))?.text ?? '';
 
 /** Opens a message in the webmail and waits for its spam badge to settle (and a fresh spam verdict's move to Junk). */
 async function verdictOf(id: string, fresh = true): Promise<string> {
   await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(id)}`);
-  await page.locator('.pmf-spam-host:not([data-state=checking])').waitFor({ timeout: 60_000 });
-  const state = (await spamBadge().getAttribute('data-state'))!;
-  if (fresh && state === 'spam') await page.locator('.pmf-spam-host .spam', { hasText: 'moved to Junk' }).waitFor();
+  const { state } = await waitForClosed(page, (b) => b.state !== 'checking', 60_000);
+  if (fresh && state === 'spam') await waitForClosed(page, (b) => b.text.includes('moved to Junk'));
   return state;
 }
 
@@ -154,7 +155,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     const extension: Record<string, string> = {};
     for (const m of mails) extension[m.id] = await verdictOf(m.id);
     await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(mails[0].id)}`);
-    await spamBadge().waitFor();
+    await waitForClosed(page, (b) => b.state !== 'checking');
     await screenshot(page, 'private-spam-verdict');
 
     const outcomes: RunOutcome[] = [];
@@ -173,6 +174,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
       outcomes.map((o) => [o.messageId, o.kind === 'verdict' ? (o.spam ? 'spam' : 'not-spam') : o.kind]),
     );
     assert.deepEqual(extension, cli, 'extension verdicts equal the headless client’s');
+    spamIds.push(...Object.keys(cli).filter((id) => cli[id] === 'spam'));
     assert.ok(Object.values(cli).includes('spam') && Object.values(cli).includes('not-spam'));
     for (const m of mails) assert.equal(provider.store.isClassified(alice_.userId, m.id), true);
 
@@ -193,12 +195,48 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await page.locator(`tr.message-row[data-message-id="${spam.id}"]`).waitFor();
     await screenshot(page, 'private-junk-folder');
     await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(spam.id)}`);
-    await page.locator('.pmf-spam-host[data-state=spam]').waitFor({ timeout: 30_000 });
+    await waitForClosed(page, (b) => b.state === 'spam' && b.button !== undefined);
     await screenshot(page, 'private-spam-in-junk');
-    await page.locator('.pmf-spam-host button').click();
-    await page.locator('.pmf-spam-host[data-state=not-spam]').waitFor();
+    await clickClosedButton(page);
+    await waitForClosed(page, (b) => b.state === 'not-spam');
     assert.match(await spamText(), /moved back to your Inbox/);
     assert.ok(provider.store.listMessages(alice_.userId, 'inbox').some((m) => m.id === spam.id));
+  });
+
+  it('the page’s own scripts cannot read the verdict (closed shadow root, nothing mirrored in the page)', async () => {
+    const attacker = await browser.context.newPage();
+    try {
+      // The webmail's script as an attacker: it runs first and hooks what it can in its own world.
+      await attacker.addInitScript(() => {
+        const seen: unknown[] = ((window as unknown as { __roots: unknown[] }).__roots = []);
+        const attach = Element.prototype.attachShadow;
+        Element.prototype.attachShadow = function (init) {
+          const root = attach.call(this, init);
+          seen.push(root);
+          return root;
+        };
+      });
+      await attacker.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(spamIds[0])}`);
+      const badge = await waitForClosed(attacker, (b) => b.state === 'spam');
+      assert.equal(badge.rootType, 'closed');
+      const seen = await attacker.evaluate(() => {
+        const host = document.querySelector<HTMLElement>('.pmf-spam-host')!;
+        return {
+          shadowRoot: host.shadowRoot === null ? 'null' : 'readable',
+          hooked: (window as unknown as { __roots: ShadowRoot[] }).__roots.filter((r) =>
+            /spam/.test(r.textContent ?? ''),
+          ).length,
+          attributes: [...host.attributes].map((a) => `${a.name}=${a.value}`).join(' '),
+          text: `${host.textContent} ${host.innerText} ${document.body.innerText}`,
+        };
+      });
+      assert.equal(seen.shadowRoot, 'null');
+      assert.equal(seen.hooked, 0, 'the page’s attachShadow hook never saw the badge');
+      assert.equal(seen.attributes, 'class=pmf-spam-host');
+      assert.doesNotMatch(seen.text, /private check|not spam/i);
+    } finally {
+      await attacker.close();
+    }
   });
 
   it('reconnecting opens the package and the key-switching key from IndexedDB: nothing downloaded again', async () => {
@@ -239,6 +277,42 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     );
     await screenshot(popup, 'private-popup');
     await popup.close();
+  });
+
+  it('a mailbox opened with unchecked mail checks it with a progress bar that pauses and resumes', async () => {
+    const backlog = loadSpamAssassin()
+      .filter((e) => e.split === 'test')
+      .slice(120, 132);
+    const ids = backlog.map((_, i) => `unchecked-${i}`);
+    for (const [i, e] of backlog.entries()) await deliver(ids[i], e.raw as string, e.label);
+    const classified = () => ids.filter((id) => provider.store.isClassified(alice_.userId, id)).length;
+    await page.goto(`${provider.server.httpUrl}/mail`);
+    await waitForClosed(page, (b) => b.state === 'running', 30_000, SPAM_BACKLOG);
+    while (classified() === 0) await new Promise((r) => setTimeout(r, 50));
+    await clickClosedButton(page, SPAM_BACKLOG);
+    const paused = await waitForClosed(page, (b) => b.state === 'paused', 30_000, SPAM_BACKLOG);
+    assert.match(paused.text, /Spam check paused: \d+ of 12 done/);
+    // What was in flight settles; then nothing more is asked while paused.
+    let settled = -1;
+    while (settled !== classified()) {
+      settled = classified();
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+    assert.ok(settled < ids.length, `paused with ${settled} of ${ids.length} checked`);
+    await screenshot(page, 'private-backlog-paused');
+    // A service worker stopped while paused: resuming talks to the new one.
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await clickClosedButton(page, SPAM_BACKLOG);
+    const done = await waitForClosed(page, (b) => b.state === 'done', 120_000, SPAM_BACKLOG);
+    assert.match(done.text, /Checked 12 of 12 new messages/);
+    assert.equal(classified(), ids.length);
+    await screenshot(page, 'private-backlog-done');
+    await page.reload();
+    await page.locator('tr.message-row').first().waitFor();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(await readClosed(page, SPAM_BACKLOG), undefined, 'a mailbox with nothing unchecked shows no bar');
   });
 
   it('classifies a backlog through mailbox indexing; a service-worker stop mid-way loses no verdict, asks nothing twice', async () => {

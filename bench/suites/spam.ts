@@ -10,17 +10,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as paillier from 'paillier-bigint';
-import { encodeMessage } from '../../protocol/messages.js';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
-import { extractFeatures, makeSpec, type FeatureSpec, type Features } from '../../models/features/index.js';
+import { extractFeatures, makeSpec, type FeatureSpec } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
-import { evaluateSpam, garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
+import { garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
 import { loadHe, makeParams, paramsFromHeader, type He } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { FileModelCatalog } from '../../provider-server/src/models.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { median, type BenchContext } from '../lib.js';
-import { newPair, now, randomFeatures, randomWeights, syntheticEmail, type Pair } from '../private-pair.js';
+import { newPair, now, randomFeatures, randomWeights, spamRound, syntheticEmail } from '../private-pair.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_SPAM = path.join(root, 'models/default/spam.pmfm');
@@ -30,32 +29,6 @@ const F_IN = 4;
 const L_MAX = 5000;
 
 const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}K`);
-
-/** The whole per-email spam protocol; returns the verdict, timings and frame bytes. */
-function classify(
-  pair: Pair,
-  f: Features,
-): { spam: boolean; clientMs: number; providerMs: number; bytes: number; lweBytes: number } {
-  const T = pair.params.T;
-  pair.ensureOts(T);
-  let t = now();
-  const acc = pair.model.dot(f);
-  const [{ lwe, mask }] = pair.model.extract(acc, [0], pair.session.pk, pair.session.ksk);
-  acc.dispose();
-  const { message: choices, pending } = spamChoice(pair.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
-  let clientMs = now() - t;
-  t = now();
-  const gc = garbleSpam({ y: pair.session.user.decryptLwe(lwe, pair.params), T }, pair.sender, choices);
-  const providerMs = now() - t;
-  t = now();
-  const { spam } = evaluateSpam(pending, gc);
-  clientMs += now() - t;
-  const bytes =
-    encodeMessage('spam_request', 0, { messageId: 'x'.repeat(40), lwe, choices }).length +
-    encodeMessage('spam_gc', 0, { messageId: 'x'.repeat(40), gc }).length +
-    encodeMessage('spam_done', 0, { messageId: 'x'.repeat(40) }).length;
-  return { spam, clientMs, providerMs, bytes, lweBytes: lwe.length };
-}
 
 function plainModelOf(N: number, weights: Int32Array, spec: FeatureSpec, T: number): PlainModel {
   return {
@@ -107,7 +80,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
       let agree = 0;
       for (let i = 0; i < emails; i++) {
         const f = randomFeatures(N, L, F_IN);
-        const r = classify(pair, f);
+        const r = spamRound(pair, f);
         client.push(r.clientMs);
         provider.push(r.providerMs + pair.otProviderMsFor(T));
         bytes.push(r.bytes + pair.otBytesFor(T));
@@ -227,7 +200,7 @@ export default async function spam(ctx: BenchContext): Promise<void> {
   const realBytes: number[] = [];
   for (const e of split) {
     const f = await extractFeatures(e.raw, h.featureSpec);
-    const r = classify(real, f);
+    const r = spamRound(real, f);
     lweBytes = r.lweBytes;
     realBytes.push(r.bytes + real.otBytesFor(h.T));
     if (r.spam === plainScores(model, f)[0] >= 0) same++;

@@ -11,6 +11,7 @@ import { renderBadge } from './badge.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
 import { listenForSpamBadges } from '../private/spam-badge.js';
 import { offerOneClickConnect } from '../private/connect-offer.js';
+import { offerBacklogCheck } from '../private/backlog-bar.js';
 
 /** Outcomes that new or unlocked keys can change. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
@@ -32,6 +33,7 @@ async function scan(retry = false): Promise<void> {
     const url = new URL(location.href);
     offerMailboxIndexing(adapter, document, url);
     void offerOneClickConnect(adapter, document, url);
+    void offerBacklogCheck(adapter, document, url);
     for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
       if (state && !(retry && RETRYABLE.has(state))) continue;

@@ -1,13 +1,9 @@
 // On a mailbox listing page: offers to decrypt and index every listed
-// message for local search, with a progress bar. The background fetches each
-// message page (same site, the user's session; a content script's own fetch
-// obeys the page's CSP in Firefox), and it is parsed here inertly with
-// DOMParser and read through the same adapter as a live message view.
-import type { BadgeInfo } from '../lib/messages.js';
-import { findPgpBlocks } from '../../mail/pgp.js';
+// message for local search, with a progress bar. Each message is read as
+// listed-message.ts does, through the same adapter as a live message view.
 import { toPlain } from '../lib/plain-error.js';
-import { ask } from '../lib/rpc.js';
 import type { WebmailAdapter } from './adapters/adapter.js';
+import { decryptListed } from './listed-message.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
@@ -52,15 +48,12 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
 
 async function indexAll(adapter: WebmailAdapter, links: URL[], onProgress: (done: number) => void): Promise<Tally> {
   const tally: Tally = { indexed: 0, locked: 0, 'other-key': 0, damaged: 0, unread: 0, plain: 0, reasons: new Set() };
-  const parser = new DOMParser();
   for (const [i, link] of links.entries()) {
     try {
-      const html = await ask<string>({ type: 'fetch-page', url: link.href });
-      const [view] = adapter.findMessages(parser.parseFromString(html, 'text/html'), link);
-      const [block] = view ? findPgpBlocks(view.text, view.contentType) : [];
-      if (!view || !block) tally.plain++;
+      const listed = await decryptListed(adapter, link);
+      if (!listed) tally.plain++;
       else {
-        const info = await ask<BadgeInfo>({ type: 'decrypt', block, source: view.source, indexOnly: true });
+        const { info } = listed;
         if (info.status === 'decrypted') tally.indexed++;
         else if (info.status === 'locked') tally.locked++;
         else if (info.status === 'not-for-this-key') tally['other-key']++;

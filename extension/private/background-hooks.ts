@@ -7,15 +7,18 @@ import { sessionUrl } from '../../client/core/connect.js';
 import { decryptedMessage } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
-import { failureText } from './faults.js';
+import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
 import { SpamQueue } from './spam-queue.js';
-import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
 import {
+  BACKLOG_MAX_IDS,
+  BACKLOG_UNCHECKED,
   SPAM_BADGE,
   WEBMAIL_CONNECT,
+  type BacklogRequest,
   type PrivateRequest,
   type PrivateStatus,
   type SpamBadgeMessage,
@@ -27,7 +30,7 @@ let storePromise: Promise<PrivateStore> | undefined;
 const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
 
 /** In memory only: what the options page and popup show. */
-const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | 'moveSpam'> = {};
+const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | keyof PrivateSettings> = {};
 
 /** Worker failures come named; anything else (the worker would not start) is a generic failure. */
 const failureOf = (e: unknown): WorkerFailure =>
@@ -71,6 +74,7 @@ export function offerForSpamCheck(
   if (result.status !== 'decrypted' || plaintext === undefined || sender.tab?.id === undefined) return;
   const target = { tabId: sender.tab.id, frameId: sender.frameId };
   void (async () => {
+    if (!(await (await store()).settings()).spamCheck) return; // off: nothing is offered, nothing leaves
     const provider = await (await store()).provider();
     const messageId = provider && deliveredId(source, provider.url);
     if (!provider || !messageId) return;
@@ -102,7 +106,26 @@ async function connect(url: string, token: string): Promise<PrivateStatus> {
     throw new Error(live.lastError.text);
   }
   await (await store()).setProvider(provider);
+  queue.forgetWaiting(RECONNECTED); // nothing offered before goes out under the new token
+  // An opt-out chosen before connecting reaches the provider too (best effort: the worker honours it anyway).
+  if (!(await (await store()).settings()).topics) await tellTopicChoice(false).catch(() => {});
   return status();
+}
+
+/**
+ * The topic opt-out is the provider's to honour too (docs/protocol.md#topic-extraction):
+ * tell it now. Locally the choice holds at once either way (the worker reads it).
+ */
+async function tellTopicChoice(topics: boolean): Promise<void> {
+  const provider = await (await store()).provider();
+  if (!provider) return;
+  try {
+    await (await privateWorker()).call({ kind: 'topic-setting', provider, optOut: !topics });
+  } catch (e) {
+    const f = failureOf(e);
+    const meanwhile = topics ? '' : ' No topic is shared from this browser meanwhile.';
+    throw new Error(`Saved here, but your provider could not be told: ${failureText(f.code)}${meanwhile}`);
+  }
 }
 
 async function status(): Promise<PrivateStatus> {
@@ -114,7 +137,7 @@ async function status(): Promise<PrivateStatus> {
     connected: provider !== undefined,
     provider: provider?.url,
     classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
-    moveSpam: (await (await store()).settings()).moveSpam,
+    ...(await (await store()).settings()),
   };
 }
 
@@ -126,12 +149,19 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       return connect(req.url.trim(), req.token.trim());
     case 'disconnect':
       await (await store()).setProvider(undefined);
+      queue.forgetWaiting(RECONNECTED);
       await (await privateWorker()).call({ kind: 'reset' });
       live.model = live.download = live.lastError = undefined;
       return status();
-    case 'settings':
-      await (await store()).setSettings({ moveSpam: req.moveSpam === true });
+    case 'settings': {
+      const before = await (await store()).settings();
+      const s = await (
+        await store()
+      ).setSettings({ spamCheck: req.spamCheck, moveSpam: req.moveSpam, topics: req.topics });
+      if (!s.spamCheck) queue.forgetWaiting(failureBadge('spam_off', 'turned off while waiting'));
+      if (s.topics !== before.topics) await tellTopicChoice(s.topics);
       return status();
+    }
     case 'status':
       return status();
   }
@@ -152,6 +182,22 @@ async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.Message
   return true;
 }
 
+/** The listed messages of the asking tab's webmail that have no spam-check outcome yet. */
+async function uncheckedOf(sourceIds: unknown, sender: Runtime.MessageSender): Promise<string[]> {
+  if (!Array.isArray(sourceIds) || sourceIds.length > BACKLOG_MAX_IDS) throw new Error('Invalid request.');
+  const s = await store();
+  const provider = await s.provider();
+  if (!provider || !(await s.settings()).spamCheck) return [];
+  const account = accountOf(provider);
+  const out: string[] = [];
+  for (const id of sourceIds) {
+    if (typeof id !== 'string') continue;
+    const messageId = deliveredId({ id, url: sender.url! }, provider.url);
+    if (messageId && !(await s.verdict(account, messageId))) out.push(id);
+  }
+  return out;
+}
+
 const reply = (p: Promise<unknown>) =>
   p.then(
     (value) => ({ ok: true, value }),
@@ -161,12 +207,13 @@ const reply = (p: Promise<unknown>) =>
 /** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
 export function listenForPrivateRequests(): void {
   browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
-    const web = msg as WebmailConnectRequest | null;
-    if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string') {
-      // From our content script in a tab, never from an extension page.
-      if (sender.id !== browser.runtime.id || !sender.tab || !/^https?:/.test(sender.url ?? '')) return undefined;
-      return reply(handleWebmail(web, sender));
-    }
+    const web = msg as (WebmailConnectRequest & BacklogRequest) | null;
+    // From our content script in a tab, never from an extension page.
+    const tab = sender.id === browser.runtime.id && sender.tab !== undefined && /^https?:/.test(sender.url ?? '');
+    if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string')
+      return tab ? reply(handleWebmail(web, sender)) : undefined;
+    if (typeof web === 'object' && web !== null && BACKLOG_UNCHECKED in web)
+      return tab ? reply(uncheckedOf(web[BACKLOG_UNCHECKED], sender)) : undefined;
     const req = msg as PrivateRequest | null;
     if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
     const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));

@@ -18,7 +18,8 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
   const host = doc.createElement('div');
   host.className = 'pmf-connect';
   (doc.querySelector('main') ?? doc.body).prepend(host); // placed first, so a second scan sees it
-  if ((await ask({ [WEBMAIL_CONNECT]: 'offer' }))?.value !== true) return host.remove();
+  // Not offered: an empty host stays, as removing it would rescan the page (a DOM change) and ask again.
+  if ((await ask({ [WEBMAIL_CONNECT]: 'offer' }))?.value !== true) return void (host.hidden = true);
   const root = host.attachShadow({ mode: 'open' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   const label = Object.assign(doc.createElement('span'), {

@@ -8,13 +8,23 @@ export interface SpamBadge {
   state: 'checking' | 'spam' | 'not-spam' | 'checked-before' | 'unavailable';
   text: string;
   detail?: string;
+  /** Set once the message's topic went to the provider (the topic itself is never known here). */
+  topicShared?: boolean;
 }
+
+/** The line under a badge whose message's topic was shared. */
+export const TOPIC_SHARED = 'Its topic was shared with your provider, which learns only the topic, not the message.';
 
 export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
 
 export const LOCKED: SpamBadge = {
   state: 'unavailable',
   text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
+};
+
+export const RECONNECTED: SpamBadge = {
+  state: 'unavailable',
+  text: 'Spam check not done: the connection to your provider changed. Reload the page to check it under the new one.',
 };
 
 const FAILURES: Record<FailureCode, string> = {
@@ -28,6 +38,7 @@ const FAILURES: Record<FailureCode, string> = {
   storage_full:
     'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
   rate_limited: 'Spam check paused: the provider asked to slow down. It will resume when you open the message again.',
+  spam_off: 'Spam check is turned off in the extension’s options: nothing about your mail was sent.',
   protocol: 'Spam check failed for this message. The message is shown as usual.',
 };
 

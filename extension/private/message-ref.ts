@@ -4,7 +4,7 @@
 // is not offered to the provider at all.
 import type { MailSource } from '../lib/messages.js';
 
-export function deliveredId(source: MailSource, providerUrl: string): string | undefined {
+export function deliveredId(source: Pick<MailSource, 'id' | 'url'>, providerUrl: string): string | undefined {
   const origin = new URL(providerUrl).origin;
   let pageOrigin: string;
   try {

@@ -6,7 +6,8 @@ import type { SpamBadge } from './faults.js';
 export type PrivateRequest =
   | { pmfPrivate: 'connect'; url: string; token: string }
   | { pmfPrivate: 'disconnect' }
-  | { pmfPrivate: 'settings'; moveSpam: boolean }
+  /** Changes the settings given (booleans only); the others stay. */
+  | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean }
   | { pmfPrivate: 'status' };
 
 export interface PrivateStatus {
@@ -18,12 +19,23 @@ export interface PrivateStatus {
   download?: { received: number; total: number };
   lastError?: { text: string; detail: string };
   classifiedToday: number;
+  spamCheck: boolean;
   moveSpam: boolean;
+  topics: boolean;
 }
 
 /** Content script → background: one-click connect from the webmail page (private/connect-offer.ts). */
 export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
 export type WebmailConnectRequest = { [WEBMAIL_CONNECT]: 'offer' } | { [WEBMAIL_CONNECT]: 'connect'; token: string };
+
+/**
+ * Content script → background: which of these listed messages (MailSource ids)
+ * the spam check has no outcome for yet; none while it is off or not connected.
+ */
+export const BACKLOG_UNCHECKED = 'pmfBacklogUnchecked';
+export type BacklogRequest = { [BACKLOG_UNCHECKED]: string[] };
+/** Bounds what one request may ask about. */
+export const BACKLOG_MAX_IDS = 5000;
 
 /** Background → content script: the spam badge of one message view (MailSource.id). */
 export const SPAM_BADGE = 'pmf-spam-badge';

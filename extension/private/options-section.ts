@@ -16,6 +16,7 @@ function show(s: PrivateStatus): void {
   const line = $('provider-status');
   line.dataset.connected = String(s.connected);
   if (s.lastError) say(line, s.lastError.text, 'error');
+  else if (s.connected && !s.spamCheck) say(line, `Connected to ${s.provider}; the spam check is turned off.`, 'info');
   else if (s.connected)
     say(
       line,
@@ -26,7 +27,9 @@ function show(s: PrivateStatus): void {
       'ok',
     );
   else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
+  $<HTMLInputElement>('spam-check').checked = s.spamCheck;
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
+  $<HTMLInputElement>('share-topics').checked = s.topics;
   $('provider-connect').hidden = s.connected;
   $('provider-disconnect').hidden = !s.connected;
   // For support: what failed, or how the model was opened.
@@ -51,7 +54,8 @@ export async function showSpamStatus(line: HTMLElement): Promise<void> {
   const s = await askPrivate<PrivateStatus>({ pmfPrivate: 'status' }).catch(() => undefined);
   if (!s) return;
   line.dataset.connected = String(s.connected);
-  if (s.lastError) say(line, s.lastError.text, 'error');
+  if (!s.spamCheck) say(line, 'Spam check turned off in Keys & options: nothing about your mail is sent.', 'info');
+  else if (s.lastError) say(line, s.lastError.text, 'error');
   else if (s.connected) say(line, `Spam check on: ${s.classifiedToday} message(s) checked today.`, 'ok');
   else say(line, 'Spam check off: connect to your provider in Keys & options.', 'info');
 }
@@ -88,10 +92,19 @@ export function initProviderSection(): void {
       button.disabled = false;
     }
   });
-  const moveSpam = $<HTMLInputElement>('move-spam');
-  moveSpam.addEventListener('change', async () =>
-    show(await askPrivate({ pmfPrivate: 'settings', moveSpam: moveSpam.checked })),
-  );
+  for (const [id, key] of [
+    ['spam-check', 'spamCheck'],
+    ['move-spam', 'moveSpam'],
+    ['share-topics', 'topics'],
+  ] as const) {
+    const box = $<HTMLInputElement>(id);
+    box.addEventListener('change', () =>
+      askPrivate<PrivateStatus>({ pmfPrivate: 'settings', [key]: box.checked }).then(show, async (e: unknown) => {
+        await refresh().catch(() => {});
+        sayError($('provider-status'), e);
+      }),
+    );
+  }
   $('provider-disconnect').addEventListener('click', async () => show(await askPrivate({ pmfPrivate: 'disconnect' })));
   refresh().catch((e) => sayError($('provider-status'), e));
 }

@@ -1,24 +1,33 @@
 // Content script side: shows the private spam check's outcome on a message
-// view (a second badge, in its own shadow root), as the background reports
-// it, and acts on a fresh spam verdict where the webmail has a Junk folder:
-// moves the message there and offers "Not spam" to move it back. The badge
-// text is the background's; details sit behind a disclosure.
+// view (a second badge), as the background reports it, and acts on a fresh
+// spam verdict where the webmail has a Junk folder: moves the message there
+// and offers "Not spam" to move it back. The badge text is the background's;
+// details sit behind a disclosure. The verdict is the user's, not the page's:
+// the badge lives in a closed shadow root created from this isolated world
+// (the page gets null for host.shadowRoot and cannot hook our attachShadow),
+// and nothing about it is mirrored into the page's DOM.
 import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { adapterFor } from '../content/adapters/index.js';
-import type { SpamBadge } from './faults.js';
+import { TOPIC_SHARED, type SpamBadge } from './faults.js';
 import { SPAM_BADGE, type SpamBadgeMessage } from './messages.js';
 
 const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
-details{margin-top:4px;font-size:12px}`;
+details,.topic{margin-top:4px;font-size:12px}`;
+
+/** Each host's closed shadow root: only this content script holds them. */
+const roots = new WeakMap<HTMLElement, ShadowRoot>();
 
 function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   let host = body.parentElement?.querySelector<HTMLElement>(':scope > .pmf-spam-host');
-  if (!host) {
+  let root = host && roots.get(host);
+  if (!host || !root) {
+    host?.remove(); // one the page made to look like ours
     host = document.createElement('div');
     host.className = 'pmf-spam-host';
-    host.attachShadow({ mode: 'open' });
+    root = host.attachShadow({ mode: 'closed' });
+    roots.set(host, root);
     // Above the decryption badge and its viewer frame, so it is seen first.
     (body.parentElement?.querySelector(':scope > .pmf-host') ?? body).before(host);
   }
@@ -27,6 +36,8 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   el.dataset.state = badge.state;
   el.setAttribute('role', 'status');
   el.textContent = badge.text;
+  if (badge.topicShared)
+    el.append(Object.assign(document.createElement('div'), { className: 'topic', textContent: TOPIC_SHARED }));
   if (badge.detail) {
     const d = document.createElement('details');
     d.append(Object.assign(document.createElement('summary'), { textContent: 'Details' }), badge.detail);
@@ -34,9 +45,7 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   }
   const style = document.createElement('style');
   style.textContent = STYLE;
-  host.shadowRoot!.replaceChildren(style, el);
-  // Light-DOM mirror of the state for tests and page-independent styling hooks.
-  host.dataset.state = badge.state;
+  root.replaceChildren(style, el);
   return el;
 }
 

@@ -28,6 +28,8 @@ export interface Target {
 }
 
 interface Waiting {
+  /** The connection it was offered under: a batch never mixes accounts. */
+  provider: ProviderConfig;
   raw: string;
   watchers: { target: Target; sourceId: string }[];
 }
@@ -52,46 +54,69 @@ export class SpamQueue {
     target: Target,
     sourceId: string,
   ): Promise<void> {
-    const stored = await (await this.deps.store()).verdict(accountOf(provider), messageId);
-    if (stored) return this.deps.notify(target, sourceId, outcomeBadge(stored), false);
-    const w = this.waiting.get(messageId);
+    const account = accountOf(provider);
+    const store = await this.deps.store();
+    const stored = await store.verdict(account, messageId);
+    if (stored) {
+      const badge = { ...outcomeBadge(stored), topicShared: await store.topicShared(messageId) };
+      return this.deps.notify(target, sourceId, badge, false);
+    }
+    const key = `${account}\n${messageId}`;
+    const w = this.waiting.get(key);
     if (w) w.watchers.push({ target, sourceId });
-    else this.waiting.set(messageId, { raw, watchers: [{ target, sourceId }] });
+    else this.waiting.set(key, { provider, raw, watchers: [{ target, sourceId }] });
     this.deps.notify(target, sourceId, CHECKING, false);
-    this.running ??= this.drain(provider).finally(() => (this.running = undefined));
+    this.running ??= this.drain().finally(() => (this.running = undefined));
   }
 
   /**
-   * Keys were locked: drops the decrypted messages not yet handed to the
-   * worker (a batch already there finishes) and tells their views why.
+   * Keys were locked (or the check turned off): drops the decrypted messages
+   * not yet handed to the worker (a batch already there finishes) and tells
+   * their views why.
    */
-  forgetWaiting(): void {
+  forgetWaiting(why: SpamBadge = LOCKED): void {
     for (const w of this.waiting.values())
-      for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, LOCKED, false);
+      for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, why, false);
     this.waiting.clear();
   }
 
-  /** Classifies batches until nothing waits; items offered meanwhile form the next batch. */
-  private async drain(provider: ProviderConfig): Promise<void> {
-    while (this.waiting.size > 0) {
-      const batch = new Map(this.waiting);
-      this.waiting.clear();
+  /**
+   * Classifies batches until nothing waits; items offered meanwhile form the
+   * next batch. A batch is one account's: messages offered after a new token
+   * go out under that token only.
+   */
+  private async drain(): Promise<void> {
+    for (let first = this.waiting.values().next(); !first.done; first = this.waiting.values().next()) {
+      const { provider } = first.value;
+      const account = accountOf(provider);
+      const batch = new Map<string, Waiting>();
+      for (const [key, w] of this.waiting)
+        if (accountOf(w.provider) === account) {
+          batch.set(key.slice(account.length + 1), w);
+          this.waiting.delete(key);
+        }
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
+      const shown = new Map<string, SpamBadge>();
       const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
+        shown.set(messageId, badge);
         for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
           this.deps.notify(target, sourceId, badge, fresh);
-        batch.delete(messageId);
       };
       try {
         await this.deps.classify(provider, items, (e) => {
-          if (e.event !== 'outcome') return;
-          this.deps.onOutcome?.(e.outcome);
-          tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+          if (e.event === 'outcome') {
+            this.deps.onOutcome?.(e.outcome);
+            tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+          }
+          // The verdict was shown already (and acted on): only the topic line is added.
+          const before = e.event === 'topic' && e.topic.kind !== 'failed' && shown.get(e.topic.messageId);
+          if (before) tell(e.topic.messageId, { ...before, topicShared: true });
         });
       } catch (e) {
         const failure = this.failureOf(e);
         this.deps.onFailure?.(failure);
-        for (const messageId of [...batch.keys()]) tell(messageId, failureBadge(failure.code, failure.detail));
+        for (const messageId of batch.keys())
+          if (!shown.has(messageId)) tell(messageId, failureBadge(failure.code, failure.detail));
       }
     }
   }

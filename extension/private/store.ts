@@ -8,6 +8,9 @@
 //   trust           provider origin      → package-log trust state (client/core/package-log.ts)
 //   user-keys       [account, package key] → {epoch, ksk}: the per-user key-switching key
 //   verdicts        [account, message id]  → the outcome, so a restart does not ask again
+//   topic-replay    message id           → content hash: every email fed to topic extraction
+//                                          (client/core/topic-replay.ts), for every account: a
+//                                          provider issuing a new token must not get a replay
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
@@ -16,6 +19,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
 import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
+import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -24,11 +28,16 @@ export interface ProviderConfig {
 }
 
 export interface PrivateSettings {
+  /** Check decrypted mail for spam at all; off: nothing about any message leaves the device. */
+  spamCheck: boolean;
   /** Move spam to the webmail's Junk folder (the provider then learns the verdict). */
   moveSpam: boolean;
+  /** Let the provider learn each checked message's topic (docs/protocol.md#topic-extraction); off = opted out. */
+  topics: boolean;
 }
 
-const DEFAULT_SETTINGS: PrivateSettings = { moveSpam: true };
+const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, topics: true };
+const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[];
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict =
@@ -40,7 +49,16 @@ export interface UserKeyRecord {
 }
 
 const DB_NAME = 'pmf-private';
-const STORES = ['packages', 'partial-meta', 'partial-chunks', 'trust', 'user-keys', 'verdicts', 'config'] as const;
+const STORES = [
+  'packages',
+  'partial-meta',
+  'partial-chunks',
+  'trust',
+  'user-keys',
+  'verdicts',
+  'config',
+  'topic-replay',
+] as const;
 type PartialMeta = { etag: string; chunks: number };
 
 export function accountOf(p: ProviderConfig): string {
@@ -52,6 +70,7 @@ const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '')
 export class PrivateStore {
   readonly packages: PackageStorage;
   readonly trust: TrustStore;
+  readonly replay: ReplayStore;
 
   private constructor(private readonly db: IDBPDatabase) {
     this.packages = {
@@ -69,12 +88,26 @@ export class PrivateStore {
       get: async (origin) => (await db.get('trust', origin)) as LogTrust | undefined,
       put: async (origin, t) => void (await db.put('trust', t, origin)),
     };
+    this.replay = {
+      load: async () => {
+        const tx = db.transaction('topic-replay');
+        const [ids, hashes] = await Promise.all([tx.store.getAllKeys(), tx.store.getAll()]);
+        return ids.map((id, i) => ({ messageId: String(id), contentHash: hashes[i] as string }));
+      },
+      append: async (e: ReplayEntry) => void (await db.put('topic-replay', e.contentHash, e.messageId)),
+    };
+  }
+
+  /** Whether this message was fed to topic extraction (the badge then says its topic was shared). */
+  async topicShared(messageId: string): Promise<boolean> {
+    return (await this.db.getKey('topic-replay', messageId)) !== undefined;
   }
 
   static async open(name = DB_NAME): Promise<PrivateStore> {
-    const db = await openDB(name, 1, {
+    // Version 2 added topic-replay: an upgrade creates only the stores missing.
+    const db = await openDB(name, 2, {
       upgrade(d) {
-        for (const s of STORES) d.createObjectStore(s);
+        for (const s of STORES) if (!d.objectStoreNames.contains(s)) d.createObjectStore(s);
       },
     });
     return new PrivateStore(db);
@@ -154,20 +187,36 @@ export class PrivateStore {
     return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
   }
 
+  /** Stored settings, each field that is not a boolean (or missing) at its default. */
   async settings(): Promise<PrivateSettings> {
-    return {
-      ...DEFAULT_SETTINGS,
-      ...((await this.db.get('config', 'settings')) as Partial<PrivateSettings> | undefined),
-    };
+    const saved = ((await this.db.get('config', 'settings')) ?? {}) as Record<string, unknown>;
+    const pick = (k: keyof PrivateSettings) => (typeof saved[k] === 'boolean' ? saved[k] : DEFAULT_SETTINGS[k]);
+    return Object.fromEntries(SETTING_NAMES.map((k) => [k, pick(k)])) as unknown as PrivateSettings;
   }
 
-  async setSettings(s: PrivateSettings): Promise<void> {
-    await this.db.put('config', { moveSpam: s.moveSpam === true }, 'settings');
+  /** Changes the given settings; the others keep their stored values. */
+  async setSettings(change: Partial<PrivateSettings>): Promise<PrivateSettings> {
+    const next = { ...(await this.settings()) };
+    for (const k of SETTING_NAMES) if (typeof change[k] === 'boolean') next[k] = change[k];
+    await this.db.put('config', next, 'settings');
+    return next;
   }
 
+  /**
+   * Saves the connection and, in the same transaction, drops every verdict
+   * and key of any other account: a new token starts afresh, and a previous
+   * user's verdicts do not stay on the device. Forgetting the connection
+   * (undefined) keeps them, so reconnecting the same account asks nothing twice.
+   */
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
-    if (p) await this.db.put('config', p, 'provider');
-    else await this.db.delete('config', 'provider');
+    if (!p) return void (await this.db.delete('config', 'provider'));
+    const keep = accountOf(p);
+    const tx = this.db.transaction(['config', 'verdicts', 'user-keys'], 'readwrite');
+    await tx.objectStore('config').put(p, 'provider');
+    for (const name of ['verdicts', 'user-keys'] as const)
+      for (const k of (await tx.objectStore(name).getAllKeys()) as [string, string][])
+        if (k[0] !== keep) await tx.objectStore(name).delete(k);
+    await tx.done;
   }
 }
 

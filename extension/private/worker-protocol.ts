@@ -1,8 +1,8 @@
 // The typed messages between the background and the WASM worker that runs
 // client/core (directly in Firefox/Thunderbird, through the offscreen
 // document in Chromium). Plaintext crosses this line only inwards (the
-// decrypted message to classify); what comes back is verdicts and progress.
-// A topics task would add its own request kind next to 'classify'.
+// decrypted message to classify); what comes back is verdicts, whether a
+// topic was shared, and progress.
 import type { ProviderConfig } from './store.js';
 
 export interface ClassifyItem {
@@ -15,7 +15,10 @@ export interface ClassifyItem {
 export type WorkerRequest =
   /** Downloads (or opens) the model and opens one session: proves URL, token and package. */
   | { kind: 'prepare'; provider: ProviderConfig }
+  /** The spam check, then (unless the user opted out) topic extraction for the messages that got a verdict. */
   | { kind: 'classify'; provider: ProviderConfig; items: ClassifyItem[] }
+  /** Tells the provider the user's topic-extraction choice (topic_setting, docs/protocol.md#topic-extraction). */
+  | { kind: 'topic-setting'; provider: ProviderConfig; optOut: boolean }
   /** Forgets the open session and the loaded model (disconnect). */
   | { kind: 'reset' };
 
@@ -33,9 +36,18 @@ export interface PrepareResult {
   downloaded: boolean;
 }
 
+/**
+ * Topic extraction for one message: the provider learned its topic (shared),
+ * the replay log refused to feed it again (shared before), or it failed. The
+ * topic itself is the provider's to know, never the extension's.
+ */
+export type TopicOutcome = { messageId: string; kind: 'shared' | 'shared_before' | 'failed'; detail?: string };
+
 /** Events the worker sends while a request runs. */
 export type WorkerEvent =
-  { event: 'download'; received: number; total: number } | { event: 'outcome'; outcome: ItemOutcome };
+  | { event: 'download'; received: number; total: number }
+  | { event: 'outcome'; outcome: ItemOutcome }
+  | { event: 'topic'; topic: TopicOutcome };
 
 /** A failure, named for the user message (private/faults.ts). */
 export interface WorkerFailure {
@@ -50,6 +62,8 @@ export type FailureCode =
   | 'package_log'
   | 'storage_full'
   | 'rate_limited'
+  /** The user turned the spam check off: the worker refuses before anything is sent. */
+  | 'spam_off'
   | 'protocol';
 
 export type WorkerEnvelope =
@@ -62,5 +76,6 @@ export type WorkerEnvelope =
 export interface WorkerResults {
   prepare: PrepareResult;
   classify: null;
+  'topic-setting': null;
   reset: null;
 }

@@ -1,19 +1,30 @@
 // Runs inside the WASM worker: client/core's connector, session and runner
 // (the CLI's code) with the extension's IndexedDB for packages, log trust,
-// key-switching keys and verdicts. One connector per account, so the model
-// stays loaded between batches; a verdict is recorded before it is reported,
-// so a restarted background finds it.
+// key-switching keys, verdicts and the topic replay log. One spam and one
+// topic connector per account, so the models stay loaded between batches; a
+// verdict is recorded before it is reported, so a restarted background finds
+// it. After the spam check, the messages that got a verdict go to topic
+// extraction unless the user opted out (settings are read here, from
+// IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike } from '../../client/core/session.js';
+import { ReplayLog } from '../../client/core/topic-replay.js';
+import {
+  topicConnector,
+  type TopicResult,
+  type TopicSession,
+  type TopicModel,
+} from '../../client/core/topic-session.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import type {
   ItemOutcome,
   PrepareResult,
+  TopicOutcome,
   WorkerEnvelope,
   WorkerEvent,
   WorkerFailure,
@@ -31,44 +42,60 @@ const RECONNECT_WINDOW_MS = 3000;
 
 let storePromise: Promise<PrivateStore> | undefined;
 const privateStore = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
-/** One account's connector; the progress callback follows the current request. */
+/** One account's connectors; the progress callback follows the current request. */
 interface Slot {
   account: string;
   connector: Connector;
+  topics: Promise<Connector<TopicModel, TopicSession>>;
   onProgress: (r: number, t: number) => void;
 }
 let current: Slot | undefined;
 
-async function connectorFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<Connector> {
+/** Frees (and so wipes) the models and this user's key-switching keys in WASM memory. */
+async function dispose(slot: Slot | undefined): Promise<void> {
+  const loaded = [slot?.connector.model(), (await slot?.topics.catch(() => undefined))?.model()];
+  for (const m of loaded) {
+    m?.model.dispose();
+    m?.userKey?.ksk.dispose();
+  }
+}
+
+async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<Slot> {
   const account = accountOf(provider);
   if (current?.account !== account) {
     const store = await privateStore();
     const he = await loadHe();
     const verifier = new PackageLogVerifier({ baseUrl: provider.url, trust: store.trust, fetch: fetchUncached });
+    const common = {
+      server: provider.url,
+      token: provider.token,
+      he,
+      storage: store.packages,
+      fetch: fetchUncached,
+      socket: (url: string) => new WebSocket(url) as unknown as SocketLike,
+      logCheck: (pkg: Parameters<PackageLogVerifier['checkPackage']>[0]) => verifier.checkPackage(pkg),
+      onDownloadProgress: (r: number, t: number) => slot.onProgress(r, t),
+      userKeys: {
+        get: (pkgKey: string) => store.userKey(account, pkgKey),
+        put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
+      },
+    };
     const slot: Slot = {
       account,
       onProgress: (_r: number, _t: number) => {},
-      connector: createConnector({
-        server: provider.url,
-        token: provider.token,
-        he,
-        storage: store.packages,
-        fetch: fetchUncached,
-        socket: (url) => new WebSocket(url) as unknown as SocketLike,
-        logCheck: (pkg) => verifier.checkPackage(pkg),
-        onDownloadProgress: (r, t) => slot.onProgress(r, t),
-        userKeys: {
-          get: (pkgKey) => store.userKey(account, pkgKey),
-          put: (pkgKey, k) => store.putUserKey(account, pkgKey, k),
-        },
-      }),
+      connector: createConnector(common),
+      topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay })),
     };
+    await dispose(current);
     current = slot;
   }
   const slot = current;
   slot.onProgress = (received, total) => emit({ event: 'download', received, total });
-  return slot.connector;
+  return slot;
 }
+
+const connectorFor = async (provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<Connector> =>
+  (await slotFor(provider, emit)).connector;
 
 async function prepare(provider: ProviderConfig, emit: (e: WorkerEvent) => void): Promise<PrepareResult> {
   let downloaded = false;
@@ -94,8 +121,11 @@ async function classify(
   items: { messageId: string; raw: string }[],
   emit: (e: WorkerEvent) => void,
 ): Promise<null> {
-  const connector = await connectorFor(provider, emit);
   const store = await privateStore();
+  // Second line behind the background's own check: a request queued before
+  // the user turned the check off still sends nothing.
+  if (!(await store.settings()).spamCheck) throw new SpamCheckOff();
+  const connector = await connectorFor(provider, emit);
   const account = accountOf(provider);
   // A batch queued by a background that was restarted meanwhile may repeat
   // messages an earlier batch already settled: answer those from IndexedDB
@@ -113,6 +143,7 @@ async function classify(
           : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
     });
   }
+  const verdicts = new Set<string>();
   await runClassification(
     items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
     {
@@ -121,6 +152,7 @@ async function classify(
       reconnectWindowMs: RECONNECT_WINDOW_MS,
       onOutcome: async (o) => {
         const outcome = toItemOutcome(o);
+        if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);
         if (outcome.kind !== 'failed') {
           const at = Date.now();
           await store.putVerdict(
@@ -133,6 +165,56 @@ async function classify(
       },
     },
   );
+  if ((await store.settings()).topics && verdicts.size > 0)
+    await extractTopics(
+      provider,
+      items.filter((i) => verdicts.has(i.messageId)),
+      emit,
+    );
+  return null;
+}
+
+/**
+ * Topic extraction for messages whose spam check just answered. Its failure
+ * never fails the spam check: each message is told it was not shared.
+ */
+async function extractTopics(
+  provider: ProviderConfig,
+  items: { messageId: string; raw: string }[],
+  emit: (e: WorkerEvent) => void,
+): Promise<void> {
+  const told = new Set<string>();
+  const tell = (messageId: string, kind: TopicOutcome['kind'], detail?: string) => {
+    told.add(messageId);
+    emit({ event: 'topic', topic: { messageId, kind, detail } });
+  };
+  try {
+    const topics = await (await slotFor(provider, emit)).topics;
+    await runClassification<TopicResult>(
+      items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
+      {
+        connect: (n) => topics.connect(n),
+        reconnectWindowMs: RECONNECT_WINDOW_MS,
+        onOutcome: (o) =>
+          o.kind === 'verdict'
+            ? tell(o.messageId, 'shared')
+            : tell(o.messageId, o.kind === 'replay_refused' ? 'shared_before' : 'failed', o.detail),
+      },
+    );
+  } catch (e) {
+    const detail = e instanceof Error ? e.message : String(e);
+    for (const i of items) if (!told.has(i.messageId)) tell(i.messageId, 'failed', detail);
+  }
+}
+
+/** Opens a topic session to record the user's choice with the provider. */
+async function topicSetting(provider: ProviderConfig, optOut: boolean, emit: (e: WorkerEvent) => void): Promise<null> {
+  const session = await (await (await slotFor(provider, emit)).topics).connect(1);
+  try {
+    await session.setOptOut(optOut);
+  } finally {
+    session.close();
+  }
   return null;
 }
 
@@ -142,10 +224,18 @@ function toItemOutcome(o: RunOutcome): ItemOutcome {
   return { kind: o.kind === 'replay_refused' ? 'failed' : o.kind, messageId: o.messageId, detail: o.detail };
 }
 
+class SpamCheckOff extends Error {
+  constructor() {
+    super('spam check turned off in the settings');
+    this.name = 'SpamCheckOff';
+  }
+}
+
 /** Names a failure for the user message; the detail goes behind a disclosure. */
 export function toFailure(e: unknown): WorkerFailure {
   const detail = e instanceof Error ? e.message : String(e);
   const name = (e as { name?: string } | undefined)?.name;
+  if (e instanceof SpamCheckOff) return { code: 'spam_off', detail };
   if (e instanceof PackageIntegrityError) return { code: 'package_tampered', detail };
   if (e instanceof PackageLogAlert) return { code: 'package_log', detail };
   if (e instanceof ProtocolError) {
@@ -166,14 +256,12 @@ async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<
       return prepare(req.provider, emit);
     case 'classify':
       return classify(req.provider, req.items, emit);
-    case 'reset': {
-      // Frees (and so wipes) the model and this user's key-switching key in WASM memory.
-      const m = current?.connector.model();
-      m?.model.dispose();
-      m?.userKey?.ksk.dispose();
+    case 'topic-setting':
+      return topicSetting(req.provider, req.optOut, emit);
+    case 'reset':
+      await dispose(current);
       current = undefined;
       return null;
-    }
   }
 }
 

@@ -2,7 +2,7 @@
 // members the add-on does not declare) and checked against the installed
 // Thunderbird's schemas by tb-schema.test.ts (so it cannot offer APIs the
 // real one lacks).
-import type { MessageHeader, MessageList, MessagePart, ThunderbirdApi } from '../thunderbird/api.js';
+import type { MailFolder, MessageHeader, MessageList, MessagePart, ThunderbirdApi } from '../thunderbird/api.js';
 
 export interface FakeMail {
   header: MessageHeader;
@@ -14,8 +14,15 @@ export interface FakeMail {
 type Listener = (...args: never[]) => void;
 
 /** api is the fake; calls records every API call; listeners the registered event listeners. */
-export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pageSize?: number }) {
+export function fakeMessenger(opts: {
+  mail?: FakeMail[];
+  displayed?: number;
+  pageSize?: number;
+  folders?: MailFolder[];
+}) {
   const mail = opts.mail ?? [];
+  const folders = opts.folders ?? [];
+  const junk = new Map<number, boolean>();
   const calls: string[] = [];
   const listeners: Record<string, Listener[]> = {};
   const byId = (id: number) => {
@@ -42,6 +49,14 @@ export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pag
         registerScripts: async (list) => void scripts.push(...list),
       },
     },
+    folders: {
+      query: async (info) =>
+        folders.filter(
+          (f) =>
+            (info.accountId === undefined || f.accountId === info.accountId) &&
+            (info.specialUse ?? []).every((u) => f.specialUse?.includes(u)),
+        ),
+    },
     messageDisplay: {
       getDisplayedMessages: async (tabId) => {
         calls.push(`displayed:${tabId}`);
@@ -58,6 +73,17 @@ export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pag
         calls.push(`full:${id}`);
         return byId(id).full ?? { decryptionStatus: 'none' };
       },
+      update: async (id, props) => {
+        byId(id);
+        calls.push(`update:${id}:${JSON.stringify(props)}`);
+        if (props.junk !== undefined) junk.set(id, props.junk);
+      },
+      move: async (ids, folderId) => {
+        const to = folders.find((f) => f.id === folderId);
+        if (!to) throw new Error(`Folder not found: ${folderId}`);
+        for (const id of ids) byId(id).header.folder = to;
+        calls.push(`move:${ids.join(',')}:${folderId}`);
+      },
       query: async () => page(mail.map((m) => m.header)),
       continueList: async (id) => {
         const rest = pages.get(id);
@@ -69,7 +95,7 @@ export function fakeMessenger(opts: { mail?: FakeMail[]; displayed?: number; pag
       onDeleted: event('messages.onDeleted'),
     },
   };
-  return { api, calls, listeners };
+  return { api, calls, listeners, junk };
 }
 
 /** A message header as Thunderbird lists it. */

@@ -132,4 +132,47 @@ describe('PrivateStore', () => {
     await store.setProvider(undefined);
     assert.equal(await store.provider(), undefined);
   });
+
+  it('a new token starts a fresh account: nothing of the previous one is kept or shown', async () => {
+    const store = await freshStore();
+    const old = { url: 'http://127.0.0.1:8787', token: 'old-token' };
+    const fresh = { url: 'http://127.0.0.1:8787', token: 'new-token' };
+    await store.setProvider(old);
+    await store.putVerdict(accountOf(old), 'm1', { kind: 'verdict', spam: true, at: Date.now() });
+    await store.putUserKey(accountOf(old), 'spam-v1', { epoch: 1, ksk: new Uint8Array([1]) });
+    await store.setProvider(fresh);
+    assert.equal(await store.verdict(accountOf(fresh), 'm1'), undefined);
+    assert.equal(await store.verdict(accountOf(old), 'm1'), undefined, 'the old verdicts are gone from the device');
+    assert.equal(await store.userKey(accountOf(old), 'spam-v1'), undefined);
+    await store.putVerdict(accountOf(fresh), 'm2', { kind: 'verdict', spam: false, at: Date.now() });
+    await store.setProvider(undefined);
+    await store.setProvider(fresh);
+    assert.ok(
+      await store.verdict(accountOf(fresh), 'm2'),
+      'disconnecting and reconnecting one account keeps its verdicts',
+    );
+  });
+
+  it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {
+    const name = `private-store-test-${n++}`;
+    const { openDB } = await import('idb');
+    const v1 = await openDB(name, 1, { upgrade: (d) => void d.createObjectStore('verdicts') });
+    await v1.put('verdicts', { kind: 'verdict', spam: true, at: 1 }, ['acct', 'm0']);
+    v1.close();
+    const store = await PrivateStore.open(name);
+    assert.ok(await store.verdict('acct', 'm0'), 'the upgrade kept what version 1 stored');
+    await store.replay.append({ messageId: 'm1', contentHash: 'ab'.repeat(32) });
+    await store.setProvider({ url: 'http://127.0.0.1:8787', token: 'someone-else' });
+    assert.deepEqual(await store.replay.load(), [{ messageId: 'm1', contentHash: 'ab'.repeat(32) }]);
+    assert.equal(await store.topicShared('m1'), true);
+    assert.equal(await store.topicShared('m2'), false);
+  });
+
+  it('settings: defaults, partial changes, and only booleans are stored', async () => {
+    const store = await freshStore();
+    assert.deepEqual(await store.settings(), { spamCheck: true, moveSpam: true, topics: true });
+    assert.deepEqual(await store.setSettings({ spamCheck: false }), { spamCheck: false, moveSpam: true, topics: true });
+    await store.setSettings({ moveSpam: 'yes' as unknown as boolean });
+    assert.deepEqual(await store.settings(), { spamCheck: false, moveSpam: true, topics: true });
+  });
 });

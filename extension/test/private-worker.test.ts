@@ -36,6 +36,43 @@ describe('worker glue', () => {
     );
   });
 
+  it('with the spam check turned off, the worker refuses before any request leaves', async () => {
+    const sent: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (async (input: URL | RequestInfo) => {
+      sent.push(String(input));
+      throw new TypeError('no network in this test');
+    }) as typeof fetch;
+    (globalThis as { WebSocket?: unknown }).WebSocket = class {
+      constructor(url: string) {
+        sent.push(url);
+        throw new Error('no sockets in this test');
+      }
+    };
+    const settings = await PrivateStore.open(); // the worker's own database
+    try {
+      await settings.setSettings({ spamCheck: false });
+      const client = inProcessClient();
+      const items = [{ messageId: 'm1', raw: 'Subject: hi\r\n\r\nbuy now' }];
+      await assert.rejects(
+        client.call({ kind: 'classify', provider: { url: 'http://127.0.0.1:9', token: 't' }, items }),
+        (e: unknown) => e instanceof WorkerCallError && e.failure.code === 'spam_off',
+      );
+      assert.deepEqual(sent, [], 'nothing was fetched or connected');
+      await settings.setSettings({ spamCheck: true });
+      await assert.rejects(
+        client.call({ kind: 'classify', provider: { url: 'http://127.0.0.1:9', token: 't' }, items }),
+        (e: unknown) => e instanceof WorkerCallError && e.failure.code === 'provider_unreachable',
+      );
+      assert.ok(sent.length > 0, 'turned on, the same request does go out (the check above can fail)');
+    } finally {
+      globalThis.fetch = realFetch;
+      delete (globalThis as { WebSocket?: unknown }).WebSocket;
+      await settings.setSettings({ spamCheck: true });
+      settings.close();
+    }
+  });
+
   it('maps every failure to a code the badge explains', () => {
     assert.equal(toFailure(new PackageIntegrityError('SHA-256 x')).code, 'package_tampered');
     assert.equal(toFailure(new ProtocolError('unauthenticated', 'bad token')).code, 'bad_token');
@@ -55,10 +92,12 @@ function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => v
   const store = PrivateStore.open(`private-queue-test-${n++}`);
   const shown: { tab: number; sourceId: string; badge: SpamBadge }[] = [];
   const batches: string[][] = [];
+  const tokens: string[] = [];
   const queue = new SpamQueue(
     {
       store: () => store,
-      classify: (_p, items, emit) => {
+      classify: (p, items, emit) => {
+        tokens.push(p.token);
         batches.push(items.map((i) => i.messageId));
         return classify(items, emit);
       },
@@ -66,7 +105,7 @@ function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => v
     },
     (e) => (e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: String(e) }),
   );
-  return { queue, store, shown, batches };
+  return { queue, store, shown, batches, tokens };
 }
 
 /** A queue whose worker answers `spamOf(id)` for each message once released. */
@@ -132,6 +171,45 @@ describe('SpamQueue', () => {
     assert.equal(final['src-y'].state, 'unavailable');
     assert.match(final['src-y'].text, /cannot be reached/);
     assert.match(final['src-y'].detail ?? '', /ws:\/\/127\.0\.0\.1/);
+  });
+
+  it('after a new token, waiting messages go out under it alone, and the old verdicts are not shown', async () => {
+    const { q, release } = heldQueue(() => true);
+    const renewed = { ...provider, token: 'alice-new' };
+    await (await q.store).putVerdict(accountOf(provider), 'seen', { kind: 'verdict', spam: true, at: 1 });
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    await q.queue.offer(renewed, 'c', 'raw c', { tabId: 1 }, 'src-c');
+    await q.queue.offer(renewed, 'seen', 'raw', { tabId: 1 }, 'src-seen');
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['a'], ['b'], ['c', 'seen']], 'one account per batch');
+    assert.deepEqual(q.tokens, ['alice', 'alice', 'alice-new']);
+    assert.equal(
+      q.shown.filter((s) => s.sourceId === 'src-seen' && s.badge.state === 'checking').length,
+      1,
+      'the previous account’s verdict for this id was not reused',
+    );
+  });
+
+  it('adds “topic shared” to a verdict once the worker says so, also for a stored verdict; never the topic', async () => {
+    const q = queueWith(async (items, emit) => {
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+      emit({ event: 'topic', topic: { messageId: 'a', kind: 'shared' } });
+      emit({ event: 'topic', topic: { messageId: 'b', kind: 'failed', detail: 'no topic model' } });
+    });
+    await q.queue.offer(provider, 'a', 'raw a', { tabId: 1 }, 'src-a');
+    await q.queue.offer(provider, 'b', 'raw b', { tabId: 1 }, 'src-b');
+    await settle();
+    const last = (src: string) => q.shown.filter((s) => s.sourceId === src).at(-1)!.badge;
+    assert.deepEqual(last('src-a'), { state: 'not-spam', text: 'not spam', topicShared: true });
+    assert.equal(last('src-b').topicShared, undefined, 'a failed extraction claims nothing');
+    const store = await q.store;
+    await store.putVerdict(accountOf(provider), 'c', { kind: 'verdict', spam: true, at: 1 });
+    await store.replay.append({ messageId: 'c', contentHash: '00' });
+    await q.queue.offer(provider, 'c', 'raw c', { tabId: 1 }, 'src-c');
+    assert.equal(last('src-c').topicShared, true, 'the replay log says it was fed');
   });
 
   it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {

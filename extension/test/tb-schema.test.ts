@@ -97,7 +97,9 @@ describe(`Thunderbird API schemas (${THUNDERBIRD_OMNI})`, { skip }, () => {
     assert.equal(schemas!.problem('messageDisplay.getDisplayedMessages', manifest), undefined);
     assert.match(schemas!.problem('messageDisplay.getDisplayedMessage', manifest) ?? '', /up to manifest version 2/);
     assert.match(schemas!.problem('messages.noSuchThing', manifest) ?? '', /does not exist/);
-    assert.match(schemas!.problem('messages.move', manifest) ?? '', /permission/);
+    assert.equal(schemas!.problem('messages.move', manifest), undefined);
+    const noMove = { ...manifest, permissions: manifest.permissions.filter((p: string) => p !== 'messagesMove') };
+    assert.match(schemas!.problem('messages.move', noMove) ?? '', /permission/);
     const noScripting = { ...manifest, permissions: manifest.permissions.filter((p: string) => p !== 'scripting') };
     assert.match(
       schemas!.problem('scripting.messageDisplay.registerScripts', noScripting) ?? '',

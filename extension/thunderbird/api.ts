@@ -9,6 +9,15 @@ export interface MessageHeader {
   date: Date | string;
   recipients: string[];
   headerMessageId: string;
+  /** Present with the accountsRead permission; absent for external messages. */
+  folder?: MailFolder;
+}
+export type FolderUse = 'inbox' | 'junk';
+export interface MailFolder {
+  /** A MailFolderId (MV3): what messages.move takes. */
+  id: string;
+  accountId: string;
+  specialUse?: string[];
 }
 export interface MessagePart {
   contentType?: string;
@@ -34,6 +43,10 @@ export interface ThunderbirdApi {
       registerScripts(scripts: { id: string; js?: string[]; css?: string[] }[]): Promise<void>;
     };
   };
+  folders: {
+    /** MV3 (Thunderbird 121+): folders matching every given property. */
+    query(info: { accountId?: string; specialUse?: FolderUse[] }): Promise<MailFolder[]>;
+  };
   messageDisplay: {
     /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
     getDisplayedMessages(tabId: number): Promise<MessageList>;
@@ -44,6 +57,10 @@ export interface ThunderbirdApi {
     getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
     query(info: object): Promise<MessageList>;
     continueList(id: string): Promise<MessageList>;
+    /** Needs messagesUpdate; `junk` also trains Thunderbird's own (local) junk filter. */
+    update(id: number, props: { junk?: boolean }): Promise<void>;
+    /** MV3: a MailFolderId; needs accountsRead and messagesMove. */
+    move(ids: number[], folderId: string, opts?: { isUserAction?: boolean }): Promise<void>;
     onNewMailReceived: TbEvent<(folder: unknown, messages: MessageList) => void>;
     onMoved: TbEvent<(from: MessageList, to: MessageList) => void>;
     onDeleted: TbEvent<(messages: MessageList) => void>;

@@ -23,6 +23,8 @@ export interface WebmailAdapter {
    * for indexing the whole mailbox. Omit if the webmail has no such page.
    */
   mailboxLinks?(doc: Document, url: URL): URL[];
+  /** The MailSource id the message at a mailbox link has (so a backlog is known before its pages are fetched). */
+  sourceIdOf?(link: URL): string | undefined;
   /** The folder a message view is in, where the webmail has an Inbox and a Junk folder. */
   folderOf?(view: MessageView): MailFolder | undefined;
   /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */

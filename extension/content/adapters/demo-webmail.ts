@@ -33,6 +33,10 @@ export const demoWebmail: WebmailAdapter = {
       .map((a) => new URL(a.getAttribute('href')!, url))
       .filter((u) => u.origin === url.origin);
   },
+  sourceIdOf(link) {
+    const m = /^\/mail\/m\/([^/]+)$/.exec(link.pathname);
+    return m ? `${link.origin}/mail#${decodeURIComponent(m[1])}` : undefined;
+  },
   folderOf: (view) => {
     const f = view.body.closest<HTMLElement>('article.message')?.dataset.folder;
     return f === 'junk' || f === 'inbox' ? f : undefined;

@@ -1,0 +1,110 @@
+// The worker's topic extraction against a real provider-server on loopback
+// (both bundled models, real crypto), through the same typed calls the
+// background makes: after the spam check, each message's topic goes to the
+// provider (which records it); the replay log in IndexedDB refuses the same
+// content under a new id; the opt-out is recorded by the provider and the
+// worker then shares no topic at all.
+import 'fake-indexeddb/auto';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { WebSocket } from 'ws';
+import { loadTwentyNews } from '../../models/data/loaders.js';
+import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
+import { PrivateStore } from '../private/store.js';
+import { WorkerClient } from '../private/worker-client.js';
+import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
+import { serveWorker } from '../private/worker-service.js';
+
+let provider: RealProvider;
+let user: { userId: number; token: string };
+let settings: PrivateStore;
+const posts = loadTwentyNews()
+  .filter((e) => e.split === 'test')
+  .slice(0, 4)
+  .map((e) => e.raw as string);
+
+before(async () => {
+  provider = await startRealProvider({ models: ['spam', 'topics'] });
+  user = provider.store.addUser('topics-in-extension');
+  (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket; // the browser's, in the extension
+  settings = await PrivateStore.open(); // the worker's own database
+});
+after(async () => {
+  delete (globalThis as { WebSocket?: unknown }).WebSocket;
+  settings.close();
+  await provider.close();
+});
+
+function client(): WorkerClient {
+  let toClient: (m: WorkerEnvelope) => void = () => {};
+  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
+  return new WorkerClient({
+    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
+    onMessage: (cb) => (toClient = cb),
+    onClose: () => {},
+  });
+}
+
+async function classify(w: WorkerClient, items: ClassifyItem[]): Promise<WorkerEvent[]> {
+  const events: WorkerEvent[] = [];
+  for (const i of items) provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+  const p = { url: provider.server.httpUrl, token: user.token };
+  await w.call({ kind: 'classify', provider: p, items }, (e) => void events.push(e));
+  return events.filter((e) => e.event !== 'download');
+}
+
+const topicsOf = (events: WorkerEvent[]) =>
+  events.flatMap((e) => (e.event === 'topic' ? [[e.topic.messageId, e.topic.kind]] : []));
+
+describe('topic extraction in the extension worker', { timeout: 120_000 }, () => {
+  const w = client();
+
+  it('shares each checked message’s topic after its spam verdict; the provider records it', async () => {
+    const events = await classify(w, [
+      { messageId: 't1', raw: posts[0] },
+      { messageId: 't2', raw: posts[1] },
+    ]);
+    assert.deepEqual(
+      events.map((e) =>
+        e.event === 'outcome' ? `verdict ${e.outcome.messageId}` : `topic ${e.event === 'topic' && e.topic.messageId}`,
+      ),
+      ['verdict t1', 'verdict t2', 'topic t1', 'topic t2'],
+      'spam verdicts first, never held back by topics',
+    );
+    assert.deepEqual(topicsOf(events), [
+      ['t1', 'shared'],
+      ['t2', 'shared'],
+    ]);
+    for (const id of ['t1', 't2']) assert.notEqual(provider.store.topicOf(user.userId, id), undefined);
+    for (const e of events)
+      if (e.event === 'topic')
+        assert.deepEqual(
+          Object.keys(e.topic).sort(),
+          ['detail', 'kind', 'messageId'],
+          'no topic value, no local guess',
+        );
+  });
+
+  it('the same content under a new id is not fed again (replay log in IndexedDB)', async () => {
+    const events = await classify(w, [{ messageId: 't3', raw: posts[0] }]);
+    assert.deepEqual(topicsOf(events), [['t3', 'shared_before']]);
+    assert.equal(provider.store.isClassified(user.userId, 't3', 'topics'), false, 'nothing left the worker');
+  });
+
+  it('an opt-out is recorded by the provider, and the worker then shares no topic', async () => {
+    const p = { url: provider.server.httpUrl, token: user.token };
+    await w.call({ kind: 'topic-setting', provider: p, optOut: true });
+    assert.equal(provider.store.topicOptOut(user.userId), true);
+    await settings.setSettings({ topics: false });
+    try {
+      const events = await classify(w, [{ messageId: 't4', raw: posts[2] }]);
+      assert.equal(events.filter((e) => e.event === 'outcome').length, 1, 'the spam check still runs');
+      assert.deepEqual(topicsOf(events), []);
+      assert.equal(provider.store.isClassified(user.userId, 't4', 'topics'), false);
+    } finally {
+      await settings.setSettings({ topics: true });
+    }
+    await w.call({ kind: 'topic-setting', provider: p, optOut: false });
+    assert.equal(provider.store.topicOptOut(user.userId), false);
+  });
+});
