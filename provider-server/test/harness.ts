@@ -18,7 +18,8 @@ import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { Store } from '../src/store.js';
+import type { Store, Task } from '../src/store.js';
+import { openSqliteStore } from '../src/store-sqlite.js';
 
 export interface Harness {
   server: RunningServer;
@@ -79,7 +80,7 @@ export async function startHarness(
     health: () => ({ workers: 1, restarts: 0, degraded: false }),
     async close() {},
   };
-  const store = new Store(':memory:');
+  const store = openSqliteStore(':memory:');
   const config = loadConfig({
     env: {},
     overrides: { ...overrides, port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
@@ -101,10 +102,17 @@ export async function startHarness(
     logs,
     async close() {
       await server.close();
-      store.close();
+      await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Leaves a message classified as a finished classification would: claimed, its answer sent and acknowledged. */
+export async function markClassified(store: Store, userId: number, messageId: string, task: Task = 'spam'): Promise<void> {
+  const claim = await store.claim(userId, messageId, task, Buffer.alloc(32));
+  if (typeof claim !== 'object') throw new Error(`cannot claim ${messageId}: ${claim}`);
+  await store.recordAnswer(userId, messageId, task, claim.attempt, null);
 }
 
 /** Small, fast limits for tests (the production defaults are LIMIT_DEFAULTS). */

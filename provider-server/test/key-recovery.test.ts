@@ -27,8 +27,8 @@ before(async () => {
   provider = await startRealProvider({
     overrides: { limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } },
   });
-  ({ token, userId } = provider.store.addUser('mallory'));
-  for (let i = 0; i < 3 * BUDGET; i++) provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
+  ({ token, userId } = await provider.store.addUser('mallory'));
+  for (let i = 0; i < 3 * BUDGET; i++) await provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
   he = await loadHe();
 });
 after(() => provider.close());
@@ -130,7 +130,7 @@ test('the chosen-ciphertext oracle reads bits of a rotating user key, never of t
   const refused = await ask(a, `self-${BUDGET}`, BUDGET);
   assert.ok(typeof refused !== 'boolean' && refused.name === 'error' && refused.code === 'key_rotated');
   assert.equal(
-    provider.store.isClassified(userId, `self-${BUDGET}`),
+    await provider.store.isClassified(userId, `self-${BUDGET}`),
     false,
     'the refused message can still be classified',
   );
