@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   decodeMessage,
@@ -66,7 +66,8 @@ export async function startHarness(
         crypto.failNext = undefined;
         throw e;
       }
-      return new Uint8Array([lwe.length & 0xff, choices.length]);
+      // Fresh randomness per call, as a real garbling has: a recomputed answer never equals a recorded one.
+      return new Uint8Array([lwe.length & 0xff, choices.length, ...randomBytes(16)]);
     },
     async topics() {
       throw new Error('topics: not in this double (provider-server/test/topics.test.ts runs the real crypto)');

@@ -265,3 +265,56 @@ test('beyond maxSessions new connections are refused (503) while open sessions k
     await hh.close();
   }
 });
+
+test('exactly once: a reconnected client re-sends its request and gets the recorded answer, byte for byte, once', async () => {
+  const request = { messageId: 'm10', lwe: new Uint8Array(10).fill(1), choices: new Uint8Array(3).fill(2) };
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  const first = await c.request('spam_request', 2, request);
+  assert.equal(first.name, 'spam_gc');
+  c.close(); // the answer "was lost": no spam_done
+  const used = (await h.store.userKey(userId, 'spam', 2)).used;
+
+  const c2 = await TestClient.connect(h.server.wsUrl);
+  await hello(c2);
+  // another request for the message (other OT choices, or another ciphertext) is refused
+  for (const other of [
+    { ...request, choices: new Uint8Array(3).fill(3) },
+    { ...request, lwe: new Uint8Array(10).fill(4) },
+  ]) {
+    expectError(await c2.request('spam_resend', 3, other), 'already_classified', 3);
+    expectError(await c2.request('spam_request', 4, other), 'already_classified', 4);
+  }
+  const again = await c2.request('spam_resend', 5, request);
+  assert.equal(again.name, 'spam_gc');
+  assert.ok(first.name === 'spam_gc' && again.name === 'spam_gc');
+  assert.deepEqual(again.gc, first.gc, 'the recorded garbling, not a new one');
+  assert.equal((await h.store.userKey(userId, 'spam', 2)).used, used, 'no second decryption');
+  // one email at a time: the resend is answered like a request, spam_done closes it
+  expectError(await c2.request('spam_resend', 6, request), 'out_of_order', 6);
+  c2.send('spam_done', 7, { messageId: 'm10' });
+  expectError(await c2.request('spam_resend', 8, request), 'already_classified', 8);
+  c2.close();
+
+  // Bob sending Alice's exact request gets nothing of hers (the id is not his message)
+  const b = await TestClient.connect(h.server.wsUrl);
+  await hello(b, otherToken);
+  expectError(await b.request('spam_resend', 2, request), 'unknown_message', 2);
+  b.close();
+});
+
+test('exactly once: a request whose answer never left is not_answered; a new request then takes the claim over', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  const request = { messageId: 'm11', lwe: new Uint8Array(10), choices: new Uint8Array(3) };
+  expectError(await c.request('spam_resend', 2, request), 'not_answered', 2);
+  // a provider crash between claim and record leaves an unanswered claim
+  await h.store.claim(userId, 'm11', 'spam', Buffer.alloc(32, 9));
+  expectError(await c.request('spam_resend', 3, request), 'not_answered', 3);
+  assert.equal((await c.request('ping', 4, { nonce: 1 })).name, 'pong', 'a resync answer keeps the session');
+  const fresh = await c.request('spam_request', 5, { ...request, choices: new Uint8Array(3).fill(7) });
+  assert.equal(fresh.name, 'spam_gc');
+  c.send('spam_done', 6, { messageId: 'm11' });
+  expectError(await c.request('spam_request', 7, request), 'already_classified', 7);
+  c.close();
+});
