@@ -156,3 +156,33 @@ test('the key-switching key is deterministic per (user, epoch): asking again ave
   first.c.close();
   second.c.close();
 });
+
+test('a re-sent request with other OT choices gets no second garbling: only the recorded bytes, for the same request', async () => {
+  const { T, Q } = served().params;
+  const key = () => provider.store.userKey(userId, 'spam', served().version);
+  const id = `self-${2 * BUDGET}`;
+  const a = await attacker((await key()).epoch);
+  const lwe = probe(1, Q);
+  const first = spamChoice(a.receiver, { rPrime: 0, T });
+  const answer = await a.c.request('spam_request', a.next++, { messageId: id, lwe, choices: first.message });
+  assert.ok(answer.name === 'spam_gc', JSON.stringify(answer));
+  a.c.close(); // "lost": no spam_done
+  const used = (await key()).used;
+
+  // A new session: other choice bits for the same ciphertext (the labels of the
+  // other input, i.e. the second label of some wires) are refused, resent or new.
+  const b = await attacker((await key()).epoch);
+  const other = spamChoice(b.receiver, { rPrime: 1, T });
+  for (const name of ['spam_resend', 'spam_request'] as const) {
+    const r = await b.c.request(name, b.next++, { messageId: id, lwe, choices: other.message });
+    assert.ok(r.name === 'error' && r.code === 'already_classified', `${name}: ${JSON.stringify(r)}`);
+  }
+  other.pending.dispose();
+  // The same request gets the same bytes, decodable only with the first session's labels.
+  const again = await b.c.request('spam_resend', b.next++, { messageId: id, lwe, choices: first.message });
+  assert.ok(again.name === 'spam_gc');
+  assert.deepEqual(again.gc, answer.gc, 'no new garbling');
+  assert.equal((await key()).used, used, 'no second decryption');
+  assert.equal(evaluateSpam(first.pending, again.gc).invalid, false);
+  b.c.close();
+});
