@@ -121,7 +121,7 @@ test('private verdicts equal the plaintext model on encrypted mail; a provider r
   );
 });
 
-test('a message whose answer was lost is reported as already classified, never classified twice', async () => {
+test('a message classified by another client is reported as already classified, never classified twice', async () => {
   const lost = 'lost-answer@test';
   await provider.store.deliver(userId, lost, mails[0].encrypted);
   await markClassified(provider.store, userId, lost); // classified, and acknowledged, by another client
