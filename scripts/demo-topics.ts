@@ -92,7 +92,7 @@ export async function topicsDemo(d: TopicDemo): Promise<boolean> {
         if (o.kind !== 'verdict') return console.log(cols(o.messageId, o.kind, '', t.label, ''));
         const bPrime = connector.model()!.bPrime;
         const plain = labels[decomposedTopic(model, publicModel, await extractFeatures(t.raw, spec), bPrime)];
-        const got = labels[await store.topicOf(userId, o.messageId) ?? -1] ?? '(none)';
+        const got = labels[(await store.topicOf(userId, o.messageId)) ?? -1] ?? '(none)';
         agree += got === plain ? 1 : 0;
         n++;
         costs.sent += o.bytesSent;

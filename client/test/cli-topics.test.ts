@@ -59,7 +59,7 @@ test('classify --task both: spam verdicts and topics in one table; the provider 
     ids.length,
     'spam verdicts',
   );
-  for (const id of ids) assert.ok(await provider.store.topicOf(userId, id) !== undefined, id);
+  for (const id of ids) assert.ok((await provider.store.topicOf(userId, id)) !== undefined, id);
   assert.match(out.at(-2)!, new RegExp(`^${ids.length} messages: `));
 
   // A rerun resumes from the state file: nothing is fed again.

@@ -336,10 +336,11 @@ export class Store {
     // Each UPDATE is conditional on the epoch it read, so concurrent spenders
     // (other sessions, other instances) never both use the last decryptions.
     for (;;) {
-      const overran = await this.db.run(
-        `UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`,
-        [...key, count, budget],
-      );
+      const overran = await this.db.run(`UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
+        ...key,
+        count,
+        budget,
+      ]);
       if (overran === 1) return 'rotated';
       // Rotate as soon as the rest cannot serve another request of this size: a
       // client counting its budget (welcome.keyBudget) then reconnects before

@@ -110,7 +110,12 @@ export async function startHarness(
 }
 
 /** Leaves a message classified as a finished classification would: claimed, its answer sent and acknowledged. */
-export async function markClassified(store: Store, userId: number, messageId: string, task: Task = 'spam'): Promise<void> {
+export async function markClassified(
+  store: Store,
+  userId: number,
+  messageId: string,
+  task: Task = 'spam',
+): Promise<void> {
   const claim = await store.claim(userId, messageId, task, Buffer.alloc(32));
   if (typeof claim !== 'object') throw new Error(`cannot claim ${messageId}: ${claim}`);
   await store.recordAnswer(userId, messageId, task, claim.attempt, null);

@@ -28,7 +28,8 @@ before(async () => {
     overrides: { limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } },
   });
   ({ token, userId } = await provider.store.addUser('mallory'));
-  for (let i = 0; i < 3 * BUDGET; i++) await provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
+  for (let i = 0; i < 3 * BUDGET; i++)
+    await provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
   he = await loadHe();
 });
 after(() => provider.close());

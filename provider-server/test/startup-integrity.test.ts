@@ -29,7 +29,8 @@ before(async () => {
   const p = await startProvider(configFor(pristine), quiet);
   for (let u = 0; u < 40; u++) {
     const { userId } = await p.store.addUser(`user-${u}`);
-    for (let i = 0; i < 20; i++) await p.store.deliver(userId, `m-${u}-${i}`, `Subject: ${i}\r\n\r\n${'x'.repeat(200)}`);
+    for (let i = 0; i < 20; i++)
+      await p.store.deliver(userId, `m-${u}-${i}`, `Subject: ${i}\r\n\r\n${'x'.repeat(200)}`);
   }
   await p.close();
 });

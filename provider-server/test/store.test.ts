@@ -271,7 +271,10 @@ describe('postgres', { skip: missing }, () => {
     await raw.end();
     await assert.rejects(openPostgresStore(url), /newer than this server/);
     const bad = 'postgres://postgres:s3cret@localhost/none?host=/nonexistent-dir';
-    await assert.rejects(openPostgresStore(bad), (e: Error) => /store postgres:/.test(e.message) && !/s3cret/.test(e.message));
+    await assert.rejects(
+      openPostgresStore(bad),
+      (e: Error) => /store postgres:/.test(e.message) && !/s3cret/.test(e.message),
+    );
   });
 });
 

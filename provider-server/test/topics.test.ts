@@ -98,7 +98,11 @@ test('a valid evaluation records the topic once; the same message again is alrea
   assert.ok(ack.name === 'topic_ack' && ack.messageId === 'm-0', JSON.stringify(ack));
   // All y_j equal 0 and the masks are 0: the first maximum, candidate 0, wins.
   assert.equal(await provider.store.topicOf(userId, 'm-0'), 0);
-  assert.equal((await provider.store.userKey(userId, 'topics', served().version)).used, bPrime(), 'B′ decryptions spent');
+  assert.equal(
+    (await provider.store.userKey(userId, 'topics', served().version)).used,
+    bPrime(),
+    'B′ decryptions spent',
+  );
   const again = await s.c.request('topic_request', s.next++, {
     messageId: 'm-0',
     lwes: zeroLwes(),

@@ -2,7 +2,7 @@
 // aimed ones, on the embedded SQLite store and on a real PostgreSQL 15.
 import { after, before, describe, test } from 'node:test';
 import { runFaultScenario } from './fault-scenario.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing, startPostgres, type TestPostgres } from '../../provider-server/test/postgres.js';
 
 const LONG = {
   users: 4,
@@ -14,7 +14,9 @@ const LONG = {
 
 test('kill -9 under load, repeatedly (SQLite): exactly once, every verdict delivered, integrity_check ok', async (t) => {
   const r = await runFaultScenario(LONG);
-  t.diagnostic(`${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`);
+  t.diagnostic(
+    `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
+  );
 });
 
 describe('postgres', { skip: postgresMissing() }, () => {
@@ -26,6 +28,8 @@ describe('postgres', { skip: postgresMissing() }, () => {
 
   test('kill -9 under load, repeatedly (PostgreSQL store): exactly once, every verdict delivered', async (t) => {
     const r = await runFaultScenario({ ...LONG, store: await cluster.database() });
-    t.diagnostic(`${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`);
+    t.diagnostic(
+      `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
+    );
   });
 });

@@ -18,17 +18,17 @@ import pg from 'pg';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
-import { createConnector } from '../../client/core/connect.js';
-import { runClassification, type Classifier, type RunOutcome } from '../../client/core/runner.js';
-import type { InterruptedRequest, SocketLike, SpamSession } from '../../client/core/session.js';
+import { createConnector } from '../core/connect.js';
+import { runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
+import type { InterruptedRequest, SocketLike, SpamSession } from '../core/session.js';
 import { SCHEMAS } from '../../protocol/messages.js';
-import { nodeSocket } from '../../client/node/cli.js';
-import { DirectoryStorage } from '../../client/node/node-storage.js';
+import { nodeSocket } from '../node/cli.js';
+import { DirectoryStorage } from '../node/node-storage.js';
 import { loadHe } from '../../wasm/ts/he.js';
-import type { Store } from '../src/store.js';
-import { openPostgresStore } from '../src/store-postgres.js';
-import { openSqliteStore } from '../src/store-sqlite.js';
-import { BUNDLED_MODELS } from './real-provider.js';
+import type { Store } from '../../provider-server/src/store.js';
+import { openPostgresStore } from '../../provider-server/src/store-postgres.js';
+import { openSqliteStore } from '../../provider-server/src/store-sqlite.js';
+import { BUNDLED_MODELS } from '../../provider-server/test/real-provider.js';
 
 export interface FaultOptions {
   users: number;
@@ -86,7 +86,11 @@ async function startProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
 }
 
 const frameType = (data: unknown): number | undefined =>
-  data instanceof ArrayBuffer ? new Uint8Array(data)[1] : ArrayBuffer.isView(data) ? (data as Uint8Array)[1] : undefined;
+  data instanceof ArrayBuffer
+    ? new Uint8Array(data)[1]
+    : ArrayBuffer.isView(data)
+      ? (data as Uint8Array)[1]
+      : undefined;
 
 /**
  * nodeSocket with aimed faults: `kill()` right after a spam_request left, or
@@ -250,7 +254,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
     for (const m of u.mails) assert.equal(await store.isClassified(u.id, m.id), true, `${m.id} claimed and answered`);
   }
   await store.close();
-  const counts = { claims: 'SELECT COUNT(*) AS n FROM classified', open: `${'SELECT COUNT(*) AS n FROM classified'} WHERE attempt IS NOT NULL` };
+  const counts = {
+    claims: 'SELECT COUNT(*) AS n FROM classified',
+    open: `${'SELECT COUNT(*) AS n FROM classified'} WHERE attempt IS NOT NULL`,
+  };
   let claims: number;
   let open: number;
   if (opts.store) {
