@@ -23,6 +23,7 @@ import { loadSpamAssassin } from '../models/data/loaders.js';
 import { loadConfig } from '../provider-server/src/config.js';
 import { startProvider, type Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
+import { markClassified } from '../provider-server/test/harness.js';
 import { loadHe } from '../wasm/ts/he.js';
 import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { clickClosedButton, readClosed, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
@@ -61,8 +62,8 @@ async function deliver(id: string, raw: string, label = ''): Promise<void> {
     encryptionKeys: alice.publicKey,
   });
   const encrypted = pgpMime(id, armored);
-  provider.store.deliver(alice_.userId, id, encrypted);
-  provider.store.deliver(headless.userId, id, encrypted);
+  await provider.store.deliver(alice_.userId, id, encrypted);
+  await provider.store.deliver(headless.userId, id, encrypted);
   mails.push({ id, label, encrypted });
 }
 
@@ -70,8 +71,8 @@ before(
   async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-private-e2e-'));
     provider = await startProviderWith(MODEL, 0);
-    alice_ = provider.store.addUser('alice');
-    headless = provider.store.addUser('headless');
+    alice_ = await provider.store.addUser('alice');
+    headless = await provider.store.addUser('headless');
     alice = await makeParty('Alice', 'alice@example.org');
     const test = loadSpamAssassin().filter((e) => e.split === 'test');
     const pick = [
@@ -176,10 +177,10 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     assert.deepEqual(extension, cli, 'extension verdicts equal the headless client’s');
     spamIds.push(...Object.keys(cli).filter((id) => cli[id] === 'spam'));
     assert.ok(Object.values(cli).includes('spam') && Object.values(cli).includes('not-spam'));
-    for (const m of mails) assert.equal(provider.store.isClassified(alice_.userId, m.id), true);
+    for (const m of mails) assert.equal(await provider.store.isClassified(alice_.userId, m.id), true);
 
     // Spam went to Junk; ham stayed in the Inbox.
-    const junk = provider.store.listMessages(alice_.userId, 'junk').map((m) => m.id);
+    const junk = (await provider.store.listMessages(alice_.userId, 'junk')).map((m) => m.id);
     assert.deepEqual(
       junk.sort(),
       mails
@@ -190,7 +191,8 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
   });
 
   it('a spam message in Junk says so and goes back to the Inbox with “Not spam”', async () => {
-    const spam = mails.find((m) => provider.store.listMessages(alice_.userId, 'junk').some((j) => j.id === m.id))!;
+    const junk = await provider.store.listMessages(alice_.userId, 'junk');
+    const spam = mails.find((m) => junk.some((j) => j.id === m.id))!;
     await page.goto(`${provider.server.httpUrl}/mail/junk`);
     await page.locator(`tr.message-row[data-message-id="${spam.id}"]`).waitFor();
     await screenshot(page, 'private-junk-folder');
@@ -200,7 +202,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await clickClosedButton(page);
     await waitForClosed(page, (b) => b.state === 'not-spam');
     assert.match(await spamText(), /moved back to your Inbox/);
-    assert.ok(provider.store.listMessages(alice_.userId, 'inbox').some((m) => m.id === spam.id));
+    assert.ok((await provider.store.listMessages(alice_.userId, 'inbox')).some((m) => m.id === spam.id));
   });
 
   it('the page’s own scripts cannot read the verdict (closed shadow root, nothing mirrored in the page)', async () => {
@@ -321,7 +323,11 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
       .slice(100, 112);
     const ids = backlog.map((_, i) => `backlog-${i}`);
     for (const [i, e] of backlog.entries()) await deliver(ids[i], e.raw as string, e.label);
-    const classified = () => ids.filter((id) => provider.store.isClassified(alice_.userId, id)).length;
+    const classified = async (): Promise<number> => {
+      let n = 0;
+      for (const id of ids) if (await provider.store.isClassified(alice_.userId, id)) n++;
+      return n;
+    };
     const indexMailbox = async () => {
       await page.goto(`${provider.server.httpUrl}/mail`);
       await page.locator('.pmf-mailbox .bar button').click();
@@ -329,15 +335,15 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     };
     await page.goto(`${provider.server.httpUrl}/mail`);
     await page.locator('.pmf-mailbox .bar button').click();
-    while (classified() === 0) await new Promise((r) => setTimeout(r, 50));
+    while ((await classified()) === 0) await new Promise((r) => setTimeout(r, 50));
     const cdp = await browser.context.newCDPSession(page);
     await cdp.send('ServiceWorker.enable');
     await cdp.send('ServiceWorker.stopAllWorkers');
     await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 120_000 });
     await indexMailbox(); // offers again what the stop interrupted
-    for (let t = Date.now(); classified() < ids.length && Date.now() - t < 60_000;)
+    for (let t = Date.now(); (await classified()) < ids.length && Date.now() - t < 60_000;)
       await new Promise((r) => setTimeout(r, 100));
-    assert.equal(classified(), ids.length);
+    assert.equal(await classified(), ids.length);
     // Every backlog message keeps a verdict: had one been asked twice, the provider would have said already classified.
     await page.goto(browser.extensionUrl('options.html'));
     const kinds = (await page.evaluate(`(async () => {
@@ -372,7 +378,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
 
   it('says so when the provider already classified a message', async () => {
     await deliver('lost-1', 'From: a@b\r\nSubject: hello\r\n\r\nhello there\r\n');
-    assert.equal(provider.store.claim(alice_.userId, 'lost-1'), 'claimed');
+    await markClassified(provider.store, alice_.userId, 'lost-1');
     assert.equal(await verdictOf('lost-1'), 'checked-before');
     assert.match(await spamText(), /already done/);
     await screenshot(page, 'private-already-classified');

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'rate_limited', // per-user rate limit hit
   'key_rotated', // the user's decryption key reached its budget: reconnect for the next key epoch
   'opted_out', // topic_request from a user who opted out of topic extraction (docs/protocol.md#topic-extraction)
+  'not_answered', // spam_resend for a request whose answer never left the provider: send a new spam_request
   'crypto_rejected', // a cryptographic check failed (e.g. OT consistency)
   'internal', // server-side failure; details stay in the server log
 ] as const;

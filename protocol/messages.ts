@@ -71,6 +71,10 @@ export const SCHEMAS = {
   topic_ack: { type: 15, fields: [str('messageId', LIMITS.id)] },
   topic_setting: { type: 16, fields: [u32('optOut')] },
   topic_setting_ack: { type: 17, fields: [u32('optOut')] },
+  spam_resend: {
+    type: 18,
+    fields: [str('messageId', LIMITS.id), bytes('lwe', 1, LIMITS.lwe), bytes('choices', 1, LIMITS.choices)],
+  },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;
@@ -114,6 +118,8 @@ export interface Messages {
   /** optOut: 1 = this user opts out of topic extraction (docs/protocol.md#topic-extraction), 0 = opts back in. */
   topic_setting: { optOut: number };
   topic_setting_ack: { optOut: number };
+  /** A spam_request sent again after a reconnect, byte for byte: answered only with the recorded spam_gc. */
+  spam_resend: { messageId: string; lwe: Uint8Array; choices: Uint8Array };
 }
 
 /** A decoded message: its name, the request id and its fields. */

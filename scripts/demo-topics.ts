@@ -50,14 +50,14 @@ function pickPosts(count: number) {
 /** Returns whether every private topic equals the plaintext decomposed topic. */
 export async function topicsDemo(d: TopicDemo): Promise<boolean> {
   const posts = pickPosts(d.count);
-  const store = openStore(d.dataDir);
-  const userId = store.userId('demo')!;
+  const store = await openStore({ dataDir: d.dataDir });
+  const userId = (await store.userId('demo'))!;
   const delivered = new Map<string, { label: string; raw: string; enc: string }>();
   for (const e of posts) {
     const id = `${e.id.replace(/\//g, '.')}@20news.demo`;
     const raw = e.raw as string;
     const enc = await d.encrypt(raw, id);
-    store.deliver(userId, id, enc);
+    await store.deliver(userId, id, enc);
     delivered.set(id, { label: e.label, raw, enc });
   }
   d.say(`delivered ${posts.length} encrypted 20 Newsgroups test posts; extracting their topics privately`);
@@ -92,7 +92,7 @@ export async function topicsDemo(d: TopicDemo): Promise<boolean> {
         if (o.kind !== 'verdict') return console.log(cols(o.messageId, o.kind, '', t.label, ''));
         const bPrime = connector.model()!.bPrime;
         const plain = labels[decomposedTopic(model, publicModel, await extractFeatures(t.raw, spec), bPrime)];
-        const got = labels[store.topicOf(userId, o.messageId) ?? -1] ?? '(none)';
+        const got = labels[(await store.topicOf(userId, o.messageId)) ?? -1] ?? '(none)';
         agree += got === plain ? 1 : 0;
         n++;
         costs.sent += o.bytesSent;
@@ -102,7 +102,7 @@ export async function topicsDemo(d: TopicDemo): Promise<boolean> {
       },
     },
   );
-  store.close();
+  await store.close();
   const m = connector.model();
   d.say(
     `private topic = plaintext decomposed topic on ${agree}/${n}; per email (B' = ${m?.bPrime} of B = ${m?.params.B}): ` +

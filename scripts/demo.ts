@@ -136,21 +136,21 @@ async function main(): Promise<void> {
     const spam = test.filter((e) => e.label === 'spam').slice(0, Math.floor(count / 2));
     const ham = test.filter((e) => e.label === 'ham').slice(0, count - spam.length);
     const chosen = [...spam, ...ham].sort((a, b) => (a.id < b.id ? -1 : 1));
-    const store = openStore(dataDir);
-    const { userId, token } = store.addUser('demo');
+    const store = await openStore({ dataDir });
+    const { userId, token } = await store.addUser('demo');
     const mbox: string[] = [];
     const truth = new Map<string, { label: string; raw: string }>();
     for (const e of chosen) {
       const id = `${e.id.replace('/', '.')}@spamassassin.demo`;
       const raw = typeof e.raw === 'string' ? e.raw : new TextDecoder().decode(e.raw);
       const enc = await encryptToPgpMime(raw, id, publicKey);
-      store.deliver(userId, id, enc);
+      await store.deliver(userId, id, enc);
       truth.set(id, { label: e.label, raw });
       mbox.push(
         `From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`,
       );
     }
-    store.close();
+    await store.close();
     fs.writeFileSync(path.join(dir, 'mailbox.mbox'), mbox.join('\n'));
     fs.writeFileSync(path.join(dir, 'demo-key.asc'), privateKey.armor(), { mode: 0o600 });
     say(
@@ -182,7 +182,7 @@ async function main(): Promise<void> {
     let agree = 0;
     let correct = 0;
     await runClassification(
-      [...truth.keys()].map((id) => ({ id, raw: async () => decryptMessage(deliveredRaw(id), [privateKey]) })),
+      [...truth.keys()].map((id) => ({ id, raw: async () => decryptMessage(await deliveredRaw(id), [privateKey]) })),
       {
         connect: (n) => connector.connect(n),
         onOutcome: async (o) => {
@@ -228,13 +228,13 @@ async function main(): Promise<void> {
     else fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  function deliveredRaw(id: string): string {
-    const store = openStore(dataDir);
+  async function deliveredRaw(id: string): Promise<string> {
+    const store = await openStore({ dataDir });
     try {
-      const uid = store.userId('demo')!;
-      return store.getMessage(uid, id)!.raw;
+      const uid = (await store.userId('demo'))!;
+      return (await store.getMessage(uid, id))!.raw;
     } finally {
-      store.close();
+      await store.close();
     }
   }
 }

@@ -2,15 +2,19 @@
 // restarts: on a dropped connection it reconnects (with backoff) and resumes
 // at the first message without a verdict. A message is never classified
 // twice: verdicts already recorded (e.g. in the CLI's results file) are
-// skipped, and if the provider says a message was already classified (its
-// answer was lost with the connection) it is reported as such, not retried.
+// skipped; a spam request whose answer was lost with the connection is
+// re-sent as is, and its recorded answer evaluated
+// (docs/protocol.md#exactly-once-verdicts); if the provider says a message
+// was already classified otherwise, it is reported as such, not retried.
 import { ProtocolError } from '../../protocol/errors.js';
-import { ConnectionClosed, type SpamVerdict } from './session.js';
+import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
 import { ReplayRefused } from './topic-replay.js';
 
 /** A session that classifies one message at a time (SpamSession, TopicSession). */
 export interface Classifier<V> {
   classify(messageId: string, raw: string | Uint8Array, remaining: number): Promise<V>;
+  /** Re-sends an interrupted request (SpamSession); undefined: classify anew. */
+  resume?(interrupted: InterruptedRequest): Promise<V | undefined>;
   close(): void;
 }
 
@@ -63,13 +67,25 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
+      let interrupted: InterruptedRequest | undefined;
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);
-          const v = await session.classify(item.id, raw, todo.length - i);
+          let v: V | undefined;
+          if (interrupted) {
+            const resend = interrupted;
+            interrupted = undefined;
+            v = await session.resume?.(resend);
+          }
+          v ??= await session.classify(item.id, raw, todo.length - i);
           await opts.onOutcome({ kind: 'verdict', ...v });
           break;
-        } catch (e) {
+        } catch (caught) {
+          let e = caught;
+          if (e instanceof InterruptedRequest) {
+            interrupted = e;
+            e = e.reason;
+          }
           if (e instanceof ReplayRefused) {
             await opts.onOutcome({ kind: 'replay_refused', messageId: item.id, detail: e.message });
             break;
@@ -85,9 +101,10 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           const transient =
             e instanceof ConnectionClosed ||
             (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
-          if (!transient) throw e;
-          firstFailure ||= Date.now();
-          if (Date.now() - firstFailure > window) throw e;
+          if (!transient || Date.now() - (firstFailure ||= Date.now()) > window) {
+            interrupted?.dispose();
+            throw e;
+          }
           opts.onReconnect?.(++attempt, e as Error);
           await sleep(e instanceof ProtocolError && e.code === 'rate_limited' ? 5000 : delay);
           delay = Math.min(5000, delay * 2);

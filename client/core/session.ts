@@ -2,7 +2,9 @@
 // welcome (p0 checked against the joint seed), OT base + extension (pool
 // sized to the pending work, topped up on demand) in ProviderSession; then
 // for spam, per email docs/crypto.md#extraction-pipeline on the device, spam_request, garbled
-// evaluation, spam_done (topics: topic-session.ts). No DOM and no
+// evaluation, spam_done (topics: topic-session.ts). A spam request whose
+// answer was lost with the connection is re-sent as is on the next session
+// (spam_resend, docs/protocol.md#exactly-once-verdicts). No DOM and no
 // Node-only API: the socket is anything with the browser WebSocket interface
 // (the `ws` package's WebSocket in Node).
 import { ProtocolError } from '../../protocol/errors.js';
@@ -115,6 +117,30 @@ export interface SessionOptions {
   onUserKey?: (epoch: number, ksk: Uint8Array) => Promise<void>;
   timeoutMs?: number;
 }
+
+/**
+ * A spam request whose answer did not arrive (connection lost, timeout, or a
+ * transient refusal): the request and the evaluator's input labels are kept
+ * so the next session can re-send it and evaluate the recorded answer. The
+ * labels are the only secret here, kept in memory only; dispose() wipes them.
+ */
+export class InterruptedRequest extends Error {
+  constructor(
+    readonly reason: Error,
+    readonly request: Messages['spam_request'],
+    readonly pending: PendingEvaluation,
+  ) {
+    super(reason.message);
+    this.name = 'InterruptedRequest';
+  }
+
+  dispose(): void {
+    this.pending.dispose();
+  }
+}
+
+/** Refusals after which a spam request may still have been answered, or can be answered later. */
+const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
 
 /** What spam and topic sessions share: connection, hello, OT pool, request/response. */
 export abstract class ProviderSession {
@@ -245,14 +271,16 @@ export abstract class ProviderSession {
 
   /**
    * Sends one email's request and returns the garbled circuit of the answer,
-   * which must name the same message. Without one, the pending evaluation is wiped.
+   * which must name the same message. Without one, the pending evaluation is
+   * wiped, except for a spam request that may still be answered: then an
+   * InterruptedRequest keeps it for a spam_resend.
    */
-  protected async garbledFor<K extends 'spam_request' | 'topic_request'>(
+  protected async garbledFor<K extends 'spam_request' | 'spam_resend' | 'topic_request'>(
     name: K,
     fields: Messages[K],
     pending: PendingEvaluation,
   ): Promise<Uint8Array> {
-    const expect: 'spam_gc' | 'topic_gc' = name === 'spam_request' ? 'spam_gc' : 'topic_gc';
+    const expect: 'spam_gc' | 'topic_gc' = name === 'topic_request' ? 'topic_gc' : 'spam_gc';
     try {
       const reply = await this.request(name, expect, fields);
       if (reply.messageId !== fields.messageId) {
@@ -260,6 +288,9 @@ export abstract class ProviderSession {
       }
       return reply.gc;
     } catch (e) {
+      const retryable = e instanceof ConnectionClosed || (e instanceof ProtocolError && RETRYABLE.has(e.code));
+      if (name !== 'topic_request' && retryable)
+        throw new InterruptedRequest(e as Error, fields as Messages['spam_request'], pending);
       pending.dispose();
       throw e;
     }
@@ -361,14 +392,49 @@ export class SpamSession extends ProviderSession {
     mask = 0;
     cpu = performance.now() - cpu;
     await this.ensureOts(remaining);
-    let t0 = performance.now();
+    const t0 = performance.now();
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
     const gc = await this.garbledFor('spam_request', { messageId, lwe, choices }, pending);
-    t0 = performance.now();
+    return this.verdict(messageId, pending, gc, cpu, sent0, recv0);
+  }
+
+  /**
+   * Re-sends a request whose answer was lost (spam_resend) and evaluates the
+   * recorded answer with the labels kept for it; undefined when no answer
+   * ever left the provider (the message is then classified anew).
+   */
+  async resume(interrupted: InterruptedRequest): Promise<SpamVerdict | undefined> {
+    this.alive();
+    const { request, pending } = interrupted;
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    let gc: Uint8Array;
+    try {
+      gc = await this.garbledFor('spam_resend', request, pending);
+    } catch (e) {
+      if (e instanceof ProtocolError && e.code === 'not_answered') return undefined;
+      throw e;
+    }
+    return this.verdict(request.messageId, pending, gc, 0, sent0, recv0);
+  }
+
+  private verdict(
+    messageId: string,
+    pending: PendingEvaluation,
+    gc: Uint8Array,
+    cpu: number,
+    sent0: number,
+    recv0: number,
+  ): SpamVerdict {
+    const t0 = performance.now();
     const result = evaluateSpam(pending, gc);
     cpu += performance.now() - t0;
-    this.sendFrame('spam_done', this.nextRequest++, { messageId });
+    try {
+      this.sendFrame('spam_done', this.nextRequest++, { messageId });
+    } catch {
+      // The verdict is ours already; the provider just keeps its recorded copy.
+    }
     if (result.invalid) this.opts.onInvalidOutput?.(messageId);
     const labels = this.opts.model.header.labels;
     return {

@@ -20,15 +20,16 @@ const labels = JSON.parse(fs.readFileSync(path.resolve('models/default/topics.pu
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-topics-'));
   provider = await startRealProvider({ models: ['spam', 'topics'] });
-  ({ userId, token } = provider.store.addUser('cli-topics'));
+  ({ userId, token } = await provider.store.addUser('cli-topics'));
   const posts = loadTwentyNews()
     .filter((e) => e.split === 'test')
     .filter((_, i) => i % 2000 === 0);
-  const lines = posts.map((e, i) => {
+  const lines: string[] = [];
+  for (const [i, e] of posts.entries()) {
     ids.push(`news-${i}@test`);
-    provider.store.deliver(userId, ids[i], `Subject: ...\r\n\r\n(encrypted)`);
-    return JSON.stringify({ id: ids[i], raw: e.raw });
-  });
+    await provider.store.deliver(userId, ids[i], `Subject: ...\r\n\r\n(encrypted)`);
+    lines.push(JSON.stringify({ id: ids[i], raw: e.raw }));
+  }
   fs.writeFileSync(path.join(dir, 'in.jsonl'), lines.join('\n'));
 });
 after(async () => {
@@ -58,7 +59,7 @@ test('classify --task both: spam verdicts and topics in one table; the provider 
     ids.length,
     'spam verdicts',
   );
-  for (const id of ids) assert.ok(provider.store.topicOf(userId, id) !== undefined, id);
+  for (const id of ids) assert.ok((await provider.store.topicOf(userId, id)) !== undefined, id);
   assert.match(out.at(-2)!, new RegExp(`^${ids.length} messages: `));
 
   // A rerun resumes from the state file: nothing is fed again.
@@ -72,7 +73,7 @@ test('classify --task both: spam verdicts and topics in one table; the provider 
 test('topics-opt-out and topics-opt-in are recorded by the provider', async () => {
   const cache = path.join(dir, 'cache-opt');
   await run(['topics-opt-out', '--cache', cache]);
-  assert.equal(provider.store.topicOptOut(userId), true);
+  assert.equal(await provider.store.topicOptOut(userId), true);
   await run(['topics-opt-in', '--cache', cache]);
-  assert.equal(provider.store.topicOptOut(userId), false);
+  assert.equal(await provider.store.topicOptOut(userId), false);
 });

@@ -45,9 +45,9 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function user(name: string): string {
-  const { userId, token } = provider.store.addUser(name);
-  encrypted.forEach((m, i) => provider.store.deliver(userId, `cli-${i}@test`, m));
+async function user(name: string): Promise<string> {
+  const { userId, token } = await provider.store.addUser(name);
+  for (const [i, m] of encrypted.entries()) await provider.store.deliver(userId, `cli-${i}@test`, m);
   return token;
 }
 
@@ -78,7 +78,7 @@ test('the CLI classifies an encrypted mailbox in each format, prints the table a
     ['mbox', 'in.mbox'],
     ['maildir', 'Maildir'],
   ]) {
-    const token = user(`u-${name}`);
+    const token = await user(`u-${name}`);
     const state = path.join(dir, `${name}.state.jsonl`);
     const args = [
       'classify',

@@ -12,6 +12,7 @@ import { extractFeatures } from '../../models/features/index.js';
 import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
 import { loadConfig } from '../../provider-server/src/config.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
+import { markClassified } from '../../provider-server/test/harness.js';
 import { loadHe, type He } from '../../wasm/ts/he.js';
 import { nodeSocket } from '../node/cli.js';
 import { createConnector } from '../core/connect.js';
@@ -41,7 +42,7 @@ function config(port = 0) {
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-e2e-'));
   provider = await startProvider(config(), { progress: () => {}, log: () => {} });
-  ({ token, userId } = provider.store.addUser('e2e'));
+  ({ token, userId } = await provider.store.addUser('e2e'));
   he = await loadHe();
   const { privateKey, publicKey } = await openpgp.generateKey({
     type: 'curve25519',
@@ -60,7 +61,7 @@ before(async () => {
       encryptionKeys: publicKey,
     });
     const encrypted = `From: a@b\r\nSubject: ...\r\nMessage-ID: <${e.id}>\r\nContent-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="x"\r\n\r\n--x\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n--x\r\nContent-Type: application/octet-stream\r\n\r\n${armored}\r\n--x--\r\n`;
-    provider.store.deliver(userId, e.id, encrypted);
+    await provider.store.deliver(userId, e.id, encrypted);
     mails.push({ id: e.id, label: e.label, raw, encrypted });
   }
 });
@@ -113,17 +114,17 @@ test('private verdicts equal the plaintext model on encrypted mail; a provider r
     assert.equal(o.label, reference, `${m.id}: private verdict equals the quantized plaintext verdict`);
     assert.equal(o.invalidOutput, false);
     assert.ok(o.bytesSent > 15_000 && o.bytesSent < 25_000, `one LWE ciphertext per email, got ${o.bytesSent}`);
-    assert.equal(provider.store.isClassified(userId, m.id), true);
+    assert.equal(await provider.store.isClassified(userId, m.id), true);
   }
   assert.ok(
     outcomes.some((o) => o.kind === 'verdict' && o.spam) && outcomes.some((o) => o.kind === 'verdict' && !o.spam),
   );
 });
 
-test('a message whose answer was lost is reported as already classified, never classified twice', async () => {
+test('a message classified by another client is reported as already classified, never classified twice', async () => {
   const lost = 'lost-answer@test';
-  provider.store.deliver(userId, lost, mails[0].encrypted);
-  assert.equal(provider.store.claim(userId, lost), 'claimed'); // classified in a session whose answer never arrived
+  await provider.store.deliver(userId, lost, mails[0].encrypted);
+  await markClassified(provider.store, userId, lost); // classified, and acknowledged, by another client
   const connector = connectorFor('cache');
   const outcomes: RunOutcome[] = [];
   await runClassification(
@@ -160,7 +161,7 @@ test('after the provider rotates its model, a client on the old version is told 
   await provider.close();
   provider = await startProvider(config(port), { progress: () => {}, log: () => {} });
   assert.equal(provider.catalog.current('spam')!.version, 2);
-  provider.store.deliver(userId, 'after-rotation@test', mails[1].encrypted);
+  await provider.store.deliver(userId, 'after-rotation@test', mails[1].encrypted);
   const s = await connector.connect(1);
   assert.equal(connector.model()!.header.modelVersion, 2);
   const v = await s.classify('after-rotation@test', await decryptMessage(mails[1].encrypted, keys));
@@ -180,7 +181,7 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
     return ws;
   };
   const same = mails[2];
-  for (const id of ['twin-1@test', 'twin-2@test']) provider.store.deliver(userId, id, same.encrypted);
+  for (const id of ['twin-1@test', 'twin-2@test']) await provider.store.deliver(userId, id, same.encrypted);
   const connector = connectorFor('cache-wire', recordingSocket);
   const s = await connector.connect(2);
   const plaintext = await decryptMessage(same.encrypted, keys);
@@ -223,7 +224,7 @@ test('an answer naming another message is refused (a provider cannot move a verd
       });
     return ws;
   };
-  provider.store.deliver(userId, 'relabelled@test', mails[0].encrypted);
+  await provider.store.deliver(userId, 'relabelled@test', mails[0].encrypted);
   const s = await connectorFor('cache-relabel', relabelling).connect(1);
   try {
     await assert.rejects(

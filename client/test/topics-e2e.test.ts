@@ -32,12 +32,12 @@ const mails: { id: string; label: string; raw: string }[] = [];
 
 before(async () => {
   provider = await startRealProvider({ models: ['topics'], overrides: { limits: { requestsPerMinute: 100_000 } } });
-  ({ token, userId } = provider.store.addUser('topics-e2e'));
+  ({ token, userId } = await provider.store.addUser('topics-e2e'));
   he = await loadHe();
   const held = loadTwentyNews().filter((e) => e.split === 'test');
   for (const e of held.filter((_, i) => i % STRIDE === 0)) {
     const id = `20news-${e.id}`;
-    provider.store.deliver(userId, id, `Subject: encrypted\r\n\r\n(ciphertext)`);
+    await provider.store.deliver(userId, id, `Subject: encrypted\r\n\r\n(ciphertext)`);
     mails.push({ id, label: e.label, raw: e.raw as string });
   }
 });
@@ -80,7 +80,7 @@ test(`private topic = quantized plaintext decomposed topic on every sampled 20 N
     assert.equal(o.kind, 'verdict', JSON.stringify(o));
     fed++;
     const expected = decomposedTopic(model, publicModel, await extractFeatures(m.raw, spec), bPrime);
-    const got = provider.store.topicOf(userId, m.id);
+    const got = await provider.store.topicOf(userId, m.id);
     if (got === expected) agree++;
     if (model.header.labels[got ?? -1] === m.label) correct++;
   }
@@ -98,14 +98,14 @@ test('the replay log refuses an email fed before, by message id and by content, 
   const store = new MemoryReplayStore();
   const first = await ReplayLog.open(store);
   const [a, b] = mails.slice(0, 2);
-  provider.store.deliver(userId, 'replay-1', 'Subject: x\r\n\r\ny');
-  provider.store.deliver(userId, 'replay-2', 'Subject: x\r\n\r\ny');
+  await provider.store.deliver(userId, 'replay-1', 'Subject: x\r\n\r\ny');
+  await provider.store.deliver(userId, 'replay-2', 'Subject: x\r\n\r\ny');
   const s = await connector(first, 'cache-replay').connect(2);
   try {
     await s.classify('replay-1', a.raw);
     // The provider re-delivers the same content under a new id: refused before anything is sent.
     await assert.rejects(s.classify('replay-2', a.raw), (e) => e instanceof ReplayRefused && e.reason === 'content');
-    assert.equal(provider.store.isClassified(userId, 'replay-2', 'topics'), false, 'nothing left the client');
+    assert.equal(await provider.store.isClassified(userId, 'replay-2', 'topics'), false, 'nothing left the client');
     // Another client process with the same log: the id is refused too.
     const second = await ReplayLog.open(store);
     await assert.rejects(
@@ -120,20 +120,20 @@ test('the replay log refuses an email fed before, by message id and by content, 
 });
 
 test('opt-out through the client: the provider refuses topic requests until the user opts back in', async () => {
-  provider.store.deliver(userId, 'opt-1', 'Subject: x\r\n\r\ny');
-  provider.store.deliver(userId, 'opt-2', 'Subject: x\r\n\r\ny');
+  await provider.store.deliver(userId, 'opt-1', 'Subject: x\r\n\r\ny');
+  await provider.store.deliver(userId, 'opt-2', 'Subject: x\r\n\r\ny');
   const s = await connector(await ReplayLog.open(new MemoryReplayStore()), 'cache-opt').connect(1);
   try {
     await s.setOptOut(true);
-    assert.equal(provider.store.topicOptOut(userId), true);
+    assert.equal(await provider.store.topicOptOut(userId), true);
     await assert.rejects(
       s.classify('opt-1', mails[2].raw),
       (e) => e instanceof ProtocolError && e.code === 'opted_out',
     );
-    assert.equal(provider.store.isClassified(userId, 'opt-1', 'topics'), false);
+    assert.equal(await provider.store.isClassified(userId, 'opt-1', 'topics'), false);
     await s.setOptOut(false);
     await s.classify('opt-2', mails[3].raw);
-    assert.notEqual(provider.store.topicOf(userId, 'opt-2'), undefined);
+    assert.notEqual(await provider.store.topicOf(userId, 'opt-2'), undefined);
   } finally {
     s.close();
   }

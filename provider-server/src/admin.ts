@@ -51,20 +51,22 @@ export function createAdminHandler(deps: AdminDeps): (req: http.IncomingMessage,
       send(res, 404, { error: 'not found' });
       return true;
     }
-    const name = (m: string, v: number, t: number): string => deps.labels(m, v)[t] ?? `topic ${t}`;
-    const userName = url.searchParams.get('user');
-    if (userName === null) {
-      const counts = deps.store.topicCounts().map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
-      send(res, 200, { counts });
-      return true;
-    }
-    const id = deps.store.userId(userName);
-    if (id === undefined) {
-      send(res, 404, { error: 'no such user' });
-      return true;
-    }
-    const history = deps.store.topicHistory(id).map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
-    send(res, 200, { user: userName, optedOut: deps.store.topicOptOut(id), history });
+    topics(deps, url.searchParams.get('user'), res).catch(() => {
+      if (!res.headersSent) send(res, 500, { error: 'internal error' });
+    });
     return true;
   };
+}
+
+/** Per-topic counts, or one user's topic history. */
+async function topics(deps: AdminDeps, userName: string | null, res: http.ServerResponse): Promise<void> {
+  const name = (m: string, v: number, t: number): string => deps.labels(m, v)[t] ?? `topic ${t}`;
+  if (userName === null) {
+    const counts = (await deps.store.topicCounts()).map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
+    return send(res, 200, { counts });
+  }
+  const id = await deps.store.userId(userName);
+  if (id === undefined) return send(res, 404, { error: 'no such user' });
+  const history = (await deps.store.topicHistory(id)).map((r) => ({ ...r, name: name(r.modelId, r.version, r.topic) }));
+  send(res, 200, { user: userName, optedOut: await deps.store.topicOptOut(id), history });
 }

@@ -1,5 +1,5 @@
 // provider-server command line.
-//   tsx provider-server/src/cli.ts serve [--config FILE]
+//   tsx provider-server/src/cli.ts serve [--config FILE] [--store postgres://...]
 //   (or, compiled by npm run build:server: node dist/server/provider-server/src/cli.js serve ...)
 //   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
@@ -9,7 +9,9 @@
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
-// Admin commands open the same SQLite store as a running server (WAL mode).
+// --store (or the config key `store`, PMF_STORE) names a shared PostgreSQL store;
+// without it every command uses the SQLite file in the data directory.
+// Admin commands open the same store as a running server (SQLite: WAL mode).
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { logFingerprint } from '../../protocol/package-log.js';
@@ -19,17 +21,17 @@ import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token> [--config FILE]
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { config: { type: 'string' } },
+    options: { config: { type: 'string' }, store: { type: 'string' } },
   });
   const [cmd, ...rest] = positionals;
-  const config = loadConfig({ file: values.config });
+  const config = loadConfig({ file: values.config, overrides: values.store ? { store: values.store } : {} });
   if (cmd === 'serve') {
     const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
     console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
@@ -59,20 +61,20 @@ export async function main(argv: string[]): Promise<number> {
     console.log(PackageLog.open(config.dataDir).publicKey);
     return 0;
   }
-  const store = openStore(config.dataDir);
+  const store = await openStore(config);
   try {
     if (cmd === 'add-user' && rest.length === 1) {
-      console.log(store.addUser(rest[0]).token);
+      console.log((await store.addUser(rest[0])).token);
     } else if (cmd === 'issue-token' && rest.length === 1) {
-      const id = store.userId(rest[0]);
+      const id = await store.userId(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);
-      console.log(store.issueToken(id));
+      console.log(await store.issueToken(id));
     } else if (cmd === 'deliver' && rest.length >= 2) {
-      const id = store.userId(rest[0]);
+      const id = await store.userId(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);
       for (const file of rest.slice(1)) {
         for (const m of readMailbox(file)) {
-          store.deliver(id, m.id, m.raw);
+          await store.deliver(id, m.id, m.raw);
           console.log(`delivered ${m.id}`);
         }
       }
@@ -80,14 +82,14 @@ export async function main(argv: string[]): Promise<number> {
       const names = topicNames(config.dataDir);
       const name = (m: string, v: number, t: number): string => names(m, v)[t] ?? `topic ${t}`;
       if (rest.length === 0) {
-        for (const r of store.topicCounts())
+        for (const r of await store.topicCounts())
           console.log(`${r.modelId} v${r.version}  ${r.count}  ${name(r.modelId, r.version, r.topic)}`);
       } else {
-        const id = store.userId(rest[0]);
+        const id = await store.userId(rest[0]);
         if (id === undefined) throw new Error(`no user ${rest[0]}`);
-        const optOut = store.topicOptOut(id) ? ' (opted out of topic extraction)' : '';
+        const optOut = (await store.topicOptOut(id)) ? ' (opted out of topic extraction)' : '';
         console.log(`${rest[0]}${optOut}`);
-        for (const r of store.topicHistory(id))
+        for (const r of await store.topicHistory(id))
           console.log(`${new Date(r.at).toISOString()}  ${r.messageId}  ${name(r.modelId, r.version, r.topic)}`);
       }
     } else {
@@ -95,7 +97,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
   } finally {
-    store.close();
+    await store.close();
   }
   return 0;
 }

@@ -29,6 +29,12 @@ export interface ServerConfig {
   /** PEM files; without them the server runs plain, loopback only. */
   tls?: { certFile: string; keyFile: string };
   dataDir: string;
+  /**
+   * Where users, claims and rate limits live: absent for the embedded SQLite
+   * file `<dataDir>/store.db`, or a `postgres://` URL for a PostgreSQL store
+   * that several instances share (README.md#store).
+   */
+  store?: string;
   limits: ServerLimits;
   /**
    * Browser origins allowed to open sessions (exact origins, or `scheme://*`
@@ -155,6 +161,7 @@ export function loadConfig(
   if (env.PMF_HOST) merged.host = env.PMF_HOST;
   if (env.PMF_PORT) merged.port = intFrom(env.PMF_PORT, 'PMF_PORT', 0, 65535);
   if (env.PMF_DATA_DIR) merged.dataDir = env.PMF_DATA_DIR;
+  if (env.PMF_STORE) merged.store = env.PMF_STORE;
   if (env.PMF_TLS_CERT || env.PMF_TLS_KEY) {
     merged.tls = { certFile: env.PMF_TLS_CERT ?? '', keyFile: env.PMF_TLS_KEY ?? '' };
   }
@@ -194,6 +201,8 @@ export function loadConfig(
     );
   }
   merged.dataDir = path.resolve(base, merged.dataDir);
+  if (merged.store !== undefined && (typeof merged.store !== 'string' || !/^postgres(ql)?:\/\//.test(merged.store)))
+    throw new Error('config: store must be a postgres:// URL (leave it out for the embedded SQLite store)');
   if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
   const ids = new Set<string>();
   merged.models = merged.models.map((m) => {

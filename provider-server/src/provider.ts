@@ -6,7 +6,9 @@ import type { ServerConfig } from './config.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
 import { PackageLog } from './package-log.js';
 import { startServer, type RunningServer } from './server.js';
-import { Store } from './store.js';
+import type { Store } from './store.js';
+import { openPostgresStore } from './store-postgres.js';
+import { openSqliteStore } from './store-sqlite.js';
 import { WorkerCrypto } from './worker-crypto.js';
 
 export interface Provider {
@@ -17,9 +19,11 @@ export interface Provider {
   close(): Promise<void>;
 }
 
-export function openStore(dataDir: string): Store {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return new Store(path.join(dataDir, 'store.db'));
+/** The configured store: PostgreSQL when `store` is a URL, else the SQLite file in the data directory. */
+export async function openStore(config: Pick<ServerConfig, 'dataDir' | 'store'>): Promise<Store> {
+  if (config.store) return openPostgresStore(config.store);
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  return openSqliteStore(path.join(config.dataDir, 'store.db'));
 }
 
 /** Every topic request spends B' decryptions of the user key: the budget must cover one. */
@@ -37,7 +41,7 @@ export async function startProvider(
   config: ServerConfig,
   opts: { log?: (line: string) => void; progress?: Progress } = {},
 ): Promise<Provider> {
-  const store = openStore(config.dataDir);
+  const store = await openStore(config);
   let catalog: FileModelCatalog;
   let packageLog: PackageLog;
   try {
@@ -50,7 +54,7 @@ export async function startProvider(
       opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
     }
   } catch (e) {
-    store.close();
+    await store.close();
     throw e;
   }
   const crypto = new WorkerCrypto(config.workers);
@@ -66,7 +70,7 @@ export async function startProvider(
     });
   } catch (e) {
     await crypto.close();
-    store.close();
+    await store.close();
     throw e;
   }
   return {
@@ -77,7 +81,7 @@ export async function startProvider(
     async close() {
       await server.close();
       await crypto.close();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -50,16 +50,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
   const metrics = createMetrics();
   const webmail = createWebmailHandler({
-    authenticate: (token) => {
-      const id = store.authenticate(token);
+    authenticate: async (token) => {
+      const id = await store.authenticate(token);
       return id === undefined ? undefined : String(id);
     },
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
     // Each token is a store row: bounded like the sessions it opens (hellos per minute).
-    issueToken: (userId) =>
-      store.takeRate(Number(userId), config.limits.hellosPerMinute, Date.now(), 'hello')
+    issueToken: async (userId) =>
+      (await store.takeRate(Number(userId), config.limits.hellosPerMinute, Date.now(), 'hello'))
         ? store.issueToken(Number(userId))
         : undefined,
   });

@@ -4,12 +4,13 @@
 //   awaiting_hello --hello(ok)--> ready --bye--> closed
 //
 // In `ready`: `ot` (base OTs and pool top-ups), `topic_setting`; on a spam
-// model `spam_request` → `spam_gc`, `spam_done`; on a topic model
+// model `spam_request` → `spam_gc`, `spam_done` (`spam_resend` → the recorded
+// `spam_gc` after a reconnect, docs/protocol.md#exactly-once-verdicts); on a topic model
 // `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (one email at a
 // time). `ping`/`pong` and `bye` are allowed in any state. Frames of one
 // session are handled strictly one after another; every bad frame gets an
 // error frame naming the problem and never affects other sessions.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { isErrorCode, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
 import {
@@ -23,7 +24,7 @@ import { heLayout, type UserKeyId } from '../../wasm/ts/he.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
-import type { Store } from './store.js';
+import type { Store, Task } from './store.js';
 
 export interface SessionDeps {
   store: Store;
@@ -46,7 +47,21 @@ const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']
  * Answers a client gets while resynchronising its mailbox after a reconnect:
  * normal, so they do not count as bad frames (each request still costs rate).
  */
-const RESYNC: ReadonlySet<ErrorCode> = new Set(['already_classified', 'unknown_message']);
+const RESYNC: ReadonlySet<ErrorCode> = new Set(['already_classified', 'unknown_message', 'not_answered']);
+
+/**
+ * The SHA-256 a claim is bound to: task, message id and every request field,
+ * each length-prefixed, so no two different requests share it.
+ */
+function requestDigest(task: Task, messageId: string, ...fields: Uint8Array[]): Buffer {
+  const h = createHash('sha256').update(`pmf-request-v1\0${task}\0`);
+  for (const f of [Buffer.from(messageId, 'utf8'), ...fields]) {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(f.length);
+    h.update(len).update(f);
+  }
+  return h.digest();
+}
 
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
@@ -55,8 +70,8 @@ export class Session {
   private model: ServedModel | undefined;
   /** The user-key epoch this session's ciphertexts are switched to. */
   private keyEpoch = 0;
-  /** Message whose spam_gc was sent and whose spam_done is expected. */
-  private awaitingDone: string | undefined;
+  /** Message (and its request digest) whose spam_gc was sent and whose spam_done is expected. */
+  private awaitingDone: { messageId: string; request: Buffer } | undefined;
   /** Message whose topic_gc was sent and whose topic_labels are expected. */
   private awaitingLabels: string | undefined;
   private errors = 0;
@@ -152,6 +167,8 @@ export class Session {
         return this.ot(msg);
       case 'spam_request':
         return this.spamRequest(msg);
+      case 'spam_resend':
+        return this.spamResend(msg);
       case 'spam_done':
         return this.spamDone(msg);
       case 'topic_request':
@@ -178,10 +195,10 @@ export class Session {
   private async hello(msg: Extract<Message, { name: 'hello' }>): Promise<void> {
     if (this.state !== 'awaiting_hello')
       throw new ProtocolError('out_of_order', 'hello was already received in this session');
-    const userId = this.deps.store.authenticate(msg.token);
+    const userId = await this.deps.store.authenticate(msg.token);
     if (userId === undefined) throw new ProtocolError('unauthenticated', 'the bearer token is not valid');
-    // Each hello costs a public key (and maybe a KSK): bounded per user.
-    if (!this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello')) {
+    // Each hello costs a public key (and maybe a KSK): bounded per user, across instances (the store counts).
+    if (!(await this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello'))) {
       throw new ProtocolError('rate_limited', `at most ${this.deps.limits.hellosPerMinute} sessions per minute`);
     }
     const model = this.deps.currentModel(msg.modelId);
@@ -199,7 +216,7 @@ export class Session {
       );
     }
     const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
-    const key = this.deps.store.userKey(userId, model.id, model.version);
+    const key = await this.deps.store.userKey(userId, model.id, model.version);
     const ksk =
       msg.keyEpoch === key.epoch
         ? new Uint8Array(0)
@@ -226,7 +243,7 @@ export class Session {
   private async ot(msg: Extract<Message, { name: 'ot' }>): Promise<void> {
     const model = this.requireReady('ot');
     // OT batches cost the provider CPU too: they count against the same per-user budget.
-    this.takeRate();
+    await this.takeRate();
     const payload = await this.timed('ot', () => this.deps.crypto.ot(this.id, model, msg.payload));
     this.reply('ot_reply', msg.requestId, { payload });
   }
@@ -235,17 +252,47 @@ export class Session {
     const model = this.requireReady('spam_request');
     if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
     this.requireIdle('spam_request');
-    const gc = await this.decryptOnce('spam', msg.messageId, 1, (user) =>
+    const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
+    const gc = await this.decryptOnce('spam', msg.messageId, request, 1, true, (user) =>
       this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices)),
     );
     if (gc === undefined) return;
-    this.awaitingDone = msg.messageId;
+    this.awaitingDone = { messageId: msg.messageId, request };
     this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc });
+  }
+
+  /**
+   * A spam_request sent again after a reconnect: answered with the recorded
+   * spam_gc, byte for byte, and never computed again (docs/security.md#exactly-once-verdicts:
+   * the bytes are useless without the OT state of the session that asked first).
+   */
+  private async spamResend(msg: Extract<Message, { name: 'spam_resend' }>): Promise<void> {
+    const model = this.requireReady('spam_resend');
+    if (model.topics) throw new ProtocolError('out_of_order', `spam_resend in a session of topic model ${model.id}`);
+    this.requireIdle('spam_resend');
+    await this.takeRate();
+    const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
+    const found = await this.deps.store.recordedAnswer(this.userId, msg.messageId, 'spam', request);
+    if (found === 'unknown_message')
+      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
+    if (found === 'already_classified')
+      throw new ProtocolError(
+        'already_classified',
+        `message ${msg.messageId} was classified for another request, or its answer was acknowledged`,
+      );
+    if (found === 'not_answered')
+      throw new ProtocolError(
+        'not_answered',
+        `no answer to this request for message ${msg.messageId} left the provider: send a new spam_request`,
+      );
+    if (this.state !== 'ready') return;
+    this.awaitingDone = { messageId: msg.messageId, request };
+    this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc: found.answer });
   }
 
   /** One email at a time: its answer (spam_done or topic_labels) must come before the next request. */
   private requireIdle(name: string): void {
-    const open = this.awaitingDone ?? this.awaitingLabels;
+    const open = this.awaitingDone?.messageId ?? this.awaitingLabels;
     if (open !== undefined) {
       const answer = this.awaitingDone !== undefined ? 'spam_done' : 'topic_labels';
       throw new ProtocolError('out_of_order', `${name} before ${answer} for message ${open}`);
@@ -253,60 +300,65 @@ export class Session {
   }
 
   /**
-   * Claims `messageId` for `task` (at most once per user, docs/protocol.md#at-most-once-classification), spends
-   * `decryptions` of the user key's budget and runs the decrypting `work`.
-   * The claim is released when nothing left the provider (work failed, or
-   * the session closed meanwhile: then undefined is returned).
+   * Claims `messageId` for `task`, bound to the `request` digest (at most
+   * once per user, docs/protocol.md#exactly-once-verdicts), spends
+   * `decryptions` of the user key's budget, runs the decrypting `work` and
+   * records its answer durably before it may be sent (`keep`: with the bytes,
+   * for a spam_resend). The claim is released when nothing left the provider
+   * (work failed, or the session closed meanwhile: then undefined is
+   * returned); a request that took the claim over meanwhile wins, and this
+   * answer is never sent.
    */
   private async decryptOnce(
-    task: 'spam' | 'topics',
+    task: Task,
     messageId: string,
+    request: Buffer,
     decryptions: number,
+    keep: boolean,
     work: (user: UserKeyId) => Promise<Uint8Array>,
   ): Promise<Uint8Array | undefined> {
     const model = this.model!;
-    this.takeRate();
-    const claim = this.deps.store.claim(this.userId, messageId, task);
+    const store = this.deps.store;
+    await this.takeRate();
+    const claim = await store.claim(this.userId, messageId, task, request);
     if (claim === 'unknown_message')
       throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
     if (claim === 'already_classified')
       throw new ProtocolError('already_classified', `message ${messageId} was already classified (${task})`);
+    const release = (): Promise<void> => store.releaseClaim(this.userId, messageId, task, claim.attempt);
     // Every decryption counts against the user key's budget (docs/security.md);
     // once another session rotated it, this session's ciphertexts are refused.
     const user = { userId: this.userId, epoch: this.keyEpoch };
     const budget = this.deps.limits.userKeyBudget;
-    let spent: 'ok' | 'rotated';
-    try {
-      spent = this.deps.store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
-    } catch (e) {
-      this.deps.store.releaseClaim(this.userId, messageId, task); // nothing was decrypted
-      throw e;
-    }
-    if (spent === 'rotated') {
-      this.deps.store.releaseClaim(this.userId, messageId, task);
-      throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
-    }
     let out: Uint8Array;
     try {
+      const spent = await store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+      if (spent === 'rotated')
+        throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
       out = await work(user);
     } catch (e) {
       // Nothing left the provider: the client may ask again for this message.
-      this.deps.store.releaseClaim(this.userId, messageId, task);
+      await release();
       throw e;
     }
     if (this.state !== 'ready') {
-      this.deps.store.releaseClaim(this.userId, messageId, task);
+      await release();
       return undefined;
     }
+    if (!(await store.recordAnswer(this.userId, messageId, task, claim.attempt, keep ? out : null)))
+      throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
     return out;
   }
 
-  private spamDone(msg: Extract<Message, { name: 'spam_done' }>): void {
+  private async spamDone(msg: Extract<Message, { name: 'spam_done' }>): Promise<void> {
     this.requireReady('spam_done');
-    if (this.awaitingDone !== msg.messageId) {
+    const done = this.awaitingDone;
+    if (done?.messageId !== msg.messageId) {
       throw new ProtocolError('out_of_order', `spam_done for ${msg.messageId}, which has no outstanding spam_gc`);
     }
     this.awaitingDone = undefined;
+    // The client has its answer: the recorded copy is no longer needed.
+    await this.deps.store.acknowledge(this.userId, done.messageId, 'spam', done.request);
   }
 
   private async topicRequest(msg: Extract<Message, { name: 'topic_request' }>): Promise<void> {
@@ -314,7 +366,7 @@ export class Session {
     const topics = model.topics;
     if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
     this.requireIdle('topic_request');
-    if (this.deps.store.topicOptOut(this.userId))
+    if (await this.deps.store.topicOptOut(this.userId))
       throw new ProtocolError('opted_out', 'this user opted out of topic extraction (send topic_setting 0 to opt in)');
     const size = heLayout(model.params).lweBytes;
     if (msg.lwes.length !== topics.bPrime * size) {
@@ -324,7 +376,10 @@ export class Session {
       );
     }
     const lwes = Array.from({ length: topics.bPrime }, (_, j) => msg.lwes.subarray(j * size, (j + 1) * size));
-    const gc = await this.decryptOnce('topics', msg.messageId, topics.bPrime, (user) =>
+    // The decoder of a topic_gc lives only in this session's worker, so its
+    // answer is recorded without the bytes: there is nothing to resend.
+    const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
+    const gc = await this.decryptOnce('topics', msg.messageId, request, topics.bPrime, false, (user) =>
       this.timed('topics', () => this.deps.crypto.topics(this.id, model, user, lwes, msg.choices)),
     );
     if (gc === undefined) return;
@@ -353,22 +408,22 @@ export class Session {
     // time) would tell a client with crafted ciphertexts where the argmax
     // landed, one bit about the user key.
     const valid = topic < model.params.B;
-    this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1);
+    await this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1);
     this.deps.metrics.topics.inc({ model: model.id, topic: valid ? String(topic) : 'out_of_range' });
     this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
   }
 
   /** The user's topic opt-out (docs/protocol.md#topic-extraction): recorded per user, honest and visible. */
-  private topicSetting(msg: Extract<Message, { name: 'topic_setting' }>): void {
+  private async topicSetting(msg: Extract<Message, { name: 'topic_setting' }>): Promise<void> {
     this.requireReady('topic_setting');
     if (msg.optOut > 1) throw new ProtocolError('bad_field', 'topic_setting.optOut must be 0 or 1');
-    this.takeRate();
-    this.deps.store.setTopicOptOut(this.userId, msg.optOut === 1);
+    await this.takeRate();
+    await this.deps.store.setTopicOptOut(this.userId, msg.optOut === 1);
     this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
   }
 
-  private takeRate(): void {
-    if (!this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute)) {
+  private async takeRate(): Promise<void> {
+    if (!(await this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute))) {
       throw new ProtocolError(
         'rate_limited',
         `at most ${this.deps.limits.requestsPerMinute} requests (spam, topics and OT) per minute`,

@@ -1,82 +1,26 @@
 // The provider's only state (docs/protocol.md#provider-state: sessions are stateless apart from
 // this): users and their bearer tokens (stored as SHA-256 only), the registry
-// of delivered messages per user with their raw, still-encrypted MIME, which
-// message ids were already classified (docs/protocol.md#at-most-once-classification: at most once per user), and
-// per-user rate-limit windows. SQLite through better-sqlite3; schema changes
-// are numbered migrations tracked in PRAGMA user_version.
-import Database from 'better-sqlite3';
+// of delivered messages per user with their raw, still-encrypted MIME, the
+// claims on classified message ids with the recorded answer
+// (docs/protocol.md#exactly-once-verdicts), the per-user rate-limit windows and
+// key epochs. Everything several provider instances must agree on lives
+// here. One class over two SQL databases (store-sqlite.ts, the embedded
+// default, and store-postgres.ts, shared by several instances): every
+// statement below is portable and atomic on its own, so no operation needs a
+// multi-statement transaction and none can interleave badly across instances.
 import { createHash, randomBytes } from 'node:crypto';
 
-const MIGRATIONS: string[] = [
-  // 1: initial schema
-  `CREATE TABLE users (
-     id INTEGER PRIMARY KEY,
-     name TEXT NOT NULL UNIQUE,
-     created_at INTEGER NOT NULL
-   );
-   CREATE TABLE tokens (
-     token_sha256 BLOB PRIMARY KEY,
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     created_at INTEGER NOT NULL
-   );
-   CREATE TABLE messages (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     message_id TEXT NOT NULL,
-     raw BLOB NOT NULL,
-     from_addr TEXT NOT NULL,
-     subject TEXT NOT NULL,
-     date TEXT NOT NULL,
-     delivered_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id)
-   );
-   CREATE TABLE classified (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     task TEXT NOT NULL,
-     classified_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id, task),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE rate_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 2: per-user key epochs (decryption budget, docs/security.md) and hello rate windows
-  `CREATE TABLE user_keys (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     epoch INTEGER NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (user_id, model_id, model_version)
-   );
-   CREATE TABLE hello_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 3: decoded topics (what the provider learns, docs/threat-model.md#non-negotiable-properties) and the users' topic opt-out (docs/protocol.md#topic-extraction)
-  `CREATE TABLE topics (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     topic INTEGER NOT NULL,
-     recorded_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE topic_settings (
-     user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
-     opted_out INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );`,
-  // 4: webmail folders (the extension moves spam to Junk)
-  `ALTER TABLE messages ADD COLUMN folder TEXT NOT NULL DEFAULT 'inbox';`,
-];
+/** What the store needs from a database: `?` placeholders, rows as objects. */
+export interface SqlDriver {
+  /** Rows of a query (or of a statement with RETURNING). */
+  all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  run(sql: string, params?: unknown[]): Promise<number>;
+  /** Which constraint a failed statement broke, if that is why it failed. */
+  violated(e: unknown): 'unique' | 'foreign_key' | undefined;
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}
 
 /** The demo webmail's folders. */
 export type Folder = 'inbox' | 'junk';
@@ -92,7 +36,17 @@ export interface UserKeyState {
 
 export const MESSAGE_ID_MAX = 256;
 
-export type ClaimResult = 'claimed' | 'unknown_message' | 'already_classified';
+export type Task = 'spam' | 'topics';
+
+/**
+ * A claim: `attempt` identifies this computation; only the attempt that is
+ * still current may record its answer (another request may take over a claim
+ * whose answer was never recorded, e.g. after a crash).
+ */
+export type ClaimResult = { attempt: Buffer } | 'unknown_message' | 'already_classified';
+
+/** What a re-sent request finds: the recorded answer, or why there is none. */
+export type RecordedAnswer = { answer: Buffer } | 'unknown_message' | 'already_classified' | 'not_answered';
 
 export interface MessageSummary {
   id: string;
@@ -115,64 +69,42 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
   return { from: get('From'), subject: get('Subject'), date: get('Date') };
 }
 
-/** Opens the database and checks every page: a damaged store stops the server at start, not at each request. */
-function openChecked(file: string): Database.Database {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new Error(String(check));
-    return db;
-  } catch (e) {
-    db?.close();
-    throw new Error(`store ${file} is damaged (${(e as Error).message}); restore it from a backup`);
-  }
-}
+const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
 
 export class Store {
-  private readonly db: Database.Database;
+  constructor(private readonly db: SqlDriver) {}
 
-  /** Opens (creating and migrating) the store; `':memory:'` for tests. */
-  constructor(file: string) {
-    this.db = openChecked(file);
-    this.db.pragma('foreign_keys = ON');
-    this.db.pragma('busy_timeout = 5000');
-    this.migrate();
+  schemaVersion(): Promise<number> {
+    return this.db.schemaVersion();
   }
 
-  private migrate(): void {
-    const current = this.db.pragma('user_version', { simple: true }) as number;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`store schema version ${current} is newer than this server (${MIGRATIONS.length})`);
-    }
-    for (let v = current; v < MIGRATIONS.length; v++) {
-      this.db.transaction(() => {
-        this.db.exec(MIGRATIONS[v]);
-        this.db.pragma(`user_version = ${v + 1}`);
-      })();
-    }
+  close(): Promise<void> {
+    return this.db.close();
   }
 
-  get schemaVersion(): number {
-    return this.db.pragma('user_version', { simple: true }) as number;
-  }
-
-  close(): void {
-    this.db.close();
+  private async get<T>(sql: string, params: unknown[]): Promise<T | undefined> {
+    return (await this.db.all<T>(sql, params))[0];
   }
 
   /** Creates a user and returns a fresh bearer token (shown once, stored hashed). */
-  addUser(name: string): { userId: number; token: string } {
+  async addUser(name: string): Promise<{ userId: number; token: string }> {
     if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
-    if (this.userId(name) !== undefined) throw new Error(`user ${name} already exists`);
-    const info = this.db.prepare('INSERT INTO users (name, created_at) VALUES (?, ?)').run(name, Date.now());
-    const userId = Number(info.lastInsertRowid);
-    return { userId, token: this.issueToken(userId) };
+    let row: { id: number } | undefined;
+    try {
+      row = await this.get<{ id: number }>('INSERT INTO users (name, created_at) VALUES (?, ?) RETURNING id', [
+        name,
+        Date.now(),
+      ]);
+    } catch (e) {
+      if (this.db.violated(e) === 'unique') throw new Error(`user ${name} already exists`);
+      throw e;
+    }
+    const userId = Number(row!.id);
+    return { userId, token: await this.issueToken(userId) };
   }
 
-  userId(name: string): number | undefined {
-    const row = this.db.prepare('SELECT id FROM users WHERE name = ?').get(name) as { id: number } | undefined;
+  async userId(name: string): Promise<number | undefined> {
+    const row = await this.get<{ id: number }>('SELECT id FROM users WHERE name = ?', [name]);
     return row?.id;
   }
 
@@ -181,144 +113,204 @@ export class Store {
    * it never starts with "-" (command lines would read it as an option) and
    * secret scanners can recognize a leaked one.
    */
-  issueToken(userId: number): string {
+  async issueToken(userId: number): Promise<string> {
     const token = `pmf_${randomBytes(32).toString('base64url')}`;
-    this.db
-      .prepare('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)')
-      .run(sha256(token), userId, Date.now());
+    await this.db.run('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)', [
+      sha256(token),
+      userId,
+      Date.now(),
+    ]);
     return token;
   }
 
-  revokeToken(token: string): void {
-    this.db.prepare('DELETE FROM tokens WHERE token_sha256 = ?').run(sha256(token));
+  async revokeToken(token: string): Promise<void> {
+    await this.db.run('DELETE FROM tokens WHERE token_sha256 = ?', [sha256(token)]);
   }
 
   /**
    * The user a bearer token belongs to. Lookup is by the token's SHA-256, so
    * timing reveals nothing useful about stored tokens.
    */
-  authenticate(token: string): number | undefined {
+  async authenticate(token: string): Promise<number | undefined> {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
-    const row = this.db.prepare('SELECT user_id FROM tokens WHERE token_sha256 = ?').get(sha256(token)) as
-      { user_id: number } | undefined;
+    const row = await this.get<{ user_id: number }>('SELECT user_id FROM tokens WHERE token_sha256 = ?', [
+      sha256(token),
+    ]);
     return row?.user_id;
   }
 
   /** Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a user. */
-  deliver(userId: number, messageId: string, rawMime: string | Uint8Array): void {
+  async deliver(userId: number, messageId: string, rawMime: string | Uint8Array): Promise<void> {
     if (typeof messageId !== 'string' || messageId.length === 0 || Buffer.byteLength(messageId) > MESSAGE_ID_MAX) {
       throw new Error(`message id must be 1..${MESSAGE_ID_MAX} bytes`);
     }
     const raw = typeof rawMime === 'string' ? Buffer.from(rawMime, 'utf8') : Buffer.from(rawMime);
     const h = outerHeaders(raw.toString('utf8'));
     try {
-      this.db
-        .prepare(
-          'INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        )
-        .run(userId, messageId, raw, h.from, h.subject, h.date, Date.now());
+      await this.db.run(
+        'INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [userId, messageId, raw, h.from, h.subject, h.date, Date.now()],
+      );
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
-        throw new Error(`message ${messageId} was already delivered to this user`);
-      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new Error(`user ${userId} does not exist`);
+      const broke = this.db.violated(e);
+      if (broke === 'unique') throw new Error(`message ${messageId} was already delivered to this user`);
+      if (broke === 'foreign_key') throw new Error(`user ${userId} does not exist`);
       throw e;
     }
   }
 
-  listMessages(userId: number, folder?: Folder): MessageSummary[] {
-    return this.db
-      .prepare(
-        'SELECT message_id AS id, from_addr AS "from", subject, date, folder FROM messages WHERE user_id = ? AND (? IS NULL OR folder = ?) ORDER BY delivered_at, message_id',
-      )
-      .all(userId, folder ?? null, folder ?? null) as MessageSummary[];
-  }
-
-  /** Moves a message to a folder; false if this user has no such message. */
-  moveMessage(userId: number, messageId: string, folder: Folder): boolean {
-    return (
-      this.db
-        .prepare('UPDATE messages SET folder = ? WHERE user_id = ? AND message_id = ?')
-        .run(folder, userId, messageId).changes === 1
+  listMessages(userId: number, folder?: Folder): Promise<MessageSummary[]> {
+    return this.db.all<MessageSummary>(
+      'SELECT message_id AS id, from_addr AS "from", subject, date, folder FROM messages WHERE user_id = ? AND (CAST(? AS TEXT) IS NULL OR folder = ?) ORDER BY delivered_at, message_id',
+      [userId, folder ?? null, folder ?? null],
     );
   }
 
-  getMessage(userId: number, messageId: string): { raw: string } | undefined {
-    const row = this.db
-      .prepare('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?')
-      .get(userId, messageId) as { raw: Buffer } | undefined;
-    return row ? { raw: row.raw.toString('utf8') } : undefined;
+  /** Moves a message to a folder; false if this user has no such message. */
+  async moveMessage(userId: number, messageId: string, folder: Folder): Promise<boolean> {
+    const changed = await this.db.run('UPDATE messages SET folder = ? WHERE user_id = ? AND message_id = ?', [
+      folder,
+      userId,
+      messageId,
+    ]);
+    return changed === 1;
+  }
+
+  async getMessage(userId: number, messageId: string): Promise<{ raw: string } | undefined> {
+    const row = await this.get<{ raw: Buffer }>('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?', [
+      userId,
+      messageId,
+    ]);
+    return row ? { raw: Buffer.from(row.raw).toString('utf8') } : undefined;
   }
 
   /**
-   * Atomically records that `messageId` is being classified for `task`.
-   * Refuses ids never delivered to this user and ids already classified, so
-   * each delivered message yields at most one verdict (docs/protocol.md#at-most-once-classification).
+   * Claims `messageId` for `task` and binds the claim to `request` (the
+   * SHA-256 of the request). Refuses ids never delivered to this user and
+   * claims whose answer was recorded (docs/protocol.md#exactly-once-verdicts);
+   * a claim whose answer was never recorded left nothing with the client, so
+   * a new request takes it over and the earlier computation can no longer
+   * record (nor send) its answer.
    */
-  claim(userId: number, messageId: string, task = 'spam'): ClaimResult {
-    return this.db.transaction((): ClaimResult => {
-      const delivered = this.db
-        .prepare('SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?')
-        .get(userId, messageId);
-      if (!delivered) return 'unknown_message';
-      const info = this.db
-        .prepare('INSERT OR IGNORE INTO classified (user_id, message_id, task, classified_at) VALUES (?, ?, ?, ?)')
-        .run(userId, messageId, task, Date.now());
-      return info.changes === 1 ? 'claimed' : 'already_classified';
-    })();
+  async claim(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<ClaimResult> {
+    const attempt = randomBytes(16);
+    const req = Buffer.from(request);
+    // A claim released between the two statements is simply tried again.
+    for (let tries = 0; tries < 3; tries++) {
+      const inserted = await this.db.all(
+        'INSERT INTO classified (user_id, message_id, task, classified_at, request_sha256, attempt) SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?) ON CONFLICT DO NOTHING RETURNING attempt',
+        [userId, messageId, task, Date.now(), req, attempt, userId, messageId],
+      );
+      if (inserted.length === 1) return { attempt };
+      const taken = await this.db.run(
+        `UPDATE classified SET attempt = ?, request_sha256 = ?, classified_at = ? WHERE ${CLAIM_KEY} AND attempt IS NOT NULL`,
+        [attempt, req, Date.now(), userId, messageId, task],
+      );
+      if (taken === 1) return { attempt };
+      if (await this.isClassified(userId, messageId, task)) return 'already_classified';
+      if (!(await this.isDelivered(userId, messageId))) return 'unknown_message';
+    }
+    return 'already_classified';
+  }
+
+  private async isDelivered(userId: number, messageId: string): Promise<boolean> {
+    const row = await this.get('SELECT 1 AS x FROM messages WHERE user_id = ? AND message_id = ?', [userId, messageId]);
+    return row !== undefined;
   }
 
   /**
-   * Undoes a claim when the provider failed before any answer left it (the
-   * client learnt nothing), so the message can be classified again.
+   * Records the answer of the claim's current `attempt` before it is sent,
+   * durably (SQLite synchronous=FULL, PostgreSQL synchronous_commit); `null`
+   * records that an answer left without keeping it (nothing to replay). False:
+   * another request took the claim over, and this answer must not be sent.
    */
-  releaseClaim(userId: number, messageId: string, task = 'spam'): void {
-    this.db
-      .prepare('DELETE FROM classified WHERE user_id = ? AND message_id = ? AND task = ?')
-      .run(userId, messageId, task);
+  async recordAnswer(
+    userId: number,
+    messageId: string,
+    task: Task,
+    attempt: Buffer,
+    answer: Uint8Array | null,
+  ): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE classified SET answer = ?, attempt = NULL WHERE ${CLAIM_KEY} AND attempt = ?`,
+      [answer === null ? null : Buffer.from(answer), userId, messageId, task, attempt],
+    );
+    return changed === 1;
   }
 
-  isClassified(userId: number, messageId: string, task = 'spam'): boolean {
-    return !!this.db
-      .prepare('SELECT 1 FROM classified WHERE user_id = ? AND message_id = ? AND task = ?')
-      .get(userId, messageId, task);
+  /** The recorded answer to exactly this request (same user, message and request hash). */
+  async recordedAnswer(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<RecordedAnswer> {
+    const row = await this.get<{ request_sha256: Buffer | null; attempt: Buffer | null; answer: Buffer | null }>(
+      `SELECT request_sha256, attempt, answer FROM classified WHERE ${CLAIM_KEY}`,
+      [userId, messageId, task],
+    );
+    if (!row) return (await this.isDelivered(userId, messageId)) ? 'not_answered' : 'unknown_message';
+    if (row.attempt !== null) return 'not_answered';
+    const same = row.request_sha256 !== null && Buffer.from(row.request_sha256).equals(Buffer.from(request));
+    if (!same || row.answer === null) return 'already_classified';
+    return { answer: Buffer.from(row.answer) };
+  }
+
+  /** The client confirmed it has the answer: the recorded copy is dropped (the claim stays). */
+  async acknowledge(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<void> {
+    await this.db.run(`UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`, [
+      userId,
+      messageId,
+      task,
+      Buffer.from(request),
+    ]);
+  }
+
+  /**
+   * Undoes a claim when its attempt failed before any answer left the
+   * provider (the client learnt nothing), so the message can be classified again.
+   */
+  async releaseClaim(userId: number, messageId: string, task: Task, attempt: Buffer): Promise<void> {
+    await this.db.run(`DELETE FROM classified WHERE ${CLAIM_KEY} AND attempt = ?`, [userId, messageId, task, attempt]);
+  }
+
+  /** Whether an answer for this message left (or may have left) the provider. */
+  async isClassified(userId: number, messageId: string, task: Task = 'spam'): Promise<boolean> {
+    const row = await this.get(`SELECT 1 AS x FROM classified WHERE ${CLAIM_KEY} AND attempt IS NULL`, [
+      userId,
+      messageId,
+      task,
+    ]);
+    return row !== undefined;
   }
 
   /**
    * Counts one request against the user's fixed one-minute window; false when
-   * the limit is reached (the request must then be refused).
+   * the limit is reached (the request must then be refused). One statement,
+   * so instances sharing the store count together.
    */
-  takeRate(
+  async takeRate(
     userId: number,
     limitPerMinute: number,
     now = Date.now(),
     kind: keyof typeof RATE_TABLES = 'requests',
-  ): boolean {
+  ): Promise<boolean> {
     const table = RATE_TABLES[kind];
     const window = Math.floor(now / 60_000) * 60_000;
-    return this.db.transaction((): boolean => {
-      this.db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`).run(userId, window);
-      const row = this.db
-        .prepare(`SELECT count FROM ${table} WHERE user_id = ? AND window_start = ?`)
-        .get(userId, window) as { count: number } | undefined;
-      if ((row?.count ?? 0) >= limitPerMinute) return false;
-      this.db
-        .prepare(
-          `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT(user_id, window_start) DO UPDATE SET count = count + 1`,
-        )
-        .run(userId, window);
-      return true;
-    })();
+    if (limitPerMinute < 1) return false;
+    await this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window]);
+    const counted = await this.db.all(
+      `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
+      [userId, window, limitPerMinute],
+    );
+    return counted.length === 1;
   }
 
   /** The user's current key epoch for a model version (epoch 1 on first use). */
-  userKey(userId: number, modelId: string, version: number): UserKeyState {
-    this.db
-      .prepare('INSERT OR IGNORE INTO user_keys (user_id, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0)')
-      .run(userId, modelId, version);
-    return this.db
-      .prepare('SELECT epoch, used FROM user_keys WHERE user_id = ? AND model_id = ? AND model_version = ?')
-      .get(userId, modelId, version) as UserKeyState;
+  async userKey(userId: number, modelId: string, version: number): Promise<UserKeyState> {
+    await this.db.run(
+      'INSERT INTO user_keys (user_id, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0) ON CONFLICT DO NOTHING',
+      [userId, modelId, version],
+    );
+    return (await this.get<UserKeyState>(
+      'SELECT epoch, used FROM user_keys WHERE user_id = ? AND model_id = ? AND model_version = ?',
+      [userId, modelId, version],
+    ))!;
   }
 
   /**
@@ -329,83 +321,90 @@ export class Store {
    * the next epoch. A request that would overrun the budget rotates the key
    * first, so no epoch serves more than `budget` decryptions.
    */
-  spendUserKey(
+  async spendUserKey(
     userId: number,
     modelId: string,
     version: number,
     epoch: number,
     budget: number,
     count = 1,
-  ): 'ok' | 'rotated' {
+  ): Promise<'ok' | 'rotated'> {
     if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
-    return this.db.transaction((): 'ok' | 'rotated' => {
-      const cur = this.userKey(userId, modelId, version);
-      if (cur.epoch !== epoch) return 'rotated';
-      const rotate =
-        'UPDATE user_keys SET epoch = ?, used = ? WHERE user_id = ? AND model_id = ? AND model_version = ?';
-      if (cur.used + count > budget) {
-        this.db.prepare(rotate).run(epoch + 1, 0, userId, modelId, version);
-        return 'rotated';
-      }
-      const used = cur.used + count;
+    await this.userKey(userId, modelId, version);
+    const key = [userId, modelId, version, epoch];
+    const where = 'WHERE user_id = ? AND model_id = ? AND model_version = ? AND epoch = ?';
+    // Each UPDATE is conditional on the epoch it read, so concurrent spenders
+    // (other sessions, other instances) never both use the last decryptions.
+    for (;;) {
+      const overran = await this.db.run(`UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
+        ...key,
+        count,
+        budget,
+      ]);
+      if (overran === 1) return 'rotated';
       // Rotate as soon as the rest cannot serve another request of this size: a
       // client counting its budget (welcome.keyBudget) then reconnects before
       // sending, instead of having ciphertexts refused after they left.
-      const exhausted = budget - used < count;
-      this.db.prepare(rotate).run(exhausted ? epoch + 1 : epoch, exhausted ? 0 : used, userId, modelId, version);
-      return 'ok';
-    })();
+      const spent = await this.db.run(
+        `UPDATE user_keys SET
+           epoch = CASE WHEN ? - (used + ?) < ? THEN epoch + 1 ELSE epoch END,
+           used = CASE WHEN ? - (used + ?) < ? THEN 0 ELSE used + ? END
+         ${where} AND used + ? <= ?`,
+        [budget, count, count, budget, count, count, count, ...key, count, budget],
+      );
+      if (spent === 1) return 'ok';
+      if ((await this.userKey(userId, modelId, version)).epoch !== epoch) return 'rotated';
+    }
   }
 
   /**
    * Records the topic the provider decoded for a claimed message (once: the
    * claim makes it unique); -1 marks an evaluation that named no topic.
    */
-  recordTopic(userId: number, messageId: string, modelId: string, version: number, topic: number): void {
-    this.db
-      .prepare(
-        'INSERT INTO topics (user_id, message_id, model_id, model_version, topic, recorded_at) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .run(userId, messageId, modelId, version, topic, Date.now());
+  async recordTopic(userId: number, messageId: string, modelId: string, version: number, topic: number): Promise<void> {
+    await this.db.run(
+      'INSERT INTO topics (user_id, message_id, model_id, model_version, topic, recorded_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [userId, messageId, modelId, version, topic, Date.now()],
+    );
   }
 
-  topicOf(userId: number, messageId: string): number | undefined {
-    const row = this.db
-      .prepare('SELECT topic FROM topics WHERE user_id = ? AND message_id = ? AND topic >= 0')
-      .get(userId, messageId) as { topic: number } | undefined;
+  async topicOf(userId: number, messageId: string): Promise<number | undefined> {
+    const row = await this.get<{ topic: number }>(
+      'SELECT topic FROM topics WHERE user_id = ? AND message_id = ? AND topic >= 0',
+      [userId, messageId],
+    );
     return row?.topic;
   }
 
   /** How many messages got each topic, per model version (what the provider's analytics see). */
-  topicCounts(): { modelId: string; version: number; topic: number; count: number }[] {
-    return this.db
-      .prepare(
-        'SELECT model_id AS modelId, model_version AS version, topic, COUNT(*) AS count FROM topics WHERE topic >= 0 GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, count DESC, topic',
-      )
-      .all() as { modelId: string; version: number; topic: number; count: number }[];
+  topicCounts(): Promise<{ modelId: string; version: number; topic: number; count: number }[]> {
+    return this.db.all(
+      'SELECT model_id AS "modelId", model_version AS "version", topic, COUNT(*) AS "count" FROM topics WHERE topic >= 0 GROUP BY model_id, model_version, topic ORDER BY model_id, model_version, "count" DESC, topic',
+    );
   }
 
   /** One user's recorded topics, oldest first. */
-  topicHistory(userId: number): { messageId: string; modelId: string; version: number; topic: number; at: number }[] {
-    return this.db
-      .prepare(
-        'SELECT message_id AS messageId, model_id AS modelId, model_version AS version, topic, recorded_at AS at FROM topics WHERE user_id = ? AND topic >= 0 ORDER BY recorded_at, message_id',
-      )
-      .all(userId) as { messageId: string; modelId: string; version: number; topic: number; at: number }[];
+  topicHistory(
+    userId: number,
+  ): Promise<{ messageId: string; modelId: string; version: number; topic: number; at: number }[]> {
+    return this.db.all(
+      'SELECT message_id AS "messageId", model_id AS "modelId", model_version AS "version", topic, recorded_at AS "at" FROM topics WHERE user_id = ? AND topic >= 0 ORDER BY recorded_at, message_id',
+      [userId],
+    );
   }
 
   /** The user's topic opt-out (docs/protocol.md#topic-extraction): visible to the provider by design. */
-  setTopicOptOut(userId: number, optOut: boolean): void {
-    this.db
-      .prepare(
-        'INSERT INTO topic_settings (user_id, opted_out, updated_at) VALUES (?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET opted_out = excluded.opted_out, updated_at = excluded.updated_at',
-      )
-      .run(userId, optOut ? 1 : 0, Date.now());
+  async setTopicOptOut(userId: number, optOut: boolean): Promise<void> {
+    await this.db.run(
+      'INSERT INTO topic_settings (user_id, opted_out, updated_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET opted_out = excluded.opted_out, updated_at = excluded.updated_at',
+      [userId, optOut ? 1 : 0, Date.now()],
+    );
   }
 
-  topicOptOut(userId: number): boolean {
-    const row = this.db.prepare('SELECT opted_out FROM topic_settings WHERE user_id = ?').get(userId) as
-      { opted_out: number } | undefined;
+  async topicOptOut(userId: number): Promise<boolean> {
+    const row = await this.get<{ opted_out: number }>('SELECT opted_out FROM topic_settings WHERE user_id = ?', [
+      userId,
+    ]);
     return row?.opted_out === 1;
   }
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+import { markClassified, NONCE, startHarness, TestClient, type Harness } from './harness.js';
 
 let h: Harness;
 let token: string;
@@ -20,7 +20,7 @@ before(async () => {
     pingsPerMinute: 1_000_000,
     requestsPerMinute: 10_000,
   });
-  ({ token, userId } = h.store.addUser('alice'));
+  ({ token, userId } = await h.store.addUser('alice'));
 });
 after(() => h.close());
 
@@ -113,8 +113,8 @@ test('browsers may open sessions only from allowed origins; native clients send 
 
 test('resynchronising a mailbox (already classified, unknown ids) does not close the session', async () => {
   for (let i = 0; i < 20; i++) {
-    h.store.deliver(userId, `done-${i}`, 'Subject: x\r\n\r\ny');
-    h.store.claim(userId, `done-${i}`, 'spam');
+    await h.store.deliver(userId, `done-${i}`, 'Subject: x\r\n\r\ny');
+    await markClassified(h.store, userId, `done-${i}`);
   }
   const c = await TestClient.connect(h.server.wsUrl);
   assert.equal((await hello(c)).name, 'welcome');
@@ -151,7 +151,7 @@ test('pings are rate limited per session', async () => {
 test('new connections per address per minute and hellos per user per minute are limited', async () => {
   const tight = await startHarness({ connectionsPerMinutePerAddress: 3, hellosPerMinute: 2 });
   try {
-    const t = tight.store.addUser('carol').token;
+    const t = (await tight.store.addUser('carol')).token;
     const hello2 = (c: TestClient) =>
       c.request('hello', 1, { token: t, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
     const a = await TestClient.connect(tight.server.wsUrl);
@@ -175,7 +175,7 @@ test('new connections per address per minute and hellos per user per minute are 
 test('a logged-in webmail page cannot mint provider tokens without limit', async () => {
   const tight = await startHarness({ hellosPerMinute: 3 });
   try {
-    const t = tight.store.addUser('dave').token;
+    const t = (await tight.store.addUser('dave')).token;
     const login = await fetch(`${tight.server.httpUrl}/mail/login`, {
       method: 'POST',
       body: new URLSearchParams({ token: t }),

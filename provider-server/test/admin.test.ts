@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { startHarness, type Harness } from './harness.js';
+import { markClassified, startHarness, type Harness } from './harness.js';
 
 const TOKEN = 'pmfadmin_test-token';
 let h: Harness;
@@ -11,14 +11,14 @@ let off: Harness;
 before(async () => {
   h = await startHarness({}, { adminTokenSha256: [createHash('sha256').update(TOKEN).digest('hex')] });
   off = await startHarness();
-  const { userId } = h.store.addUser('carol');
-  h.store.addUser('dave');
+  const { userId } = await h.store.addUser('carol');
+  await h.store.addUser('dave');
   for (const [i, topic] of [3, 3, 7, -1].entries()) {
-    h.store.deliver(userId, `t-${i}`, 'Subject: x\r\n\r\ny');
-    h.store.claim(userId, `t-${i}`, 'topics');
-    h.store.recordTopic(userId, `t-${i}`, 'topics', 1, topic);
+    await h.store.deliver(userId, `t-${i}`, 'Subject: x\r\n\r\ny');
+    await markClassified(h.store, userId, `t-${i}`, 'topics');
+    await h.store.recordTopic(userId, `t-${i}`, 'topics', 1, topic);
   }
-  h.store.setTopicOptOut(userId, true);
+  await h.store.setTopicOptOut(userId, true);
 });
 after(async () => {
   await h.close();

@@ -41,18 +41,18 @@ test('deliver takes message files, mbox and JSON-lines, gzip-compressed or not',
   ];
   assert.equal(await main(['deliver', 'alice', ...files]), 0);
 
-  const store = openStore(process.env.PMF_DATA_DIR);
+  const store = await openStore({ dataDir: process.env.PMF_DATA_DIR! });
   try {
-    const user = store.userId('alice')!;
-    const ids = store.listMessages(user).map((m) => m.id);
+    const user = (await store.userId('alice'))!;
+    const ids = (await store.listMessages(user)).map((m) => m.id);
     assert.deepEqual(
       ids.sort(),
       ['e1@x', 'no-id.eml', 'm1@x', 'm2@x', 'g1@x', 'given-id', 'j4@x', 'list.jsonl:4', 'jg@x'].sort(),
     );
-    assert.match(store.getMessage(user, 'm2@x')!.raw, /^two\nFrom escaped$/m);
-    assert.equal(store.getMessage(user, 'list.jsonl:4')!.raw, 'Subject: no id\n\nfive');
+    assert.match((await store.getMessage(user, 'm2@x'))!.raw, /^two\nFrom escaped$/m);
+    assert.equal((await store.getMessage(user, 'list.jsonl:4'))!.raw, 'Subject: no id\n\nfive');
   } finally {
-    store.close();
+    await store.close();
   }
 
   await assert.rejects(

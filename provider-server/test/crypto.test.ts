@@ -23,9 +23,9 @@ before(async () => {
     log: (l) => logs.push(l),
     progress: (d, t, l) => logs.push(`${l} ${d}/${t}`),
   });
-  const u = provider.store.addUser('alice');
+  const u = await provider.store.addUser('alice');
   token = u.token;
-  for (const id of ['m1', 'm2', 'm3']) provider.store.deliver(u.userId, id, `Subject: ${id}\r\n\r\nhello`);
+  for (const id of ['m1', 'm2', 'm3']) await provider.store.deliver(u.userId, id, `Subject: ${id}\r\n\r\nhello`);
   he = await loadHe();
 });
 after(() => provider.close());
@@ -72,7 +72,7 @@ test('spam_request before OT setup is out_of_order and claims nothing', async ()
     await c.request('spam_request', 2, { messageId: 'm1', lwe: new Uint8Array(100), choices: new Uint8Array(15) }),
   );
   assert.ok(e.name === 'error' && e.code === 'out_of_order', JSON.stringify(e));
-  assert.equal(provider.store.isClassified(provider.store.userId('alice')!, 'm1'), false);
+  assert.equal(await provider.store.isClassified((await provider.store.userId('alice'))!, 'm1'), false);
   c.close();
 });
 
@@ -89,8 +89,8 @@ test('a malformed LWE ciphertext or choice message is refused by name; the claim
     bad.name === 'error' && bad.code === 'bad_field' && /LWE|ciphertext/i.test(bad.message),
     JSON.stringify(bad),
   );
-  const uid = provider.store.userId('alice')!;
-  assert.equal(provider.store.isClassified(uid, 'm2'), false, 'claim released: nothing left the provider');
+  const uid = (await provider.store.userId('alice'))!;
+  assert.equal(await provider.store.isClassified(uid, 'm2'), false, 'claim released: nothing left the provider');
   const lweBytes = 3 + Math.ceil((4097 * provider.catalog.current('spam')!.params.Q) / 8);
   const badChoice = record(
     await c.request('spam_request', 5, {
@@ -100,7 +100,7 @@ test('a malformed LWE ciphertext or choice message is refused by name; the claim
     }),
   );
   assert.ok(badChoice.name === 'error' && badChoice.code === 'bad_field', JSON.stringify(badChoice));
-  assert.equal(provider.store.isClassified(uid, 'm2'), false);
+  assert.equal(await provider.store.isClassified(uid, 'm2'), false);
   c.close();
 });
 

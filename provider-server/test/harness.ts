@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   decodeMessage,
@@ -18,7 +18,8 @@ import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { Store } from '../src/store.js';
+import type { Store, Task } from '../src/store.js';
+import { openSqliteStore } from '../src/store-sqlite.js';
 
 export interface Harness {
   server: RunningServer;
@@ -65,7 +66,8 @@ export async function startHarness(
         crypto.failNext = undefined;
         throw e;
       }
-      return new Uint8Array([lwe.length & 0xff, choices.length]);
+      // Fresh randomness per call, as a real garbling has: a recomputed answer never equals a recorded one.
+      return new Uint8Array([lwe.length & 0xff, choices.length, ...randomBytes(16)]);
     },
     async topics() {
       throw new Error('topics: not in this double (provider-server/test/topics.test.ts runs the real crypto)');
@@ -79,7 +81,7 @@ export async function startHarness(
     health: () => ({ workers: 1, restarts: 0, degraded: false }),
     async close() {},
   };
-  const store = new Store(':memory:');
+  const store = openSqliteStore(':memory:');
   const config = loadConfig({
     env: {},
     overrides: { ...overrides, port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
@@ -101,10 +103,22 @@ export async function startHarness(
     logs,
     async close() {
       await server.close();
-      store.close();
+      await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Leaves a message classified as a finished classification would: claimed, its answer sent and acknowledged. */
+export async function markClassified(
+  store: Store,
+  userId: number,
+  messageId: string,
+  task: Task = 'spam',
+): Promise<void> {
+  const claim = await store.claim(userId, messageId, task, Buffer.alloc(32));
+  if (typeof claim !== 'object') throw new Error(`cannot claim ${messageId}: ${claim}`);
+  await store.recordAnswer(userId, messageId, task, claim.attempt, null);
 }
 
 /** Small, fast limits for tests (the production defaults are LIMIT_DEFAULTS). */

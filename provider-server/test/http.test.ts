@@ -27,7 +27,7 @@ test('/healthz reports ok, the served models and the workers; degraded after a w
 });
 
 test('/metrics exposes sessions, requests per type, errors per kind and crypto latency in Prometheus text', async () => {
-  const { token } = h.store.addUser('metrics-user');
+  const { token } = await h.store.addUser('metrics-user');
   const c = await TestClient.connect(h.server.wsUrl);
   await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
   c.sendRaw(new Uint8Array([9]));
@@ -92,10 +92,10 @@ test('model packages: strong ETag, SHA-256 headers, 304, Range, If-Range and 416
 });
 
 test('the demo webmail is mounted under /mail and backed by the store (own messages only)', async () => {
-  const { userId, token } = h.store.addUser('webmail-user');
-  const other = h.store.addUser('webmail-other');
-  h.store.deliver(userId, 'w1@x', 'From: x@y\r\nSubject: hello there\r\n\r\n-----BEGIN PGP MESSAGE-----\r\nabc');
-  h.store.deliver(other.userId, 'w2@x', 'From: z@y\r\nSubject: not yours\r\n\r\nsecret');
+  const { userId, token } = await h.store.addUser('webmail-user');
+  const other = await h.store.addUser('webmail-other');
+  await h.store.deliver(userId, 'w1@x', 'From: x@y\r\nSubject: hello there\r\n\r\n-----BEGIN PGP MESSAGE-----\r\nabc');
+  await h.store.deliver(other.userId, 'w2@x', 'From: z@y\r\nSubject: not yours\r\n\r\nsecret');
   assert.match(await (await fetch(url('/mail'))).text(), /<form/i);
   const cookie = `pmf_mail=${encodeURIComponent(token)}`;
   const inbox = await (await fetch(url('/mail'), { headers: { cookie } })).text();

@@ -27,8 +27,9 @@ before(async () => {
   provider = await startRealProvider({
     overrides: { limits: { userKeyBudget: BUDGET, hellosPerMinute: 200, requestsPerMinute: 10_000 } },
   });
-  ({ token, userId } = provider.store.addUser('mallory'));
-  for (let i = 0; i < 3 * BUDGET; i++) provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
+  ({ token, userId } = await provider.store.addUser('mallory'));
+  for (let i = 0; i < 3 * BUDGET; i++)
+    await provider.store.deliver(userId, `self-${i}`, `Subject: ${i}\r\n\r\nto myself`);
   he = await loadHe();
 });
 after(() => provider.close());
@@ -130,7 +131,7 @@ test('the chosen-ciphertext oracle reads bits of a rotating user key, never of t
   const refused = await ask(a, `self-${BUDGET}`, BUDGET);
   assert.ok(typeof refused !== 'boolean' && refused.name === 'error' && refused.code === 'key_rotated');
   assert.equal(
-    provider.store.isClassified(userId, `self-${BUDGET}`),
+    await provider.store.isClassified(userId, `self-${BUDGET}`),
     false,
     'the refused message can still be classified',
   );
@@ -155,4 +156,34 @@ test('the key-switching key is deterministic per (user, epoch): asking again ave
   assert.deepEqual(first.w.ksk, second.w.ksk);
   first.c.close();
   second.c.close();
+});
+
+test('a re-sent request with other OT choices gets no second garbling: only the recorded bytes, for the same request', async () => {
+  const { T, Q } = served().params;
+  const key = () => provider.store.userKey(userId, 'spam', served().version);
+  const id = `self-${2 * BUDGET}`;
+  const a = await attacker((await key()).epoch);
+  const lwe = probe(1, Q);
+  const first = spamChoice(a.receiver, { rPrime: 0, T });
+  const answer = await a.c.request('spam_request', a.next++, { messageId: id, lwe, choices: first.message });
+  assert.ok(answer.name === 'spam_gc', JSON.stringify(answer));
+  a.c.close(); // "lost": no spam_done
+  const used = (await key()).used;
+
+  // A new session: other choice bits for the same ciphertext (the labels of the
+  // other input, i.e. the second label of some wires) are refused, resent or new.
+  const b = await attacker((await key()).epoch);
+  const other = spamChoice(b.receiver, { rPrime: 1, T });
+  for (const name of ['spam_resend', 'spam_request'] as const) {
+    const r = await b.c.request(name, b.next++, { messageId: id, lwe, choices: other.message });
+    assert.ok(r.name === 'error' && r.code === 'already_classified', `${name}: ${JSON.stringify(r)}`);
+  }
+  other.pending.dispose();
+  // The same request gets the same bytes, decodable only with the first session's labels.
+  const again = await b.c.request('spam_resend', b.next++, { messageId: id, lwe, choices: first.message });
+  assert.ok(again.name === 'spam_gc');
+  assert.deepEqual(again.gc, answer.gc, 'no new garbling');
+  assert.equal((await key()).used, used, 'no second decryption');
+  assert.equal(evaluateSpam(first.pending, again.gc).invalid, false);
+  b.c.close();
 });

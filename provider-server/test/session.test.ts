@@ -14,9 +14,9 @@ let otherToken: string;
 
 before(async () => {
   h = await startHarness({ maxFrameBytes: 8192, requestsPerMinute: 100 });
-  ({ token, userId } = h.store.addUser('alice'));
-  otherToken = h.store.addUser('bob').token;
-  for (let i = 0; i < 20; i++) h.store.deliver(userId, `m${i}`, `Subject: ${i}\r\n\r\nbody`);
+  ({ token, userId } = await h.store.addUser('alice'));
+  otherToken = (await h.store.addUser('bob')).token;
+  for (let i = 0; i < 20; i++) await h.store.deliver(userId, `m${i}`, `Subject: ${i}\r\n\r\nbody`);
 });
 after(() => h.close());
 
@@ -96,7 +96,7 @@ test('unauthenticated frames are refused: requests before hello, and a bad token
   expectError(await c.request('ot', 3, { payload: new Uint8Array(3) }), 'unauthenticated', 3);
   expectError(await hello(c, 'not-a-token'), 'unauthenticated');
   assert.equal((await c.waitClosed()).code, 1008, 'a bad token closes the session');
-  assert.equal(h.store.isClassified(userId, 'm0'), false);
+  assert.equal(await h.store.isClassified(userId, 'm0'), false);
   await serverStillServes();
 });
 
@@ -131,7 +131,7 @@ test('out-of-order frames get out_of_order', async () => {
     'out_of_order',
     7,
   );
-  assert.equal(h.store.isClassified(userId, 'm2'), false, 'a refused request claims nothing');
+  assert.equal(await h.store.isClassified(userId, 'm2'), false, 'a refused request claims nothing');
   c.send('spam_done', 8, { messageId: 'm1' }); // no reply: spam_done carries nothing back
   assert.equal((await c.request('ping', 9, { nonce: 0 })).name, 'pong');
   expectError(await c.request('spam_done', 10, { messageId: 'm1' }), 'out_of_order', 10);
@@ -157,7 +157,7 @@ test('a message id is classified at most once per user; unknown and foreign ids 
     await b.request('spam_request', 1, { messageId: 'm4', lwe: new Uint8Array(10), choices: new Uint8Array(3) }),
     'unknown_message',
   );
-  assert.equal(h.store.isClassified(userId, 'm4'), false);
+  assert.equal(await h.store.isClassified(userId, 'm4'), false);
   b.close();
   // and a new session of Alice's cannot replay m3 either
   const c2 = await TestClient.connect(h.server.wsUrl);
@@ -180,7 +180,7 @@ test('a crypto failure releases the claim and leaks no detail to the client', as
   });
   expectError(e, 'internal');
   assert.ok(e.name === 'error' && !e.message.includes('secret-key'));
-  assert.equal(h.store.isClassified(userId, 'm5'), false, 'nothing left the provider: claim released');
+  assert.equal(await h.store.isClassified(userId, 'm5'), false, 'nothing left the provider: claim released');
   // A validation failure from the crypto layer names the problem (its messages are secret-free).
   h.crypto.failNext = Object.assign(new Error('LWE ciphertext must be 22540 bytes'), { code: 'bad_field' });
   expectError(
@@ -209,8 +209,8 @@ test('an outdated model version is told to update; unknown models are refused', 
 test('the per-user rate limit refuses requests beyond the window budget', async () => {
   const hh = await startHarness({ requestsPerMinute: 2 });
   try {
-    const u = hh.store.addUser('carol');
-    for (const id of ['a', 'b', 'c']) hh.store.deliver(u.userId, id, 'x');
+    const u = await hh.store.addUser('carol');
+    for (const id of ['a', 'b', 'c']) await hh.store.deliver(u.userId, id, 'x');
     const c = await TestClient.connect(hh.server.wsUrl);
     await c.request('hello', 1, { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
     for (const id of ['a', 'b']) {
@@ -226,7 +226,7 @@ test('the per-user rate limit refuses requests beyond the window budget', async 
       'rate_limited',
       4,
     );
-    assert.equal(hh.store.isClassified(u.userId, 'c'), false);
+    assert.equal(await hh.store.isClassified(u.userId, 'c'), false);
     expectError(await c.request('ot', 5, { payload: new Uint8Array(8) }), 'rate_limited', 5);
     c.close();
   } finally {
@@ -264,4 +264,57 @@ test('beyond maxSessions new connections are refused (503) while open sessions k
   } finally {
     await hh.close();
   }
+});
+
+test('exactly once: a reconnected client re-sends its request and gets the recorded answer, byte for byte, once', async () => {
+  const request = { messageId: 'm10', lwe: new Uint8Array(10).fill(1), choices: new Uint8Array(3).fill(2) };
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  const first = await c.request('spam_request', 2, request);
+  assert.equal(first.name, 'spam_gc');
+  c.close(); // the answer "was lost": no spam_done
+  const used = (await h.store.userKey(userId, 'spam', 2)).used;
+
+  const c2 = await TestClient.connect(h.server.wsUrl);
+  await hello(c2);
+  // another request for the message (other OT choices, or another ciphertext) is refused
+  for (const other of [
+    { ...request, choices: new Uint8Array(3).fill(3) },
+    { ...request, lwe: new Uint8Array(10).fill(4) },
+  ]) {
+    expectError(await c2.request('spam_resend', 3, other), 'already_classified', 3);
+    expectError(await c2.request('spam_request', 4, other), 'already_classified', 4);
+  }
+  const again = await c2.request('spam_resend', 5, request);
+  assert.equal(again.name, 'spam_gc');
+  assert.ok(first.name === 'spam_gc' && again.name === 'spam_gc');
+  assert.deepEqual(again.gc, first.gc, 'the recorded garbling, not a new one');
+  assert.equal((await h.store.userKey(userId, 'spam', 2)).used, used, 'no second decryption');
+  // one email at a time: the resend is answered like a request, spam_done closes it
+  expectError(await c2.request('spam_resend', 6, request), 'out_of_order', 6);
+  c2.send('spam_done', 7, { messageId: 'm10' });
+  expectError(await c2.request('spam_resend', 8, request), 'already_classified', 8);
+  c2.close();
+
+  // Bob sending Alice's exact request gets nothing of hers (the id is not his message)
+  const b = await TestClient.connect(h.server.wsUrl);
+  await hello(b, otherToken);
+  expectError(await b.request('spam_resend', 2, request), 'unknown_message', 2);
+  b.close();
+});
+
+test('exactly once: a request whose answer never left is not_answered; a new request then takes the claim over', async () => {
+  const c = await TestClient.connect(h.server.wsUrl);
+  await hello(c);
+  const request = { messageId: 'm11', lwe: new Uint8Array(10), choices: new Uint8Array(3) };
+  expectError(await c.request('spam_resend', 2, request), 'not_answered', 2);
+  // a provider crash between claim and record leaves an unanswered claim
+  await h.store.claim(userId, 'm11', 'spam', Buffer.alloc(32, 9));
+  expectError(await c.request('spam_resend', 3, request), 'not_answered', 3);
+  assert.equal((await c.request('ping', 4, { nonce: 1 })).name, 'pong', 'a resync answer keeps the session');
+  const fresh = await c.request('spam_request', 5, { ...request, choices: new Uint8Array(3).fill(7) });
+  assert.equal(fresh.name, 'spam_gc');
+  c.send('spam_done', 6, { messageId: 'm11' });
+  expectError(await c.request('spam_request', 7, request), 'already_classified', 7);
+  c.close();
 });

@@ -28,8 +28,9 @@ before(async () => {
   pristine = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-integrity-'));
   const p = await startProvider(configFor(pristine), quiet);
   for (let u = 0; u < 40; u++) {
-    const { userId } = p.store.addUser(`user-${u}`);
-    for (let i = 0; i < 20; i++) p.store.deliver(userId, `m-${u}-${i}`, `Subject: ${i}\r\n\r\n${'x'.repeat(200)}`);
+    const { userId } = await p.store.addUser(`user-${u}`);
+    for (let i = 0; i < 20; i++)
+      await p.store.deliver(userId, `m-${u}-${i}`, `Subject: ${i}\r\n\r\n${'x'.repeat(200)}`);
   }
   await p.close();
 });

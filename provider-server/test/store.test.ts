@@ -1,125 +1,316 @@
+// The store's rules, run the same way against both implementations: the
+// embedded SQLite file and a real PostgreSQL 15 started for this file
+// (postgres.ts). "Instances" are separate Store handles on one database, as
+// several provider processes would hold.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { Store } from '../src/store.js';
+import pg from 'pg';
+import type { Store } from '../src/store.js';
+import { openPostgresStore } from '../src/store-postgres.js';
+import { openSqliteStore } from '../src/store-sqlite.js';
+import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
 
 const RAW =
   'From: Alice <a@x.org>\r\nSubject: hello\r\n  world\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n...';
+const REQ_A = Buffer.alloc(32, 0xa);
+const REQ_B = Buffer.alloc(32, 0xb);
 
-test('tokens authenticate their user and are stored only as hashes', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-store-'));
-  const file = path.join(dir, 'store.db');
-  const store = new Store(file);
-  const alice = store.addUser('alice');
-  const bob = store.addUser('bob');
-  assert.equal(store.authenticate(alice.token), alice.userId);
-  assert.equal(store.authenticate(bob.token), bob.userId);
-  assert.equal(store.authenticate(alice.token + 'x'), undefined);
-  assert.equal(store.authenticate(''), undefined);
-  assert.throws(() => store.addUser('alice'), /already exists/);
-  assert.throws(() => store.addUser('bad name'), /must match/);
-  store.revokeToken(bob.token);
-  assert.equal(store.authenticate(bob.token), undefined);
-  store.close();
+/** Opens handles on one fresh database of a kind. */
+type Fresh = () => Promise<() => Promise<Store>>;
+
+const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-store-'));
+
+const sqliteFresh: Fresh = async () => {
+  const file = path.join(tmp(), 'store.db');
+  return async () => openSqliteStore(file);
+};
+
+let cluster: TestPostgres | undefined;
+const postgresFresh: Fresh = async () => {
+  const url = await cluster!.database();
+  return () => openPostgresStore(url);
+};
+
+/** A claim recorded as answered (what a finished classification leaves). */
+async function answered(store: Store, user: number, id: string, request = REQ_A): Promise<void> {
+  const c = await store.claim(user, id, 'spam', request);
+  assert.equal(typeof c, 'object', `claim of ${id}`);
+  assert.equal(await store.recordAnswer(user, id, 'spam', (c as { attempt: Buffer }).attempt, Buffer.from('gc')), true);
+}
+
+function storeSuite(kind: string, fresh: Fresh): void {
+  const open = async (): Promise<Store> => (await fresh())();
+
+  test(`${kind}: tokens authenticate their user; unknown, revoked and malformed tokens do not`, async () => {
+    const store = await open();
+    const alice = await store.addUser('alice');
+    const bob = await store.addUser('bob');
+    assert.equal(await store.authenticate(alice.token), alice.userId);
+    assert.equal(await store.authenticate(bob.token), bob.userId);
+    assert.equal(await store.authenticate(alice.token + 'x'), undefined);
+    assert.equal(await store.authenticate(''), undefined);
+    await assert.rejects(store.addUser('alice'), /already exists/);
+    await assert.rejects(store.addUser('bad name'), /must match/);
+    await store.revokeToken(bob.token);
+    assert.equal(await store.authenticate(bob.token), undefined);
+    await store.close();
+  });
+
+  test(`${kind}: issued tokens are fresh, prefixed and safe to pass on a command line`, async () => {
+    const store = await open();
+    const { userId } = await store.addUser('carol');
+    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.issueToken(userId)));
+    assert.equal(new Set(tokens).size, tokens.length);
+    for (const t of tokens) {
+      // 32 random bytes in base64url behind the prefix; a leading "-" would be
+      // taken for an option by the CLIs (it happened: ~1 in 64 tokens).
+      assert.match(t, /^pmf_[A-Za-z0-9_-]{43}$/);
+      assert.equal(await store.authenticate(t), userId);
+    }
+    await store.close();
+  });
+
+  test(`${kind}: a delivered message is claimed at most once per user; unknown and foreign ids are refused`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    const b = (await store.addUser('b')).userId;
+    await store.deliver(a, 'm1', RAW);
+    await answered(store, a, 'm1');
+    assert.equal(await store.claim(a, 'm1', 'spam', REQ_A), 'already_classified', 'same request again');
+    assert.equal(await store.claim(a, 'm1', 'spam', REQ_B), 'already_classified', 'another request');
+    assert.equal(await store.claim(b, 'm1', 'spam', REQ_A), 'unknown_message', 'foreign id');
+    assert.equal(await store.claim(a, 'nope', 'spam', REQ_A), 'unknown_message');
+    assert.equal(await store.isClassified(a, 'm1'), true);
+    assert.equal(await store.isClassified(a, 'm1', 'topics'), false, 'tasks are claimed apart');
+    // the same id delivered to b is b's own message
+    await store.deliver(b, 'm1', RAW);
+    assert.equal(typeof (await store.claim(b, 'm1', 'spam', REQ_A)), 'object');
+    await assert.rejects(store.deliver(a, 'm1', RAW), /already delivered/);
+    await assert.rejects(store.deliver(999, 'x', RAW), /does not exist/);
+    await assert.rejects(store.deliver(a, 'x'.repeat(257), RAW), /message id/);
+    await store.close();
+  });
+
+  test(`${kind}: a claim whose answer was never recorded is taken over; the old attempt can no longer record`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    await store.deliver(a, 'm', RAW);
+    const first = (await store.claim(a, 'm', 'spam', REQ_A)) as { attempt: Buffer };
+    assert.equal(await store.isClassified(a, 'm'), false, 'nothing left yet');
+    // e.g. the provider crashed before recording: a new request takes the claim over
+    const second = (await store.claim(a, 'm', 'spam', REQ_B)) as { attempt: Buffer };
+    assert.ok(!second.attempt.equals(first.attempt));
+    assert.equal(await store.recordAnswer(a, 'm', 'spam', first.attempt, Buffer.from('old')), false);
+    await store.releaseClaim(a, 'm', 'spam', first.attempt); // a stale release does nothing
+    assert.equal(await store.recordAnswer(a, 'm', 'spam', second.attempt, Buffer.from('new')), true);
+    assert.equal(await store.claim(a, 'm', 'spam', REQ_A), 'already_classified');
+    // a released claim (nothing left the provider) can be claimed again
+    await store.deliver(a, 'm2', RAW);
+    const c = (await store.claim(a, 'm2', 'spam', REQ_A)) as { attempt: Buffer };
+    await store.releaseClaim(a, 'm2', 'spam', c.attempt);
+    assert.equal(await store.recordedAnswer(a, 'm2', 'spam', REQ_A), 'not_answered');
+    assert.equal(typeof (await store.claim(a, 'm2', 'spam', REQ_B)), 'object');
+    await store.close();
+  });
+
+  test(`${kind}: the recorded answer goes only to the same user's same request, until acknowledged`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    const b = (await store.addUser('b')).userId;
+    await store.deliver(a, 'm', RAW);
+    await store.deliver(b, 'm', RAW);
+    assert.equal(await store.recordedAnswer(a, 'm', 'spam', REQ_A), 'not_answered', 'never claimed');
+    const c = (await store.claim(a, 'm', 'spam', REQ_A)) as { attempt: Buffer };
+    assert.equal(await store.recordedAnswer(a, 'm', 'spam', REQ_A), 'not_answered', 'claimed, not recorded');
+    await store.recordAnswer(a, 'm', 'spam', c.attempt, Buffer.from('the gc'));
+    assert.deepEqual(await store.recordedAnswer(a, 'm', 'spam', REQ_A), { answer: Buffer.from('the gc') });
+    assert.equal(await store.recordedAnswer(a, 'm', 'spam', REQ_B), 'already_classified', 'other request');
+    assert.equal(await store.recordedAnswer(a, 'm', 'topics', REQ_A), 'not_answered', 'other task');
+    assert.equal(await store.recordedAnswer(b, 'm', 'spam', REQ_A), 'not_answered', "b's own message");
+    assert.equal(await store.recordedAnswer(a, 'zz', 'spam', REQ_A), 'unknown_message');
+    await store.acknowledge(a, 'm', 'spam', REQ_B); // another request's acknowledgement changes nothing
+    assert.deepEqual(await store.recordedAnswer(a, 'm', 'spam', REQ_A), { answer: Buffer.from('the gc') });
+    await store.acknowledge(a, 'm', 'spam', REQ_A);
+    assert.equal(await store.recordedAnswer(a, 'm', 'spam', REQ_A), 'already_classified');
+    assert.equal(await store.isClassified(a, 'm'), true);
+    await store.close();
+  });
+
+  test(`${kind}: the delivered-message registry keeps the raw MIME and its outer headers`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    await store.deliver(a, 'm1', RAW);
+    assert.deepEqual(await store.listMessages(a), [
+      {
+        id: 'm1',
+        from: 'Alice <a@x.org>',
+        subject: 'hello world',
+        date: 'Mon, 1 Jan 2024 00:00:00 +0000',
+        folder: 'inbox',
+      },
+    ]);
+    assert.equal(await store.moveMessage(a, 'm1', 'junk'), true);
+    assert.deepEqual(await store.listMessages(a, 'inbox'), []);
+    assert.deepEqual(
+      (await store.listMessages(a, 'junk')).map((m) => m.id),
+      ['m1'],
+    );
+    assert.equal(await store.moveMessage(a, 'nope', 'junk'), false);
+    assert.equal((await store.getMessage(a, 'm1'))?.raw, RAW);
+    assert.equal(await store.getMessage(a, 'm2'), undefined);
+    assert.deepEqual(await store.listMessages((await store.addUser('c')).userId), []);
+    await store.close();
+  });
+
+  test(`${kind}: topics and the opt-out are recorded per user`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    await store.deliver(a, 'm1', RAW);
+    await store.deliver(a, 'm2', RAW);
+    await store.recordTopic(a, 'm1', 'topics', 1, 3);
+    await store.recordTopic(a, 'm2', 'topics', 1, -1);
+    assert.equal(await store.topicOf(a, 'm1'), 3);
+    assert.equal(await store.topicOf(a, 'm2'), undefined, 'no topic');
+    assert.deepEqual(await store.topicCounts(), [{ modelId: 'topics', version: 1, topic: 3, count: 1 }]);
+    assert.deepEqual(
+      (await store.topicHistory(a)).map(({ messageId, modelId, version, topic }) => ({
+        messageId,
+        modelId,
+        version,
+        topic,
+      })),
+      [{ messageId: 'm1', modelId: 'topics', version: 1, topic: 3 }],
+    );
+    assert.equal(await store.topicOptOut(a), false);
+    await store.setTopicOptOut(a, true);
+    assert.equal(await store.topicOptOut(a), true);
+    await store.setTopicOptOut(a, false);
+    assert.equal(await store.topicOptOut(a), false);
+    await store.close();
+  });
+
+  test(`${kind}: the rate limit counts per user and per minute window`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    const b = (await store.addUser('b')).userId;
+    const t0 = 1_700_000_040_000;
+    const taken = [];
+    for (let i = 0; i < 4; i++) taken.push(await store.takeRate(a, 3, t0));
+    assert.deepEqual(taken, [true, true, true, false]);
+    assert.equal(await store.takeRate(b, 3, t0), true, 'other users are unaffected');
+    assert.equal(await store.takeRate(a, 3, t0, 'hello'), true, 'hellos are counted apart');
+    assert.equal(await store.takeRate(a, 3, t0 + 60_000), true, 'a new window starts fresh');
+    await store.close();
+  });
+
+  test(`${kind}: instances sharing the store race for claims, rates and the key budget, and never both win`, async () => {
+    const openShared = await fresh();
+    const stores = [await openShared(), await openShared(), await openShared()];
+    const [s0] = stores;
+    const a = (await s0.addUser('a')).userId;
+    for (let i = 0; i < 20; i++) await s0.deliver(a, `m${i}`, RAW);
+    // every message claimed by all instances at once, each with its own request
+    for (let i = 0; i < 20; i++) {
+      const claims = await Promise.all(stores.map((s, k) => s.claim(a, `m${i}`, 'spam', Buffer.alloc(32, k))));
+      const recorded = await Promise.all(
+        claims.map((c, k) =>
+          typeof c === 'object' ? stores[k].recordAnswer(a, `m${i}`, 'spam', c.attempt, Buffer.from([k])) : false,
+        ),
+      );
+      assert.equal(recorded.filter(Boolean).length, 1, `exactly one answer recorded for m${i}`);
+    }
+    const t0 = 1_700_000_040_000;
+    const rates = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3].takeRate(a, 10, t0)));
+    assert.equal(rates.filter(Boolean).length, 10, 'the per-user rate limit holds across instances');
+    // 40 decryptions asked under epoch 1 with a budget of 10: at most 10 served
+    const spent = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => stores[i % 3].spendUserKey(a, 'spam', 1, 1, 10)),
+    );
+    assert.ok(spent.filter((r) => r === 'ok').length <= 10, `${spent.filter((r) => r === 'ok').length} served`);
+    assert.ok((await s0.userKey(a, 'spam', 1)).epoch >= 2, 'the key rotated');
+    for (const s of stores) await s.close();
+  });
+
+  test(`${kind}: the key budget rotates the epoch before it is overrun`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    assert.deepEqual(await store.userKey(a, 'spam', 1), { epoch: 1, used: 0 });
+    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'ok');
+    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'ok', 'leaves 1 < 2: rotates after');
+    assert.deepEqual(await store.userKey(a, 'spam', 1), { epoch: 2, used: 0 });
+    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'rotated', 'old epoch');
+    assert.equal(await store.spendUserKey(a, 'spam', 1, 2, 5, 1), 'ok');
+    await assert.rejects(store.spendUserKey(a, 'spam', 1, 2, 5, 6), /above the key budget/);
+    await store.close();
+  });
+}
+
+storeSuite('sqlite', sqliteFresh);
+
+const missing = postgresMissing();
+describe('postgres', { skip: missing }, () => {
+  before(async () => {
+    cluster = await startPostgres();
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+  storeSuite('postgres', postgresFresh);
+
+  test('postgres: a newer schema is refused and an unreachable store is named without its password', async () => {
+    const url = await cluster!.database();
+    const store = await openPostgresStore(url);
+    assert.equal(await store.schemaVersion(), 1);
+    await store.close();
+    const raw = new pg.Pool({ connectionString: url });
+    await raw.query('UPDATE pmf_schema SET version = 99');
+    await raw.end();
+    await assert.rejects(openPostgresStore(url), /newer than this server/);
+    const bad = 'postgres://postgres:s3cret@localhost/none?host=/nonexistent-dir';
+    await assert.rejects(
+      openPostgresStore(bad),
+      (e: Error) => /store postgres:/.test(e.message) && !/s3cret/.test(e.message),
+    );
+  });
+});
+
+test('sqlite: tokens are stored only as hashes', async () => {
+  const file = path.join(tmp(), 'store.db');
+  const store = openSqliteStore(file);
+  const { token } = await store.addUser('alice');
+  await store.close();
   const bytes = fs.readFileSync(file);
-  assert.equal(bytes.includes(Buffer.from(alice.token)), false, 'plaintext token found in the database file');
-  fs.rmSync(dir, { recursive: true });
+  assert.equal(bytes.includes(Buffer.from(token)), false, 'plaintext token found in the database file');
 });
 
-test('issued tokens are fresh, prefixed and safe to pass on a command line', () => {
-  const store = new Store(':memory:');
-  const { userId } = store.addUser('carol');
-  const tokens = Array.from({ length: 200 }, () => store.issueToken(userId));
-  assert.equal(new Set(tokens).size, tokens.length);
-  for (const t of tokens) {
-    // 32 random bytes in base64url behind the prefix; a leading "-" would be
-    // taken for an option by the CLIs (it happened: ~1 in 64 tokens).
-    assert.match(t, /^pmf_[A-Za-z0-9_-]{43}$/);
-    assert.equal(store.authenticate(t), userId);
-  }
-  store.close();
-});
-
-test('a delivered message is classified at most once per user; unknown and foreign ids are refused', () => {
-  const store = new Store(':memory:');
-  const a = store.addUser('a').userId;
-  const b = store.addUser('b').userId;
-  store.deliver(a, 'm1', RAW);
-  assert.equal(store.claim(a, 'm1'), 'claimed');
-  assert.equal(store.claim(a, 'm1'), 'already_classified');
-  assert.equal(store.claim(b, 'm1'), 'unknown_message', 'foreign id');
-  assert.equal(store.claim(a, 'nope'), 'unknown_message');
-  assert.equal(store.isClassified(a, 'm1'), true);
-  // a claim released before any answer left the server can be retried once more
-  store.deliver(a, 'm2', RAW);
-  assert.equal(store.claim(a, 'm2'), 'claimed');
-  store.releaseClaim(a, 'm2');
-  assert.equal(store.claim(a, 'm2'), 'claimed');
-  assert.equal(store.claim(a, 'm2'), 'already_classified');
-  // the same id delivered to b is b's own message
-  store.deliver(b, 'm1', RAW);
-  assert.equal(store.claim(b, 'm1'), 'claimed');
-  assert.throws(() => store.deliver(a, 'm1', RAW), /already delivered/);
-  assert.throws(() => store.deliver(999, 'x', RAW), /does not exist/);
-  assert.throws(() => store.deliver(a, 'x'.repeat(257), RAW), /message id/);
-});
-
-test('the delivered-message registry keeps the raw MIME and its outer headers', () => {
-  const store = new Store(':memory:');
-  const a = store.addUser('a').userId;
-  store.deliver(a, 'm1', RAW);
-  assert.deepEqual(store.listMessages(a), [
-    {
-      id: 'm1',
-      from: 'Alice <a@x.org>',
-      subject: 'hello world',
-      date: 'Mon, 1 Jan 2024 00:00:00 +0000',
-      folder: 'inbox',
-    },
-  ]);
-  assert.equal(store.moveMessage(a, 'm1', 'junk'), true);
-  assert.deepEqual(store.listMessages(a, 'inbox'), []);
-  assert.deepEqual(
-    store.listMessages(a, 'junk').map((m) => m.id),
-    ['m1'],
-  );
-  assert.equal(store.moveMessage(a, 'nope', 'junk'), false);
-  assert.equal(store.getMessage(a, 'm1')?.raw, RAW);
-  assert.equal(store.getMessage(a, 'm2'), undefined);
-  assert.deepEqual(store.listMessages(store.addUser('c').userId), []);
-});
-
-test('the rate limit counts per user and per minute window', () => {
-  const store = new Store(':memory:');
-  const a = store.addUser('a').userId;
-  const b = store.addUser('b').userId;
-  const t0 = 1_700_000_040_000;
-  assert.deepEqual(
-    [1, 2, 3, 4].map(() => store.takeRate(a, 3, t0)),
-    [true, true, true, false],
-  );
-  assert.equal(store.takeRate(b, 3, t0), true, 'other users are unaffected');
-  assert.equal(store.takeRate(a, 3, t0 + 60_000), true, 'a new window starts fresh');
-});
-
-test('migrations run once and a newer schema is refused', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-store-'));
-  const file = path.join(dir, 's.db');
-  const s1 = new Store(file);
-  const v = s1.schemaVersion;
-  assert.ok(v >= 1);
-  s1.addUser('kept');
-  s1.close();
-  const s2 = new Store(file);
-  assert.equal(s2.schemaVersion, v);
-  assert.notEqual(s2.userId('kept'), undefined);
-  s2.close();
+test('sqlite: migrations run once, old claims stay classified, and a newer schema is refused', async () => {
+  const file = path.join(tmp(), 's.db');
+  // a store of schema 4 (before exactly-once answers) with one classified message
+  const s1 = openSqliteStore(file);
+  const v = await s1.schemaVersion();
+  const a = (await s1.addUser('kept')).userId;
+  await s1.deliver(a, 'old', RAW);
+  await s1.close();
   const db = new Database(file);
-  db.pragma(`user_version = ${v + 1}`);
+  db.exec('DROP TABLE classified');
+  db.exec(
+    'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
+  );
+  db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
+  db.pragma('user_version = 4');
   db.close();
-  assert.throws(() => new Store(file), /newer than this server/);
-  fs.rmSync(dir, { recursive: true });
+  const s2 = openSqliteStore(file);
+  assert.equal(await s2.schemaVersion(), v);
+  assert.notEqual(await s2.userId('kept'), undefined);
+  assert.equal(await s2.isClassified(a, 'old'), true, 'a claim from before migration 5 stays classified');
+  assert.equal(await s2.claim(a, 'old', 'spam', REQ_A), 'already_classified');
+  await s2.close();
+  const db2 = new Database(file);
+  db2.pragma(`user_version = ${v + 1}`);
+  db2.close();
+  assert.throws(() => openSqliteStore(file), /newer than this server/);
 });

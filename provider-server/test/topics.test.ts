@@ -25,8 +25,8 @@ before(async () => {
     models: ['topics', 'spam'],
     overrides: { limits: { hellosPerMinute: 1000, requestsPerMinute: 10_000 } },
   });
-  ({ token, userId } = provider.store.addUser('alice'));
-  for (let i = 0; i < 20; i++) provider.store.deliver(userId, `m-${i}`, `Subject: ${i}\r\n\r\nbody ${i}`);
+  ({ token, userId } = await provider.store.addUser('alice'));
+  for (let i = 0; i < 20; i++) await provider.store.deliver(userId, `m-${i}`, `Subject: ${i}\r\n\r\nbody ${i}`);
   he = await loadHe();
 });
 after(() => provider.close());
@@ -97,8 +97,12 @@ test('a valid evaluation records the topic once; the same message again is alrea
   const ack = await s.c.request('topic_labels', s.next++, { messageId: 'm-0', labels });
   assert.ok(ack.name === 'topic_ack' && ack.messageId === 'm-0', JSON.stringify(ack));
   // All y_j equal 0 and the masks are 0: the first maximum, candidate 0, wins.
-  assert.equal(provider.store.topicOf(userId, 'm-0'), 0);
-  assert.equal(provider.store.userKey(userId, 'topics', served().version).used, bPrime(), 'B′ decryptions spent');
+  assert.equal(await provider.store.topicOf(userId, 'm-0'), 0);
+  assert.equal(
+    (await provider.store.userKey(userId, 'topics', served().version)).used,
+    bPrime(),
+    'B′ decryptions spent',
+  );
   const again = await s.c.request('topic_request', s.next++, {
     messageId: 'm-0',
     lwes: zeroLwes(),
@@ -106,7 +110,7 @@ test('a valid evaluation records the topic once; the same message again is alrea
   });
   expectError(again, 'already_classified', 'm-0');
   // Spam and topic claims are independent.
-  assert.equal(provider.store.claim(userId, 'm-0', 'spam'), 'claimed');
+  assert.equal(await provider.store.isClassified(userId, 'm-0', 'spam'), false);
   s.c.close();
 });
 
@@ -143,8 +147,8 @@ test('bad topic_labels: wrong count, a label for no wire, an unknown message, ou
     'bad_field',
     'number of output labels',
   );
-  assert.equal(provider.store.topicOf(userId, 'm-1'), undefined);
-  assert.equal(provider.store.isClassified(userId, 'm-1', 'topics'), true);
+  assert.equal(await provider.store.topicOf(userId, 'm-1'), undefined);
+  assert.equal(await provider.store.isClassified(userId, 'm-1', 'topics'), true);
   await pong();
 
   // A label that is neither label of its wire.
@@ -155,7 +159,7 @@ test('bad topic_labels: wrong count, a label for no wire, an unknown message, ou
     'bad_field',
     'not one of the garbler',
   );
-  assert.equal(provider.store.topicOf(userId, 'm-2'), undefined);
+  assert.equal(await provider.store.topicOf(userId, 'm-2'), undefined);
   // The decoder is used up: the right labels now are out of order.
   await pong();
 
@@ -195,12 +199,12 @@ test('bad topic_labels: wrong count, a label for no wire, an unknown message, ou
     'nope',
   );
   await pong();
-  assert.equal(provider.store.topicOf(userId, 'm-3'), undefined);
-  assert.equal(provider.store.isClassified(userId, 'm-3', 'topics'), false, 'failed requests release the claim');
+  assert.equal(await provider.store.topicOf(userId, 'm-3'), undefined);
+  assert.equal(await provider.store.isClassified(userId, 'm-3', 'topics'), false, 'failed requests release the claim');
   // After all that, a valid evaluation still works in the same session.
   const ok = await requestGc(s, 'm-3');
   assert.equal((await s.c.request('topic_labels', s.next++, { messageId: 'm-3', labels: ok })).name, 'topic_ack');
-  assert.equal(provider.store.topicOf(userId, 'm-3'), 0);
+  assert.equal(await provider.store.topicOf(userId, 'm-3'), 0);
   s.c.close();
 });
 
@@ -210,8 +214,8 @@ test('a candidate index beyond the B topics (a lying client) is not recorded, an
   // An error would tell the client where the argmax landed: the answer is the same as for a valid topic.
   const ack = await s.c.request('topic_labels', s.next++, { messageId: 'm-7', labels });
   assert.ok(ack.name === 'topic_ack', JSON.stringify(ack));
-  assert.equal(provider.store.topicOf(userId, 'm-7'), undefined);
-  assert.equal(provider.store.isClassified(userId, 'm-7', 'topics'), true);
+  assert.equal(await provider.store.topicOf(userId, 'm-7'), undefined);
+  assert.equal(await provider.store.isClassified(userId, 'm-7', 'topics'), true);
   s.c.close();
 });
 
@@ -230,15 +234,15 @@ test('opt-out is recorded per user and refuses topic requests; opting back in wo
   const s = await session();
   const ack = await s.c.request('topic_setting', s.next++, { optOut: 1 });
   assert.ok(ack.name === 'topic_setting_ack' && ack.optOut === 1);
-  assert.equal(provider.store.topicOptOut(userId), true);
+  assert.equal(await provider.store.topicOptOut(userId), true);
   expectError(
     await s.c.request('topic_request', s.next++, { messageId: 'm-5', lwes: zeroLwes(), choices: new Uint8Array(1) }),
     'opted_out',
   );
-  assert.equal(provider.store.isClassified(userId, 'm-5', 'topics'), false);
+  assert.equal(await provider.store.isClassified(userId, 'm-5', 'topics'), false);
   expectError(await s.c.request('topic_setting', s.next++, { optOut: 2 }), 'bad_field');
   assert.equal((await s.c.request('topic_setting', s.next++, { optOut: 0 })).name, 'topic_setting_ack');
-  assert.equal(provider.store.topicOptOut(userId), false);
+  assert.equal(await provider.store.topicOptOut(userId), false);
   const labels = await requestGc(s, 'm-5');
   assert.equal((await s.c.request('topic_labels', s.next++, { messageId: 'm-5', labels })).name, 'topic_ack');
   s.c.close();
@@ -258,7 +262,7 @@ test('a connection dropped between topic_gc and topic_labels leaves the message 
     await t.c.request('topic_labels', t.next++, { messageId: 'm-6', labels: new Uint8Array(83) }),
     'out_of_order',
   );
-  assert.equal(provider.store.topicOf(userId, 'm-6'), undefined);
+  assert.equal(await provider.store.topicOf(userId, 'm-6'), undefined);
   t.c.close();
 });
 
@@ -286,17 +290,17 @@ function bytesToHex(b: Uint8Array): string {
   return Buffer.from(b).toString('hex');
 }
 
-test('what the provider sees: per-topic counts and a user history, with topic names', () => {
-  const counts = provider.store.topicCounts().filter((r) => r.modelId === 'topics');
+test('what the provider sees: per-topic counts and a user history, with topic names', async () => {
+  const counts = (await provider.store.topicCounts()).filter((r) => r.modelId === 'topics');
   assert.ok(counts.length > 0);
   assert.equal(
     counts.reduce((n, r) => n + r.count, 0),
-    provider.store.topicHistory(userId).length,
+    (await provider.store.topicHistory(userId)).length,
   );
   const names = topicNames(provider.config.dataDir);
   assert.equal(names('topics', served().version)[0], 'alt.atheism');
   assert.deepEqual(names('nope', 1), []);
-  assert.ok(provider.store.topicHistory(userId).some((h) => h.messageId === 'm-0' && h.topic === 0));
+  assert.ok((await provider.store.topicHistory(userId)).some((h) => h.messageId === 'm-0' && h.topic === 0));
 });
 
 test('a user-key budget below B′ stops the start instead of failing every topic request', async () => {

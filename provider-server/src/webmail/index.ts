@@ -9,18 +9,17 @@ export type Folder = 'inbox' | 'junk';
 
 export interface WebmailSource {
   /** The user a bearer token belongs to (compare tokens in constant time). */
-  authenticate(token: string): string | undefined;
+  authenticate(token: string): Promise<string | undefined>;
   /** A folder's messages, or all of them (with their folder) when none is given. */
   listMessages(
     userId: string,
     folder?: Folder,
-  ): { id: string; from: string; subject: string; date: string | number; folder?: Folder }[];
-  getMessage(userId: string, id: string): { raw: string } | undefined;
+  ): Promise<{ id: string; from: string; subject: string; date: string | number; folder?: Folder }[]>;
+  getMessage(userId: string, id: string): Promise<{ raw: string } | undefined>;
   /** Moves a message (the extension moves spam to Junk); false if the user has no such message. */
-  moveMessage(userId: string, id: string, folder: Folder): boolean;
-  /** A new bearer token for the user, for the extension's one-click connect. */
-  /** A fresh bearer token, or undefined when the user asked for too many this minute. */
-  issueToken(userId: string): string | undefined;
+  moveMessage(userId: string, id: string, folder: Folder): Promise<boolean>;
+  /** A fresh bearer token for the extension's one-click connect, or undefined when the user asked for too many this minute. */
+  issueToken(userId: string): Promise<string | undefined>;
 }
 
 const FOLDER_NAMES: Record<Folder, string> = { inbox: 'Inbox', junk: 'Junk' };
@@ -36,21 +35,25 @@ export function createWebmailHandler(source: WebmailSource): WebmailHandler {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mail' && !url.pathname.startsWith('/mail/')) return false;
-    try {
-      route(source, req, res, url);
-    } catch {
-      // Never echo internals (message ids, tokens) into an error page.
+    // Never echo internals (message ids, tokens) into an error page.
+    route(source, req, res, url).catch(() => {
       if (!res.headersSent) send(res, 500, page('Error', '<p class="error">Something went wrong.</p>'));
-    }
+      else res.end();
+    });
     return true;
   };
 }
 
-function route(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
+async function route(
+  source: WebmailSource,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+): Promise<void> {
   if (url.pathname === '/mail/login' && req.method === 'POST')
-    return readForm(req, res, (form) => {
+    return readForm(req, res, async (form) => {
       const token = form.get('token')?.trim() ?? '';
-      if (!token || !source.authenticate(token)) return redirect(res, '/mail?failed=1');
+      if (!token || !(await source.authenticate(token))) return redirect(res, '/mail?failed=1');
       redirect(res, '/mail', `${COOKIE}=${encodeURIComponent(token)}; Path=/mail; HttpOnly; SameSite=Strict`);
     });
   if (url.pathname === '/mail/extension-token' && req.method === 'POST') return extensionToken(source, req, res);
@@ -61,23 +64,23 @@ function route(source: WebmailSource, req: http.IncomingMessage, res: http.Serve
   if (req.method !== 'GET' && req.method !== 'HEAD')
     return send(res, 405, page('Method not allowed', '<p class="error">Method not allowed.</p>'));
 
-  const userId = userFromCookie(source, req);
+  const userId = await userFromCookie(source, req);
   if (!userId) return send(res, url.pathname === '/mail' ? 200 : 401, loginPage(url.searchParams.has('failed')));
   if (url.pathname === '/mail' || url.pathname === '/mail/')
-    return send(res, 200, inboxPage(userId, 'inbox', source.listMessages(userId, 'inbox')));
+    return send(res, 200, inboxPage(userId, 'inbox', await source.listMessages(userId, 'inbox')));
   if (url.pathname === '/mail/junk')
-    return send(res, 200, inboxPage(userId, 'junk', source.listMessages(userId, 'junk')));
+    return send(res, 200, inboxPage(userId, 'junk', await source.listMessages(userId, 'junk')));
   const m = /^\/mail\/m\/([^/]{1,600})$/.exec(url.pathname);
   if (m) {
     const id = safeDecode(m[1]);
-    const msg = id === undefined ? undefined : source.getMessage(userId, id);
+    const msg = id === undefined ? undefined : await source.getMessage(userId, id);
     if (id === undefined || !msg)
       return send(
         res,
         404,
         page('Not found', '<p class="error">No such message.</p><p><a href="/mail">Back to inbox</a></p>'),
       );
-    const listed = source.listMessages(userId).find((x) => x.id === id);
+    const listed = (await source.listMessages(userId)).find((x) => x.id === id);
     return send(res, 200, messagePage(id, msg.raw, listed?.date, listed?.folder ?? 'inbox'));
   }
   send(res, 404, page('Not found', '<p class="error">Not found.</p>'));
@@ -92,7 +95,11 @@ function safeDecode(s: string): string | undefined {
 }
 
 /** Reads a small urlencoded form body (the login and move forms), refusing large ones. */
-function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (form: URLSearchParams) => void): void {
+function readForm(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  then: (form: URLSearchParams) => Promise<void>,
+): Promise<void> {
   let body = '';
   let tooBig = false;
   req.setEncoding('utf8');
@@ -103,11 +110,14 @@ function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (fo
       req.destroy();
     }
   });
-  req.on('end', () => {
-    if (!tooBig) then(new URLSearchParams(body));
-  });
-  req.on('close', () => {
-    if (tooBig && !res.headersSent) send(res, 413, page('Too large', '<p class="error">Request too large.</p>'));
+  return new Promise((resolve, reject) => {
+    req.on('end', () => {
+      if (!tooBig) then(new URLSearchParams(body)).then(resolve, reject);
+    });
+    req.on('close', () => {
+      if (tooBig && !res.headersSent) send(res, 413, page('Too large', '<p class="error">Request too large.</p>'));
+      resolve();
+    });
   });
 }
 
@@ -117,10 +127,14 @@ function readForm(req: http.IncomingMessage, res: http.ServerResponse, then: (fo
  * cookie is SameSite=Strict and the answer is JSON (not readable cross-origin),
  * so only the webmail's own pages and the extension's content script get it.
  */
-function extensionToken(source: WebmailSource, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const userId = userFromCookie(source, req);
+async function extensionToken(
+  source: WebmailSource,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const userId = await userFromCookie(source, req);
   if (!userId) return send(res, 401, loginPage(false));
-  const token = source.issueToken(userId);
+  const token = await source.issueToken(userId);
   res.writeHead(token ? 200 : 429, {
     'content-type': 'application/json',
     'cache-control': 'no-store',
@@ -130,33 +144,30 @@ function extensionToken(source: WebmailSource, req: http.IncomingMessage, res: h
 }
 
 /** POST /mail/m/<id>/move, folder=junk|inbox: the session cookie is SameSite=Strict, so other sites cannot. */
-function moveMessage(
+async function moveMessage(
   source: WebmailSource,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   id: string | undefined,
-): void {
-  const userId = userFromCookie(source, req);
+): Promise<void> {
+  const userId = await userFromCookie(source, req);
   if (!userId) return send(res, 401, loginPage(false));
-  readForm(req, res, (form) => {
+  return readForm(req, res, async (form) => {
     const folder = form.get('folder');
     if (folder !== 'junk' && folder !== 'inbox')
       return send(res, 400, page('Bad request', '<p class="error">Unknown folder.</p>'));
-    if (id === undefined || !source.moveMessage(userId, id, folder))
+    if (id === undefined || !(await source.moveMessage(userId, id, folder)))
       return send(res, 404, page('Not found', '<p class="error">No such message.</p>'));
     redirect(res, `/mail/m/${encodeURIComponent(id)}`);
   });
 }
 
-function userFromCookie(source: WebmailSource, req: http.IncomingMessage): string | undefined {
+async function userFromCookie(source: WebmailSource, req: http.IncomingMessage): Promise<string | undefined> {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [name, ...rest] = part.trim().split('=');
     if (name === COOKIE) {
-      try {
-        return source.authenticate(decodeURIComponent(rest.join('=')));
-      } catch {
-        return undefined;
-      }
+      const token = safeDecode(rest.join('='));
+      return token === undefined ? undefined : source.authenticate(token);
     }
   }
   return undefined;
@@ -215,7 +226,11 @@ function folderNav(current: Folder): string {
     .join(' · ')}</nav>`;
 }
 
-function inboxPage(userId: string, folder: Folder, messages: ReturnType<WebmailSource['listMessages']>): string {
+function inboxPage(
+  userId: string,
+  folder: Folder,
+  messages: Awaited<ReturnType<WebmailSource['listMessages']>>,
+): string {
   const rows = messages
     .map(
       (m) =>

@@ -1,0 +1,160 @@
+// The embedded store: one SQLite file through better-sqlite3 (WAL, so the
+// admin CLI can open it beside a running server). Schema changes are numbered
+// migrations tracked in PRAGMA user_version; old stores are migrated on open.
+import Database from 'better-sqlite3';
+import { Store, type SqlDriver } from './store.js';
+
+const MIGRATIONS: string[] = [
+  // 1: initial schema
+  `CREATE TABLE users (
+     id INTEGER PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE tokens (
+     token_sha256 BLOB PRIMARY KEY,
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE messages (
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     message_id TEXT NOT NULL,
+     raw BLOB NOT NULL,
+     from_addr TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     date TEXT NOT NULL,
+     delivered_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id)
+   );
+   CREATE TABLE classified (
+     user_id INTEGER NOT NULL,
+     message_id TEXT NOT NULL,
+     task TEXT NOT NULL,
+     classified_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id, task),
+     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
+   );
+   CREATE TABLE rate_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
+  // 2: per-user key epochs (decryption budget, docs/security.md) and hello rate windows
+  `CREATE TABLE user_keys (
+     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+     model_id TEXT NOT NULL,
+     model_version INTEGER NOT NULL,
+     epoch INTEGER NOT NULL,
+     used INTEGER NOT NULL,
+     PRIMARY KEY (user_id, model_id, model_version)
+   );
+   CREATE TABLE hello_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
+  // 3: decoded topics (what the provider learns, docs/threat-model.md#non-negotiable-properties) and the users' topic opt-out (docs/protocol.md#topic-extraction)
+  `CREATE TABLE topics (
+     user_id INTEGER NOT NULL,
+     message_id TEXT NOT NULL,
+     model_id TEXT NOT NULL,
+     model_version INTEGER NOT NULL,
+     topic INTEGER NOT NULL,
+     recorded_at INTEGER NOT NULL,
+     PRIMARY KEY (user_id, message_id),
+     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
+   );
+   CREATE TABLE topic_settings (
+     user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+     opted_out INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );`,
+  // 4: webmail folders (the extension moves spam to Junk)
+  `ALTER TABLE messages ADD COLUMN folder TEXT NOT NULL DEFAULT 'inbox';`,
+  // 5: exactly-once verdicts (docs/protocol.md#exactly-once-verdicts): the request a claim is bound to,
+  // the computation holding it until its answer is recorded, and the recorded answer. Older claims
+  // have no attempt: their answers left, so they stay classified.
+  `ALTER TABLE classified ADD COLUMN request_sha256 BLOB;
+   ALTER TABLE classified ADD COLUMN attempt BLOB;
+   ALTER TABLE classified ADD COLUMN answer BLOB;`,
+];
+
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Opens the database and checks every page: a damaged store stops the server at start, not at each request. */
+function openChecked(file: string): Database.Database {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Error(String(check));
+    return db;
+  } catch (e) {
+    db?.close();
+    throw new Error(`store ${file} is damaged (${(e as Error).message}); restore it from a backup`);
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`store schema version ${current} is newer than this server (${MIGRATIONS.length})`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+class SqliteDriver implements SqlDriver {
+  constructor(private readonly db: Database.Database) {}
+
+  async all<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const stmt = this.db.prepare(sql);
+    if (stmt.reader) return stmt.all(...params) as T[];
+    stmt.run(...params);
+    return [];
+  }
+
+  async run(sql: string, params: unknown[] = []): Promise<number> {
+    return this.db.prepare(sql).run(...params).changes;
+  }
+
+  violated(e: unknown): 'unique' | 'foreign_key' | undefined {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') return 'unique';
+    if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return 'foreign_key';
+    return undefined;
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+/** Opens (creating and migrating) an SQLite store; `':memory:'` for tests. */
+export function openSqliteStore(file: string): Store {
+  const db = openChecked(file);
+  try {
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    // Every commit reaches the disk before the statement returns: an answer
+    // is recorded (docs/protocol.md#exactly-once-verdicts) before it is sent, so
+    // no OS crash can roll back a claim whose answer the client already has.
+    db.pragma('synchronous = FULL');
+    migrate(db);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return new Store(new SqliteDriver(db));
+}
