@@ -71,6 +71,19 @@ export const SCHEMAS = {
   topic_ack: { type: 15, fields: [str('messageId', LIMITS.id)] },
   topic_setting: { type: 16, fields: [u32('optOut')] },
   topic_setting_ack: { type: 17, fields: [u32('optOut')] },
+  blocklist_request: {
+    type: 18,
+    fields: [
+      str('messageId', LIMITS.id),
+      str('listId', LIMITS.listId),
+      u32('listVersion'),
+      bytes('blinded', 32, LIMITS.blocklistItems * 32),
+    ],
+  },
+  blocklist_reply: {
+    type: 19,
+    fields: [str('messageId', LIMITS.id), bytes('evaluated', 32, LIMITS.blocklistItems * 32)],
+  },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;
@@ -114,6 +127,10 @@ export interface Messages {
   /** optOut: 1 = this user opts out of topic extraction (docs/protocol.md#topic-extraction), 0 = opts back in. */
   topic_setting: { optOut: number };
   topic_setting_ack: { optOut: number };
+  /** blinded: one 32-byte ristretto255 element per item, back to back (docs/blocklist.md). */
+  blocklist_request: { messageId: string; listId: string; listVersion: number; blinded: Uint8Array };
+  /** evaluated: k·B for each blinded element B, in the same order. */
+  blocklist_reply: { messageId: string; evaluated: Uint8Array };
 }
 
 /** A decoded message: its name, the request id and its fields. */
