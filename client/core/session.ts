@@ -265,6 +265,22 @@ export abstract class ProviderSession {
     }
   }
 
+  /** One message's blocklist evaluation (docs/blocklist.md): blinded elements out, the provider's k·B back. */
+  async evaluateBlocklist(
+    messageId: string,
+    list: { listId: string; version: number },
+    blinded: Uint8Array,
+  ): Promise<Uint8Array> {
+    const r = await this.request('blocklist_request', 'blocklist_reply', {
+      messageId,
+      listId: list.listId,
+      listVersion: list.version,
+      blinded,
+    });
+    if (r.messageId !== messageId) throw new Error(`blocklist_reply names message ${r.messageId}, not ${messageId}`);
+    return r.evaluated;
+  }
+
   protected request<K extends MessageName, R extends MessageName>(
     name: K,
     expect: R,
