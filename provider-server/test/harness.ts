@@ -17,7 +17,7 @@ import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
-import { startServer, type RunningServer } from '../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../src/server.js';
 import { Store } from '../src/store.js';
 
 export interface Harness {
@@ -33,6 +33,7 @@ export interface Harness {
 export async function startHarness(
   limits: Partial<ServerLimits> = {},
   overrides: Omit<ConfigOverrides, 'limits'> = {},
+  extra: Pick<ServerOptions, 'blocklists'> = {},
 ): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
@@ -91,6 +92,7 @@ export async function startHarness(
     crypto,
     models: { current: (id) => (id === 'spam' ? model : undefined), all: () => [model] },
     log: (l) => logs.push(l),
+    ...extra,
   });
   return {
     server,
