@@ -34,6 +34,9 @@ export const evaluate = (oprf as unknown as { evaluate(secretKey: Uint8Array, in
 /** Serialized ristretto255 element (blinded and evaluated elements on the wire). */
 export const ELEMENT_BYTES = 32;
 
+/** Items one message is looked up by: the provider evaluates at most this many per delivered message id. */
+export const ITEMS_PER_MESSAGE = 32;
+
 export const TAG_BYTES = 8;
 export const RECORD_BYTES = 4;
 export const ENTRY_BYTES = TAG_BYTES + RECORD_BYTES;

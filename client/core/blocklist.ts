@@ -8,6 +8,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import {
   applyDelta,
   ELEMENT_BYTES,
+  ITEMS_PER_MESSAGE,
   logIdOf,
   lookup,
   oprf,
@@ -157,14 +158,52 @@ export async function lookupItems(
   }
 }
 
-/** The blocklist hits of one decrypted message, at most `maxItems` items looked up. */
-export async function lookupMessage(
-  list: BlockList,
-  raw: string | Uint8Array,
-  maxItems: number,
-  evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
-): Promise<BlocklistHit[]> {
-  return lookupItems(list, blocklistItems(await parseMessage(raw), maxItems), evaluate);
+export interface BlocklistResult {
+  messageId: string;
+  /** How many items were looked up (what the provider learns). */
+  items: number;
+  hits: BlocklistHit[];
+  /** Client time for this email without the network wait, ms. */
+  clientMs: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+/** What the lookup needs of a provider session (ProviderSession.evaluateBlocklist). */
+export interface BlocklistEvaluator {
+  evaluateBlocklist(
+    messageId: string,
+    list: { listId: string; version: number },
+    blinded: Uint8Array,
+  ): Promise<{ evaluated: Uint8Array; bytesSent: number; bytesReceived: number }>;
+  close(): void;
+}
+
+/** Looks each message up in the list over one provider session (a runner Classifier). */
+export class BlocklistClassifier {
+  constructor(
+    private readonly session: BlocklistEvaluator,
+    private readonly list: BlockList,
+  ) {}
+
+  async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
+    const start = performance.now();
+    const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
+    let waited = 0;
+    let traffic = { bytesSent: 0, bytesReceived: 0 };
+    const hits = await lookupItems(this.list, items, async (blinded) => {
+      const t = performance.now();
+      const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
+      waited = performance.now() - t;
+      traffic = bytes;
+      return evaluated;
+    });
+    return { messageId, items: items.length, hits, clientMs: performance.now() - start - waited, ...traffic };
+  }
+
+  close(): void {
+    this.session.close();
+  }
 }
 
 /** One line a user reads: "link on the provider's phishing list since 2026-11-02 (score 90): host:evil.example". */

@@ -270,7 +270,9 @@ export abstract class ProviderSession {
     messageId: string,
     list: { listId: string; version: number },
     blinded: Uint8Array,
-  ): Promise<Uint8Array> {
+  ): Promise<{ evaluated: Uint8Array; bytesSent: number; bytesReceived: number }> {
+    const sent0 = this.sent;
+    const recv0 = this.received;
     const r = await this.request('blocklist_request', 'blocklist_reply', {
       messageId,
       listId: list.listId,
@@ -278,7 +280,7 @@ export abstract class ProviderSession {
       blinded,
     });
     if (r.messageId !== messageId) throw new Error(`blocklist_reply names message ${r.messageId}, not ${messageId}`);
-    return r.evaluated;
+    return { evaluated: r.evaluated, bytesSent: this.sent - sent0, bytesReceived: this.received - recv0 };
   }
 
   protected request<K extends MessageName, R extends MessageName>(

@@ -24,9 +24,6 @@ import type { LogEntry } from '../../protocol/package-log.js';
 import { itemOf, type ItemKind } from '../../mail/blocklist-items.js';
 import { readSecretFile, writeSecretFile } from './models.js';
 
-/** Items one message may be looked up by (at most LIMITS.blocklistItems on the wire). */
-export const ITEMS_PER_MESSAGE = 32;
-
 const DAY_MS = 86_400_000;
 const ID = /^[A-Za-z0-9._-]{1,64}$/;
 const KINDS: readonly ItemKind[] = ['host', 'domain', 'url', 'sha256'];

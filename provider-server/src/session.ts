@@ -20,7 +20,8 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import { heLayout, type UserKeyId } from '../../wasm/ts/he.js';
-import { checkElements, ITEMS_PER_MESSAGE, type BlocklistCatalog } from './blocklist.js';
+import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
+import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';

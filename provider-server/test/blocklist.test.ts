@@ -9,11 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ristretto255 } from '@noble/curves/ed25519.js';
-import { openList, type BlockList } from '../../protocol/blocklist.js';
+import { ITEMS_PER_MESSAGE, openList, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
 import { ensureBlocklist, lookupItems } from '../../client/core/blocklist.js';
 import { PackageIntegrityError, type PackageStorage } from '../../client/core/download.js';
-import { BlocklistCatalog, ITEMS_PER_MESSAGE } from '../src/blocklist.js';
+import { BlocklistCatalog } from '../src/blocklist.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
 
 const SOURCE_V1 = [
