@@ -11,10 +11,10 @@ import { after, before, test } from 'node:test';
 import { ristretto255 } from '@noble/curves/ed25519.js';
 import { ITEMS_PER_MESSAGE, openList, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
-import { ensureBlocklist, lookupItems } from '../../client/core/blocklist.js';
-import { PackageIntegrityError, type PackageStorage } from '../../client/core/download.js';
-import { BlocklistCatalog } from '../src/blocklist.js';
-import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+import { ensureBlocklist, lookupItems } from '../core/blocklist.js';
+import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
+import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
+import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';
 
 const SOURCE_V1 = [
   'domain\tevil.example\tphishing\t90\t2026-11-02',
