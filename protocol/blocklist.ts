@@ -199,6 +199,7 @@ export function applyDelta(base: BlockList, delta: Uint8Array): Uint8Array {
   const bad = (why: string): never => {
     throw new Error(`delta package: ${why}`);
   };
+  if (typeof json !== 'object' || json === null) bad('header is not an object');
   if (h.format !== DELTA_FORMAT) bad(`format must be ${DELTA_FORMAT}`);
   const target = validateListHeader(h.target);
   if (h.listId !== base.header.listId || target.listId !== base.header.listId) bad('is for another list');

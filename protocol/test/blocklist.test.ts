@@ -112,4 +112,7 @@ test('a delta rebuilds the next version byte for byte, and only from the version
   const tampered = delta.slice();
   tampered[tampered.length - 1] ^= 1;
   assert.throws(() => applyDelta(openList(v1), tampered), /SHA-256 mismatch/);
+  // A header that is JSON but not an object (fuzzing reaches it only by luck).
+  const nullHeader = Uint8Array.from([...delta.subarray(0, 8), 0, 0, 0, 4, ...new TextEncoder().encode('null')]);
+  assert.throws(() => applyDelta(openList(v1), nullHeader), /header is not an object/);
 });
