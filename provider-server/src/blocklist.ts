@@ -46,6 +46,8 @@ interface VersionRecord extends Omit<ServedFile, 'file'> {
 export interface ServedList {
   id: string;
   version: number;
+  /** The list's OPRF key file (mode 0600); read only inside crypto workers. */
+  keyFile: string;
   entries: number;
   createdAt: string;
   package: ServedFile;
@@ -119,18 +121,20 @@ export function checkElements(blinded: Uint8Array): void {
 export class BlocklistCatalog {
   private constructor(
     private readonly dir: string,
-    private readonly lists: Map<string, { key: Uint8Array; versions: VersionRecord[] }>,
+    private readonly lists: Map<string, VersionRecord[]>,
   ) {}
 
   /** Opens every list published under dataDir (none is fine). */
   static open(dataDir: string): BlocklistCatalog {
     const dir = path.join(dataDir, 'blocklists');
-    const lists = new Map<string, { key: Uint8Array; versions: VersionRecord[] }>();
+    const lists = new Map<string, VersionRecord[]>();
     if (fs.existsSync(dir)) {
       for (const id of fs.readdirSync(dir).sort()) {
         if (!ID.test(id)) continue;
         const versions = readVersions(path.join(dir, id));
-        if (versions.length > 0) lists.set(id, { key: readKey(path.join(dir, id)), versions });
+        if (versions.length === 0) continue;
+        readOprfKey(path.join(dir, id, 'key')); // refuse a missing, open or malformed key at start, not per request
+        lists.set(id, versions);
       }
     }
     return new BlocklistCatalog(dir, lists);
@@ -152,7 +156,7 @@ export class BlocklistCatalog {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const keyFile = path.join(dir, 'key');
     if (!fs.existsSync(keyFile)) writeSecretFile(keyFile, oprf.generateKeyPair().secretKey);
-    const key = readKey(dir);
+    const key = readOprfKey(keyFile);
     const { categories, items } = parseListSource(source);
     const encoder = new TextEncoder();
     const entries = items.map((x) => makeEntry(evaluate(key, encoder.encode(x.item)), x.record));
@@ -185,37 +189,26 @@ export class BlocklistCatalog {
   }
 
   current(id: string): ServedList | undefined {
-    const l = this.lists.get(id);
-    const v = l?.versions.at(-1);
+    const v = this.lists.get(id)?.at(-1);
     return v && this.served(id, v);
   }
 
   /** A published version (old versions stay downloadable, like model packages). */
   version(id: string, version: number): ServedList | undefined {
-    const v = this.lists.get(id)?.versions.find((x) => x.version === version);
+    const v = this.lists.get(id)?.find((x) => x.version === version);
     return v && this.served(id, v);
   }
 
   /** Every published version, for the package log. */
   published(): LogEntry[] {
-    return [...this.lists].flatMap(([id, l]) =>
-      l.versions.map((v) => ({
+    return [...this.lists].flatMap(([id, versions]) =>
+      versions.map((v) => ({
         modelId: logIdOf(id),
         version: v.version,
         packageSha256: v.sha256,
         createdAt: v.createdAt,
       })),
     );
-  }
-
-  /** k·B for each checked blinded element B (checkElements first). */
-  evaluate(id: string, blinded: Uint8Array): Uint8Array {
-    const key = this.lists.get(id)!.key;
-    const out = new Uint8Array(blinded.length);
-    for (let i = 0; i < blinded.length; i += ELEMENT_BYTES) {
-      out.set(oprf.blindEvaluate(key, blinded.subarray(i, i + ELEMENT_BYTES)), i);
-    }
-    return out;
   }
 
   private served(id: string, v: VersionRecord): ServedList {
@@ -225,16 +218,27 @@ export class BlocklistCatalog {
       version: v.version,
       entries: v.entries,
       createdAt: v.createdAt,
+      keyFile: path.join(base, 'key'),
       package: { file: path.join(base, `v${v.version}.pmfbl`), sha256: v.sha256, bytes: v.bytes },
       ...(v.delta && { delta: { file: path.join(base, `v${v.version}.delta`), from: v.version - 1, ...v.delta } }),
     };
   }
 }
 
-function readKey(dir: string): Uint8Array {
-  const key = readSecretFile(path.join(dir, 'key'));
-  if (key.length !== 32) throw new Error(`${path.join(dir, 'key')} is not a 32-byte OPRF key`);
+/** A list's OPRF key: a 32-byte ristretto255 scalar in a mode-0600 regular file. */
+export function readOprfKey(file: string): Uint8Array {
+  const key = readSecretFile(file);
+  if (key.length !== 32) throw new Error(`${file} is not a 32-byte OPRF key`);
   return key;
+}
+
+/** k·B for each blinded element B, already checked by checkElements (worker side). */
+export function evaluateElements(key: Uint8Array, blinded: Uint8Array): Uint8Array {
+  const out = new Uint8Array(blinded.length);
+  for (let i = 0; i < blinded.length; i += ELEMENT_BYTES) {
+    out.set(oprf.blindEvaluate(key, blinded.subarray(i, i + ELEMENT_BYTES)), i);
+  }
+  return out;
 }
 
 function readVersions(dir: string): VersionRecord[] {

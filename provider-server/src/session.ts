@@ -379,7 +379,7 @@ export class Session {
    * list cannot be dumped by querying. Everything is checked before the claim;
    * the claim is released only if nothing left the provider.
    */
-  private blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): void {
+  private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
     const list = this.deps.blocklists?.current(msg.listId);
     if (!list) throw new ProtocolError('unknown_model', `blocklist ${msg.listId} is not served here`);
@@ -405,12 +405,14 @@ export class Session {
       throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
     let evaluated: Uint8Array;
     try {
-      const end = this.deps.metrics.cryptoSeconds.startTimer({ op: 'blocklist' });
-      evaluated = this.deps.blocklists!.evaluate(list.id, msg.blinded);
-      end();
+      evaluated = await this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
     } catch (e) {
       this.deps.store.releaseClaim(this.userId, msg.messageId, 'blocklist');
       throw e;
+    }
+    if (this.state !== 'ready') {
+      this.deps.store.releaseClaim(this.userId, msg.messageId, 'blocklist'); // closed meanwhile: nothing left
+      return;
     }
     this.deps.metrics.blocklistItems.inc({ list: list.id }, items);
     this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
