@@ -287,17 +287,18 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
       .slice(120, 132);
     const ids = backlog.map((_, i) => `unchecked-${i}`);
     for (const [i, e] of backlog.entries()) await deliver(ids[i], e.raw as string, e.label);
-    const classified = () => ids.filter((id) => provider.store.isClassified(alice_.userId, id)).length;
+    const classified = async () =>
+      (await Promise.all(ids.map((id) => provider.store.isClassified(alice_.userId, id)))).filter(Boolean).length;
     await page.goto(`${provider.server.httpUrl}/mail`);
     await waitForClosed(page, (b) => b.state === 'running', 30_000, SPAM_BACKLOG);
-    while (classified() === 0) await new Promise((r) => setTimeout(r, 50));
+    while ((await classified()) === 0) await new Promise((r) => setTimeout(r, 50));
     await clickClosedButton(page, SPAM_BACKLOG);
     const paused = await waitForClosed(page, (b) => b.state === 'paused', 30_000, SPAM_BACKLOG);
     assert.match(paused.text, /Spam check paused: \d+ of 12 done/);
     // What was in flight settles; then nothing more is asked while paused.
     let settled = -1;
-    while (settled !== classified()) {
-      settled = classified();
+    while (settled !== (await classified())) {
+      settled = await classified();
       await new Promise((r) => setTimeout(r, 1500));
     }
     assert.ok(settled < ids.length, `paused with ${settled} of ${ids.length} checked`);
@@ -309,7 +310,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     await clickClosedButton(page, SPAM_BACKLOG);
     const done = await waitForClosed(page, (b) => b.state === 'done', 120_000, SPAM_BACKLOG);
     assert.match(done.text, /Checked 12 of 12 new messages/);
-    assert.equal(classified(), ids.length);
+    assert.equal(await classified(), ids.length);
     await screenshot(page, 'private-backlog-done');
     await page.reload();
     await page.locator('tr.message-row').first().waitFor();

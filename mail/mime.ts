@@ -2,6 +2,8 @@
 // text and HTML parts with transfer encodings and charsets decoded. A message
 // the parser rejects still yields what can be read: its bytes are decoded as
 // UTF-8 (lossy) and read as one plain-text body.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import PostalMime, { type Address } from 'postal-mime';
 import { byteText, missingSeparator } from './headers.js';
 import { htmlToText } from './html.js';
@@ -23,6 +25,8 @@ export interface Attachment {
   filename: string;
   mimeType: string;
   size: number;
+  /** Hex SHA-256 of the decoded content (a blocklist item, docs/blocklist.md). */
+  sha256: string;
 }
 
 export interface ParsedMessage extends MessageParts {
@@ -72,6 +76,9 @@ function flatten(a: Address | Address[] | undefined): { name: string; address: s
     }));
 }
 
+const contentBytes = (c: string | ArrayBuffer | Uint8Array): Uint8Array =>
+  typeof c === 'string' ? new TextEncoder().encode(c) : c instanceof Uint8Array ? c : new Uint8Array(c);
+
 async function parse(input: string | Uint8Array): Promise<ParsedMessage> {
   try {
     const email = await PostalMime.parse(input, { attachmentEncoding: 'arraybuffer' });
@@ -88,6 +95,7 @@ async function parse(input: string | Uint8Array): Promise<ParsedMessage> {
         filename: a.filename ?? 'attachment',
         mimeType: a.mimeType,
         size: typeof a.content === 'string' ? a.content.length : a.content.byteLength,
+        sha256: bytesToHex(sha256(contentBytes(a.content))),
       })),
     };
   } catch {

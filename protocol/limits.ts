@@ -31,4 +31,6 @@ export const LIMITS = {
   topicGc: 1024 * 1024, // garbled argmax over B' ≤ 64 values of T ≤ 32 bits (≈ 240 KB)
   labels: 2 + 1 + 12 * 16, // gc_labels: one 16-byte label per bit of a topic index (B ≤ 4096)
   ot: 4 * 1024 * 1024, // base OTs / one extension batch
+  listId: 64, // blocklist ids (docs/blocklist.md)
+  blocklistItems: 64, // blinded elements per blocklist_request (a server's per-message budget is at most this)
 } as const;

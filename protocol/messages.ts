@@ -75,6 +75,19 @@ export const SCHEMAS = {
     type: 18,
     fields: [str('messageId', LIMITS.id), bytes('lwe', 1, LIMITS.lwe), bytes('choices', 1, LIMITS.choices)],
   },
+  blocklist_request: {
+    type: 19,
+    fields: [
+      str('messageId', LIMITS.id),
+      str('listId', LIMITS.listId),
+      u32('listVersion'),
+      bytes('blinded', 32, LIMITS.blocklistItems * 32),
+    ],
+  },
+  blocklist_reply: {
+    type: 20,
+    fields: [str('messageId', LIMITS.id), bytes('evaluated', 32, LIMITS.blocklistItems * 32)],
+  },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;
@@ -120,6 +133,10 @@ export interface Messages {
   topic_setting_ack: { optOut: number };
   /** A spam_request sent again after a reconnect, byte for byte: answered only with the recorded spam_gc. */
   spam_resend: { messageId: string; lwe: Uint8Array; choices: Uint8Array };
+  /** blinded: one 32-byte ristretto255 element per item, back to back (docs/blocklist.md). */
+  blocklist_request: { messageId: string; listId: string; listVersion: number; blinded: Uint8Array };
+  /** evaluated: k·B for each blinded element B, in the same order. */
+  blocklist_reply: { messageId: string; evaluated: Uint8Array };
 }
 
 /** A decoded message: its name, the request id and its fields. */

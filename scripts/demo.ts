@@ -10,7 +10,10 @@
 //      decrypt each message locally, classify it privately;
 //   4. print each verdict next to the true label and the plaintext model's
 //      verdict, with the per-email costs;
-//   5. topics (demo-topics.ts): 20 Newsgroups test posts, topics extracted
+//   5. blocklist (demo-blocklist.ts): each message's links looked up
+//      privately in the provider's list of SpamAssassin training-spam link
+//      domains, the hits printed beside the private spam verdict;
+//   6. topics (demo-topics.ts): 20 Newsgroups test posts, topics extracted
 //      privately, printed beside the plaintext decomposed topic and the truth.
 // Options: --count N (default 24), --topics N (default 6, 0 skips), --keep (keep the demo directory).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,6 +35,7 @@ import { extractFeatures } from '../models/features/index.js';
 import { loadPlainModel, plainVerdict } from '../models/plain/index.js';
 import { openStore } from '../provider-server/src/provider.js';
 import { loadHe } from '../wasm/ts/he.js';
+import { blocklistDemo, DEMO_LIST, publishDemoList } from './demo-blocklist.js';
 import { topicsDemo } from './demo-topics.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -106,6 +110,8 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const say = (s: string): void => console.log(`\x1b[1m[demo]\x1b[0m ${s}`);
 
+  say(`publishing the demo blocklist "${DEMO_LIST}" (link hosts and domains of SpamAssassin training spam)`);
+  say(`  ${await publishDemoList(dataDir)} entries; the provider evaluates its OPRF key on each once`);
   say(`starting provider-server on ${base} with the default spam and topic models (data in ${dataDir})`);
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'provider-server/src/cli.ts'), 'serve'], {
     cwd: root,
@@ -206,6 +212,19 @@ async function main(): Promise<void> {
     const n = Number(metrics.match(/^pmf_crypto_seconds_count\{op="spam"\} (\S+)/m)?.[1] ?? NaN);
     if (n > 0) say(`provider: ${((1000 * sum) / n).toFixed(2)} ms per email (decrypt + garble, worker wall time)`);
     if (agree !== rows.length) process.exitCode = 1;
+    await blocklistDemo({
+      base,
+      clientDir: dir,
+      connector,
+      messages: rows.map((r) => ({
+        id: r.id,
+        label: r.label ?? '',
+        verdict: r.verdict,
+        raw: async () => deliveredRaw(r.id),
+      })),
+      privateKey,
+      say,
+    });
     if (topicCount > 0) {
       const ok = await topicsDemo({
         base,

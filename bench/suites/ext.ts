@@ -135,20 +135,21 @@ export default async function ext(ctx: BenchContext): Promise<void> {
       note: `default spam model: listing checked, package read from IndexedDB and verified, loaded into WASM (target ≤ ${TARGET.openMs} ms)`,
     });
 
-    const user = provider.store.addUser('bench-ext');
+    const user = await provider.store.addUser('bench-ext');
     const mail = loadSpamAssassin().filter((e) => e.split === 'test');
     const items = Array.from({ length: backlogSize }, (_, i) => ({
       messageId: `backlog-${i}`,
       raw: mail[i % mail.length].raw as string,
     }));
-    for (const i of items) provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+    for (const i of items) await provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
     const { ms } = await ask<{ ms: number }>({
       task: 'backlog',
       server: provider.server.httpUrl,
       token: user.token,
       items,
     });
-    const verdicts = items.filter((i) => provider.store.isClassified(user.userId, i.messageId)).length;
+    const classified = await Promise.all(items.map((i) => provider.store.isClassified(user.userId, i.messageId)));
+    const verdicts = classified.filter(Boolean).length;
     if (verdicts !== backlogSize) throw new Error(`backlog: ${verdicts} of ${backlogSize} classified`);
     const perEmail = ms / backlogSize;
     ctx.report({

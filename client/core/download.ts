@@ -99,59 +99,94 @@ export async function ensurePackage(opts: DownloadOptions): Promise<VerifiedPack
 }
 
 async function fetchVerified(opts: DownloadOptions): Promise<VerifiedPackage> {
-  const fetchFn = opts.fetch ?? fetch;
-  const listing = await latestModel(opts.baseUrl, opts.modelId, fetchFn);
+  const listing = await latestModel(opts.baseUrl, opts.modelId, opts.fetch ?? fetch);
   const expect = opts.expectSha256 ?? listing.sha256;
-  const key = `${listing.id}-v${listing.version}`;
-  const stored = await opts.storage.get(key);
-  if (stored) return verify(stored, expect, `stored package ${key}`);
+  let pkg: VerifiedPackage | undefined;
+  const file = { key: `${listing.id}-v${listing.version}`, url: listing.url, sha256: expect, bytes: listing.bytes };
+  await fetchPinned(opts, file, 'model package', (data, what) => {
+    pkg = verify(data, expect, what);
+  });
+  return pkg!;
+}
 
-  const url = new URL(listing.url, opts.baseUrl);
+/** A file whose SHA-256 is known before it is fetched, and where the client keeps it. */
+export interface PinnedFile {
+  /** Storage key. */
+  key: string;
+  /** Path on the provider. */
+  url: string;
+  sha256: string;
+  bytes: number;
+}
+
+/**
+ * Returns a pinned file from storage or downloads (or resumes) it. `check`
+ * runs on the bytes before they are stored or returned and throws to refuse
+ * them (a refused download is discarded, never stored).
+ */
+export async function fetchPinned(
+  opts: Pick<DownloadOptions, 'baseUrl' | 'storage' | 'fetch' | 'onProgress'>,
+  file: PinnedFile,
+  what: string,
+  check: (data: Uint8Array, what: string) => void,
+): Promise<Uint8Array> {
+  const fetchFn = opts.fetch ?? fetch;
+  const { key } = file;
+  const stored = await opts.storage.get(key);
+  if (stored) {
+    check(stored, `stored ${what} ${key}`);
+    return stored;
+  }
   const partial = await opts.storage.getPartial(key);
   const headers: Record<string, string> = {};
   if (partial && partial.bytes.length > 0) {
     headers.range = `bytes=${partial.bytes.length}-`;
     headers['if-range'] = partial.etag;
   }
-  const r = await fetchFn(url, { headers });
+  const r = await fetchFn(new URL(file.url, opts.baseUrl), { headers });
   if (r.status === 416 && partial) {
     // The partial is already whole (or bogus): verify what we have, start over if bad.
     await r.body?.cancel();
-    return finish(opts, key, partial.bytes, expect);
+    return finish(opts.storage, key, partial.bytes, `${what} ${key}`, check);
   }
-  if (r.status !== 200 && r.status !== 206) throw new Error(`model package ${key}: HTTP ${r.status}`);
+  if (r.status !== 200 && r.status !== 206) throw new Error(`${what} ${key}: HTTP ${r.status}`);
   const etag = r.headers.get('etag') ?? '';
-  if (!/^"[0-9a-f]{64}"$/.test(etag)) throw new Error(`model package ${key}: the server sent no strong ETag`);
+  if (!/^"[0-9a-f]{64}"$/.test(etag)) throw new Error(`${what} ${key}: the server sent no strong ETag`);
   let received = 0;
   if (r.status === 206 && partial) {
     received = partial.bytes.length;
   } else {
     await opts.storage.dropPartial(key);
   }
-  const total = listing.bytes;
+  const total = file.bytes;
   opts.onProgress?.(received, total);
-  if (!r.body) throw new Error(`model package ${key}: empty response`);
+  if (!r.body) throw new Error(`${what} ${key}: empty response`);
   const reader = r.body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     received += value.length;
-    if (received > total) throw new Error(`model package ${key}: more bytes than the listed ${total}`);
+    if (received > total) throw new Error(`${what} ${key}: more bytes than the listed ${total}`);
     await opts.storage.appendPartial(key, etag, value);
     opts.onProgress?.(received, total);
   }
   const all = await opts.storage.getPartial(key);
-  return finish(opts, key, all?.bytes ?? new Uint8Array(0), expect);
+  return finish(opts.storage, key, all?.bytes ?? new Uint8Array(0), `${what} ${key}`, check);
 }
 
-async function finish(opts: DownloadOptions, key: string, data: Uint8Array, expect: string): Promise<VerifiedPackage> {
-  let pkg: VerifiedPackage;
+async function finish(
+  storage: PackageStorage,
+  key: string,
+  data: Uint8Array,
+  what: string,
+  check: (data: Uint8Array, what: string) => void,
+): Promise<Uint8Array> {
   try {
-    pkg = verify(data, expect, `model package ${key}`);
+    check(data, what);
   } catch (e) {
-    await opts.storage.dropPartial(key);
+    await storage.dropPartial(key);
     throw e;
   }
-  await opts.storage.put(key, data);
-  return pkg;
+  await storage.put(key, data);
+  return data;
 }

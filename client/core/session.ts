@@ -296,6 +296,24 @@ export abstract class ProviderSession {
     }
   }
 
+  /** One message's blocklist evaluation (docs/blocklist.md): blinded elements out, the provider's k·B back. */
+  async evaluateBlocklist(
+    messageId: string,
+    list: { listId: string; version: number },
+    blinded: Uint8Array,
+  ): Promise<{ evaluated: Uint8Array; bytesSent: number; bytesReceived: number }> {
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    const r = await this.request('blocklist_request', 'blocklist_reply', {
+      messageId,
+      listId: list.listId,
+      listVersion: list.version,
+      blinded,
+    });
+    if (r.messageId !== messageId) throw new Error(`blocklist_reply names message ${r.messageId}, not ${messageId}`);
+    return { evaluated: r.evaluated, bytesSent: this.sent - sent0, bytesReceived: this.received - recv0 };
+  }
+
   protected request<K extends MessageName, R extends MessageName>(
     name: K,
     expect: R,

@@ -1,5 +1,5 @@
 // Headless client CLI.
-//   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|both] [options] MAILBOX
+//   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [options] MAILBOX
 //   tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN
 //   tsx client/node/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
@@ -11,6 +11,9 @@
 // to FILE as JSON lines and a rerun resumes after the last recorded message.
 // Every email fed to topic extraction is recorded in <cache>/topic-replay.jsonl
 // and never fed again (docs/protocol.md#at-most-once-classification).
+// Blocklist: each message's links and attachments are looked up privately in
+// the provider's list (--list ID, docs/blocklist.md); hits are printed under
+// the message's row with the provider's record.
 // Both commands check the provider's package log (package-log.ts) with the key
 // from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
 // head's fingerprint to compare across devices (log --compare).
@@ -36,10 +39,20 @@ import type { SocketFactory, SpamVerdict } from '../core/session.js';
 import { ReplayLog } from '../core/topic-replay.js';
 import { topicConnector, type TopicResult } from '../core/topic-session.js';
 import { FileReplayStore } from './topic-replay-file.js';
+import {
+  BlocklistClassifier,
+  describeHit,
+  ensureBlocklist,
+  type BlocklistResult,
+  type LoadedBlocklist,
+} from '../core/blocklist.js';
+import { checkLogged } from '../core/package-log.js';
+import { openList } from '../../protocol/blocklist.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
 
-export type Task = 'spam' | 'topics';
+export type Task = 'spam' | 'topics' | 'blocklist';
+const TASKS: readonly Task[] = ['spam', 'topics', 'blocklist'];
 
 export interface Row {
   id: string;
@@ -48,13 +61,27 @@ export interface Row {
   verdict: string;
   /** Topics: the public candidate model's best topic (the private one is the provider's). */
   topic?: string;
+  /** Blocklist: one line per listed item, with the provider's record. */
+  hits?: string[];
   label?: string;
   clientMs?: number;
   bytesSent?: number;
   bytesReceived?: number;
 }
 
-export function outcomeRow(o: RunOutcome<SpamVerdict | TopicResult>, label?: string): Row {
+export function outcomeRow(o: RunOutcome<SpamVerdict | TopicResult | BlocklistResult>, label?: string): Row {
+  if (o.kind === 'verdict' && 'hits' in o) {
+    return {
+      id: o.messageId,
+      task: 'blocklist',
+      verdict: o.hits.length ? 'blocklisted' : 'not-listed',
+      hits: o.hits.map(describeHit),
+      label,
+      clientMs: o.clientMs,
+      bytesSent: o.bytesSent,
+      bytesReceived: o.bytesReceived,
+    };
+  }
   if (o.kind === 'verdict') {
     const topic = 'localGuess' in o;
     return {
@@ -78,8 +105,9 @@ export function mergeRows(a: Row, b: Row): Row {
   return {
     ...a,
     task: undefined,
-    verdict: a.task === 'spam' ? a.verdict : b.verdict,
+    verdict: a.task === 'spam' ? a.verdict : b.task === 'spam' ? b.verdict : a.verdict,
     topic: a.topic ?? b.topic,
+    hits: a.hits ?? b.hits,
     clientMs: add(a.clientMs, b.clientMs),
     bytesSent: add(a.bytesSent, b.bytesSent),
     bytesReceived: add(a.bytesReceived, b.bytesReceived),
@@ -148,7 +176,24 @@ function readDone(stateFile: string | undefined, task: Task): Map<string, Row> {
   return done;
 }
 
-const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|both] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+/** The newest version of a list in the cache (a delta from it replaces a full download); its delta result is checked against the pin. */
+function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefined {
+  const prefix = `blocklist-${listId}-v`;
+  const versions = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith('.pmf'))
+    .map((f) => Number(f.slice(prefix.length, -'.pmf'.length)))
+    .filter(Number.isInteger);
+  if (versions.length === 0) return undefined;
+  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${Math.max(...versions)}.pmf`));
+  try {
+    return { list: openList(new Uint8Array(data)), sha256: '' };
+  } catch {
+    return undefined; // a damaged cache file: download the whole list again
+  }
+}
+
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
        tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN [--cache DIR]
        tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
 
@@ -188,6 +233,7 @@ export async function main(argv: string[]): Promise<number> {
       token: { type: 'string' },
       model: { type: 'string', default: 'spam' },
       'topic-model': { type: 'string', default: 'topics' },
+      list: { type: 'string', default: 'phishing' },
       task: { type: 'string', default: 'spam' },
       key: { type: 'string' },
       passphrase: { type: 'string' },
@@ -224,6 +270,16 @@ export async function main(argv: string[]): Promise<number> {
       console.error(describeLog(await verifier.checkPackage(pkg))),
     onMessageWarning: (id: string, warning: string) => console.error(`warning: ${id}: ${warning}`),
   };
+  /** The provider's list, from a delta when the version before is cached, checked against the package log. */
+  const blocklist = async (listId: string): Promise<LoadedBlocklist> => {
+    const opts = { baseUrl: values.server!, listId, storage: base.storage, onProgress: downloadProgress('blocklist') };
+    const logCheck = async (logId: string, version: number, sha256: string) => {
+      const v = await verifier.fetchVerified();
+      checkLogged(v.log.entries, logId, version, sha256);
+      console.error(describeLog(v));
+    };
+    return ensureBlocklist({ ...opts, logCheck, previous: cachedBlocklist(values.cache!, listId) });
+  };
   const topics = async () =>
     topicConnector({
       ...base,
@@ -243,8 +299,8 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const tasks: Task[] = values.task === 'both' ? ['spam', 'topics'] : [values.task as Task];
-  if (!tasks.every((t) => t === 'spam' || t === 'topics')) throw new Error(`unknown task ${values.task}`);
+  const tasks = (values.task === 'both' ? 'spam,topics' : values.task!).split(',') as Task[];
+  if (!tasks.every((t) => TASKS.includes(t))) throw new Error(`unknown task ${values.task}`);
   const format = values.format as MailboxFormat | undefined;
   if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
   const mail: MailItem[] = readMailbox(input, format);
@@ -271,6 +327,7 @@ export async function main(argv: string[]): Promise<number> {
     rows.set(row.id, prev ? mergeRows(prev, row) : row);
     const topic = withTopics ? [pad(row.topic ?? '-', 24)] : [];
     console.log(formatRow(row, [...topic, ...(recorded ? ['(recorded)'] : [])]));
+    for (const h of row.hits ?? []) console.log(`    ${h}`);
   };
   console.log(header(withTopics ? ['topic (public model)'] : []));
   for (const task of tasks) {
@@ -279,7 +336,7 @@ export async function main(argv: string[]): Promise<number> {
     const run = {
       done: new Set(done.keys()),
       onReconnect: (n: number, e: Error) => console.error(`connection lost (${e.message}); reconnecting, attempt ${n}`),
-      onOutcome: (o: RunOutcome<SpamVerdict | TopicResult>) => {
+      onOutcome: (o: RunOutcome<SpamVerdict | TopicResult | BlocklistResult>) => {
         const row: Row = { ...outcomeRow(o), task };
         if (values.state) fs.appendFileSync(values.state, `${JSON.stringify(row)}\n`);
         record(row, false);
@@ -288,6 +345,18 @@ export async function main(argv: string[]): Promise<number> {
     if (task === 'topics') {
       const connector = await topics();
       await runClassification<TopicResult>(items, { ...run, connect: (n) => connector.connect(n) });
+    } else if (task === 'blocklist') {
+      // Blocklist requests ride on a spam-model session (hello needs a model); the list is pinned separately.
+      const list = await blocklist(values.list!);
+      const connector = createConnector({
+        ...base,
+        modelId: values.model,
+        onDownloadProgress: downloadProgress('model package'),
+      });
+      await runClassification<BlocklistResult>(items, {
+        ...run,
+        connect: async (n) => new BlocklistClassifier(await connector.connect(n), list.list),
+      });
     } else {
       const connector = createConnector({
         ...base,

@@ -25,7 +25,7 @@ const posts = loadTwentyNews()
 
 before(async () => {
   provider = await startRealProvider({ models: ['spam', 'topics'] });
-  user = provider.store.addUser('topics-in-extension');
+  user = await provider.store.addUser('topics-in-extension');
   (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket; // the browser's, in the extension
   settings = await PrivateStore.open(); // the worker's own database
 });
@@ -47,7 +47,7 @@ function client(): WorkerClient {
 
 async function classify(w: WorkerClient, items: ClassifyItem[]): Promise<WorkerEvent[]> {
   const events: WorkerEvent[] = [];
-  for (const i of items) provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+  for (const i of items) await provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
   const p = { url: provider.server.httpUrl, token: user.token };
   await w.call({ kind: 'classify', provider: p, items }, (e) => void events.push(e));
   return events.filter((e) => e.event !== 'download');
@@ -75,7 +75,7 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
       ['t1', 'shared'],
       ['t2', 'shared'],
     ]);
-    for (const id of ['t1', 't2']) assert.notEqual(provider.store.topicOf(user.userId, id), undefined);
+    for (const id of ['t1', 't2']) assert.notEqual(await provider.store.topicOf(user.userId, id), undefined);
     for (const e of events)
       if (e.event === 'topic')
         assert.deepEqual(
@@ -88,23 +88,23 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
   it('the same content under a new id is not fed again (replay log in IndexedDB)', async () => {
     const events = await classify(w, [{ messageId: 't3', raw: posts[0] }]);
     assert.deepEqual(topicsOf(events), [['t3', 'shared_before']]);
-    assert.equal(provider.store.isClassified(user.userId, 't3', 'topics'), false, 'nothing left the worker');
+    assert.equal(await provider.store.isClassified(user.userId, 't3', 'topics'), false, 'nothing left the worker');
   });
 
   it('an opt-out is recorded by the provider, and the worker then shares no topic', async () => {
     const p = { url: provider.server.httpUrl, token: user.token };
     await w.call({ kind: 'topic-setting', provider: p, optOut: true });
-    assert.equal(provider.store.topicOptOut(user.userId), true);
+    assert.equal(await provider.store.topicOptOut(user.userId), true);
     await settings.setSettings({ topics: false });
     try {
       const events = await classify(w, [{ messageId: 't4', raw: posts[2] }]);
       assert.equal(events.filter((e) => e.event === 'outcome').length, 1, 'the spam check still runs');
       assert.deepEqual(topicsOf(events), []);
-      assert.equal(provider.store.isClassified(user.userId, 't4', 'topics'), false);
+      assert.equal(await provider.store.isClassified(user.userId, 't4', 'topics'), false);
     } finally {
       await settings.setSettings({ topics: true });
     }
     await w.call({ kind: 'topic-setting', provider: p, optOut: false });
-    assert.equal(provider.store.topicOptOut(user.userId), false);
+    assert.equal(await provider.store.topicOptOut(user.userId), false);
   });
 });

@@ -36,7 +36,7 @@ test('an empty body is reported once, through the warning callback', async () =>
     assert.deepEqual((await read(raw)).warnings, ['the message has no text body (nothing but headers or attachments)']);
 });
 
-test('attachments are listed with their size', async () => {
+test('attachments are listed with their size and SHA-256', async () => {
   const raw = [
     'Content-Type: multipart/mixed; boundary=b',
     '',
@@ -53,7 +53,9 @@ test('attachments are listed with their size', async () => {
     '--b--',
   ].join('\n');
   const p = await parseMessage(raw);
-  assert.deepEqual(p.attachments, [{ filename: 'a.pdf', mimeType: 'application/pdf', size: 9 }]);
+  // sha256sum of the decoded bytes "%PDF-1.4\n"
+  const sha256 = 'e5c62df5dab5c87b6a015ef3d43597074d1eec433b15f51aec63b8582d0e4ab4';
+  assert.deepEqual(p.attachments, [{ filename: 'a.pdf', mimeType: 'application/pdf', size: 9, sha256 }]);
   assert.deepEqual(p.mimeTypes, ['application/pdf']);
 });
 

@@ -16,6 +16,7 @@ import { decodeFrame, encodeFrame } from '../frame.js';
 import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
 import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
 import { validateLogDocument } from '../package-log.js';
+import { applyDelta, encodeDelta, encodeList, makeEntry, openList, validateListHeader } from '../blocklist.js';
 import { samplePackageHeader } from './sample-package.js';
 import { loadCore } from '../../wasm/ts/core.js';
 import { HE_N, loadHe, makeParams } from '../../wasm/ts/he.js';
@@ -153,6 +154,32 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     };
     fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), check), opts);
     fc.assert(fc.property(damaged, check), opts);
+  });
+
+  test('blocklist: any bytes or a damaged list or delta package give a clear error', () => {
+    const entry = (i: number) => makeEntry(new Uint8Array(64).fill(i), { category: 0, score: i, sinceDay: i });
+    const list = (version: number, n: number) =>
+      encodeList(
+        { listId: 'l', version, categories: ['c'], createdAt: 't' },
+        Array.from({ length: n }, (_, i) => entry(i + version)),
+      );
+    const v1 = openList(list(1, 3));
+    const delta = encodeDelta(v1, openList(list(2, 3)));
+    const damaged = (valid: Uint8Array) =>
+      fc
+        .tuple(writesArb, fc.option(fc.nat()), fc.uint8Array({ maxLength: 16 }))
+        .map(([w, cut, tail]) => mutate(valid, w, cut, tail));
+    const check = (bytes: Uint8Array) => {
+      acceptsOrRejects(() => openList(bytes), isPlainError);
+      acceptsOrRejects(() => applyDelta(v1, bytes), isPlainError);
+    };
+    fc.assert(fc.property(anyBytes, check), opts);
+    fc.assert(fc.property(damaged(list(1, 3)), check), opts);
+    fc.assert(fc.property(damaged(delta), check), opts);
+    fc.assert(
+      fc.property(fc.jsonValue(), (h) => acceptsOrRejects(() => validateListHeader(h), isPlainError)),
+      opts,
+    );
   });
 
   test('package log: any JSON value is a valid document or a clear error', () => {

@@ -48,6 +48,8 @@ test('every message round-trips through encode/decode', () => {
     topic_setting: { optOut: 1 },
     topic_setting_ack: { optOut: 0 },
     spam_resend: { messageId: 'm-1', lwe: new Uint8Array(500).fill(9), choices: new Uint8Array([0xff, 0x01, 0x02]) },
+    blocklist_request: { messageId: 'm-3', listId: 'phishing', listVersion: 4, blinded: new Uint8Array(64).fill(8) },
+    blocklist_reply: { messageId: 'm-3', evaluated: new Uint8Array(64).fill(9) },
   } as const;
   assert.deepEqual(Object.keys(samples).sort(), Object.keys(SCHEMAS).sort());
   for (const [name, fields] of Object.entries(samples)) {

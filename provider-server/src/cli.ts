@@ -8,20 +8,24 @@
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
+//   tsx provider-server/src/cli.ts blocklist-publish ID FILE [--config FILE]  imports a list source (docs/blocklist.md)
+//       as the next version of private blocklist ID, with a delta from the current one; restart serve to publish it
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
 // --store (or the config key `store`, PMF_STORE) names a shared PostgreSQL store;
 // without it every command uses the SQLite file in the data directory.
 // Admin commands open the same store as a running server (SQLite: WAL mode).
 import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
 import { readMailbox } from '../../models/data/mailbox.js';
+import { BlocklistCatalog } from './blocklist.js';
 import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -55,6 +59,12 @@ export async function main(argv: string[]): Promise<number> {
     console.log(
       `sha256 ${createHash('sha256').update(token).digest('hex')}  (add to adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256)`,
     );
+    return 0;
+  }
+  if (cmd === 'blocklist-publish' && rest.length === 2) {
+    const r = BlocklistCatalog.publish(config.dataDir, rest[0], fs.readFileSync(rest[1], 'utf8'));
+    const what = r.published ? 'published' : 'unchanged, still';
+    console.log(`blocklist ${rest[0]} ${what} version ${r.version} (${r.entries} entries); restart serve to offer it`);
     return 0;
   }
   if (cmd === 'log-key' && rest.length === 0) {

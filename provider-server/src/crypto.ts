@@ -66,6 +66,11 @@ export interface ProviderCrypto {
    * is not one of its wire's two labels.
    */
   topicLabels(sessionId: string, labels: Uint8Array): Promise<number>;
+  /**
+   * The blocklist OPRF (docs/blocklist.md): k·B for each checked blinded
+   * element, k read from the list's key file inside the worker.
+   */
+  blocklist(keyFile: string, blinded: Uint8Array): Promise<Uint8Array>;
   /** Drops and wipes a session's OT state. */
   endSession(sessionId: string): Promise<void>;
   /** Whether the workers are healthy (reported by /healthz). */

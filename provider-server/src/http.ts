@@ -12,6 +12,7 @@ import {
   type PackageLogDocument,
   type PackageLogKey,
 } from '../../protocol/package-log.js';
+import type { BlocklistCatalog } from './blocklist.js';
 import type { ServedModel } from './crypto.js';
 import type { Metrics } from './metrics.js';
 
@@ -21,6 +22,8 @@ export interface HttpDeps {
   models(): ServedModel[];
   /** The signed package transparency log (package-log.ts), served at LOG_PATH. */
   packageLog?: () => PackageLogDocument;
+  /** Private blocklists: /blocklists lists them, /blocklists/<id>/<v>[/delta] serves their packages. */
+  blocklists?: BlocklistCatalog;
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The admin endpoints (admin.ts), when admin tokens are configured. */
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -125,6 +128,36 @@ function serveImmutable(req: http.IncomingMessage, res: http.ServerResponse, f: 
   stream.pipe(res);
 }
 
+/** The blocklist listing (current versions, with the delta from the version before) and their files. */
+function serveBlocklists(req: http.IncomingMessage, res: http.ServerResponse, url: URL, deps: HttpDeps): void {
+  const lists = deps.blocklists!;
+  if (url.pathname === '/blocklists') {
+    return json(res, 200, {
+      blocklists: lists.all().map((l) => ({
+        id: l.id,
+        version: l.version,
+        entries: l.entries,
+        sha256: l.package.sha256,
+        bytes: l.package.bytes,
+        url: `/blocklists/${l.id}/${l.version}`,
+        ...(l.delta && {
+          delta: {
+            from: l.delta.from,
+            sha256: l.delta.sha256,
+            bytes: l.delta.bytes,
+            url: `/blocklists/${l.id}/${l.version}/delta`,
+          },
+        }),
+      })),
+    });
+  }
+  const m = /^\/blocklists\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})(\/delta)?$/.exec(url.pathname);
+  const list = m && lists.version(m[1], Number(m[2]));
+  const file = m?.[3] ? list?.delta : list?.package;
+  if (!list || !file) return json(res, 404, { error: 'not found' });
+  serveImmutable(req, res, { label: `blocklist/${list.id}${m[3] ?? ''}`, ...file }, deps.metrics);
+}
+
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -175,6 +208,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
       const key: PackageLogKey = { format: LOG_FORMAT, alg: 'ed25519', publicKey: deps.packageLog().publicKey };
       return json(res, 200, key);
     }
+    if (deps.blocklists && url.pathname.startsWith('/blocklists')) return serveBlocklists(req, res, url, deps);
     const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})(\/candidates)?$/.exec(url.pathname);
     const model = m && deps.models().find((x) => x.id === m[1] && x.version === Number(m[2]));
     if (model && !m[3]) {

@@ -60,6 +60,12 @@ export function createMetrics() {
       labelNames: ['model', 'status'],
       registers: [registry],
     }),
+    blocklistItems: new client.Counter({
+      name: 'pmf_blocklist_items_total',
+      help: 'Blinded blocklist items evaluated, by list (the provider learns how many, never which)',
+      labelNames: ['list'],
+      registers: [registry],
+    }),
   };
 }
 

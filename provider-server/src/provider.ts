@@ -2,6 +2,7 @@
 // model versions (built on first run), crypto worker pool, HTTP + WebSocket.
 import fs from 'node:fs';
 import path from 'node:path';
+import { BlocklistCatalog } from './blocklist.js';
 import type { ServerConfig } from './config.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
 import { PackageLog } from './package-log.js';
@@ -15,6 +16,7 @@ export interface Provider {
   server: RunningServer;
   store: Store;
   catalog: FileModelCatalog;
+  blocklists: BlocklistCatalog;
   packageLog: PackageLog;
   close(): Promise<void>;
 }
@@ -44,13 +46,15 @@ export async function startProvider(
   const store = await openStore(config);
   let catalog: FileModelCatalog;
   let packageLog: PackageLog;
+  let blocklists: BlocklistCatalog;
   try {
     catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
     checkBudget(catalog, config.limits.userKeyBudget);
     // Every served version is logged before the first client can fetch it (and
     // versions built before the log existed are logged on their first start).
+    blocklists = BlocklistCatalog.open(config.dataDir);
     packageLog = PackageLog.open(config.dataDir);
-    for (const e of packageLog.record(catalog.published())) {
+    for (const e of packageLog.record([...catalog.published(), ...blocklists.published()])) {
       opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
     }
   } catch (e) {
@@ -66,6 +70,7 @@ export async function startProvider(
       crypto,
       models: catalog,
       packageLog: () => packageLog.document(),
+      blocklists,
       log: opts.log,
     });
   } catch (e) {
@@ -77,6 +82,7 @@ export async function startProvider(
     server,
     store,
     catalog,
+    blocklists,
     packageLog,
     async close() {
       await server.close();

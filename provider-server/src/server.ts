@@ -11,6 +11,7 @@ import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
+import type { BlocklistCatalog } from './blocklist.js';
 import { createHttpHandler } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -32,6 +33,8 @@ export interface ServerOptions {
   models: ModelCatalog;
   /** The signed package transparency log, served at its well-known URL. */
   packageLog?: () => PackageLogDocument;
+  /** Private blocklists: their packages over HTTP, their OPRF in sessions (docs/blocklist.md). */
+  blocklists?: BlocklistCatalog;
   log?: (line: string) => void;
 }
 
@@ -72,6 +75,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metrics,
     models: () => models.all(),
     packageLog: opts.packageLog,
+    blocklists: opts.blocklists,
     webmail,
     admin,
     workers: () => crypto.health(),
@@ -126,7 +130,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       authenticated = true;
     };
     const session = new Session(
-      { store, crypto, metrics, currentModel: (id) => models.current(id), limits, log, onReady: authenticatedNow },
+      {
+        store,
+        crypto,
+        metrics,
+        currentModel: (id) => models.current(id),
+        blocklists: opts.blocklists,
+        limits,
+        log,
+        onReady: authenticatedNow,
+      },
       (frame) => {
         if (ws.readyState !== ws.OPEN) return;
         // A client that does not read must not grow our memory: drop it.

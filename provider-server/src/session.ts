@@ -21,6 +21,8 @@ import {
   type Messages,
 } from '../../protocol/messages.js';
 import { heLayout, type UserKeyId } from '../../wasm/ts/he.js';
+import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
+import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
@@ -32,6 +34,8 @@ export interface SessionDeps {
   metrics: Metrics;
   /** The current version of a model id, if served. */
   currentModel(id: string): ServedModel | undefined;
+  /** Published private blocklists (docs/blocklist.md), if any. */
+  blocklists?: BlocklistCatalog;
   limits: Pick<
     ServerLimits,
     'maxFrameBytes' | 'requestsPerMinute' | 'hellosPerMinute' | 'pingsPerMinute' | 'userKeyBudget'
@@ -177,6 +181,8 @@ export class Session {
         return this.topicLabels(msg);
       case 'topic_setting':
         return this.topicSetting(msg);
+      case 'blocklist_request':
+        return this.blocklistRequest(msg);
       default:
         throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
     }
@@ -420,6 +426,64 @@ export class Session {
     await this.takeRate();
     await this.deps.store.setTopicOptOut(this.userId, msg.optOut === 1);
     this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
+  }
+
+  /**
+   * Evaluates the OPRF on one message's blinded items (docs/blocklist.md):
+   * once per delivered message id and at most ITEMS_PER_MESSAGE items, so the
+   * list cannot be dumped by querying. Everything is checked before the claim;
+   * the claim is released only if nothing left the provider.
+   */
+  private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
+    this.requireReady('blocklist_request');
+    const list = this.deps.blocklists?.current(msg.listId);
+    if (!list) throw new ProtocolError('unknown_model', `blocklist ${msg.listId} is not served here`);
+    if (msg.listVersion !== list.version) {
+      throw new ProtocolError(
+        msg.listVersion < list.version ? 'model_outdated' : 'unknown_model',
+        `blocklist ${list.id} version ${msg.listVersion} is not current; download version ${list.version}`,
+      );
+    }
+    checkElements(msg.blinded);
+    const items = msg.blinded.length / 32;
+    if (items > ITEMS_PER_MESSAGE) {
+      throw new ProtocolError(
+        'bad_field',
+        `blocklist_request has ${items} items; at most ${ITEMS_PER_MESSAGE} per message`,
+      );
+    }
+    await this.takeRate();
+    const store = this.deps.store;
+    const claim = await store.claim(
+      this.userId,
+      msg.messageId,
+      'blocklist',
+      requestDigest('blocklist', msg.messageId, msg.blinded),
+    );
+    if (claim === 'unknown_message')
+      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
+    if (claim === 'already_classified')
+      throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
+    const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
+    let evaluated: Uint8Array;
+    try {
+      evaluated = await this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
+    } catch (e) {
+      await release();
+      throw e;
+    }
+    if (this.state !== 'ready') {
+      await release(); // closed meanwhile: nothing left
+      return;
+    }
+    // Recorded without the bytes: a lost reply is not re-sent (the client looks the message up no more).
+    if (!(await store.recordAnswer(this.userId, msg.messageId, 'blocklist', claim.attempt, null)))
+      throw new ProtocolError(
+        'already_classified',
+        `message ${msg.messageId} was claimed by another request (blocklist)`,
+      );
+    this.deps.metrics.blocklistItems.inc({ list: list.id }, items);
+    this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 
   private async takeRate(): Promise<void> {

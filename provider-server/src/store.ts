@@ -36,7 +36,7 @@ export interface UserKeyState {
 
 export const MESSAGE_ID_MAX = 256;
 
-export type Task = 'spam' | 'topics';
+export type Task = 'spam' | 'topics' | 'blocklist';
 
 /**
  * A claim: `attempt` identifies this computation; only the attempt that is

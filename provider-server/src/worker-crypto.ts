@@ -80,6 +80,10 @@ export class WorkerCrypto implements ProviderCrypto {
     return this.pool.runOn(sessionId, 'topicLabels', sessionId, labels);
   }
 
+  blocklist(keyFile: string, blinded: Uint8Array): Promise<Uint8Array> {
+    return this.pool.schedule({}, 'blocklist', keyFile, blinded);
+  }
+
   async endSession(sessionId: string): Promise<void> {
     await this.pool.runOn(sessionId, 'endSession', sessionId);
   }

@@ -16,8 +16,9 @@ import {
 import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
+import { evaluateElements, readOprfKey } from '../src/blocklist.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
-import { startServer, type RunningServer } from '../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../src/server.js';
 import type { Store, Task } from '../src/store.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 
@@ -34,6 +35,7 @@ export interface Harness {
 export async function startHarness(
   limits: Partial<ServerLimits> = {},
   overrides: Omit<ConfigOverrides, 'limits'> = {},
+  extra: Pick<ServerOptions, 'blocklists'> = {},
 ): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
@@ -75,6 +77,9 @@ export async function startHarness(
     async topicLabels() {
       throw new Error('topicLabels: not in this double');
     },
+    async blocklist(keyFile, blinded) {
+      return evaluateElements(readOprfKey(keyFile), blinded);
+    },
     async endSession(id) {
       crypto.ended.push(id);
     },
@@ -93,6 +98,7 @@ export async function startHarness(
     crypto,
     models: { current: (id) => (id === 'spam' ? model : undefined), all: () => [model] },
     log: (l) => logs.push(l),
+    ...extra,
   });
   return {
     server,

@@ -10,6 +10,7 @@ import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { USER_KEY_CACHE } from '../limits.js';
+import { evaluateElements, readOprfKey } from '../blocklist.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
 
@@ -174,6 +175,10 @@ const tasks = {
     } finally {
       decoder.dispose();
     }
+  },
+
+  blocklist(keyFile: string, blinded: Uint8Array): Uint8Array {
+    return evaluateElements(readOprfKey(keyFile), blinded);
   },
 
   endSession(sessionId: string): void {

@@ -1,0 +1,271 @@
+// The private blocklist against the real provider (session, store, HTTP) and
+// the client's code (client/core/blocklist.ts): hits match the plaintext list,
+// a client cannot dump the list by querying, bad elements are refused without
+// being counted, the provider's view does not depend on which items were
+// looked up, and a malicious provider's answers or packages are refused.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { ristretto255 } from '@noble/curves/ed25519.js';
+import { ITEMS_PER_MESSAGE, openList, type BlockList } from '../../protocol/blocklist.js';
+import type { Message } from '../../protocol/messages.js';
+import { ensureBlocklist, lookupItems } from '../core/blocklist.js';
+import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
+import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
+import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';
+
+const SOURCE_V1 = [
+  'domain\tevil.example\tphishing\t90\t2026-11-02',
+  'host\tcdn.malware.example\tmalware\t70\t2025-01-15',
+  `sha256\t${'ab'.repeat(32)}\tmalware\t99\t2024-06-30`,
+  'url\thttps://bank.example.net/login?x=1\tphishing\t60\t2026-10-01',
+].join('\n');
+const SOURCE_V2 = `${SOURCE_V1.split('\n').slice(1).join('\n')}\ndomain\tnew-phish.example\tphishing\t80\t2026-11-20`;
+
+let h: Harness;
+let listDir: string;
+let token: string;
+let userId: number;
+let v1: BlockList;
+let v2: BlockList;
+const storage = (): PackageStorage & { data: Map<string, Uint8Array> } => {
+  const data = new Map<string, Uint8Array>();
+  const partial = new Map<string, { etag: string; bytes: Uint8Array }>();
+  return {
+    data,
+    get: async (k) => data.get(k),
+    getPartial: async (k) => partial.get(k),
+    appendPartial: async (k, etag, chunk) => {
+      const p = partial.get(k)?.bytes ?? new Uint8Array(0);
+      partial.set(k, { etag, bytes: new Uint8Array([...p, ...chunk]) });
+    },
+    dropPartial: async (k) => void partial.delete(k),
+    put: async (k, d) => {
+      data.set(k, d);
+      partial.delete(k);
+    },
+  };
+};
+
+before(async () => {
+  listDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bl-'));
+  BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1, new Date('2026-11-22T00:00:00Z'));
+  BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2, new Date('2026-11-23T00:00:00Z'));
+  const read = (v: number) => openList(fs.readFileSync(path.join(listDir, 'blocklists', 'phish', `v${v}.pmfbl`)));
+  v1 = read(1);
+  v2 = read(2);
+  h = await startHarness({ requestsPerMinute: 10_000 }, {}, { blocklists: BlocklistCatalog.open(listDir) });
+  ({ token, userId } = await h.store.addUser('alice'));
+  for (let i = 0; i < 10; i++) await h.store.deliver(userId, `m${i}`, `Subject: ${i}\n\nbody ${i}\n`);
+});
+after(async () => {
+  await h.close();
+  fs.rmSync(listDir, { recursive: true, force: true });
+});
+
+async function session(): Promise<TestClient> {
+  const c = await TestClient.connect(h.server.wsUrl);
+  const w = await c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
+  assert.equal(w.name, 'welcome');
+  return c;
+}
+
+/** Sends one blocklist_request and returns the provider's answer frame. */
+async function ask(c: TestClient, messageId: string, blinded: Uint8Array, listVersion = 2): Promise<Message> {
+  return c.request('blocklist_request', 7, { messageId, listId: 'phish', listVersion, blinded });
+}
+
+/** The client's lookup through the real provider: evaluated elements must come back for `messageId`. */
+async function lookupVia(c: TestClient, messageId: string, items: string[]) {
+  return lookupItems(v2, items, async (blinded) => {
+    const m = await ask(c, messageId, blinded);
+    if (m.name !== 'blocklist_reply') throw new Error(`${m.name}: ${m.name === 'error' ? m.code : ''}`);
+    return m.evaluated;
+  });
+}
+
+const blindedOf = (items: string[]): Uint8Array => {
+  const out = new Uint8Array(items.length * 32);
+  items.forEach((x, i) => out.set(ristretto255.Point.BASE.multiply(BigInt(i + 2 + x.length)).toBytes(), i * 32));
+  return out;
+};
+
+test('the client finds exactly the listed items and their records (the plaintext list is the reference)', async () => {
+  const c = await session();
+  const hits = await lookupVia(c, 'm0', [
+    'domain:evil.example', // removed in v2
+    'host:cdn.malware.example',
+    `sha256:${'ab'.repeat(32)}`,
+    'url:https://bank.example.net/login?x=1',
+    'domain:new-phish.example',
+    'domain:good.example',
+  ]);
+  assert.deepEqual(hits, [
+    { item: 'host:cdn.malware.example', category: 'malware', score: 70, since: '2025-01-15' },
+    { item: `sha256:${'ab'.repeat(32)}`, category: 'malware', score: 99, since: '2024-06-30' },
+    { item: 'url:https://bank.example.net/login?x=1', category: 'phishing', score: 60, since: '2026-10-01' },
+    { item: 'domain:new-phish.example', category: 'phishing', score: 80, since: '2026-11-20' },
+  ]);
+  c.close();
+});
+
+test('a client cannot evaluate the OPRF beyond its budget: once per delivered message, at most ITEMS_PER_MESSAGE items', async () => {
+  const c = await session();
+  const count = async () =>
+    Number(/pmf_blocklist_items_total\{list="phish"\} (\d+)/.exec(await h.server.metrics.registry.metrics())?.[1] ?? 0);
+  const before = await count();
+  const tooMany = await ask(c, 'm1', blindedOf(Array.from({ length: ITEMS_PER_MESSAGE + 1 }, (_, i) => `x${i}`)));
+  assert.equal(tooMany.name === 'error' && tooMany.code, 'bad_field');
+  assert.equal(await h.store.isClassified(userId, 'm1', 'blocklist'), false); // refused before the claim
+  const full = await ask(c, 'm1', blindedOf(Array.from({ length: ITEMS_PER_MESSAGE }, (_, i) => `y${i}`)));
+  assert.equal(full.name, 'blocklist_reply');
+  const replay = await ask(c, 'm1', blindedOf(['z']));
+  assert.equal(replay.name === 'error' && replay.code, 'already_classified');
+  // Replays from a new session are refused too; a message never delivered is unknown.
+  const c2 = await session();
+  const again = await ask(c2, 'm1', blindedOf(['z']));
+  assert.equal(again.name === 'error' && again.code, 'already_classified');
+  const foreign = await ask(c2, 'not-delivered', blindedOf(['z']));
+  assert.equal(foreign.name === 'error' && foreign.code, 'unknown_message');
+  // The only evaluations the provider did: one message's ITEMS_PER_MESSAGE items.
+  assert.equal((await count()) - before, ITEMS_PER_MESSAGE);
+  // Spam classification of the same message is a separate task (its own claim).
+  assert.equal(await h.store.isClassified(userId, 'm1', 'spam'), false);
+  c.close();
+  c2.close();
+});
+
+test('malformed, identity and non-canonical elements are refused, not counted, and the session goes on', async () => {
+  const c = await session();
+  const good = blindedOf(['a', 'b']);
+  const identity = new Uint8Array(64);
+  identity.set(good.subarray(0, 32));
+  const nonCanonical = good.slice();
+  nonCanonical.set(new Uint8Array(32).fill(0xff), 32); // above the field prime: not a canonical encoding
+  const negative = good.slice();
+  negative.set(ristretto255.Point.BASE.toBytes(), 32);
+  negative[32] |= 1; // odd field element: ristretto255 encodings are "non-negative"
+  for (const [blinded, why] of [
+    [identity, /element 1 is the identity/],
+    [nonCanonical, /element 1 is not a canonical/],
+    [negative, /element 1 is not a canonical/],
+    [good.subarray(0, 40), /not a whole number/],
+  ] as const) {
+    const m = await ask(c, 'm2', blinded);
+    assert.equal(m.name, 'error');
+    assert.match(m.name === 'error' ? m.message : '', why);
+    assert.equal(await h.store.isClassified(userId, 'm2', 'blocklist'), false);
+  }
+  assert.equal((await ask(c, 'm2', good)).name, 'blocklist_reply');
+  const old = await ask(c, 'm3', good, 1);
+  assert.equal(old.name === 'error' && old.code, 'model_outdated');
+  assert.equal(c.closed, undefined);
+  c.close();
+});
+
+test("the provider's view is the same for two emails with different items of the same count", async () => {
+  const c = await session();
+  const views: unknown[] = [];
+  const requests: Uint8Array[] = [];
+  for (const [id, items] of [
+    ['m4', ['domain:evil.example', 'host:cdn.malware.example', 'url:https://a.example/']],
+    ['m5', ['domain:good.example', 'domain:other.example', `sha256:${'cd'.repeat(32)}`]],
+  ] as const) {
+    const metricsBefore = await h.server.metrics.registry.metrics();
+    const logsBefore = h.logs.length;
+    let view: Record<string, unknown> = {};
+    await lookupItems(v2, items, async (blinded) => {
+      requests.push(blinded.slice());
+      const m = await ask(c, id, blinded);
+      assert.equal(m.name, 'blocklist_reply');
+      view = { requestBytes: blinded.length, replyBytes: m.name === 'blocklist_reply' && m.evaluated.length };
+      return m.name === 'blocklist_reply' ? m.evaluated : new Uint8Array(0);
+    });
+    const metricsAfter = await h.server.metrics.registry.metrics();
+    views.push({
+      ...view,
+      claimed: await h.store.isClassified(userId, id, 'blocklist'),
+      logs: h.logs.slice(logsBefore),
+      // What the service's metrics learnt: the counters that moved, and by how much (timings and process gauges excluded).
+      counters: counterDelta(metricsBefore, metricsAfter),
+    });
+  }
+  assert.deepEqual(views[0], views[1]);
+  // Each element the provider sees is a fresh uniform group element: blinding the same item twice differs.
+  const again = await lookupItems(v2, ['domain:evil.example'], async (b) => {
+    requests.push(b.slice());
+    return ristretto255.Point.BASE.toBytes();
+  });
+  assert.deepEqual(again, []);
+  assert.notDeepEqual(requests[2], requests[0].subarray(0, 32));
+  c.close();
+});
+
+function counterDelta(before: string, after: string): Record<string, number> {
+  const parse = (t: string) =>
+    new Map(
+      t
+        .split('\n')
+        .filter((l) => /^pmf_/.test(l) && !/^pmf_(crypto_seconds|process_|nodejs_)/.test(l))
+        .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
+    );
+  const a = parse(before);
+  const out: Record<string, number> = {};
+  for (const [k, v] of parse(after)) if (v !== (a.get(k) ?? 0)) out[k] = v - (a.get(k) ?? 0);
+  return out;
+}
+
+test("a malicious provider's answers that are not group elements, or the wrong count, are refused", async () => {
+  const items = ['domain:evil.example', 'domain:good.example'];
+  const answer = (bytes: Uint8Array) => lookupItems(v2, items, async () => bytes);
+  await assert.rejects(answer(new Uint8Array(64).fill(0xff)), /answer 0 is not a valid ristretto255 element/);
+  await assert.rejects(answer(new Uint8Array(64)), /answer 0 is not a valid ristretto255 element/); // identity
+  await assert.rejects(answer(new Uint8Array(32)), /evaluated 1 elements, not 2/);
+});
+
+test('the list downloads pinned (full with Range, or the delta from the version held) and a tampered package is refused', async () => {
+  const base = h.server.httpUrl;
+  const fetched: string[] = [];
+  const logged: string[] = [];
+  const logCheck = async (id: string, v: number, sha: string) => void logged.push(`${id} v${v} ${sha}`);
+  const counting: typeof fetch = (url, init) => {
+    fetched.push(new URL(String(url)).pathname);
+    return fetch(url, init);
+  };
+  const full = await ensureBlocklist({ baseUrl: base, listId: 'phish', storage: storage(), fetch: counting, logCheck });
+  assert.equal(Buffer.compare(full.list.body, v2.body), 0);
+  assert.deepEqual(fetched, ['/blocklists', '/blocklists/phish/2']);
+  assert.match(logged[0], /^blocklist-phish v2 [0-9a-f]{64}$/);
+
+  fetched.length = 0;
+  const s = storage();
+  const fromDelta = await ensureBlocklist({
+    baseUrl: base,
+    listId: 'phish',
+    storage: s,
+    fetch: counting,
+    previous: { list: v1, sha256: '' },
+  });
+  assert.deepEqual(fetched, ['/blocklists', '/blocklists/phish/2/delta']);
+  assert.equal(fromDelta.sha256, full.sha256); // the same pinned bytes as the full package
+  assert.ok(s.data.has('blocklist-phish-v2'));
+
+  // A provider (or network) that serves other bytes than it listed: refused, nothing stored.
+  const tampering: typeof fetch = async (url, init) => {
+    const r = await fetch(url, init);
+    if (!new URL(String(url)).pathname.startsWith('/blocklists/')) return r;
+    const b = new Uint8Array(await r.arrayBuffer());
+    b[b.length - 1] ^= 1;
+    return new Response(b, { status: r.status, headers: r.headers });
+  };
+  for (const previous of [undefined, { list: v1, sha256: '' }]) {
+    const t = storage();
+    await assert.rejects(
+      ensureBlocklist({ baseUrl: base, listId: 'phish', storage: t, fetch: tampering, previous }),
+      PackageIntegrityError,
+    );
+    assert.equal(t.data.size, 0);
+  }
+});
