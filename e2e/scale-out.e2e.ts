@@ -21,9 +21,9 @@ import { openStore } from '../provider-server/src/provider.js';
 import { startCluster, waitFor, type Cluster } from '../provider-server/test/cluster.js';
 import { loadHe, type He } from '../wasm/ts/he.js';
 
-const RATE = 40;
+const RATE = 80;
 const CLIENTS = 6;
-const MESSAGES = 24;
+const MESSAGES = 60;
 let cluster: Cluster;
 let he: He;
 
@@ -129,12 +129,14 @@ describe('two instances behind HAProxy', () => {
       ),
     );
     const all = Promise.all(runs);
-    // Under load: a third of the messages classified and both instances holding sessions.
-    const victim = await waitFor('a third of the verdicts with sessions on both instances', 120_000, async () => {
-      if (outcomes.size < (CLIENTS * MESSAGES) / 3) return undefined;
+    // Under load: a quarter of the messages classified and both instances holding sessions.
+    const loaded = waitFor('a quarter of the verdicts with sessions on both instances', 120_000, async () => {
+      if (outcomes.size < (CLIENTS * MESSAGES) / 4) return undefined;
       const active = await Promise.all(cluster.instances.map(activeSessions));
       return active.every((n) => n > 0) ? cluster.instances[0] : undefined;
     });
+    const tooLate = all.then(() => Promise.reject(new Error('every message was classified before the kill')));
+    const victim = await Promise.race([loaded, tooLate]);
     await cluster.kill(victim);
     await all;
 
