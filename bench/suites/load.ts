@@ -330,6 +330,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     });
 
     const [victim, ...stormers] = ld.slots;
+    await ready(ld, victim, z.victimEmails); // before the storm: only its emails are timed
     let storming = true;
     // Setups still queued when the victim is done fail when the provider stops: not counted.
     const storm = Promise.all(
