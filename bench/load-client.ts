@@ -38,6 +38,7 @@ export class LoadSession extends ProviderSession {
 
   /** One private classification of `messageId`; true when the garbled output was valid. */
   async classify(messageId: string, remaining: number): Promise<boolean> {
+    this.alive();
     const { params } = this.opts.model;
     const request = this.ciphertext!;
     await this.ensureOts(remaining);

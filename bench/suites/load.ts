@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ProtocolError } from '../../protocol/errors.js';
 import { ensurePackage } from '../../client/core/download.js';
-import { loadModel, type LoadedModel } from '../../client/core/session.js';
+import { ConnectionClosed, loadModel, type LoadedModel } from '../../client/core/session.js';
 import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
@@ -48,6 +48,8 @@ const LIMITS = {
   connectionsPerAddress: 1_000_000,
   maxUnauthenticated: 10_000,
   helloTimeoutMs: 120_000,
+  // Setting up 200 sessions takes minutes on a busy machine: the first must not idle out meanwhile.
+  idleTimeoutMs: 3_600_000,
 };
 
 interface Sizes {
@@ -160,9 +162,10 @@ async function classifyNext(slot: Slot, session: LoadSession): Promise<void> {
 }
 
 /**
- * Every slot classifies back to back for `ms`. A provider error (today: the
- * shared SQLite store's "database is locked" between instances) costs the
- * slot a new session, as it would a real client, and is counted.
+ * Every slot classifies back to back for `ms`. A provider error or a dropped
+ * connection (today: the shared SQLite store's "database is locked" between
+ * instances) costs the slot a new session, as it would a real client, and is
+ * counted.
  */
 async function closedLoop(load: Load, ms: number, maxPerSlot: number): Promise<{ perS: number; errors: number }> {
   await inFlight(
@@ -182,7 +185,7 @@ async function closedLoop(load: Load, ms: number, maxPerSlot: number): Promise<{
           await classifyNext(slot, session);
           count++;
         } catch (e) {
-          if (!(e instanceof ProtocolError && e.code === 'internal')) throw e;
+          if (!(e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal'))) throw e;
           errors++;
           session.close();
           slot.session = undefined;
@@ -193,7 +196,12 @@ async function closedLoop(load: Load, ms: number, maxPerSlot: number): Promise<{
   return { perS: count / ((performance.now() - t0) / 1000), errors };
 }
 
-/** Every slot sends `perS` emails a second for `ms`; latencies from each scheduled send time. */
+/**
+ * Every slot sends `perS` emails a second for `ms`; latencies from each
+ * scheduled send time. An overloaded provider would take far longer than
+ * `ms`: at twice `ms` the rest is given up and counted as late by at least
+ * the time waited (so the p99 is then a lower bound).
+ */
 async function paced(load: Load, slots: Slot[], perS: number, ms: number): Promise<number[]> {
   const n = Math.ceil((perS * ms) / 1000);
   await inFlight(
@@ -202,13 +210,18 @@ async function paced(load: Load, slots: Slot[], perS: number, ms: number): Promi
   );
   const latencies: number[] = [];
   const t0 = performance.now();
+  const giveUp = t0 + 2 * ms;
   await Promise.all(
     slots.map(async (slot) => {
       const phase = Math.random() * (1000 / perS);
       for (let k = 0; slot.session && k < n; k++) {
         const due = t0 + phase + (k * 1000) / perS;
-        const wait = due - performance.now();
-        if (wait > 0) await sleep(wait);
+        const now = performance.now();
+        if (now > giveUp) {
+          latencies.push(now - due);
+          continue;
+        }
+        if (due > now) await sleep(due - now);
         await classifyNext(slot, slot.session);
         latencies.push(performance.now() - due);
       }
@@ -302,7 +315,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
         unit: 'ms',
         reference: TARGET.p99Ms,
         ratio: p / TARGET.p99Ms,
-        note: `target ≤ ${TARGET.p99Ms} ms; ${sessions} at ${pacedPerSession}/s each (${pacedPerSession * z.sessions}/s offered)`,
+        note: `target ≤ ${TARGET.p99Ms} ms; ${sessions} at ${pacedPerSession}/s each (${pacedPerSession * z.sessions}/s offered; a lower bound past ${(2 * z.pacedMs) / 1000} s)`,
       });
       rss = Math.max(rss, rssMb(pid));
     } finally {
@@ -352,7 +365,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
       unit: 'ms',
       reference: TARGET.victimP99Ms,
       ratio: vp / TARGET.victimP99Ms,
-      note: `target ≤ ${TARGET.victimP99Ms} ms; ${z.victimEmails} emails at ${VICTIM_PER_S}/s while ${STORM} sessions set up`,
+      note: `target ≤ ${TARGET.victimP99Ms} ms; ${z.victimEmails} emails at ${VICTIM_PER_S}/s while ${STORM} sessions set up (a lower bound past ${(2 * z.victimEmails) / VICTIM_PER_S} s)`,
     });
     closeAll(ld);
     await cluster.close();
