@@ -103,18 +103,13 @@ function p99(xs: number[]): number {
 }
 
 /** Runs `tasks` with at most `n` at a time. */
-async function inFlight<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
-  const out: T[] = [];
+async function inFlight(n: number, tasks: (() => Promise<unknown>)[]): Promise<void> {
   let i = 0;
   await Promise.all(
     Array.from({ length: Math.min(n, tasks.length) }, async () => {
-      while (i < tasks.length) {
-        const k = i++;
-        out[k] = await tasks[k]();
-      }
+      while (i < tasks.length) await tasks[i++]();
     }),
   );
-  return out;
 }
 
 /** Users with delivered messages, their package and one email's dot product. */
@@ -245,8 +240,12 @@ function setUp(load: Load, slot: Slot): Promise<number> {
 }
 
 function closeAll(load: Load): void {
-  for (const s of load.slots) s.session?.close();
+  for (const s of load.slots) {
+    s.session?.close();
+    s.model.userKey?.ksk.dispose();
+  }
   load.acc.dispose();
+  load.slots[0]?.model.model.dispose(); // the encrypted model all slots share
 }
 
 /** Runs `fn`; a failure carries the end of each provider's log. */
@@ -375,7 +374,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
   }
 }
 
-export async function scaleout(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
+async function scaleout(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
   const one = await throughputBehindHaproxy(he, 1, z);
   const two = await throughputBehindHaproxy(he, 2, z);
   ctx.report({

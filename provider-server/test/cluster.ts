@@ -50,11 +50,8 @@ export interface Cluster {
   instances: Instance[];
   /** HAProxy's URL, or the only instance's. */
   url: string;
-  haproxyPid?: number;
   /** Adds users with delivered messages; returns each user's bearer token. */
   provision(users: { name: string; messages: string[] }[]): Promise<Map<string, string>>;
-  /** Starts one more instance on the same data directory. */
-  addInstance(): Promise<Instance>;
   /** SIGKILL, then waits for the exit. */
   kill(instance: Instance): Promise<void>;
   /** Stops everything (by PID) and removes the directory. */
@@ -143,7 +140,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   );
   const children: { pid: number; exited: Promise<unknown> }[] = [];
   const instances: Instance[] = [];
-  let haproxyPid: number | undefined;
 
   const addInstance = async (): Promise<Instance> => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', configFile], {
@@ -193,9 +189,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       const child = spawn(HAPROXY, ['-db', '-f', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-      haproxyPid = child.pid!;
       const exited = exitOf(child);
-      children.push({ pid: haproxyPid, exited });
+      children.push({ pid: child.pid!, exited });
       url = `http://127.0.0.1:${port}`;
       const up = waitFor('HAProxy to forward /healthz', START_DEADLINE_MS, async () =>
         (await fetch(`${url}/healthz`)).ok ? true : undefined,
@@ -208,8 +203,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       dataDir,
       instances,
       url,
-      haproxyPid,
-      addInstance,
       async provision(users) {
         const store = openStore(dataDir);
         try {
