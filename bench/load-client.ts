@@ -1,0 +1,136 @@
+// The load generator's clients for the `load` bench. The provider does all of
+// its real work; the generator saves its own CPU so that one process can keep
+// hundreds of sessions busy on the same machine:
+// - LoadSession runs the real client handshake (hello, p0 checked, key-
+//   switching key, base OTs, OT extension) and real OT top-ups, garbled
+//   evaluation and spam_done per email, but extracts ONE LWE ciphertext per
+//   session (features, dot product and extraction done once) and sends it for
+//   every message. A real client re-randomizes per email; the provider cannot
+//   tell and does the same work (decrypt, garble).
+// - setUpSession does what a new session costs the provider (hello → welcome,
+//   base OTs → ot_base_b) and hangs up without the client's half of the base
+//   OTs (~300 ms of client CPU in JS that the provider never sees).
+import WebSocket from 'ws';
+import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
+import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
+import { ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
+import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
+import type { Accumulator, He } from '../wasm/ts/he.js';
+import { OtReceiver } from '../wasm/ts/ot.js';
+
+export class LoadSession extends ProviderSession {
+  protected readonly otsPerEmail = this.opts.model.params.T;
+  private ciphertext: { lwe: Uint8Array; rPrime: number } | undefined;
+
+  /** `acc` is one email's encrypted dot product, shared by every session; extracts this session's ciphertext. */
+  static async open(opts: SessionOptions, acc: Accumulator): Promise<LoadSession> {
+    const s = await ProviderSession.connect(opts, (ws) => new LoadSession(ws, opts));
+    const { model, params } = opts.model;
+    const [{ lwe, mask }] = model.extract(acc, [0], s.pk!, s.ksk!);
+    s.ciphertext = { lwe, rPrime: (2 ** params.T - mask) % 2 ** params.T };
+    return s;
+  }
+
+  /** Decryptions left under this session's user key. */
+  get budget(): number {
+    return this.keyBudget;
+  }
+
+  /** One private classification of `messageId`; true when the garbled output was valid. */
+  async classify(messageId: string, remaining: number): Promise<boolean> {
+    this.alive();
+    const { params } = this.opts.model;
+    const request = this.ciphertext!;
+    await this.ensureOts(remaining);
+    this.keyBudget--;
+    const { message: choices, pending } = spamChoice(this.receiver!, { rPrime: request.rPrime, T: params.T });
+    const gc = await this.garbledFor('spam_request', { messageId, lwe: request.lwe, choices }, pending);
+    const result = evaluateSpam(pending, gc);
+    this.sendFrame('spam_done', this.nextRequest++, { messageId });
+    return !result.invalid;
+  }
+}
+
+/** A socket with one outstanding request at a time. */
+class RawSocket {
+  private next: ((m: Message) => void) | undefined;
+  private failed: Error | undefined;
+  private requestId = 1;
+  private constructor(private readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer) => this.next?.(decodeMessage(new Uint8Array(data), CLIENT_MAX_FRAME_BYTES)));
+    ws.on('close', () => this.fail(new Error('connection closed')));
+    ws.on('error', (e) => this.fail(e));
+  }
+
+  static open(url: string): Promise<RawSocket> {
+    const ws = new WebSocket(url);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new RawSocket(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  private fail(e: Error): void {
+    this.failed ??= e;
+    this.next = undefined;
+  }
+
+  async request<K extends MessageName, R extends MessageName>(
+    name: K,
+    fields: Messages[K],
+    expect: R,
+  ): Promise<Extract<Message, { name: R }>> {
+    if (this.failed) throw this.failed;
+    const reply = new Promise<Message>((resolve, reject) => {
+      this.next = resolve;
+      this.ws.once('close', () => reject(this.failed ?? new Error('connection closed')));
+    });
+    this.ws.send(encodeMessage(name, this.requestId++, fields));
+    const m = await reply;
+    if (m.name === 'error') throw new Error(`${name}: ${m.code} ${m.message}`);
+    if (m.name !== expect) throw new Error(`${name}: expected ${expect}, got ${m.name}`);
+    return m as Extract<Message, { name: R }>;
+  }
+
+  close(): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(encodeMessage('bye', this.requestId++, {}));
+    this.ws.close();
+  }
+}
+
+/**
+ * The provider's half of a new session: welcome (public key, and the user key
+ * when `keyEpoch` is not the current one) and the base-OT reply. Returns the
+ * key epoch the provider announced.
+ */
+export async function setUpSession(
+  he: He,
+  sessionUrl: string,
+  token: string,
+  model: LoadedModel,
+  keyEpoch: number,
+): Promise<number> {
+  const s = await RawSocket.open(sessionUrl);
+  try {
+    const w = await s.request(
+      'hello',
+      {
+        token,
+        modelId: model.header.modelId,
+        modelVersion: model.header.modelVersion,
+        clientNonce: he.randomSeed(),
+        keyEpoch,
+      },
+      'welcome',
+    );
+    const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
+    try {
+      await s.request('ot', { payload: receiver.start() }, 'ot_reply');
+    } finally {
+      receiver.close();
+    }
+    return w.keyEpoch;
+  } finally {
+    s.close();
+  }
+}

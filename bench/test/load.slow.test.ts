@@ -1,0 +1,32 @@
+// The `load` bench prints each of its rows (issue #15 names them): a real
+// provider process, HAProxy in front of one and two instances. Slow suite:
+// even --quick sets up real sessions (base OTs) for tens of seconds.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ROWS = [
+  'classifications_per_s_200',
+  'p99_ms_200',
+  'sessions_per_s',
+  'victim_p99_ms_setup_storm',
+  'rss_mb_200',
+  'scaleout_2_instances_ratio',
+];
+
+test('--suite load --quick prints every row with a positive value', () => {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--suite', 'load', '--quick', '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  assert.equal(res.status, 0, res.stderr);
+  const rows = res.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { case: string; value: number });
+  assert.deepEqual(rows.map((r) => r.case).sort(), [...ROWS].sort());
+  for (const r of rows) assert.ok(Number.isFinite(r.value) && r.value > 0, `${r.case}: ${r.value}`);
+});
