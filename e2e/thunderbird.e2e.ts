@@ -2,8 +2,11 @@
 // from a profile made from files, an IMAP account on a local Dovecot holding
 // a PGP/MIME and an inline PGP message from Bob. Checks the first-run page,
 // a key imported and unlocked in the add-on, the "OpenPGP status" popup
-// showing each message's decrypted text with Bob's verified signature, and
-// new mail found by search without any click. Screenshots in test-results/.
+// showing each message's decrypted text with Bob's verified signature, the
+// same messages read through Alice's key in Thunderbird's own key ring (no
+// signature claim: Thunderbird tells add-ons none), no "Receiving end does
+// not exist" errors, and new mail found by search without any click.
+// Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -175,6 +178,16 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       ],
     );
     assert.match(status, /1 of 1 key\(s\) unlocked/);
+    // The background tells only tabs its content script runs in (Thunderbird has none) about new keys:
+    // a message to any other tab logs "Receiving end does not exist" in Thunderbird's error console.
+    const logged = await tb.marionette.run<string[]>(
+      `return Services.console.getMessageArray().map((m) => m.message ?? m.errorMessage ?? String(m));`,
+    );
+    assert.ok(logged.length > 0, 'the error console was read');
+    assert.deepEqual(
+      logged.filter((m) => /Receiving end does not exist|Could not establish connection/.test(m)),
+      [],
+    );
   });
 
   // [subject in the message list, (protected) subject, text]: PGP/MIME hides the real subject.
@@ -205,7 +218,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     });
   }
 
-  it("with the key in Thunderbird and the add-on's locked, shows what Thunderbird decrypted", async () => {
+  it("imports Alice's key into Thunderbird's own key ring and locks the add-on's", async () => {
     await optionsPage(
       `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
     );
@@ -220,14 +233,42 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       [alice.privateArmored, alice.passphrase],
     );
     assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
-    await openStatusPopup('...');
-    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
-    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
-    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
-    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
-    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
-    assert.equal(popup.kind, 'ok');
   });
+
+  for (const [listed, subject, text, name] of [
+    ['...', 'Pangolin budget', 'The pangolin budget for 2027 is approved.', 'pgp-mime'],
+    ['Lunch', 'Lunch', 'Inline lunch on Friday?', 'inline'],
+  ]) {
+    it(`with the key only in Thunderbird, shows "${subject}" as Thunderbird decrypted it, signature not checked`, async () => {
+      await openStatusPopup(listed);
+      const popup = await readStatusPopup(`thunderbird-key-in-thunderbird-${name}`);
+      assert.equal(popup.subject, subject, 'the protected subject, for PGP/MIME');
+      assert.equal(popup.text.trim(), text);
+      assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
+      // Thunderbird gives add-ons no signature status: no claim, in plain words, and not green.
+      assert.match(popup.summary, /Signature not checked by the add-on/);
+      assert.doesNotMatch(popup.summary, /signature verified/);
+      assert.equal(popup.kind, 'warn');
+      assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
+      const banner = await inAddonPage<{ kind: string; text: string }>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`
+        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
+        return { kind: b.dataset.kind, text: b.textContent };`),
+      );
+      assert.equal(banner.kind, 'warn');
+      assert.match(banner.text, /Signature not checked by the add-on/);
+      // The decrypted text is where the user reads mail: in the pane Thunderbird filled, or in the banner.
+      const pane = await inAddonPage<string>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`return win.document.body.textContent;`),
+      );
+      assert.ok(pane.includes(text), pane);
+      await screenshot(`thunderbird-key-in-thunderbird-${name}-pane`);
+    });
+  }
 
   /** Search through the background, as the search page does, until `query` finds something. */
   const searchFor = (query: string) =>
