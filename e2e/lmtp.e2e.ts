@@ -7,9 +7,7 @@
 // once under the id the provider assigned. Last, the Message-ID reuse
 // attack, classified by the headless client against a real provider.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,8 +18,9 @@ import { loadConfig } from '../provider-server/src/config.js';
 import { lmtpSend, type Reply } from '../provider-server/src/lmtp/lmtp-client.js';
 import { openStore, startProvider } from '../provider-server/src/provider.js';
 import { root } from './fixtures/browser.js';
+import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
-import { freePort, stopGroup } from './fixtures/process.js';
+import { freePort } from './fixtures/process.js';
 import { startGate, type Gate } from './fixtures/tcp-gate.js';
 
 const skip = !dovecotInstalled()
@@ -34,18 +33,10 @@ let dir: string;
 let dovecot: Dovecot;
 let toDovecot: Gate; // stage → Dovecot
 let toStage: Gate; // MTA → stage
-let stagePort: number;
-let stage: ChildProcess | undefined;
+let stage: RunningStage;
 let n = 0;
 
 const dataDir = () => path.join(dir, 'provider');
-
-async function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1', () => resolve(s.end() && true));
-    s.on('error', () => resolve(false));
-  });
-}
 
 async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
   for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
@@ -53,26 +44,6 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 20_0
     if (v !== undefined) return v;
   }
   throw new Error(`timed out waiting for ${what}`);
-}
-
-async function startStage(): Promise<void> {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'provider-server/src/cli.ts', 'lmtp', '--config', path.join(dir, 'provider.json')],
-    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-  );
-  let err = '';
-  proc.stderr!.on('data', (d) => (err += d));
-  stage = proc;
-  await until(
-    `the LMTP stage (${err})`,
-    async () => (proc.exitCode === null && (await portOpen(stagePort))) || undefined,
-  );
-}
-
-async function killStage(): Promise<void> {
-  process.kill(-stage!.pid!, 'SIGKILL');
-  await stopGroup(stage!.pid!);
 }
 
 /** A message as the MTA hands it over: its own Received line makes each queued message unique. */
@@ -145,25 +116,18 @@ before(
     fs.chmodSync(dir, 0o755); // Dovecot runs as nobody
     dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
     toDovecot = await startGate(dovecot.lmtpPort);
-    stagePort = await freePort();
-    toStage = await startGate(stagePort);
-    fs.writeFileSync(
-      path.join(dir, 'provider.json'),
-      JSON.stringify({
-        dataDir: dataDir(),
-        lmtp: { port: stagePort, relay: { host: '127.0.0.1', port: toDovecot.port, timeoutMs: 10_000 } },
-      }),
-    );
+    const port = await freePort();
+    toStage = await startGate(port);
     const store = openStore(dataDir());
     store.addUser('alice');
     store.close();
-    await startStage();
+    stage = await startLmtpStage({ dir, dataDir: dataDir(), port, relayPort: toDovecot.port });
   },
   { timeout: 60_000 },
 );
 
 after(async () => {
-  if (stage) await stopGroup(stage.pid!);
+  await stage?.stop();
   await toStage?.close();
   await toDovecot?.close();
   await dovecot?.stop();
@@ -211,9 +175,9 @@ describe('the LMTP stage in front of a real Dovecot', { skip, timeout: 120_000 }
     const held = toDovecot.holdAfter('up', 'MIDDLE');
     const sending = send(data);
     await held;
-    await killStage();
+    await stage.kill();
     assert.ok((await sending) instanceof Error, 'the MTA saw the connection break');
-    await startStage();
+    await stage.restart();
     assert.deepEqual(await inbox('Stage crash while relaying'), []);
     const retry = await send(data);
     assert.ok(!(retry instanceof Error) && retry.code === 250);
@@ -231,9 +195,9 @@ describe('the LMTP stage in front of a real Dovecot', { skip, timeout: 120_000 }
       const ids = await inbox('Stage crash before the answer');
       return ids.length ? ids : undefined;
     });
-    await killStage();
+    await stage.kill();
     assert.ok((await sending) instanceof Error, 'the MTA never got an answer');
-    await startStage();
+    await stage.restart();
     const retry = await send(data);
     assert.ok(!(retry instanceof Error) && retry.code === 250);
     assert.deepEqual(await inbox('Stage crash before the answer'), [id], 'one copy');
@@ -246,9 +210,9 @@ describe('the LMTP stage in front of a real Dovecot', { skip, timeout: 120_000 }
     const sending = send(data);
     await held;
     await until('the message in Dovecot', async () => ((await inbox('Answer lost')).length ? true : undefined));
-    await killStage();
+    await stage.kill();
     await sending;
-    await startStage();
+    await stage.restart();
     const retry = await send(data);
     assert.ok(!(retry instanceof Error) && retry.code === 250);
     const ids = await inbox('Answer lost');
