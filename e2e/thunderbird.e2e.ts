@@ -5,16 +5,22 @@
 // showing each message's decrypted text with Bob's verified signature, the
 // same messages read through Alice's key in Thunderbird's own key ring (no
 // signature claim: Thunderbird tells add-ons none), no "Receiving end does
-// not exist" errors, and new mail found by search without any click.
-// Screenshots in test-results/.
+// not exist" errors, new mail found by search without any click, and mail
+// delivered through the provider's LMTP stage (provider-server lmtp) decrypted
+// with the provider's id readable by the add-on. Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
+import { PROVIDER_ID } from '../mail/message-id.js';
+import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
+import { openStore } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
+import { freePort } from './fixtures/process.js';
 import {
   inAddonPage,
   startThunderbird,
@@ -31,6 +37,7 @@ let alice: Party, bob: Party;
 let dir: string;
 let dovecot: Dovecot;
 let tb: RunningThunderbird;
+let stage: RunningStage;
 
 /** Page-side helper, prepended to every function run in an add-on page. */
 const UNTIL = `const until = async (f, what) => {
@@ -127,6 +134,12 @@ before(
       await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
     );
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
+    // The provider's LMTP stage in front of Dovecot, as a provider runs it; alice is a user of the provider.
+    const store = openStore(path.join(dir, 'provider'));
+    store.addUser('alice');
+    store.close();
+    const port = await freePort();
+    stage = await startLmtpStage({ dir, dataDir: path.join(dir, 'provider'), port, relayPort: dovecot.lmtpPort });
     const account = { port: dovecot.port, user: 'alice', password: 'imap-secret', email: 'alice@example.org' };
     tb = await startThunderbird(path.join(dir, 'thunderbird'), account, path.join(root, 'dist/pmf-thunderbird.xpi'));
   },
@@ -134,6 +147,7 @@ before(
 );
 after(async () => {
   await tb?.stop();
+  await stage?.stop();
   await dovecot?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -310,5 +324,28 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
   it('indexes new mail as it arrives: search finds it without a click', async () => {
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Okapi', 'The okapi census is done.'));
     assert.deepEqual(await searchFor('okapi'), ['Okapi']);
+  });
+
+  it('encrypted mail arriving over the provider’s LMTP stage is decrypted, and the add-on reads the provider’s id', async () => {
+    const raw = await inlinePgpMessage(bob, alice, 'Capybara', 'The capybara pool opens on Monday.');
+    const reply = await lmtpSend(
+      { host: '127.0.0.1', port: stage.port, timeoutMs: 30_000 },
+      { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw.replace(/\r?\n/g, '\r\n')) },
+    );
+    assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
+    const store = openStore(path.join(dir, 'provider'));
+    const [registered] = store.listMessages(store.userId('alice')!).map((m) => m.id);
+    store.close();
+    assert.match(registered, PROVIDER_ID);
+    assert.deepEqual(await searchFor('capybara'), ['Capybara'], 'decrypted and indexed as it arrived');
+    await openStatusPopup('Capybara');
+    const popup = await readStatusPopup('thunderbird-over-lmtp');
+    assert.equal(popup.text.trim(), 'The capybara pool opens on Monday.');
+    // What the add-on sees of the message in Thunderbird: the id the provider registered.
+    const seen = await optionsPage(`
+      const { messages } = win.wrappedJSObject.browser;
+      const [m] = (await messages.query(Cu.cloneInto({ subject: 'Capybara' }, win))).messages;
+      return (await messages.getFull(m.id)).headers['x-pmf-message-id'];`);
+    assert.deepEqual(seen, [registered]);
   });
 });
