@@ -109,6 +109,13 @@ describe('the LMTP stage', () => {
       authOptional: true,
       disabledCommands: ['AUTH', 'STARTTLS'],
       logger: false,
+      onMailFrom(address, _session, callback) {
+        callback(
+          address.address === 'refused@example.org'
+            ? Object.assign(new Error('5.7.1 sender refused'), { responseCode: 550 })
+            : undefined,
+        );
+      },
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
@@ -187,7 +194,7 @@ describe('the LMTP stage', () => {
     );
   });
 
-  it('defers (451) when the mail store is down, and a refused stamp is permanent (554)', async () => {
+  it('defers (451) when the mail store is down; a refused sender (550) and a refused stamp (554) are permanent', async () => {
     const down = await startLmtpStage({
       config: config({ relay: { host: '127.0.0.1', port: 1, timeoutMs: 2_000 } }),
       journal,
@@ -202,6 +209,11 @@ describe('the LMTP stage', () => {
     } finally {
       await down.close();
     }
+    const refused = await lmtpSend(
+      { host: '127.0.0.1', port: stage.port, timeoutMs: 10_000 },
+      { from: 'refused@example.org', to: ['alice@example.org'], data: Buffer.from('Subject: no\r\n\r\nb\r\n') },
+    );
+    assert.deepEqual([refused.data[0]?.code, refused.data[0]?.text], [550, '5.7.1 sender refused'], 'passed on as is');
     const hidden = await send(
       ['alice@example.org'],
       'Subject: s\r\nnot a header\r\nX-PMF-Message-Id: pmf-1\r\n\r\nb\r\n',
@@ -210,18 +222,16 @@ describe('the LMTP stage', () => {
   });
 
   it('holds at most maxConnections connections', async () => {
-    const open = await Promise.all(
-      [0, 1, 2].map(
-        () =>
-          new Promise<string>((resolve) => {
-            const s = net.connect(stage.port, '127.0.0.1');
-            s.once('data', (d) => {
-              resolve(d.toString());
-              setTimeout(() => s.destroy(), 500);
-            });
-          }),
-      ),
-    );
-    assert.deepEqual(open.map((g) => g.slice(0, 3)).sort(), ['220', '220', '421']);
+    const fresh = await startLmtpStage({ config: config(), journal, registry: storeRegistry(store) }); // none open yet
+    const sockets = [0, 1, 2].map(() => net.connect(fresh.port, '127.0.0.1'));
+    try {
+      const greetings = await Promise.all(
+        sockets.map((s) => new Promise<string>((resolve) => s.once('data', (d) => resolve(d.toString())))),
+      );
+      assert.deepEqual(greetings.map((g) => g.slice(0, 3)).sort(), ['220', '220', '421']);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await fresh.close();
+    }
   });
 });

@@ -55,7 +55,9 @@ export async function lmtpSend(
   try {
     expect(await replies.next(), 2, 'greeting');
     expect(await command('LHLO pmf-provider\r\n'), 2, 'LHLO');
-    expect(await command(`MAIL FROM:<${env.from}>\r\n`), 2, 'MAIL FROM');
+    const mail = await command(`MAIL FROM:<${env.from}>\r\n`);
+    // A refused sender is every recipient's answer (a 5xx stays permanent).
+    if (mail.code >= 300) return { rcpt: env.to.map(() => mail), data: env.to.map(() => undefined) };
     const rcpt: Reply[] = [];
     for (const to of env.to) rcpt.push(await command(`RCPT TO:<${to}>\r\n`));
     const accepted = rcpt.filter((r) => r.code < 300).length;
