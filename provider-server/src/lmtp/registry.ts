@@ -7,9 +7,8 @@ export function storeRegistry(store: Store): Registry {
   return {
     async register(user, id, raw) {
       const userId = store.userId(user);
-      if (userId === undefined) return false; // not a user of the private functions: relayed all the same
+      if (userId === undefined) return; // not a user of the private functions: relayed all the same
       if (!store.getMessage(userId, id)) store.deliver(userId, id, raw);
-      return true;
     },
   };
 }

@@ -21,9 +21,9 @@ import { LmtpUnavailable, lmtpSend } from './lmtp-client.js';
 import type { LmtpConfig } from './config.js';
 import { StampRefused, stampProviderId } from './stamp.js';
 
-/** Where stamped messages are registered: false when the recipient is not a user of the provider. */
+/** Where stamped messages are registered (for recipients who are users of the provider). */
 export interface Registry {
-  register(user: string, id: string, raw: Buffer): Promise<boolean>;
+  register(user: string, id: string, raw: Buffer): Promise<void>;
 }
 
 export interface LmtpStage {
@@ -120,8 +120,9 @@ export async function startLmtpStage(deps: {
     },
     onData(stream, session, callback) {
       onData(stream, session).then(
+        // smtp-server takes one answer per recipient in LMTP mode; its types only know the SMTP string.
         (answers) => callback(null, answers as unknown as string),
-        (e: Error) => callback(refusal(451, `4.3.0 ${e.message}`)),
+        () => callback(refusal(451, '4.3.0 the message could not be read; try again later')),
       );
     },
   });
