@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { messageIdOf, PROVIDER_ID } from '../../mail/message-id.js';
 import { lmtpConfig, LMTP_DEFAULTS, type LmtpConfig } from '../src/lmtp/config.js';
-import { DeliveryJournal } from '../src/lmtp/journal.js';
+import { DeliveryJournal, deliveryKey } from '../src/lmtp/journal.js';
 import { lmtpSend } from '../src/lmtp/lmtp-client.js';
 import { storeRegistry } from '../src/lmtp/registry.js';
 import { startLmtpStage, type LmtpStage } from '../src/lmtp/stage.js';
@@ -57,6 +57,35 @@ describe('stampProviderId', () => {
     );
     // In the body it is text, not a header.
     assert.doesNotThrow(() => stampProviderId(Buffer.from('Subject: s\r\n\r\nX-PMF-Message-Id: x\r\n'), ID));
+  });
+});
+
+describe('DeliveryJournal', () => {
+  it('gives a retry of the same delivery the same id until it is forgotten or too old', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-journal-'));
+    const journal = new DeliveryJournal(path.join(dir, 'journal.db'));
+    try {
+      const key = deliveryKey('Alice@example.org', Buffer.from('Received: q1\r\n\r\nb'));
+      const first = journal.begin(key);
+      assert.match(first.id, PROVIDER_ID);
+      assert.deepEqual(journal.begin(deliveryKey('alice@example.org', Buffer.from('Received: q1\r\n\r\nb'))), first);
+      assert.notEqual(
+        journal.begin(deliveryKey('alice@example.org', Buffer.from('Received: q2\r\n\r\nb'))).id,
+        first.id,
+      );
+      journal.markRelayed(key);
+      assert.deepEqual(journal.begin(key), { id: first.id, relayed: true });
+      journal.forget(key);
+      assert.notEqual(journal.begin(key).id, first.id);
+      const kept = journal.begin(key);
+      journal.prune(Date.now() + 6 * 24 * 3600_000);
+      assert.deepEqual(journal.begin(key), kept);
+      journal.prune(Date.now() + 8 * 24 * 3600_000);
+      assert.notEqual(journal.begin(key).id, kept.id);
+    } finally {
+      journal.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
