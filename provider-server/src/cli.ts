@@ -20,6 +20,7 @@ import { lmtpConfig } from './lmtp/config.js';
 import { DeliveryJournal } from './lmtp/journal.js';
 import { storeRegistry } from './lmtp/registry.js';
 import { startLmtpStage } from './lmtp/stage.js';
+import { storedCheck } from './lmtp/stored-check.js';
 import { readMailbox } from '../../models/data/mailbox.js';
 import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
@@ -61,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
       config: lmtp,
       journal,
       registry: storeRegistry(store),
+      storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
       log: (l) => console.error(`[lmtp] ${l}`),
     });
     console.error(`[lmtp] listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);

@@ -68,13 +68,18 @@ describe('DeliveryJournal', () => {
       const key = deliveryKey('Alice@example.org', Buffer.from('Received: q1\r\n\r\nb'));
       const first = journal.begin(key);
       assert.match(first.id, PROVIDER_ID);
-      assert.deepEqual(journal.begin(deliveryKey('alice@example.org', Buffer.from('Received: q1\r\n\r\nb'))), first);
+      assert.equal(first.fresh, true);
+      assert.deepEqual(
+        journal.begin(deliveryKey('alice@example.org', Buffer.from('Received: q1\r\n\r\nb'))),
+        { ...first, fresh: false },
+        'a retry: not fresh, so it may have reached Dovecot',
+      );
       assert.notEqual(
         journal.begin(deliveryKey('alice@example.org', Buffer.from('Received: q2\r\n\r\nb'))).id,
         first.id,
       );
       journal.markRelayed(key);
-      assert.deepEqual(journal.begin(key), { id: first.id, relayed: true });
+      assert.deepEqual(journal.begin(key), { id: first.id, relayed: true, fresh: false });
       journal.forget(key);
       assert.notEqual(journal.begin(key).id, first.id);
       const kept = journal.begin(key);
@@ -97,6 +102,16 @@ describe('lmtpConfig', () => {
     assert.throws(() => lmtpConfig({ maxMessageBytes: 1e12 }, {}), /maxMessageBytes/);
     assert.throws(() => lmtpConfig({ userName: '%u' }, {}), /userName/);
     assert.throws(() => lmtpConfig({}, { PMF_LMTP_RELAY: 'dovecot' }), /host:port/);
+    const check = { masterUser: 'pmf-stage', passwordFile: '/etc/pmf/master-password' };
+    assert.deepEqual(lmtpConfig({ storedCheck: check }, {}).storedCheck, {
+      host: '127.0.0.1',
+      port: 143,
+      timeoutMs: 10_000,
+      ...check,
+    });
+    assert.throws(() => lmtpConfig({ storedCheck: { ...check, host: '192.0.2.1' } }, {}), /loopback/);
+    assert.throws(() => lmtpConfig({ storedCheck: { ...check, passwordFile: 'pw' } }, {}), /absolute/);
+    assert.throws(() => lmtpConfig({ storedCheck: { ...check, masterUser: 'a*b' } }, {}), /master user/);
     const c = lmtpConfig({ relay: { timeoutMs: 5000 } }, { PMF_LMTP_PORT: '2525', PMF_LMTP_RELAY: '[::1]:10024' });
     assert.deepEqual([c.port, c.relay], [2525, { host: '::1', port: 10024, timeoutMs: 5000 }]);
   });

@@ -2,7 +2,9 @@
 // the configuration file, overlaid by PMF_LMTP_PORT and PMF_LMTP_RELAY.
 // LMTP has no authentication, so the stage listens on loopback only: the
 // MTA in front of it runs on the same host, as Dovecot's LMTP usually does.
+import path from 'node:path';
 import { isLoopback } from '../config.js';
+import type { StoredCheckConfig } from './stored-check.js';
 
 export interface LmtpConfig {
   host: string;
@@ -17,6 +19,8 @@ export interface LmtpConfig {
   maxConnections: number;
   /** An idle connection from the MTA is closed after this long. */
   timeoutMs: number;
+  /** Ask Dovecot over IMAP before relaying a retry again (stored-check.ts); none: relay it. */
+  storedCheck?: StoredCheckConfig;
 }
 
 export const LMTP_DEFAULTS: LmtpConfig = {
@@ -61,5 +65,19 @@ export function lmtpConfig(fromFile: unknown, env: NodeJS.ProcessEnv): LmtpConfi
   c.maxRecipients = int(c.maxRecipients, 'maxRecipients', 1, 1000);
   c.maxConnections = int(c.maxConnections, 'maxConnections', 1, 10_000);
   c.timeoutMs = int(c.timeoutMs, 'timeoutMs', 1_000, 600_000);
+  if (c.storedCheck !== undefined) {
+    const k: StoredCheckConfig = { ...{ host: '127.0.0.1', port: 143, timeoutMs: 10_000 }, ...c.storedCheck };
+    if (typeof k.host !== 'string' || !isLoopback(k.host))
+      throw new Error(
+        'config: lmtp.storedCheck.host must be a loopback address (plain IMAP carries the master password)',
+      );
+    if (typeof k.masterUser !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(k.masterUser))
+      throw new Error('config: lmtp.storedCheck.masterUser must be a Dovecot master user name');
+    if (typeof k.passwordFile !== 'string' || !path.isAbsolute(k.passwordFile))
+      throw new Error('config: lmtp.storedCheck.passwordFile must be an absolute path');
+    k.port = int(k.port, 'storedCheck.port', 1, 65535);
+    k.timeoutMs = int(k.timeoutMs, 'storedCheck.timeoutMs', 1_000, 600_000);
+    c.storedCheck = k;
+  }
   return c;
 }

@@ -13,6 +13,8 @@ export interface JournalEntry {
   id: string;
   /** Dovecot accepted this delivery. */
   relayed: boolean;
+  /** Made just now: no earlier attempt can have reached Dovecot. */
+  fresh: boolean;
 }
 
 /**
@@ -44,14 +46,15 @@ export class DeliveryJournal {
   /** The entry for `key`, made with a fresh id if there is none. */
   begin(key: Buffer): JournalEntry {
     const id = `pmf-${randomBytes(16).toString('hex')}`;
-    this.db
-      .prepare('INSERT OR IGNORE INTO deliveries (key, message_id, relayed, created_at) VALUES (?, ?, 0, ?)')
-      .run(key, id, Date.now());
+    const fresh =
+      this.db
+        .prepare('INSERT OR IGNORE INTO deliveries (key, message_id, relayed, created_at) VALUES (?, ?, 0, ?)')
+        .run(key, id, Date.now()).changes === 1;
     const row = this.db.prepare('SELECT message_id, relayed FROM deliveries WHERE key = ?').get(key) as {
       message_id: string;
       relayed: number;
     };
-    return { id: row.message_id, relayed: row.relayed === 1 };
+    return { id: row.message_id, relayed: row.relayed === 1, fresh };
   }
 
   markRelayed(key: Buffer): void {

@@ -10,16 +10,19 @@
 // in a mailbox that the provider would never classify.
 // Retries: the journal maps (recipient, exact bytes) to the id and whether
 // Dovecot accepted it, so a retry after a crash or a lost reply is answered
-// without relaying again. Left open (as for every mail hop, RFC 1047): if
-// the stage dies after Dovecot stored the message but before its reply
-// arrived, the retry is relayed again; both copies carry the same id, so the
-// provider classifies them at most once.
+// without relaying again. One window is left (as on every mail hop, RFC
+// 1047): the stage died after Dovecot stored the message but before its
+// reply arrived. With `storedCheck` configured the retry first asks Dovecot
+// over IMAP whether it holds that id; without it the retry is relayed again,
+// and both copies carry the same id, so the provider classifies them at
+// most once.
 import net from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { deliveryKey, type DeliveryJournal } from './journal.js';
 import { LmtpUnavailable, lmtpSend } from './lmtp-client.js';
 import type { LmtpConfig } from './config.js';
 import { StampRefused, stampProviderId } from './stamp.js';
+import type { StoredCheck } from './stored-check.js';
 
 /** Where stamped messages are registered (for recipients who are users of the provider). */
 export interface Registry {
@@ -40,6 +43,7 @@ export async function startLmtpStage(deps: {
   config: LmtpConfig;
   journal: DeliveryJournal;
   registry: Registry;
+  storedCheck?: StoredCheck;
   log?: (line: string) => void;
 }): Promise<LmtpStage> {
   const { config, journal, registry } = deps;
@@ -57,6 +61,10 @@ export async function startLmtpStage(deps: {
     try {
       const entry = journal.begin(key);
       if (entry.relayed) return `2.0.0 ${entry.id} delivered before`;
+      if (!entry.fresh && deps.storedCheck && (await deps.storedCheck(userOf(to), entry.id))) {
+        journal.markRelayed(key);
+        return `2.0.0 ${entry.id} delivered before`;
+      }
       let stamped: Buffer;
       try {
         stamped = stampProviderId(raw, entry.id);
