@@ -142,7 +142,7 @@ describe('two instances behind HAProxy', () => {
     await cluster.kill(victim);
     await all;
 
-    const store = openStore(cluster.dataDir);
+    const store = await openStore({ dataDir: cluster.dataDir });
     try {
       let lostInFlight = 0;
       for (const u of users) {
@@ -161,7 +161,7 @@ describe('two instances behind HAProxy', () => {
       assert.ok(lostInFlight <= CLIENTS, `${lostInFlight} messages lost in flight, more than one per client`);
       console.log(`kill -9 under load: ${reconnects} reconnects, ${lostInFlight} messages claimed without a verdict`);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

@@ -2,16 +2,25 @@
 // from a profile made from files, an IMAP account on a local Dovecot holding
 // a PGP/MIME and an inline PGP message from Bob. Checks the first-run page,
 // a key imported and unlocked in the add-on, the "OpenPGP status" popup
-// showing each message's decrypted text with Bob's verified signature, and
-// new mail found by search without any click. Screenshots in test-results/.
+// showing each message's decrypted text with Bob's verified signature, the
+// same messages read through Alice's key in Thunderbird's own key ring (no
+// signature claim: Thunderbird tells add-ons none), no "Receiving end does
+// not exist" errors, new mail found by search without any click, and mail
+// delivered through the provider's LMTP stage (provider-server lmtp) decrypted
+// with the provider's id readable by the add-on. Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
+import { PROVIDER_ID } from '../mail/message-id.js';
+import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
+import { openStore } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
+import { freePort } from './fixtures/process.js';
 import {
   inAddonPage,
   startThunderbird,
@@ -28,6 +37,7 @@ let alice: Party, bob: Party;
 let dir: string;
 let dovecot: Dovecot;
 let tb: RunningThunderbird;
+let stage: RunningStage;
 
 /** Page-side helper, prepended to every function run in an add-on page. */
 const UNTIL = `const until = async (f, what) => {
@@ -124,6 +134,12 @@ before(
       await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
     );
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
+    // The provider's LMTP stage in front of Dovecot, as a provider runs it; alice is a user of the provider.
+    const store = await openStore({ dataDir: path.join(dir, 'provider') });
+    await store.addUser('alice');
+    await store.close();
+    const port = await freePort();
+    stage = await startLmtpStage({ dir, dataDir: path.join(dir, 'provider'), port, relayPort: dovecot.lmtpPort });
     const account = { port: dovecot.port, user: 'alice', password: 'imap-secret', email: 'alice@example.org' };
     tb = await startThunderbird(path.join(dir, 'thunderbird'), account, path.join(root, 'dist/pmf-thunderbird.xpi'));
   },
@@ -131,6 +147,7 @@ before(
 );
 after(async () => {
   await tb?.stop();
+  await stage?.stop();
   await dovecot?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -175,6 +192,16 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       ],
     );
     assert.match(status, /1 of 1 key\(s\) unlocked/);
+    // The background tells only tabs its content script runs in (Thunderbird has none) about new keys:
+    // a message to any other tab logs "Receiving end does not exist" in Thunderbird's error console.
+    const logged = await tb.marionette.run<string[]>(
+      `return Services.console.getMessageArray().map((m) => m.message ?? m.errorMessage ?? String(m));`,
+    );
+    assert.ok(logged.length > 0, 'the error console was read');
+    assert.deepEqual(
+      logged.filter((m) => /Receiving end does not exist|Could not establish connection/.test(m)),
+      [],
+    );
   });
 
   // [subject in the message list, (protected) subject, text]: PGP/MIME hides the real subject.
@@ -205,7 +232,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     });
   }
 
-  it("with the key in Thunderbird and the add-on's locked, shows what Thunderbird decrypted", async () => {
+  it("imports Alice's key into Thunderbird's own key ring and locks the add-on's", async () => {
     await optionsPage(
       `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
     );
@@ -220,14 +247,42 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       [alice.privateArmored, alice.passphrase],
     );
     assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
-    await openStatusPopup('...');
-    const popup = await readStatusPopup('thunderbird-key-in-thunderbird');
-    assert.equal(popup.subject, 'Pangolin budget', 'the protected subject');
-    assert.equal(popup.text.trim(), 'The pangolin budget for 2027 is approved.');
-    assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
-    assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
-    assert.equal(popup.kind, 'ok');
   });
+
+  for (const [listed, subject, text, name] of [
+    ['...', 'Pangolin budget', 'The pangolin budget for 2027 is approved.', 'pgp-mime'],
+    ['Lunch', 'Lunch', 'Inline lunch on Friday?', 'inline'],
+  ]) {
+    it(`with the key only in Thunderbird, shows "${subject}" as Thunderbird decrypted it, signature not checked`, async () => {
+      await openStatusPopup(listed);
+      const popup = await readStatusPopup(`thunderbird-key-in-thunderbird-${name}`);
+      assert.equal(popup.subject, subject, 'the protected subject, for PGP/MIME');
+      assert.equal(popup.text.trim(), text);
+      assert.match(popup.summary, /Decrypted by Thunderbird's own OpenPGP/);
+      // Thunderbird gives add-ons no signature status: no claim, in plain words, and not green.
+      assert.match(popup.summary, /Signature not checked by the add-on/);
+      assert.doesNotMatch(popup.summary, /signature verified/);
+      assert.equal(popup.kind, 'warn');
+      assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
+      const banner = await inAddonPage<{ kind: string; text: string }>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`
+        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
+        return { kind: b.dataset.kind, text: b.textContent };`),
+      );
+      assert.equal(banner.kind, 'warn');
+      assert.match(banner.text, /Signature not checked by the add-on/);
+      // The decrypted text is where the user reads mail: in the pane Thunderbird filled, or in the banner.
+      const pane = await inAddonPage<string>(
+        tb.marionette,
+        '#messagepane',
+        pageFn(`return win.document.body.textContent;`),
+      );
+      assert.ok(pane.includes(text), pane);
+      await screenshot(`thunderbird-key-in-thunderbird-${name}-pane`);
+    });
+  }
 
   /** Search through the background, as the search page does, until `query` finds something. */
   const searchFor = (query: string) =>
@@ -269,5 +324,28 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
   it('indexes new mail as it arrives: search finds it without a click', async () => {
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Okapi', 'The okapi census is done.'));
     assert.deepEqual(await searchFor('okapi'), ['Okapi']);
+  });
+
+  it('encrypted mail arriving over the provider’s LMTP stage is decrypted, and the add-on reads the provider’s id', async () => {
+    const raw = await inlinePgpMessage(bob, alice, 'Capybara', 'The capybara pool opens on Monday.');
+    const reply = await lmtpSend(
+      { host: '127.0.0.1', port: stage.port, timeoutMs: 30_000 },
+      { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw.replace(/\r?\n/g, '\r\n')) },
+    );
+    assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
+    const store = await openStore({ dataDir: path.join(dir, 'provider') });
+    const [registered] = (await store.listMessages((await store.userId('alice'))!)).map((m) => m.id);
+    await store.close();
+    assert.match(registered, PROVIDER_ID);
+    assert.deepEqual(await searchFor('capybara'), ['Capybara'], 'decrypted and indexed as it arrived');
+    await openStatusPopup('Capybara');
+    const popup = await readStatusPopup('thunderbird-over-lmtp');
+    assert.equal(popup.text.trim(), 'The capybara pool opens on Monday.');
+    // What the add-on sees of the message in Thunderbird: the id the provider registered.
+    const seen = await optionsPage(`
+      const { messages } = win.wrappedJSObject.browser;
+      const [m] = (await messages.query(Cu.cloneInto({ subject: 'Capybara' }, win))).messages;
+      return (await messages.getFull(m.id)).headers['x-pmf-message-id'];`);
+    assert.deepEqual(seen, [registered]);
   });
 });

@@ -4,6 +4,7 @@ import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
 import { describeDisplayedMessage, indexThunderbirdMail } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
+import { tone } from '../thunderbird/report-view.js';
 import { fakeMessenger, header, type FakeMail } from './fake-messenger.js';
 import { inlinePgpMessage, makeParty, type Party } from './mail-fixtures.js';
 
@@ -76,6 +77,9 @@ describe('Thunderbird displayed message', () => {
     assert.equal(r.result?.status, 'not-for-this-key');
     assert.equal(r.text, 'decrypted by TB\nand html');
     assert.match(r.summary, /Thunderbird's own OpenPGP/);
+    // Thunderbird reports no signature status to add-ons: no claim either way, and not shown green.
+    assert.match(r.summary, /Signature not checked by the add-on/);
+    assert.equal(tone(r), 'warn');
     assert.deepEqual(
       d.indexed.map(([, text]) => text),
       ['decrypted by TB\nand html'],

@@ -109,8 +109,10 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
       path: 'thunderbird',
       result: ours,
       text,
+      // Thunderbird hands add-ons the decrypted parts but no signature status, and the signature sits inside
+      // the encryption, out of our reach: say so rather than imply a check.
       summary:
-        "Decrypted by Thunderbird's own OpenPGP, which holds your key. Thunderbird shows the signature status above the message.",
+        "Decrypted by Thunderbird's own OpenPGP, which holds your key. Signature not checked by the add-on: Thunderbird does not tell add-ons whether this message was signed, or by whom; its own OpenPGP indicator above the message shows its verdict.",
     };
   }
   return { ...base, path: 'none', result: ours, summary: ours.summary };

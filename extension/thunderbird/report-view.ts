@@ -9,12 +9,16 @@ export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
   none: '',
 };
 
-/** Green when readable and not forged, red for a bad signature or failure, amber for what the user can fix. */
+/**
+ * Green when readable with a verified signature, red for a bad signature or failure, amber for
+ * readable without a checked signature (Thunderbird's path never has one) and what the user can fix.
+ */
 export function tone(r: DisplayedMessageReport): 'ok' | 'warn' | 'error' | 'info' {
   const sig = r.result?.signature.status;
   if (r.path === 'plain') return 'info';
+  if (r.path === 'thunderbird') return 'warn';
   if (sig === 'invalid') return 'error';
-  if (r.path === 'thunderbird' || sig === 'valid') return 'ok';
+  if (sig === 'valid') return 'ok';
   if (r.path === 'extension') return 'warn';
   return r.result?.status === 'locked' || r.result?.status === 'not-for-this-key' ? 'warn' : 'error';
 }

@@ -45,3 +45,14 @@ test('message ids: Message-ID without brackets, folded or not, from the header b
   assert.equal(messageIdOf('Subject: x\n\nMessage-ID: <in-body@b>', 'fallback'), 'fallback');
   assert.equal(messageIdOf('Subject: x\nbody line\nMessage-ID: <in-body@b>', 'fallback'), 'fallback');
 });
+
+test('message ids: the provider-assigned X-PMF-Message-Id comes first, the first copy of it, if well-formed', () => {
+  const assigned = 'pmf-0123456789abcdef0123456789abcdef';
+  const other = 'pmf-ffffffffffffffffffffffffffffffff';
+  const raw = `X-PMF-Message-Id: ${assigned}\nMessage-ID: <reused@b>\nx-pmf-message-id: ${other}\n\nbody`;
+  assert.equal(messageIdOf(raw, 'f'), assigned);
+  assert.equal(messageIdOf(`Message-ID: <a@b>\nX-PMF-Message-Id:\n ${assigned}\n\nbody`, 'f'), assigned);
+  // Not the stage's format (mail that never went through it): the Message-ID as before.
+  assert.equal(messageIdOf('X-PMF-Message-Id: chosen-by-sender\nMessage-ID: <a@b>\n\nbody', 'f'), 'a@b');
+  assert.equal(messageIdOf(`Subject: x\n\nX-PMF-Message-Id: ${assigned}`, 'fallback'), 'fallback');
+});

@@ -5,6 +5,7 @@
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
 //       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
+//   tsx provider-server/src/cli.ts lmtp [--config FILE]                 the LMTP stage in front of Dovecot (README)
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
@@ -16,16 +17,22 @@
 // Admin commands open the same store as a running server (SQLite: WAL mode).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
+import { lmtpConfig } from './lmtp/config.js';
+import { DeliveryJournal } from './lmtp/journal.js';
+import { storeRegistry } from './lmtp/registry.js';
+import { startLmtpStage } from './lmtp/stage.js';
+import { storedCheck } from './lmtp/stored-check.js';
 import { readMailbox } from '../../models/data/mailbox.js';
 import { BlocklistCatalog } from './blocklist.js';
 import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -48,6 +55,31 @@ export async function main(argv: string[]): Promise<number> {
     const stop = (): void => {
       console.error('[provider] shutting down');
       p.close().then(() => process.exit(0));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return new Promise<number>(() => {}); // runs until a signal
+  }
+  if (cmd === 'lmtp' && rest.length === 0) {
+    const lmtp = lmtpConfig(config.lmtp, process.env);
+    const store = await openStore(config);
+    const journal = new DeliveryJournal(path.join(config.dataDir, 'lmtp-journal.db'));
+    const stage = await startLmtpStage({
+      config: lmtp,
+      journal,
+      registry: storeRegistry(store),
+      storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
+      log: (l) => console.error(`[lmtp] ${l}`),
+    });
+    console.error(`[lmtp] listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);
+    const stop = (): void => {
+      stage
+        .close()
+        .then(() => {
+          journal.close();
+          return store.close();
+        })
+        .then(() => process.exit(0));
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -57,6 +57,8 @@ export interface ServerConfig {
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
+  /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
+  lmtp?: unknown;
 }
 
 export const DEFAULTS: ServerConfig = {

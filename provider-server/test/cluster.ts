@@ -204,7 +204,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       instances,
       url,
       async provision(users) {
-        const store = openStore(dataDir);
+        const store = await openStore({ dataDir });
         try {
           const tokens = new Map<string, string>();
           for (const u of users) {
@@ -215,7 +215,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           }
           return tokens;
         } finally {
-          store.close();
+          await store.close();
         }
       },
       async kill(inst) {
