@@ -36,7 +36,11 @@ export interface FaultOptions {
   kills: number;
   /** A postgres:// URL; SQLite in the data directory without one. */
   store?: string;
-  /** Pause between a restart and the next kill, ms (a random point in it is chosen). */
+  /**
+   * Pause before the next kill, ms (a random point in it is chosen), counted
+   * from the first outcome after the last restart: kills land while clients
+   * classify, not while they reconnect.
+   */
   killWindowMs?: [number, number];
   /** Chances that a spam_request just sent, or a spam_gc just received (then dropped), kills the provider at once. */
   aimed?: { afterRequest: number; onAnswer: number };
@@ -173,6 +177,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
   const report: FaultReport = { kills: 0, resent: 0, replayed: 0, seconds: 0 };
   const outcomes = new Map<string, RunOutcome[]>();
   let running = true;
+  let progressed: (() => void) | undefined;
   let aimed: (() => void) | undefined;
   const kill = (): boolean => {
     if (!aimed) return false;
@@ -206,7 +211,10 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
         {
           connect,
           reconnectWindowMs: 120_000,
-          onOutcome: (o) => void outcomes.set(o.messageId, [...(outcomes.get(o.messageId) ?? []), o]),
+          onOutcome: (o) => {
+            outcomes.set(o.messageId, [...(outcomes.get(o.messageId) ?? []), o]);
+            progressed?.();
+          },
         },
       );
       return connector.model()!.spec;
@@ -214,6 +222,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
     const killer = (async () => {
       const [lo, hi] = opts.killWindowMs ?? [300, 1500];
       while (running && report.kills < opts.kills) {
+        await new Promise<void>((resolve) => (progressed = resolve));
+        progressed = undefined;
         // a random moment, or earlier when a client's frame asks for it
         await new Promise<void>((resolve) => {
           aimed = resolve;
@@ -228,6 +238,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
     })();
     const specs = await Promise.all(clients);
     running = false;
+    progressed?.();
     await killer;
 
     // Every message: one outcome, a verdict, the plaintext model's verdict.

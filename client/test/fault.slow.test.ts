@@ -8,7 +8,7 @@ const LONG = {
   users: 4,
   messagesPerUser: 15,
   kills: 12,
-  killWindowMs: [1500, 6000] as [number, number],
+  killWindowMs: [0, 2000] as [number, number],
   aimed: { afterRequest: 0.15, onAnswer: 0.3 },
 };
 

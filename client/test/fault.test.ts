@@ -9,7 +9,7 @@ test('kill -9 under load: every message classified exactly once, every verdict d
     users: 2,
     messagesPerUser: 4,
     kills: 2,
-    killWindowMs: [2000, 8000],
+    killWindowMs: [300, 3000],
     aimed: { afterRequest: 0.2, onAnswer: 0.5 },
   });
   t.diagnostic(
