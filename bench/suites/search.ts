@@ -68,7 +68,7 @@ function header(head: string, name: string): string {
   return new RegExp(`^${name}: (.*)$`, 'm').exec(head)?.[1] ?? '';
 }
 
-function loadCorpus(n: number): MailDoc[] {
+export function loadCorpus(n: number): MailDoc[] {
   const base = Date.UTC(2024, 0, 1);
   const docs: MailDoc[] = [];
   const news = readJsonl('20news-bydate.jsonl.gz');
