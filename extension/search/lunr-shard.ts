@@ -45,36 +45,17 @@ const dropLongTokens: lunr.PipelineFunction = (token) =>
   token.toString().length > MAX_TOKEN_LENGTH ? (undefined as unknown as lunr.Token) : token;
 lunr.Pipeline.registerFunction(dropLongTokens, 'pmfDropLongTokens');
 
-/**
- * lunr's Porter stemmer, memoized: mail reuses a small vocabulary, and the
- * stemmer runs a dozen regular expressions per token (a large part of
- * indexing a message and of making snippets). Bounded: cleared when full.
- */
-const STEM_CACHE_SIZE = 100_000;
-const stems = new Map<string, string>();
-const stem = (word: string): string => {
-  let s = stems.get(word);
-  if (s === undefined) {
-    s = lunr.stemmer(new lunr.Token(word, {})).toString();
-    if (stems.size >= STEM_CACHE_SIZE) stems.clear();
-    stems.set(word, s);
-  }
-  return s;
-};
-const cachedStemmer: lunr.PipelineFunction = (token) => token.update(stem);
-lunr.Pipeline.registerFunction(cachedStemmer, 'pmfStemmer');
-
 /** Pipeline applied to indexed text (and to text we highlight). */
 export function indexPipeline(): lunr.Pipeline {
   const p = new lunr.Pipeline();
-  p.add(lunr.trimmer, dropLongTokens, lunr.stopWordFilter, cachedStemmer);
+  p.add(lunr.trimmer, dropLongTokens, lunr.stopWordFilter, lunr.stemmer);
   return p;
 }
 
 /** Pipeline applied to query terms (trimmed like indexed tokens, then stemmed). */
 function searchPipeline(): lunr.Pipeline {
   const p = new lunr.Pipeline();
-  p.add(lunr.trimmer, cachedStemmer);
+  p.add(lunr.trimmer, lunr.stemmer);
   return p;
 }
 export const SEARCH_PIPELINE = searchPipeline();
@@ -94,11 +75,33 @@ export function withAddressParts(value: string): string {
 // ---- indexing ------------------------------------------------------------------
 
 const INDEX_PIPELINE = indexPipeline();
+/** lunr.tokenizer's separator: tokens are the lower-cased runs between these. */
+const SEPARATOR = /[\s-]+/;
+
+/**
+ * What the index pipeline makes of one lower-cased token: its index terms
+ * (none for a stop word). Memoized: mail reuses a small vocabulary, and the
+ * pipeline (a dozen regular expressions of the Porter stemmer, a Token object
+ * per step) was most of the cost of indexing a message. Bounded: cleared when full.
+ */
+const TERM_CACHE_SIZE = 200_000;
+const termCache = new Map<string, string[]>();
+export function indexTerms(token: string): string[] {
+  let terms = termCache.get(token);
+  if (terms === undefined) {
+    terms = INDEX_PIPELINE.run([new lunr.Token(token, {})]).map((t) => t.toString());
+    if (termCache.size >= TERM_CACHE_SIZE) termCache.clear();
+    termCache.set(token, terms);
+  }
+  return terms;
+}
 
 /** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
 export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
   const text = field === 'from' || field === 'to' ? withAddressParts(doc[field]) : doc[field];
-  return INDEX_PIPELINE.run(lunr.tokenizer(text)).map((t) => t.toString());
+  const out: string[] = [];
+  for (const token of text.toLowerCase().split(SEPARATOR)) if (token) out.push(...indexTerms(token));
+  return out;
 }
 
 // ---- token-set automata --------------------------------------------------------
