@@ -132,7 +132,10 @@ export function loadCorpus(n: number): MailDoc[] {
 }
 
 /** Per-query medians (5 runs each) and every single run, over QUERIES. */
-async function timeQueries(s: MailSearch, opts: number | SearchOptions): Promise<{ perQuery: number[]; runs: number[] }> {
+async function timeQueries(
+  s: MailSearch,
+  opts: number | SearchOptions,
+): Promise<{ perQuery: number[]; runs: number[] }> {
   const perQuery: number[] = [];
   const runs: number[] = [];
   for (const q of QUERIES) {
@@ -148,7 +151,8 @@ async function timeQueries(s: MailSearch, opts: number | SearchOptions): Promise
   return { perQuery, runs };
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
 
 /** Mean and median time of single add() calls, one full hot-shard cycle so the amortized seal is included. */
 async function timeUpdates(s: MailSearch, docs: MailDoc[]): Promise<{ mean: number; median: number; max: number }> {

@@ -101,7 +101,9 @@ export class CompactShard {
 
   /** Whether bytes start like a serialized shard (older indexes stored lunr JSON). */
   static recognizes(bytes: Uint8Array): boolean {
-    return bytes.byteLength >= HEADER_BYTES && new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) === MAGIC;
+    return (
+      bytes.byteLength >= HEADER_BYTES && new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) === MAGIC
+    );
   }
 
   /** Views over the bytes (no copy); throws on anything inconsistent. */
@@ -121,7 +123,9 @@ export class CompactShard {
     const seqs = take((b, o, l) => new Int32Array(b, o, l), n, 4);
     const offsets = take((b, o, l) => new Int32Array(b, o, l), T * F + 1, 4);
     const docs =
-      docWidth === 2 ? take((b, o, l) => new Uint16Array(b, o, l), P, 2) : take((b, o, l) => new Uint32Array(b, o, l), P, 4);
+      docWidth === 2
+        ? take((b, o, l) => new Uint16Array(b, o, l), P, 2)
+        : take((b, o, l) => new Uint32Array(b, o, l), P, 4);
     const weights = take((b, o, l) => new Uint16Array(b, o, l), P, 2);
     const text = fromUtf8.decode(new Uint8Array(bytes.buffer, at, termLength));
     const terms = T === 0 ? [] : text.split('\n');

@@ -124,7 +124,19 @@ describe('CompactShard', () => {
   it('answers from its stored bytes exactly as before storing, odd terms included', () => {
     const shard = build(nastyDocs());
     const stored = CompactShard.deserialize(shard.serialize());
-    for (const query of ['rocket', 'hi', 'br{ace}s', 'ünïcødé', '日本語', 'launch', 's3', 'r*', 'ro*', '-rocket', 'rokcet~2']) {
+    for (const query of [
+      'rocket',
+      'hi',
+      'br{ace}s',
+      'ünïcødé',
+      '日本語',
+      'launch',
+      's3',
+      'r*',
+      'ro*',
+      '-rocket',
+      'rokcet~2',
+    ]) {
       assert.deepEqual(results(stored, query), results(shard, query), query);
     }
     assert.equal(results(stored, 'ro*').length, NASTY.length);
