@@ -30,7 +30,10 @@ export interface ShardHit {
   seq: number;
   score: number;
   date: number;
+  /** Document number inside the shard. */
   local: number;
+  /** The caller's number for the shard (see run). */
+  part: number;
 }
 
 /** Only documents dated from..to (inclusive, ms since the epoch) are returned. */
@@ -48,6 +51,33 @@ export interface ShardArrays {
   offsets: Int32Array;
   docs: Uint16Array | Uint32Array;
   weights: Uint16Array;
+}
+
+const MATCHED = 1;
+const PROHIBITED = 2;
+
+/**
+ * Per-document scratch arrays for CompactShard#run, shared by all shards (run
+ * is synchronous, so one query at a time) and left clean after each run: a
+ * query over hundreds of shards allocates nothing per shard and visits only
+ * the documents its terms reach.
+ */
+let scratchArrays = {
+  score: new Float64Array(0),
+  flags: new Uint8Array(0),
+  requiredHits: new Uint16Array(0),
+  lastClause: new Int32Array(0),
+};
+function scratch(n: number): typeof scratchArrays {
+  if (scratchArrays.score.length < n) {
+    scratchArrays = {
+      score: new Float64Array(n),
+      flags: new Uint8Array(n),
+      requiredHits: new Uint16Array(n),
+      lastClause: new Int32Array(n).fill(-1),
+    };
+  }
+  return scratchArrays;
 }
 
 const MAGIC = 0x32534d50; // "PMS2" little-endian
@@ -199,44 +229,43 @@ export class CompactShard {
    * Σ boost · weight · idf_global/idf_shard, where lunr's stored weight is
    * idf_shard · tf_norm · fieldBoost: the shard-local idf is swapped for the
    * global one, so scores from different shards are comparable (BM25 over
-   * the whole mailbox).
+   * the whole mailbox). Hits carry `part`, so results merged from many
+   * shards still know theirs.
    */
   run(
     q: CompiledQuery,
     exp: Expansion,
     globalIdf: (term: string) => number,
     dead: ReadonlySet<number>,
-    range?: DateRange,
+    range: DateRange | undefined,
+    part: number,
   ): ShardHit[] {
     const { terms, seqs, dates, offsets, docs, weights, docCount } = this.a;
     if (!this.overlaps(range)) return [];
     const n = seqs.length;
-    const score = new Float64Array(n);
-    const hit = new Uint8Array(n);
-    const requiredHits = new Uint16Array(n);
-    const lastClause = new Int32Array(n).fill(-1);
-    const prohibited = new Uint8Array(n);
+    // A required term absent from this shard: nothing here can match.
+    if (q.clauses.some((c, k) => c.presence === PRESENCE.REQUIRED && exp[k].length === 0)) return [];
+    const { score, flags, requiredHits, lastClause } = scratch(n);
+    const touched: number[] = [];
     let required = 0;
     let positive = 0;
     for (let k = 0; k < q.clauses.length; k++) {
       const c = q.clauses[k];
       const isProhibited = c.presence === PRESENCE.PROHIBITED;
-      if (c.presence === PRESENCE.REQUIRED) {
-        if (exp[k].length === 0) return []; // a required term absent from this shard
-        required++;
-      }
+      if (c.presence === PRESENCE.REQUIRED) required++;
       if (!isProhibited) positive++;
       for (const t of exp[k]) {
         const factor = isProhibited ? 0 : (c.boost * globalIdf(terms[t])) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
         for (const f of c.fields) {
           for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
             const d = docs[i];
+            if (flags[d] === 0) touched.push(d);
             if (isProhibited) {
-              prohibited[d] = 1;
+              flags[d] |= PROHIBITED;
               continue;
             }
+            flags[d] |= MATCHED;
             score[d] += weights[i] * factor;
-            hit[d] = 1;
             if (c.presence === PRESENCE.REQUIRED && lastClause[d] !== k) {
               lastClause[d] = k;
               requiredHits[d]++;
@@ -246,10 +275,19 @@ export class CompactShard {
       }
     }
     const out: ShardHit[] = [];
-    for (let d = 0; d < n; d++) {
-      if ((positive > 0 && !hit[d]) || requiredHits[d] !== required || prohibited[d] || dead.has(seqs[d])) continue;
-      if (range && (dates[d] < range.from || dates[d] > range.to)) continue;
-      out.push({ seq: seqs[d], score: score[d], date: dates[d], local: d });
+    const consider = (d: number) => {
+      if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) return;
+      if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) return;
+      out.push({ seq: seqs[d], score: score[d], date: dates[d], local: d, part });
+    };
+    // Only documents a positive clause reached can match; with none (only -terms), all can.
+    if (positive > 0) touched.forEach(consider);
+    else for (let d = 0; d < n; d++) consider(d);
+    for (const d of touched) {
+      score[d] = 0;
+      flags[d] = 0;
+      requiredHits[d] = 0;
+      lastClause[d] = -1;
     }
     return out;
   }

@@ -291,6 +291,23 @@ const byScore = (a: ShardHit, b: ShardHit) => b.score - a.score || b.seq - a.seq
 /** Newest first, then best. */
 const byDate = (a: ShardHit, b: ShardHit) => b.date - a.date || byScore(a, b);
 
+/** The first `k` items in `cmp` order, without sorting all of them (a query may match most of the mailbox). */
+function best<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
+  if (items.length <= 4 * k) return items.sort(cmp).slice(0, k);
+  const out: T[] = [];
+  for (const x of items) {
+    if (out.length === k && cmp(x, out[k - 1]) >= 0) continue;
+    // Insert in order; k is small (≤ 1000) and most items are rejected above.
+    let i = out.length === k ? k - 1 : out.length;
+    while (i > 0 && cmp(x, out[i - 1]) < 0) {
+      out[i] = out[i - 1];
+      i--;
+    }
+    out[i] = x;
+  }
+  return out;
+}
+
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
   shard: CompactShard;
@@ -643,20 +660,17 @@ export class MailSearch {
     const tx = this.db.transaction('shards');
     const recs = await Promise.all(missing.map((s) => tx.store.get(s.id)));
     await tx.done;
+    // Decrypting and gunzipping run off the main thread: all shards at once.
+    const opened = await Promise.all(missing.map((s, i) => this.cipher.openBytes(shardAad(s.id), recs[i], true)));
     const legacy: number[] = [];
-    for (let i = 0; i < missing.length; i++) {
-      const aad = shardAad(missing[i].id);
-      const bytes = await this.cipher.openBytes(aad, recs[i], true);
-      if (!CompactShard.recognizes(bytes)) {
-        legacy.push(missing[i].id);
-        continue;
-      }
+    opened.forEach((bytes, i) => {
+      if (!CompactShard.recognizes(bytes)) return void legacy.push(missing[i].id);
       try {
         loaded.set(missing[i].id, CompactShard.deserialize(bytes));
       } catch {
-        throw new MailSearchError('integrity', `Search index record ${aad} is not a valid index`);
+        throw new MailSearchError('integrity', `Search index record ${shardAad(missing[i].id)} is not a valid index`);
       }
-    }
+    });
     for (const id of legacy) {
       const at = this.manifest.shards.findIndex((s) => s.id === id);
       await this.rebuild(at, at);
@@ -685,11 +699,8 @@ export class MailSearch {
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
     const idfOf = (term: string) => globalIdf.get(term)!;
 
-    const scored = parts.flatMap((p, i) =>
-      p.shard.run(q, expansions[i], idfOf, p.dead, range).map((h) => ({ ...h, part: i })),
-    );
-    scored.sort(sort === 'date' ? byDate : byScore);
-    const top = scored.slice(0, limit);
+    const scored = parts.flatMap((p, i) => p.shard.run(q, expansions[i], idfOf, p.dead, range, i));
+    const top = best(scored, limit, sort === 'date' ? byDate : byScore);
 
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));

@@ -50,7 +50,7 @@ function build(docs: IndexableDoc[]): CompactShard {
 
 const results = (s: CompactShard, query: string, range?: { from: number; to: number }) => {
   const q = compileQuery(parseQuery(query));
-  return s.run(q, s.expand(q), () => 1, new Set(), range);
+  return s.run(q, s.expand(q), () => 1, new Set(), range, 0);
 };
 
 /** Each (field, seq, term) → weight, from lunr.Builder with the same fields, boosts and pipeline. */
