@@ -7,6 +7,7 @@
 // views, not a parse. lunr's own object graph (one JS object per
 // term·field·document) cost ~18 KB of heap and ~1 ms of load time per mail.
 import { accepts, FIELDS, PRESENCE, type CompiledQuery } from './lunr-shard.js';
+import { TermTable } from './term-table.js';
 
 const F = FIELDS.length;
 
@@ -42,10 +43,10 @@ export interface DateRange {
   to: number;
 }
 
-/** What CompactShard.build takes: terms sorted, postings per (term, field). */
+/** What a CompactShard is made of: sorted terms, postings per (term, field). */
 export interface ShardArrays {
   docCount: number;
-  terms: string[];
+  terms: TermTable;
   seqs: Int32Array;
   dates: Float64Array;
   offsets: Int32Array;
@@ -82,8 +83,6 @@ function scratch(n: number): typeof scratchArrays {
 
 const MAGIC = 0x32534d50; // "PMS2" little-endian
 const HEADER_BYTES = 32;
-const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export class CompactShard {
   /** Oldest and newest document date, to skip a shard outside a date filter. */
@@ -109,14 +108,14 @@ export class CompactShard {
   /** The shard as bytes: a header, then the typed arrays, then the terms. */
   serialize(): Uint8Array<ArrayBuffer> {
     const { seqs, dates, offsets, docs, weights, terms } = this.a;
-    const termBytes = utf8.encode(terms.join('\n'));
+    const termBytes = terms.bytes;
     const parts: ArrayBufferView[] = [dates, seqs, offsets, docs, weights, termBytes];
     const out = new Uint8Array(HEADER_BYTES + parts.reduce((n, p) => n + p.byteLength, 0));
     new Uint32Array(out.buffer, 0, HEADER_BYTES / 4).set([
       MAGIC,
       this.a.docCount,
       seqs.length,
-      terms.length,
+      terms.size,
       weights.length,
       docs.BYTES_PER_ELEMENT,
       termBytes.length,
@@ -157,37 +156,9 @@ export class CompactShard {
         ? take((b, o, l) => new Uint16Array(b, o, l), P, 2)
         : take((b, o, l) => new Uint32Array(b, o, l), P, 4);
     const weights = take((b, o, l) => new Uint16Array(b, o, l), P, 2);
-    const text = fromUtf8.decode(new Uint8Array(bytes.buffer, at, termLength));
-    const terms = T === 0 ? [] : text.split('\n');
-    if (terms.length !== T || offsets[T * F] !== P) throw new Error('inconsistent shard');
+    const terms = new TermTable(new Uint8Array(bytes.buffer, at, termLength));
+    if (terms.size !== T || offsets[T * F] !== P) throw new Error('inconsistent shard');
     return new CompactShard({ docCount, terms, seqs, dates, offsets, docs, weights });
-  }
-
-  /** Term id by binary search over the sorted terms, or -1. */
-  private find(term: string): number {
-    const t = this.a.terms;
-    let lo = 0;
-    let hi = t.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (t[mid] === term) return mid;
-      if (t[mid] < term) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-
-  /** First term id whose term is ≥ `term`. */
-  private lowerBound(term: string): number {
-    const t = this.a.terms;
-    let lo = 0;
-    let hi = t.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (t[mid] < term) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   private dfOf(t: number): number {
@@ -205,15 +176,13 @@ export class CompactShard {
     return q.clauses.map((c) =>
       c.patterns.flatMap((p) => {
         if (p.exact !== undefined) {
-          const t = this.find(p.exact);
+          const t = terms.find(p.exact);
           return t < 0 ? [] : [t];
         }
         // Only terms starting with the pattern's literal prefix can match: a sorted range.
-        const prefix = p.prefix ?? '';
+        const { from, to } = terms.withPrefix(p.prefix ?? '');
         const out: number[] = [];
-        for (let t = this.lowerBound(prefix); t < terms.length && terms[t].startsWith(prefix); t++) {
-          if (accepts(p.set!, terms[t])) out.push(t);
-        }
+        for (let t = from; t < to; t++) if (accepts(p.set!, terms.term(t))) out.push(t);
         return out;
       }),
     );
@@ -221,7 +190,7 @@ export class CompactShard {
 
   /** Document frequency (counted like lunr.idf, once per field) of each term an expansion refers to. */
   termDfs(exp: Expansion): Map<string, number> {
-    return new Map(exp.flat().map((t) => [this.a.terms[t], this.dfOf(t)]));
+    return new Map(exp.flat().map((t) => [this.a.terms.term(t), this.dfOf(t)]));
   }
 
   /**
@@ -255,7 +224,9 @@ export class CompactShard {
       if (c.presence === PRESENCE.REQUIRED) required++;
       if (!isProhibited) positive++;
       for (const t of exp[k]) {
-        const factor = isProhibited ? 0 : (c.boost * globalIdf(terms[t])) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
+        const factor = isProhibited
+          ? 0
+          : (c.boost * globalIdf(terms.term(t))) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
         for (const f of c.fields) {
           for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
             const d = docs[i];
@@ -300,7 +271,7 @@ export class CompactShard {
       for (const t of exp[k]) {
         for (let f = 0; f < F; f++) {
           if (this.contains(this.a.offsets[t * F + f], this.a.offsets[t * F + f + 1], local)) {
-            out.add(this.a.terms[t]);
+            out.add(this.a.terms.term(t));
             break;
           }
         }

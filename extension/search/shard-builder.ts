@@ -6,6 +6,7 @@
 // index, one object per (term, field, document), was most of the cost of an add.
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { FIELD_BOOST, FIELDS, fieldTerms, type IndexableDoc } from './lunr-shard.js';
+import { TermTable } from './term-table.js';
 
 const F = FIELDS.length;
 /** lunr's BM25 parameters. */
@@ -66,7 +67,7 @@ export class ShardBuilder {
     const N = this.docs.length;
     const T = this.terms.length;
     // Term ids in sorted order, which the compact form's lookups need.
-    const order = this.terms.map((_, i) => i).sort((a, b) => (this.terms[a] < this.terms[b] ? -1 : 1));
+    const { table, order } = TermTable.sorted(this.terms);
     const rank = new Int32Array(T);
     order.forEach((id, r) => (rank[id] = r));
 
@@ -102,7 +103,7 @@ export class ShardBuilder {
     });
     return new CompactShard({
       docCount: N,
-      terms: order.map((id) => this.terms[id]),
+      terms: table,
       seqs: Int32Array.from(this.docs, (d) => d.seq),
       dates: Float64Array.from(this.docs, (d) => d.date),
       offsets,

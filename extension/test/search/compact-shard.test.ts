@@ -15,6 +15,7 @@ import {
   type IndexableDoc,
 } from '../../search/lunr-shard.js';
 import { ShardBuilder } from '../../search/shard-builder.js';
+import { TermTable } from '../../search/term-table.js';
 import { makeDocs } from './corpus.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
@@ -155,5 +156,47 @@ describe('CompactShard', () => {
     const got = results(shard, 'rocket', { from, to: from + 2 * day }).map((h) => h.seq);
     assert.deepEqual(got, [2 * 37, 3 * 37, 4 * 37]);
     assert.equal(shard.overlaps({ from: 0, to: from - 3 * day }), false);
+  });
+});
+
+describe('TermTable', () => {
+  it('finds terms and prefix ranges exactly as a scan of the term list does, in code point order', () => {
+    const terms = [
+      'rocket',
+      'rock',
+      'rocks',
+      'r',
+      'ro',
+      'zebra',
+      '日本語',
+      '日本',
+      '\u{e000}x',
+      '🚀launch',
+      'ünï',
+      'a',
+      'ab',
+    ];
+    const { table, order } = TermTable.sorted(terms);
+    const byCodePoint = [...terms].sort((a, b) => {
+      const [x, y] = [[...a].map((c) => c.codePointAt(0)!), [...b].map((c) => c.codePointAt(0)!)];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    });
+    assert.deepEqual(
+      order.map((i) => terms[i]),
+      byCodePoint,
+    );
+    for (let i = 0; i < table.size; i++) assert.equal(table.term(i), byCodePoint[i]);
+    for (const probe of [...terms, 'roc', 'zz', '', '日', '🚀', 'rockets']) {
+      assert.equal(table.find(probe), byCodePoint.indexOf(probe), `find ${probe}`);
+      const { from, to } = table.withPrefix(probe);
+      const want = byCodePoint.flatMap((t, i) => (t.startsWith(probe) ? [i] : []));
+      assert.deepEqual(
+        Array.from({ length: to - from }, (_, k) => from + k),
+        want,
+        `prefix ${probe}`,
+      );
+    }
+    assert.equal(new TermTable(new Uint8Array(0)).size, 0);
   });
 });
