@@ -435,6 +435,14 @@ export class MailSearch {
     return this.run(() => this.doSearch(query, opts.limit, opts.sort, opts.range));
   }
 
+  /** Whether a message is indexed (one lookup by its id's tag). */
+  has(id: string): Promise<boolean> {
+    if (typeof id !== 'string' || id.length === 0) {
+      return Promise.reject(new MailSearchError('bad-input', 'has expects a non-empty message id'));
+    }
+    return this.run(async () => (await this.db.getKeyFromIndex('docs', 'h', await this.cipher.tag(id))) !== undefined);
+  }
+
   /** Number of indexed messages. */
   count(): Promise<number> {
     return this.run(async () => {

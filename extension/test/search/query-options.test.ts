@@ -77,6 +77,8 @@ describe('first indexing interrupted mid-way', () => {
     assert.ok(kept > 0 && kept < docs.length, `some but not all messages were kept (${kept})`);
     await s.addMany(docs); // resuming is adding again: ids already indexed are replaced, not duplicated
     assert.equal(await s.count(), docs.length);
+    assert.equal(await s.has(docs[0].id), true);
+    assert.equal(await s.has('never indexed'), false);
     const ref = new Reference();
     for (const d of docs) ref.add(d);
     for (const terms of queries(13, 20)) {
