@@ -42,6 +42,8 @@ export const DEFAULT_DB_NAME = 'pmf-search';
 export const SHARD_SIZE = 1000;
 /** Fraction of tombstoned documents that triggers a shard rebuild. */
 const COMPACT_RATIO = 0.25;
+/** Shards loaded per step by searchSoon and the background loading it starts. */
+const LOAD_STEP = 2;
 /** Documents written per IndexedDB transaction by addMany. */
 const ADD_BATCH = 250;
 const MAX_ID_CHARS = 1024;
@@ -323,6 +325,8 @@ export class MailSearch {
   private tombstones = new Map<number, Set<number>>();
   /** Sealed shards in memory; filled by the first search (writers never need them). */
   private loaded?: Map<number, CompactShard>;
+  /** Whether the rest of the shards are being loaded after a searchSoon. */
+  private loadingInBackground = false;
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -433,6 +437,28 @@ export class MailSearch {
       return Promise.reject(err);
     }
     return this.run(() => this.doSearch(query, opts.limit, opts.sort, opts.range));
+  }
+
+  /**
+   * Like search, but answers at once from the part of the index already in
+   * memory (loading at most LOAD_STEP more shards, newest first), and goes on
+   * loading the rest in the background. `complete` says whether the whole
+   * index was searched; if not, ask again for more. Scores of a partial answer
+   * use the searched part's word frequencies.
+   */
+  searchSoon(query: string, options: SearchOptions = {}): Promise<{ hits: SearchHit[]; complete: boolean }> {
+    let opts: ReturnType<typeof validateSearch>;
+    try {
+      opts = validateSearch(query, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.run(async () => {
+      const hits = await this.doSearch(query, opts.limit, opts.sort, opts.range, true);
+      const complete = this.isFullyLoaded();
+      if (!complete) this.loadInBackground();
+      return { hits, complete };
+    });
   }
 
   /** Whether a message is indexed (one lookup by its id's tag). */
@@ -658,12 +684,15 @@ export class MailSearch {
   }
 
   /**
-   * Loads every sealed shard not yet in memory (the first search pays this).
-   * A shard an older version stored as lunr JSON is rebuilt in the current form.
+   * Loads sealed shards not yet in memory, newest first, at most `max` of
+   * them. A shard an older version stored as lunr JSON is rebuilt in the current form.
    */
-  private async ensureLoaded(): Promise<Map<number, CompactShard>> {
+  private async ensureLoaded(max = Infinity): Promise<Map<number, CompactShard>> {
     const loaded = (this.loaded ??= new Map());
-    const missing = this.manifest.shards.filter((s) => !loaded.has(s.id));
+    const missing = this.manifest.shards
+      .filter((s) => !loaded.has(s.id))
+      .reverse()
+      .slice(0, max);
     if (missing.length === 0) return loaded;
     const tx = this.db.transaction('shards');
     const recs = await Promise.all(missing.map((s) => tx.store.get(s.id)));
@@ -686,15 +715,38 @@ export class MailSearch {
     return loaded;
   }
 
-  private async doSearch(query: string, limit: number, sort: SortOrder, range?: DateRange): Promise<SearchHit[]> {
+  /** Loads the remaining shards, LOAD_STEP at a time, each step queued like any operation. */
+  private loadInBackground(): void {
+    if (this.loadingInBackground) return;
+    this.loadingInBackground = true;
+    const step = async (): Promise<void> => {
+      await this.ensureLoaded(LOAD_STEP);
+      this.loadingInBackground = !this.closed && !this.isFullyLoaded();
+      if (this.loadingInBackground) void this.run(step).catch(stop);
+    };
+    // A damaged shard stops it here; the next full search reports it.
+    const stop = () => void (this.loadingInBackground = false);
+    void this.run(step).catch(stop);
+  }
+
+  private isFullyLoaded(): boolean {
+    return this.manifest.shards.every((s) => this.loaded?.has(s.id));
+  }
+
+  private async doSearch(
+    query: string,
+    limit: number,
+    sort: SortOrder,
+    range?: DateRange,
+    soon = false,
+  ): Promise<SearchHit[]> {
     const clauses = parseQuery(query);
     if (clauses.length === 0) return [];
     const q = compileQuery(clauses);
-    const loaded = await this.ensureLoaded();
-    const parts: Part[] = this.manifest.shards.map((s) => ({
-      shard: loaded.get(s.id)!,
-      dead: this.tombstones.get(s.id)!,
-    }));
+    const loaded = await this.ensureLoaded(soon ? LOAD_STEP : Infinity);
+    const parts: Part[] = this.manifest.shards
+      .filter((s) => loaded.has(s.id))
+      .map((s) => ({ shard: loaded.get(s.id)!, dead: this.tombstones.get(s.id)! }));
     if (this.hot.size > 0) parts.push({ shard: this.hot.build(), dead: this.hotDead });
     const expansions = parts.map((p) => p.shard.expand(q));
 

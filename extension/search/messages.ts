@@ -12,7 +12,8 @@ export interface SearchRequest extends SearchOptions {
 }
 
 export type SearchResponse =
-  { ok: true; hits: SearchHit[]; total: number } | { ok: false; code: string; error: string };
+  /** complete: false while the index is still being opened (ask again for the rest). */
+  { ok: true; hits: SearchHit[]; total: number; complete: boolean } | { ok: false; code: string; error: string };
 
 export function isSearchRequest(msg: unknown): msg is SearchRequest {
   const m = msg as SearchRequest | null;
@@ -27,8 +28,11 @@ export async function answerSearchRequest(req: SearchRequest, search: MailSearch
   if (!search) return { ok: false, code: 'locked', error: 'Unlock your key below to search your mail' };
   try {
     const { limit = 50, sort, after, before } = req;
-    const [hits, total] = await Promise.all([search.search(req.query, { limit, sort, after, before }), search.count()]);
-    return { ok: true, hits, total };
+    const [{ hits, complete }, total] = await Promise.all([
+      search.searchSoon(req.query, { limit, sort, after, before }),
+      search.count(),
+    ]);
+    return { ok: true, hits, total, complete };
   } catch (err) {
     if (err instanceof MailSearchError) return { ok: false, code: err.code, error: err.message };
     return { ok: false, code: 'internal', error: 'Search failed unexpectedly' };

@@ -11,6 +11,7 @@ import { renderHit } from './view.js';
 
 const RESULT_LIMIT = 50;
 const TYPING_DELAY_MS = 200;
+const MORE_RESULTS_DELAY_MS = 150;
 
 const form = document.getElementById('search-form') as HTMLFormElement;
 const input = document.getElementById('q') as HTMLInputElement;
@@ -85,13 +86,16 @@ async function run(query: string): Promise<void> {
     return;
   }
   results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, openInThunderbird)));
-  empty.hidden = answer.hits.length > 0;
+  empty.hidden = answer.hits.length > 0 || !answer.complete;
   empty.textContent = `No messages match “${query}”.`;
   const shown =
     answer.hits.length < RESULT_LIMIT
       ? String(answer.hits.length)
       : `the ${sort.value === 'date' ? 'newest' : 'best'} ${RESULT_LIMIT}`;
-  show(`${shown} of ${answer.total} indexed messages match.`);
+  if (answer.complete) return show(`${shown} of ${answer.total} indexed messages match.`);
+  // The index is still opening (newest mail first): show what is found so far, then ask again.
+  show(`${shown} found so far; still opening the index of ${answer.total} messages…`);
+  setTimeout(() => mine === latest && void run(query), MORE_RESULTS_DELAY_MS);
 }
 
 form.addEventListener('submit', (e) => {

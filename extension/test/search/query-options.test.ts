@@ -137,3 +137,29 @@ describe('shards stored by an older version', () => {
     assert.notEqual(ids[0], shardId, 'the old record was replaced by a rebuilt one');
   });
 });
+
+describe('answers while the index is still opening', () => {
+  it('answers from the newest shards first, then completes to the exact answer', async () => {
+    const name = freshName();
+    const key = await newKey();
+    const docs = makeDocs(15, 3 * SHARD_SIZE + 50);
+    let s = await openMailSearch({ dbName: name, key });
+    await s.addMany(docs);
+    await s.close();
+    const ref = new Reference();
+    for (const d of docs) ref.add(d);
+    const newest = new Set(docs.slice(SHARD_SIZE).map((d) => d.id)); // the two newest shards and the hot one
+
+    s = await openMailSearch({ dbName: name, key });
+    const [terms] = queries(16, 1);
+    const first = await s.searchSoon(terms.join(' '), { limit: 1000 });
+    assert.equal(first.complete, false);
+    const want = ref.matching(terms);
+    assert.deepEqual(new Set(first.hits.map((h) => h.id)), new Set([...want].filter((id) => newest.has(id))));
+    let answer = first;
+    for (let i = 0; i < 10 && !answer.complete; i++) answer = await s.searchSoon(terms.join(' '), { limit: 1000 });
+    assert.equal(answer.complete, true);
+    assert.deepEqual(new Set(answer.hits.map((h) => h.id)), want);
+    await s.close();
+  });
+});
