@@ -23,8 +23,8 @@ export function idf(df: number, documentCount: number): number {
  */
 export const WEIGHT_SCALE = 1000;
 
-/** Per clause of a query, the shard's term ids it expands to. */
-export type Expansion = number[][];
+/** Per clause of a query, the shard's terms it expands to (id and text, so neither is looked up again). */
+export type Expansion = { id: number; term: string }[][];
 
 export interface ShardHit {
   /** Document sequence number. */
@@ -176,13 +176,16 @@ export class CompactShard {
     return q.clauses.map((c) =>
       c.patterns.flatMap((p) => {
         if (p.exact !== undefined) {
-          const t = terms.find(p.exact);
-          return t < 0 ? [] : [t];
+          const id = terms.find(p.exact);
+          return id < 0 ? [] : [{ id, term: p.exact }];
         }
         // Only terms starting with the pattern's literal prefix can match: a sorted range.
         const { from, to } = terms.withPrefix(p.prefix ?? '');
-        const out: number[] = [];
-        for (let t = from; t < to; t++) if (accepts(p.set!, terms.term(t))) out.push(t);
+        const out: { id: number; term: string }[] = [];
+        for (let id = from; id < to; id++) {
+          const term = terms.term(id);
+          if (accepts(p.set!, term)) out.push({ id, term });
+        }
         return out;
       }),
     );
@@ -190,7 +193,7 @@ export class CompactShard {
 
   /** Document frequency (counted like lunr.idf, once per field) of each term an expansion refers to. */
   termDfs(exp: Expansion): Map<string, number> {
-    return new Map(exp.flat().map((t) => [this.a.terms.term(t), this.dfOf(t)]));
+    return new Map(exp.flat().map(({ id, term }) => [term, this.dfOf(id)]));
   }
 
   /**
@@ -209,7 +212,7 @@ export class CompactShard {
     range: DateRange | undefined,
     part: number,
   ): ShardHit[] {
-    const { terms, seqs, dates, offsets, docs, weights, docCount } = this.a;
+    const { seqs, dates, offsets, docs, weights, docCount } = this.a;
     if (!this.overlaps(range)) return [];
     const n = seqs.length;
     // A required term absent from this shard: nothing here can match.
@@ -223,10 +226,8 @@ export class CompactShard {
       const isProhibited = c.presence === PRESENCE.PROHIBITED;
       if (c.presence === PRESENCE.REQUIRED) required++;
       if (!isProhibited) positive++;
-      for (const t of exp[k]) {
-        const factor = isProhibited
-          ? 0
-          : (c.boost * globalIdf(terms.term(t))) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
+      for (const { id: t, term } of exp[k]) {
+        const factor = isProhibited ? 0 : (c.boost * globalIdf(term)) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
         for (const f of c.fields) {
           for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
             const d = docs[i];
@@ -268,10 +269,10 @@ export class CompactShard {
     const out = new Set<string>();
     q.clauses.forEach((c, k) => {
       if (c.presence === PRESENCE.PROHIBITED) return;
-      for (const t of exp[k]) {
+      for (const { id: t, term } of exp[k]) {
         for (let f = 0; f < F; f++) {
           if (this.contains(this.a.offsets[t * F + f], this.a.offsets[t * F + f + 1], local)) {
-            out.add(this.a.terms.term(t));
+            out.add(term);
             break;
           }
         }

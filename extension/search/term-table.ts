@@ -46,12 +46,28 @@ export class TermTable {
     return this.starts.length - 1;
   }
 
-  private bytesOf(i: number): Uint8Array {
-    return this.bytes.subarray(this.starts[i], this.starts[i + 1] - 1);
+  term(i: number): string {
+    return fromUtf8.decode(this.bytes.subarray(this.starts[i], this.starts[i + 1] - 1));
   }
 
-  term(i: number): string {
-    return fromUtf8.decode(this.bytesOf(i));
+  /** Term i compared with `key` bytewise (no view allocated: lookups run per shard and query). */
+  private compare(i: number, key: Uint8Array): number {
+    const start = this.starts[i];
+    const length = this.starts[i + 1] - 1 - start;
+    const n = Math.min(length, key.length);
+    for (let k = 0; k < n; k++) {
+      const d = this.bytes[start + k] - key[k];
+      if (d !== 0) return d;
+    }
+    return length - key.length;
+  }
+
+  /** Whether term i starts with `prefix`. */
+  private startsWith(i: number, prefix: Uint8Array): boolean {
+    const start = this.starts[i];
+    if (this.starts[i + 1] - 1 - start < prefix.length) return false;
+    for (let k = 0; k < prefix.length; k++) if (this.bytes[start + k] !== prefix[k]) return false;
+    return true;
   }
 
   /** First term id whose term is ≥ `key`. */
@@ -60,7 +76,7 @@ export class TermTable {
     let hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareBytes(this.bytesOf(mid), key) < 0) lo = mid + 1;
+      if (this.compare(mid, key) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -70,7 +86,7 @@ export class TermTable {
   find(term: string): number {
     const key = utf8.encode(term);
     const i = this.lowerBound(key);
-    return i < this.size && compareBytes(this.bytesOf(i), key) === 0 ? i : -1;
+    return i < this.size && this.compare(i, key) === 0 ? i : -1;
   }
 
   /** Term ids of the terms starting with `prefix`: a contiguous range. */
@@ -78,13 +94,7 @@ export class TermTable {
     const key = utf8.encode(prefix);
     const from = this.lowerBound(key);
     let to = from;
-    while (to < this.size && startsWith(this.bytesOf(to), key)) to++;
+    while (to < this.size && this.startsWith(to, key)) to++;
     return { from, to };
   }
-}
-
-function startsWith(a: Uint8Array, prefix: Uint8Array): boolean {
-  if (a.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (a[i] !== prefix[i]) return false;
-  return true;
 }
