@@ -195,7 +195,11 @@ browser.runtime.onConnect.addListener((port) => {
   let open = true;
   port.onDisconnect.addListener(() => (open = false));
   const post = (msg: unknown) => open && port.postMessage(msg);
-  indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress })).then(
+  // Pause stops after the current message; the next run skips what is indexed.
+  let paused = false;
+  port.onMessage.addListener((msg: unknown) => void (paused ||= (msg as { pause?: unknown })?.pause === true));
+  const control = { paused: () => paused, isIndexed: (id: string) => mailIndex.has(id) };
+  indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress }), undefined, control).then(
     (result) => post({ result }),
     (e: unknown) => post({ error: toPlain(e).message }),
   );

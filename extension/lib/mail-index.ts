@@ -66,6 +66,12 @@ export class MailIndex {
     return true;
   }
 
+  /** Whether a message is indexed (false while locked). */
+  async has(id: string): Promise<boolean> {
+    const search = await this.open();
+    return search ? search.has(id) : false;
+  }
+
   /** Drops a message from the index (false if locked or not indexed). */
   async remove(id: string): Promise<boolean> {
     const search = await this.open();

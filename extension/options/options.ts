@@ -177,11 +177,21 @@ function offerThunderbirdIndexing(): void {
   const button = $<HTMLButtonElement>('tb-index-start');
   const bar = $<HTMLProgressElement>('tb-index-progress');
   const status = $('tb-index-status');
+  let port: ReturnType<typeof browser.runtime.connect> | undefined;
+  let pausing = false;
   button.addEventListener('click', () => {
-    button.disabled = true;
+    if (port) {
+      // Running: the button pauses (after the message being read).
+      pausing = true;
+      button.disabled = true;
+      port.postMessage({ pause: true });
+      return;
+    }
+    pausing = false;
+    button.textContent = 'Pause';
     bar.hidden = false;
     say(status, 'Listing messages…');
-    const port = browser.runtime.connect({ name: TB_INDEX_PORT });
+    port = browser.runtime.connect({ name: TB_INDEX_PORT });
     port.onMessage.addListener((raw: unknown) => {
       const msg = raw as { progress?: MailboxTally; result?: MailboxTally; error?: string };
       const t = msg.progress ?? msg.result;
@@ -191,7 +201,10 @@ function offerThunderbirdIndexing(): void {
         say(status, `${t.done} of ${t.total} messages read, ${t.indexed} decrypted and indexed.`);
       }
       if (msg.result || msg.error) {
+        const done = msg.result && msg.result.done === msg.result.total;
         if (msg.error) say(status, msg.error, 'error');
+        else if (!done && pausing)
+          say(status, `Paused: ${status.textContent} Resume goes on from there, skipping what is indexed.`, 'ok');
         else if (msg.result!.locked)
           say(
             status,
@@ -199,8 +212,10 @@ function offerThunderbirdIndexing(): void {
             'error',
           );
         else say(status, `Done: ${status.textContent}`, 'ok');
+        button.textContent = !done && pausing ? 'Resume' : 'Index all mail';
         button.disabled = false;
-        port.disconnect();
+        port?.disconnect();
+        port = undefined;
       }
     });
   });

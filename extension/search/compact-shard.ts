@@ -1,12 +1,13 @@
-// A lunr index in compact, query-ready form. lunr builds the index and
-// serializes it (toJSON); for querying, its object graph (one JS object per
-// term·field·document) costs ~18 KB of heap and ~1 ms of load time per mail,
-// too much at 40K mails. This form keeps exactly the information lunr scores
-// with, the BM25 weight of every (term, field, document), in flat typed
-// arrays (CSR layout), and evaluates lunr queries over it with lunr's
-// semantics: required/prohibited clauses, field scoping, boosts, wildcard and
-// fuzzy expansion.
+// One shard of the index in compact, query-ready form: for every (term,
+// field) the documents holding it and lunr's BM25 weight, in flat typed
+// arrays (CSR layout), plus each document's date. It evaluates lunr queries
+// with lunr's semantics (required/prohibited clauses, field scoping, boosts,
+// wildcard and fuzzy expansion), and is stored exactly as it sits in memory
+// (serialize/deserialize): loading a shard is a decryption and a few typed-array
+// views, not a parse. lunr's own object graph (one JS object per
+// term·field·document) cost ~18 KB of heap and ~1 ms of load time per mail.
 import { accepts, FIELDS, PRESENCE, type CompiledQuery } from './lunr-shard.js';
+import { TermTable } from './term-table.js';
 
 const F = FIELDS.length;
 
@@ -15,171 +16,228 @@ export function idf(df: number, documentCount: number): number {
   return Math.log(1 + Math.abs((documentCount - df + 0.5) / (df + 0.5)));
 }
 
-/** Field vectors as lunr keeps them: "field/ref" → [termIndex, weight, termIndex, weight, …]. */
-export type FieldVectors = Iterable<[string, ArrayLike<number>]>;
+/**
+ * Weights are stored as lunr stores them, rounded to 1/1000, as integers:
+ * exact, and half the size of a float. lunr's weights stay far below 65.535
+ * (idf < 15 for any shard under a million mails, times ≤ 2.2 · field boost 2).
+ */
+export const WEIGHT_SCALE = 1000;
 
-/** Per clause of a query, the shard's term ids it expands to. */
-export type Expansion = number[][];
+/** Per clause of a query, the shard's terms it expands to (id and text, so neither is looked up again). */
+export type Expansion = { id: number; term: string }[][];
 
 export interface ShardHit {
   /** Document sequence number. */
   seq: number;
   score: number;
+  date: number;
+  /** Document number inside the shard. */
   local: number;
+  /** The caller's number for the shard (see run). */
+  part: number;
 }
 
-export class CompactShard {
-  private sortedTerms?: string[];
+/** Only documents dated from..to (inclusive, ms since the epoch) are returned. */
+export interface DateRange {
+  from: number;
+  to: number;
+}
 
-  private readonly termIds = new Map<string, number>();
+/** What a CompactShard is made of: sorted terms, postings per (term, field). */
+export interface ShardArrays {
+  docCount: number;
+  terms: TermTable;
+  seqs: Int32Array;
+  dates: Float64Array;
+  offsets: Int32Array;
+  docs: Uint16Array | Uint32Array;
+  weights: Uint16Array;
+}
 
-  private constructor(
-    /** lunr's document count (the N of its idf), tombstoned documents included. */
-    readonly docCount: number,
-    /** Term of each term id (lunr's term index). */
-    private readonly terms: string[],
-    /** Sequence number of each local document id (ascending). */
-    private readonly seqs: Int32Array,
-    /** Postings of (term t, field f) are docs/weights[offsets[t*F+f] .. offsets[t*F+f+1]). */
-    private readonly offsets: Int32Array,
-    private readonly docs: Int32Array,
-    private readonly weights: Float32Array,
-  ) {
-    terms.forEach((t, i) => this.termIds.set(t, i));
-  }
+const MATCHED = 1;
+const PROHIBITED = 2;
 
-  /**
-   * Builds the compact form from lunr's term indices and field vectors.
-   * `termOfIndex[i]` is the term whose lunr `_index` is i.
-   */
-  static from(termOfIndex: string[], vectors: FieldVectors, docCount: number): CompactShard {
-    const fieldIndex = new Map<string, number>(FIELDS.map((f, i) => [f, i]));
-    // Group vectors by document, documents in ascending sequence order.
-    const byDoc = new Map<number, [number, ArrayLike<number>][]>();
-    for (const [fieldRef, elements] of vectors) {
-      const slash = fieldRef.indexOf('/');
-      const f = fieldIndex.get(fieldRef.slice(0, slash));
-      const seq = parseInt(fieldRef.slice(slash + 1), 36);
-      if (f === undefined || !Number.isInteger(seq)) throw new Error('malformed field vector');
-      let list = byDoc.get(seq);
-      if (!list) byDoc.set(seq, (list = []));
-      list.push([f, elements]);
-    }
-    const seqs = Int32Array.from([...byDoc.keys()].sort((a, b) => a - b));
-    const T = termOfIndex.length;
-    const counts = new Int32Array(T * F + 1);
-    for (const list of byDoc.values()) {
-      for (const [f, e] of list) {
-        for (let i = 0; i < e.length; i += 2) {
-          if (e[i] >= T) throw new Error('field vector term out of range');
-          counts[e[i] * F + f + 1]++;
-        }
-      }
-    }
-    for (let i = 1; i < counts.length; i++) counts[i] += counts[i - 1];
-    const offsets = counts;
-    const fill = offsets.slice(0, T * F);
-    const docs = new Int32Array(offsets[T * F]);
-    const weights = new Float32Array(offsets[T * F]);
-    seqs.forEach((seq, local) => {
-      for (const [f, e] of byDoc.get(seq)!) {
-        for (let i = 0; i < e.length; i += 2) {
-          const at = fill[e[i] * F + f]++;
-          docs[at] = local;
-          weights[at] = e[i + 1];
-        }
-      }
-    });
-    return new CompactShard(docCount, termOfIndex, seqs, offsets, docs, weights);
-  }
-
-  /**
-   * From the text of lunr's Index#toJSON. JSON.parse of the inverted index
-   * builds one object per (term, field, document) only to be thrown away
-   * (~100 ms per MB); the fast path scans it for (term, _index) pairs and
-   * parses just the field vectors. Anything unexpected falls back to JSON.parse.
-   */
-  static fromLunrText(text: string, docCount: number): CompactShard {
-    const fast = scanLunrText(text);
-    if (fast) return CompactShard.from(fast.termOfIndex, fast.fieldVectors, docCount);
-    return CompactShard.fromLunrJson(JSON.parse(text), docCount);
-  }
-
-  /** From the JSON lunr's Index#toJSON produced. */
-  static fromLunrJson(json: unknown, docCount: number): CompactShard {
-    const j = json as {
-      fields?: string[];
-      invertedIndex?: [string, { _index: number }][];
-      fieldVectors?: [string, number[]][];
+/**
+ * Per-document scratch arrays for CompactShard#run, shared by all shards (run
+ * is synchronous, so one query at a time) and left clean after each run: a
+ * query over hundreds of shards allocates nothing per shard and visits only
+ * the documents its terms reach.
+ */
+let scratchArrays = {
+  score: new Float64Array(0),
+  flags: new Uint8Array(0),
+  requiredHits: new Uint16Array(0),
+  lastClause: new Int32Array(0),
+};
+function scratch(n: number): typeof scratchArrays {
+  if (scratchArrays.score.length < n) {
+    scratchArrays = {
+      score: new Float64Array(n),
+      flags: new Uint8Array(n),
+      requiredHits: new Uint16Array(n),
+      lastClause: new Int32Array(n).fill(-1),
     };
-    if (!j || !Array.isArray(j.invertedIndex) || !Array.isArray(j.fieldVectors) || j.fields?.join() !== FIELDS.join()) {
-      throw new Error('not a serialized index of this version');
+  }
+  return scratchArrays;
+}
+
+const MAGIC = 0x32534d50; // "PMS2" little-endian
+const HEADER_BYTES = 32;
+
+export class CompactShard {
+  /** Oldest and newest document date, to skip a shard outside a date filter. */
+  readonly minDate: number;
+  readonly maxDate: number;
+
+  constructor(private readonly a: ShardArrays) {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const d of a.dates) {
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
     }
-    const termOfIndex: string[] = [];
-    for (const [term, posting] of j.invertedIndex) termOfIndex[posting._index] = term;
-    return CompactShard.from(termOfIndex, j.fieldVectors, docCount);
+    this.minDate = lo;
+    this.maxDate = hi;
   }
 
-  /** Document frequency of a term, counted like lunr.idf (once per field). */
-  df(term: string): number {
-    const t = this.termIds.get(term);
-    return t === undefined ? 0 : this.offsets[t * F + F] - this.offsets[t * F];
+  /** lunr's document count (the N of its idf), tombstoned documents included. */
+  get docCount(): number {
+    return this.a.docCount;
+  }
+
+  /** The shard as bytes: a header, then the typed arrays, then the terms. */
+  serialize(): Uint8Array<ArrayBuffer> {
+    const { seqs, dates, offsets, docs, weights, terms } = this.a;
+    const termBytes = terms.bytes;
+    const parts: ArrayBufferView[] = [dates, seqs, offsets, docs, weights, termBytes];
+    const out = new Uint8Array(HEADER_BYTES + parts.reduce((n, p) => n + p.byteLength, 0));
+    new Uint32Array(out.buffer, 0, HEADER_BYTES / 4).set([
+      MAGIC,
+      this.a.docCount,
+      seqs.length,
+      terms.size,
+      weights.length,
+      docs.BYTES_PER_ELEMENT,
+      termBytes.length,
+    ]);
+    let at = HEADER_BYTES;
+    for (const p of parts) {
+      out.set(new Uint8Array(p.buffer, p.byteOffset, p.byteLength), at);
+      at += p.byteLength;
+    }
+    return out;
+  }
+
+  /** Whether bytes start like a serialized shard (older indexes stored lunr JSON). */
+  static recognizes(bytes: Uint8Array): boolean {
+    return (
+      bytes.byteLength >= HEADER_BYTES && new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true) === MAGIC
+    );
+  }
+
+  /** Views over the bytes (no copy); throws on anything inconsistent. */
+  static deserialize(bytes: Uint8Array<ArrayBuffer>): CompactShard {
+    if (!CompactShard.recognizes(bytes) || bytes.byteOffset % 8 !== 0) throw new Error('not a serialized shard');
+    const [, docCount, n, T, P, docWidth, termLength] = new Uint32Array(bytes.buffer, bytes.byteOffset, 7);
+    if (docWidth !== 2 && docWidth !== 4) throw new Error('bad document width');
+    const need = HEADER_BYTES + n * 12 + (T * F + 1) * 4 + P * (docWidth + 2) + termLength;
+    if (need !== bytes.byteLength) throw new Error('bad shard length');
+    let at = bytes.byteOffset + HEADER_BYTES;
+    const take = <A>(make: (buf: ArrayBuffer, at: number, len: number) => A, len: number, width: number): A => {
+      const view = make(bytes.buffer, at, len);
+      at += len * width;
+      return view;
+    };
+    const dates = take((b, o, l) => new Float64Array(b, o, l), n, 8);
+    const seqs = take((b, o, l) => new Int32Array(b, o, l), n, 4);
+    const offsets = take((b, o, l) => new Int32Array(b, o, l), T * F + 1, 4);
+    const docs =
+      docWidth === 2
+        ? take((b, o, l) => new Uint16Array(b, o, l), P, 2)
+        : take((b, o, l) => new Uint32Array(b, o, l), P, 4);
+    const weights = take((b, o, l) => new Uint16Array(b, o, l), P, 2);
+    const terms = new TermTable(new Uint8Array(bytes.buffer, at, termLength));
+    if (terms.size !== T || offsets[T * F] !== P) throw new Error('inconsistent shard');
+    return new CompactShard({ docCount, terms, seqs, dates, offsets, docs, weights });
+  }
+
+  private dfOf(t: number): number {
+    return this.a.offsets[t * F + F] - this.a.offsets[t * F];
+  }
+
+  /** Whether any document is dated inside the range. */
+  overlaps(range: DateRange | undefined): boolean {
+    return !range || (this.maxDate >= range.from && this.minDate <= range.to);
   }
 
   /** The shard's terms matched by each clause of the query. */
   expand(q: CompiledQuery): Expansion {
+    const terms = this.a.terms;
     return q.clauses.map((c) =>
       c.patterns.flatMap((p) => {
         if (p.exact !== undefined) {
-          const t = this.termIds.get(p.exact);
-          return t === undefined ? [] : [t];
+          const id = terms.find(p.exact);
+          return id < 0 ? [] : [{ id, term: p.exact }];
         }
-        this.sortedTerms ??= [...this.termIds.keys()].sort();
-        return this.sortedTerms.filter((term) => accepts(p.set!, term)).map((term) => this.termIds.get(term)!);
+        // Only terms starting with the pattern's literal prefix can match: a sorted range.
+        const { from, to } = terms.withPrefix(p.prefix ?? '');
+        const out: { id: number; term: string }[] = [];
+        for (let id = from; id < to; id++) {
+          const term = terms.term(id);
+          if (accepts(p.set!, term)) out.push({ id, term });
+        }
+        return out;
       }),
     );
   }
 
-  /** The terms (strings) an expansion refers to. */
-  termsOf(exp: Expansion): string[] {
-    return exp.flat().map((t) => this.terms[t]);
+  /** Document frequency (counted like lunr.idf, once per field) of each term an expansion refers to. */
+  termDfs(exp: Expansion): Map<string, number> {
+    return new Map(exp.flat().map(({ id, term }) => [term, this.dfOf(id)]));
   }
 
   /**
-   * Documents matching the query, scored Σ boost · weight · idf_global/idf_shard,
-   * where lunr's stored weight is idf_shard · tf_norm · fieldBoost: the
-   * shard-local idf is swapped for the global one, so scores from different
-   * shards are comparable (BM25 over the whole mailbox).
+   * Documents matching the query (and dated inside `range`), scored
+   * Σ boost · weight · idf_global/idf_shard, where lunr's stored weight is
+   * idf_shard · tf_norm · fieldBoost: the shard-local idf is swapped for the
+   * global one, so scores from different shards are comparable (BM25 over
+   * the whole mailbox). Hits carry `part`, so results merged from many
+   * shards still know theirs.
    */
-  run(q: CompiledQuery, exp: Expansion, globalIdf: (term: string) => number, dead: ReadonlySet<number>): ShardHit[] {
-    const idfRatio = (t: number) =>
-      globalIdf(this.terms[t]) / idf(this.offsets[t * F + F] - this.offsets[t * F], this.docCount);
-    const n = this.seqs.length;
-    const score = new Float64Array(n);
-    const hit = new Uint8Array(n);
-    const requiredHits = new Uint16Array(n);
-    const lastClause = new Int32Array(n).fill(-1);
-    const prohibited = new Uint8Array(n);
+  run(
+    q: CompiledQuery,
+    exp: Expansion,
+    globalIdf: (term: string) => number,
+    dead: ReadonlySet<number>,
+    range: DateRange | undefined,
+    part: number,
+  ): ShardHit[] {
+    const { seqs, dates, offsets, docs, weights, docCount } = this.a;
+    if (!this.overlaps(range)) return [];
+    const n = seqs.length;
+    // A required term absent from this shard: nothing here can match.
+    if (q.clauses.some((c, k) => c.presence === PRESENCE.REQUIRED && exp[k].length === 0)) return [];
+    const { score, flags, requiredHits, lastClause } = scratch(n);
+    const touched: number[] = [];
     let required = 0;
     let positive = 0;
     for (let k = 0; k < q.clauses.length; k++) {
       const c = q.clauses[k];
-      if (c.presence === PRESENCE.REQUIRED) {
-        if (exp[k].length === 0) return []; // a required term absent from this shard
-        required++;
-      }
-      if (c.presence !== PRESENCE.PROHIBITED) positive++;
-      for (const t of exp[k]) {
-        const ratio = c.presence === PRESENCE.PROHIBITED ? 0 : idfRatio(t);
+      const isProhibited = c.presence === PRESENCE.PROHIBITED;
+      if (c.presence === PRESENCE.REQUIRED) required++;
+      if (!isProhibited) positive++;
+      for (const { id: t, term } of exp[k]) {
+        const factor = isProhibited ? 0 : (c.boost * globalIdf(term)) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
         for (const f of c.fields) {
-          for (let i = this.offsets[t * F + f], end = this.offsets[t * F + f + 1]; i < end; i++) {
-            const d = this.docs[i];
-            if (c.presence === PRESENCE.PROHIBITED) {
-              prohibited[d] = 1;
+          for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
+            const d = docs[i];
+            if (flags[d] === 0) touched.push(d);
+            if (isProhibited) {
+              flags[d] |= PROHIBITED;
               continue;
             }
-            score[d] += c.boost * this.weights[i] * ratio;
-            hit[d] = 1;
+            flags[d] |= MATCHED;
+            score[d] += weights[i] * factor;
             if (c.presence === PRESENCE.REQUIRED && lastClause[d] !== k) {
               lastClause[d] = k;
               requiredHits[d]++;
@@ -189,10 +247,19 @@ export class CompactShard {
       }
     }
     const out: ShardHit[] = [];
-    for (let d = 0; d < n; d++) {
-      if ((positive > 0 && !hit[d]) || requiredHits[d] !== required || prohibited[d] || dead.has(this.seqs[d]))
-        continue;
-      out.push({ seq: this.seqs[d], score: score[d], local: d });
+    const consider = (d: number) => {
+      if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) return;
+      if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) return;
+      out.push({ seq: seqs[d], score: score[d], date: dates[d], local: d, part });
+    };
+    // Only documents a positive clause reached can match; with none (only -terms), all can.
+    if (positive > 0) touched.forEach(consider);
+    else for (let d = 0; d < n; d++) consider(d);
+    for (const d of touched) {
+      score[d] = 0;
+      flags[d] = 0;
+      requiredHits[d] = 0;
+      lastClause[d] = -1;
     }
     return out;
   }
@@ -202,10 +269,10 @@ export class CompactShard {
     const out = new Set<string>();
     q.clauses.forEach((c, k) => {
       if (c.presence === PRESENCE.PROHIBITED) return;
-      for (const t of exp[k]) {
+      for (const { id: t, term } of exp[k]) {
         for (let f = 0; f < F; f++) {
-          if (this.contains(this.offsets[t * F + f], this.offsets[t * F + f + 1], local)) {
-            out.add(this.terms[t]);
+          if (this.contains(this.a.offsets[t * F + f], this.a.offsets[t * F + f + 1], local)) {
+            out.add(term);
             break;
           }
         }
@@ -215,62 +282,15 @@ export class CompactShard {
   }
 
   private contains(lo: number, hi: number, local: number): boolean {
+    const docs = this.a.docs;
     hi--;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const d = this.docs[mid];
+      const d = docs[mid];
       if (d === local) return true;
       if (d < local) lo = mid + 1;
       else hi = mid - 1;
     }
     return false;
-  }
-}
-
-const VECTORS_KEY = '"fieldVectors":';
-const INVERTED_KEY = ',"invertedIndex":';
-const INDEX_KEY = '{"_index":';
-
-/** End (exclusive) of the JSON string starting at text[i] === '"', or -1. */
-function stringEnd(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    if (text[j] === '\\') j++;
-    else if (text[j] === '"') return j + 1;
-  }
-  return -1;
-}
-
-/** (term, _index) pairs and field vectors out of lunr's JSON text, or undefined if it looks different. */
-export function scanLunrText(text: string): { termOfIndex: string[]; fieldVectors: [string, number[]][] } | undefined {
-  const v = text.indexOf(VECTORS_KEY);
-  const inv = text.indexOf(INVERTED_KEY, v);
-  if (v < 0 || inv < 0 || !text.startsWith(`{"version":`) || !text.includes(`"fields":${JSON.stringify(FIELDS)}`)) {
-    return undefined;
-  }
-  try {
-    const fieldVectors = JSON.parse(text.slice(v + VECTORS_KEY.length, inv)) as [string, number[]][];
-    const termOfIndex: string[] = [];
-    let i = inv + INVERTED_KEY.length;
-    if (text[i++] !== '[') return undefined;
-    while (text[i] === '[') {
-      const end = stringEnd(text, i + 1);
-      if (text[i + 1] !== '"' || end < 0 || !text.startsWith(INDEX_KEY, end + 1)) return undefined;
-      // JSON.parse also copies the term: a slice would keep the whole text alive.
-      const term = JSON.parse(text.slice(i + 1, end)) as string;
-      let j = end + 1 + INDEX_KEY.length;
-      const digits = /^\d+/.exec(text.slice(j, j + 12));
-      if (!digits) return undefined;
-      termOfIndex[Number(digits[0])] = term;
-      // The posting ends at the first "}]": it holds only field names, base36
-      // refs and empty metadata objects (no arrays, no strings with brackets).
-      j = text.indexOf('}]', j + digits[0].length) + 1;
-      if (j <= 0) return undefined;
-      i = j + 1;
-      if (text[i] === ',') i++;
-    }
-    if (text[i] !== ']' || !text.startsWith(',"pipeline":', i + 1)) return undefined;
-    return { termOfIndex, fieldVectors };
-  } catch {
-    return undefined;
   }
 }

@@ -154,25 +154,29 @@ export class RecordCipher {
     return pt;
   }
 
-  async sealJson(aad: string, value: unknown, compress = false): Promise<SealedRecord> {
-    const bytes = utf8.encode(JSON.stringify(value));
+  sealJson(aad: string, value: unknown): Promise<SealedRecord> {
+    return this.seal(aad, utf8.encode(JSON.stringify(value)));
+  }
+
+  async sealBytes(aad: string, bytes: Bytes, compress = false): Promise<SealedRecord> {
     return this.seal(aad, compress ? await gzip(bytes) : bytes);
   }
 
-  /** Decrypts (and gunzips) a record holding text. */
-  async openText(aad: string, rec: unknown, compressed = false): Promise<string> {
+  /** Decrypts (and gunzips) a record holding bytes. */
+  async openBytes(aad: string, rec: unknown, compressed = false): Promise<Bytes> {
     const pt = await this.open(aad, rec);
+    if (!compressed) return pt;
     try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(compressed ? await gunzip(pt) : pt);
+      return await gunzip(pt);
     } catch {
       throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
     }
   }
 
-  async openJson<T>(aad: string, rec: unknown, compressed = false): Promise<T> {
-    const text = await this.openText(aad, rec, compressed);
+  async openJson<T>(aad: string, rec: unknown): Promise<T> {
+    const pt = await this.open(aad, rec);
     try {
-      return JSON.parse(text) as T;
+      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(pt)) as T;
     } catch {
       throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
     }
@@ -192,6 +196,6 @@ async function pipeBytes(bytes: Bytes, stream: CompressionStream | Decompression
   return new Uint8Array(await new Response(out).arrayBuffer());
 }
 
-/** Index shards are gzip-compressed before encryption (lunr JSON shrinks ~4x). */
+/** Index shards are gzip-compressed before encryption. */
 export const gzip = (bytes: Bytes): Promise<Bytes> => pipeBytes(bytes, new CompressionStream('gzip'));
 export const gunzip = (bytes: Bytes): Promise<Bytes> => pipeBytes(bytes, new DecompressionStream('gzip'));

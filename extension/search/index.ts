@@ -9,6 +9,7 @@ export {
   type MailDoc,
   type SearchHit,
   type OpenOptions,
+  type SearchOptions,
   type SearchStats,
 } from './mail-search.js';
 export { MailSearchError, type MailSearchErrorCode } from './errors.js';

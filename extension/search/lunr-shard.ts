@@ -1,19 +1,21 @@
-// Everything that touches lunr 2.3.9: the index schema (fields, pipelines),
-// building a shard incrementally with lunr.Builder, serializing it with
-// lunr's Index#toJSON, and parsing queries with lunr's QueryParser into the
-// compiled form compact-shard.ts evaluates.
+// Everything that touches lunr 2.3.9: the index schema (fields, boosts,
+// pipelines), turning a message into index terms with lunr's tokenizer and
+// pipeline, and parsing queries with lunr's QueryParser into the compiled
+// form compact-shard.ts evaluates. Shards are built by shard-builder.ts.
 import lunr from 'lunr';
 
 export const FIELDS = ['subject', 'from', 'to', 'body'] as const;
 export type Field = (typeof FIELDS)[number];
-const FIELD_BOOST: Record<Field, number> = { subject: 2, from: 1, to: 1, body: 1 };
+export const FIELD_BOOST: Record<Field, number> = { subject: 2, from: 1, to: 1, body: 1 };
 
 /** Longer tokens are base64 blobs, PGP armor, hashes: noise that bloats the vocabulary. */
 const MAX_TOKEN_LENGTH = 40;
 
 /** The plain text a shard indexes for one message. */
 export interface IndexableDoc {
-  ref: string;
+  seq: number;
+  /** Milliseconds since the epoch. */
+  date: number;
   subject: string;
   from: string;
   to: string;
@@ -22,13 +24,6 @@ export interface IndexableDoc {
 
 // ---- lunr internals used here (absent from @types/lunr) --------------------
 
-interface BuilderInternal {
-  invertedIndex: Record<string, { _index: number }>;
-  fieldVectors: Record<string, { elements: number[] }>;
-  documentCount: number;
-  calculateAverageFieldLengths(): void;
-  createFieldVectors(): void;
-}
 export const PRESENCE = { OPTIONAL: 1, REQUIRED: 2, PROHIBITED: 3 } as const;
 export interface Clause extends lunr.Query.Clause {
   presence: number;
@@ -71,71 +66,42 @@ NEVER_INDEXED.add(lunr.trimmer, lunr.stopWordFilter);
 const neverIndexed = (term: string) => NEVER_INDEXED.runString(term).every((t) => t === '');
 
 /** "Ann <ann.lee@example.org>" also yields "ann.lee" and "example.org", so either finds the mail. */
-function withAddressParts(value: string): string {
+export function withAddressParts(value: string): string {
   const parts = [value];
   for (const m of value.matchAll(/([^\s<>"',;]+)@([^\s<>"',;]+)/g)) parts.push(m[1], m[2]);
   return parts.join(' ');
 }
 
-// ---- building -------------------------------------------------------------------
+// ---- indexing ------------------------------------------------------------------
 
-/** A shard being filled; its vectors are computed when first needed after an add. */
-export class ShardBuilder {
-  private readonly builder = new lunr.Builder();
-  private vectorsFresh = false;
+const INDEX_PIPELINE = indexPipeline();
+/** lunr.tokenizer's separator: tokens are the lower-cased runs between these. */
+const SEPARATOR = /[\s-]+/;
 
-  constructor() {
-    const b = this.builder;
-    b.pipeline = indexPipeline();
-    b.searchPipeline = searchPipeline();
-    b.ref('ref');
-    for (const f of FIELDS) {
-      const extractor =
-        f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f]) : undefined;
-      b.field(f, { boost: FIELD_BOOST[f], extractor });
-    }
+/**
+ * What the index pipeline makes of one lower-cased token: its index terms
+ * (none for a stop word). Memoized: mail reuses a small vocabulary, and the
+ * pipeline (a dozen regular expressions of the Porter stemmer, a Token object
+ * per step) was most of the cost of indexing a message. Bounded: cleared when full.
+ */
+const TERM_CACHE_SIZE = 200_000;
+const termCache = new Map<string, string[]>();
+export function indexTerms(token: string): string[] {
+  let terms = termCache.get(token);
+  if (terms === undefined) {
+    terms = INDEX_PIPELINE.run([new lunr.Token(token, {})]).map((t) => t.toString());
+    if (termCache.size >= TERM_CACHE_SIZE) termCache.clear();
+    termCache.set(token, terms);
   }
+  return terms;
+}
 
-  add(doc: IndexableDoc): void {
-    this.builder.add(doc);
-    this.vectorsFresh = false;
-  }
-
-  /** lunr's document count. */
-  get size(): number {
-    return (this.builder as unknown as BuilderInternal).documentCount;
-  }
-
-  private internal(): BuilderInternal {
-    const b = this.builder as unknown as BuilderInternal;
-    if (!this.vectorsFresh) {
-      b.calculateAverageFieldLengths();
-      b.createFieldVectors();
-      this.vectorsFresh = true;
-    }
-    return b;
-  }
-
-  /** Terms by lunr term index, and field vectors, as CompactShard.from takes them. */
-  vectors(): { termOfIndex: string[]; vectors: [string, number[]][] } {
-    const b = this.internal();
-    const termOfIndex: string[] = [];
-    for (const term in b.invertedIndex) termOfIndex[b.invertedIndex[term]._index] = term;
-    return { termOfIndex, vectors: Object.entries(b.fieldVectors).map(([ref, v]) => [ref, v.elements]) };
-  }
-
-  /** The shard as lunr's Index#toJSON serializes it. */
-  toJSON(): object {
-    const b = this.internal();
-    const index = new lunr.Index({
-      invertedIndex: b.invertedIndex,
-      fieldVectors: b.fieldVectors,
-      tokenSet: undefined, // not serialized by toJSON
-      fields: [...FIELDS],
-      pipeline: this.builder.searchPipeline,
-    } as unknown as lunr.Index.Attributes);
-    return index.toJSON();
-  }
+/** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
+export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
+  const text = field === 'from' || field === 'to' ? withAddressParts(doc[field]) : doc[field];
+  const out: string[] = [];
+  for (const token of text.toLowerCase().split(SEPARATOR)) if (token) out.push(...indexTerms(token));
+  return out;
 }
 
 // ---- token-set automata --------------------------------------------------------
@@ -148,6 +114,17 @@ function exactWord(node: TokenSetNode): string | undefined {
     if (keys.length === 0) return node.final ? word : undefined;
     if (node.final || keys.length !== 1 || keys[0] === '*') return undefined;
     word += keys[0];
+    node = node.edges[keys[0]];
+  }
+}
+
+/** The characters every word the token set accepts starts with ("" for a leading wildcard or fuzzy term). */
+export function literalPrefix(node: TokenSetNode): string {
+  let prefix = '';
+  for (;;) {
+    const keys = Object.keys(node.edges);
+    if (node.final || keys.length !== 1 || keys[0] === '*') return prefix;
+    prefix += keys[0];
     node = node.edges[keys[0]];
   }
 }
@@ -199,8 +176,8 @@ export interface CompiledQuery {
     presence: number;
     boost: number;
     fields: number[];
-    /** Exact index terms, or automata for wildcard/fuzzy terms. */
-    patterns: { exact?: string; set?: TokenSetNode }[];
+    /** Exact index terms, or automata for wildcard/fuzzy terms (with the prefix all their words share). */
+    patterns: { exact?: string; set?: TokenSetNode; prefix?: string }[];
   }[];
 }
 
@@ -213,7 +190,7 @@ export function compileQuery(clauses: Clause[]): CompiledQuery {
       patterns: (c.usePipeline ? SEARCH_PIPELINE.runString(c.term) : [c.term]).map((term) => {
         const set = L.TokenSet.fromClause({ ...c, term });
         const exact = exactWord(set);
-        return exact !== undefined ? { exact } : { set };
+        return exact !== undefined ? { exact } : { set, prefix: literalPrefix(set) };
       }),
     })),
   };

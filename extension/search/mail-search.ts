@@ -2,12 +2,13 @@
 // rest in IndexedDB. No network access here: the index never leaves the device.
 //
 // Scheme (costs measured in README.md):
-// - New mail goes into a "hot" shard: a lunr builder that only tokenizes on
-//   add; its vectors are (re)computed lazily when a query needs them.
-// - When the hot shard reaches SHARD_SIZE documents it is sealed: serialized
-//   with lunr's toJSON, gzip'd, encrypted, stored as one record. Sealed shards
-//   are immutable and loaded only by the first search, into the compact
-//   query form of compact-shard.ts.
+// - New mail goes into a "hot" shard (shard-builder.ts) that only tokenizes
+//   on add; its weights are (re)computed lazily when a query needs them.
+// - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
+//   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
+//   as one record. Sealed shards are immutable and loaded only by the first
+//   search. Shards of older versions (lunr JSON) are rebuilt from the stored
+//   messages when first loaded.
 // - remove() deletes the document record and adds a tombstone (its sequence
 //   number) to the manifest; queries drop tombstoned refs. A shard whose
 //   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
@@ -17,8 +18,9 @@
 import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
-import { CompactShard, idf } from './compact-shard.js';
-import { compileQuery, parseQuery, ShardBuilder, type IndexableDoc } from './lunr-shard.js';
+import { CompactShard, idf, type DateRange, type ShardHit } from './compact-shard.js';
+import { compileQuery, parseQuery, type IndexableDoc } from './lunr-shard.js';
+import { ShardBuilder } from './shard-builder.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import {
   docAad,
@@ -40,6 +42,8 @@ export const DEFAULT_DB_NAME = 'pmf-search';
 export const SHARD_SIZE = 1000;
 /** Fraction of tombstoned documents that triggers a shard rebuild. */
 const COMPACT_RATIO = 0.25;
+/** Shards loaded per step by searchSoon and the background loading it starts. */
+const LOAD_STEP = 2;
 /** Documents written per IndexedDB transaction by addMany. */
 const ADD_BATCH = 250;
 const MAX_ID_CHARS = 1024;
@@ -76,6 +80,16 @@ export interface SearchHit {
   url?: string;
   /** Character ranges of matched words, for highlighting. */
   highlights: { subject: Range[]; from: Range[]; snippet: Range[] };
+}
+
+export interface SearchOptions {
+  /** At most this many hits, 1..1000 (default 20). */
+  limit?: number;
+  /** 'relevance' (default): best first; 'date': newest first. */
+  sort?: 'relevance' | 'date';
+  /** Only mail dated at or after / at or before this time (ms since the epoch). */
+  after?: number;
+  before?: number;
 }
 
 export interface OpenOptions {
@@ -199,6 +213,28 @@ async function unlock(
   return { cipher, manifest };
 }
 
+function validateSearch(
+  query: unknown,
+  o: SearchOptions,
+): Required<Pick<SearchOptions, 'limit' | 'sort'>> & { range?: DateRange } {
+  if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS) {
+    throw new MailSearchError('bad-input', `The query must be a string of at most ${MAX_QUERY_CHARS} characters`);
+  }
+  if (typeof o !== 'object' || o === null) throw new MailSearchError('bad-input', 'Search options must be an object');
+  const { limit = 20, sort = 'relevance', after, before } = o;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new MailSearchError('bad-input', `The result limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  if (sort !== 'relevance' && sort !== 'date') {
+    throw new MailSearchError('bad-input', 'Results can be sorted by "relevance" or "date" only');
+  }
+  for (const d of [after, before]) {
+    if (d !== undefined && !Number.isFinite(d)) throw new MailSearchError('bad-input', 'A date filter must be a date');
+  }
+  if (after === undefined && before === undefined) return { limit, sort };
+  return { limit, sort, range: { from: after ?? -Infinity, to: before ?? Infinity } };
+}
+
 const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
 
 function isManifest(m: Manifest): boolean {
@@ -243,12 +279,36 @@ function validateDoc(raw: unknown, i: number): StoredDoc {
 }
 
 const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({
-  ref: seq.toString(36),
+  seq,
+  date: d.date,
   subject: d.subject,
   from: d.from,
   to: d.to ?? '',
   body: d.body,
 });
+
+type SortOrder = 'relevance' | 'date';
+/** Best first; ties go to the newer message. */
+const byScore = (a: ShardHit, b: ShardHit) => b.score - a.score || b.seq - a.seq;
+/** Newest first, then best. */
+const byDate = (a: ShardHit, b: ShardHit) => b.date - a.date || byScore(a, b);
+
+/** The first `k` items in `cmp` order, without sorting all of them (a query may match most of the mailbox). */
+function best<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
+  if (items.length <= 4 * k) return items.sort(cmp).slice(0, k);
+  const out: T[] = [];
+  for (const x of items) {
+    if (out.length === k && cmp(x, out[k - 1]) >= 0) continue;
+    // Insert in order; k is small (≤ 1000) and most items are rejected above.
+    let i = out.length === k ? k - 1 : out.length;
+    while (i > 0 && cmp(x, out[i - 1]) < 0) {
+      out[i] = out[i - 1];
+      i--;
+    }
+    out[i] = x;
+  }
+  return out;
+}
 
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
@@ -256,15 +316,8 @@ interface Part {
   dead: ReadonlySet<number>;
 }
 
-const compactOf = (b: ShardBuilder): CompactShard => {
-  const { termOfIndex, vectors } = b.vectors();
-  return CompactShard.from(termOfIndex, vectors, b.size);
-};
-
 export class MailSearch {
   private hot = new ShardBuilder();
-  /** Query form of the hot shard, rebuilt lazily after adds. */
-  private hotCompact?: CompactShard;
   /** Live documents of the hot shard, and the ones replaced or removed since it was started. */
   private readonly hotLive = new Set<number>();
   private readonly hotDead = new Set<number>();
@@ -272,6 +325,8 @@ export class MailSearch {
   private tombstones = new Map<number, Set<number>>();
   /** Sealed shards in memory; filled by the first search (writers never need them). */
   private loaded?: Map<number, CompactShard>;
+  /** Whether the rest of the shards are being loaded after a searchSoon. */
+  private loadingInBackground = false;
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -370,21 +425,48 @@ export class MailSearch {
   }
 
   /**
-   * Keyword search, best first. Terms are ANDed; lunr syntax works
-   * (subject:word, -word, word*, word~1, word^2).
+   * Keyword search, best first (or newest first). Terms are ANDed; lunr
+   * syntax works (subject:word, -word, word*, word~1, word^2). A number as
+   * second argument is the limit.
    */
-  search(query: string, limit = 20): Promise<SearchHit[]> {
-    if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS) {
-      return Promise.reject(
-        new MailSearchError('bad-input', `The query must be a string of at most ${MAX_QUERY_CHARS} characters`),
-      );
+  search(query: string, options: number | SearchOptions = {}): Promise<SearchHit[]> {
+    let opts: Required<Pick<SearchOptions, 'limit' | 'sort'>> & { range?: DateRange };
+    try {
+      opts = validateSearch(query, typeof options === 'number' ? { limit: options } : options);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-      return Promise.reject(
-        new MailSearchError('bad-input', `The result limit must be an integer from 1 to ${MAX_LIMIT}`),
-      );
+    return this.run(() => this.doSearch(query, opts.limit, opts.sort, opts.range));
+  }
+
+  /**
+   * Like search, but answers at once from the part of the index already in
+   * memory (loading at most LOAD_STEP more shards, newest first), and goes on
+   * loading the rest in the background. `complete` says whether the whole
+   * index was searched; if not, ask again for more. Scores of a partial answer
+   * use the searched part's word frequencies.
+   */
+  searchSoon(query: string, options: SearchOptions = {}): Promise<{ hits: SearchHit[]; complete: boolean }> {
+    let opts: ReturnType<typeof validateSearch>;
+    try {
+      opts = validateSearch(query, options);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.run(() => this.doSearch(query, limit));
+    return this.run(async () => {
+      const hits = await this.doSearch(query, opts.limit, opts.sort, opts.range, true);
+      const complete = this.isFullyLoaded();
+      if (!complete) this.loadInBackground();
+      return { hits, complete };
+    });
+  }
+
+  /** Whether a message is indexed (one lookup by its id's tag). */
+  has(id: string): Promise<boolean> {
+    if (typeof id !== 'string' || id.length === 0) {
+      return Promise.reject(new MailSearchError('bad-input', 'has expects a non-empty message id'));
+    }
+    return this.run(async () => (await this.db.getKeyFromIndex('docs', 'h', await this.cipher.tag(id))) !== undefined);
   }
 
   /** Number of indexed messages. */
@@ -511,7 +593,6 @@ export class MailSearch {
       this.hot.add(indexable(d, seqs[i]));
       this.hotLive.add(seqs[i]);
     });
-    this.hotCompact = undefined;
   }
 
   /**
@@ -539,16 +620,16 @@ export class MailSearch {
       tombstones: [...this.hotDead],
     };
     const next: Manifest = { sealedUpTo: this.nextSeq, nextShardId: id + 1, shards: [...this.manifest.shards, shard] };
-    const shardRec = await this.cipher.sealJson(shardAad(id), this.hot.toJSON(), true);
+    const compact = this.hot.build();
+    const shardRec = await this.cipher.sealBytes(shardAad(id), compact.serialize(), true);
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(this.db, [
       { store: 'shards', put: shardRec, key: id },
       { store: 'meta', put: nextRec, key: 'manifest' },
     ]);
     this.applyManifest(next);
-    this.loaded?.set(id, this.hotCompact ?? compactOf(this.hot));
+    this.loaded?.set(id, compact);
     this.hot = new ShardBuilder();
-    this.hotCompact = undefined;
     this.hotLive.clear();
     this.hotDead.clear();
   }
@@ -562,6 +643,12 @@ export class MailSearch {
     let last = first;
     let total = live(shards[first]);
     while (last + 1 < shards.length && total + live(shards[last + 1]) <= SHARD_SIZE) total += live(shards[++last]);
+    await this.rebuild(first, last);
+  }
+
+  /** Replaces shards first..last (manifest positions) by one built from their live stored messages. */
+  private async rebuild(first: number, last: number): Promise<void> {
+    const shards = this.manifest.shards;
     const victims = shards.slice(first, last + 1);
     const lo = victims[0].lo;
     const hi = victims[victims.length - 1].hi;
@@ -581,7 +668,8 @@ export class MailSearch {
       nextShardId: id + 1,
       shards: [...shards.slice(0, first), ...merged, ...shards.slice(last + 1)],
     };
-    const shardRec = builder.size ? await this.cipher.sealJson(shardAad(id), builder.toJSON(), true) : undefined;
+    const compact = builder.build();
+    const shardRec = builder.size ? await this.cipher.sealBytes(shardAad(id), compact.serialize(), true) : undefined;
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(this.db, [
       ...victims.map((v) => ({ store: 'shards', delete: v.id }) as const),
@@ -591,67 +679,88 @@ export class MailSearch {
     this.applyManifest(next);
     if (this.loaded) {
       for (const v of victims) this.loaded.delete(v.id);
-      if (builder.size) this.loaded.set(id, compactOf(builder));
+      if (builder.size) this.loaded.set(id, compact);
     }
   }
 
-  /** Loads every sealed shard not yet in memory (the first search pays this). */
-  private async ensureLoaded(): Promise<Map<number, CompactShard>> {
+  /**
+   * Loads sealed shards not yet in memory, newest first, at most `max` of
+   * them. A shard an older version stored as lunr JSON is rebuilt in the current form.
+   */
+  private async ensureLoaded(max = Infinity): Promise<Map<number, CompactShard>> {
     const loaded = (this.loaded ??= new Map());
-    const missing = this.manifest.shards.filter((s) => !loaded.has(s.id));
+    const missing = this.manifest.shards
+      .filter((s) => !loaded.has(s.id))
+      .reverse()
+      .slice(0, max);
     if (missing.length === 0) return loaded;
     const tx = this.db.transaction('shards');
     const recs = await Promise.all(missing.map((s) => tx.store.get(s.id)));
     await tx.done;
-    for (let i = 0; i < missing.length; i++) {
-      const aad = shardAad(missing[i].id);
-      const text = await this.cipher.openText(aad, recs[i], true);
+    // Decrypting and gunzipping run off the main thread: all shards at once.
+    const opened = await Promise.all(missing.map((s, i) => this.cipher.openBytes(shardAad(s.id), recs[i], true)));
+    const legacy: number[] = [];
+    opened.forEach((bytes, i) => {
+      if (!CompactShard.recognizes(bytes)) return void legacy.push(missing[i].id);
       try {
-        loaded.set(missing[i].id, CompactShard.fromLunrText(text, missing[i].docCount));
+        loaded.set(missing[i].id, CompactShard.deserialize(bytes));
       } catch {
-        throw new MailSearchError('integrity', `Search index record ${aad} is not a valid index`);
+        throw new MailSearchError('integrity', `Search index record ${shardAad(missing[i].id)} is not a valid index`);
       }
+    });
+    for (const id of legacy) {
+      const at = this.manifest.shards.findIndex((s) => s.id === id);
+      await this.rebuild(at, at);
     }
     return loaded;
   }
 
-  private async doSearch(query: string, limit: number): Promise<SearchHit[]> {
+  /** Loads the remaining shards, LOAD_STEP at a time, each step queued like any operation. */
+  private loadInBackground(): void {
+    if (this.loadingInBackground) return;
+    this.loadingInBackground = true;
+    const step = async (): Promise<void> => {
+      await this.ensureLoaded(LOAD_STEP);
+      this.loadingInBackground = !this.closed && !this.isFullyLoaded();
+      if (this.loadingInBackground) void this.run(step).catch(stop);
+    };
+    // A damaged shard stops it here; the next full search reports it.
+    const stop = () => void (this.loadingInBackground = false);
+    void this.run(step).catch(stop);
+  }
+
+  private isFullyLoaded(): boolean {
+    return this.manifest.shards.every((s) => this.loaded?.has(s.id));
+  }
+
+  private async doSearch(
+    query: string,
+    limit: number,
+    sort: SortOrder,
+    range?: DateRange,
+    soon = false,
+  ): Promise<SearchHit[]> {
     const clauses = parseQuery(query);
     if (clauses.length === 0) return [];
     const q = compileQuery(clauses);
-    const loaded = await this.ensureLoaded();
-    const parts: Part[] = this.manifest.shards.map((s) => ({
-      shard: loaded.get(s.id)!,
-      dead: this.tombstones.get(s.id)!,
-    }));
-    if (this.hot.size > 0) {
-      this.hotCompact ??= compactOf(this.hot);
-      parts.push({ shard: this.hotCompact, dead: this.hotDead });
-    }
+    const loaded = await this.ensureLoaded(soon ? LOAD_STEP : Infinity);
+    const parts: Part[] = this.manifest.shards
+      .filter((s) => loaded.has(s.id))
+      .map((s) => ({ shard: loaded.get(s.id)!, dead: this.tombstones.get(s.id)! }));
+    if (this.hot.size > 0) parts.push({ shard: this.hot.build(), dead: this.hotDead });
     const expansions = parts.map((p) => p.shard.expand(q));
 
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).
     const totalDocs = parts.reduce((n, p) => n + p.shard.docCount, 0);
-    const globalIdf = new Map<string, number>();
+    const df = new Map<string, number>();
     parts.forEach((p, i) => {
-      for (const term of p.shard.termsOf(expansions[i])) {
-        if (!globalIdf.has(term))
-          globalIdf.set(
-            term,
-            idf(
-              parts.reduce((n, o) => n + o.shard.df(term), 0),
-              totalDocs,
-            ),
-          );
-      }
+      for (const [term, n] of p.shard.termDfs(expansions[i])) df.set(term, (df.get(term) ?? 0) + n);
     });
+    const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
     const idfOf = (term: string) => globalIdf.get(term)!;
 
-    const scored = parts.flatMap((p, i) =>
-      p.shard.run(q, expansions[i], idfOf, p.dead).map((h) => ({ ...h, part: i })),
-    );
-    scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
-    const top = scored.slice(0, limit);
+    const scored = parts.flatMap((p, i) => p.shard.run(q, expansions[i], idfOf, p.dead, range, i));
+    const top = best(scored, limit, sort === 'date' ? byDate : byScore);
 
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));

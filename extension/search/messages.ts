@@ -2,18 +2,18 @@
 // context that holds the unlocked index (the background). The page cannot
 // open the index itself: the key lives only in the background's memory.
 import { MailSearchError } from './errors.js';
-import type { MailSearch, SearchHit } from './mail-search.js';
+import type { MailSearch, SearchHit, SearchOptions } from './mail-search.js';
 
 export const SEARCH_MESSAGE = 'pmf-search';
 
-export interface SearchRequest {
+export interface SearchRequest extends SearchOptions {
   type: typeof SEARCH_MESSAGE;
   query: string;
-  limit?: number;
 }
 
 export type SearchResponse =
-  { ok: true; hits: SearchHit[]; total: number } | { ok: false; code: string; error: string };
+  /** complete: false while the index is still being opened (ask again for the rest). */
+  { ok: true; hits: SearchHit[]; total: number; complete: boolean } | { ok: false; code: string; error: string };
 
 export function isSearchRequest(msg: unknown): msg is SearchRequest {
   const m = msg as SearchRequest | null;
@@ -27,8 +27,12 @@ export function isSearchRequest(msg: unknown): msg is SearchRequest {
 export async function answerSearchRequest(req: SearchRequest, search: MailSearch | null): Promise<SearchResponse> {
   if (!search) return { ok: false, code: 'locked', error: 'Unlock your key below to search your mail' };
   try {
-    const [hits, total] = await Promise.all([search.search(req.query, req.limit ?? 50), search.count()]);
-    return { ok: true, hits, total };
+    const { limit = 50, sort, after, before } = req;
+    const [{ hits, complete }, total] = await Promise.all([
+      search.searchSoon(req.query, { limit, sort, after, before }),
+      search.count(),
+    ]);
+    return { ok: true, hits, total, complete };
   } catch (err) {
     if (err instanceof MailSearchError) return { ok: false, code: err.code, error: err.message };
     return { ok: false, code: 'internal', error: 'Search failed unexpectedly' };

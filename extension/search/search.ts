@@ -3,11 +3,15 @@
 // through a runtime message (messages.ts) and renders the answer.
 import browser from 'webextension-polyfill';
 import { mountUnlockForm } from '../lib/unlock-form.js';
+import { thunderbird } from '../thunderbird/api.js';
+import { messageIdOf, openMessage } from '../thunderbird/open-message.js';
 import { SEARCH_MESSAGE, type SearchRequest, type SearchResponse } from './messages.js';
+import type { SearchHit } from './mail-search.js';
 import { renderHit } from './view.js';
 
 const RESULT_LIMIT = 50;
 const TYPING_DELAY_MS = 200;
+const MORE_RESULTS_DELAY_MS = 150;
 
 const form = document.getElementById('search-form') as HTMLFormElement;
 const input = document.getElementById('q') as HTMLInputElement;
@@ -15,6 +19,21 @@ const status = document.getElementById('search-status')!;
 const empty = document.getElementById('search-empty')!;
 const results = document.getElementById('results')!;
 const unlockPanel = document.getElementById('unlock-panel')!;
+const sort = document.getElementById('sort') as HTMLSelectElement;
+const after = document.getElementById('after') as HTMLInputElement;
+const before = document.getElementById('before') as HTMLInputElement;
+const DAY_MS = 86_400_000;
+
+/** The filters as search options: whole local days, both ends included. */
+function filters(): Pick<SearchRequest, 'sort' | 'after' | 'before'> {
+  const day = (input: HTMLInputElement) => (input.value ? new Date(`${input.value}T00:00`).getTime() : undefined);
+  const to = day(before);
+  return {
+    sort: sort.value === 'date' ? 'date' : 'relevance',
+    after: day(after),
+    before: to === undefined ? undefined : to + DAY_MS - 1,
+  };
+}
 
 /** Only the answer to the latest query is shown (answers may arrive out of order). */
 let latest = 0;
@@ -31,6 +50,16 @@ function show(message: string, isError = false): void {
   status.dataset.kind = isError ? 'error' : 'info';
 }
 
+/** In Thunderbird, a result opens the message in a Thunderbird tab. */
+const tbApi = thunderbird();
+const openInThunderbird = tbApi
+  ? (hit: SearchHit) => {
+      const id = messageIdOf(hit.url);
+      if (!id) return show('This message cannot be opened from here.', true);
+      openMessage(tbApi, id).catch((e: Error) => show(e.message, true));
+    }
+  : undefined;
+
 async function run(query: string): Promise<void> {
   const mine = ++latest;
   history.replaceState(null, '', query ? `?q=${encodeURIComponent(query)}` : location.pathname);
@@ -43,7 +72,7 @@ async function run(query: string): Promise<void> {
   show('Searching…');
   let answer: SearchResponse;
   try {
-    const request: SearchRequest = { type: SEARCH_MESSAGE, query, limit: RESULT_LIMIT };
+    const request: SearchRequest = { type: SEARCH_MESSAGE, query, limit: RESULT_LIMIT, ...filters() };
     answer = (await browser.runtime.sendMessage(request)) as SearchResponse;
   } catch {
     answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
@@ -56,11 +85,17 @@ async function run(query: string): Promise<void> {
     show(answer?.error ?? 'Search failed.', true);
     return;
   }
-  results.replaceChildren(...answer.hits.map((h) => renderHit(document, h)));
-  empty.hidden = answer.hits.length > 0;
+  results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, openInThunderbird)));
+  empty.hidden = answer.hits.length > 0 || !answer.complete;
   empty.textContent = `No messages match “${query}”.`;
-  const shown = answer.hits.length === RESULT_LIMIT ? `the best ${RESULT_LIMIT}` : String(answer.hits.length);
-  show(`${shown} of ${answer.total} indexed messages match.`);
+  const shown =
+    answer.hits.length < RESULT_LIMIT
+      ? String(answer.hits.length)
+      : `the ${sort.value === 'date' ? 'newest' : 'best'} ${RESULT_LIMIT}`;
+  if (answer.complete) return show(`${shown} of ${answer.total} indexed messages match.`);
+  // The index is still opening (newest mail first): show what is found so far, then ask again.
+  show(`${shown} found so far; still opening the index of ${answer.total} messages…`);
+  setTimeout(() => mine === latest && void run(query), MORE_RESULTS_DELAY_MS);
 }
 
 form.addEventListener('submit', (e) => {
@@ -72,6 +107,8 @@ input.addEventListener('input', () => {
   clearTimeout(timer);
   timer = setTimeout(() => void run(input.value), TYPING_DELAY_MS);
 });
+
+for (const control of [sort, after, before]) control.addEventListener('change', () => void run(input.value));
 
 const initial = new URLSearchParams(location.search).get('q') ?? '';
 input.value = initial;

@@ -2,8 +2,7 @@
 // saw (lunr's tokenizer + the index pipeline), so "launches" is highlighted
 // for a hit on the term "launch". Ranges are offsets into plain text: the
 // page renders them as <mark> elements around text nodes, never as HTML.
-import lunr from 'lunr';
-import { indexPipeline } from './lunr-shard.js';
+import { indexTerms } from './lunr-shard.js';
 
 /** Half-open [start, end) character range. */
 export interface Range {
@@ -16,22 +15,20 @@ const SCAN_CHARS = 50_000;
 const SNIPPET_CHARS = 220;
 const LEAD_CHARS = 60;
 
-const pipeline = indexPipeline();
-
 /**
  * Yields the ranges of tokens (split like lunr.tokenizer) whose index term is
  * in `terms`. A regular expression finds the tokens whose first word
  * character (what lunr's trimmer leaves first) starts some term; only those go
- * through the pipeline. The stemmer rewrites suffixes only, so this skips most
- * of the stemming work without missing a match.
+ * through the (memoized) pipeline. The stemmer rewrites suffixes only, so
+ * this skips most tokens without missing a match.
  */
 function* matches(text: string, terms: ReadonlySet<string>): Generator<Range> {
   const initials = [...new Set([...terms].map((t) => t[0]))].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('');
   const candidates = new RegExp(`(?<![^\\s-])[^\\w\\s-]*[${initials}][^\\s-]*`, 'gi');
   const scan = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
   for (const m of scan.matchAll(candidates)) {
-    const [term] = pipeline.run([new lunr.Token(m[0].toLowerCase(), {})]);
-    if (term && terms.has(term.toString())) yield { start: m.index, end: m.index + m[0].length };
+    const [term] = indexTerms(m[0].toLowerCase());
+    if (term !== undefined && terms.has(term)) yield { start: m.index, end: m.index + m[0].length };
   }
 }
 

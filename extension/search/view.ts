@@ -35,17 +35,25 @@ function formatDate(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-export function renderHit(doc: Document, hit: SearchHit): HTMLLIElement {
+/**
+ * One result. Its subject links to the message's web address; or, for a
+ * message without one (Thunderbird's), is a button calling `open` when given.
+ */
+export function renderHit(doc: Document, hit: SearchHit, open?: (hit: SearchHit) => void): HTMLLIElement {
   const li = doc.createElement('li');
   li.className = 'hit';
   const href = safeUrl(hit.url);
-  const subject = doc.createElement(href ? 'a' : 'span');
+  const subject = doc.createElement(href ? 'a' : open ? 'button' : 'span');
   subject.className = 'hit-subject';
   subject.append(highlighted(doc, hit.subject || '(no subject)', hit.subject ? hit.highlights.subject : []));
   if (subject instanceof HTMLAnchorElement && href) {
     subject.href = href;
     subject.target = '_blank';
     subject.rel = 'noopener noreferrer';
+  } else if (subject instanceof HTMLButtonElement && open) {
+    subject.type = 'button';
+    subject.title = 'Open in Thunderbird';
+    subject.addEventListener('click', () => open(hit));
   }
   const meta = doc.createElement('div');
   meta.className = 'hit-meta';

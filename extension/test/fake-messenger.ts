@@ -62,6 +62,11 @@ export function fakeMessenger(opts: {
         calls.push(`displayed:${tabId}`);
         return page(opts.displayed === undefined ? [] : [byId(opts.displayed).header]);
       },
+      open: async ({ headerMessageId }) => {
+        calls.push(`open:${headerMessageId}`);
+        if (!mail.some((m) => m.header.headerMessageId === headerMessageId)) throw new Error('Unknown message');
+        return {};
+      },
     },
     messages: {
       get: async (id) => byId(id).header,

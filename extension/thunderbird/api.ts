@@ -50,6 +50,8 @@ export interface ThunderbirdApi {
   messageDisplay: {
     /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
     getDisplayedMessages(tabId: number): Promise<MessageList>;
+    /** Opens a message (here: by its Message-ID) in a tab or window. */
+    open(props: { headerMessageId: string; location?: 'tab' | 'window' }): Promise<unknown>;
   };
   messages: {
     get(id: number): Promise<MessageHeader>;

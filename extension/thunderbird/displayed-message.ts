@@ -49,21 +49,39 @@ export interface MailboxTally {
   failed: number;
 }
 
+/** Pausing and resuming a long first indexing. */
+export interface IndexControl {
+  /** Checked before each message: true stops the run where it is (the tally then has done < total). */
+  paused(): boolean;
+  /** Whether a message is already in the index: it is counted as indexed without being read again. */
+  isIndexed(id: string): Promise<boolean>;
+}
+
 /**
  * Decrypts and indexes messages, reporting progress after each. Without a
  * list, every message Thunderbird holds (all folders): headers are listed
- * first so the progress bar knows the total.
+ * first so the progress bar knows the total. With `control`, the run can be
+ * paused, and a new run (after a pause, a crash or a restart) resumes by
+ * skipping what is already indexed.
  */
 export async function indexThunderbirdMail(
   deps: Deps,
   onProgress: (t: MailboxTally) => void,
   headers?: MessageHeader[],
+  control?: IndexControl,
 ): Promise<MailboxTally> {
   const api = tb();
   headers ??= await allMessages(api, await api.messages.query({}));
   const tally: MailboxTally = { done: 0, total: headers.length, indexed: 0, locked: 0, failed: 0 };
   for (const header of headers) {
+    if (control?.paused()) break;
     try {
+      if (await control?.isIndexed(sourceId(header))) {
+        tally.indexed++;
+        tally.done++;
+        onProgress({ ...tally });
+        continue;
+      }
       const r = await readMessage(api, header, deps);
       if (r.path === 'thunderbird' || (r.path === 'extension' && r.result?.status === 'decrypted')) tally.indexed++;
       else if (r.result?.status === 'locked') tally.locked++;

@@ -1,56 +1,202 @@
-// The compact query form must hold exactly what lunr's JSON holds, whichever
-// way it was read.
+// The shard builder must weigh every (term, field, document) exactly as a
+// lunr index of the same mail does, and a stored shard must answer exactly as
+// the one it was made from.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CompactShard, scanLunrText } from '../../search/compact-shard.js';
-import { compileQuery, parseQuery, ShardBuilder } from '../../search/lunr-shard.js';
+import lunr from 'lunr';
+import { CompactShard, WEIGHT_SCALE } from '../../search/compact-shard.js';
+import {
+  compileQuery,
+  FIELD_BOOST,
+  FIELDS,
+  indexPipeline,
+  parseQuery,
+  withAddressParts,
+  type IndexableDoc,
+} from '../../search/lunr-shard.js';
+import { ShardBuilder } from '../../search/shard-builder.js';
+import { TermTable } from '../../search/term-table.js';
+import { makeDocs } from './corpus.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
 
-function builder(): ShardBuilder {
-  const b = new ShardBuilder();
-  NASTY.forEach((body, i) =>
-    b.add({ ref: (i * 37).toString(36), subject: `s${i} rocket`, from: 'a@b.example', to: '', body }),
-  );
-  return b;
+function nastyDocs(): IndexableDoc[] {
+  return NASTY.map((body, i) => ({
+    seq: i * 37,
+    date: 1_700_000_000_000 + i * 86_400_000,
+    subject: `s${i} rocket`,
+    from: 'Ann <ann.lee@b.example>',
+    to: '',
+    body,
+  }));
 }
 
-const results = (s: CompactShard, query: string) => {
+/** Real-looking mail: varied lengths, repeated words, stop words, addresses. */
+function mailDocs(): IndexableDoc[] {
+  return makeDocs(7, 300).map((d, i) => ({
+    seq: i,
+    date: Number(d.date),
+    subject: d.subject,
+    from: d.from,
+    to: i % 3 ? 'Bob <bob@c.example>' : '',
+    body: `${d.body} the launches of rockets ${'fuel '.repeat(i % 5)}${i % 7 ? 'mission' : ''}`,
+  }));
+}
+
+function build(docs: IndexableDoc[]): CompactShard {
+  const b = new ShardBuilder();
+  for (const d of docs) b.add(d);
+  return b.build();
+}
+
+const results = (s: CompactShard, query: string, range?: { from: number; to: number }) => {
   const q = compileQuery(parseQuery(query));
-  return s.run(q, s.expand(q), () => 1, new Set());
+  return s.run(q, s.expand(q), () => 1, new Set(), range, 0);
 };
 
-describe('CompactShard', () => {
-  it('reads lunr JSON text by scanning exactly as JSON.parse does, odd terms included', () => {
-    const text = JSON.stringify(builder().toJSON());
-    const full = JSON.parse(text) as { invertedIndex: [string, { _index: number }][] };
-    const scanned = scanLunrText(text);
-    assert.ok(scanned, 'the fast path applies to what ShardBuilder writes');
-    const want: string[] = [];
-    for (const [term, p] of full.invertedIndex) want[p._index] = term;
-    assert.deepEqual(scanned.termOfIndex, want);
-    const fast = CompactShard.fromLunrText(text, NASTY.length);
-    const slow = CompactShard.fromLunrJson(full, NASTY.length);
-    for (const query of ['rocket', 'hi', 'br{ace}s', 'ünïcødé', '日本語', 'launch', 's3', 'r*', '-rocket']) {
-      assert.deepEqual(results(fast, query), results(slow, query), query);
+/** Each (field, seq, term) → weight, from lunr.Builder with the same fields, boosts and pipeline. */
+function lunrWeights(docs: IndexableDoc[]): Map<string, number> {
+  const b = new lunr.Builder();
+  b.pipeline = indexPipeline();
+  b.ref('seq');
+  for (const f of FIELDS) {
+    const extractor = f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f]) : undefined;
+    b.field(f, { boost: FIELD_BOOST[f], extractor });
+  }
+  for (const d of docs) b.add({ ...d, seq: String(d.seq) });
+  const json = b.build().toJSON() as unknown as {
+    invertedIndex: [string, { _index: number }][];
+    fieldVectors: [string, number[]][];
+  };
+  const termOf: string[] = [];
+  for (const [term, p] of json.invertedIndex) termOf[p._index] = term;
+  const out = new Map<string, number>();
+  for (const [fieldRef, v] of json.fieldVectors) {
+    for (let i = 0; i < v.length; i += 2) out.set(`${fieldRef}/${termOf[v[i]]}`, v[i + 1]);
+  }
+  return out;
+}
+
+/** Each (field, seq, term) → weight, read back out of a compact shard through its serialized form. */
+function compactWeights(shard: CompactShard): Map<string, number> {
+  const bytes = shard.serialize();
+  const u32 = new Uint32Array(bytes.buffer, 0, 7);
+  const [, , n, T, P, docWidth, termLength] = u32;
+  let at = 32;
+  at += n * 8;
+  const seqs = new Int32Array(bytes.buffer, at, n);
+  at += n * 4;
+  const offsets = new Int32Array(bytes.buffer, at, T * FIELDS.length + 1);
+  at += offsets.byteLength;
+  const docs = docWidth === 2 ? new Uint16Array(bytes.buffer, at, P) : new Uint32Array(bytes.buffer, at, P);
+  at += docs.byteLength;
+  const weights = new Uint16Array(bytes.buffer, at, P);
+  at += weights.byteLength;
+  const terms = new TextDecoder().decode(bytes.subarray(at, at + termLength)).split('\n');
+  const out = new Map<string, number>();
+  terms.forEach((term, t) =>
+    FIELDS.forEach((field, f) => {
+      for (let i = offsets[t * FIELDS.length + f]; i < offsets[t * FIELDS.length + f + 1]; i++) {
+        out.set(`${field}/${seqs[docs[i]]}/${term}`, weights[i] / WEIGHT_SCALE);
+      }
+    }),
+  );
+  return out;
+}
+
+describe('ShardBuilder', () => {
+  it('gives every (term, field, message) the weight lunr gives it', () => {
+    for (const docs of [nastyDocs(), mailDocs()]) {
+      const want = lunrWeights(docs);
+      const got = compactWeights(build(docs));
+      // lunr also lists fields with no terms; both list every term occurrence.
+      assert.deepEqual(got, want);
     }
   });
 
-  it('falls back to JSON.parse for text it does not recognize', () => {
-    const json = builder().toJSON() as Record<string, unknown>;
-    const reordered = JSON.stringify({ invertedIndex: json.invertedIndex, ...json });
-    assert.equal(scanLunrText(reordered), undefined);
-    assert.deepEqual(results(CompactShard.fromLunrText(reordered, NASTY.length), 'rocket').length, NASTY.length);
+  it('refuses messages out of sequence order', () => {
+    const b = new ShardBuilder();
+    b.add(nastyDocs()[1]);
+    assert.throws(() => b.add(nastyDocs()[0]), /sequence order/);
+  });
+});
+
+describe('CompactShard', () => {
+  it('answers from its stored bytes exactly as before storing, odd terms included', () => {
+    const shard = build(nastyDocs());
+    const stored = CompactShard.deserialize(shard.serialize());
+    for (const query of [
+      'rocket',
+      'hi',
+      'br{ace}s',
+      'ünïcødé',
+      '日本語',
+      'launch',
+      's3',
+      'r*',
+      'ro*',
+      '-rocket',
+      'rokcet~2',
+    ]) {
+      assert.deepEqual(results(stored, query), results(shard, query), query);
+    }
+    assert.equal(results(stored, 'ro*').length, NASTY.length);
   });
 
-  it('scores with the weights lunr computed, in the hot and in the sealed form', () => {
-    const b = builder();
-    const { termOfIndex, vectors } = b.vectors();
-    const hot = CompactShard.from(termOfIndex, vectors, b.size);
-    const sealed = CompactShard.fromLunrText(JSON.stringify(b.toJSON()), b.size);
-    const a = results(hot, 'rocket launch');
-    assert.equal(a.length, 1);
-    assert.ok(a[0].score > 0);
-    assert.deepEqual(results(sealed, 'rocket launch'), a);
+  it('rejects bytes that are not a shard, or are cut short', () => {
+    const bytes = build(nastyDocs()).serialize();
+    assert.equal(CompactShard.recognizes(new TextEncoder().encode('{"version":"2.3.9"')), false);
+    assert.throws(() => CompactShard.deserialize(bytes.slice(0, bytes.length - 1)));
+  });
+
+  it('keeps only messages dated inside a date filter', () => {
+    const shard = build(nastyDocs());
+    const day = 86_400_000;
+    const from = 1_700_000_000_000 + 2 * day;
+    const got = results(shard, 'rocket', { from, to: from + 2 * day }).map((h) => h.seq);
+    assert.deepEqual(got, [2 * 37, 3 * 37, 4 * 37]);
+    assert.equal(shard.overlaps({ from: 0, to: from - 3 * day }), false);
+  });
+});
+
+describe('TermTable', () => {
+  it('finds terms and prefix ranges exactly as a scan of the term list does, in code point order', () => {
+    const terms = [
+      'rocket',
+      'rock',
+      'rocks',
+      'r',
+      'ro',
+      'zebra',
+      '日本語',
+      '日本',
+      '\u{e000}x',
+      '🚀launch',
+      'ünï',
+      'a',
+      'ab',
+    ];
+    const { table, order } = TermTable.sorted(terms);
+    const byCodePoint = [...terms].sort((a, b) => {
+      const [x, y] = [[...a].map((c) => c.codePointAt(0)!), [...b].map((c) => c.codePointAt(0)!)];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    });
+    assert.deepEqual(
+      order.map((i) => terms[i]),
+      byCodePoint,
+    );
+    for (let i = 0; i < table.size; i++) assert.equal(table.term(i), byCodePoint[i]);
+    for (const probe of [...terms, 'roc', 'zz', '', '日', '🚀', 'rockets']) {
+      assert.equal(table.find(probe), byCodePoint.indexOf(probe), `find ${probe}`);
+      const { from, to } = table.withPrefix(probe);
+      const want = byCodePoint.flatMap((t, i) => (t.startsWith(probe) ? [i] : []));
+      assert.deepEqual(
+        Array.from({ length: to - from }, (_, k) => from + k),
+        want,
+        `prefix ${probe}`,
+      );
+    }
+    assert.equal(new TermTable(new Uint8Array(0)).size, 0);
   });
 });
