@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { ProtocolError } from '../protocol/errors.js';
 import { createConnector } from '../client/core/connect.js';
 import { runClassification, type RunOutcome } from '../client/core/runner.js';
-import type { SpamSession } from '../client/core/session.js';
+import { InterruptedRequest, type SpamSession } from '../client/core/session.js';
 import { nodeSocket } from '../client/node/cli.js';
 import { DirectoryStorage } from '../client/node/node-storage.js';
 import { openStore } from '../provider-server/src/provider.js';
@@ -99,7 +99,9 @@ describe('two instances behind HAProxy', () => {
             await sessions[i % 2].classify(ids[i], mail(ids[i]), ids.length - i);
             accepted++;
           } catch (e) {
-            limited = e;
+            // A refused spam request is kept for a re-send (exactly-once); the refusal is its reason.
+            if (e instanceof InterruptedRequest) e.dispose();
+            limited = e instanceof InterruptedRequest ? e.reason : e;
           }
         }
       } finally {
