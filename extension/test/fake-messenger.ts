@@ -62,6 +62,7 @@ export function fakeMessenger(opts: {
         calls.push(`displayed:${tabId}`);
         return page(opts.displayed === undefined ? [] : [byId(opts.displayed).header]);
       },
+      onMessagesDisplayed: event('messageDisplay.onMessagesDisplayed'),
     },
     messages: {
       get: async (id) => byId(id).header,

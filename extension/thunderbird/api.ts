@@ -50,6 +50,8 @@ export interface ThunderbirdApi {
   messageDisplay: {
     /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
     getDisplayedMessages(tabId: number): Promise<MessageList>;
+    /** MV3: the tab and a MessageList of what it now shows. */
+    onMessagesDisplayed: TbEvent<(tab: { id?: number }, displayed: MessageList) => void>;
   };
   messages: {
     get(id: number): Promise<MessageHeader>;
