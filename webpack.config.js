@@ -45,8 +45,9 @@ export function targetManifest(base, target) {
   if (target === 'thunderbird') {
     // No webmail pages in Thunderbird: its own message pane is read through
     // messages/messageDisplay (messagesRead) and shown in a display-action popup.
+    // host_permissions stay: the private spam check's worker fetches the provider's packages cross-origin
+    // (loopback only, as in the other builds).
     delete m.content_scripts;
-    delete m.host_permissions;
     delete m.web_accessible_resources;
     // accountsRead: the new-mail, move and delete events (index mail as it changes);
     // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane);

@@ -7,16 +7,23 @@
 // signature claim: Thunderbird tells add-ons none), no "Receiving end does
 // not exist" errors, new mail found by search without any click, and mail
 // delivered through the provider's LMTP stage (provider-server lmtp) decrypted
-// with the provider's id readable by the add-on. Screenshots in test-results/.
+// with the provider's id readable by the add-on; then, connected to a
+// provider-server on the same store (URL + token on the options page), spam
+// delivered over LMTP is checked privately and found in Junk over IMAP.
+// Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ImapFlow } from 'imapflow';
+import * as openpgp from 'openpgp';
 import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
 import { PROVIDER_ID } from '../mail/message-id.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
-import { openStore } from '../provider-server/src/provider.js';
+import { loadSpamAssassin } from '../models/data/loaders.js';
+import { loadConfig } from '../provider-server/src/config.js';
+import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
@@ -38,6 +45,9 @@ let dir: string;
 let dovecot: Dovecot;
 let tb: RunningThunderbird;
 let stage: RunningStage;
+let provider: Provider | undefined;
+/** Alice's access token at the provider (issued when she was added). */
+let aliceToken: string;
 
 /** Page-side helper, prepended to every function run in an add-on page. */
 const UNTIL = `const until = async (f, what) => {
@@ -136,7 +146,7 @@ before(
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
     // The provider's LMTP stage in front of Dovecot, as a provider runs it; alice is a user of the provider.
     const store = await openStore({ dataDir: path.join(dir, 'provider') });
-    await store.addUser('alice');
+    aliceToken = (await store.addUser('alice')).token;
     await store.close();
     const port = await freePort();
     stage = await startLmtpStage({ dir, dataDir: path.join(dir, 'provider'), port, relayPort: dovecot.lmtpPort });
@@ -147,6 +157,7 @@ before(
 );
 after(async () => {
   await tb?.stop();
+  await provider?.close();
   await stage?.stop();
   await dovecot?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -347,5 +358,89 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       const [m] = (await messages.query(Cu.cloneInto({ subject: 'Capybara' }, win))).messages;
       return (await messages.getFull(m.id)).headers['x-pmf-message-id'];`);
     assert.deepEqual(seen, [registered]);
+  });
+  it('connected to the provider, spam arriving over LMTP is checked privately and moved to Junk on the server', async () => {
+    // provider-server on loopback, on the store the LMTP stage registers deliveries in.
+    provider = await startProvider(
+      loadConfig({
+        env: {},
+        overrides: {
+          port: 0,
+          dataDir: path.join(dir, 'provider'),
+          workers: 1,
+          models: [{ id: 'spam', file: path.resolve(root, 'models/default/spam.pmfm') }],
+        },
+      }),
+      { progress: () => {}, log: () => {} },
+    );
+    await optionsPage(
+      `const form = $('#provider-connect');
+       form.querySelector('input[name=url]').value = args[0];
+       form.querySelector('input[name=token]').value = args[1];
+       form.querySelector('button').click();
+       return true;`,
+      [provider.server.httpUrl, aliceToken],
+    );
+    // The connection downloads the model into the add-on's IndexedDB: polled from here, each look short.
+    for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 500))) {
+      const [connected, text] = (await optionsPage(
+        `const line = $('#provider-status'); return [line.dataset.connected, line.textContent];`,
+      )) as [string, string];
+      if (connected === 'true') break;
+      if (Date.now() > deadline) {
+        fs.writeFileSync(resultPath('thunderbird-spam-output.txt'), tb.output());
+        assert.fail(`not connected: ${text}`);
+      }
+    }
+    await screenshot('thunderbird-spam-connected');
+    // Spam from the test split, each whole message encrypted to Alice inside an inline-PGP mail.
+    const spam = loadSpamAssassin()
+      .filter((e) => e.split === 'test' && e.label === 'spam')
+      .slice(0, 3);
+    for (const [i, e] of spam.entries()) {
+      const armored = await openpgp.encrypt({
+        message: await openpgp.createMessage({ text: e.raw as string }),
+        encryptionKeys: alice.publicKey,
+      });
+      const raw = `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: Offer ${i}\r\nMessage-ID: <offer-${i}@example.org>\r\n\r\n${armored.replace(/\r?\n/g, '\r\n')}`;
+      const reply = await lmtpSend(
+        { host: '127.0.0.1', port: stage.port, timeoutMs: 30_000 },
+        { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw) },
+      );
+      assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
+    }
+    // Checked over IMAP on the server (a fresh session per look): the spam is in Junk there.
+    const junkOnServer = async () => {
+      const imap = new ImapFlow({
+        host: '127.0.0.1',
+        port: dovecot.port,
+        secure: false,
+        auth: { user: 'alice', pass: 'imap-secret' },
+        logger: false,
+      });
+      await imap.connect();
+      try {
+        const box = await imap.mailboxOpen('Junk', { readOnly: true });
+        const subjects: string[] = [];
+        if (box.exists > 0)
+          for await (const m of imap.fetch('1:*', { envelope: true }))
+            if (m.envelope?.subject?.startsWith('Offer ')) subjects.push(m.envelope.subject);
+        return subjects;
+      } finally {
+        await imap.logout();
+      }
+    };
+    let subjects: string[] = [];
+    for (const deadline = Date.now() + 120_000; subjects.length === 0; await new Promise((r) => setTimeout(r, 1000))) {
+      subjects = await junkOnServer();
+      if (subjects.length === 0 && Date.now() > deadline) {
+        const status = await optionsPage(
+          `return JSON.stringify(await win.wrappedJSObject.browser.runtime.sendMessage(Cu.cloneInto({ pmfPrivate: 'status' }, win)));`,
+        );
+        assert.fail(`no spam reached the Junk folder on the server: ${String(status)}`);
+      }
+    }
+    assert.ok(subjects.length >= 1, `in Junk: ${subjects.join(', ')}`);
+    await screenshot('thunderbird-spam-junk');
   });
 });

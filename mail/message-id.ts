@@ -19,14 +19,24 @@ function firstHeader(raw: string, name: string): string | undefined {
 }
 
 /**
+ * Only the provider-assigned id (`X-PMF-Message-Id`, first occurrence), if
+ * well-formed: a client asking about mail it cannot tell the provider
+ * delivered (another account's, a hand-registered message) asks nothing.
+ */
+export function providerIdOf(raw: string): string | undefined {
+  const assigned = firstHeader(raw, PROVIDER_ID_HEADER)?.trim();
+  return assigned !== undefined && PROVIDER_ID.test(assigned) ? assigned : undefined;
+}
+
+/**
  * The provider-assigned id (`X-PMF-Message-Id`, first occurrence: the stage
  * puts its own on top) if well-formed, else the Message-ID header (without
  * angle brackets) for mail registered by hand (`provider-server deliver`),
  * else `fallback`.
  */
 export function messageIdOf(raw: string, fallback: string): string {
-  const assigned = firstHeader(raw, PROVIDER_ID_HEADER)?.trim();
-  if (assigned !== undefined && PROVIDER_ID.test(assigned)) return assigned;
+  const assigned = providerIdOf(raw);
+  if (assigned) return assigned;
   const m = firstHeader(raw, 'Message-ID')?.match(/^<?([^>\r\n]{1,250})>?/);
   return m ? m[1].trim() : fallback;
 }

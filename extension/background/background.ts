@@ -21,7 +21,12 @@ import {
 } from '../lib/messages.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
-import { forgetWaitingMessages, listenForPrivateRequests, offerForSpamCheck } from '../private/background-hooks.js';
+import {
+  forgetWaitingMessages,
+  listenForPrivateRequests,
+  offerForSpamCheck,
+  watchThunderbirdSpam,
+} from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
 import { UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
@@ -216,6 +221,11 @@ const catchUpNewMail = tbApi
     )
   : () => {};
 if (tbApi) {
+  // The private spam check of new and displayed mail the provider delivered (thunderbird/spam-check.ts).
+  watchThunderbirdSpam(tbApi, async (block) => {
+    const { result, plaintext } = await decryptBlockWithPlaintext(block, await keyContext());
+    return result.status === 'decrypted' ? plaintext : undefined;
+  });
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

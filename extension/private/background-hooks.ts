@@ -5,8 +5,11 @@
 import browser, { type Runtime } from 'webextension-polyfill';
 import { sessionUrl } from '../../client/core/connect.js';
 import { decryptedMessage } from '../../mail/decrypt.js';
+import type { PgpBlock } from '../../mail/pgp.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
+import type { ThunderbirdApi } from '../thunderbird/api.js';
+import { watchSpam } from '../thunderbird/spam-check.js';
 import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
 import { SpamQueue } from './spam-queue.js';
@@ -53,6 +56,34 @@ const queue = new SpamQueue(
   failureOf,
 );
 
+/** Thunderbird's queue of new and displayed mail, when running there. */
+let thunderbirdQueue: SpamQueue | undefined;
+
+/** Drops the decrypted messages not yet handed to the worker, in every queue. */
+function forgetAll(why?: Parameters<SpamQueue['forgetWaiting']>[0]): void {
+  queue.forgetWaiting(why);
+  thunderbirdQueue?.forgetWaiting(why);
+}
+
+/**
+ * Thunderbird: checks new and displayed mail the provider delivered
+ * (thunderbird/spam-check.ts) with the same worker, store and status line.
+ * Registered at the top level of the background so the events wake it.
+ */
+export function watchThunderbirdSpam(api: ThunderbirdApi, decrypt: (block: PgpBlock) => Promise<string | undefined>) {
+  const watch = watchSpam(api, {
+    store,
+    classify: async (provider, items, onEvent) =>
+      (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    decrypt,
+    failureOf,
+    onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
+    onOutcome: () => (live.lastError = undefined),
+  });
+  thunderbirdQueue = watch.queue;
+  return watch;
+}
+
 /** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */
 function outerHeaders(s: MailSource): string {
   const clean = (v: string | undefined) => (v ?? '').replace(/[\r\n]+/g, ' ');
@@ -61,7 +92,7 @@ function outerHeaders(s: MailSource): string {
 
 /** On lock: decrypted messages still waiting for the worker are dropped. */
 export function forgetWaitingMessages(): void {
-  queue.forgetWaiting();
+  forgetAll();
 }
 
 /** Called for every decrypt request from a content script; returns at once. */
@@ -106,7 +137,7 @@ async function connect(url: string, token: string): Promise<PrivateStatus> {
     throw new Error(live.lastError.text);
   }
   await (await store()).setProvider(provider);
-  queue.forgetWaiting(RECONNECTED); // nothing offered before goes out under the new token
+  forgetAll(RECONNECTED); // nothing offered before goes out under the new token
   // An opt-out chosen before connecting reaches the provider too (best effort: the worker honours it anyway).
   if (!(await (await store()).settings()).topics) await tellTopicChoice(false).catch(() => {});
   return status();
@@ -149,7 +180,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       return connect(req.url.trim(), req.token.trim());
     case 'disconnect':
       await (await store()).setProvider(undefined);
-      queue.forgetWaiting(RECONNECTED);
+      forgetAll(RECONNECTED);
       await (await privateWorker()).call({ kind: 'reset' });
       live.model = live.download = live.lastError = undefined;
       return status();
@@ -158,7 +189,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       const s = await (
         await store()
       ).setSettings({ spamCheck: req.spamCheck, moveSpam: req.moveSpam, topics: req.topics });
-      if (!s.spamCheck) queue.forgetWaiting(failureBadge('spam_off', 'turned off while waiting'));
+      if (!s.spamCheck) forgetAll(failureBadge('spam_off', 'turned off while waiting'));
       if (s.topics !== before.topics) await tellTopicChoice(s.topics);
       return status();
     }

@@ -67,6 +67,7 @@ export function fakeMessenger(opts: {
         if (!mail.some((m) => m.header.headerMessageId === headerMessageId)) throw new Error('Unknown message');
         return {};
       },
+      onMessagesDisplayed: event('messageDisplay.onMessagesDisplayed'),
     },
     messages: {
       get: async (id) => byId(id).header,

@@ -52,6 +52,8 @@ export interface ThunderbirdApi {
     getDisplayedMessages(tabId: number): Promise<MessageList>;
     /** Opens a message (here: by its Message-ID) in a tab or window. */
     open(props: { headerMessageId: string; location?: 'tab' | 'window' }): Promise<unknown>;
+    /** MV3: the tab and a MessageList of what it now shows. */
+    onMessagesDisplayed: TbEvent<(tab: { id?: number }, displayed: MessageList) => void>;
   };
   messages: {
     get(id: number): Promise<MessageHeader>;

@@ -144,7 +144,7 @@ function protectedSubject(root: MessagePart): string | undefined {
 }
 
 /** Plain text of a decrypted Thunderbird message, for indexing and the popup. */
-function partsText(part: MessagePart): string {
+export function partsText(part: MessagePart): string {
   const parts = part.parts ?? [];
   // An alternative's plain-text version says it all; the HTML one would repeat it.
   const plain = parts.find((p) => p.contentType?.startsWith('text/plain'));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { missingSeparator, splitHeaders } from '../headers.js';
-import { messageIdOf } from '../message-id.js';
+import { messageIdOf, providerIdOf } from '../message-id.js';
 
 test('the body starts after the blank line, or at the first line that is no header', () => {
   assert.deepEqual(splitHeaders('From: a@b\nSubject: x\n\nbody'), {
@@ -55,4 +55,12 @@ test('message ids: the provider-assigned X-PMF-Message-Id comes first, the first
   // Not the stage's format (mail that never went through it): the Message-ID as before.
   assert.equal(messageIdOf('X-PMF-Message-Id: chosen-by-sender\nMessage-ID: <a@b>\n\nbody', 'f'), 'a@b');
   assert.equal(messageIdOf(`Subject: x\n\nX-PMF-Message-Id: ${assigned}`, 'fallback'), 'fallback');
+});
+
+test('message ids: providerIdOf takes only the assigned id, never a Message-ID that looks like one', () => {
+  const assigned = 'pmf-0123456789abcdef0123456789abcdef';
+  assert.equal(providerIdOf(`X-PMF-Message-Id: ${assigned}\nMessage-ID: <a@b>\n\nbody`), assigned);
+  assert.equal(providerIdOf(`Message-ID: <${assigned}>\n\nbody`), undefined);
+  assert.equal(providerIdOf('X-PMF-Message-Id: chosen-by-sender\n\nbody'), undefined);
+  assert.equal(providerIdOf(`Subject: x\n\nX-PMF-Message-Id: ${assigned}`), undefined);
 });
