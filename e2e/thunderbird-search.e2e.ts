@@ -9,35 +9,23 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inlinePgpMessage, makeParty, type Party } from '../extension/test/mail-fixtures.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
-import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import {
   inAddonPage,
   startThunderbird,
-  thunderbirdInstalled,
+  pageFn,
+  thunderbirdSkipReason,
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
 
-const skip = !(thunderbirdInstalled() && dovecotInstalled())
-  ? 'Thunderbird or Dovecot is not installed: run scripts/setup.sh'
-  : process.getuid?.() !== 0
-    ? 'needs root: the test Dovecot runs as the user nobody'
-    : false;
+const skip = thunderbirdSkipReason();
 let alice: Party, bob: Party;
 let dir: string;
 let dovecot: Dovecot;
 let tb: RunningThunderbird;
 
-const UNTIL = `const until = async (f, what) => {
-  for (let i = 0; i < 300; i++) { const v = await f(); if (v) return v; await new Promise((r) => win.setTimeout(r, 100)); }
-  throw new Error('timed out waiting for ' + what);
-};`;
 const inPage = <T>(page: string, body: string, args: unknown[] = []) =>
-  inAddonPage<T>(
-    tb.marionette,
-    page,
-    `async (win, args) => { ${UNTIL} const $ = (s) => win.document.querySelector(s); ${body} }`,
-    args,
-  );
+  inAddonPage<T>(tb.marionette, page, pageFn(body), args);
 
 before(
   async () => {

@@ -25,21 +25,18 @@ import { loadSpamAssassin } from '../models/data/loaders.js';
 import { loadConfig } from '../provider-server/src/config.js';
 import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
-import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { freePort } from './fixtures/process.js';
 import {
   inAddonPage,
   startThunderbird,
-  thunderbirdInstalled,
+  pageFn,
+  thunderbirdSkipReason,
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
 
-const skip = !(thunderbirdInstalled() && dovecotInstalled())
-  ? 'Thunderbird or Dovecot is not installed: run scripts/setup.sh'
-  : process.getuid?.() !== 0
-    ? 'needs root: the test Dovecot runs as the user nobody'
-    : false;
+const skip = thunderbirdSkipReason();
 let alice: Party, bob: Party;
 let dir: string;
 let dovecot: Dovecot;
@@ -48,14 +45,6 @@ let stage: RunningStage;
 let provider: Provider | undefined;
 /** Alice's access token at the provider (issued when she was added). */
 let aliceToken: string;
-
-/** Page-side helper, prepended to every function run in an add-on page. */
-const UNTIL = `const until = async (f, what) => {
-  for (let i = 0; i < 300; i++) { const v = f(); if (v) return v; await new Promise((r) => win.setTimeout(r, 100)); }
-  throw new Error('timed out waiting for ' + what);
-};`;
-const pageFn = (body: string) =>
-  `async (win, args) => { ${UNTIL} const $ = (s) => win.document.querySelector(s); ${body} }`;
 
 async function screenshot(name: string): Promise<void> {
   fs.writeFileSync(resultPath(`${name}.png`), await tb.marionette.screenshot());
