@@ -29,7 +29,7 @@ export const DEFAULT_UNLOCK_MINUTES = 15;
 export class UnlockCache {
   private entries = new Map<string, Entry>();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private restored = false;
+  private restoring: Promise<void> | undefined;
 
   constructor(
     private readonly store: Pick<KeyStore, 'list' | 'unlock'>,
@@ -109,10 +109,16 @@ export class UnlockCache {
     await this.session.set({ [SESSION_KEY]: { ...(await this.saved()), ...add } });
   }
 
-  /** After a background restart: re-unlock from the session area, once. */
-  private async restore(): Promise<void> {
-    if (this.restored) return;
-    this.restored = true;
+  /**
+   * After a background restart: re-unlock from the session area, once. Every
+   * caller waits for that one restore: requests arriving together after a
+   * restart must not find the keys locked while it runs.
+   */
+  private restore(): Promise<void> {
+    return (this.restoring ??= this.restoreFromSession());
+  }
+
+  private async restoreFromSession(): Promise<void> {
     const t = this.now();
     const live: Persisted = {};
     for (const [fp, { passphrase, expiresAt }] of Object.entries(await this.saved())) {

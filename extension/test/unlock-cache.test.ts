@@ -70,4 +70,16 @@ describe('UnlockCache', () => {
     assert.equal((await new UnlockCache(store, session).keys()).size, 0);
     store.close();
   });
+
+  it('after a restart, requests arriving together all wait for the one restore (none finds the keys locked)', async () => {
+    const { store, ib } = await storeWithTwoKeys();
+    const session = memorySession();
+    await new UnlockCache(store, session).unlock('passphrase-two', 60_000);
+    const restarted = new UnlockCache(store, session);
+    const seen = await Promise.all([restarted.keys(), restarted.keys(), restarted.passphrases()]);
+    assert.deepEqual([...seen[0].keys()], [ib.fingerprint]);
+    assert.deepEqual([...seen[1].keys()], [ib.fingerprint]);
+    assert.deepEqual(seen[2], ['passphrase-two']);
+    store.close();
+  });
 });
