@@ -46,6 +46,16 @@ let provider: Provider | undefined;
 /** Alice's access token at the provider (issued when she was added). */
 let aliceToken: string;
 
+/** The add-on's banner in the message pane: its kind (ok, warn, …) and text. */
+const messageBanner = () =>
+  inAddonPage<{ kind: string; text: string }>(
+    tb.marionette,
+    '#messagepane',
+    pageFn(`
+    const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
+    return { kind: b.dataset.kind, text: b.textContent };`),
+  );
+
 async function screenshot(name: string): Promise<void> {
   fs.writeFileSync(resultPath(`${name}.png`), await tb.marionette.screenshot());
 }
@@ -218,13 +228,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       assert.equal(popup.kind, 'ok');
       assert.match(popup.by, /keys stored in this add-on/);
       // Thunderbird lacks the key: the banner in the message pane shows the text, no click needed.
-      const banner = await inAddonPage<{ kind: string; text: string }>(
-        tb.marionette,
-        '#messagepane',
-        pageFn(`
-        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
-        return { kind: b.dataset.kind, text: b.textContent };`),
-      );
+      const banner = await messageBanner();
       assert.equal(banner.kind, 'ok');
       assert.match(banner.text, /signature verified/);
       assert.ok(banner.text.includes(text), banner.text);
@@ -264,13 +268,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       assert.doesNotMatch(popup.summary, /signature verified/);
       assert.equal(popup.kind, 'warn');
       assert.match(popup.by, /key stored in Thunderbird; no need to import it/);
-      const banner = await inAddonPage<{ kind: string; text: string }>(
-        tb.marionette,
-        '#messagepane',
-        pageFn(`
-        const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
-        return { kind: b.dataset.kind, text: b.textContent };`),
-      );
+      const banner = await messageBanner();
       assert.equal(banner.kind, 'warn');
       assert.match(banner.text, /Signature not checked by the add-on/);
       // The decrypted text is where the user reads mail: in the pane Thunderbird filled, or in the banner.
