@@ -19,7 +19,8 @@ fresh() { [ -f "$stamps/$1" ] && [ "$(cat "$stamps/$1")" = "$2" ]; }
 #    (its omni.ja holds the API schemas the unit tests check the add-on
 #    against, and the real-client tests run it), Firefox ESR, Xvfb, xauth and
 #    ImageMagick for real-client tests and screenshots, Dovecot as their IMAP server;
-#    PostgreSQL and HAProxy for the provider's shared-store and scale-out tests.
+#    PostgreSQL and HAProxy for the provider's shared-store and scale-out tests;
+#    Roundcube (PHP) as the real webmail of the end-to-end suite.
 pkgs=()
 command -v emcc >/dev/null || pkgs+=(emscripten)
 [ -d /usr/share/nodejs/acorn ] || pkgs+=(node-acorn)
@@ -33,9 +34,12 @@ command -v import >/dev/null || pkgs+=(imagemagick)
 command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
+# Roundcube under php -S (php8.2-cgi keeps php from pulling in Apache).
+[ -d /usr/share/roundcube ] || pkgs+=(php-cli php8.2-cgi php-sqlite3 roundcube roundcube-core roundcube-sqlite3 roundcube-plugins)
 if [ ${#pkgs[@]} -gt 0 ]; then
   log "installing Debian packages: ${pkgs[*]}"
   as_root apt-get update -qq
+  echo "roundcube-core roundcube/dbconfig-install boolean false" | as_root debconf-set-selections
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
 fi
 
