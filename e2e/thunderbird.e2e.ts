@@ -1,10 +1,11 @@
-// Issue 20 in a real Thunderbird ESR (Debian's, headless): the xpi installed
+// The Thunderbird build in a real Thunderbird ESR (Debian's, headless): the xpi installed
 // from a profile made from files, an IMAP account on a local Dovecot holding
 // a PGP/MIME and an inline PGP message from Bob. Checks the first-run page,
 // a key imported and unlocked in the add-on, the "OpenPGP status" popup
 // showing each message's decrypted text with Bob's verified signature, the
-// same messages read through Alice's key in Thunderbird's own key ring (no
-// signature claim: Thunderbird tells add-ons none), no "Receiving end does
+// same messages read through Alice's key in Thunderbird's own key ring (the
+// add-on makes no signature claim, since Thunderbird tells add-ons none, and
+// Thunderbird's own header shows Bob's verified signature), no "Receiving end does
 // not exist" errors, new mail found by search without any click, and mail
 // delivered through the provider's LMTP stage (provider-server lmtp) decrypted
 // with the provider's id readable by the add-on; then, connected to a
@@ -245,20 +246,34 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
        const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
        const passCB = (_win, _prompt, flags) => { flags.canceled = false; return args[1]; };
        const res = await RNP.importSecKeyBlockImpl(null, passCB, false, args[0]);
-       EnigmailKeyRing.updateKeys(res.importedKeys);
+       // Bob's public key, accepted as verified, as a user does after comparing fingerprints.
+       const bob = await RNP.importPubkeyBlockAutoAcceptImpl(null, args[2], 'verified');
+       EnigmailKeyRing.updateKeys([...res.importedKeys, ...bob.importedKeys]);
        EnigmailKeyRing.clearCache();
-       return res.importedKeys.length;`,
-      [alice.privateArmored, alice.passphrase],
+       return res.importedKeys.length + bob.importedKeys.length;`,
+      [alice.privateArmored, alice.passphrase, bob.publicArmored],
     );
-    assert.equal(imported, 1, "Alice's key is in Thunderbird's key ring");
+    assert.equal(imported, 2, "Alice's secret key and Bob's verified public key are in Thunderbird's key ring");
   });
+
+  /** Thunderbird's own OpenPGP indicator in the message header: its encrypted and signed states. */
+  const thunderbirdCryptoStatus = () =>
+    tb.marionette.run<{ tech: string; encrypted: string; signed: string }>(
+      `const doc = Services.wm.getMostRecentWindow('mail:3pane').gTabmail.currentAboutMessage.document;
+       // Each icon's picture names its state: chrome://messenger/skin/icons/message-signed-verified.svg.
+       const state = (id) => { const icon = doc.getElementById(id); return icon.hidden ? '' : icon.getAttribute('src').split('-').pop().replace('.svg', ''); };
+       for (let i = 0; i < 100 && !state('signedHdrIcon'); i++) await new Promise((r) => doc.defaultView.setTimeout(r, 100));
+       return { tech: doc.getElementById('encryptionTechBtn').textContent.trim(), encrypted: state('encryptedHdrIcon'), signed: state('signedHdrIcon') };`,
+    );
 
   for (const [listed, subject, text, name] of [
     ['...', 'Pangolin budget', 'The pangolin budget for 2027 is approved.', 'pgp-mime'],
     ['Lunch', 'Lunch', 'Inline lunch on Friday?', 'inline'],
   ]) {
-    it(`with the key only in Thunderbird, shows "${subject}" as Thunderbird decrypted it, signature not checked`, async () => {
+    it(`with the key only in Thunderbird, shows "${subject}" as Thunderbird decrypted it, with Thunderbird's verified signature`, async () => {
       await openStatusPopup(listed);
+      // The signature check the user sees on this path is Thunderbird's own, in the message header.
+      assert.deepEqual(await thunderbirdCryptoStatus(), { tech: 'OpenPGP', encrypted: 'ok', signed: 'verified' });
       const popup = await readStatusPopup(`thunderbird-key-in-thunderbird-${name}`);
       assert.equal(popup.subject, subject, 'the protected subject, for PGP/MIME');
       assert.equal(popup.text.trim(), text);

@@ -33,8 +33,11 @@ export async function encryptText(text: string, to: Party[], signer?: Party): Pr
   });
 }
 
+// Dated now, as a mailer dates what it signs: Thunderbird calls a signature made
+// more than an hour from the Date header invalid.
 function headers(from: Party, to: Party, subject: string): string {
-  return `From: ${from.name} <${from.email}>\r\nTo: ${to.name} <${to.email}>\r\nSubject: ${subject}\r\nDate: Sat, 21 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\n`;
+  const date = new Date().toUTCString().replace('GMT', '+0000');
+  return `From: ${from.name} <${from.email}>\r\nTo: ${to.name} <${to.email}>\r\nSubject: ${subject}\r\nDate: ${date}\r\nMIME-Version: 1.0\r\n`;
 }
 
 /** RFC 3156 PGP/MIME: the encrypted part is a full MIME entity with protected headers. */
