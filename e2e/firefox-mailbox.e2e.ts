@@ -1,4 +1,4 @@
-// Issue 20 in a real Firefox ESR: "Index mailbox" on the demo webmail indexes
+// The Firefox build in a real Firefox ESR: "Index mailbox" on the demo webmail indexes
 // every readable message (the content script's own fetch is blocked by the
 // page's CSP there; the background fetches the pages). Screenshot in test-results/.
 import assert from 'node:assert/strict';

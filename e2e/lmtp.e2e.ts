@@ -1,4 +1,4 @@
-// The provider's LMTP stage between an MTA and a real Dovecot (issue 14):
+// The provider's LMTP stage between an MTA and a real Dovecot:
 // the test is the MTA (it speaks LMTP to the stage, which runs as its own
 // process, `provider-server lmtp`, with its IMAP check of retries on), the
 // stage relays through a TCP gate to Dovecot's LMTP, and every outcome is

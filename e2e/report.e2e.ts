@@ -1,4 +1,4 @@
-// Issue 19: the evaluation report builds from saved bench rows (the fixture,
+// The evaluation report (npm run report) builds from saved bench rows (the fixture,
 // real quick-run rows with notes dropped), every figure has data, and the
 // page shows every figure when opened from disk in Chromium.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 17 in a real Thunderbird ESR (Debian's, headless): after the user
+// Local search in a real Thunderbird ESR (Debian's, headless): after the user
 // unlocks the add-on's key, "Index all mail" indexes the IMAP mailbox, the
 // search page finds a message and its result opens that message in a
 // Thunderbird tab (messageDisplay.open). Screenshot in test-results/.

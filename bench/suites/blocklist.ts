@@ -1,6 +1,6 @@
 // The private blocklist (docs/blocklist.md): list and delta package sizes,
 // client time per email of 20 items, provider CPU per item and bytes on the
-// wire per email, against the targets of issue 18 (provider ≤ 100 µs CPU per
+// wire per email, against its targets (provider ≤ 100 µs CPU per
 // item, client ≤ 5 ms per email, 1M entries ≤ 16 MB, network ≤ 2 KB).
 //
 // Package sizes are measured on packages built by the real encoder from

@@ -1,4 +1,4 @@
-// The provider under load (issue #15): provider-server runs as separate
+// The provider under load: provider-server runs as separate
 // processes on loopback (provider-server/test/cluster.ts: tsx, default
 // worker count, a shared SQLite store), this process is the load generator.
 // Client work is precomputed where the provider cannot tell (bench/load-client.ts):

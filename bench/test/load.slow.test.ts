@@ -1,4 +1,4 @@
-// The `load` bench prints each of its rows (issue #15 names them): a real
+// The `load` bench prints each of its rows (names kept stable for scripts): a real
 // provider process, HAProxy in front of one and two instances. Slow suite:
 // even --quick sets up real sessions (base OTs) for tens of seconds.
 import assert from 'node:assert/strict';

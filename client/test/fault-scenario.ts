@@ -1,4 +1,4 @@
-// Kill -9 under load (issue #15, docs/protocol.md#exactly-once-verdicts): the
+// Kill -9 under load (docs/protocol.md#exactly-once-verdicts): the
 // real provider runs as its own process (node + tsx, the CLI's `serve`),
 // several headless clients classify their mailboxes through it at once, and
 // the provider is killed with SIGKILL at random moments and restarted on the

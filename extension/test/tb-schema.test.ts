@@ -1,5 +1,5 @@
 // Guards against calling Thunderbird APIs that do not exist for the add-on's
-// manifest version or permissions (issue 20: messageDisplay.getDisplayedMessage
+// manifest version or permissions (messageDisplay.getDisplayedMessage, for one,
 // is MV2-only and the unit tests' fake did not know). Checks, against the
 // schemas in the installed Thunderbird's omni.ja: every browser.* / messenger.*
 // use in the extension sources, the ThunderbirdApi interface every
