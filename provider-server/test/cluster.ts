@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ServerLimits } from '../src/limits.js';
 import { openStore } from '../src/provider.js';
+import type { Store } from '../src/store.js';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const DEPLOY_CFG = path.resolve('provider-server/deploy/haproxy.cfg');
@@ -37,16 +38,17 @@ export interface ClusterOptions {
   /** Put HAProxy in front (deploy/haproxy.cfg with loopback ports, no TLS). */
   haproxy?: boolean;
   /**
-   * Environment that points every instance at the shared store. None: the
-   * SQLite file in the shared data directory (WAL mode, so it works across
-   * processes on one machine); another store plugs in through its variables.
+   * The shared store: a postgres:// URL, or none for the SQLite file in the
+   * shared data directory (WAL mode, so it works across processes on one machine).
    */
-  storeEnv?: Record<string, string>;
+  store?: string;
 }
 
 export interface Cluster {
   dir: string;
   dataDir: string;
+  /** Opens the store every instance shares (close it after use). */
+  openStore(): Promise<Store>;
   instances: Instance[];
   /** HAProxy's URL, or the only instance's. */
   url: string;
@@ -132,18 +134,20 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       host: '127.0.0.1',
       port: 0,
       dataDir,
+      ...(opts.store ? { store: opts.store } : {}),
       limits: opts.limits ?? {},
       trustedProxies: ['127.0.0.1'],
       models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
       ...(opts.workers ? { workers: opts.workers } : {}),
     }),
   );
+  const sharedStore = () => openStore({ dataDir, store: opts.store });
   const children: { pid: number; exited: Promise<unknown> }[] = [];
   const instances: Instance[] = [];
 
   const addInstance = async (): Promise<Instance> => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--config', configFile], {
-      env: { PATH: process.env.PATH, ...opts.storeEnv },
+      env: { PATH: process.env.PATH },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const exited = exitOf(child);
@@ -201,10 +205,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     return {
       dir,
       dataDir,
+      openStore: sharedStore,
       instances,
       url,
       async provision(users) {
-        const store = await openStore({ dataDir });
+        const store = await sharedStore();
         try {
           const tokens = new Map<string, string>();
           for (const u of users) {
