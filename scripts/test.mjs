@@ -7,8 +7,10 @@
 //   e2e:    e2e/**/*.e2e.ts (built extension in Debian Chromium via Playwright, Firefox ESR via
 //           puppeteer-core over WebDriver BiDi, Thunderbird ESR via Marionette with a local Dovecot)
 //   lint:   scripts/lint.mjs (counts as one test), so CI gates on it too
+//   real:   the e2e suites that drive real third-party programs (Thunderbird, Firefox, Roundcube,
+//           Dovecot with the LMTP stage, HAProxy with PostgreSQL): `npm run test:real`
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
-// Usage: node scripts/test.mjs [--only unit|python|e2e|lint] [--slow] [files...]
+// Usage: node scripts/test.mjs [--only unit|python|e2e|real|lint] [--slow] [files...]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -37,6 +39,7 @@ const isUnit = (p) =>
   !p.startsWith(path.join(root, 'e2e')) &&
   (slow || !p.endsWith('.slow.test.ts'));
 const isE2e = (p) => p.endsWith('.e2e.ts');
+const isRealStack = (p) => isE2e(p) && /\/(thunderbird|firefox|roundcube|lmtp|scale-out)[^/]*\.e2e\.ts$/.test(p);
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 
@@ -105,6 +108,7 @@ if (explicit.length > 0) {
   // Browser tests share one Chromium profile directory per file; run serially.
   if (!only || only === 'lint') runLint();
   if (!only || only === 'e2e') runNodeTests(find(path.join(root, 'e2e'), isE2e).sort(), ['--test-concurrency=1']);
+  if (only === 'real') runNodeTests(find(path.join(root, 'e2e'), isRealStack).sort(), ['--test-concurrency=1']);
 }
 
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
