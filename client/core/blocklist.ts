@@ -51,15 +51,20 @@ export interface BlocklistHit {
   since: string;
 }
 
+/** The current version of every list the provider offers, in its order (none: an empty array). */
+export async function offeredBlocklists(baseUrl: string, fetchFn: typeof fetch = fetch): Promise<BlocklistListing[]> {
+  const r = await fetchFn(new URL('/blocklists', baseUrl));
+  if (!r.ok) throw new Error(`blocklist list: HTTP ${r.status}`);
+  return ((await r.json()) as { blocklists?: BlocklistListing[] }).blocklists ?? [];
+}
+
 /** The provider's current version of a list. */
 export async function latestBlocklist(
   baseUrl: string,
   listId: string,
   fetchFn: typeof fetch = fetch,
 ): Promise<BlocklistListing> {
-  const r = await fetchFn(new URL('/blocklists', baseUrl));
-  if (!r.ok) throw new Error(`blocklist list: HTTP ${r.status}`);
-  const l = ((await r.json()) as { blocklists?: BlocklistListing[] }).blocklists?.find((x) => x.id === listId);
+  const l = (await offeredBlocklists(baseUrl, fetchFn)).find((x) => x.id === listId);
   if (!l) throw new Error(`blocklist ${listId} is not offered by ${baseUrl}`);
   return l;
 }

@@ -188,7 +188,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       const before = await (await store()).settings();
       const s = await (
         await store()
-      ).setSettings({ spamCheck: req.spamCheck, moveSpam: req.moveSpam, topics: req.topics });
+      ).setSettings({ spamCheck: req.spamCheck, moveSpam: req.moveSpam, topics: req.topics, linkCheck: req.linkCheck });
       if (!s.spamCheck) forgetAll(failureBadge('spam_off', 'turned off while waiting'));
       if (s.topics !== before.topics) await tellTopicChoice(s.topics);
       return status();

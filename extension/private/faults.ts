@@ -1,6 +1,7 @@
 // Plain words for what the private spam check says on a message and on the
 // options page: what happened and what to do next. The technical detail is
 // kept apart, for a "details" disclosure.
+import type { BlocklistHit } from '../../client/core/blocklist.js';
 import type { FailureCode, ItemOutcome } from './worker-protocol.js';
 
 /** What a message's spam badge shows. */
@@ -10,6 +11,45 @@ export interface SpamBadge {
   detail?: string;
   /** Set once the message's topic went to the provider (the topic itself is never known here). */
   topicShared?: boolean;
+  /** The link check's hits, one sentence each (blocklistLines). */
+  blocklist?: string[];
+}
+
+/** The badge's text for a message treated as spam because of a blocklist hit alone. */
+export const BLOCKLISTED = 'spam (on your provider’s blocklist, checked privately)';
+
+/**
+ * One sentence per hit, e.g. "A link in this message (evil.example) is on
+ * your provider’s phishing list (since 2024-05-30, score 90)." A listed link
+ * usually hits as domain and host both: one sentence per kind, list and date.
+ */
+export function blocklistLines(hits: readonly BlocklistHit[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const h of hits) {
+    const attachment = h.item.startsWith('sha256:');
+    const key = `${attachment}|${h.category}|${h.since}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const what = attachment
+      ? 'An attachment of this message'
+      : `A link in this message (${h.item.replace(/^(host|domain|url):/, '')})`;
+    out.push(`${what} is on your provider’s ${h.category} list (since ${h.since}, score ${h.score}).`);
+  }
+  return out;
+}
+
+/**
+ * Adds the link check's hits to a badge: a message with a hit is treated as
+ * spam (and so moved to Junk when the user lets the extension move spam),
+ * the hit being the reason shown. No hit: the badge as it was.
+ */
+export function withBlocklist(badge: SpamBadge, hits: readonly BlocklistHit[]): SpamBadge {
+  if (hits.length === 0) return badge;
+  const lines = blocklistLines(hits);
+  return badge.state === 'spam'
+    ? { ...badge, blocklist: lines }
+    : { ...badge, state: 'spam', text: BLOCKLISTED, detail: undefined, blocklist: lines };
 }
 
 /** The line under a badge whose message's topic was shared. */

@@ -7,7 +7,7 @@ export type PrivateRequest =
   | { pmfPrivate: 'connect'; url: string; token: string }
   | { pmfPrivate: 'disconnect' }
   /** Changes the settings given (booleans only); the others stay. */
-  | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean }
+  | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean; linkCheck?: boolean }
   | { pmfPrivate: 'status' };
 
 export interface PrivateStatus {
@@ -22,6 +22,7 @@ export interface PrivateStatus {
   spamCheck: boolean;
   moveSpam: boolean;
   topics: boolean;
+  linkCheck: boolean;
 }
 
 /** Content script → background: one-click connect from the webmail page (private/connect-offer.ts). */

@@ -28,6 +28,7 @@ function show(s: PrivateStatus): void {
     );
   else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
   $<HTMLInputElement>('spam-check').checked = s.spamCheck;
+  $<HTMLInputElement>('link-check').checked = s.linkCheck;
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
   $<HTMLInputElement>('share-topics').checked = s.topics;
   $('provider-connect').hidden = s.connected;
@@ -94,6 +95,7 @@ export function initProviderSection(): void {
   });
   for (const [id, key] of [
     ['spam-check', 'spamCheck'],
+    ['link-check', 'linkCheck'],
     ['move-spam', 'moveSpam'],
     ['share-topics', 'topics'],
   ] as const) {

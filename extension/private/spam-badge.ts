@@ -14,10 +14,13 @@ import { SPAM_BADGE, type SpamBadgeMessage } from './messages.js';
 
 const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
-details,.topic{margin-top:4px;font-size:12px}`;
+details,.topic,.blocklist{margin-top:4px;font-size:12px}.blocklist{font-weight:600}`;
 
 /** Each host's closed shadow root: only this content script holds them. */
 const roots = new WeakMap<HTMLElement, ShadowRoot>();
+/** Message bodies this script moved to Junk: a later badge (a blocklist hit, the topic line) still says so. */
+const moved = new WeakSet<HTMLElement>();
+const shows = new WeakMap<HTMLElement, Promise<void>>();
 
 function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   let host = body.parentElement?.querySelector<HTMLElement>(':scope > .pmf-spam-host');
@@ -36,6 +39,8 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   el.dataset.state = badge.state;
   el.setAttribute('role', 'status');
   el.textContent = badge.text;
+  for (const line of badge.blocklist ?? [])
+    el.append(Object.assign(document.createElement('div'), { className: 'blocklist', textContent: line }));
   if (badge.topicShared)
     el.append(Object.assign(document.createElement('div'), { className: 'topic', textContent: TOPIC_SHARED }));
   if (badge.detail) {
@@ -56,6 +61,7 @@ function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageVie
   button.addEventListener('click', async () => {
     try {
       await adapter.moveTo!(view, 'inbox');
+      moved.delete(view.body);
       render(view.body, { state: 'not-spam', text: 'Marked as not spam and moved back to your Inbox.' });
     } catch (e) {
       render(view.body, {
@@ -69,10 +75,10 @@ function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageVie
 }
 
 async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMessage): Promise<void> {
-  const el = render(view.body, m.badge);
-  if (!adapter.moveTo || !adapter.folderOf || m.badge.state !== 'spam') return;
+  if (!adapter.moveTo || !adapter.folderOf || m.badge.state !== 'spam') return void render(view.body, m.badge);
   const folder = adapter.folderOf(view);
   if (m.moveToJunk && folder === 'inbox') {
+    render(view.body, m.badge);
     try {
       await adapter.moveTo(view, 'junk');
     } catch (e) {
@@ -83,11 +89,10 @@ async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMess
       });
       return;
     }
-    const moved = render(view.body, { ...m.badge, text: `${m.badge.text}: moved to Junk.` });
-    offerNotSpam(moved, adapter, view);
-  } else if (folder === 'junk') {
-    offerNotSpam(el, adapter, view);
+    moved.add(view.body);
   }
+  const el = render(view.body, moved.has(view.body) ? { ...m.badge, text: `${m.badge.text}: moved to Junk.` } : m.badge);
+  if (adapter.folderOf(view) === 'junk') offerNotSpam(el, adapter, view);
 }
 
 export function listenForSpamBadges(): void {
@@ -96,7 +101,10 @@ export function listenForSpamBadges(): void {
     if (m?.type !== SPAM_BADGE || typeof m.sourceId !== 'string') return undefined;
     const adapter = adapterFor(document);
     const view = adapter?.findMessages(document, new URL(location.href)).find((v) => v.source.id === m.sourceId);
-    if (adapter && view) void show(adapter, view, m);
+    if (!adapter || !view) return undefined;
+    // One badge after the other per message (a hit can follow its verdict while the verdict's move is under way).
+    const next = (shows.get(view.body) ?? Promise.resolve()).then(() => show(adapter, view, m)).catch(() => {});
+    shows.set(view.body, next);
     return undefined;
   });
 }

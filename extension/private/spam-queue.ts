@@ -2,9 +2,13 @@
 // provider delivered is offered here; the reply to the page never waits.
 // A stored verdict is shown at once; otherwise the message joins the next
 // batch for the worker (one session per batch, client/core's runner), and
-// each outcome goes to the tabs showing that message. Environment-free
+// each outcome goes to the tabs showing that message. The link check's hits
+// (docs/blocklist.md) follow the verdict and are added to its badge; a
+// stored verdict whose links were never looked up (a restart in between, the
+// check turned on later) is shown at once and still goes to the worker for
+// the link check alone. Environment-free
 // (storage, worker and notification are injected) so it is unit-tested.
-import { failureBadge, outcomeBadge, CHECKING, LOCKED, type SpamBadge } from './faults.js';
+import { failureBadge, outcomeBadge, withBlocklist, CHECKING, LOCKED, type SpamBadge } from './faults.js';
 import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
 import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
@@ -32,6 +36,8 @@ interface Waiting {
   provider: ProviderConfig;
   raw: string;
   watchers: { target: Target; sourceId: string }[];
+  /** The stored verdict already shown: only the link check is asked for. */
+  shown?: SpamBadge;
 }
 
 /** Wraps a worker failure for the queue; any other error is a protocol failure. */
@@ -57,15 +63,20 @@ export class SpamQueue {
     const account = accountOf(provider);
     const store = await this.deps.store();
     const stored = await store.verdict(account, messageId);
-    if (stored) {
-      const badge = { ...outcomeBadge(stored), topicShared: await store.topicShared(messageId) };
-      return this.deps.notify(target, sourceId, badge, false);
-    }
     const key = `${account}\n${messageId}`;
     const w = this.waiting.get(key);
+    let shown: SpamBadge | undefined;
+    if (stored) {
+      const links = await store.blocklistOutcome(account, messageId);
+      const hits = links?.kind === 'looked-up' ? links.hits : [];
+      shown = withBlocklist({ ...outcomeBadge(stored), topicShared: await store.topicShared(messageId) }, hits);
+      this.deps.notify(target, sourceId, shown, false);
+      const lookUp = !links && stored.kind !== 'unknown_message' && (await store.settings()).linkCheck;
+      if (!lookUp) return;
+    }
     if (w) w.watchers.push({ target, sourceId });
-    else this.waiting.set(key, { provider, raw, watchers: [{ target, sourceId }] });
-    this.deps.notify(target, sourceId, CHECKING, false);
+    else this.waiting.set(key, { provider, raw, watchers: [{ target, sourceId }], shown });
+    if (!shown) this.deps.notify(target, sourceId, CHECKING, false);
     this.running ??= this.drain().finally(() => (this.running = undefined));
   }
 
@@ -97,6 +108,7 @@ export class SpamQueue {
         }
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
       const shown = new Map<string, SpamBadge>();
+      for (const [messageId, w] of batch) if (w.shown) shown.set(messageId, w.shown);
       const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
         shown.set(messageId, badge);
         for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
@@ -104,9 +116,16 @@ export class SpamQueue {
       };
       try {
         await this.deps.classify(provider, items, (e) => {
-          if (e.event === 'outcome') {
+          // A stored verdict shown already is not shown (nor acted on) again.
+          if (e.event === 'outcome' && !batch.get(e.outcome.messageId)?.shown) {
             this.deps.onOutcome?.(e.outcome);
             tell(e.outcome.messageId, outcomeBadge(e.outcome), true);
+          }
+          // A hit joins the verdict's badge; one that makes the message spam is fresh (it may move it to Junk).
+          const verdict = e.event === 'blocklist' && e.blocklist.hits.length > 0 && shown.get(e.blocklist.messageId);
+          if (e.event === 'blocklist' && verdict) {
+            const badge = withBlocklist(verdict, e.blocklist.hits);
+            tell(e.blocklist.messageId, badge, verdict.state !== 'spam');
           }
           // The verdict was shown already (and acted on): only the topic line is added.
           const before = e.event === 'topic' && e.topic.kind !== 'failed' && shown.get(e.topic.messageId);

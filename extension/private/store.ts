@@ -11,6 +11,8 @@
 //   topic-replay    message id           → content hash: every email fed to topic extraction
 //                                          (client/core/topic-replay.ts), for every account: a
 //                                          provider issuing a new token must not get a replay
+//   blocklist       [account, message id]  → the link check's outcome (hits with their records,
+//                                          or already looked up), so a restart does not ask again
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
@@ -20,6 +22,7 @@ import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
 import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
+import type { BlocklistHit } from '../../client/core/blocklist.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -34,14 +37,25 @@ export interface PrivateSettings {
   moveSpam: boolean;
   /** Let the provider learn each checked message's topic (docs/protocol.md#topic-extraction); off = opted out. */
   topics: boolean;
+  /** Look each checked message's links and attachments up in the provider's blocklist (docs/blocklist.md); off: nothing sent. */
+  linkCheck: boolean;
 }
 
-const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, topics: true };
+const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, topics: true, linkCheck: true };
 const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[];
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict =
   { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number };
+
+/**
+ * The link check's outcome for one message: the hits of its lookup (none is
+ * an outcome too) in list `listId` version `version`, or the provider's
+ * refusal that means "never ask again" (looked up before, not delivered).
+ */
+export type StoredBlocklist =
+  | { kind: 'looked-up'; listId: string; version: number; hits: BlocklistHit[]; at: number }
+  | { kind: 'already_classified' | 'unknown_message'; at: number };
 
 export interface UserKeyRecord {
   epoch: number;
@@ -58,6 +72,7 @@ const STORES = [
   'verdicts',
   'config',
   'topic-replay',
+  'blocklist',
 ] as const;
 type PartialMeta = { etag: string; chunks: number };
 
@@ -104,8 +119,8 @@ export class PrivateStore {
   }
 
   static async open(name = DB_NAME): Promise<PrivateStore> {
-    // Version 2 added topic-replay: an upgrade creates only the stores missing.
-    const db = await openDB(name, 2, {
+    // Version 2 added topic-replay, version 3 blocklist: an upgrade creates only the stores missing.
+    const db = await openDB(name, 3, {
       upgrade(d) {
         for (const s of STORES) if (!d.objectStoreNames.contains(s)) d.createObjectStore(s);
       },
@@ -183,6 +198,26 @@ export class PrivateStore {
     return all.filter((v) => v.at >= since).length;
   }
 
+  async blocklistOutcome(account: string, messageId: string): Promise<StoredBlocklist | undefined> {
+    return (await this.db.get('blocklist', [account, messageId])) as StoredBlocklist | undefined;
+  }
+
+  async putBlocklistOutcome(account: string, messageId: string, o: StoredBlocklist): Promise<void> {
+    await this.db.put('blocklist', o, [account, messageId]);
+  }
+
+  /**
+   * The stored version of a package (`<name>-v<version>`; storing a version
+   * drops the older ones, so there is at most one), e.g. the blocklist a
+   * delta applies to.
+   */
+  async storedPackage(name: string): Promise<{ key: string; data: Uint8Array } | undefined> {
+    const keys = (await this.db.getAllKeys('packages')) as string[];
+    const key = keys.find((k) => modelOf(k) === name);
+    const data = key === undefined ? undefined : ((await this.db.get('packages', key)) as Uint8Array | undefined);
+    return key !== undefined && data ? { key, data } : undefined;
+  }
+
   async provider(): Promise<ProviderConfig | undefined> {
     return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
   }
@@ -203,17 +238,17 @@ export class PrivateStore {
   }
 
   /**
-   * Saves the connection and, in the same transaction, drops every verdict
-   * and key of any other account: a new token starts afresh, and a previous
+   * Saves the connection and, in the same transaction, drops every verdict,
+   * link-check outcome and key of any other account: a new token starts afresh, and a previous
    * user's verdicts do not stay on the device. Forgetting the connection
    * (undefined) keeps them, so reconnecting the same account asks nothing twice.
    */
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
     if (!p) return void (await this.db.delete('config', 'provider'));
     const keep = accountOf(p);
-    const tx = this.db.transaction(['config', 'verdicts', 'user-keys'], 'readwrite');
+    const tx = this.db.transaction(['config', 'verdicts', 'user-keys', 'blocklist'], 'readwrite');
     await tx.objectStore('config').put(p, 'provider');
-    for (const name of ['verdicts', 'user-keys'] as const)
+    for (const name of ['verdicts', 'user-keys', 'blocklist'] as const)
       for (const k of (await tx.objectStore(name).getAllKeys()) as [string, string][])
         if (k[0] !== keep) await tx.objectStore(name).delete(k);
     await tx.done;

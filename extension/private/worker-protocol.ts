@@ -3,6 +3,7 @@
 // document in Chromium). Plaintext crosses this line only inwards (the
 // decrypted message to classify); what comes back is verdicts, whether a
 // topic was shared, and progress.
+import type { BlocklistHit } from '../../client/core/blocklist.js';
 import type { ProviderConfig } from './store.js';
 
 export interface ClassifyItem {
@@ -15,7 +16,11 @@ export interface ClassifyItem {
 export type WorkerRequest =
   /** Downloads (or opens) the model and opens one session: proves URL, token and package. */
   | { kind: 'prepare'; provider: ProviderConfig }
-  /** The spam check, then (unless the user opted out) topic extraction for the messages that got a verdict. */
+  /**
+   * The spam check, then (unless turned off) the link check (docs/blocklist.md)
+   * and (unless the user opted out) topic extraction for the messages that got
+   * a verdict. A message whose verdict is recorded is answered from IndexedDB.
+   */
   | { kind: 'classify'; provider: ProviderConfig; items: ClassifyItem[] }
   /** Tells the provider the user's topic-extraction choice (topic_setting, docs/protocol.md#topic-extraction). */
   | { kind: 'topic-setting'; provider: ProviderConfig; optOut: boolean }
@@ -43,10 +48,22 @@ export interface PrepareResult {
  */
 export type TopicOutcome = { messageId: string; kind: 'shared' | 'shared_before' | 'failed'; detail?: string };
 
+/**
+ * The link check of one message: the items of it on the provider's blocklist
+ * with their records (none: nothing to show, whatever the reason in `detail`:
+ * not listed, looked up before, no list published, provider down).
+ */
+export interface BlocklistOutcome {
+  messageId: string;
+  hits: BlocklistHit[];
+  detail?: string;
+}
+
 /** Events the worker sends while a request runs. */
 export type WorkerEvent =
   | { event: 'download'; received: number; total: number }
   | { event: 'outcome'; outcome: ItemOutcome }
+  | { event: 'blocklist'; blocklist: BlocklistOutcome }
   | { event: 'topic'; topic: TopicOutcome };
 
 /** A failure, named for the user message (private/faults.ts). */

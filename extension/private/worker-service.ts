@@ -3,12 +3,13 @@
 // key-switching keys, verdicts and the topic replay log. One spam and one
 // topic connector per account, so the models stay loaded between batches; a
 // verdict is recorded before it is reported, so a restarted background finds
-// it. After the spam check, the messages that got a verdict go to topic
+// it. After the spam check, the messages that got a verdict go to the link
+// check (private/blocklist-check.ts) unless it is turned off, then to topic
 // extraction unless the user opted out (settings are read here, from
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
-import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
+import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
@@ -20,8 +21,10 @@ import {
 } from '../../client/core/topic-session.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
+import { LinkChecker } from './blocklist-check.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import type {
+  BlocklistOutcome,
   ItemOutcome,
   PrepareResult,
   TopicOutcome,
@@ -47,6 +50,7 @@ interface Slot {
   account: string;
   connector: Connector;
   topics: Promise<Connector<TopicModel, TopicSession>>;
+  links: LinkChecker;
   onProgress: (r: number, t: number) => void;
 }
 let current: Slot | undefined;
@@ -80,11 +84,24 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
       },
     };
+    const connector = createConnector(common);
     const slot: Slot = {
       account,
       onProgress: (_r: number, _t: number) => {},
-      connector: createConnector(common),
+      connector,
       topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay })),
+      // Blocklist requests ride on a spam-model session (its hello needs a model); one email's worth of OTs.
+      links: new LinkChecker({
+        baseUrl: provider.url,
+        account,
+        store,
+        connect: () => connector.connect(1),
+        fetch: fetchUncached,
+        logCheck: async (logId, version, sha256) =>
+          checkLogged((await verifier.fetchVerified()).log.entries, logId, version, sha256),
+        onProgress: (r, t) => slot.onProgress(r, t),
+        reconnectWindowMs: RECONNECT_WINDOW_MS,
+      }),
     };
     await dispose(current);
     current = slot;
@@ -131,10 +148,13 @@ async function classify(
   // messages an earlier batch already settled: answer those from IndexedDB
   // (asking again would turn a kept verdict into "already classified").
   const done = new Set<string>();
+  /** Messages the provider knows as delivered and checked: their links are looked up next. */
+  const checked = new Set<string>();
   for (const i of items) {
     const v = await store.verdict(account, i.messageId);
     if (!v) continue;
     done.add(i.messageId);
+    if (v.kind !== 'unknown_message') checked.add(i.messageId);
     emit({
       event: 'outcome',
       outcome:
@@ -153,6 +173,7 @@ async function classify(
       onOutcome: async (o) => {
         const outcome = toItemOutcome(o);
         if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);
+        if (outcome.kind === 'verdict' || outcome.kind === 'already_classified') checked.add(outcome.messageId);
         if (outcome.kind !== 'failed') {
           const at = Date.now();
           await store.putVerdict(
@@ -165,6 +186,13 @@ async function classify(
       },
     },
   );
+  if ((await store.settings()).linkCheck && checked.size > 0)
+    await (
+      await slotFor(provider, emit)
+    ).links.check(
+      items.filter((i) => checked.has(i.messageId)),
+      (blocklist: BlocklistOutcome) => emit({ event: 'blocklist', blocklist }),
+    );
   if ((await store.settings()).topics && verdicts.size > 0)
     await extractTopics(
       provider,
