@@ -91,7 +91,10 @@ async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMess
     }
     moved.add(view.body);
   }
-  const el = render(view.body, moved.has(view.body) ? { ...m.badge, text: `${m.badge.text}: moved to Junk.` } : m.badge);
+  const el = render(
+    view.body,
+    moved.has(view.body) ? { ...m.badge, text: `${m.badge.text}: moved to Junk.` } : m.badge,
+  );
   if (adapter.folderOf(view) === 'junk') offerNotSpam(el, adapter, view);
 }
 

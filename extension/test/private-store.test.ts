@@ -170,9 +170,47 @@ describe('PrivateStore', () => {
 
   it('settings: defaults, partial changes, and only booleans are stored', async () => {
     const store = await freshStore();
-    assert.deepEqual(await store.settings(), { spamCheck: true, moveSpam: true, topics: true });
-    assert.deepEqual(await store.setSettings({ spamCheck: false }), { spamCheck: false, moveSpam: true, topics: true });
+    const on = { spamCheck: true, moveSpam: true, topics: true, linkCheck: true };
+    assert.deepEqual(await store.settings(), on);
+    assert.deepEqual(await store.setSettings({ spamCheck: false }), { ...on, spamCheck: false });
     await store.setSettings({ moveSpam: 'yes' as unknown as boolean });
-    assert.deepEqual(await store.settings(), { spamCheck: false, moveSpam: true, topics: true });
+    assert.deepEqual(await store.settings(), { ...on, spamCheck: false });
+    assert.deepEqual(await store.setSettings({ linkCheck: false }), { ...on, spamCheck: false, linkCheck: false });
+  });
+
+  it('link check: outcomes per account, dropped with the account; the stored list package and its replacement', async () => {
+    const store = await freshStore();
+    const old = { url: 'http://127.0.0.1:8787', token: 'old-token' };
+    const fresh = { url: 'http://127.0.0.1:8787', token: 'new-token' };
+    const hit = { item: 'domain:evil.example', category: 'phishing', score: 90, since: '2024-05-30' };
+    await store.setProvider(old);
+    await store.putBlocklistOutcome(accountOf(old), 'm1', {
+      kind: 'looked-up',
+      listId: 'phish',
+      version: 1,
+      hits: [hit],
+      at: 1,
+    });
+    await store.putBlocklistOutcome(accountOf(old), 'm2', { kind: 'already_classified', at: 1 });
+    const m1 = await store.blocklistOutcome(accountOf(old), 'm1');
+    assert.deepEqual(m1?.kind === 'looked-up' && m1.hits, [hit]);
+    assert.equal((await store.blocklistOutcome(accountOf(old), 'm2'))?.kind, 'already_classified');
+    assert.equal(await store.blocklistOutcome(accountOf(fresh), 'm1'), undefined);
+    await store.setProvider(fresh);
+    assert.equal(await store.blocklistOutcome(accountOf(old), 'm1'), undefined, 'gone with the old account');
+
+    assert.equal(await store.storedPackage('blocklist-phish'), undefined);
+    await store.packages.put('spam-v1', new Uint8Array([1]));
+    await store.packages.put('blocklist-phish-v1', new Uint8Array([2]));
+    assert.deepEqual(await store.storedPackage('blocklist-phish'), {
+      key: 'blocklist-phish-v1',
+      data: new Uint8Array([2]),
+    });
+    await store.packages.put('blocklist-phish-v2', new Uint8Array([3]));
+    assert.deepEqual(await store.storedPackage('blocklist-phish'), {
+      key: 'blocklist-phish-v2',
+      data: new Uint8Array([3]),
+    });
+    assert.deepEqual(await store.storedPackage('spam'), { key: 'spam-v1', data: new Uint8Array([1]) });
   });
 });

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { ConnectionClosed } from '../../client/core/session.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import type { SpamBadge } from '../private/faults.js';
+import { BLOCKLISTED, type SpamBadge } from '../private/faults.js';
 import { SpamQueue } from '../private/spam-queue.js';
 import { accountOf, PrivateStore } from '../private/store.js';
 import { WorkerCallError, WorkerClient } from '../private/worker-client.js';
@@ -73,6 +73,39 @@ describe('worker glue', () => {
     }
   });
 
+  it('after a verdict the worker looks the links up, unless the link check is off: then nothing is sent', async () => {
+    const sent: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (async (input: URL | RequestInfo) => {
+      sent.push(new URL(String(input)).pathname);
+      throw new TypeError('no network in this test');
+    }) as typeof fetch;
+    const p = { url: 'http://127.0.0.1:9', token: 'links' };
+    const settings = await PrivateStore.open(); // the worker's own database
+    try {
+      // A verdict recorded before: the spam check asks nothing, the link check is what is left.
+      await settings.putVerdict(accountOf(p), 'm1', { kind: 'verdict', spam: false, at: 1 });
+      const client = inProcessClient();
+      const items = [{ messageId: 'm1', raw: 'Subject: hi\r\n\r\nhttps://evil.example/' }];
+      const run = async () => {
+        const events: WorkerEvent[] = [];
+        await client.call({ kind: 'classify', provider: p, items }, (e) => events.push(e));
+        return events.map((e) => e.event);
+      };
+      await settings.setSettings({ linkCheck: false });
+      assert.deepEqual(await run(), ['outcome'], 'the verdict only');
+      assert.deepEqual(sent, [], 'nothing was fetched for the link check');
+      await settings.setSettings({ linkCheck: true });
+      assert.deepEqual(await run(), ['outcome', 'blocklist'], 'provider down: an outcome without hits');
+      assert.deepEqual(sent, ['/blocklists'], 'turned on, the list is asked for');
+      assert.equal(await settings.blocklistOutcome(accountOf(p), 'm1'), undefined, 'a fault is not recorded');
+    } finally {
+      globalThis.fetch = realFetch;
+      await settings.setSettings({ linkCheck: true });
+      settings.close();
+    }
+  });
+
   it('maps every failure to a code the badge explains', () => {
     assert.equal(toFailure(new PackageIntegrityError('SHA-256 x')).code, 'package_tampered');
     assert.equal(toFailure(new ProtocolError('unauthenticated', 'bad token')).code, 'bad_token');
@@ -90,7 +123,7 @@ const provider = { url: 'http://127.0.0.1:8787', token: 'alice' };
 
 function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => void) => Promise<unknown>) {
   const store = PrivateStore.open(`private-queue-test-${n++}`);
-  const shown: { tab: number; sourceId: string; badge: SpamBadge }[] = [];
+  const shown: { tab: number; sourceId: string; badge: SpamBadge; fresh: boolean }[] = [];
   const batches: string[][] = [];
   const tokens: string[] = [];
   const queue = new SpamQueue(
@@ -101,7 +134,7 @@ function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => v
         batches.push(items.map((i) => i.messageId));
         return classify(items, emit);
       },
-      notify: (t, sourceId, badge) => shown.push({ tab: t.tabId, sourceId, badge }),
+      notify: (t, sourceId, badge, fresh) => shown.push({ tab: t.tabId, sourceId, badge, fresh }),
     },
     (e) => (e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: String(e) }),
   );
@@ -126,6 +159,8 @@ describe('SpamQueue', () => {
   it('shows a stored verdict without asking the worker', async () => {
     const q = queueWith(async () => assert.fail('must not classify'));
     await (await q.store).putVerdict(accountOf(provider), 'm1', { kind: 'verdict', spam: true, at: 1 });
+    // Its links were looked up too (else the worker is asked for the link check: see below).
+    await (await q.store).putBlocklistOutcome(accountOf(provider), 'm1', { kind: 'already_classified', at: 1 });
     await q.queue.offer(provider, 'm1', 'raw', { tabId: 1 }, 'src-1');
     assert.deepEqual(
       q.shown.map((s) => s.badge.text),
@@ -210,6 +245,82 @@ describe('SpamQueue', () => {
     await store.replay.append({ messageId: 'c', contentHash: '00' });
     await q.queue.offer(provider, 'c', 'raw c', { tabId: 1 }, 'src-c');
     assert.equal(last('src-c').topicShared, true, 'the replay log says it was fed');
+  });
+
+  it('adds a blocklist hit to the verdict’s badge in plain words; a hit makes a “not spam” message spam (fresh: it may move)', async () => {
+    const hit = { item: 'domain:evil.example', category: 'phishing', score: 90, since: '2024-05-30' };
+    const q = queueWith(async (items, emit) => {
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: i.messageId === 's' } });
+      emit({ event: 'blocklist', blocklist: { messageId: 'h', hits: [hit, { ...hit, item: 'host:a.evil.example' }] } });
+      emit({ event: 'blocklist', blocklist: { messageId: 's', hits: [hit] } });
+      emit({ event: 'blocklist', blocklist: { messageId: 'c', hits: [], detail: 'provider down' } });
+    });
+    for (const id of ['h', 's', 'c']) await q.queue.offer(provider, id, `raw ${id}`, { tabId: 1 }, `src-${id}`);
+    await settle();
+    const last = (src: string) => q.shown.filter((s) => s.sourceId === src).at(-1)!.badge;
+    const line =
+      'A link in this message (evil.example) is on your provider’s phishing list (since 2024-05-30, score 90).';
+    assert.deepEqual(last('src-h'), { state: 'spam', text: BLOCKLISTED, detail: undefined, blocklist: [line] });
+    assert.deepEqual(last('src-s'), { state: 'spam', text: 'spam (private check)', blocklist: [line] });
+    assert.deepEqual(last('src-c'), { state: 'not-spam', text: 'not spam' }, 'no hit, no fault: no line');
+    assert.deepEqual(
+      q.shown.filter((s) => s.badge.state !== 'checking' && s.sourceId !== 'src-c').map((s) => [s.sourceId, s.fresh]),
+      [
+        ['src-h', true],
+        ['src-h', true],
+        ['src-s', true],
+        ['src-s', false],
+      ],
+      'the hit is fresh only where it changed the verdict (spam was moved already)',
+    );
+  });
+
+  it('a stored verdict shows its stored hits at once; one whose links were never looked up goes to the worker for them', async () => {
+    const hit = { item: `sha256:${'ab'.repeat(32)}`, category: 'malware', score: 99, since: '2024-06-30' };
+    const asked: string[][] = [];
+    const q = queueWith(async (items, emit) => {
+      asked.push(items.map((i) => i.messageId));
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+      emit({ event: 'blocklist', blocklist: { messageId: 'later', hits: [hit] } });
+    });
+    const store = await q.store;
+    const account = accountOf(provider);
+    await store.putVerdict(account, 'kept', { kind: 'verdict', spam: false, at: 1 });
+    await store.putBlocklistOutcome(account, 'kept', {
+      kind: 'looked-up',
+      listId: 'l',
+      version: 1,
+      hits: [hit],
+      at: 1,
+    });
+    await store.putVerdict(account, 'later', { kind: 'verdict', spam: false, at: 1 });
+    await q.queue.offer(provider, 'kept', 'raw', { tabId: 1 }, 'src-kept');
+    await q.queue.offer(provider, 'later', 'raw', { tabId: 1 }, 'src-later');
+    await settle();
+    assert.deepEqual(asked, [['later']], 'only the message without a link-check outcome');
+    const line = 'An attachment of this message is on your provider’s malware list (since 2024-06-30, score 99).';
+    const of = (src: string) => q.shown.filter((s) => s.sourceId === src).map((s) => s.badge);
+    assert.deepEqual(
+      of('src-kept').map((b) => [b.state, b.blocklist]),
+      [['spam', [line]]],
+    );
+    assert.deepEqual(
+      of('src-later').map((b) => [b.state, b.blocklist]),
+      [
+        ['not-spam', undefined],
+        ['spam', [line]],
+      ],
+      'the stored verdict at once (not “checking”, not shown twice), then the hit',
+    );
+
+    // Link check off: a stored verdict is only shown.
+    await store.putVerdict(account, 'off', { kind: 'verdict', spam: false, at: 1 });
+    await store.setSettings({ linkCheck: false });
+    await q.queue.offer(provider, 'off', 'raw', { tabId: 1 }, 'src-off');
+    await settle();
+    assert.deepEqual(asked, [['later']], 'nothing asked with the link check off');
   });
 
   it('drops waiting messages when keys are locked; the batch already in the worker finishes', async () => {
