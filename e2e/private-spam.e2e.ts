@@ -3,7 +3,9 @@
 // model package lands in IndexedDB through the offscreen document's WASM
 // worker, encrypted spam and ham arrive in the demo webmail, and each opened
 // message gets its private spam verdict — equal to the headless client's for
-// the same messages and model. Faults: a tampered package, a message already
+// the same messages and model. The provider publishes a phishing blocklist:
+// a message with a listed link shows the hit with its record and goes to
+// Junk (docs/blocklist.md). Faults: a tampered package, a message already
 // classified, the provider gone. Screenshots go to test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -20,6 +22,7 @@ import { DirectoryStorage } from '../client/node/node-storage.js';
 import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
 import { decryptMessage } from '../mail/decrypt.js';
 import { loadSpamAssassin } from '../models/data/loaders.js';
+import { BlocklistCatalog } from '../provider-server/src/blocklist.js';
 import { loadConfig } from '../provider-server/src/config.js';
 import { startProvider, type Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
@@ -70,6 +73,15 @@ async function deliver(id: string, raw: string, label = ''): Promise<void> {
 before(
   async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-private-e2e-'));
+    // The provider's phishing list, published before it starts (provider-server blocklist-publish).
+    BlocklistCatalog.publish(
+      path.join(dir, 'provider'),
+      'phishing',
+      [
+        'domain\tevil-login.example\tphishing\t90\t2024-05-30',
+        'host\tcdn.malware.example\tmalware\t70\t2025-01-15',
+      ].join('\n'),
+    );
     provider = await startProviderWith(MODEL, 0);
     alice_ = await provider.store.addUser('alice');
     headless = await provider.store.addUser('headless');
@@ -241,6 +253,56 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
     }
   });
 
+  it('a message with a link on the provider’s phishing list: the badge names the list and the record, and it goes to Junk', async () => {
+    await deliver(
+      'phish-1',
+      'From: security@evil-login.example\r\nSubject: Verify your account\r\n\r\nDear customer,\r\nplease verify your account at https://secure.evil-login.example/verify?id=7 within 24 hours.\r\n',
+    );
+    await page.goto(`${provider.server.httpUrl}/mail/m/phish-1`);
+    const hit = await waitForClosed(page, (b) => /moved to Junk/.test(b.text) && /phishing list/.test(b.text), 60_000);
+    assert.equal(hit.state, 'spam');
+    assert.match(
+      hit.text,
+      /A link in this message \(evil-login\.example\) is on your provider’s phishing list \(since 2024-05-30, score 90\)\./,
+    );
+    assert.equal(hit.rootType, 'closed');
+    await screenshot(page, 'private-blocklist-hit');
+    assert.ok((await provider.store.listMessages(alice_.userId, 'junk')).some((m) => m.id === 'phish-1'));
+    assert.equal(await provider.store.isClassified(alice_.userId, 'phish-1', 'blocklist'), true);
+
+    // After a service-worker restart the hit comes from IndexedDB: asking again would get already_classified (no line).
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await page.goto(`${provider.server.httpUrl}/mail/m/phish-1`);
+    const again = await waitForClosed(page, (b) => b.state !== 'checking', 60_000);
+    assert.match(again.text, /phishing list \(since 2024-05-30, score 90\)/);
+
+    // With the link check off, nothing about the links is sent: the verdict alone.
+    await page.goto(browser.extensionUrl('options.html'));
+    await page.locator('#provider-status[data-connected=true]').waitFor();
+    await page.locator('#link-check').uncheck();
+    for (let t = Date.now(); Date.now() - t < 10_000; await new Promise((r) => setTimeout(r, 200))) {
+      await page.reload();
+      await page.locator('#provider-status[data-connected=true]').waitFor();
+      if (!(await page.locator('#link-check').isChecked())) break;
+    }
+    assert.equal(await page.locator('#link-check').isChecked(), false, 'the setting was saved');
+    try {
+      await deliver('phish-2', 'From: a@b\r\nSubject: again\r\n\r\nhttps://login.evil-login.example/\r\n');
+      await page.goto(`${provider.server.httpUrl}/mail/m/phish-2`);
+      const off = await waitForClosed(page, (b) => b.state !== 'checking', 60_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.doesNotMatch((await spamText()) || off.text, /list/);
+      assert.equal(await provider.store.isClassified(alice_.userId, 'phish-2', 'blocklist'), false);
+    } finally {
+      await page.goto(browser.extensionUrl('options.html'));
+      await page.locator('#provider-status[data-connected=true]').waitFor();
+      await page.locator('#link-check').check();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
   it('reconnecting opens the package and the key-switching key from IndexedDB: nothing downloaded again', async () => {
     const downloads = async () =>
       (await provider.server.metrics.modelDownloads.get()).values
@@ -269,7 +331,8 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
       });
       return { packages: await count('packages'), userKeys: await count('user-keys'), verdicts: await count('verdicts') };
     })()`);
-    assert.deepEqual(stored, { packages: 1, userKeys: 1, verdicts: mails.length });
+    // The spam model and the blocklist package.
+    assert.deepEqual(stored, { packages: 2, userKeys: 1, verdicts: mails.length });
     const popup = await browser.context.newPage();
     await popup.goto(browser.extensionUrl('popup.html'));
     await popup.locator('#spam-status[data-connected=true]').waitFor();
@@ -406,7 +469,7 @@ describe('private spam check in the extension', { timeout: 300_000 }, () => {
         r.onsuccess = () => resolve(r.result);
       });
     })()`);
-    assert.deepEqual(keys, ['spam-v2']);
+    assert.deepEqual(keys, ['blocklist-phishing-v1', 'spam-v2']);
   });
 
   it('connects with one click from the logged-in webmail, no token copied', async () => {
