@@ -181,6 +181,23 @@ describe('link check (worker side)', () => {
     assert.equal(await h.store.isClassified(alice.userId, 'm5', 'blocklist'), false);
   });
 
+  it('a refused lookup (over budget, rate limited) shows no line and is not recorded: the next view asks again', async () => {
+    for (const code of ['bad_field', 'rate_limited'] as const) {
+      const k = await checker({
+        connect: async () => ({
+          evaluateBlocklist: async () => {
+            throw new ProtocolError(code, `refused: ${code}`);
+          },
+          close: () => {},
+        }),
+      });
+      const out = await k.check([{ messageId: 'm5', raw: LISTED }]);
+      assert.deepEqual(out[0].hits, []);
+      assert.match(out[0].detail ?? '', new RegExp(code));
+      assert.equal(await k.store.blocklistOutcome(accountOf(provider()), 'm5'), undefined);
+    }
+  });
+
   it('a new version announced mid-use (model_outdated) comes as a delta from the stored one and replaces it', async () => {
     const k = await checker();
     await k.check([{ messageId: 'm2', raw: CLEAN }]); // v1 loaded (m2 was looked up: already_classified)
