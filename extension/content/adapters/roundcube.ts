@@ -13,7 +13,7 @@ import { ask } from '../../lib/rpc.js';
 import type { LoadedMessage, MailFolder, MessageView, WebmailAdapter } from './adapter.js';
 
 /** Where each view's message is now (a move changes its folder and its uid); kept out of the page's DOM. */
-const where = new WeakMap<HTMLElement, { mbox: string; uid?: string; junk: string }>();
+const where = new WeakMap<HTMLElement, { mbox: string; uid?: string; junk: string; providerId?: string }>();
 
 /** A value of the page's `rcmail.set_env({...})` (inline script), as Roundcube's own scripts read it. */
 function env(doc: Document, key: 'request_token' | 'junk_mailbox'): string | undefined {
@@ -38,6 +38,55 @@ const text = (doc: Document, sel: string) => doc.querySelector(sel)?.textContent
 
 /** Roundcube's script URL (`/mail/?_task=mail…` → `/mail/`), for its actions. */
 const base = (url: URL) => new URL(url.pathname, url.origin);
+
+/**
+ * One of Roundcube's own AJAX actions in the user's session (`_remote=1`, the request token as its
+ * scripts send it); returns the commands of its JSON reply. A refused request is "Invalid Request"
+ * (bad token) or a reply whose commands show an error.
+ */
+async function roundcubeAction(
+  script: URL,
+  token: string,
+  action: string,
+  method: 'GET' | 'POST',
+  params: Record<string, string>,
+): Promise<string> {
+  const url = new URL(script);
+  const query = new URLSearchParams({ _task: 'mail', _action: action, _remote: '1' });
+  const body = new URLSearchParams(params);
+  url.search = method === 'GET' ? `${query}&${body}` : query.toString();
+  const r = await fetch(url, {
+    method,
+    body: method === 'POST' ? body : undefined,
+    headers: { 'X-Roundcube-Request': token },
+    credentials: 'same-origin',
+  });
+  const answer = r.ok ? await r.text() : '';
+  let exec: unknown;
+  try {
+    exec = (JSON.parse(answer) as { exec?: unknown }).exec;
+  } catch {
+    exec = undefined;
+  }
+  if (typeof exec !== 'string' || /"error"/.test(exec))
+    throw new Error(`Roundcube refused the ${action} (HTTP ${r.status}${answer ? `: ${answer.slice(0, 200)}` : ''}).`);
+  return exec;
+}
+
+/** The uid of the one message in mbox carrying the provider's id (Roundcube's own search, headers included). */
+async function findUid(script: URL, token: string, mbox: string, providerId: string | undefined): Promise<string> {
+  if (!providerId) throw new Error('Open the message from its folder to move it.');
+  const exec = await roundcubeAction(script, token, 'search', 'GET', {
+    _q: providerId,
+    _headers: 'text',
+    _mbox: mbox,
+    _scope: 'base',
+    _filter: 'ALL',
+  });
+  const uids = [...exec.matchAll(/add_message_row\((\d+),/g)].map((m) => m[1]);
+  if (uids.length !== 1) throw new Error(`Open the message from its folder to move it (${uids.length} found).`);
+  return uids[0];
+}
 
 export const roundcube: WebmailAdapter = {
   name: 'roundcube',
@@ -75,7 +124,8 @@ export const roundcube: WebmailAdapter = {
     const src = new URL(view.source.url);
     src.search = new URLSearchParams({ _task: 'mail', _action: 'viewsource', _uid: at.uid, _mbox: at.mbox }).toString();
     const raw = await ask<string>({ type: 'fetch-page', url: src.href });
-    return { text: raw, providerId: providerIdOf(raw) };
+    at.providerId = providerIdOf(raw);
+    return { text: raw, providerId: at.providerId };
   },
   folderOf(view) {
     const at = where.get(view.body);
@@ -85,27 +135,19 @@ export const roundcube: WebmailAdapter = {
   },
   async moveTo(view: MessageView, folder: MailFolder) {
     const at = where.get(view.body);
-    // Roundcube's move does not say the message's new uid: "Not spam" works from the Junk folder's own view.
-    if (!at?.uid) throw new Error('Open the message from the Junk folder to move it back.');
+    if (!at) throw new Error('This message is not on this page any more.');
     const token = env(document, 'request_token');
     if (!token) throw new Error('Roundcube gave this page no request token: log in again.');
+    const script = base(new URL(view.source.url));
+    // Roundcube's move does not say the message's new uid: after one, find it again by the provider's id.
+    const uid = at.uid ?? (await findUid(script, token, at.mbox, at.providerId));
     const target = folder === 'junk' ? at.junk : 'INBOX';
-    const r = await fetch(new URL('?_task=mail&_action=move', base(new URL(view.source.url))), {
-      method: 'POST',
-      body: new URLSearchParams({ _uid: at.uid, _mbox: at.mbox, _target_mbox: target, _remote: '1', _token: token }),
-      headers: { 'X-Roundcube-Request': token },
-      credentials: 'same-origin',
+    await roundcubeAction(script, token, 'move', 'POST', {
+      _uid: uid,
+      _mbox: at.mbox,
+      _target_mbox: target,
+      _token: token,
     });
-    const answer = r.ok ? await r.text() : '';
-    // A refused request is "Invalid Request" (bad token) or a JSON reply whose commands show an error.
-    let exec: unknown;
-    try {
-      exec = (JSON.parse(answer) as { exec?: unknown }).exec;
-    } catch {
-      exec = undefined;
-    }
-    if (typeof exec !== 'string' || /"error"/.test(exec))
-      throw new Error(`Roundcube refused the move (HTTP ${r.status}${answer ? `: ${answer.slice(0, 200)}` : ''}).`);
     where.set(view.body, { ...at, mbox: target, uid: undefined });
   },
 };
