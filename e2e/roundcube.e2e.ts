@@ -21,7 +21,7 @@ import { loadConfig } from '../provider-server/src/config.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
 import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
 import { launchWithExtension, resultPath, root, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
-import { readClosed, waitForClosed } from './fixtures/closed-ui.js';
+import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-ui.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { freePort } from './fixtures/process.js';
@@ -91,6 +91,8 @@ async function subjectsIn(folder: string): Promise<string[]> {
 
 const ham = { subject: 'Quarterly notes', ...(skip ? { raw: '', line: '' } : plainHam()) };
 const spamSubjects = ['Offer 0', 'Offer 1', 'Offer 2'];
+/** Each spam's verdict as its badge showed it. */
+const verdicts: Record<string, string> = {};
 
 before(
   async () => {
@@ -206,7 +208,6 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
   });
 
   it('opened spam is checked privately and moved to Junk through Roundcube, as IMAP on the server shows', async () => {
-    const verdicts: Record<string, string> = {};
     for (const subject of spamSubjects) {
       verdicts[subject] = await openInPreview(subject);
       if (verdicts[subject] === 'spam') {
@@ -222,5 +223,17 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const inbox = await subjectsIn('INBOX');
     for (const s of spam) assert.ok(!inbox.includes(s), `${s} left the Inbox`);
     fs.writeFileSync(resultPath('roundcube-verdicts.json'), JSON.stringify(verdicts, null, 2));
+  });
+
+  it('“Not spam” on the message just moved brings it back to the Inbox on the server', async () => {
+    const last = spamSubjects[spamSubjects.length - 1]; // still open in the preview frame
+    assert.equal(verdicts[last], 'spam');
+    assert.match((await readClosed(page))?.text ?? '', /moved to Junk/);
+    await clickClosedButton(page);
+    const b = await waitForClosed(page, (x) => x.state !== 'spam', 30_000);
+    assert.match(b.text, /moved back to your Inbox/, `${b.text}\n${roundcube.log()}`);
+    assert.ok((await subjectsIn('INBOX')).includes(last), `${last} is back in the Inbox`);
+    assert.ok(!(await subjectsIn('Junk')).includes(last), `${last} left Junk`);
+    await screenshot(page, 'roundcube-not-spam');
   });
 });
