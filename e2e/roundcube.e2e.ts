@@ -207,6 +207,19 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     await screenshot(page, 'roundcube-ham-decrypted');
   });
 
+  it('the full message view (_action=show) decrypts it too and shows the stored verdict', async () => {
+    const full = await browser.context.newPage();
+    try {
+      await full.goto(`${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`); // the ham came first: uid 1
+      const viewer = full.locator('.pmf-host iframe').contentFrame();
+      await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
+      const { state } = await waitForClosed(full, (b) => b.state !== 'checking', 30_000);
+      assert.equal(state, 'not-spam');
+    } finally {
+      await full.close();
+    }
+  });
+
   it('opened spam is checked privately and moved to Junk through Roundcube, as IMAP on the server shows', async () => {
     for (const subject of spamSubjects) {
       verdicts[subject] = await openInPreview(subject);
