@@ -37,11 +37,24 @@ async function scan(retry = false): Promise<void> {
     for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
       if (state && !(retry && RETRYABLE.has(state))) continue;
-      const [block] = findPgpBlocks(view.text, view.contentType);
+      let [block] = findPgpBlocks(view.text, view.contentType);
+      let source = view.source;
+      if (adapter.loadMessage) {
+        // The page does not hold the whole message (or the provider's id): read it from the server, once.
+        view.body.dataset.pmfState = 'pending';
+        try {
+          const loaded = await adapter.loadMessage(view);
+          [block = block] = findPgpBlocks(loaded.text);
+          if (loaded.providerId) source = { ...source, providerId: loaded.providerId };
+        } catch (e) {
+          console.warn('PMF: could not read the raw message:', toPlain(e).message);
+        }
+        if (!block) view.body.dataset.pmfState = 'plain';
+      }
       if (!block) continue;
       view.body.dataset.pmfState = 'pending';
       try {
-        const info = await ask<BadgeInfo>({ type: 'decrypt', block, source: view.source });
+        const info = await ask<BadgeInfo>({ type: 'decrypt', block, source });
         view.body.dataset.pmfState = info.status;
         renderBadge(view.body, info);
       } catch (e) {

@@ -2,6 +2,7 @@
 // is the only place holding unlocked keys; pages and content scripts ask it.
 import type { DecryptResult } from './decrypt.js';
 import type { PgpBlock } from '../../mail/pgp.js';
+import { PROVIDER_ID } from '../../mail/message-id.js';
 
 /** Where a decrypted message lives, for the search index and its links. */
 export interface MailSource {
@@ -12,6 +13,11 @@ export interface MailSource {
   to?: string;
   subject: string;
   date: string;
+  /**
+   * The id the provider assigned at delivery (X-PMF-Message-Id), read from the raw message on the
+   * webmail's server (Roundcube); the private spam check asks about this id.
+   */
+  providerId?: string;
 }
 
 export type Request =
@@ -77,6 +83,8 @@ export function validateDecryptRequest(req: { block?: unknown; source?: unknown 
   if (!s || !text(s.id) || !text(s.url) || !text(s.from) || !text(s.subject) || !text(s.date) || !text(s.to, true)) {
     throw new Error('Invalid decrypt request: bad message metadata.');
   }
+  if (s.providerId !== undefined && !(typeof s.providerId === 'string' && PROVIDER_ID.test(s.providerId)))
+    throw new Error('Invalid decrypt request: bad provider message id.');
   let url: URL;
   try {
     url = new URL(s.url!);
@@ -86,7 +94,15 @@ export function validateDecryptRequest(req: { block?: unknown; source?: unknown 
   if (!['http:', 'https:', 'mid:'].includes(url.protocol)) throw new Error('Invalid decrypt request: bad message URL.');
   return {
     block: { kind: b.kind, armored: b.armored, pgpMime: b.pgpMime },
-    source: { id: s.id!, url: s.url!, from: s.from!, to: s.to, subject: s.subject!, date: s.date! },
+    source: {
+      id: s.id!,
+      url: s.url!,
+      from: s.from!,
+      to: s.to,
+      subject: s.subject!,
+      date: s.date!,
+      ...(s.providerId ? { providerId: s.providerId } : {}),
+    },
   };
 }
 

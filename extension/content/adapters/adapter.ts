@@ -31,6 +31,18 @@ export interface WebmailAdapter {
   moveTo?(view: MessageView, folder: MailFolder): Promise<void>;
   /** A fresh provider token for the logged-in user (same-origin request), for one-click connect. */
   issueToken?(doc: Document, url: URL): Promise<string>;
+  /**
+   * For webmails whose page does not hold the whole encrypted message (Roundcube shows a PGP/MIME body
+   * only as an attachment): the raw message, read from the webmail's server, searched instead of `text`.
+   */
+  loadMessage?(view: MessageView): Promise<LoadedMessage>;
+}
+
+export interface LoadedMessage {
+  /** The raw message (RFC 5322), or the part of it holding the armor. */
+  text: string;
+  /** The id the provider's LMTP stage assigned at delivery (X-PMF-Message-Id of the raw message), if any. */
+  providerId?: string;
 }
 
 export type MailFolder = 'inbox' | 'junk';

@@ -1,0 +1,252 @@
+// Roundcube 1.6 (Debian) as a real webmail, in Chromium with the extension:
+// encrypted ham (PGP/MIME, which Roundcube shows only as an attachment) and
+// spam (inline PGP) are delivered through the provider's LMTP stage into a
+// throwaway Dovecot; Alice logs in to Roundcube (php -S on loopback,
+// fixtures/roundcube.ts). Opening the ham in the three-pane view's preview
+// frame shows it decrypted in place with its private spam verdict; opened
+// spam is moved to Junk through Roundcube's own move action, checked over
+// IMAP on the server. The extension is connected to the provider as a
+// non-demo setup connects it: address and token on the options page.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ImapFlow } from 'imapflow';
+import * as openpgp from 'openpgp';
+import type { Page } from 'playwright-core';
+import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
+import { loadSpamAssassin } from '../models/data/loaders.js';
+import { loadConfig } from '../provider-server/src/config.js';
+import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
+import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
+import { launchWithExtension, resultPath, root, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-ui.js';
+import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
+import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
+import { freePort } from './fixtures/process.js';
+import { roundcubeSkipReason, startRoundcube, type Roundcube } from './fixtures/roundcube.js';
+
+const skip = roundcubeSkipReason();
+let dir: string;
+let dovecot: Dovecot;
+let stage: RunningStage;
+let roundcube: Roundcube;
+let provider: Provider;
+let browser: ExtensionBrowser;
+let page: Page;
+let alice: Party;
+let aliceToken: string;
+
+/** A ham of the test split with a plain one-part body, so a line of it can be looked for in the decrypted view. */
+function plainHam(): { raw: string; line: string } {
+  for (const e of loadSpamAssassin().filter((x) => x.split === 'test' && x.label === 'ham')) {
+    const raw = (e.raw as string).replace(/\r?\n/g, '\r\n');
+    const [head, ...rest] = raw.split('\r\n\r\n');
+    if (/^content-(type:\s*(multipart|text\/html)|transfer-encoding:\s*(base64|quoted))/im.test(head)) continue;
+    const line = rest
+      .join('\r\n\r\n')
+      .split('\r\n')
+      .map((l) => l.trim())
+      .find((l) => /^[A-Za-z][\x20-\x7e]{30,}$/.test(l));
+    if (line) return { raw, line: line.slice(0, 30) };
+  }
+  throw new Error('no plain ham in the test split');
+}
+
+const encrypt = async (text: string) =>
+  (await openpgp.encrypt({ message: await openpgp.createMessage({ text }), encryptionKeys: alice.publicKey })).replace(
+    /\r?\n/g,
+    '\r\n',
+  );
+
+async function deliver(raw: string): Promise<void> {
+  const reply = await lmtpSend(
+    { host: '127.0.0.1', port: stage.port, timeoutMs: 30_000 },
+    { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw) },
+  );
+  assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
+}
+
+/** Subjects of the messages in one of Alice's folders on the server (a fresh IMAP session per look). */
+async function subjectsIn(folder: string): Promise<string[]> {
+  const imap = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.port,
+    secure: false,
+    auth: { user: 'alice', pass: 'imap-secret' },
+    logger: false,
+  });
+  await imap.connect();
+  try {
+    const box = await imap.mailboxOpen(folder, { readOnly: true });
+    const subjects: string[] = [];
+    if (box.exists > 0)
+      for await (const m of imap.fetch('1:*', { envelope: true })) subjects.push(m.envelope!.subject!);
+    return subjects;
+  } finally {
+    await imap.logout();
+  }
+}
+
+const ham = { subject: 'Quarterly notes', ...(skip ? { raw: '', line: '' } : plainHam()) };
+const spamSubjects = ['Offer 0', 'Offer 1', 'Offer 2'];
+/** Each spam's verdict as its badge showed it. */
+const verdicts: Record<string, string> = {};
+
+before(
+  async () => {
+    if (skip) return;
+    alice = await makeParty('Alice', 'alice@example.org');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-roundcube-'));
+    fs.chmodSync(dir, 0o755); // Dovecot runs as nobody
+    dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
+    // The provider's LMTP stage in front of Dovecot; alice is a user of the provider.
+    const store = await openStore({ dataDir: path.join(dir, 'provider') });
+    aliceToken = (await store.addUser('alice')).token;
+    await store.close();
+    stage = await startLmtpStage({
+      dir,
+      dataDir: path.join(dir, 'provider'),
+      port: await freePort(),
+      relayPort: dovecot.lmtpPort,
+    });
+    provider = await startProvider(
+      loadConfig({
+        env: {},
+        overrides: {
+          port: 0,
+          dataDir: path.join(dir, 'provider'),
+          workers: 1,
+          models: [{ id: 'spam', file: path.resolve(root, 'models/default/spam.pmfm') }],
+        },
+      }),
+      { progress: () => {}, log: () => {} },
+    );
+    roundcube = await startRoundcube(path.join(dir, 'roundcube'), dovecot.port);
+    // Ham as PGP/MIME around a whole SpamAssassin message (Roundcube shows it only as encrypted.asc).
+    await deliver(
+      `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: ${ham.subject}\r\nMessage-ID: <ham@example.org>\r\nMIME-Version: 1.0\r\n` +
+        `Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="outer"\r\n\r\n` +
+        `--outer\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n` +
+        `--outer\r\nContent-Type: application/octet-stream; name="encrypted.asc"\r\n\r\n${await encrypt(ham.raw)}\r\n--outer--\r\n`,
+    );
+    // Spam as inline PGP, each whole message encrypted to Alice.
+    const spam = loadSpamAssassin().filter((e) => e.split === 'test' && e.label === 'spam');
+    for (const [i, subject] of spamSubjects.entries())
+      await deliver(
+        `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: ${subject}\r\nMessage-ID: <offer-${i}@example.org>\r\n\r\n${await encrypt(spam[i].raw as string)}`,
+      );
+    browser = await launchWithExtension();
+    page = await browser.context.newPage();
+  },
+  { timeout: 240_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  await roundcube?.stop();
+  await provider?.close();
+  await stage?.stop();
+  await dovecot?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Opens a listed message in Roundcube's preview frame and waits for the spam badge there to settle. */
+async function openInPreview(subject: string): Promise<string> {
+  await page.locator('#messagelist tbody tr', { hasText: subject }).first().click();
+  await page.waitForFunction(
+    (s) => (document.querySelector<HTMLIFrameElement>('#messagecontframe')?.contentDocument?.title ?? '').includes(s),
+    subject,
+  );
+  const { state } = await waitForClosed(page, (b) => b.state !== 'checking', 90_000);
+  return state;
+}
+
+describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 }, () => {
+  it('imports and unlocks Alice’s key and connects to the provider with her token', async () => {
+    await page.goto(browser.extensionUrl('options.html'));
+    const form = page.locator('#import');
+    await form.locator('textarea[name=armored]').fill(alice.privateArmored);
+    await form.locator('input[name=passphrase]').fill(alice.passphrase);
+    await form.locator('button[type=submit]').click();
+    await page.locator('#import-status[data-kind=ok]').waitFor();
+    const connect = page.locator('#provider-connect');
+    await connect.locator('input[name=url]').fill(provider.server.httpUrl);
+    await connect.locator('input[name=token]').fill(aliceToken);
+    await connect.locator('button').click();
+    await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
+    await popup.locator('#unlock button').click();
+    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
+    await popup.close();
+  });
+
+  it('logs in to Roundcube; the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
+    await page.goto(roundcube.url);
+    await page.locator('#rcmloginuser').fill('alice');
+    await page.locator('#rcmloginpwd').fill('imap-secret');
+    await page.locator('#rcmloginsubmit').click();
+    await page.locator('#messagelist tbody tr', { hasText: ham.subject }).waitFor({ timeout: 30_000 });
+    const frame = page.frameLocator('#messagecontframe');
+    const opened = openInPreview(ham.subject);
+    // Decrypted in place: the extension's viewer frame inside Roundcube's preview frame.
+    const viewer = frame.locator('.pmf-host iframe').contentFrame();
+    await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
+    // The protected subject: the encrypted message's own.
+    assert.equal(await viewer.locator('#subject').textContent(), /^Subject: *(.*)$/im.exec(ham.raw)?.[1].trim());
+    const state = await opened.catch(async (e: unknown) => {
+      await screenshot(page, 'roundcube-ham-failed');
+      throw new Error(`${(e as Error).message}\n${roundcube.log()}`);
+    });
+    const badge = await readClosed(page);
+    assert.ok(['spam', 'not-spam'].includes(state), `a private verdict on the ham: ${JSON.stringify(badge)}`);
+    assert.equal(state, 'not-spam', badge?.text);
+    await screenshot(page, 'roundcube-ham-decrypted');
+  });
+
+  it('the full message view (_action=show) decrypts it too and shows the stored verdict', async () => {
+    const full = await browser.context.newPage();
+    try {
+      await full.goto(`${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`); // the ham came first: uid 1
+      const viewer = full.locator('.pmf-host iframe').contentFrame();
+      await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
+      const { state } = await waitForClosed(full, (b) => b.state !== 'checking', 30_000);
+      assert.equal(state, 'not-spam');
+    } finally {
+      await full.close();
+    }
+  });
+
+  it('opened spam is checked privately and moved to Junk through Roundcube, as IMAP on the server shows', async () => {
+    for (const subject of spamSubjects) {
+      verdicts[subject] = await openInPreview(subject);
+      if (verdicts[subject] === 'spam') {
+        await waitForClosed(page, (b) => /moved to Junk|could not move/.test(b.text), 30_000);
+        const b = await readClosed(page);
+        assert.match(b?.text ?? '', /moved to Junk/, `${b?.text}\n${roundcube.log()}`);
+        await screenshot(page, 'roundcube-spam-junk');
+      }
+    }
+    const spam = spamSubjects.filter((s) => verdicts[s] === 'spam');
+    assert.ok(spam.length >= 1, `no spam verdict: ${JSON.stringify(verdicts)}`);
+    assert.deepEqual((await subjectsIn('Junk')).sort(), spam, 'in Junk on the server: exactly the spam verdicts');
+    const inbox = await subjectsIn('INBOX');
+    for (const s of spam) assert.ok(!inbox.includes(s), `${s} left the Inbox`);
+    fs.writeFileSync(resultPath('roundcube-verdicts.json'), JSON.stringify(verdicts, null, 2));
+  });
+
+  it('“Not spam” on the message just moved brings it back to the Inbox on the server', async () => {
+    const last = spamSubjects[spamSubjects.length - 1]; // still open in the preview frame
+    assert.equal(verdicts[last], 'spam');
+    assert.match((await readClosed(page))?.text ?? '', /moved to Junk/);
+    await clickClosedButton(page);
+    const b = await waitForClosed(page, (x) => x.state !== 'spam', 30_000);
+    assert.match(b.text, /moved back to your Inbox/, `${b.text}\n${roundcube.log()}`);
+    assert.ok((await subjectsIn('INBOX')).includes(last), `${last} is back in the Inbox`);
+    assert.ok(!(await subjectsIn('Junk')).includes(last), `${last} left Junk`);
+    await screenshot(page, 'roundcube-not-spam');
+  });
+});
