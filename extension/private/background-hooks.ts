@@ -11,6 +11,7 @@ import type { ThunderbirdApi } from '../thunderbird/api.js';
 import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
 import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
+import { permissionRefused, providerPermission } from './provider-permission.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
@@ -122,6 +123,9 @@ export function offerForSpamCheck(
 async function connect(url: string, token: string): Promise<PrivateStatus> {
   sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
   const provider: ProviderConfig = { url: new URL(url).origin, token };
+  // The options page asked for it on the user's click; without it the worker could not fetch the model.
+  const wanted = providerPermission(url);
+  if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(url));
   live.download = undefined;
   try {
     const worker = await privateWorker();
