@@ -60,6 +60,7 @@ async function setup(
   const watch = watchSpam(fake.api, {
     store: async () => store,
     pending,
+    putBackAfterMs: 0,
     // The worker: records the verdict before reporting it, as worker-service.ts does.
     classify: async (provider, items, onEvent: (e: WorkerEvent) => void) => {
       requests.push(items);
@@ -249,6 +250,18 @@ describe('Thunderbird: the user says "not spam"', () => {
       'move:7:a/INBOX',
       'update:7:{"junk":false}',
     ]);
+  });
+
+  it('found out of Junk with no move reported (IMAP): the next look keeps it as the user’s correction', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m]);
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    Object.assign(m.header, { folder: { ...inbox }, junk: false }); // Thunderbird moved it; no onMoved came
+    t.displayed(m.header);
+    await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam === false);
+    assert.equal(m.header.folder?.id, 'a/INBOX');
+    assert.equal(t.requests.length, 1);
   });
 
   it('Thunderbird’s own junk mail is not the add-on’s: a “Not Junk” on a message it found not spam changes nothing', async () => {

@@ -38,6 +38,12 @@ export interface SpamCheckDeps {
   onOutcome?: QueueDeps['onOutcome'];
   /** Where the ids of mail that arrived while locked wait for the unlock (storage.local; ids only, never content). */
   pending?: PendingArea;
+  /**
+   * How long after the user's "Not Junk" to look whether Thunderbird moved
+   * the message itself (it does so for "Not Junk" in the Junk folder)
+   * before putting it back; 2 s unless given.
+   */
+  putBackAfterMs?: number;
 }
 
 /** Queue entries need a target; Thunderbird's are messages, named by their Thunderbird id. */
@@ -124,7 +130,14 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
       const messageId = providerIdOf(raw);
       if (!messageId) return { skip: 'not-encrypted' };
       const account = accountOf(provider);
-      if (await store.verdict(account, messageId)) return { skip: 'checked' };
+      const stored = await store.verdict(account, messageId);
+      if (stored) {
+        // One the add-on moved to Junk, found outside Junk and not flagged: the user took it out (on IMAP
+        // Thunderbird may report such a move with no destination messages); kept as their correction.
+        if (stored.kind === 'verdict' && stored.spam && stored.movedFrom && !stored.user)
+          if (!junkFolder(header) && header.junk === false) await store.markByUser(account, messageId, false);
+        return { skip: 'checked' };
+      }
       const block = findPgpBlocks(raw).find((b) => b.kind === 'encrypted');
       if (!block) return { skip: 'not-encrypted' }; // only decrypted mail is checked, as in Chromium
       let plaintext = await deps.decrypt(block);
@@ -159,14 +172,15 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
    * cleared flag in Junk also takes it back to where the add-on moved it
    * from, and a move out of Junk also clears the flag.
    */
-  async function correctedByUser(header: MessageHeader, how: 'not-junk' | 'moved-out'): Promise<void> {
+  async function correctedByUser(
+    header: MessageHeader,
+    how: 'not-junk' | 'moved-out',
+    raw: Promise<string | undefined>,
+  ): Promise<void> {
     const store = await deps.store();
     const provider = await store.provider();
-    if (!provider) return;
-    const messageId = providerIdOf(
-      await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false }),
-    );
-    if (!messageId) return;
+    const messageId = providerIdOf((await raw) ?? '');
+    if (!provider || !messageId) return;
     const account = accountOf(provider);
     const v = await store.verdict(account, messageId);
     // Only the add-on's own spam verdicts are its to correct: Thunderbird's own junk filter keeps its mail.
@@ -175,7 +189,17 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
     if (how === 'moved-out') {
       if (header.junk) await api.messages.update(header.id, { junk: false });
     } else if (junkFolder(header))
-      await applySpamVerdict(api, { ...header, junk: false }, false, { move: true, backTo: v.movedFrom });
+      // Thunderbird moves a message marked "Not Junk" in the Junk folder to the Inbox itself:
+      // only one still in Junk a moment later is put back here (one move, never two).
+      setTimeout(
+        () =>
+          later(async () => {
+            const now = await api.messages.get(header.id).catch(() => undefined);
+            if (now && junkFolder(now) && !now.junk)
+              await applySpamVerdict(api, now, false, { move: true, backTo: v.movedFrom });
+          }),
+        deps.putBackAfterMs ?? 2000,
+      );
   }
 
   api.messages.onNewMailReceived.addListener((_folder, list) => later(async () => check(await allMessages(api, list))));
@@ -183,14 +207,19 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
     later(async () => check(await allMessages(api, list))),
   );
   // The add-on itself only ever sets the flag (junk: true) and moves into Junk; the reverse is the user's.
+  const rawOf = (id: number) =>
+    api.messages.getRaw(id, { data_format: 'BinaryString', decrypt: false }).catch(() => undefined);
   api.messages.onUpdated.addListener((message, changed) => {
-    if (changed.junk === false) later(() => correctedByUser(message, 'not-junk'));
+    if (changed.junk !== false) return;
+    // Read at once: Thunderbird moves a message marked "Not Junk" out of Junk right away, and then this id is gone.
+    const raw = rawOf(message.id);
+    later(() => correctedByUser(message, 'not-junk', raw));
   });
   api.messages.onMoved.addListener((from, to) =>
     later(async () => {
       const [before, after] = [await allMessages(api, from), await allMessages(api, to)];
       for (const [i, h] of after.entries())
-        if (before[i] && junkFolder(before[i]) && !junkFolder(h)) await correctedByUser(h, 'moved-out');
+        if (before[i] && junkFolder(before[i]) && !junkFolder(h)) await correctedByUser(h, 'moved-out', rawOf(h.id));
     }),
   );
 
