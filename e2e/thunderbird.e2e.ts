@@ -10,7 +10,8 @@
 // delivered through the provider's LMTP stage (provider-server lmtp) decrypted
 // with the provider's id readable by the add-on; then, connected to a
 // provider-server on the same store (URL + token on the options page), spam
-// delivered over LMTP is checked privately and found in Junk over IMAP.
+// delivered over LMTP is checked privately and found in Junk over IMAP, and
+// Thunderbird's own "Not Junk" on one brings it back to the Inbox for good.
 // Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -412,29 +413,9 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
     }
     // Checked over IMAP on the server (a fresh session per look): the spam is in Junk there.
-    const junkOnServer = async () => {
-      const imap = new ImapFlow({
-        host: '127.0.0.1',
-        port: dovecot.port,
-        secure: false,
-        auth: { user: 'alice', pass: 'imap-secret' },
-        logger: false,
-      });
-      await imap.connect();
-      try {
-        const box = await imap.mailboxOpen('Junk', { readOnly: true });
-        const subjects: string[] = [];
-        if (box.exists > 0)
-          for await (const m of imap.fetch('1:*', { envelope: true }))
-            if (m.envelope?.subject?.startsWith('Offer ')) subjects.push(m.envelope.subject);
-        return subjects;
-      } finally {
-        await imap.logout();
-      }
-    };
     let subjects: string[] = [];
     for (const deadline = Date.now() + 120_000; subjects.length === 0; await new Promise((r) => setTimeout(r, 1000))) {
-      subjects = await junkOnServer();
+      subjects = await offersOnServer('Junk');
       if (subjects.length === 0 && Date.now() > deadline) {
         const status = await optionsPage(
           `return JSON.stringify(await win.wrappedJSObject.browser.runtime.sendMessage(Cu.cloneInto({ pmfPrivate: 'status' }, win)));`,
@@ -445,4 +426,84 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     assert.ok(subjects.length >= 1, `in Junk: ${subjects.join(', ')}`);
     await screenshot('thunderbird-spam-junk');
   });
+
+  it('“Not Junk” in Thunderbird takes one back to the Inbox on the server, and the add-on leaves it there', async () => {
+    const [subject] = (await offersOnServer('Junk')).sort();
+    assert.ok(subject, 'a message the add-on moved to Junk');
+    // The user's "Not Junk": the Junk folder shown, the message selected, Thunderbird's own command.
+    await selectInFolder('Junk', subject);
+    await tb.marionette.run(
+      `Services.wm.getMostRecentWindow('mail:3pane').gTabmail.currentAbout3Pane.commandController.doCommand('cmd_markAsNotJunk');`,
+    );
+    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 1000))) {
+      if ((await offersOnServer('INBOX')).includes(subject)) break;
+      if (Date.now() > deadline) assert.fail(`${subject} did not come back to the Inbox`);
+    }
+    await screenshot('thunderbird-not-junk');
+    // Shown again (a fresh look at it) and some time later: still in the Inbox, not moved to Junk again.
+    await selectInFolder('Inbox', subject);
+    await screenshot('thunderbird-not-junk-inbox');
+    await new Promise((r) => setTimeout(r, 8000));
+    const inbox = await offersOnServer('INBOX');
+    assert.equal(inbox.filter((x) => x === subject).length, 1, 'in the Inbox, once (one move, not two)');
+    assert.ok(!(await offersOnServer('Junk')).includes(subject), 'not moved back to Junk');
+    // The correction is kept with the verdict: the add-on says so.
+    const badges = (await optionsPage(`
+      const req = win.indexedDB.open('pmf-private');
+      const db = await new Promise((ok, ko) => { req.onsuccess = () => ok(req.result); req.onerror = () => ko(req.error); });
+      const all = await new Promise((ok) => { const r = db.transaction('verdicts').objectStore('verdicts').getAll(); r.onsuccess = () => ok(r.result); });
+      db.close();
+      return all.map((v) => JSON.stringify({ spam: v.spam, user: v.user?.spam, movedFrom: v.movedFrom }));`)) as string[];
+    if (!badges.some((v) => JSON.parse(v).user === false)) {
+      fs.writeFileSync(resultPath('thunderbird-not-junk-output.txt'), tb.output());
+      assert.fail(`no correction kept: ${badges.join(' ')} (Thunderbird's output in test-results/)`);
+    }
+    assert.equal(badges.filter((v) => JSON.parse(v).user === false).length, 1);
+  });
 });
+
+/** Shows the IMAP account's Inbox or Junk folder in the first tab and selects (displays) the message `subject`. */
+async function selectInFolder(use: 'Inbox' | 'Junk', subject: string): Promise<void> {
+  await tb.marionette.run(
+    `const { MailServices } = ChromeUtils.importESModule('resource:///modules/MailServices.sys.mjs');
+     const win = Services.wm.getMostRecentWindow('mail:3pane');
+     win.gTabmail.switchToTab(0);
+     const imap = MailServices.accounts.accounts.find((a) => a.incomingServer.type === 'imap');
+     const folder = imap.incomingServer.rootFolder.getFolderWithFlags(Ci.nsMsgFolderFlags[args[0]]);
+     const about3 = win.gTabmail.currentAbout3Pane;
+     about3.displayFolder(folder.URI);
+     const rowOf = () => {
+       const view = about3.gDBView;
+       if (!view || view.msgFolder?.URI !== folder.URI) return -1;
+       return [...Array(view.rowCount).keys()].find((i) => view.getMsgHdrAt(i).mime2DecodedSubject === args[1]) ?? -1;
+     };
+     for (let i = 0; i < 300 && rowOf() < 0; i++) await new Promise((r) => win.setTimeout(r, 100));
+     if (rowOf() < 0) throw new Error('not listed in ' + args[0] + ': ' + args[1]);
+     about3.threadTree.selectedIndex = rowOf();
+     for (let i = 0; i < 300 && win.gTabmail.currentAboutMessage?.gMessage?.mime2DecodedSubject !== args[1]; i++)
+       await new Promise((r) => win.setTimeout(r, 100));`,
+    [use, subject],
+  );
+}
+
+/** Subjects of the test's "Offer …" messages in an IMAP mailbox, read on the server (a fresh session per look). */
+async function offersOnServer(mailbox: string): Promise<string[]> {
+  const imap = new ImapFlow({
+    host: '127.0.0.1',
+    port: dovecot.port,
+    secure: false,
+    auth: { user: 'alice', pass: 'imap-secret' },
+    logger: false,
+  });
+  await imap.connect();
+  try {
+    const box = await imap.mailboxOpen(mailbox, { readOnly: true });
+    const subjects: string[] = [];
+    if (box.exists > 0)
+      for await (const m of imap.fetch('1:*', { envelope: true }))
+        if (m.envelope?.subject?.startsWith('Offer ')) subjects.push(m.envelope.subject);
+    return subjects;
+  } finally {
+    await imap.logout();
+  }
+}

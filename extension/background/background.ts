@@ -149,6 +149,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       await broadcastKeysChanged();
       catchUpNewMail();
+      void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
       return opened.length;
     }
     case 'lock':
@@ -220,12 +221,20 @@ const catchUpNewMail = tbApi
       browser.storage.local,
     )
   : () => {};
+let thunderbirdSpam: ReturnType<typeof watchThunderbirdSpam> | undefined;
 if (tbApi) {
   // The private spam check of new and displayed mail the provider delivered (thunderbird/spam-check.ts).
-  watchThunderbirdSpam(tbApi, async (block) => {
-    const { result, plaintext } = await decryptBlockWithPlaintext(block, await keyContext());
-    return result.status === 'decrypted' ? plaintext : undefined;
-  });
+  thunderbirdSpam = watchThunderbirdSpam(
+    tbApi,
+    async (block) => {
+      const { result, plaintext } = await decryptBlockWithPlaintext(block, await keyContext());
+      if (result.status === 'locked') return 'locked';
+      return result.status === 'decrypted' ? plaintext : undefined;
+    },
+    browser.storage.local,
+  );
+  // Mail that arrived while locked, if a restarted background finds the keys still unlocked.
+  void thunderbirdSpam.catchUp();
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

@@ -221,7 +221,21 @@ function offerThunderbirdIndexing(): void {
   });
 }
 
+/**
+ * Thunderbird: spam goes to the mail account's own Junk folder, which on an
+ * IMAP account is on the provider's server; say so, and what turning it off means there.
+ */
+function thunderbirdWording(): void {
+  if (!thunderbird()) return;
+  $('move-spam-text').textContent =
+    'Move spam to the Junk folder of the mail account it arrived in. On an IMAP account that folder is on your ' +
+    'provider’s server, so your provider learns which of your messages were spam. Turn this off to have spam only ' +
+    'marked as junk here in Thunderbird: nothing about the verdict leaves this computer. Either way, marking a ' +
+    'message “Not Junk” (or moving it out of Junk) is remembered, and it is not moved again.';
+}
+
 const refreshUnlock = mountUnlockForm($('unlock-panel'));
+thunderbirdWording();
 void showCoreStatus();
 offerThunderbirdIndexing();
 void renderKeys();

@@ -5,13 +5,13 @@
 import browser, { type Runtime } from 'webextension-polyfill';
 import { sessionUrl } from '../../client/core/connect.js';
 import { decryptedMessage } from '../../mail/decrypt.js';
-import type { PgpBlock } from '../../mail/pgp.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
 import type { ThunderbirdApi } from '../thunderbird/api.js';
-import { watchSpam } from '../thunderbird/spam-check.js';
+import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
 import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
+import { permissionRefused, providerPermission } from './provider-permission.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
@@ -20,11 +20,13 @@ import {
   BACKLOG_MAX_IDS,
   BACKLOG_UNCHECKED,
   SPAM_BADGE,
+  USER_VERDICT,
   WEBMAIL_CONNECT,
   type BacklogRequest,
   type PrivateRequest,
   type PrivateStatus,
   type SpamBadgeMessage,
+  type UserVerdictRequest,
   type WebmailConnectRequest,
 } from './messages.js';
 import type { WorkerFailure } from './worker-protocol.js';
@@ -70,8 +72,13 @@ function forgetAll(why?: Parameters<SpamQueue['forgetWaiting']>[0]): void {
  * (thunderbird/spam-check.ts) with the same worker, store and status line.
  * Registered at the top level of the background so the events wake it.
  */
-export function watchThunderbirdSpam(api: ThunderbirdApi, decrypt: (block: PgpBlock) => Promise<string | undefined>) {
+export function watchThunderbirdSpam(
+  api: ThunderbirdApi,
+  decrypt: SpamCheckDeps['decrypt'],
+  pending: SpamCheckDeps['pending'],
+) {
   const watch = watchSpam(api, {
+    pending,
     store,
     classify: async (provider, items, onEvent) =>
       (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
@@ -116,6 +123,9 @@ export function offerForSpamCheck(
 async function connect(url: string, token: string): Promise<PrivateStatus> {
   sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
   const provider: ProviderConfig = { url: new URL(url).origin, token };
+  // The options page asked for it on the user's click; without it the worker could not fetch the model.
+  const wanted = providerPermission(url);
+  if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(url));
   live.download = undefined;
   try {
     const worker = await privateWorker();
@@ -229,6 +239,15 @@ async function uncheckedOf(sourceIds: unknown, sender: Runtime.MessageSender): P
   return out;
 }
 
+/** The webmail's _Not spam_: the user's word, kept with the message's verdict in this tab's account. */
+async function userVerdictOf(req: UserVerdictRequest, sender: Runtime.MessageSender): Promise<boolean> {
+  if (typeof req[USER_VERDICT] !== 'string' || typeof req.spam !== 'boolean') throw new Error('Invalid request.');
+  const s = await store();
+  const provider = await s.provider();
+  const messageId = provider && deliveredId({ id: req[USER_VERDICT], url: sender.url! }, provider.url);
+  return !!provider && !!messageId && s.markByUser(accountOf(provider), messageId, req.spam);
+}
+
 const reply = (p: Promise<unknown>) =>
   p.then(
     (value) => ({ ok: true, value }),
@@ -238,13 +257,15 @@ const reply = (p: Promise<unknown>) =>
 /** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
 export function listenForPrivateRequests(): void {
   browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
-    const web = msg as (WebmailConnectRequest & BacklogRequest) | null;
+    const web = msg as (WebmailConnectRequest & BacklogRequest & UserVerdictRequest) | null;
     // From our content script in a tab, never from an extension page.
     const tab = sender.id === browser.runtime.id && sender.tab !== undefined && /^https?:/.test(sender.url ?? '');
     if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string')
       return tab ? reply(handleWebmail(web, sender)) : undefined;
     if (typeof web === 'object' && web !== null && BACKLOG_UNCHECKED in web)
       return tab ? reply(uncheckedOf(web[BACKLOG_UNCHECKED], sender)) : undefined;
+    if (typeof web === 'object' && web !== null && USER_VERDICT in web)
+      return tab ? reply(userVerdictOf(web, sender)) : undefined;
     const req = msg as PrivateRequest | null;
     if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
     const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));

@@ -6,12 +6,20 @@
 // more: the worker answers a message it already settled from IndexedDB, so
 // nothing is classified twice. No browser API here, so it is unit-tested.
 
-/** Why a message was not offered. */
-export type Skip = 'locked' | 'not-encrypted' | 'unreadable';
+/** Why a message was not offered ('checked': it has an outcome already). */
+export type Skip = 'locked' | 'not-encrypted' | 'unreadable' | 'checked';
 
-export interface BacklogDeps {
+/**
+ * A message to check: a webmail page's URL, or anything else named by an
+ * `href` (Thunderbird's new mail, thunderbird/spam-check.ts).
+ */
+export interface BacklogItem {
+  readonly href: string;
+}
+
+export interface BacklogDeps<L extends BacklogItem = URL> {
   /** Fetches, decrypts and offers one message; its source id once offered, or why not. */
-  offer(link: URL): Promise<{ sourceId: string } | { skip: Skip }>;
+  offer(link: L): Promise<{ sourceId: string } | { skip: Skip }>;
 }
 
 export interface BacklogProgress {
@@ -32,15 +40,15 @@ export interface BacklogOptions {
   answerMs?: number;
 }
 
-interface InFlight {
-  link: URL;
+interface InFlight<L> {
+  link: L;
   tries: number;
   timer: ReturnType<typeof setTimeout>;
 }
 
-export class BacklogRun {
+export class BacklogRun<L extends BacklogItem = URL> {
   private next = 0;
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight = new Map<string, InFlight<L>>();
   /** Answers that arrived before their offer returned (a verdict stored meanwhile). */
   private readonly early = new Set<string>();
   private readonly progress: BacklogProgress;
@@ -50,11 +58,11 @@ export class BacklogRun {
   private readonly window: number;
   private readonly answerMs: number;
 
-  private readonly links: URL[];
+  private readonly links: L[];
 
   constructor(
-    links: URL[],
-    private readonly deps: BacklogDeps,
+    links: L[],
+    private readonly deps: BacklogDeps<L>,
     private readonly onProgress: (p: BacklogProgress) => void,
     opts: BacklogOptions = {},
   ) {
@@ -103,8 +111,8 @@ export class BacklogRun {
     this.count();
   }
 
-  private async offer(link: URL, tries = 1): Promise<void> {
-    let r: Awaited<ReturnType<BacklogDeps['offer']>>;
+  private async offer(link: L, tries = 1): Promise<void> {
+    let r: Awaited<ReturnType<BacklogDeps<L>['offer']>>;
     try {
       r = await this.deps.offer(link);
     } catch {

@@ -93,7 +93,12 @@ export function failureText(code: FailureCode): string {
 /** A fresh outcome from the worker or one stored in IndexedDB (private/store.ts StoredVerdict). */
 type Outcome = { kind: 'verdict'; spam: boolean } | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
 
-export function outcomeBadge(o: Outcome): SpamBadge {
+export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBadge {
+  // The user's own word wins over the check's, here (private/store.ts markByUser).
+  if (o.user)
+    return o.user.spam
+      ? { state: 'spam', text: 'spam (you marked it)' }
+      : { state: 'not-spam', text: 'not spam (you marked it)' };
   switch (o.kind) {
     case 'verdict':
       return o.spam ? { state: 'spam', text: 'spam (private check)' } : { state: 'not-spam', text: 'not spam' };

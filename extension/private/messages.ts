@@ -38,6 +38,13 @@ export type BacklogRequest = { [BACKLOG_UNCHECKED]: string[] };
 /** Bounds what one request may ask about. */
 export const BACKLOG_MAX_IDS = 5000;
 
+/**
+ * Content script → background: the user said "not spam" about a listed or
+ * shown message (MailSource id); kept with its stored verdict (PrivateStore.markByUser).
+ */
+export const USER_VERDICT = 'pmfUserVerdict';
+export type UserVerdictRequest = { [USER_VERDICT]: string; spam: boolean };
+
 /** Background → content script: the spam badge of one message view (MailSource.id). */
 export const SPAM_BADGE = 'pmf-spam-badge';
 

@@ -1,9 +1,12 @@
 // Options page (and the popup’s status line): connect to the provider (address + access token), the model
 // download's progress, what the spam check is doing, disconnect. The token
-// goes to the background, which keeps it in the extension's IndexedDB.
+// goes to the background, which keeps it in the extension's IndexedDB. A
+// provider other than loopback needs the user's permission for its origin,
+// asked on the Connect click (provider-permission.ts).
 import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateRequest, PrivateStatus } from './messages.js';
+import { permissionRefused, providerPermission } from './provider-permission.js';
 
 export async function askPrivate<T>(req: PrivateRequest): Promise<T> {
   const reply = (await browser.runtime.sendMessage(req)) as { ok: boolean; value?: T; error?: string } | undefined;
@@ -72,7 +75,11 @@ export function initProviderSection(): void {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const field = (n: string) => form.elements.namedItem(n) as HTMLInputElement;
+    // First, before any await: browsers grant permissions.request only while handling the click.
+    const wanted = providerPermission(field('url').value);
+    const allowed = wanted ? browser.permissions.request(wanted).catch(() => false) : Promise.resolve(true);
     const button = form.querySelector('button')!;
+    if (!(await allowed)) return say($('provider-status'), permissionRefused(field('url').value), 'error');
     button.disabled = true;
     say($('provider-status'), 'Connecting and fetching the spam model…', 'info');
     const poll = setInterval(() => void refresh().catch(() => {}), 300);

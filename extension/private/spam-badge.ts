@@ -10,7 +10,7 @@ import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { adapterFor } from '../content/adapters/index.js';
 import { TOPIC_SHARED, type SpamBadge } from './faults.js';
-import { SPAM_BADGE, type SpamBadgeMessage } from './messages.js';
+import { SPAM_BADGE, USER_VERDICT, type SpamBadgeMessage, type UserVerdictRequest } from './messages.js';
 
 const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
@@ -54,7 +54,10 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   return el;
 }
 
-/** "Not spam": back to the Inbox; the stored verdict stays, and only fresh verdicts move mail. */
+/**
+ * "Not spam": back to the Inbox; the stored verdict stays with the user's
+ * correction next to it (the badge then says so), and only fresh verdicts move mail.
+ */
 function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageView): void {
   const button = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Not spam' });
   button.style.marginLeft = '8px';
@@ -62,6 +65,8 @@ function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageVie
     try {
       await adapter.moveTo!(view, 'inbox');
       moved.delete(view.body);
+      const mark: UserVerdictRequest = { [USER_VERDICT]: view.source.id, spam: false };
+      await browser.runtime.sendMessage(mark).catch(() => {}); // the move is what counts for the mailbox
       render(view.body, { state: 'not-spam', text: 'Marked as not spam and moved back to your Inbox.' });
     } catch (e) {
       render(view.body, {

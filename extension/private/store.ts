@@ -45,8 +45,18 @@ const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, top
 const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[];
 
 /** Outcomes the badge can show again after a restart. */
-export type StoredVerdict =
-  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number };
+export type StoredVerdict = (
+  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number }
+) &
+  VerdictNotes;
+
+/** What happened to a message after its check, kept with its outcome (never sent anywhere). */
+export interface VerdictNotes {
+  /** The user's own correction ("not spam" after the check said spam): it wins over the check, here. */
+  user?: { spam: boolean; at: number };
+  /** Thunderbird: the folder (MailFolderId) the extension moved the message out of, to put it back. */
+  movedFrom?: string;
+}
 
 /**
  * The link check's outcome for one message: the hits of its lookup (none is
@@ -185,8 +195,37 @@ export class PrivateStore {
     return (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
   }
 
+  /** Records an outcome; notes kept with an earlier one (the user's correction) stay. */
   async putVerdict(account: string, messageId: string, v: StoredVerdict): Promise<void> {
-    await this.db.put('verdicts', v, [account, messageId]);
+    const tx = this.db.transaction('verdicts', 'readwrite');
+    const before = (await tx.store.get([account, messageId])) as StoredVerdict | undefined;
+    const kept: VerdictNotes = {};
+    if (before?.user) kept.user = before.user;
+    if (before?.movedFrom) kept.movedFrom = before.movedFrom;
+    await tx.store.put({ ...kept, ...v }, [account, messageId]);
+    await tx.done;
+  }
+
+  /**
+   * Adds notes to a message's stored outcome, in one transaction; false (and
+   * nothing written) when the message has none: a correction needs a verdict to correct.
+   */
+  async noteVerdict(account: string, messageId: string, notes: VerdictNotes): Promise<boolean> {
+    const tx = this.db.transaction('verdicts', 'readwrite');
+    const before = (await tx.store.get([account, messageId])) as StoredVerdict | undefined;
+    if (before) await tx.store.put({ ...before, ...notes }, [account, messageId]);
+    await tx.done;
+    return before !== undefined;
+  }
+
+  /**
+   * The user said "not spam" (or "spam") about a checked message: the one
+   * place both builds record it (the webmail badge's _Not spam_ button,
+   * Thunderbird's own junk controls). A stored verdict then shows the user's
+   * word and never moves the message again.
+   */
+  async markByUser(account: string, messageId: string, spam: boolean): Promise<boolean> {
+    return this.noteVerdict(account, messageId, { user: { spam, at: Date.now() } });
   }
 
   /** Verdicts recorded since `since` (epoch ms), for the popup's "classified today". */

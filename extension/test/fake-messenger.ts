@@ -41,6 +41,8 @@ export function fakeMessenger(opts: {
   const event = (name: string) => ({
     addListener: (l: Listener) => void (listeners[name] ??= []).push(l),
   });
+  const fire = (name: string, ...args: unknown[]) =>
+    (listeners[name] ?? []).forEach((l) => (l as (...a: unknown[]) => void)(...args));
   const scripts: { id: string }[] = [];
   const api: ThunderbirdApi = {
     scripting: {
@@ -82,13 +84,23 @@ export function fakeMessenger(opts: {
       update: async (id, props) => {
         byId(id);
         calls.push(`update:${id}:${JSON.stringify(props)}`);
-        if (props.junk !== undefined) junk.set(id, props.junk);
+        if (props.junk === undefined) return;
+        junk.set(id, props.junk);
+        const m = byId(id).header;
+        if (m.junk === props.junk) return;
+        m.junk = props.junk;
+        // As Thunderbird: the change is reported to the add-on too, after the call returns.
+        setImmediate(() => fire('messages.onUpdated', m, { junk: props.junk }));
       },
       move: async (ids, folderId) => {
         const to = folders.find((f) => f.id === folderId);
         if (!to) throw new Error(`Folder not found: ${folderId}`);
+        const before = ids.map((id) => ({ ...byId(id).header }));
         for (const id of ids) byId(id).header.folder = to;
         calls.push(`move:${ids.join(',')}:${folderId}`);
+        // Reported to the add-on as Thunderbird does (here the moved message keeps its id).
+        const after = ids.map((id) => byId(id).header);
+        setImmediate(() => fire('messages.onMoved', { id: null, messages: before }, { id: null, messages: after }));
       },
       query: async () => page(mail.map((m) => m.header)),
       continueList: async (id) => {
@@ -97,11 +109,12 @@ export function fakeMessenger(opts: {
         return page(rest);
       },
       onNewMailReceived: event('messages.onNewMailReceived'),
+      onUpdated: event('messages.onUpdated'),
       onMoved: event('messages.onMoved'),
       onDeleted: event('messages.onDeleted'),
     },
   };
-  return { api, calls, listeners, junk };
+  return { api, calls, listeners, junk, fire };
 }
 
 /** A message header as Thunderbird lists it. */

@@ -35,6 +35,17 @@ describe('per-target manifests', () => {
     assert.equal(m.content_security_policy.extension_pages, base.content_security_policy.extension_pages);
   });
 
+  it('every build reaches loopback by its manifest and any other provider only with the user’s permission', () => {
+    for (const target of ['chromium', 'firefox', 'thunderbird']) {
+      const m = targetManifest(base, target);
+      assert.deepEqual(m.optional_host_permissions, ['https://*/*'], target);
+      assert.ok(
+        m.host_permissions.every((p: string) => /^https?:\/\/(localhost|127\.0\.0\.1)\/\*$/.test(p)),
+        `${target}: granted at install for loopback only`,
+      );
+    }
+  });
+
   it('does not modify the base manifest', () => {
     targetManifest(base, 'thunderbird');
     assert.deepEqual(base.background, { service_worker: 'background.js' });

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ensurePackage } from '../../client/core/download.js';
 import { testPackage } from '../../client/test/package-fixture.js';
+import { outcomeBadge } from '../private/faults.js';
 import { accountOf, PrivateStore } from '../private/store.js';
 
 let n = 0;
@@ -166,6 +167,23 @@ describe('PrivateStore', () => {
     assert.deepEqual(await store.replay.load(), [{ messageId: 'm1', contentHash: 'ab'.repeat(32) }]);
     assert.equal(await store.topicShared('m1'), true);
     assert.equal(await store.topicShared('m2'), false);
+  });
+
+  it('the user’s “not spam” is kept with the verdict, survives a later outcome, and shows on the badge', async () => {
+    const store = await PrivateStore.open('pmf-private-user-mark');
+    const a = 'http://127.0.0.1:1|x';
+    assert.equal(await store.markByUser(a, 'm1', false), false, 'nothing to correct yet: nothing written');
+    assert.equal(await store.verdict(a, 'm1'), undefined);
+    await store.putVerdict(a, 'm1', { kind: 'verdict', spam: true, at: 1 });
+    assert.equal(await store.markByUser(a, 'm1', false), true);
+    assert.equal(outcomeBadge((await store.verdict(a, 'm1'))!).text, 'not spam (you marked it)');
+    // A batch replayed after a restart records the provider's outcome again: the correction stays.
+    await store.putVerdict(a, 'm1', { kind: 'verdict', spam: true, at: 2 });
+    const v = await store.verdict(a, 'm1');
+    assert.equal(v?.at, 2);
+    assert.equal(v?.user?.spam, false);
+    assert.equal(outcomeBadge({ kind: 'verdict', spam: true }).text, 'spam (private check)');
+    store.close();
   });
 
   it('settings: defaults, partial changes, and only booleans are stored', async () => {

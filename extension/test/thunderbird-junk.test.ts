@@ -56,4 +56,17 @@ describe('Thunderbird junk and move', () => {
     assert.equal(await applySpamVerdict(ham.api, ham.m, false, { move: true }), 'in-place');
     assert.deepEqual(ham.calls, ['update:5:{"junk":false}']);
   });
+
+  it('“not spam” goes back to the folder it was taken from, or the Inbox if that folder is gone', async () => {
+    const work = folder('a/Work', 'alice');
+    const { api, calls, m } = setup([aliceInbox, aliceJunk, work]);
+    m.folder = aliceJunk;
+    m.junk = true;
+    assert.equal(await applySpamVerdict(api, m, false, { move: true, backTo: 'a/Work' }), 'moved');
+    assert.equal(m.folder?.id, 'a/Work');
+    m.folder = aliceJunk;
+    assert.equal(await applySpamVerdict(api, m, false, { move: true, backTo: 'a/Deleted' }), 'moved');
+    assert.equal(m.folder?.id, 'a/INBOX');
+    assert.deepEqual(calls, ['update:5:{"junk":false}', 'move:5:a/Work', 'move:5:a/INBOX']);
+  });
 });

@@ -18,6 +18,7 @@ const PMF_ID = 'pmf-0123456789abcdef0123456789abcdef';
 const PROVIDER: ProviderConfig = { url: 'http://127.0.0.1:8080', token: 't0ken' };
 const inbox: MailFolder = { id: 'a/INBOX', accountId: 'alice', specialUse: ['inbox'] };
 const junkFolder: MailFolder = { id: 'a/Junk', accountId: 'alice', specialUse: ['junk'] };
+const work: MailFolder = { id: 'a/Work', accountId: 'alice', specialUse: [] };
 const ARMORED = '-----BEGIN PGP MESSAGE-----\n\nwcBMA0fake\n-----END PGP MESSAGE-----\n';
 
 function encrypted(id: number, extraHeaders: string, full?: MessagePart): FakeMail {
@@ -26,27 +27,55 @@ function encrypted(id: number, extraHeaders: string, full?: MessagePart): FakeMa
 }
 
 let n = 0;
+/** storage.local as the background hands it over: survives a "restart" (a second watchSpam). */
+function memoryArea() {
+  const data: Record<string, unknown> = {};
+  return {
+    data,
+    get: async (key: string) => (key in data ? { [key]: structuredClone(data[key]) } : {}),
+    set: async (items: Record<string, unknown>) => void Object.assign(data, structuredClone(items)),
+  };
+}
+
 async function setup(
   mail: FakeMail[],
-  opts: { spam?: boolean; connected?: boolean; decrypts?: boolean; settings?: object } = {},
+  opts: {
+    spam?: boolean;
+    connected?: boolean;
+    /** false: not for the add-on's keys; 'locked': its keys are locked. */
+    decrypts?: boolean | 'locked' | (() => boolean | 'locked');
+    settings?: object;
+    /** Holds every classification until it resolves. */
+    gate?: Promise<unknown>;
+    store?: PrivateStore;
+    pending?: ReturnType<typeof memoryArea>;
+  } = {},
 ) {
-  const store = await PrivateStore.open(`tb-spam-test-${n++}`);
-  if (opts.connected ?? true) await store.setProvider(PROVIDER);
+  const store = opts.store ?? (await PrivateStore.open(`tb-spam-test-${n++}`));
+  if (!opts.store && (opts.connected ?? true)) await store.setProvider(PROVIDER);
   if (opts.settings) await store.setSettings(opts.settings);
-  const fake = fakeMessenger({ mail, folders: [inbox, junkFolder] });
+  const fake = fakeMessenger({ mail, folders: [inbox, junkFolder, work] });
   const requests: ClassifyItem[][] = [];
+  const pending = opts.pending ?? memoryArea();
   const watch = watchSpam(fake.api, {
     store: async () => store,
+    pending,
+    putBackAfterMs: 0,
     // The worker: records the verdict before reporting it, as worker-service.ts does.
     classify: async (provider, items, onEvent: (e: WorkerEvent) => void) => {
       requests.push(items);
+      await opts.gate;
       for (const { messageId } of items) {
         const spam = opts.spam ?? true;
         await store.putVerdict(accountOf(provider), messageId, { kind: 'verdict', spam, at: Date.now() });
         onEvent({ event: 'outcome', outcome: { kind: 'verdict', messageId, spam } });
       }
     },
-    decrypt: async () => ((opts.decrypts ?? true) ? 'Content-Type: text/plain\r\n\r\nCheap pills, buy now' : undefined),
+    decrypt: async () => {
+      const d = typeof opts.decrypts === 'function' ? opts.decrypts() : (opts.decrypts ?? true);
+      if (d === 'locked') return 'locked';
+      return d ? 'Content-Type: text/plain\r\n\r\nCheap pills, buy now' : undefined;
+    },
     failureOf: (e) => ({ code: 'protocol', detail: String(e) }),
   });
   const fire = (name: string, ...args: unknown[]) =>
@@ -71,7 +100,7 @@ async function setup(
     await settled();
   };
   const acted = () => until(() => fake.calls.some((c) => c.startsWith('update:')));
-  return { ...fake, store, requests, newMail, displayed, settled, until, acted };
+  return { ...fake, store, requests, newMail, displayed, settled, until, acted, watch, pending };
 }
 
 describe('Thunderbird private spam check', () => {
@@ -167,5 +196,190 @@ describe('Thunderbird private spam check', () => {
     t.newMail(m.header);
     await t.settled();
     assert.deepEqual(t.requests, []);
+  });
+});
+
+/** The id the provider's LMTP stage would assign to message i. */
+const pmfId = (i: number) => `pmf-${i.toString(16).padStart(32, '0')}`;
+const acts = (calls: string[]) => calls.filter((c) => /^(update|move)/.test(c));
+
+describe('Thunderbird: the user says "not spam"', () => {
+  it('“Not Junk” on a message the add-on moved puts it back where it came from, and it stays there', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    m.header.folder = { ...work };
+    const t = await setup([m]);
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    // The user's "Not Junk" in Thunderbird (the fake reports it through messages.onUpdated).
+    await t.api.messages.update(7, { junk: false });
+    await t.until(() => m.header.folder?.id === 'a/Work');
+    const v = await t.store.verdict(accountOf(PROVIDER), PMF_ID);
+    assert.equal(v?.kind === 'verdict' && v.spam, true, 'the provider’s verdict is kept');
+    assert.equal(v?.user?.spam, false, 'with the user’s correction next to it');
+    assert.equal(v?.movedFrom, 'a/Work');
+    // Shown again, or announced again as new mail: never moved back to Junk.
+    t.displayed(m.header);
+    t.newMail(m.header);
+    await t.settled();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(m.header.folder?.id, 'a/Work');
+    assert.equal(m.header.junk, false);
+    assert.equal(t.requests.length, 1, 'asked once');
+    assert.deepEqual(acts(t.calls), [
+      'update:7:{"junk":true}',
+      'move:7:a/Junk',
+      'update:7:{"junk":false}',
+      'move:7:a/Work',
+    ]);
+  });
+
+  it('moving it out of Junk clears the junk flag and is kept as the user’s correction', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m]);
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    await t.api.messages.move([7], 'a/INBOX', { isUserAction: true }); // the user drags it to the Inbox
+    await t.until(() => m.header.junk === false);
+    assert.equal((await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam, false);
+    t.displayed(m.header);
+    await t.settled();
+    assert.equal(m.header.folder?.id, 'a/INBOX');
+    assert.deepEqual(acts(t.calls), [
+      'update:7:{"junk":true}',
+      'move:7:a/Junk',
+      'move:7:a/INBOX',
+      'update:7:{"junk":false}',
+    ]);
+  });
+
+  it('found out of Junk with no move reported (IMAP): the next look keeps it as the user’s correction', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m]);
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    Object.assign(m.header, { folder: { ...inbox }, junk: false }); // Thunderbird moved it; no onMoved came
+    t.displayed(m.header);
+    await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam === false);
+    assert.equal(m.header.folder?.id, 'a/INBOX');
+    assert.equal(t.requests.length, 1);
+  });
+
+  it('Thunderbird’s own junk mail is not the add-on’s: a “Not Junk” on a message it found not spam changes nothing', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m], { spam: false });
+    t.newMail(m.header);
+    await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID)) !== undefined);
+    m.header.folder = { ...junkFolder }; // Thunderbird's own filter moved it
+    m.header.junk = true;
+    await t.api.messages.update(7, { junk: false });
+    await t.settled();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal((await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user, undefined);
+    assert.equal(m.header.folder?.id, 'a/Junk');
+  });
+
+  it('a correction made while the provider was still being asked wins over the late verdict', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const t = await setup([m], { gate });
+    t.newMail(m.header);
+    await t.until(() => t.requests.length === 1);
+    // Checked before: the add-on moved it to Junk, the user took it back; now asked again by another device's answer.
+    await t.store.putVerdict(accountOf(PROVIDER), PMF_ID, { kind: 'verdict', spam: true, at: 1 });
+    await t.store.markByUser(accountOf(PROVIDER), PMF_ID, false);
+    open();
+    await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.at !== 1);
+    await new Promise((r) => setTimeout(r, 20));
+    await t.settled();
+    assert.equal((await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam, false, 'the correction stays');
+    assert.deepEqual(acts(t.calls), [], 'not moved');
+  });
+});
+
+describe('Thunderbird: mail that arrived while the keys were locked', () => {
+  it('is checked right after the unlock, once, and not again after a restart', async () => {
+    const mail = [1, 2, 3].map((i) => encrypted(i, `X-PMF-Message-Id: ${pmfId(i)}\r\n`));
+    let locked = true;
+    const t = await setup(mail, { decrypts: () => (locked ? 'locked' : true), spam: false });
+    t.newMail(...mail.map((m) => m.header));
+    await t.settled();
+    assert.equal(t.requests.length, 0, 'nothing can be read while locked');
+    assert.deepEqual(
+      t.pending.data['pmf-tb-spam-pending'],
+      [1, 2, 3],
+      'their Thunderbird ids wait, never their content',
+    );
+    locked = false;
+    await t.watch.catchUp();
+    await t.settled();
+    assert.deepEqual(
+      t.requests
+        .flat()
+        .map((i) => i.messageId)
+        .sort(),
+      [1, 2, 3].map(pmfId),
+    );
+    assert.deepEqual(t.pending.data['pmf-tb-spam-pending'], []);
+    // A restarted background (same storage, same IndexedDB): nothing left to check, nothing asked twice.
+    t.pending.data['pmf-tb-spam-pending'] = [1, 2, 3];
+    const again = await setup(mail, { store: t.store, pending: t.pending });
+    await again.watch.catchUp();
+    await again.settled();
+    assert.deepEqual(again.requests, []);
+    assert.deepEqual(again.pending.data['pmf-tb-spam-pending'], []);
+  });
+
+  it('at most 8 in flight; a restart mid-way loses none and checks none twice', async () => {
+    const mail = Array.from({ length: 12 }, (_, i) => encrypted(i + 1, `X-PMF-Message-Id: ${pmfId(i + 1)}\r\n`));
+    let locked = true;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const t = await setup(mail, { decrypts: () => (locked ? 'locked' : true), gate, spam: false });
+    t.newMail(...mail.map((m) => m.header));
+    await t.settled();
+    assert.equal((t.pending.data['pmf-tb-spam-pending'] as number[]).length, 12);
+    locked = false;
+    const before = t.calls.length;
+    const running = t.watch.catchUp();
+    await t.until(() => t.requests.length > 0);
+    await new Promise((r) => setTimeout(r, 30));
+    const offered = () =>
+      new Set(
+        t.calls
+          .slice(before)
+          .filter((c) => c.startsWith('raw:'))
+          .map((c) => c.split(':')[1]),
+      ).size;
+    assert.equal(offered(), 8, 'the backlog’s window: 8 messages read and waiting, the rest not yet');
+    // The background restarts here: nothing answered yet, all 12 still wait in storage.
+    assert.equal((t.pending.data['pmf-tb-spam-pending'] as number[]).length, 12);
+    const after = await setup(mail, { store: t.store, pending: t.pending, spam: false });
+    await after.watch.catchUp();
+    await after.settled();
+    open(); // the old worker's batch finishes too (it records before it reports)
+    await running;
+    await t.settled();
+    const asked = [...t.requests, ...after.requests].flat().map((i) => i.messageId);
+    assert.equal(new Set(asked).size, 12, 'every message checked');
+    for (const i of mail.keys())
+      assert.ok((await t.store.verdict(accountOf(PROVIDER), pmfId(i + 1))) !== undefined, `verdict ${i + 1} kept`);
+    assert.deepEqual(after.pending.data['pmf-tb-spam-pending'], []);
+  });
+
+  it('locked again mid-way: it stops, and what is left waits for the next unlock', async () => {
+    const mail = [1, 2, 3].map((i) => encrypted(i, `X-PMF-Message-Id: ${pmfId(i)}\r\n`));
+    let state: 'locked' | true = 'locked';
+    const t = await setup(mail, { decrypts: () => state, spam: false });
+    t.newMail(...mail.map((m) => m.header));
+    await t.settled();
+    await t.watch.catchUp(); // still locked: nothing happens, nothing is lost
+    await t.settled();
+    assert.deepEqual(t.requests, []);
+    assert.deepEqual(t.pending.data['pmf-tb-spam-pending'], [1, 2, 3]);
+    state = true;
+    await t.watch.catchUp();
+    await t.settled();
+    assert.equal(t.requests.flat().length, 3);
   });
 });

@@ -9,6 +9,8 @@ export interface MessageHeader {
   date: Date | string;
   recipients: string[];
   headerMessageId: string;
+  /** Thunderbird's junk flag (set by its own filter, the user, or this add-on). */
+  junk?: boolean;
   /** Present with the accountsRead permission; absent for external messages. */
   folder?: MailFolder;
 }
@@ -66,6 +68,8 @@ export interface ThunderbirdApi {
     /** MV3: a MailFolderId; needs accountsRead and messagesMove. */
     move(ids: number[], folderId: string, opts?: { isUserAction?: boolean }): Promise<void>;
     onNewMailReceived: TbEvent<(folder: unknown, messages: MessageList) => void>;
+    /** A message's properties changed (here: the junk flag, e.g. the user's "Not Junk"); only those changed are given. */
+    onUpdated: TbEvent<(message: MessageHeader, changed: { junk?: boolean }) => void>;
     onMoved: TbEvent<(from: MessageList, to: MessageList) => void>;
     onDeleted: TbEvent<(messages: MessageList) => void>;
   };
