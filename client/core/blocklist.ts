@@ -12,6 +12,7 @@ import {
   logIdOf,
   lookup,
   oprf,
+  oprfReady,
   openList,
   type BlockList,
 } from '../../protocol/blocklist.js';
@@ -126,6 +127,7 @@ export async function lookupItems(
   evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
 ): Promise<BlocklistHit[]> {
   if (items.length === 0) return [];
+  await oprfReady();
   const enc = new TextEncoder();
   const inputs = items.map((i) => enc.encode(i));
   const blinds = inputs.map((x) => oprf.blind(x));
