@@ -23,7 +23,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { MAX_HEADER_BYTES } from './limits.js';
 
 /** RFC 9497 OPRF(ristretto255, SHA-512), base mode, and Evaluate (the provider building its list). */
-export { evaluate, oprf, oprfReady } from './oprf.js';
+export { evaluate, oprf, OprfElementError, oprfReady } from './oprf.js';
 /** Serialized ristretto255 element (blinded and evaluated elements on the wire). */
 export const ELEMENT_BYTES = 32;
 

@@ -9,18 +9,26 @@
 // "HashToGroup-" ‖ contextString, 64 bytes), then the RFC 9496 one-way map.
 // Await oprfReady() once before the first call (libsodium loads
 // asynchronously); a call before that throws.
-import { expand_message_xmd } from '@noble/curves/abstract/hash-to-curve.js';
-import { sha512 } from '@noble/hashes/sha2.js';
+//
+// Where the time goes (docs/blocklist.md#performance): one variable-base
+// scalar multiplication per blind, evaluation and finalize; everything else
+// (hashing, element and scalar checks, the blind's inverse) is kept small:
+// SHA-512 is libsodium's, a received element is decoded once (by the
+// multiplication, whose failure is then classified), and finalizeBatch
+// inverts all blinds of a message with one inversion (Montgomery's trick).
 import {
   checkElement,
   fromUniform,
   invertScalar,
+  isIdentity,
   mul,
   mulBase,
+  mulScalars,
   randomScalar,
   reduceWide,
   ristrettoReady,
   scalarCheck,
+  sha512,
 } from '../wasm/ts/ristretto.js';
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -55,10 +63,21 @@ function lengthPrefixed(x: Uint8Array, what: string): Uint8Array {
   return concat(Uint8Array.of(x.length >> 8, x.length & 0xff), x);
 }
 
+/**
+ * expand_message_xmd (RFC 9380 §5.3.1) with SHA-512 for 64 output bytes: one
+ * block, so b_1 = H(b_0 ‖ 0x01 ‖ DST') with b_0 = H(Z_pad ‖ msg ‖ I2OSP(64, 2) ‖ 0x00 ‖ DST').
+ * DSTs here are short (< 256 bytes).
+ */
+function expandXmd64(msg: Uint8Array, dst: Uint8Array): Uint8Array {
+  const dstPrime = concat(dst, Uint8Array.of(dst.length));
+  const b0 = sha512(concat(new Uint8Array(128), msg, Uint8Array.of(0, 64, 0), dstPrime));
+  return sha512(concat(b0, Uint8Array.of(1), dstPrime));
+}
+
 function hashToGroup(input: Uint8Array): Uint8Array {
-  const wide = expand_message_xmd(input, HASH_TO_GROUP_DST, 64, sha512);
+  const wide = expandXmd64(input, HASH_TO_GROUP_DST);
   const p = fromUniform(wide);
-  if (checkElement(p) !== 'ok') throw new Error('OPRF input maps to the identity');
+  if (isIdentity(p)) throw new Error('OPRF input maps to the identity');
   return p;
 }
 
@@ -69,11 +88,30 @@ function usableScalar(s: Uint8Array, what: string): Uint8Array {
   return s;
 }
 
-function wireElement(bytes: Uint8Array, what: string): Uint8Array {
-  const c = checkElement(bytes);
-  if (c === 'invalid') throw new Error(`OPRF ${what}: invalid ristretto255 encoding`);
-  if (c === 'identity') throw new Error(`OPRF ${what} point at infinity`);
-  return bytes;
+/** A received element was refused; `index` is its position in a batch. */
+export class OprfElementError extends Error {
+  constructor(
+    message: string,
+    readonly index = 0,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * scalar·element for a received element: the multiplication decodes it (and
+ * refuses a non-canonical or off-curve encoding); only when it fails is the
+ * element checked again, to say why. With a valid non-zero scalar the product
+ * of a valid non-identity element is never the identity (prime order).
+ */
+function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string, index = 0): Uint8Array {
+  try {
+    if (bytes.length === 32) return mul(scalar, bytes);
+  } catch {
+    // classified below
+  }
+  if (checkElement(bytes) === 'identity') throw new OprfElementError(`OPRF ${what} point at infinity`, index);
+  throw new OprfElementError(`OPRF ${what}: invalid ristretto255 encoding`, index);
 }
 
 /** Hash(I2OSP(len(input), 2) ‖ input ‖ I2OSP(len(unblinded), 2) ‖ unblinded ‖ "Finalize"). */
@@ -100,7 +138,7 @@ export const oprf = Object.freeze({
     const msg = concat(seed, lengthPrefixed(info, 'key info'), Uint8Array.of(0));
     for (let counter = 0; counter <= 255; counter++) {
       msg[msg.length - 1] = counter;
-      const secretKey = reduceWide(expand_message_xmd(msg, DERIVE_KEY_PAIR_DST, 64, sha512));
+      const secretKey = reduceWide(expandXmd64(msg, DERIVE_KEY_PAIR_DST));
       if (scalarCheck(secretKey) === 'ok') return { secretKey, publicKey: mulBase(secretKey) };
     }
     throw new Error('OPRF DeriveKeyPair failed');
@@ -114,18 +152,60 @@ export const oprf = Object.freeze({
 
   /** (Provider) evaluated = key·blinded; refuses non-canonical encodings and the identity. */
   blindEvaluate(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
-    return mul(usableScalar(secretKey, 'key'), wireElement(blinded, 'blinded'));
+    return mulReceived(usableScalar(secretKey, 'key'), blinded, 'blinded');
+  },
+
+  /** (Provider) blindEvaluate for consecutive 32-byte elements, the key checked once. */
+  blindEvaluateAll(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
+    usableScalar(secretKey, 'key');
+    const out = new Uint8Array(blinded.length);
+    for (let i = 0; i * 32 < blinded.length; i++) {
+      out.set(mulReceived(secretKey, blinded.subarray(32 * i, 32 * i + 32), 'blinded', i), 32 * i);
+    }
+    return out;
   },
 
   /** (Client) the 64-byte output: Hash(input, blind⁻¹·evaluated, "Finalize"). */
   finalize(input: Uint8Array, blind: Uint8Array, evaluated: Uint8Array): Uint8Array {
     lengthPrefixed(input, 'input');
-    const e = wireElement(evaluated, 'evaluated');
     const inverse = invertScalar(usableScalar(blind, 'blind'));
     try {
-      return finalHash(input, mul(inverse, e));
+      return finalHash(input, mulReceived(inverse, evaluated, 'evaluated'));
     } finally {
       inverse.fill(0);
+    }
+  },
+
+  /**
+   * (Client) finalize for the items of one message: the same outputs, with
+   * one scalar inversion for all blinds (Montgomery's trick: 3(n−1) scalar
+   * products instead of n − 1 more inversions). A refused element throws an
+   * OprfElementError naming its index.
+   */
+  finalizeBatch(inputs: Uint8Array[], blinds: Uint8Array[], evaluated: Uint8Array[]): Uint8Array[] {
+    const n = inputs.length;
+    if (blinds.length !== n || evaluated.length !== n) throw new Error('OPRF finalizeBatch: lengths differ');
+    if (n === 0) return [];
+    for (let i = 0; i < n; i++) {
+      lengthPrefixed(inputs[i], 'input');
+      usableScalar(blinds[i], 'blind');
+    }
+    // prefix[i] = blind_0 · … · blind_i; inverse of the whole product, then peel one blind off per step.
+    const prefix: Uint8Array[] = [blinds[0].slice()];
+    for (let i = 1; i < n; i++) prefix.push(mulScalars(prefix[i - 1], blinds[i]));
+    let acc = invertScalar(prefix[n - 1]);
+    const inverses: Uint8Array[] = new Array(n);
+    for (let i = n - 1; i > 0; i--) {
+      inverses[i] = mulScalars(acc, prefix[i - 1]);
+      const next = mulScalars(acc, blinds[i]);
+      acc.fill(0);
+      acc = next;
+    }
+    inverses[0] = acc;
+    try {
+      return inputs.map((x, i) => finalHash(x, mulReceived(inverses[i], evaluated[i], 'evaluated', i)));
+    } finally {
+      for (const s of [...prefix, ...inverses]) s.fill(0);
     }
   },
 });

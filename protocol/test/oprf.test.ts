@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { ristretto255, ristretto255_oprf } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { blindWith, evaluate, oprf, oprfReady } from '../oprf.js';
+import { blindWith, evaluate, oprf, OprfElementError, oprfReady } from '../oprf.js';
 
 await oprfReady();
 
@@ -103,5 +103,45 @@ test('non-canonical, negative, off-curve and identity elements are refused on bo
     assert.throws(() => oprf.finalize(input, blind, bad), why);
     // The reference refuses the same elements.
     assert.throws(() => noble.blindEvaluate(key, bad));
+  }
+});
+
+test('finalizeBatch (one inversion for all blinds) and blindEvaluateAll give the per-item outputs', () => {
+  const key = oprf.generateKeyPair().secretKey;
+  for (const n of [1, 2, 7, 32]) {
+    const inputs = Array.from({ length: n }, (_, i) => new Uint8Array(randomBytes(i + 3)));
+    const blinds = inputs.map((x) => oprf.blind(x));
+    const blinded = new Uint8Array(32 * n);
+    blinds.forEach((b, i) => blinded.set(b.blinded, 32 * i));
+    const all = oprf.blindEvaluateAll(key, blinded);
+    const evaluated = inputs.map((_, i) => all.subarray(32 * i, 32 * i + 32));
+    evaluated.forEach((e, i) => assert.equal(hex(e), hex(noble.blindEvaluate(key, blinds[i].blinded))));
+    const outputs = oprf.finalizeBatch(
+      inputs,
+      blinds.map((b) => b.blind),
+      evaluated,
+    );
+    outputs.forEach((o, i) => assert.equal(hex(o), hex(nobleEvaluate(key, inputs[i]))));
+    // A refused element names its index.
+    if (n > 2) {
+      const bad = evaluated.slice();
+      bad[2] = new Uint8Array(32);
+      assert.throws(
+        () =>
+          oprf.finalizeBatch(
+            inputs,
+            blinds.map((b) => b.blind),
+            bad,
+          ),
+        (e: unknown) => e instanceof OprfElementError && e.index === 2 && /point at infinity/.test(e.message),
+      );
+      const badBlinded = blinded.slice();
+      badBlinded[64] |= 1;
+      assert.throws(
+        () => oprf.blindEvaluateAll(key, badBlinded),
+        (e: unknown) =>
+          e instanceof OprfElementError && e.index === 2 && /invalid ristretto255 encoding/.test(e.message),
+      );
+    }
   }
 });

@@ -232,11 +232,7 @@ export function readOprfKey(file: string): Uint8Array {
 
 /** k·B for each blinded element B, already checked by checkElements (worker side). */
 export function evaluateElements(key: Uint8Array, blinded: Uint8Array): Uint8Array {
-  const out = new Uint8Array(blinded.length);
-  for (let i = 0; i < blinded.length; i += ELEMENT_BYTES) {
-    out.set(oprf.blindEvaluate(key, blinded.subarray(i, i + ELEMENT_BYTES)), i);
-  }
-  return out;
+  return oprf.blindEvaluateAll(key, blinded);
 }
 
 function readVersions(dir: string): VersionRecord[] {

@@ -41,6 +41,17 @@ function checkPoint(bytes: Uint8Array, what: string): Uint8Array {
   return bytes;
 }
 
+/** s·P for a received P: the multiplication decodes P once; if it fails, checkPoint says why. */
+function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string): Uint8Array {
+  try {
+    if (bytes.length === POINT) return mul(scalar, bytes);
+  } catch {
+    // classified below
+  }
+  checkPoint(bytes, what);
+  throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+}
+
 /** Base-OT key i: H(domain, i, A, B_i, shared point). */
 function baseKey(i: number, A: Uint8Array, B: Uint8Array, shared: Uint8Array): Uint8Array {
   const idx = new Uint8Array([i & 0xff, i >> 8]);
@@ -198,7 +209,7 @@ export class OtReceiver {
     const aA = mul(this.a, this.A);
     for (let i = 0; i < BASE_OTS; i++) {
       const Bbytes = r.bytes(POINT);
-      const aB = mul(this.a, checkPoint(Bbytes, `ot_base_b point ${i}`));
+      const aB = mulReceived(this.a, Bbytes, `ot_base_b point ${i}`);
       k0.set(baseKey(i, this.A, Bbytes, aB), i * KEY);
       k1.set(baseKey(i, this.A, Bbytes, sub(aB, aA)), i * KEY);
       aB.fill(0);

@@ -36,6 +36,9 @@ function allZero(b: Uint8Array): boolean {
   return acc === 0;
 }
 
+/** Whether an encoding is the identity's (32 zero bytes). */
+export const isIdentity = (bytes: Uint8Array): boolean => bytes.length === ELEMENT_BYTES && allZero(bytes);
+
 /**
  * What a received element is: `ok`, `invalid` (wrong length, not a canonical
  * RFC 9496 encoding, or not a point) or `identity`. libsodium's validity
@@ -111,6 +114,11 @@ export function randomScalar(): Uint8Array {
 /** s⁻¹ mod L for a non-zero reduced scalar. */
 export function invertScalar(s: Uint8Array): Uint8Array {
   return lib().crypto_core_ristretto255_scalar_invert(s);
+}
+
+/** SHA-512 (libsodium's; about twice as fast as @noble/hashes on short inputs). */
+export function sha512(data: Uint8Array): Uint8Array {
+  return lib().crypto_hash_sha512(data);
 }
 
 /** a·b mod L. */
