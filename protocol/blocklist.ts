@@ -2,7 +2,8 @@
 // OPRF output becomes an entry of the published list, and the byte layouts of
 // a list package and a daily delta package.
 //
-// OPRF: RFC 9497 base mode, ristretto255-SHA512 (@noble/curves). The provider
+// OPRF: RFC 9497 base mode, ristretto255-SHA512 (protocol/oprf.ts, on
+// libsodium's WebAssembly build; await oprfReady() before use). The provider
 // holds the key k; for a listed item x it publishes
 //   out = Finalize(x, k·H(x))                 (64 bytes, RFC 9497 §3.3.1)
 //   h   = SHA-512("pmf-blocklist/1 entry\0" ‖ out)
@@ -17,20 +18,12 @@
 // list's whole header) · body = removed tags (sorted) ‖ added entries (sorted).
 // Applying a delta rebuilds the target list byte for byte, so the client
 // checks it against the same pinned, logged package hash as a full download.
-import { ristretto255_oprf } from '@noble/curves/ed25519.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { MAX_HEADER_BYTES } from './limits.js';
 
-/** RFC 9497 OPRF(ristretto255, SHA-512), base mode. */
-export const oprf = ristretto255_oprf.oprf;
-/**
- * RFC 9497 Evaluate (the server computing an output without the protocol):
- * noble implements it but leaves it out of its typings; the RFC test vectors
- * in protocol/test/blocklist.test.ts check it.
- */
-export const evaluate = (oprf as unknown as { evaluate(secretKey: Uint8Array, input: Uint8Array): Uint8Array })
-  .evaluate;
+/** RFC 9497 OPRF(ristretto255, SHA-512), base mode, and Evaluate (the provider building its list). */
+export { evaluate, oprf, OprfElementError, oprfReady } from './oprf.js';
 /** Serialized ristretto255 element (blinded and evaluated elements on the wire). */
 export const ELEMENT_BYTES = 32;
 

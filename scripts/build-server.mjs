@@ -2,7 +2,8 @@
 // so a provider runs it with plain `node`, no TypeScript loader at run time:
 //   node dist/server/provider-server/src/cli.js serve --config FILE
 // tsc emits the .ts sources; the files it does not emit (the WASM core's
-// Emscripten glue, the worker bootstrap) are copied beside them.
+// Emscripten glue, the worker bootstrap, the CommonJS loader of libsodium) are
+// copied beside them.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,7 +21,12 @@ const tsc = spawnSync(
   },
 );
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-const copy = ['wasm/build/pmf_core.js', 'wasm/build/package.json', 'provider-server/src/workers/bootstrap.mjs'];
+const copy = [
+  'wasm/build/pmf_core.js',
+  'wasm/build/package.json',
+  'wasm/ts/sodium.cjs',
+  'provider-server/src/workers/bootstrap.mjs',
+];
 for (const f of fs.readdirSync(path.join(root, 'wasm/build'))) if (f.endsWith('.wasm')) copy.push(`wasm/build/${f}`);
 for (const f of copy) {
   fs.mkdirSync(path.dirname(path.join(out, f)), { recursive: true });

@@ -12,6 +12,8 @@ import {
   logIdOf,
   lookup,
   oprf,
+  OprfElementError,
+  oprfReady,
   openList,
   type BlockList,
 } from '../../protocol/blocklist.js';
@@ -131,6 +133,7 @@ export async function lookupItems(
   evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
 ): Promise<BlocklistHit[]> {
   if (items.length === 0) return [];
+  await oprfReady();
   const enc = new TextEncoder();
   const inputs = items.map((i) => enc.encode(i));
   const blinds = inputs.map((x) => oprf.blind(x));
@@ -141,14 +144,19 @@ export async function lookupItems(
     if (evaluated.length !== blinded.length)
       throw new Error(`the provider evaluated ${evaluated.length / ELEMENT_BYTES} elements, not ${items.length}`);
     const hits: BlocklistHit[] = [];
-    inputs.forEach((x, i) => {
-      let output: Uint8Array;
-      try {
-        output = oprf.finalize(x, blinds[i].blind, evaluated.subarray(i * ELEMENT_BYTES, (i + 1) * ELEMENT_BYTES));
-      } catch {
-        throw new Error(`the provider's answer ${i} is not a valid ristretto255 element`);
-      }
-      const r = lookup(list, output);
+    let outputs: Uint8Array[];
+    try {
+      outputs = oprf.finalizeBatch(
+        inputs,
+        blinds.map((b) => b.blind),
+        inputs.map((_, i) => evaluated.subarray(i * ELEMENT_BYTES, (i + 1) * ELEMENT_BYTES)),
+      );
+    } catch (e) {
+      if (!(e instanceof OprfElementError)) throw e;
+      throw new Error(`the provider's answer ${e.index} is not a valid ristretto255 element`);
+    }
+    inputs.forEach((_, i) => {
+      const r = lookup(list, outputs[i]);
       if (!r) return;
       hits.push({
         item: items[i],

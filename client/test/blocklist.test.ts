@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ristretto255 } from '@noble/curves/ed25519.js';
-import { ITEMS_PER_MESSAGE, openList, type BlockList } from '../../protocol/blocklist.js';
+import { ITEMS_PER_MESSAGE, openList, oprfReady, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
 import { ensureBlocklist, lookupItems } from '../core/blocklist.js';
 import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
@@ -50,6 +50,7 @@ const storage = (): PackageStorage & { data: Map<string, Uint8Array> } => {
 };
 
 before(async () => {
+  await oprfReady();
   listDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bl-'));
   BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1, new Date('2026-11-22T00:00:00Z'));
   BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2, new Date('2026-11-23T00:00:00Z'));

@@ -10,9 +10,12 @@ import {
   lookup,
   makeEntry,
   oprf,
+  oprfReady,
   openList,
   type BlockRecord,
 } from '../blocklist.js';
+
+await oprfReady();
 
 // RFC 9497 Appendix A.1.1, OPRF(ristretto255, SHA-512), base mode.
 const SEED = hexToBytes('a3'.repeat(32));

@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ristretto255 } from '@noble/curves/ed25519.js';
 import {
   ELEMENT_BYTES,
   encodeDelta,
@@ -22,6 +21,7 @@ import {
 import { ProtocolError } from '../../protocol/errors.js';
 import type { LogEntry } from '../../protocol/package-log.js';
 import { itemOf, type ItemKind } from '../../mail/blocklist-items.js';
+import { checkElement } from '../../wasm/ts/ristretto.js';
 import { readSecretFile, writeSecretFile } from './models.js';
 
 const DAY_MS = 86_400_000;
@@ -104,16 +104,14 @@ export function checkElements(blinded: Uint8Array): void {
     );
   }
   for (let i = 0; i < blinded.length; i += ELEMENT_BYTES) {
-    let identity: boolean;
-    try {
-      identity = ristretto255.Point.fromBytes(blinded.subarray(i, i + ELEMENT_BYTES)).equals(ristretto255.Point.ZERO);
-    } catch {
+    const c = checkElement(blinded.subarray(i, i + ELEMENT_BYTES));
+    if (c === 'invalid') {
       throw new ProtocolError(
         'bad_field',
         `blocklist_request.blinded element ${i / ELEMENT_BYTES} is not a canonical ristretto255 element`,
       );
     }
-    if (identity)
+    if (c === 'identity')
       throw new ProtocolError('bad_field', `blocklist_request.blinded element ${i / ELEMENT_BYTES} is the identity`);
   }
 }
@@ -234,11 +232,7 @@ export function readOprfKey(file: string): Uint8Array {
 
 /** k·B for each blinded element B, already checked by checkElements (worker side). */
 export function evaluateElements(key: Uint8Array, blinded: Uint8Array): Uint8Array {
-  const out = new Uint8Array(blinded.length);
-  for (let i = 0; i < blinded.length; i += ELEMENT_BYTES) {
-    out.set(oprf.blindEvaluate(key, blinded.subarray(i, i + ELEMENT_BYTES)), i);
-  }
-  return out;
+  return oprf.blindEvaluateAll(key, blinded);
 }
 
 function readVersions(dir: string): VersionRecord[] {

@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { oprfReady } from '../../protocol/oprf.js';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
@@ -50,6 +51,7 @@ export interface RunningServer {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
+  await oprfReady(); // blocklist_request elements are checked on this thread (libsodium's ristretto255)
   const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
   const metrics = createMetrics();
   const webmail = createWebmailHandler({

@@ -263,3 +263,42 @@ test('without Node built-ins (browser path: @noble/hashes for the KOS challenge)
   assert.equal(res.status, 0, res.stderr);
   assert.match(res.stdout, /^ok \d+/);
 });
+
+test('base OTs: the receiver keys equal a noble (@noble/curves) recomputation, and the sender holds k_{s_i} of each', async () => {
+  const { ristretto255 } = await import('@noble/curves/ed25519.js');
+  const { Point } = ristretto255;
+  type Keys = { a?: Uint8Array; k0?: Uint8Array; k1?: Uint8Array; ks?: Uint8Array; s?: Uint8Array };
+  const baseKey = (i: number, A: Uint8Array, B: Uint8Array, shared: Uint8Array): Buffer =>
+    createHash('sha256')
+      .update('pmf-ot-base-v1')
+      .update(Uint8Array.of(i & 0xff, i >> 8))
+      .update(A)
+      .update(B)
+      .update(shared)
+      .digest();
+  for (let run = 0; run < 4; run++) {
+    const client = new OtReceiver(s.core, SESSION_ID);
+    const provider = new OtSender(s.core, SESSION_ID);
+    const msgA = client.start();
+    const a = Point.Fn.fromBytes((client as unknown as Keys).a!);
+    const A = msgA.subarray(2);
+    assert.equal(Buffer.from(A).toString('hex'), Buffer.from(Point.BASE.multiply(a).toBytes()).toString('hex'));
+    const msgB = provider.respond(msgA);
+    client.finish(msgB);
+    const c = client as unknown as Keys;
+    const p = provider as unknown as Keys;
+    const aA = Point.fromBytes(A).multiply(a);
+    for (let i = 0; i < 128; i++) {
+      const B = msgB.subarray(2 + 32 + 32 * i, 2 + 32 + 32 * (i + 1));
+      const aB = Point.fromBytes(B).multiply(a);
+      const k0 = baseKey(i, A, B, aB.toBytes());
+      const k1 = baseKey(i, A, B, aB.subtract(aA).toBytes());
+      assert.deepEqual(c.k0!.subarray(32 * i, 32 * (i + 1)), new Uint8Array(k0), `k0 of OT ${i}`);
+      assert.deepEqual(c.k1!.subarray(32 * i, 32 * (i + 1)), new Uint8Array(k1), `k1 of OT ${i}`);
+      const bit = (p.s![i >> 3] >> (i & 7)) & 1;
+      assert.deepEqual(p.ks!.subarray(32 * i, 32 * (i + 1)), new Uint8Array(bit ? k1 : k0), `k_s of OT ${i}`);
+    }
+    client.close();
+    provider.close();
+  }
+});

@@ -2,6 +2,7 @@
 // gives typed, bounds-checked access to its linear memory. Every other wrapper
 // in wasm/ts/ builds on WasmCore; nothing else touches the raw module.
 import createPmfCore from '../build/pmf_core.js';
+import { ristrettoReady } from './ristretto.js';
 
 /** ABI version this wrapper was written against (wasm/src/common/abi.cpp). */
 export const ABI_VERSION = 2;
@@ -100,10 +101,14 @@ export class WasmCore {
 
 let loading: Promise<WasmCore> | undefined;
 
-/** Instantiates the module once per JS realm (Node process, worker, page). */
+/**
+ * Instantiates the module once per JS realm (Node process, worker, page), and
+ * readies libsodium's ristretto255 (wasm/ts/ristretto.ts) with it: the base
+ * OTs of everything that holds a WasmCore use it synchronously.
+ */
 export function loadCore(): Promise<WasmCore> {
   loading ??= (async () => {
-    const mod = (await createPmfCore()) as EmscriptenModule;
+    const [mod] = (await Promise.all([createPmfCore(), ristrettoReady()])) as [EmscriptenModule, void];
     const core = new WasmCore(mod);
     const abi = core.fn('pmf_abi_version')();
     if (abi !== ABI_VERSION) {

@@ -1,6 +1,6 @@
 // Oblivious transfer for the garbled-circuit layer (docs/crypto.md#oblivious-transfer): once per
 // session, 128 base OTs (Chou–Orlandi "simplest OT" over ristretto255 with
-// @noble/curves), then IKNP extension batches with the KOS consistency check
+// libsodium's WebAssembly build, wasm/ts/ristretto.ts), then IKNP extension batches with the KOS consistency check
 // into a pool of random correlated OTs. The provider is the OT sender (its
 // base-OT choice string s is the garbling offset Δ); the client is the
 // receiver. Message flow (bytes in, bytes out; see wasm/README.md):
@@ -9,14 +9,11 @@
 //   client  OtReceiver.finish(ot_base_b), then OtReceiver.extend(n) → ot_extend
 //   provider OtSender.acceptExtension(ot_extend)   (repeat extend/accept to top up)
 import { concatBytes } from '@noble/hashes/utils.js';
-import { ristretto255 } from '@noble/curves/ed25519.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
+import { add, checkElement, mul, mulBase, randomScalar, sub } from './ristretto.js';
 import { check, Status } from './status.js';
-
-const Point = ristretto255.Point;
-type RPoint = InstanceType<typeof Point>;
 
 /** Base OTs per session (= label length in bits). */
 export const BASE_OTS = 128;
@@ -36,36 +33,29 @@ const KEY = 32;
 const POINT = 32;
 const ENC = new TextEncoder();
 
-function randomScalar(): bigint {
-  // 512 random bits reduced mod the group order: bias below 2^-250.
-  let v = 0n;
-  for (const b of randomBytes(64)) v = (v << 8n) | BigInt(b);
-  const s = v % Point.Fn.ORDER;
-  return s === 0n ? randomScalar() : s;
+/** Refuses anything but the canonical encoding of a non-identity ristretto255 element. */
+function checkPoint(bytes: Uint8Array, what: string): Uint8Array {
+  const c = checkElement(bytes);
+  if (c === 'invalid') throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+  if (c === 'identity') throw new ProtocolError(`${what}: identity point`);
+  return bytes;
 }
 
-function decodePoint(bytes: Uint8Array, what: string): RPoint {
-  let p: RPoint;
+/** s·P for a received P: the multiplication decodes P once; if it fails, checkPoint says why. */
+function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string): Uint8Array {
   try {
-    p = Point.fromBytes(bytes);
+    if (bytes.length === POINT) return mul(scalar, bytes);
   } catch {
-    throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+    // classified below
   }
-  if (p.is0()) throw new ProtocolError(`${what}: identity point`);
-  return p;
+  checkPoint(bytes, what);
+  throw new ProtocolError(`${what}: not a valid ristretto255 point`);
 }
 
 /** Base-OT key i: H(domain, i, A, B_i, shared point). */
-function baseKey(i: number, A: Uint8Array, B: Uint8Array, shared: RPoint): Uint8Array {
+function baseKey(i: number, A: Uint8Array, B: Uint8Array, shared: Uint8Array): Uint8Array {
   const idx = new Uint8Array([i & 0xff, i >> 8]);
-  return sha256
-    .create()
-    .update(ENC.encode('pmf-ot-base-v1'))
-    .update(idx)
-    .update(A)
-    .update(B)
-    .update(shared.toBytes())
-    .digest();
+  return sha256.create().update(ENC.encode('pmf-ot-base-v1')).update(idx).update(A).update(B).update(shared).digest();
 }
 
 interface NodeHash {
@@ -179,7 +169,7 @@ class RowPool {
 
 /** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
 export class OtReceiver {
-  private a: bigint | undefined;
+  private a: Uint8Array | undefined;
   private A: Uint8Array | undefined;
   private k0: Uint8Array | undefined;
   private k1: Uint8Array | undefined;
@@ -202,7 +192,7 @@ export class OtReceiver {
   start(): Uint8Array {
     if (this.a !== undefined) throw new Error('OtReceiver.start called twice');
     this.a = randomScalar();
-    this.A = Point.BASE.multiply(this.a).toBytes();
+    this.A = mulBase(this.a);
     this.baseA = new Writer(2 + POINT, Tag.OtBaseA).bytes(this.A).done();
     return this.baseA.slice();
   }
@@ -216,15 +206,17 @@ export class OtReceiver {
     r.bytes(KEY); // the provider's check seed: enters the KOS challenge through the transcript
     const k0 = new Uint8Array(BASE_OTS * KEY);
     const k1 = new Uint8Array(BASE_OTS * KEY);
-    const aA = Point.fromBytes(this.A).multiply(this.a);
+    const aA = mul(this.a, this.A);
     for (let i = 0; i < BASE_OTS; i++) {
       const Bbytes = r.bytes(POINT);
-      const aB = decodePoint(Bbytes, `ot_base_b point ${i}`).multiply(this.a);
+      const aB = mulReceived(this.a, Bbytes, `ot_base_b point ${i}`);
       k0.set(baseKey(i, this.A, Bbytes, aB), i * KEY);
-      k1.set(baseKey(i, this.A, Bbytes, aB.subtract(aA)), i * KEY);
+      k1.set(baseKey(i, this.A, Bbytes, sub(aB, aA)), i * KEY);
+      aB.fill(0);
     }
     r.end();
-    this.a = 0n; // the scalar is no longer needed (JS cannot wipe a bigint)
+    aA.fill(0);
+    this.a.fill(0); // the scalar is no longer needed
     [this.k0, this.k1, this.transcript] = [k0, k1, transcriptDigest(this.context, this.baseA, msg)];
   }
 
@@ -300,6 +292,7 @@ export class OtReceiver {
     this.k0?.fill(0);
     this.k1?.fill(0);
     this.k0 = this.k1 = undefined;
+    this.a?.fill(0);
     this.a = undefined;
     this.pool.clear();
   }
@@ -332,8 +325,7 @@ export class OtSender {
     const r = new Reader(msg, 'ot_base_a').header(Tag.OtBaseA);
     const Abytes = r.bytes(POINT).slice();
     r.end();
-    const A = decodePoint(Abytes, 'ot_base_a');
-    A.precompute(8); // 128 multiplications of A follow
+    const A = checkPoint(Abytes, 'ot_base_a');
     const s = randomBytes(16);
     s[0] |= 1; // point-and-permute needs lsb(Δ) = 1
     const checkSeed = randomBytes(KEY);
@@ -341,14 +333,15 @@ export class OtSender {
     const w = new Writer(2 + KEY + BASE_OTS * POINT, Tag.OtBaseB).bytes(checkSeed);
     for (let i = 0; i < BASE_OTS; i++) {
       const b = randomScalar();
-      const P0 = Point.BASE.multiply(b);
-      const B0 = P0.toBytes();
-      const B1 = P0.add(A).toBytes();
+      const B0 = mulBase(b);
+      const B1 = add(B0, A);
       // B = s_i ? B1 : B0, selected with a mask rather than a branch.
       const mask = -((s[i >> 3] >> (i & 7)) & 1) & 0xff;
       const B = B0.map((x, k) => x ^ (mask & (x ^ B1[k])));
-      ks.set(baseKey(i, Abytes, B, A.multiply(b)), i * KEY);
+      const bA = mul(b, A);
+      ks.set(baseKey(i, Abytes, B, bA), i * KEY);
       w.bytes(B);
+      for (const secret of [b, B0, B1, bA]) secret.fill(0);
     }
     const reply = w.done();
     [this.ks, this.s, this.transcript] = [ks, s, transcriptDigest(this.context, msg, reply)];

@@ -1,0 +1,217 @@
+// RFC 9497 OPRF, base mode (0x00), ciphersuite ristretto255-SHA512, for the
+// private blocklist (docs/blocklist.md). The group arithmetic is libsodium's
+// WebAssembly build (wasm/ts/ristretto.ts): constant-time and about 10x
+// faster than pure-JS @noble/curves, whose ristretto255_oprf is the reference
+// the tests check this against (same bytes for the same inputs) besides the
+// RFC's test vectors.
+//
+// HashToGroup is hash_to_ristretto255 of RFC 9380: expand_message_xmd(SHA-512,
+// "HashToGroup-" ‖ contextString, 64 bytes), then the RFC 9496 one-way map.
+// Await oprfReady() once before the first call (libsodium loads
+// asynchronously); a call before that throws.
+//
+// Where the time goes (docs/blocklist.md#performance): one variable-base
+// scalar multiplication per blind, evaluation and finalize; everything else
+// (hashing, element and scalar checks, the blind's inverse) is kept small:
+// SHA-512 is libsodium's, a received element is decoded once (by the
+// multiplication, whose failure is then classified), and finalizeBatch
+// inverts all blinds of a message with one inversion (Montgomery's trick).
+import {
+  checkElement,
+  fromUniform,
+  invertScalar,
+  isIdentity,
+  mul,
+  mulBase,
+  mulScalars,
+  randomScalar,
+  reduceWide,
+  ristrettoReady,
+  scalarCheck,
+  sha512,
+} from '../wasm/ts/ristretto.js';
+
+const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+/** contextString = "OPRFV1-" ‖ I2OSP(mode = 0x00, 1) ‖ "-" ‖ "ristretto255-SHA512" (RFC 9497 §3.1). */
+const CONTEXT = concat(ascii('OPRFV1-'), Uint8Array.of(0x00), ascii('-ristretto255-SHA512'));
+const HASH_TO_GROUP_DST = concat(ascii('HashToGroup-'), CONTEXT);
+const DERIVE_KEY_PAIR_DST = concat(ascii('DeriveKeyPair'), CONTEXT);
+const FINALIZE = ascii('Finalize');
+
+/** Initializes libsodium; await once before using the OPRF (later calls return the same promise). */
+export const oprfReady = ristrettoReady;
+
+export interface OprfKeys {
+  secretKey: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+/** I2OSP(len(x), 2) ‖ x; inputs are at most 65535 bytes (RFC 9497 §3.3). */
+function lengthPrefixed(x: Uint8Array, what: string): Uint8Array {
+  if (!(x instanceof Uint8Array) || x.length > 0xffff) throw new Error(`OPRF ${what} must be at most 65535 bytes`);
+  return concat(Uint8Array.of(x.length >> 8, x.length & 0xff), x);
+}
+
+/**
+ * expand_message_xmd (RFC 9380 §5.3.1) with SHA-512 for 64 output bytes: one
+ * block, so b_1 = H(b_0 ‖ 0x01 ‖ DST') with b_0 = H(Z_pad ‖ msg ‖ I2OSP(64, 2) ‖ 0x00 ‖ DST').
+ * DSTs here are short (< 256 bytes).
+ */
+function expandXmd64(msg: Uint8Array, dst: Uint8Array): Uint8Array {
+  const dstPrime = concat(dst, Uint8Array.of(dst.length));
+  const b0 = sha512(concat(new Uint8Array(128), msg, Uint8Array.of(0, 64, 0), dstPrime));
+  return sha512(concat(b0, Uint8Array.of(1), dstPrime));
+}
+
+function hashToGroup(input: Uint8Array): Uint8Array {
+  const wide = expandXmd64(input, HASH_TO_GROUP_DST);
+  const p = fromUniform(wide);
+  if (isIdentity(p)) throw new Error('OPRF input maps to the identity');
+  return p;
+}
+
+function usableScalar(s: Uint8Array, what: string): Uint8Array {
+  const c = scalarCheck(s);
+  if (c === 'noncanonical') throw new Error(`OPRF ${what} is not a canonical 32-byte scalar`);
+  if (c === 'zero') throw new Error(`OPRF ${what} is zero`);
+  return s;
+}
+
+/** A received element was refused; `index` is its position in a batch. */
+export class OprfElementError extends Error {
+  constructor(
+    message: string,
+    readonly index = 0,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * scalar·element for a received element: the multiplication decodes it (and
+ * refuses a non-canonical or off-curve encoding); only when it fails is the
+ * element checked again, to say why. With a valid non-zero scalar the product
+ * of a valid non-identity element is never the identity (prime order).
+ */
+function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string, index = 0): Uint8Array {
+  try {
+    if (bytes.length === 32) return mul(scalar, bytes);
+  } catch {
+    // classified below
+  }
+  if (checkElement(bytes) === 'identity') throw new OprfElementError(`OPRF ${what} point at infinity`, index);
+  throw new OprfElementError(`OPRF ${what}: invalid ristretto255 encoding`, index);
+}
+
+/** Hash(I2OSP(len(input), 2) ‖ input ‖ I2OSP(len(unblinded), 2) ‖ unblinded ‖ "Finalize"). */
+const finalHash = (input: Uint8Array, unblinded: Uint8Array): Uint8Array =>
+  sha512(concat(lengthPrefixed(input, 'input'), lengthPrefixed(unblinded, 'element'), FINALIZE));
+
+/** blinded = blind·H(input), with the blind given (the RFC test vectors fix it). @internal */
+export function blindWith(input: Uint8Array, blind: Uint8Array): Uint8Array {
+  lengthPrefixed(input, 'input');
+  return mul(usableScalar(blind, 'blind'), hashToGroup(input));
+}
+
+/** The provider's side and the client's side of RFC 9497 base mode, the same calls as noble's ristretto255_oprf.oprf. */
+export const oprf = Object.freeze({
+  /** (Provider) a random key pair. */
+  generateKeyPair(): OprfKeys {
+    const secretKey = randomScalar();
+    return { secretKey, publicKey: mulBase(secretKey) };
+  },
+
+  /** (Provider) DeriveKeyPair of RFC 9497 §3.2.1 from a 32-byte seed and public info. */
+  deriveKeyPair(seed: Uint8Array, info: Uint8Array): OprfKeys {
+    if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new Error('OPRF seed must be 32 bytes');
+    const msg = concat(seed, lengthPrefixed(info, 'key info'), Uint8Array.of(0));
+    for (let counter = 0; counter <= 255; counter++) {
+      msg[msg.length - 1] = counter;
+      const secretKey = reduceWide(expandXmd64(msg, DERIVE_KEY_PAIR_DST));
+      if (scalarCheck(secretKey) === 'ok') return { secretKey, publicKey: mulBase(secretKey) };
+    }
+    throw new Error('OPRF DeriveKeyPair failed');
+  },
+
+  /** (Client) a fresh random blind and blinded = blind·H(input); keep blind secret. */
+  blind(input: Uint8Array): { blind: Uint8Array; blinded: Uint8Array } {
+    const blind = randomScalar();
+    return { blind, blinded: blindWith(input, blind) };
+  },
+
+  /** (Provider) evaluated = key·blinded; refuses non-canonical encodings and the identity. */
+  blindEvaluate(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
+    return mulReceived(usableScalar(secretKey, 'key'), blinded, 'blinded');
+  },
+
+  /** (Provider) blindEvaluate for consecutive 32-byte elements, the key checked once. */
+  blindEvaluateAll(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
+    usableScalar(secretKey, 'key');
+    const out = new Uint8Array(blinded.length);
+    for (let i = 0; i * 32 < blinded.length; i++) {
+      out.set(mulReceived(secretKey, blinded.subarray(32 * i, 32 * i + 32), 'blinded', i), 32 * i);
+    }
+    return out;
+  },
+
+  /** (Client) the 64-byte output: Hash(input, blind⁻¹·evaluated, "Finalize"). */
+  finalize(input: Uint8Array, blind: Uint8Array, evaluated: Uint8Array): Uint8Array {
+    lengthPrefixed(input, 'input');
+    const inverse = invertScalar(usableScalar(blind, 'blind'));
+    try {
+      return finalHash(input, mulReceived(inverse, evaluated, 'evaluated'));
+    } finally {
+      inverse.fill(0);
+    }
+  },
+
+  /**
+   * (Client) finalize for the items of one message: the same outputs, with
+   * one scalar inversion for all blinds (Montgomery's trick: 3(n−1) scalar
+   * products instead of n − 1 more inversions). A refused element throws an
+   * OprfElementError naming its index.
+   */
+  finalizeBatch(inputs: Uint8Array[], blinds: Uint8Array[], evaluated: Uint8Array[]): Uint8Array[] {
+    const n = inputs.length;
+    if (blinds.length !== n || evaluated.length !== n) throw new Error('OPRF finalizeBatch: lengths differ');
+    if (n === 0) return [];
+    for (let i = 0; i < n; i++) {
+      lengthPrefixed(inputs[i], 'input');
+      usableScalar(blinds[i], 'blind');
+    }
+    // prefix[i] = blind_0 · … · blind_i; inverse of the whole product, then peel one blind off per step.
+    const prefix: Uint8Array[] = [blinds[0].slice()];
+    for (let i = 1; i < n; i++) prefix.push(mulScalars(prefix[i - 1], blinds[i]));
+    let acc = invertScalar(prefix[n - 1]);
+    const inverses: Uint8Array[] = new Array(n);
+    for (let i = n - 1; i > 0; i--) {
+      inverses[i] = mulScalars(acc, prefix[i - 1]);
+      const next = mulScalars(acc, blinds[i]);
+      acc.fill(0);
+      acc = next;
+    }
+    inverses[0] = acc;
+    try {
+      return inputs.map((x, i) => finalHash(x, mulReceived(inverses[i], evaluated[i], 'evaluated', i)));
+    } finally {
+      for (const s of [...prefix, ...inverses]) s.fill(0);
+    }
+  },
+});
+
+/** RFC 9497 Evaluate: the output for input under secretKey without the protocol (the provider building its list). */
+export function evaluate(secretKey: Uint8Array, input: Uint8Array): Uint8Array {
+  lengthPrefixed(input, 'input');
+  return finalHash(input, mul(usableScalar(secretKey, 'key'), hashToGroup(input)));
+}

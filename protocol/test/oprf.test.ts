@@ -1,0 +1,147 @@
+// protocol/oprf.ts (libsodium) against @noble/curves' ristretto255_oprf as the
+// reference on many random inputs, the RFC 9497 vectors including the blinded
+// elements, and every input it must refuse.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { ristretto255, ristretto255_oprf } from '@noble/curves/ed25519.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { blindWith, evaluate, oprf, OprfElementError, oprfReady } from '../oprf.js';
+
+await oprfReady();
+
+const noble = ristretto255_oprf.oprf;
+const nobleEvaluate = (noble as unknown as { evaluate(k: Uint8Array, x: Uint8Array): Uint8Array }).evaluate;
+const hex = bytesToHex;
+const L = ristretto255.Point.Fn.ORDER;
+const leBytes = (n: bigint): Uint8Array =>
+  Uint8Array.from({ length: 32 }, (_, k) => Number((n >> BigInt(8 * k)) & 0xffn));
+
+// RFC 9497 Appendix A.1.1, OPRF(ristretto255, SHA-512), base mode.
+const SK = hexToBytes('5ebcea5ee37023ccb9fc2d2019f9d7737be85591ae8652ffa9ef0f4d37063b0e');
+const BLIND = hexToBytes('64d37aed22a27f5191de1c1d69fadb899d8862b58eb4220029e036ec4c1f6706');
+const VECTORS = [
+  ['00', '609a0ae68c15a3cf6903766461307e5c8bb2f95e7e6550e1ffa2dc99e412803c'],
+  ['5a'.repeat(17), 'da27ef466870f5f15296299850aa088629945a17d1f5b7f5ff043f76b3c06418'],
+];
+
+test('the blinded elements of the RFC 9497 vectors come out of HashToGroup and the fixed blind', () => {
+  assert.equal(hex(oprf.deriveKeyPair(hexToBytes('a3'.repeat(32)), hexToBytes('74657374206b6579')).secretKey), hex(SK));
+  for (const [input, blinded] of VECTORS) assert.equal(hex(blindWith(hexToBytes(input), BLIND)), blinded);
+});
+
+test('every step gives the bytes of the noble reference on random keys, inputs and blinds', () => {
+  for (let i = 0; i < 100; i++) {
+    const key = i % 2 ? oprf.generateKeyPair().secretKey : noble.generateKeyPair().secretKey;
+    const input = new Uint8Array(randomBytes(i % 40));
+    const ours = oprf.blind(input);
+    const theirs = noble.blind(input);
+    // Blinded elements cross over: each side evaluates and finalizes the other's.
+    assert.equal(hex(oprf.blindEvaluate(key, theirs.blinded)), hex(noble.blindEvaluate(key, theirs.blinded)));
+    const evaluated = noble.blindEvaluate(key, ours.blinded);
+    assert.equal(hex(oprf.blindEvaluate(key, ours.blinded)), hex(evaluated));
+    const out = nobleEvaluate(key, input);
+    assert.equal(hex(oprf.finalize(input, ours.blind, evaluated)), hex(out));
+    assert.equal(hex(noble.finalize(input, ours.blind, evaluated)), hex(out));
+    assert.equal(hex(oprf.finalize(input, theirs.blind, noble.blindEvaluate(key, theirs.blinded))), hex(out));
+    assert.equal(hex(evaluate(key, input)), hex(out));
+    const seed = new Uint8Array(randomBytes(32));
+    const info = new Uint8Array(randomBytes(i % 9));
+    assert.deepEqual(oprf.deriveKeyPair(seed, info), noble.deriveKeyPair(seed, info));
+  }
+});
+
+test('keys and blinds that are zero or not below the group order are refused, naming no value', () => {
+  const input = new TextEncoder().encode('host:evil.example');
+  const { blinded } = oprf.blind(input);
+  const key = oprf.generateKeyPair().secretKey;
+  const evaluated = oprf.blindEvaluate(key, blinded);
+  for (const [bad, why] of [
+    [new Uint8Array(32), /key is zero/],
+    [leBytes(L), /key is not a canonical/],
+    [new Uint8Array(32).fill(0xff), /key is not a canonical/],
+    [new Uint8Array(31), /key is not a canonical/],
+  ] as const) {
+    assert.throws(() => oprf.blindEvaluate(bad, blinded), why);
+    assert.throws(() => evaluate(bad, input), why);
+  }
+  assert.throws(() => oprf.finalize(input, new Uint8Array(32), evaluated), /blind is zero/);
+  assert.throws(() => oprf.finalize(input, leBytes(L + 5n), evaluated), /blind is not a canonical/);
+  assert.throws(() => oprf.blind(new Uint8Array(65536)), /at most 65535 bytes/);
+});
+
+test('non-canonical, negative, off-curve and identity elements are refused on both sides', () => {
+  const key = oprf.generateKeyPair().secretKey;
+  const input = new Uint8Array([1, 2, 3]);
+  const { blinded, blind } = oprf.blind(input);
+  const odd = blinded.slice();
+  odd[0] |= 1;
+  const high = blinded.slice();
+  high[31] |= 0x80;
+  const cases: [Uint8Array, RegExp][] = [
+    [new Uint8Array(32), /point at infinity/],
+    [new Uint8Array(32).fill(0xff), /invalid ristretto255 encoding/],
+    [odd, /invalid ristretto255 encoding/],
+    [high, /invalid ristretto255 encoding/],
+    [new Uint8Array(31), /invalid ristretto255 encoding/],
+  ];
+  // An off-curve encoding: canonical and non-negative, but no point (found by trying).
+  for (let i = 0; ; i++) {
+    const c = new Uint8Array(randomBytes(32));
+    c[0] &= 0xfe;
+    c[31] &= 0x7f;
+    try {
+      ristretto255.Point.fromBytes(c);
+    } catch {
+      cases.push([c, /invalid ristretto255 encoding/]);
+      break;
+    }
+    assert.ok(i < 100);
+  }
+  for (const [bad, why] of cases) {
+    assert.throws(() => oprf.blindEvaluate(key, bad), why);
+    assert.throws(() => oprf.finalize(input, blind, bad), why);
+    // The reference refuses the same elements.
+    assert.throws(() => noble.blindEvaluate(key, bad));
+  }
+});
+
+test('finalizeBatch (one inversion for all blinds) and blindEvaluateAll give the per-item outputs', () => {
+  const key = oprf.generateKeyPair().secretKey;
+  for (const n of [1, 2, 7, 32]) {
+    const inputs = Array.from({ length: n }, (_, i) => new Uint8Array(randomBytes(i + 3)));
+    const blinds = inputs.map((x) => oprf.blind(x));
+    const blinded = new Uint8Array(32 * n);
+    blinds.forEach((b, i) => blinded.set(b.blinded, 32 * i));
+    const all = oprf.blindEvaluateAll(key, blinded);
+    const evaluated = inputs.map((_, i) => all.subarray(32 * i, 32 * i + 32));
+    evaluated.forEach((e, i) => assert.equal(hex(e), hex(noble.blindEvaluate(key, blinds[i].blinded))));
+    const outputs = oprf.finalizeBatch(
+      inputs,
+      blinds.map((b) => b.blind),
+      evaluated,
+    );
+    outputs.forEach((o, i) => assert.equal(hex(o), hex(nobleEvaluate(key, inputs[i]))));
+    // A refused element names its index.
+    if (n > 2) {
+      const bad = evaluated.slice();
+      bad[2] = new Uint8Array(32);
+      assert.throws(
+        () =>
+          oprf.finalizeBatch(
+            inputs,
+            blinds.map((b) => b.blind),
+            bad,
+          ),
+        (e: unknown) => e instanceof OprfElementError && e.index === 2 && /point at infinity/.test(e.message),
+      );
+      const badBlinded = blinded.slice();
+      badBlinded[64] |= 1;
+      assert.throws(
+        () => oprf.blindEvaluateAll(key, badBlinded),
+        (e: unknown) =>
+          e instanceof OprfElementError && e.index === 2 && /invalid ristretto255 encoding/.test(e.message),
+      );
+    }
+  }
+});
