@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BlocklistEvaluator } from '../../client/core/blocklist.js';
+import { oprfReady } from '../../protocol/blocklist.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
@@ -40,6 +41,7 @@ let n = 0;
 before(async () => {
   listDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-ext-bl-'));
   emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-ext-bl-empty-'));
+  await oprfReady();
   BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1);
   catalog = BlocklistCatalog.open(listDir);
   const switching = new Proxy({} as BlocklistCatalog, {
