@@ -1,11 +1,13 @@
 // One shard of the index in compact, query-ready form: for every (term,
 // field) the documents holding it and lunr's BM25 weight, in flat typed
-// arrays (CSR layout), plus each document's date. It evaluates lunr queries
+// arrays (CSR layout), plus each document's date and what its result line
+// shows (doc-table.ts). It evaluates lunr queries
 // with lunr's semantics (required/prohibited clauses, field scoping, boosts,
 // wildcard and fuzzy expansion), and is stored exactly as it sits in memory
 // (serialize/deserialize): loading a shard is a decryption and a few typed-array
 // views, not a parse. lunr's own object graph (one JS object per
 // term·field·document) cost ~18 KB of heap and ~1 ms of load time per mail.
+import { DocTable, type DocMeta } from './doc-table.js';
 import { accepts, FIELDS, PRESENCE, type CompiledQuery } from './lunr-shard.js';
 import { TermTable } from './term-table.js';
 
@@ -52,6 +54,7 @@ export interface ShardArrays {
   offsets: Int32Array;
   docs: Uint16Array | Uint32Array;
   weights: Uint16Array;
+  meta: DocTable;
 }
 
 const MATCHED = 1;
@@ -81,7 +84,8 @@ function scratch(n: number): typeof scratchArrays {
   return scratchArrays;
 }
 
-const MAGIC = 0x32534d50; // "PMS2" little-endian
+/** "PMS3" little-endian; "PMS2" shards (no doc table) are rebuilt like lunr JSON ones. */
+const MAGIC = 0x33534d50;
 const HEADER_BYTES = 32;
 
 export class CompactShard {
@@ -105,11 +109,16 @@ export class CompactShard {
     return this.a.docCount;
   }
 
-  /** The shard as bytes: a header, then the typed arrays, then the terms. */
+  /** What the result line of document `local` shows. */
+  doc(local: number): DocMeta {
+    return this.a.meta.get(local);
+  }
+
+  /** The shard as bytes: a header, then the typed arrays, then the terms and the doc table. */
   serialize(): Uint8Array<ArrayBuffer> {
-    const { seqs, dates, offsets, docs, weights, terms } = this.a;
+    const { seqs, dates, offsets, docs, weights, terms, meta } = this.a;
     const termBytes = terms.bytes;
-    const parts: ArrayBufferView[] = [dates, seqs, offsets, docs, weights, termBytes];
+    const parts: ArrayBufferView[] = [dates, seqs, meta.offsets, offsets, docs, weights, termBytes, meta.bytes];
     const out = new Uint8Array(HEADER_BYTES + parts.reduce((n, p) => n + p.byteLength, 0));
     new Uint32Array(out.buffer, 0, HEADER_BYTES / 4).set([
       MAGIC,
@@ -119,6 +128,7 @@ export class CompactShard {
       weights.length,
       docs.BYTES_PER_ELEMENT,
       termBytes.length,
+      meta.bytes.length,
     ]);
     let at = HEADER_BYTES;
     for (const p of parts) {
@@ -138,9 +148,9 @@ export class CompactShard {
   /** Views over the bytes (no copy); throws on anything inconsistent. */
   static deserialize(bytes: Uint8Array<ArrayBuffer>): CompactShard {
     if (!CompactShard.recognizes(bytes) || bytes.byteOffset % 8 !== 0) throw new Error('not a serialized shard');
-    const [, docCount, n, T, P, docWidth, termLength] = new Uint32Array(bytes.buffer, bytes.byteOffset, 7);
+    const [, docCount, n, T, P, docWidth, termLength, metaLength] = new Uint32Array(bytes.buffer, bytes.byteOffset, 8);
     if (docWidth !== 2 && docWidth !== 4) throw new Error('bad document width');
-    const need = HEADER_BYTES + n * 12 + (T * F + 1) * 4 + P * (docWidth + 2) + termLength;
+    const need = HEADER_BYTES + n * 16 + 4 + (T * F + 1) * 4 + P * (docWidth + 2) + termLength + metaLength;
     if (need !== bytes.byteLength) throw new Error('bad shard length');
     let at = bytes.byteOffset + HEADER_BYTES;
     const take = <A>(make: (buf: ArrayBuffer, at: number, len: number) => A, len: number, width: number): A => {
@@ -150,15 +160,18 @@ export class CompactShard {
     };
     const dates = take((b, o, l) => new Float64Array(b, o, l), n, 8);
     const seqs = take((b, o, l) => new Int32Array(b, o, l), n, 4);
+    const metaOffsets = take((b, o, l) => new Int32Array(b, o, l), n + 1, 4);
     const offsets = take((b, o, l) => new Int32Array(b, o, l), T * F + 1, 4);
     const docs =
       docWidth === 2
         ? take((b, o, l) => new Uint16Array(b, o, l), P, 2)
         : take((b, o, l) => new Uint32Array(b, o, l), P, 4);
     const weights = take((b, o, l) => new Uint16Array(b, o, l), P, 2);
-    const terms = new TermTable(new Uint8Array(bytes.buffer, at, termLength));
-    if (terms.size !== T || offsets[T * F] !== P) throw new Error('inconsistent shard');
-    return new CompactShard({ docCount, terms, seqs, dates, offsets, docs, weights });
+    const terms = new TermTable(take((b, o, l) => new Uint8Array(b, o, l), termLength, 1));
+    const meta = new DocTable(metaOffsets, new Uint8Array(bytes.buffer, at, metaLength));
+    if (terms.size !== T || offsets[T * F] !== P || metaOffsets[n] !== metaLength)
+      throw new Error('inconsistent shard');
+    return new CompactShard({ docCount, terms, seqs, dates, offsets, docs, weights, meta });
   }
 
   private dfOf(t: number): number {

@@ -3,6 +3,7 @@
 // pipeline, and parsing queries with lunr's QueryParser into the compiled
 // form compact-shard.ts evaluates. Shards are built by shard-builder.ts.
 import lunr from 'lunr';
+import type { DocMeta } from './doc-table.js';
 
 export const FIELDS = ['subject', 'from', 'to', 'body'] as const;
 export type Field = (typeof FIELDS)[number];
@@ -11,14 +12,11 @@ export const FIELD_BOOST: Record<Field, number> = { subject: 2, from: 1, to: 1, 
 /** Longer tokens are base64 blobs, PGP armor, hashes: noise that bloats the vocabulary. */
 const MAX_TOKEN_LENGTH = 40;
 
-/** The plain text a shard indexes for one message. */
-export interface IndexableDoc {
+/** One message as a shard takes it: the text it indexes and what a result line shows (DocMeta). */
+export interface IndexableDoc extends DocMeta {
   seq: number;
   /** Milliseconds since the epoch. */
   date: number;
-  subject: string;
-  from: string;
-  to: string;
   body: string;
 }
 
@@ -98,7 +96,8 @@ export function indexTerms(token: string): string[] {
 
 /** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
 export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
-  const text = field === 'from' || field === 'to' ? withAddressParts(doc[field]) : doc[field];
+  const value = doc[field] ?? '';
+  const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
   const out: string[] = [];
   for (const token of text.toLowerCase().split(SEPARATOR)) if (token) out.push(...indexTerms(token));
   return out;

@@ -22,6 +22,7 @@ const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 
 
 function nastyDocs(): IndexableDoc[] {
   return NASTY.map((body, i) => ({
+    id: `nasty ${body}`,
     seq: i * 37,
     date: 1_700_000_000_000 + i * 86_400_000,
     subject: `s${i} rocket`,
@@ -34,6 +35,7 @@ function nastyDocs(): IndexableDoc[] {
 /** Real-looking mail: varied lengths, repeated words, stop words, addresses. */
 function mailDocs(): IndexableDoc[] {
   return makeDocs(7, 300).map((d, i) => ({
+    id: d.id,
     seq: i,
     date: Number(d.date),
     subject: d.subject,
@@ -60,7 +62,8 @@ function lunrWeights(docs: IndexableDoc[]): Map<string, number> {
   b.pipeline = indexPipeline();
   b.ref('seq');
   for (const f of FIELDS) {
-    const extractor = f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f]) : undefined;
+    const extractor =
+      f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f] ?? '') : undefined;
     b.field(f, { boost: FIELD_BOOST[f], extractor });
   }
   for (const d of docs) b.add({ ...d, seq: String(d.seq) });
@@ -86,6 +89,7 @@ function compactWeights(shard: CompactShard): Map<string, number> {
   at += n * 8;
   const seqs = new Int32Array(bytes.buffer, at, n);
   at += n * 4;
+  at += (n + 1) * 4; // the doc table's offsets
   const offsets = new Int32Array(bytes.buffer, at, T * FIELDS.length + 1);
   at += offsets.byteLength;
   const docs = docWidth === 2 ? new Uint16Array(bytes.buffer, at, P) : new Uint32Array(bytes.buffer, at, P);
@@ -141,6 +145,17 @@ describe('CompactShard', () => {
       assert.deepEqual(results(stored, query), results(shard, query), query);
     }
     assert.equal(results(stored, 'ro*').length, NASTY.length);
+    // What result lines show comes back from the stored bytes too, absent fields staying absent.
+    nastyDocs().forEach(({ id, subject, from, to }, local) => {
+      assert.deepEqual(stored.doc(local), { id, subject, from, to });
+    });
+    const noTo = build([{ ...nastyDocs()[0], to: undefined, url: 'https://mail.test/1' }]);
+    assert.deepEqual(CompactShard.deserialize(noTo.serialize()).doc(0), {
+      id: nastyDocs()[0].id,
+      subject: nastyDocs()[0].subject,
+      from: nastyDocs()[0].from,
+      url: 'https://mail.test/1',
+    });
   });
 
   it('rejects bytes that are not a shard, or are cut short', () => {
