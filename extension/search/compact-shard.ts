@@ -10,6 +10,7 @@
 import { DocTable, type DocMeta } from './doc-table.js';
 import { accepts, FIELDS, PRESENCE, type CompiledQuery } from './lunr-shard.js';
 import { TermTable } from './term-table.js';
+import type { TopHits } from './top-hits.js';
 
 const F = FIELDS.length;
 
@@ -189,11 +190,11 @@ export class CompactShard {
     return q.clauses.map((c) =>
       c.patterns.flatMap((p) => {
         if (p.exact !== undefined) {
-          const id = terms.find(p.exact);
+          const id = terms.find(p.key);
           return id < 0 ? [] : [{ id, term: p.exact }];
         }
         // Only terms starting with the pattern's literal prefix can match: a sorted range.
-        const { from, to } = terms.withPrefix(p.prefix ?? '');
+        const { from, to } = terms.withPrefix(p.key);
         const out: { id: number; term: string }[] = [];
         for (let id = from; id < to; id++) {
           const term = terms.term(id);
@@ -210,11 +211,11 @@ export class CompactShard {
   }
 
   /**
-   * Documents matching the query (and dated inside `range`), scored
-   * Σ boost · weight · idf_global/idf_shard, where lunr's stored weight is
-   * idf_shard · tf_norm · fieldBoost: the shard-local idf is swapped for the
-   * global one, so scores from different shards are comparable (BM25 over
-   * the whole mailbox). Hits carry `part`, so results merged from many
+   * Offers `top` the documents matching the query (and dated inside `range`),
+   * scored Σ boost · weight · idf_global/idf_shard, where lunr's stored weight
+   * is idf_shard · tf_norm · fieldBoost: the shard-local idf is swapped for
+   * the global one, so scores from different shards are comparable (BM25
+   * over the whole mailbox). Hits carry `part`, so results merged from many
    * shards still know theirs.
    */
   run(
@@ -224,12 +225,13 @@ export class CompactShard {
     dead: ReadonlySet<number>,
     range: DateRange | undefined,
     part: number,
-  ): ShardHit[] {
+    top: TopHits,
+  ): void {
     const { seqs, dates, offsets, docs, weights, docCount } = this.a;
-    if (!this.overlaps(range)) return [];
+    if (!this.overlaps(range)) return;
     const n = seqs.length;
     // A required term absent from this shard: nothing here can match.
-    if (q.clauses.some((c, k) => c.presence === PRESENCE.REQUIRED && exp[k].length === 0)) return [];
+    if (q.clauses.some((c, k) => c.presence === PRESENCE.REQUIRED && exp[k].length === 0)) return;
     const { score, flags, requiredHits, lastClause } = scratch(n);
     const touched: number[] = [];
     let required = 0;
@@ -259,22 +261,20 @@ export class CompactShard {
         }
       }
     }
-    const out: ShardHit[] = [];
-    const consider = (d: number) => {
-      if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) return;
-      if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) return;
-      out.push({ seq: seqs[d], score: score[d], date: dates[d], local: d, part });
-    };
     // Only documents a positive clause reached can match; with none (only -terms), all can.
-    if (positive > 0) touched.forEach(consider);
-    else for (let d = 0; d < n; d++) consider(d);
+    const candidates = positive > 0 ? touched.length : n;
+    for (let j = 0; j < candidates; j++) {
+      const d = positive > 0 ? touched[j] : j;
+      if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) continue;
+      if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) continue;
+      top.offer(seqs[d], score[d], dates[d], d, part);
+    }
     for (const d of touched) {
       score[d] = 0;
       flags[d] = 0;
       requiredHits[d] = 0;
       lastClause[d] = -1;
     }
-    return out;
   }
 
   /** The expanded positive terms of the query that occur in a document (for highlighting). */

@@ -36,6 +36,7 @@ interface LunrStatics {
   TokenSet: { fromClause(clause: Clause): TokenSetNode };
 }
 const L = lunr as unknown as LunrStatics;
+const utf8 = new TextEncoder();
 
 // ---- pipelines ----------------------------------------------------------------
 
@@ -175,8 +176,12 @@ export interface CompiledQuery {
     presence: number;
     boost: number;
     fields: number[];
-    /** Exact index terms, or automata for wildcard/fuzzy terms (with the prefix all their words share). */
-    patterns: { exact?: string; set?: TokenSetNode; prefix?: string }[];
+    /**
+     * Exact index terms, or automata for wildcard/fuzzy terms; `key` is the
+     * UTF-8 of the exact term, or of the prefix all the automaton's words
+     * share, encoded once per query rather than once per shard.
+     */
+    patterns: { exact?: string; set?: TokenSetNode; key: Uint8Array }[];
   }[];
 }
 
@@ -189,7 +194,8 @@ export function compileQuery(clauses: Clause[]): CompiledQuery {
       patterns: (c.usePipeline ? SEARCH_PIPELINE.runString(c.term) : [c.term]).map((term) => {
         const set = L.TokenSet.fromClause({ ...c, term });
         const exact = exactWord(set);
-        return exact !== undefined ? { exact } : { set, prefix: literalPrefix(set) };
+        if (exact !== undefined) return { exact, key: utf8.encode(exact) };
+        return { set, key: utf8.encode(literalPrefix(set)) };
       }),
     })),
   };

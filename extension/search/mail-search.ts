@@ -18,10 +18,11 @@
 import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
-import { CompactShard, idf, type DateRange, type ShardHit } from './compact-shard.js';
+import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { compileQuery, parseQuery, type IndexableDoc } from './lunr-shard.js';
 import { ShardBuilder } from './shard-builder.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
+import { TopHits } from './top-hits.js';
 import {
   docAad,
   FORMAT,
@@ -284,28 +285,6 @@ function validateDoc(raw: unknown, i: number): StoredDoc {
 }
 
 const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({ ...d, seq });
-
-/** Best first; ties go to the newer message. */
-const byScore = (a: ShardHit, b: ShardHit) => b.score - a.score || b.seq - a.seq;
-/** Newest first, then best. */
-const byDate = (a: ShardHit, b: ShardHit) => b.date - a.date || byScore(a, b);
-
-/** The first `k` items in `cmp` order, without sorting all of them (a query may match most of the mailbox). */
-function best<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
-  if (items.length <= 4 * k) return items.sort(cmp).slice(0, k);
-  const out: T[] = [];
-  for (const x of items) {
-    if (out.length === k && cmp(x, out[k - 1]) >= 0) continue;
-    // Insert in order; k is small (≤ 1000) and most items are rejected above.
-    let i = out.length === k ? k - 1 : out.length;
-    while (i > 0 && cmp(x, out[i - 1]) < 0) {
-      out[i] = out[i - 1];
-      i--;
-    }
-    out[i] = x;
-  }
-  return out;
-}
 
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
@@ -754,10 +733,12 @@ export class MailSearch {
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
     const idfOf = (term: string) => globalIdf.get(term)!;
 
-    const scored = parts.flatMap((p, i) => p.shard.run(q, expansions[i], idfOf, p.dead, range, i));
-    const top = best(scored, limit, sort === 'date' ? byDate : byScore);
+    // Newest shards first: sorting by date, older shards then rarely get past the kth hit.
+    const top = new TopHits(limit, sort);
+    for (let i = parts.length - 1; i >= 0; i--)
+      parts[i].shard.run(q, expansions[i], idfOf, parts[i].dead, range, i, top);
 
-    const hits = top.map((s) => {
+    const hits = top.best.map((s) => {
       const shard = parts[s.part].shard;
       const d = shard.doc(s.local);
       const terms = shard.matchedTerms(q, expansions[s.part], s.local);
