@@ -224,11 +224,12 @@ export default async function search(ctx: BenchContext): Promise<void> {
   await s.close();
 
   // From a locked index to the first answer: derive the key from the passphrase, open, search
-  // what the newest shards hold (searchSoon; the rest loads behind it).
+  // what the newest shards hold (searchSoon; the rest loads behind it). The page's first
+  // request asks for result lines; snippets follow.
   t0 = performance.now();
   s = await openMailSearch({ dbName, passphrase });
   const unlockMs = performance.now() - t0;
-  const soon = await s.searchSoon('space');
+  const soon = await s.searchSoon('space', { snippets: false });
   const firstAnswerMs = performance.now() - t0;
   ctx.report({
     case: 'open_ms_40k',
@@ -236,6 +237,13 @@ export default async function search(ctx: BenchContext): Promise<void> {
     value: firstAnswerMs,
     unit: 'ms',
     note: `locked index → first answer after unlock: open ${unlockMs.toFixed(0)} ms (PBKDF2 600,000 iterations, unwrap keys, hot shard) + the ${soon.complete ? 'whole index' : 'newest shards'}; target ≤ 500 ms; ${size}`,
+  });
+  ctx.report({
+    case: 'first_answer_warm_40k',
+    metric: 'time_ms',
+    value: firstAnswerMs - unlockMs,
+    unit: 'ms',
+    note: `as open_ms_40k once the index is open: the background opens it (PBKDF2) when the user unlocks, while a query is typed; ${size}`,
   });
   await s.close();
 
