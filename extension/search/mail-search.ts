@@ -7,8 +7,10 @@
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
 //   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
 //   as one record. Sealed shards are immutable and loaded only by the first
-//   search. Shards of older versions (lunr JSON) are rebuilt from the stored
-//   messages when first loaded.
+//   search. Shards of older versions (lunr JSON, or compact without a doc
+//   table) are rebuilt from the stored messages when first loaded.
+// - A query's result lines come from the shards' doc tables, in memory; only
+//   snippets (optional) read and decrypt the stored messages of the hits.
 // - remove() deletes the document record and adds a tombstone (its sequence
 //   number) to the manifest; queries drop tombstoned refs. A shard whose
 //   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
