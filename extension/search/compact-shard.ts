@@ -72,6 +72,8 @@ let scratchArrays = {
   flags: new Uint8Array(0),
   requiredHits: new Uint16Array(0),
   lastClause: new Int32Array(0),
+  /** The documents reached, first `count` entries. */
+  touched: new Int32Array(0),
 };
 function scratch(n: number): typeof scratchArrays {
   if (scratchArrays.score.length < n) {
@@ -80,6 +82,7 @@ function scratch(n: number): typeof scratchArrays {
       flags: new Uint8Array(n),
       requiredHits: new Uint16Array(n),
       lastClause: new Int32Array(n).fill(-1),
+      touched: new Int32Array(n),
     };
   }
   return scratchArrays;
@@ -187,27 +190,38 @@ export class CompactShard {
   /** The shard's terms matched by each clause of the query. */
   expand(q: CompiledQuery): Expansion {
     const terms = this.a.terms;
-    return q.clauses.map((c) =>
-      c.patterns.flatMap((p) => {
+    // Plain loops: this runs for every shard of every query.
+    const exp: Expansion = [];
+    for (const c of q.clauses) {
+      const found: { id: number; term: string }[] = [];
+      for (const p of c.patterns) {
         if (p.exact !== undefined) {
           const id = terms.find(p.key);
-          return id < 0 ? [] : [{ id, term: p.exact }];
+          if (id >= 0) found.push({ id, term: p.exact });
+          continue;
         }
         // Only terms starting with the pattern's literal prefix can match: a sorted range.
         const { from, to } = terms.withPrefix(p.key);
-        const out: { id: number; term: string }[] = [];
         for (let id = from; id < to; id++) {
           const term = terms.term(id);
-          if (accepts(p.set!, term)) out.push({ id, term });
+          if (accepts(p.set!, term)) found.push({ id, term });
         }
-        return out;
-      }),
-    );
+      }
+      exp.push(found);
+    }
+    return exp;
   }
 
-  /** Document frequency (counted like lunr.idf, once per field) of each term an expansion refers to. */
-  termDfs(exp: Expansion): Map<string, number> {
-    return new Map(exp.flat().map(({ id, term }) => [term, this.dfOf(id)]));
+  /** Adds to `df` the document frequency (counted like lunr.idf, once per field) of each term of an expansion. */
+  addDfs(exp: Expansion, df: Map<string, number>): void {
+    const seen = new Set<number>();
+    for (const clause of exp) {
+      for (const { id, term } of clause) {
+        if (seen.has(id)) continue; // a term in two clauses counts once
+        seen.add(id);
+        df.set(term, (df.get(term) ?? 0) + this.dfOf(id));
+      }
+    }
   }
 
   /**
@@ -231,9 +245,11 @@ export class CompactShard {
     if (!this.overlaps(range)) return;
     const n = seqs.length;
     // A required term absent from this shard: nothing here can match.
-    if (q.clauses.some((c, k) => c.presence === PRESENCE.REQUIRED && exp[k].length === 0)) return;
-    const { score, flags, requiredHits, lastClause } = scratch(n);
-    const touched: number[] = [];
+    for (let k = 0; k < q.clauses.length; k++) {
+      if (q.clauses[k].presence === PRESENCE.REQUIRED && exp[k].length === 0) return;
+    }
+    const { score, flags, requiredHits, lastClause, touched } = scratch(n);
+    let reached = 0;
     let required = 0;
     let positive = 0;
     for (let k = 0; k < q.clauses.length; k++) {
@@ -246,7 +262,7 @@ export class CompactShard {
         for (const f of c.fields) {
           for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
             const d = docs[i];
-            if (flags[d] === 0) touched.push(d);
+            if (flags[d] === 0) touched[reached++] = d;
             if (isProhibited) {
               flags[d] |= PROHIBITED;
               continue;
@@ -262,14 +278,15 @@ export class CompactShard {
       }
     }
     // Only documents a positive clause reached can match; with none (only -terms), all can.
-    const candidates = positive > 0 ? touched.length : n;
+    const candidates = positive > 0 ? reached : n;
     for (let j = 0; j < candidates; j++) {
       const d = positive > 0 ? touched[j] : j;
       if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) continue;
       if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) continue;
       top.offer(seqs[d], score[d], dates[d], d, part);
     }
-    for (const d of touched) {
+    for (let j = 0; j < reached; j++) {
+      const d = touched[j];
       score[d] = 0;
       flags[d] = 0;
       requiredHits[d] = 0;

@@ -729,9 +729,7 @@ export class MailSearch {
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).
     const totalDocs = parts.reduce((n, p) => n + p.shard.docCount, 0);
     const df = new Map<string, number>();
-    parts.forEach((p, i) => {
-      for (const [term, n] of p.shard.termDfs(expansions[i])) df.set(term, (df.get(term) ?? 0) + n);
-    });
+    parts.forEach((p, i) => p.shard.addDfs(expansions[i], df));
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
     const idfOf = (term: string) => globalIdf.get(term)!;
 
