@@ -224,11 +224,12 @@ export default async function search(ctx: BenchContext): Promise<void> {
   await s.close();
 
   // From a locked index to the first answer: derive the key from the passphrase, open, search
-  // what the newest shards hold (searchSoon; the rest loads behind it).
+  // what the newest shards hold (searchSoon; the rest loads behind it). The page's first
+  // request asks for result lines; snippets follow.
   t0 = performance.now();
   s = await openMailSearch({ dbName, passphrase });
   const unlockMs = performance.now() - t0;
-  const soon = await s.searchSoon('space');
+  const soon = await s.searchSoon('space', { snippets: false });
   const firstAnswerMs = performance.now() - t0;
   ctx.report({
     case: 'open_ms_40k',
@@ -236,6 +237,13 @@ export default async function search(ctx: BenchContext): Promise<void> {
     value: firstAnswerMs,
     unit: 'ms',
     note: `locked index → first answer after unlock: open ${unlockMs.toFixed(0)} ms (PBKDF2 600,000 iterations, unwrap keys, hot shard) + the ${soon.complete ? 'whole index' : 'newest shards'}; target ≤ 500 ms; ${size}`,
+  });
+  ctx.report({
+    case: 'first_answer_warm_40k',
+    metric: 'time_ms',
+    value: firstAnswerMs - unlockMs,
+    unit: 'ms',
+    note: `as open_ms_40k once the index is open: the background opens it (PBKDF2) when the user unlocks, while a query is typed; ${size}`,
   });
   await s.close();
 
@@ -267,7 +275,10 @@ export default async function search(ctx: BenchContext): Promise<void> {
     note: `JS heap + typed arrays of the loaded index, what closing it frees (search page/background only; writers never load sealed shards); ${size}`,
   });
 
-  const q40 = await timeQueries(s, 20);
+  // What the search page shows first (subject, sender, date, highlights: from memory); the
+  // snippets follow in a second request, which query_snippets_40k times.
+  const lines = { limit: 20, snippets: false };
+  const q40 = await timeQueries(s, lines);
   const q = median(q40.perQuery);
   ctx.report({
     case: 'query_40k',
@@ -276,7 +287,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     unit: 'ms',
     reference: 0.49,
     ratio: q / 0.49,
-    note: `median over ${QUERIES.length} 1–3 term queries, top 20 with snippets; p90 ${quantile(q40.perQuery, 0.9).toFixed(2)} ms; Pretzel 0.13–0.49 ms; ${size}`,
+    note: `median over ${QUERIES.length} 1–3 term queries, top 20 result lines (subject, sender, date, highlights) without snippets; p90 ${quantile(q40.perQuery, 0.9).toFixed(2)} ms; target ≤ 1 ms; Pretzel 0.13–0.49 ms; ${size}`,
   });
   const p99 = quantile(q40.runs, 0.99);
   ctx.report({
@@ -288,8 +299,16 @@ export default async function search(ctx: BenchContext): Promise<void> {
     ratio: p99 / 0.49,
     note: `99th percentile of ${q40.runs.length} runs of the query_40k queries; target ≤ 5 ms; Pretzel 0.13–0.49 ms; ${size}`,
   });
+  const withSnippets = await timeQueries(s, 20);
+  ctx.report({
+    case: 'query_snippets_40k',
+    metric: 'time_ms',
+    value: median(withSnippets.perQuery),
+    unit: 'ms',
+    note: `as query_40k with snippets (the 20 stored messages read and decrypted); p99 ${quantile(withSnippets.runs, 0.99).toFixed(2)} ms; ${size}`,
+  });
 
-  const top1 = median((await timeQueries(s, 1)).perQuery);
+  const top1 = median((await timeQueries(s, { ...lines, limit: 1 })).perQuery);
   ctx.report({
     case: 'query_top1_40k',
     metric: 'time_ms',
@@ -297,12 +316,12 @@ export default async function search(ctx: BenchContext): Promise<void> {
     unit: 'ms',
     reference: 0.49,
     ratio: top1 / 0.49,
-    note: `as query_40k with limit 1: matching and ranking over all shards, one record decrypted; ${size}`,
+    note: `as query_40k with limit 1: matching and ranking over all shards; ${size}`,
   });
 
   await s.add({ id: 'fresh', from: 'a@b.example', subject: 'fresh mail', date: Date.now(), body: 'new message text' });
   t0 = performance.now();
-  await s.search('space');
+  await s.search('space', lines);
   ctx.report({
     case: 'query_after_add_40k',
     metric: 'time_ms',
@@ -333,7 +352,8 @@ export default async function search(ctx: BenchContext): Promise<void> {
     ratio: statsLarge.indexBytes / 50e6,
     note: `${statsLarge.sealedShards} shards; target ≤ 150 MB; with message text ${((statsLarge.indexBytes + statsLarge.docBytes) / 1e6).toFixed(1)} MB; Pretzel 5–50 MB; ${sizeLarge}`,
   });
-  const qLarge = await timeQueries(s, 20);
+  const qLarge = await timeQueries(s, lines);
+  const snippetsLarge = median((await timeQueries(s, 20)).perQuery);
   const q200 = median(qLarge.perQuery);
   ctx.report({
     case: 'query_200k',
@@ -342,9 +362,9 @@ export default async function search(ctx: BenchContext): Promise<void> {
     unit: 'ms',
     reference: 0.49,
     ratio: q200 / 0.49,
-    note: `as query_40k; p99 ${quantile(qLarge.runs, 0.99).toFixed(2)} ms; target ≤ 3 ms; Pretzel 0.13–0.49 ms; ${sizeLarge}`,
+    note: `as query_40k; p99 ${quantile(qLarge.runs, 0.99).toFixed(2)} ms; with snippets ${snippetsLarge.toFixed(2)} ms; target ≤ 3 ms; Pretzel 0.13–0.49 ms; ${sizeLarge}`,
   });
-  const top1Large = median((await timeQueries(s, 1)).perQuery);
+  const top1Large = median((await timeQueries(s, { ...lines, limit: 1 })).perQuery);
   ctx.report({
     case: 'query_top1_200k',
     metric: 'time_ms',
@@ -352,7 +372,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     unit: 'ms',
     reference: 0.49,
     ratio: top1Large / 0.49,
-    note: `as query_200k with limit 1: matching and ranking over all shards, one record decrypted; ${sizeLarge}`,
+    note: `as query_200k with limit 1: matching and ranking over all shards; ${sizeLarge}`,
   });
   await s.close();
   s = await openMailSearch({ dbName, passphrase });

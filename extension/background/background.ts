@@ -147,6 +147,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
+      void mailIndex.warmUp();
       await broadcastKeysChanged();
       catchUpNewMail();
       void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now

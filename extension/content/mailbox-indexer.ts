@@ -1,17 +1,13 @@
 // On a mailbox listing page: offers to decrypt and index every listed
-// message for local search, with a progress bar. Each message is read as
-// listed-message.ts does, through the same adapter as a live message view.
-import { toPlain } from '../lib/plain-error.js';
+// message for local search, with a progress bar and a pause (resuming goes
+// on from the next message). Each message is read as listed-message.ts
+// does, through the same adapter as a live message view.
 import type { WebmailAdapter } from './adapters/adapter.js';
+import { indexFrom, newPass, type Pass, type Tally } from './index-pass.js';
 import { decryptListed } from './listed-message.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
-
-type Tally = Record<'indexed' | 'locked' | 'other-key' | 'damaged' | 'unread' | 'plain', number> & {
-  /** Why messages could not be read, in plain words (usually one reason). */
-  reasons: Set<string>;
-};
 
 export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url: URL): void {
   const links = adapter.mailboxLinks?.(doc, url) ?? [];
@@ -30,45 +26,48 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   root.append(style, bar);
   (doc.querySelector('main') ?? doc.body).prepend(host);
 
+  let pass: Pass | undefined;
+  let running = false;
+  let pausing = false;
   button.addEventListener('click', async () => {
-    button.disabled = true;
+    if (running) {
+      // Pause after the message being read.
+      pausing = true;
+      button.disabled = true;
+      return;
+    }
+    pass ??= newPass();
+    running = true;
+    pausing = false;
+    button.textContent = 'Pause';
     progress.hidden = false;
     bar.dataset.state = 'running';
-    const tally = await indexAll(adapter, links, (done) => {
-      progress.value = done;
-      label.textContent = `Indexing ${done} of ${links.length}…`;
-    });
+    const read = (link: URL) => decryptListed(adapter, link);
+    await indexFrom(
+      links,
+      read,
+      pass,
+      () => pausing,
+      (done) => {
+        progress.value = done;
+        label.textContent = `Indexing ${done} of ${links.length}…`;
+      },
+    );
+    running = false;
+    button.disabled = false;
+    const { tally, next } = pass;
+    if (next < links.length && !tally.locked) {
+      bar.dataset.state = 'paused';
+      label.textContent = `Paused after ${next} of ${links.length} messages.`;
+      button.textContent = 'Resume';
+      return;
+    }
     label.textContent = describe(tally, links.length);
     bar.dataset.state = tally.locked ? 'locked' : 'done';
     bar.dataset.indexed = String(tally.indexed);
-    button.disabled = false;
     button.textContent = 'Index again';
+    pass = undefined;
   });
-}
-
-async function indexAll(adapter: WebmailAdapter, links: URL[], onProgress: (done: number) => void): Promise<Tally> {
-  const tally: Tally = { indexed: 0, locked: 0, 'other-key': 0, damaged: 0, unread: 0, plain: 0, reasons: new Set() };
-  for (const [i, link] of links.entries()) {
-    try {
-      const listed = await decryptListed(adapter, link);
-      if (!listed) tally.plain++;
-      else {
-        const { info } = listed;
-        if (info.status === 'decrypted') tally.indexed++;
-        else if (info.status === 'locked') tally.locked++;
-        else if (info.status === 'not-for-this-key') tally['other-key']++;
-        else if (info.status === 'verified-only') tally.plain++;
-        else tally.damaged++;
-      }
-    } catch (e) {
-      tally.unread++;
-      tally.reasons.add(toPlain(e).message);
-    }
-    onProgress(i + 1);
-    // A locked key makes the rest pointless: say so now.
-    if (tally.locked) break;
-  }
-  return tally;
 }
 
 function describe(t: Tally, total: number): string {

@@ -3,6 +3,7 @@
 // pipeline, and parsing queries with lunr's QueryParser into the compiled
 // form compact-shard.ts evaluates. Shards are built by shard-builder.ts.
 import lunr from 'lunr';
+import type { DocMeta } from './doc-table.js';
 
 export const FIELDS = ['subject', 'from', 'to', 'body'] as const;
 export type Field = (typeof FIELDS)[number];
@@ -11,14 +12,11 @@ export const FIELD_BOOST: Record<Field, number> = { subject: 2, from: 1, to: 1, 
 /** Longer tokens are base64 blobs, PGP armor, hashes: noise that bloats the vocabulary. */
 const MAX_TOKEN_LENGTH = 40;
 
-/** The plain text a shard indexes for one message. */
-export interface IndexableDoc {
+/** One message as a shard takes it: the text it indexes and what a result line shows (DocMeta). */
+export interface IndexableDoc extends DocMeta {
   seq: number;
   /** Milliseconds since the epoch. */
   date: number;
-  subject: string;
-  from: string;
-  to: string;
   body: string;
 }
 
@@ -38,6 +36,7 @@ interface LunrStatics {
   TokenSet: { fromClause(clause: Clause): TokenSetNode };
 }
 const L = lunr as unknown as LunrStatics;
+const utf8 = new TextEncoder();
 
 // ---- pipelines ----------------------------------------------------------------
 
@@ -98,7 +97,8 @@ export function indexTerms(token: string): string[] {
 
 /** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
 export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
-  const text = field === 'from' || field === 'to' ? withAddressParts(doc[field]) : doc[field];
+  const value = doc[field] ?? '';
+  const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
   const out: string[] = [];
   for (const token of text.toLowerCase().split(SEPARATOR)) if (token) out.push(...indexTerms(token));
   return out;
@@ -176,8 +176,12 @@ export interface CompiledQuery {
     presence: number;
     boost: number;
     fields: number[];
-    /** Exact index terms, or automata for wildcard/fuzzy terms (with the prefix all their words share). */
-    patterns: { exact?: string; set?: TokenSetNode; prefix?: string }[];
+    /**
+     * Exact index terms, or automata for wildcard/fuzzy terms; `key` is the
+     * UTF-8 of the exact term, or of the prefix all the automaton's words
+     * share, encoded once per query rather than once per shard.
+     */
+    patterns: { exact?: string; set?: TokenSetNode; key: Uint8Array }[];
   }[];
 }
 
@@ -190,7 +194,8 @@ export function compileQuery(clauses: Clause[]): CompiledQuery {
       patterns: (c.usePipeline ? SEARCH_PIPELINE.runString(c.term) : [c.term]).map((term) => {
         const set = L.TokenSet.fromClause({ ...c, term });
         const exact = exactWord(set);
-        return exact !== undefined ? { exact } : { set, prefix: literalPrefix(set) };
+        if (exact !== undefined) return { exact, key: utf8.encode(exact) };
+        return { set, key: utf8.encode(literalPrefix(set)) };
       }),
     })),
   };

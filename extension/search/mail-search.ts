@@ -7,8 +7,10 @@
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
 //   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
 //   as one record. Sealed shards are immutable and loaded only by the first
-//   search. Shards of older versions (lunr JSON) are rebuilt from the stored
-//   messages when first loaded.
+//   search. Shards of older versions (lunr JSON, or compact without a doc
+//   table) are rebuilt from the stored messages when first loaded.
+// - A query's result lines come from the shards' doc tables, in memory; only
+//   snippets (optional) read and decrypt the stored messages of the hits.
 // - remove() deletes the document record and adds a tombstone (its sequence
 //   number) to the manifest; queries drop tombstoned refs. A shard whose
 //   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
@@ -18,10 +20,11 @@
 import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
-import { CompactShard, idf, type DateRange, type ShardHit } from './compact-shard.js';
+import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { compileQuery, parseQuery, type IndexableDoc } from './lunr-shard.js';
 import { ShardBuilder } from './shard-builder.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
+import { TopHits } from './top-hits.js';
 import {
   docAad,
   FORMAT,
@@ -90,6 +93,11 @@ export interface SearchOptions {
   /** Only mail dated at or after / at or before this time (ms since the epoch). */
   after?: number;
   before?: number;
+  /**
+   * false: leave `snippet` empty (and its highlights). Hits then come from
+   * memory alone; a snippet needs the message's stored, encrypted text.
+   */
+  snippets?: boolean;
 }
 
 export interface OpenOptions {
@@ -213,15 +221,14 @@ async function unlock(
   return { cipher, manifest };
 }
 
-function validateSearch(
-  query: unknown,
-  o: SearchOptions,
-): Required<Pick<SearchOptions, 'limit' | 'sort'>> & { range?: DateRange } {
+type ValidSearch = Required<Pick<SearchOptions, 'limit' | 'sort' | 'snippets'>> & { range?: DateRange };
+
+function validateSearch(query: unknown, o: SearchOptions): ValidSearch {
   if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS) {
     throw new MailSearchError('bad-input', `The query must be a string of at most ${MAX_QUERY_CHARS} characters`);
   }
   if (typeof o !== 'object' || o === null) throw new MailSearchError('bad-input', 'Search options must be an object');
-  const { limit = 20, sort = 'relevance', after, before } = o;
+  const { limit = 20, sort = 'relevance', after, before, snippets = true } = o;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new MailSearchError('bad-input', `The result limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
@@ -231,8 +238,9 @@ function validateSearch(
   for (const d of [after, before]) {
     if (d !== undefined && !Number.isFinite(d)) throw new MailSearchError('bad-input', 'A date filter must be a date');
   }
-  if (after === undefined && before === undefined) return { limit, sort };
-  return { limit, sort, range: { from: after ?? -Infinity, to: before ?? Infinity } };
+  if (typeof snippets !== 'boolean') throw new MailSearchError('bad-input', 'The snippets option is true or false');
+  if (after === undefined && before === undefined) return { limit, sort, snippets };
+  return { limit, sort, snippets, range: { from: after ?? -Infinity, to: before ?? Infinity } };
 }
 
 const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
@@ -278,37 +286,7 @@ function validateDoc(raw: unknown, i: number): StoredDoc {
   return doc;
 }
 
-const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({
-  seq,
-  date: d.date,
-  subject: d.subject,
-  from: d.from,
-  to: d.to ?? '',
-  body: d.body,
-});
-
-type SortOrder = 'relevance' | 'date';
-/** Best first; ties go to the newer message. */
-const byScore = (a: ShardHit, b: ShardHit) => b.score - a.score || b.seq - a.seq;
-/** Newest first, then best. */
-const byDate = (a: ShardHit, b: ShardHit) => b.date - a.date || byScore(a, b);
-
-/** The first `k` items in `cmp` order, without sorting all of them (a query may match most of the mailbox). */
-function best<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
-  if (items.length <= 4 * k) return items.sort(cmp).slice(0, k);
-  const out: T[] = [];
-  for (const x of items) {
-    if (out.length === k && cmp(x, out[k - 1]) >= 0) continue;
-    // Insert in order; k is small (≤ 1000) and most items are rejected above.
-    let i = out.length === k ? k - 1 : out.length;
-    while (i > 0 && cmp(x, out[i - 1]) < 0) {
-      out[i] = out[i - 1];
-      i--;
-    }
-    out[i] = x;
-  }
-  return out;
-}
+const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({ ...d, seq });
 
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
@@ -430,13 +408,13 @@ export class MailSearch {
    * second argument is the limit.
    */
   search(query: string, options: number | SearchOptions = {}): Promise<SearchHit[]> {
-    let opts: Required<Pick<SearchOptions, 'limit' | 'sort'>> & { range?: DateRange };
+    let opts: ValidSearch;
     try {
       opts = validateSearch(query, typeof options === 'number' ? { limit: options } : options);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(() => this.doSearch(query, opts.limit, opts.sort, opts.range));
+    return this.run(() => this.doSearch(query, opts));
   }
 
   /**
@@ -447,14 +425,14 @@ export class MailSearch {
    * use the searched part's word frequencies.
    */
   searchSoon(query: string, options: SearchOptions = {}): Promise<{ hits: SearchHit[]; complete: boolean }> {
-    let opts: ReturnType<typeof validateSearch>;
+    let opts: ValidSearch;
     try {
       opts = validateSearch(query, options);
     } catch (err) {
       return Promise.reject(err);
     }
     return this.run(async () => {
-      const hits = await this.doSearch(query, opts.limit, opts.sort, opts.range, true);
+      const hits = await this.doSearch(query, opts, true);
       const complete = this.isFullyLoaded();
       if (!complete) this.loadInBackground();
       return { hits, complete };
@@ -735,9 +713,7 @@ export class MailSearch {
 
   private async doSearch(
     query: string,
-    limit: number,
-    sort: SortOrder,
-    range?: DateRange,
+    { limit, sort, range, snippets }: ValidSearch,
     soon = false,
   ): Promise<SearchHit[]> {
     const clauses = parseQuery(query);
@@ -753,39 +729,46 @@ export class MailSearch {
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).
     const totalDocs = parts.reduce((n, p) => n + p.shard.docCount, 0);
     const df = new Map<string, number>();
-    parts.forEach((p, i) => {
-      for (const [term, n] of p.shard.termDfs(expansions[i])) df.set(term, (df.get(term) ?? 0) + n);
-    });
+    parts.forEach((p, i) => p.shard.addDfs(expansions[i], df));
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
     const idfOf = (term: string) => globalIdf.get(term)!;
 
-    const scored = parts.flatMap((p, i) => p.shard.run(q, expansions[i], idfOf, p.dead, range, i));
-    const top = best(scored, limit, sort === 'date' ? byDate : byScore);
+    // Newest shards first: sorting by date, older shards then rarely get past the kth hit.
+    const top = new TopHits(limit, sort);
+    for (let i = parts.length - 1; i >= 0; i--)
+      parts[i].shard.run(q, expansions[i], idfOf, parts[i].dead, range, i, top);
 
+    const hits = top.best.map((s) => {
+      const shard = parts[s.part].shard;
+      const d = shard.doc(s.local);
+      const terms = shard.matchedTerms(q, expansions[s.part], s.local);
+      const hit: SearchHit = {
+        id: d.id,
+        score: s.score,
+        subject: d.subject,
+        from: d.from,
+        date: s.date,
+        snippet: '',
+        highlights: { subject: matchRanges(d.subject, terms), from: matchRanges(d.from, terms), snippet: [] },
+      };
+      if (d.to !== undefined) hit.to = d.to;
+      if (d.url !== undefined) hit.url = d.url;
+      return { hit, terms, seq: s.seq };
+    });
+    if (snippets) await this.fillSnippets(hits);
+    return hits.map((h) => h.hit);
+  }
+
+  /** Snippets need the bodies: one stored message per hit, read and decrypted. */
+  private async fillSnippets(hits: { hit: SearchHit; terms: ReadonlySet<string>; seq: number }[]): Promise<void> {
     const tx = this.db.transaction('docs');
-    const recs = await Promise.all(top.map((s) => tx.store.get(s.seq)));
+    const recs = await Promise.all(hits.map((h) => tx.store.get(h.seq)));
     await tx.done;
-    return Promise.all(
-      top.map(async (s, i): Promise<SearchHit> => {
-        const d = await this.openDoc(s.seq, recs[i]);
-        const terms = parts[s.part].shard.matchedTerms(q, expansions[s.part], s.local);
-        const snippet = makeSnippet(d.body, terms);
-        const hit: SearchHit = {
-          id: d.id,
-          score: s.score,
-          subject: d.subject,
-          from: d.from,
-          date: d.date,
-          snippet: snippet.text,
-          highlights: {
-            subject: matchRanges(d.subject, terms),
-            from: matchRanges(d.from, terms),
-            snippet: snippet.ranges,
-          },
-        };
-        if (d.to !== undefined) hit.to = d.to;
-        if (d.url !== undefined) hit.url = d.url;
-        return hit;
+    await Promise.all(
+      hits.map(async ({ hit, terms, seq }, i) => {
+        const snippet = makeSnippet((await this.openDoc(seq, recs[i])).body, terms);
+        hit.snippet = snippet.text;
+        hit.highlights.snippet = snippet.ranges;
       }),
     );
   }

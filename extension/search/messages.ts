@@ -27,9 +27,9 @@ export function isSearchRequest(msg: unknown): msg is SearchRequest {
 export async function answerSearchRequest(req: SearchRequest, search: MailSearch | null): Promise<SearchResponse> {
   if (!search) return { ok: false, code: 'locked', error: 'Unlock your key below to search your mail' };
   try {
-    const { limit = 50, sort, after, before } = req;
+    const { limit = 50, sort, after, before, snippets } = req;
     const [{ hits, complete }, total] = await Promise.all([
-      search.searchSoon(req.query, { limit, sort, after, before }),
+      search.searchSoon(req.query, { limit, sort, after, before, snippets }),
       search.count(),
     ]);
     return { ok: true, hits, total, complete };

@@ -60,8 +60,13 @@ const openInThunderbird = tbApi
     }
   : undefined;
 
-async function run(query: string): Promise<void> {
-  const mine = ++latest;
+/**
+ * Results come in two answers: first the result lines (from the index in
+ * memory), then the same results with snippets (which need each message's
+ * stored text decrypted).
+ */
+async function run(query: string, snippets = false): Promise<void> {
+  const mine = snippets ? latest : ++latest;
   history.replaceState(null, '', query ? `?q=${encodeURIComponent(query)}` : location.pathname);
   if (!query.trim()) {
     results.replaceChildren();
@@ -69,10 +74,10 @@ async function run(query: string): Promise<void> {
     show('Type words to search your decrypted mail. Searching happens on this device only.');
     return;
   }
-  show('Searching…');
+  if (!snippets) show('Searching…');
   let answer: SearchResponse;
   try {
-    const request: SearchRequest = { type: SEARCH_MESSAGE, query, limit: RESULT_LIMIT, ...filters() };
+    const request: SearchRequest = { type: SEARCH_MESSAGE, query, limit: RESULT_LIMIT, snippets, ...filters() };
     answer = (await browser.runtime.sendMessage(request)) as SearchResponse;
   } catch {
     answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
@@ -92,7 +97,11 @@ async function run(query: string): Promise<void> {
     answer.hits.length < RESULT_LIMIT
       ? String(answer.hits.length)
       : `the ${sort.value === 'date' ? 'newest' : 'best'} ${RESULT_LIMIT}`;
-  if (answer.complete) return show(`${shown} of ${answer.total} indexed messages match.`);
+  if (answer.complete) {
+    show(`${shown} of ${answer.total} indexed messages match.`);
+    if (!snippets && answer.hits.length) void run(query, true);
+    return;
+  }
   // The index is still opening (newest mail first): show what is found so far, then ask again.
   show(`${shown} found so far; still opening the index of ${answer.total} messages…`);
   setTimeout(() => mine === latest && void run(query), MORE_RESULTS_DELAY_MS);

@@ -5,6 +5,7 @@
 // index of the same mail would. lunr.Builder itself is not used: its inverted
 // index, one object per (term, field, document), was most of the cost of an add.
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
+import { DocTable } from './doc-table.js';
 import { FIELD_BOOST, FIELDS, fieldTerms, type IndexableDoc } from './lunr-shard.js';
 import { TermTable } from './term-table.js';
 
@@ -27,6 +28,7 @@ export class ShardBuilder {
   private readonly ids = new Map<string, number>();
   private readonly terms: string[] = [];
   private readonly docs: BuiltDoc[] = [];
+  private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
 
   /** Adds a message (sequence numbers must increase). */
@@ -50,6 +52,7 @@ export class ShardBuilder {
       return counts;
     });
     this.docs.push({ seq: doc.seq, date: doc.date, lengths, tf });
+    this.metas.push(DocTable.encode(doc));
     this.built = undefined;
   }
 
@@ -109,6 +112,7 @@ export class ShardBuilder {
       offsets,
       docs,
       weights,
+      meta: DocTable.join(this.metas),
     });
   }
 }

@@ -6,7 +6,7 @@
 //           'manifest' shard list, tombstones, sealed boundary (AAD meta|manifest)
 //   docs    key seq    {h, iv, ct}: one message; h = HMAC(id) for lookups by id
 //                      (AAD doc|<seq>|<h>); index 'h' (unique)
-//   shards  key id     one sealed lunr index, gzip'd JSON (AAD shard|<id>)
+//   shards  key id     one sealed shard, compact form (compact-shard.ts) gzip'd (AAD shard|<id>)
 import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import type { Bytes, SealedRecord } from './crypto.js';
 import { MailSearchError } from './errors.js';

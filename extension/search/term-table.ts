@@ -82,16 +82,16 @@ export class TermTable {
     return lo;
   }
 
-  /** Term id of `term`, or -1. */
-  find(term: string): number {
-    const key = utf8.encode(term);
+  /** Term id of `term` (a string, or its UTF-8 bytes), or -1. */
+  find(term: string | Uint8Array): number {
+    const key = typeof term === 'string' ? utf8.encode(term) : term;
     const i = this.lowerBound(key);
     return i < this.size && this.compare(i, key) === 0 ? i : -1;
   }
 
   /** Term ids of the terms starting with `prefix`: a contiguous range. */
-  withPrefix(prefix: string): { from: number; to: number } {
-    const key = utf8.encode(prefix);
+  withPrefix(prefix: string | Uint8Array): { from: number; to: number } {
+    const key = typeof prefix === 'string' ? utf8.encode(prefix) : prefix;
     const from = this.lowerBound(key);
     let to = from;
     while (to < this.size && this.startsWith(to, key)) to++;

@@ -45,4 +45,14 @@ describe('MailIndex', () => {
     );
     await index.close();
   });
+
+  it('opens the index (deriving its key) when warmed up after an unlock, not at the first search', async () => {
+    const name = 'mail-index-test-warm';
+    const exists = async () => (await indexedDB.databases()).some((d) => d.name === name);
+    const index = new MailIndex(async () => ['a passphrase'], name);
+    assert.equal(await exists(), false);
+    await index.warmUp();
+    assert.equal(await exists(), true);
+    await index.close();
+  });
 });

@@ -16,12 +16,14 @@ import {
 } from '../../search/lunr-shard.js';
 import { ShardBuilder } from '../../search/shard-builder.js';
 import { TermTable } from '../../search/term-table.js';
+import { TopHits } from '../../search/top-hits.js';
 import { makeDocs } from './corpus.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
 
 function nastyDocs(): IndexableDoc[] {
   return NASTY.map((body, i) => ({
+    id: `nasty ${body}`,
     seq: i * 37,
     date: 1_700_000_000_000 + i * 86_400_000,
     subject: `s${i} rocket`,
@@ -34,6 +36,7 @@ function nastyDocs(): IndexableDoc[] {
 /** Real-looking mail: varied lengths, repeated words, stop words, addresses. */
 function mailDocs(): IndexableDoc[] {
   return makeDocs(7, 300).map((d, i) => ({
+    id: d.id,
     seq: i,
     date: Number(d.date),
     subject: d.subject,
@@ -51,7 +54,9 @@ function build(docs: IndexableDoc[]): CompactShard {
 
 const results = (s: CompactShard, query: string, range?: { from: number; to: number }) => {
   const q = compileQuery(parseQuery(query));
-  return s.run(q, s.expand(q), () => 1, new Set(), range, 0);
+  const top = new TopHits(1000, 'relevance');
+  s.run(q, s.expand(q), () => 1, new Set(), range, 0, top);
+  return top.best;
 };
 
 /** Each (field, seq, term) → weight, from lunr.Builder with the same fields, boosts and pipeline. */
@@ -60,7 +65,8 @@ function lunrWeights(docs: IndexableDoc[]): Map<string, number> {
   b.pipeline = indexPipeline();
   b.ref('seq');
   for (const f of FIELDS) {
-    const extractor = f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f]) : undefined;
+    const extractor =
+      f === 'from' || f === 'to' ? (d: object) => withAddressParts((d as IndexableDoc)[f] ?? '') : undefined;
     b.field(f, { boost: FIELD_BOOST[f], extractor });
   }
   for (const d of docs) b.add({ ...d, seq: String(d.seq) });
@@ -86,6 +92,7 @@ function compactWeights(shard: CompactShard): Map<string, number> {
   at += n * 8;
   const seqs = new Int32Array(bytes.buffer, at, n);
   at += n * 4;
+  at += (n + 1) * 4; // the doc table's offsets
   const offsets = new Int32Array(bytes.buffer, at, T * FIELDS.length + 1);
   at += offsets.byteLength;
   const docs = docWidth === 2 ? new Uint16Array(bytes.buffer, at, P) : new Uint32Array(bytes.buffer, at, P);
@@ -141,6 +148,17 @@ describe('CompactShard', () => {
       assert.deepEqual(results(stored, query), results(shard, query), query);
     }
     assert.equal(results(stored, 'ro*').length, NASTY.length);
+    // What result lines show comes back from the stored bytes too, absent fields staying absent.
+    nastyDocs().forEach(({ id, subject, from, to }, local) => {
+      assert.deepEqual(stored.doc(local), { id, subject, from, to });
+    });
+    const noTo = build([{ ...nastyDocs()[0], to: undefined, url: 'https://mail.test/1' }]);
+    assert.deepEqual(CompactShard.deserialize(noTo.serialize()).doc(0), {
+      id: nastyDocs()[0].id,
+      subject: nastyDocs()[0].subject,
+      from: nastyDocs()[0].from,
+      url: 'https://mail.test/1',
+    });
   });
 
   it('rejects bytes that are not a shard, or are cut short', () => {
@@ -153,7 +171,9 @@ describe('CompactShard', () => {
     const shard = build(nastyDocs());
     const day = 86_400_000;
     const from = 1_700_000_000_000 + 2 * day;
-    const got = results(shard, 'rocket', { from, to: from + 2 * day }).map((h) => h.seq);
+    const got = results(shard, 'rocket', { from, to: from + 2 * day })
+      .map((h) => h.seq)
+      .sort((a, b) => a - b);
     assert.deepEqual(got, [2 * 37, 3 * 37, 4 * 37]);
     assert.equal(shard.overlaps({ from: 0, to: from - 3 * day }), false);
   });

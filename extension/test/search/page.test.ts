@@ -125,7 +125,10 @@ describe('search page messages', () => {
     const s = await openMailSearch({ dbName: `page-${process.pid}`, key });
     await s.add({ id: '1', from: 'a@b.example', subject: 'Hello', date: 1, body: 'rocket' });
     const ok = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'rocket' }, s);
-    assert.ok(ok.ok && ok.total === 1 && ok.hits[0].id === '1');
+    assert.ok(ok.ok && ok.total === 1 && ok.hits[0].id === '1' && ok.hits[0].snippet === 'rocket');
+    // The page's first request: result lines only; snippets come with the second.
+    const lines = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'rocket', snippets: false }, s);
+    assert.ok(lines.ok && lines.hits[0].subject === 'Hello' && lines.hits[0].snippet === '');
     const bad = await answerSearchRequest({ type: SEARCH_MESSAGE, query: 'rocket', limit: -1 }, s);
     assert.ok(!bad.ok && bad.code === 'bad-input');
     await s.close();

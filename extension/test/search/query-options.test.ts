@@ -51,8 +51,32 @@ describe('date filter and date sort', () => {
     }
   });
 
+  it('without snippets gives the same hits, lines and highlights, read from the shards in memory', async () => {
+    const byId = new Map(docs.map((d) => [d.id, d]));
+    for (const terms of [...queries(13, 15), ['w1*'], ['subject:w2', '-w3']]) {
+      const query = terms.join(' ');
+      const full = await s.search(query, { limit: 50 });
+      const lines = await s.search(query, { limit: 50, snippets: false });
+      assert.deepEqual(
+        lines,
+        full.map((h) => ({ ...h, snippet: '', highlights: { ...h.highlights, snippet: [] } })),
+        query,
+      );
+      for (const h of lines) {
+        const d = byId.get(h.id)!;
+        assert.deepEqual([h.subject, h.from, h.url, h.date], [d.subject, d.from, d.url, d.date]);
+      }
+    }
+  });
+
   it('refuses malformed options', async () => {
-    for (const bad of [{ sort: 'size' }, { after: Number.NaN }, { before: 'yesterday' }, { limit: 0 }]) {
+    for (const bad of [
+      { sort: 'size' },
+      { after: Number.NaN },
+      { before: 'yesterday' },
+      { limit: 0 },
+      { snippets: 'no' },
+    ]) {
       await assert.rejects(s.search('w1', bad as never), { code: 'bad-input' });
     }
   });
