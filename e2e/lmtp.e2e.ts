@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ImapFlow } from 'imapflow';
 import { main as clientCli } from '../client/node/cli.js';
 import { PROVIDER_ID } from '../mail/message-id.js';
 import { loadConfig } from '../provider-server/src/config.js';
@@ -69,14 +68,7 @@ async function send(data: Buffer): Promise<Reply | Error> {
 
 /** The provider id of each of alice's INBOX messages with this subject, read over IMAP ("a,b" if it has two). */
 async function inbox(subject: string): Promise<string[]> {
-  const imap = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.port,
-    secure: false,
-    auth: { user: 'alice', pass: 'imap-secret' },
-    logger: false,
-  });
-  await imap.connect();
+  const imap = await dovecot.imap('alice');
   try {
     const lock = await imap.getMailboxLock('INBOX');
     try {

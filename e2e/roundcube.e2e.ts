@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ImapFlow } from 'imapflow';
 import * as openpgp from 'openpgp';
 import type { Page } from 'playwright-core';
 import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
@@ -66,27 +65,6 @@ async function deliver(raw: string): Promise<void> {
     { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw) },
   );
   assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
-}
-
-/** Subjects of the messages in one of Alice's folders on the server (a fresh IMAP session per look). */
-async function subjectsIn(folder: string): Promise<string[]> {
-  const imap = new ImapFlow({
-    host: '127.0.0.1',
-    port: dovecot.port,
-    secure: false,
-    auth: { user: 'alice', pass: 'imap-secret' },
-    logger: false,
-  });
-  await imap.connect();
-  try {
-    const box = await imap.mailboxOpen(folder, { readOnly: true });
-    const subjects: string[] = [];
-    if (box.exists > 0)
-      for await (const m of imap.fetch('1:*', { envelope: true })) subjects.push(m.envelope!.subject!);
-    return subjects;
-  } finally {
-    await imap.logout();
-  }
 }
 
 const ham = { subject: 'Quarterly notes', ...(skip ? { raw: '', line: '' } : plainHam()) };
@@ -232,8 +210,12 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     }
     const spam = spamSubjects.filter((s) => verdicts[s] === 'spam');
     assert.ok(spam.length >= 1, `no spam verdict: ${JSON.stringify(verdicts)}`);
-    assert.deepEqual((await subjectsIn('Junk')).sort(), spam, 'in Junk on the server: exactly the spam verdicts');
-    const inbox = await subjectsIn('INBOX');
+    assert.deepEqual(
+      (await dovecot.subjectsIn('alice', 'Junk')).sort(),
+      spam,
+      'in Junk on the server: exactly the spam verdicts',
+    );
+    const inbox = await dovecot.subjectsIn('alice', 'INBOX');
     for (const s of spam) assert.ok(!inbox.includes(s), `${s} left the Inbox`);
     fs.writeFileSync(resultPath('roundcube-verdicts.json'), JSON.stringify(verdicts, null, 2));
   });
@@ -245,8 +227,8 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     await clickClosedButton(page);
     const b = await waitForClosed(page, (x) => x.state !== 'spam', 30_000);
     assert.match(b.text, /moved back to your Inbox/, `${b.text}\n${roundcube.log()}`);
-    assert.ok((await subjectsIn('INBOX')).includes(last), `${last} is back in the Inbox`);
-    assert.ok(!(await subjectsIn('Junk')).includes(last), `${last} left Junk`);
+    assert.ok((await dovecot.subjectsIn('alice', 'INBOX')).includes(last), `${last} is back in the Inbox`);
+    assert.ok(!(await dovecot.subjectsIn('alice', 'Junk')).includes(last), `${last} left Junk`);
     await screenshot(page, 'roundcube-not-spam');
   });
 });

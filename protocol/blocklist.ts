@@ -19,7 +19,7 @@
 // Applying a delta rebuilds the target list byte for byte, so the client
 // checks it against the same pinned, logged package hash as a full download.
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
 import { MAX_HEADER_BYTES } from './limits.js';
 
 /** RFC 9497 OPRF(ristretto255, SHA-512), base mode, and Evaluate (the provider building its list). */
@@ -85,7 +85,7 @@ export interface BlockList {
 
 /** The entry key material of one OPRF output: the tag to look up and the record's one-time pad. */
 export function entryKeys(output: Uint8Array): { tag: Uint8Array; pad: Uint8Array } {
-  const h = sha512(concat([ENTRY_DST, output]));
+  const h = sha512(concatBytes(ENTRY_DST, output));
   return { tag: h.subarray(0, TAG_BYTES), pad: h.subarray(TAG_BYTES, ENTRY_BYTES) };
 }
 
@@ -107,7 +107,7 @@ export function decodeRecord(sealed: Uint8Array, pad: Uint8Array): BlockRecord {
 /** The entry a provider publishes for an item whose OPRF output is `output`. */
 export function makeEntry(output: Uint8Array, record: BlockRecord): Uint8Array {
   const { tag, pad } = entryKeys(output);
-  return concat([tag, encodeRecord(record, pad)]);
+  return concatBytes(tag, encodeRecord(record, pad));
 }
 
 /** Index of the entry with `tag` in a sorted body, or -1. */
@@ -168,7 +168,7 @@ export function encodeDelta(from: BlockList, to: BlockList): Uint8Array {
   };
   for (const e of entriesOf(from)) if (!has(to, e)) removed.push(e.subarray(0, TAG_BYTES));
   for (const e of entriesOf(to)) if (!has(from, e)) added.push(e);
-  const body = concat([sortedBody(removed, TAG_BYTES), sortedBody(added, ENTRY_BYTES)]);
+  const body = concatBytes(sortedBody(removed, TAG_BYTES), sortedBody(added, ENTRY_BYTES));
   const header: DeltaHeader = {
     format: DELTA_FORMAT,
     listId: to.header.listId,
@@ -291,22 +291,12 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
-}
-
 function withPrefix(magic: Uint8Array, header: object, body: Uint8Array): Uint8Array {
   const json = new TextEncoder().encode(JSON.stringify(header));
   if (json.length > MAX_HEADER_BYTES) throw new Error('package header is too large');
   const len = new Uint8Array(4);
   new DataView(len.buffer).setUint32(0, json.length);
-  return concat([magic, len, json, body]);
+  return concatBytes(magic, len, json, body);
 }
 
 function splitPrefix(data: Uint8Array, magic: Uint8Array, what: string): { json: unknown; body: Uint8Array } {

@@ -30,23 +30,14 @@ import {
   scalarCheck,
   sha512,
 } from '../wasm/ts/ristretto.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
-}
-
 /** contextString = "OPRFV1-" ‖ I2OSP(mode = 0x00, 1) ‖ "-" ‖ "ristretto255-SHA512" (RFC 9497 §3.1). */
-const CONTEXT = concat(ascii('OPRFV1-'), Uint8Array.of(0x00), ascii('-ristretto255-SHA512'));
-const HASH_TO_GROUP_DST = concat(ascii('HashToGroup-'), CONTEXT);
-const DERIVE_KEY_PAIR_DST = concat(ascii('DeriveKeyPair'), CONTEXT);
+const CONTEXT = concatBytes(ascii('OPRFV1-'), Uint8Array.of(0x00), ascii('-ristretto255-SHA512'));
+const HASH_TO_GROUP_DST = concatBytes(ascii('HashToGroup-'), CONTEXT);
+const DERIVE_KEY_PAIR_DST = concatBytes(ascii('DeriveKeyPair'), CONTEXT);
 const FINALIZE = ascii('Finalize');
 
 /** Initializes libsodium; await once before using the OPRF (later calls return the same promise). */
@@ -60,7 +51,7 @@ export interface OprfKeys {
 /** I2OSP(len(x), 2) ‖ x; inputs are at most 65535 bytes (RFC 9497 §3.3). */
 function lengthPrefixed(x: Uint8Array, what: string): Uint8Array {
   if (!(x instanceof Uint8Array) || x.length > 0xffff) throw new Error(`OPRF ${what} must be at most 65535 bytes`);
-  return concat(Uint8Array.of(x.length >> 8, x.length & 0xff), x);
+  return concatBytes(Uint8Array.of(x.length >> 8, x.length & 0xff), x);
 }
 
 /**
@@ -69,9 +60,9 @@ function lengthPrefixed(x: Uint8Array, what: string): Uint8Array {
  * DSTs here are short (< 256 bytes).
  */
 function expandXmd64(msg: Uint8Array, dst: Uint8Array): Uint8Array {
-  const dstPrime = concat(dst, Uint8Array.of(dst.length));
-  const b0 = sha512(concat(new Uint8Array(128), msg, Uint8Array.of(0, 64, 0), dstPrime));
-  return sha512(concat(b0, Uint8Array.of(1), dstPrime));
+  const dstPrime = concatBytes(dst, Uint8Array.of(dst.length));
+  const b0 = sha512(concatBytes(new Uint8Array(128), msg, Uint8Array.of(0, 64, 0), dstPrime));
+  return sha512(concatBytes(b0, Uint8Array.of(1), dstPrime));
 }
 
 function hashToGroup(input: Uint8Array): Uint8Array {
@@ -116,7 +107,7 @@ function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string, index 
 
 /** Hash(I2OSP(len(input), 2) ‖ input ‖ I2OSP(len(unblinded), 2) ‖ unblinded ‖ "Finalize"). */
 const finalHash = (input: Uint8Array, unblinded: Uint8Array): Uint8Array =>
-  sha512(concat(lengthPrefixed(input, 'input'), lengthPrefixed(unblinded, 'element'), FINALIZE));
+  sha512(concatBytes(lengthPrefixed(input, 'input'), lengthPrefixed(unblinded, 'element'), FINALIZE));
 
 /** blinded = blind·H(input), with the blind given (the RFC test vectors fix it). @internal */
 export function blindWith(input: Uint8Array, blind: Uint8Array): Uint8Array {
@@ -135,7 +126,7 @@ export const oprf = Object.freeze({
   /** (Provider) DeriveKeyPair of RFC 9497 §3.2.1 from a 32-byte seed and public info. */
   deriveKeyPair(seed: Uint8Array, info: Uint8Array): OprfKeys {
     if (!(seed instanceof Uint8Array) || seed.length !== 32) throw new Error('OPRF seed must be 32 bytes');
-    const msg = concat(seed, lengthPrefixed(info, 'key info'), Uint8Array.of(0));
+    const msg = concatBytes(seed, lengthPrefixed(info, 'key info'), Uint8Array.of(0));
     for (let counter = 0; counter <= 255; counter++) {
       msg[msg.length - 1] = counter;
       const secretKey = reduceWide(expandXmd64(msg, DERIVE_KEY_PAIR_DST));
