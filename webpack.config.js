@@ -107,6 +107,10 @@ export default (_env, argv) => ({
     // so every entry is one self-contained file.
     asyncChunks: false,
     clean: true,
+    // libsodium's UMD wrappers need the global object: take globalThis (every
+    // target has it) rather than webpack's fallback shim, a `new Function`
+    // that the add-on stores' lint refuses.
+    environment: { globalThis: true },
   },
   target: 'web',
   resolve: {
