@@ -17,12 +17,12 @@
 // multiplication, whose failure is then classified), and finalizeBatch
 // inverts all blinds of a message with one inversion (Montgomery's trick).
 import {
-  checkElement,
   fromUniform,
   invertScalar,
   isIdentity,
   mul,
   mulBase,
+  mulReceived,
   mulScalars,
   randomScalar,
   reduceWide,
@@ -89,20 +89,12 @@ export class OprfElementError extends Error {
   }
 }
 
-/**
- * scalar·element for a received element: the multiplication decodes it (and
- * refuses a non-canonical or off-curve encoding); only when it fails is the
- * element checked again, to say why. With a valid non-zero scalar the product
- * of a valid non-identity element is never the identity (prime order).
- */
-function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string, index = 0): Uint8Array {
-  try {
-    if (bytes.length === 32) return mul(scalar, bytes);
-  } catch {
-    // classified below
-  }
-  if (checkElement(bytes) === 'identity') throw new OprfElementError(`OPRF ${what} point at infinity`, index);
-  throw new OprfElementError(`OPRF ${what}: invalid ristretto255 encoding`, index);
+/** scalar·element for a received element; a refused one throws an OprfElementError saying why. */
+function mulElement(scalar: Uint8Array, bytes: Uint8Array, what: string, index = 0): Uint8Array {
+  const product = mulReceived(scalar, bytes);
+  if (product === 'identity') throw new OprfElementError(`OPRF ${what} point at infinity`, index);
+  if (product === 'invalid') throw new OprfElementError(`OPRF ${what}: invalid ristretto255 encoding`, index);
+  return product;
 }
 
 /** Hash(I2OSP(len(input), 2) ‖ input ‖ I2OSP(len(unblinded), 2) ‖ unblinded ‖ "Finalize"). */
@@ -143,7 +135,7 @@ export const oprf = Object.freeze({
 
   /** (Provider) evaluated = key·blinded; refuses non-canonical encodings and the identity. */
   blindEvaluate(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
-    return mulReceived(usableScalar(secretKey, 'key'), blinded, 'blinded');
+    return mulElement(usableScalar(secretKey, 'key'), blinded, 'blinded');
   },
 
   /** (Provider) blindEvaluate for consecutive 32-byte elements, the key checked once. */
@@ -151,7 +143,7 @@ export const oprf = Object.freeze({
     usableScalar(secretKey, 'key');
     const out = new Uint8Array(blinded.length);
     for (let i = 0; i * 32 < blinded.length; i++) {
-      out.set(mulReceived(secretKey, blinded.subarray(32 * i, 32 * i + 32), 'blinded', i), 32 * i);
+      out.set(mulElement(secretKey, blinded.subarray(32 * i, 32 * i + 32), 'blinded', i), 32 * i);
     }
     return out;
   },
@@ -161,7 +153,7 @@ export const oprf = Object.freeze({
     lengthPrefixed(input, 'input');
     const inverse = invertScalar(usableScalar(blind, 'blind'));
     try {
-      return finalHash(input, mulReceived(inverse, evaluated, 'evaluated'));
+      return finalHash(input, mulElement(inverse, evaluated, 'evaluated'));
     } finally {
       inverse.fill(0);
     }
@@ -194,7 +186,7 @@ export const oprf = Object.freeze({
     }
     inverses[0] = acc;
     try {
-      return inputs.map((x, i) => finalHash(x, mulReceived(inverses[i], evaluated[i], 'evaluated', i)));
+      return inputs.map((x, i) => finalHash(x, mulElement(inverses[i], evaluated[i], 'evaluated', i)));
     } finally {
       for (const s of [...prefix, ...inverses]) s.fill(0);
     }

@@ -12,7 +12,7 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
-import { add, checkElement, mul, mulBase, randomScalar, sub } from './ristretto.js';
+import { add, checkElement, mul, mulBase, mulReceived, randomScalar, sub } from './ristretto.js';
 import { check, Status } from './status.js';
 
 /** Base OTs per session (= label length in bits). */
@@ -41,15 +41,12 @@ function checkPoint(bytes: Uint8Array, what: string): Uint8Array {
   return bytes;
 }
 
-/** s·P for a received P: the multiplication decodes P once; if it fails, checkPoint says why. */
-function mulReceived(scalar: Uint8Array, bytes: Uint8Array, what: string): Uint8Array {
-  try {
-    if (bytes.length === POINT) return mul(scalar, bytes);
-  } catch {
-    // classified below
-  }
-  checkPoint(bytes, what);
-  throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+/** s·P for a received P, refused as checkPoint would. */
+function mulPoint(scalar: Uint8Array, bytes: Uint8Array, what: string): Uint8Array {
+  const product = mulReceived(scalar, bytes);
+  if (product === 'identity') throw new ProtocolError(`${what}: identity point`);
+  if (product === 'invalid') throw new ProtocolError(`${what}: not a valid ristretto255 point`);
+  return product;
 }
 
 /** Base-OT key i: H(domain, i, A, B_i, shared point). */
@@ -209,7 +206,7 @@ export class OtReceiver {
     const aA = mul(this.a, this.A);
     for (let i = 0; i < BASE_OTS; i++) {
       const Bbytes = r.bytes(POINT);
-      const aB = mulReceived(this.a, Bbytes, `ot_base_b point ${i}`);
+      const aB = mulPoint(this.a, Bbytes, `ot_base_b point ${i}`);
       k0.set(baseKey(i, this.A, Bbytes, aB), i * KEY);
       k1.set(baseKey(i, this.A, Bbytes, sub(aB, aA)), i * KEY);
       aB.fill(0);

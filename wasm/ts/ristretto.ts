@@ -64,6 +64,21 @@ export function mul(scalar: Uint8Array, element: Uint8Array): Uint8Array {
   }
 }
 
+/**
+ * s·P for a received encoding P: the multiplication decodes P once (and
+ * refuses a non-canonical or off-curve encoding); only when it fails is P
+ * checked again, to say why. With a valid non-zero scalar the product of a
+ * valid non-identity element is never the identity (prime order).
+ */
+export function mulReceived(scalar: Uint8Array, bytes: Uint8Array): Uint8Array | 'invalid' | 'identity' {
+  try {
+    if (bytes.length === ELEMENT_BYTES) return mul(scalar, bytes);
+  } catch {
+    // classified below
+  }
+  return checkElement(bytes) === 'identity' ? 'identity' : 'invalid';
+}
+
 /** s·G for a reduced, non-zero scalar s. */
 export function mulBase(scalar: Uint8Array): Uint8Array {
   try {
