@@ -22,7 +22,6 @@ import { DirectoryStorage } from '../client/node/node-storage.js';
 import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
 import { decryptMessage } from '../mail/decrypt.js';
 import { loadSpamAssassin } from '../models/data/loaders.js';
-import { oprfReady } from '../protocol/blocklist.js';
 import { BlocklistCatalog } from '../provider-server/src/blocklist.js';
 import { loadConfig } from '../provider-server/src/config.js';
 import { startProvider, type Provider } from '../provider-server/src/provider.js';
@@ -77,8 +76,7 @@ before(
   async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-private-e2e-'));
     // The provider's phishing list, published before it starts (provider-server blocklist-publish).
-    await oprfReady();
-    BlocklistCatalog.publish(
+    await BlocklistCatalog.publish(
       path.join(dir, 'provider'),
       'phishing',
       [

@@ -13,7 +13,7 @@ import { blocklistItems } from '../mail/blocklist-items.js';
 import { decryptMessage } from '../mail/decrypt.js';
 import { parseMessage } from '../mail/mime.js';
 import { loadSpamAssassin } from '../models/data/loaders.js';
-import { ITEMS_PER_MESSAGE, oprfReady } from '../protocol/blocklist.js';
+import { ITEMS_PER_MESSAGE } from '../protocol/blocklist.js';
 import { BlocklistCatalog } from '../provider-server/src/blocklist.js';
 
 export const DEMO_LIST = 'spam-links';
@@ -40,8 +40,7 @@ export async function publishDemoList(dataDir: string, max = 3000): Promise<numb
     const [kind, value] = item.split(/:(.*)/);
     return `${kind}\t${value}\tspam-link\t${Math.min(100, 50 + 10 * n)}\t${since}`;
   });
-  await oprfReady();
-  BlocklistCatalog.publish(dataDir, DEMO_LIST, source.join('\n'));
+  await BlocklistCatalog.publish(dataDir, DEMO_LIST, source.join('\n'));
   return listed.length;
 }
 

@@ -52,8 +52,8 @@ const storage = (): PackageStorage & { data: Map<string, Uint8Array> } => {
 before(async () => {
   await oprfReady();
   listDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bl-'));
-  BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1, new Date('2026-11-22T00:00:00Z'));
-  BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2, new Date('2026-11-23T00:00:00Z'));
+  await BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1, new Date('2026-11-22T00:00:00Z'));
+  await BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2, new Date('2026-11-23T00:00:00Z'));
   const read = (v: number) => openList(fs.readFileSync(path.join(listDir, 'blocklists', 'phish', `v${v}.pmfbl`)));
   v1 = read(1);
   v2 = read(2);

@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { oprfReady } from '../../protocol/blocklist.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { runCli } from './run-cli.js';
@@ -23,10 +22,9 @@ const MAIL = {
 };
 
 before(async () => {
-  await oprfReady();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-bl-'));
   const dataDir = path.join(dir, 'data');
-  BlocklistCatalog.publish(dataDir, 'phishing', 'domain\tevil.example\tphishing\t90\t2026-11-02\n');
+  await BlocklistCatalog.publish(dataDir, 'phishing', 'domain\tevil.example\tphishing\t90\t2026-11-02\n');
   provider = await startRealProvider({ overrides: { dataDir } });
   const { userId, token: t } = await provider.store.addUser('bl');
   for (const [id, raw] of Object.entries(MAIL)) await provider.store.deliver(userId, id, raw);

@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BlocklistEvaluator } from '../../client/core/blocklist.js';
-import { oprfReady } from '../../protocol/blocklist.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ErrorCode } from '../../protocol/errors.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
@@ -41,8 +40,7 @@ let n = 0;
 before(async () => {
   listDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-ext-bl-'));
   emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-ext-bl-empty-'));
-  await oprfReady();
-  BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1);
+  await BlocklistCatalog.publish(listDir, 'phish', SOURCE_V1);
   catalog = BlocklistCatalog.open(listDir);
   const switching = new Proxy({} as BlocklistCatalog, {
     get:
@@ -203,7 +201,7 @@ describe('link check (worker side)', () => {
   it('a new version announced mid-use (model_outdated) comes as a delta from the stored one and replaces it', async () => {
     const k = await checker();
     await k.check([{ messageId: 'm2', raw: CLEAN }]); // v1 loaded (m2 was looked up: already_classified)
-    BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2);
+    await BlocklistCatalog.publish(listDir, 'phish', SOURCE_V2);
     catalog = BlocklistCatalog.open(listDir);
     k.seen.fetched.length = 0;
     const out = await k.check([

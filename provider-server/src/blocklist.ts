@@ -15,6 +15,7 @@ import {
   makeEntry,
   oprf,
   openList,
+  oprfReady,
   type BlockList,
   type BlockRecord,
 } from '../../protocol/blocklist.js';
@@ -141,14 +142,16 @@ export class BlocklistCatalog {
   /**
    * Imports a list source and publishes it as the next version (with a delta
    * from the current one), unless it holds exactly the current entries.
-   * Returns the current version either way.
+   * Returns the current version either way. Readies libsodium first (the
+   * entries are OPRF outputs).
    */
-  static publish(
+  static async publish(
     dataDir: string,
     id: string,
     source: string,
     now = new Date(),
-  ): { version: number; entries: number; published: boolean } {
+  ): Promise<{ version: number; entries: number; published: boolean }> {
+    await oprfReady();
     if (!ID.test(id)) throw new Error('blocklist id must match [A-Za-z0-9._-]{1,64}');
     const dir = path.join(dataDir, 'blocklists', id);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

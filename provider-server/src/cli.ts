@@ -19,7 +19,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { oprfReady } from '../../protocol/oprf.js';
 import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
 import { lmtpConfig } from './lmtp/config.js';
@@ -95,8 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'blocklist-publish' && rest.length === 2) {
-    await oprfReady();
-    const r = BlocklistCatalog.publish(config.dataDir, rest[0], fs.readFileSync(rest[1], 'utf8'));
+    const r = await BlocklistCatalog.publish(config.dataDir, rest[0], fs.readFileSync(rest[1], 'utf8'));
     const what = r.published ? 'published' : 'unchanged, still';
     console.log(`blocklist ${rest[0]} ${what} version ${r.version} (${r.entries} entries); restart serve to offer it`);
     return 0;
