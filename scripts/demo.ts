@@ -16,6 +16,11 @@
 //   6. topics (demo-topics.ts): 20 Newsgroups test posts, topics extracted
 //      privately, printed beside the plaintext decomposed topic and the truth.
 // Options: --count N (default 24), --topics N (default 6, 0 skips), --keep (keep the demo directory).
+//
+// `npm run demo -- --serve [--port P]` instead keeps the provider and its
+// demo webmail up on loopback for a person to try the extension: it delivers
+// the encrypted mailbox, writes the demo key, prints the three steps (load the
+// Chromium build, import the key, open the webmail) and runs until Ctrl-C.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -92,24 +97,18 @@ async function encryptToPgpMime(raw: string, messageId: string, key: openpgp.Pub
   ].join('\r\n');
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      count: { type: 'string', default: '24' },
-      topics: { type: 'string', default: '6' },
-      keep: { type: 'boolean' },
-    },
-  });
-  const count = Number(values.count);
-  if (!Number.isInteger(count) || count < 2 || count > 2000) throw new Error('--count must be 2..2000');
-  const topicCount = Number(values.topics);
-  if (!Number.isInteger(topicCount) || topicCount < 0 || topicCount > 20) throw new Error('--topics must be 0..20');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-demo-'));
-  const dataDir = path.join(dir, 'provider');
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const say = (s: string): void => console.log(`\x1b[1m[demo]\x1b[0m ${s}`);
+const say = (s: string): void => console.log(`\x1b[1m[demo]\x1b[0m ${s}`);
 
+interface DemoProvider {
+  base: string;
+  dataDir: string;
+  /** Stops the provider and waits until it has exited (its store closed). */
+  stop(): Promise<void>;
+}
+
+/** Publishes the demo blocklist into dataDir, then starts provider-server on 127.0.0.1:port with the default models. */
+async function startDemoProvider(dataDir: string, port: number): Promise<DemoProvider> {
+  const base = `http://127.0.0.1:${port}`;
   say(`publishing the demo blocklist "${DEMO_LIST}" (link hosts and domains of SpamAssassin training spam)`);
   say(`  ${await publishDemoList(dataDir)} entries; the provider evaluates its OPRF key on each once`);
   say(`starting provider-server on ${base} with the default spam and topic models (data in ${dataDir})`);
@@ -125,44 +124,83 @@ async function main(): Promise<void> {
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const stopServer = (): void => {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = (): void => {
     if (child.exitCode === null) child.kill('SIGTERM');
   };
-  process.once('exit', stopServer);
+  const stop = async (): Promise<void> => {
+    kill();
+    await exited;
+  };
+  process.once('exit', kill);
   try {
     await waitHealthy(base, child);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { base, dataDir, stop };
+}
 
-    say('generating the demo OpenPGP key (curve25519) and encrypting a SpamAssassin mailbox to it');
-    const { privateKey, publicKey } = await openpgp.generateKey({
-      type: 'curve25519',
-      userIDs: [{ name: 'Demo User', email: 'demo@demo.invalid' }],
-      format: 'object',
-    });
-    const test = loadSpamAssassin().filter((e) => e.split === 'test');
-    const spam = test.filter((e) => e.label === 'spam').slice(0, Math.floor(count / 2));
-    const ham = test.filter((e) => e.label === 'ham').slice(0, count - spam.length);
-    const chosen = [...spam, ...ham].sort((a, b) => (a.id < b.id ? -1 : 1));
-    const store = await openStore({ dataDir });
-    const { userId, token } = await store.addUser('demo');
-    const mbox: string[] = [];
-    const truth = new Map<string, { label: string; raw: string }>();
-    for (const e of chosen) {
-      const id = `${e.id.replace('/', '.')}@spamassassin.demo`;
-      const raw = typeof e.raw === 'string' ? e.raw : new TextDecoder().decode(e.raw);
-      const enc = await encryptToPgpMime(raw, id, publicKey);
-      await store.deliver(userId, id, enc);
-      truth.set(id, { label: e.label, raw });
-      mbox.push(
-        `From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`,
-      );
-    }
-    await store.close();
-    fs.writeFileSync(path.join(dir, 'mailbox.mbox'), mbox.join('\n'));
-    fs.writeFileSync(path.join(dir, 'demo-key.asc'), privateKey.armor(), { mode: 0o600 });
-    say(
-      `delivered ${chosen.length} encrypted messages (${spam.length} spam, ${ham.length} ham) to user "demo"; mailbox at ${path.join(dir, 'mailbox.mbox')}`,
+interface DemoMailbox {
+  token: string;
+  privateKey: openpgp.PrivateKey;
+  publicKey: openpgp.PublicKey;
+  /** Delivered message id → true label and plaintext. */
+  truth: Map<string, { label: string; raw: string }>;
+  spam: number;
+}
+
+/**
+ * Registers the user "demo", encrypts `count` SpamAssassin test messages (half
+ * spam) to a fresh demo key and delivers them; writes mailbox.mbox and the
+ * armored demo-key.asc (locked with `passphrase` when given) into dir.
+ */
+async function deliverDemoMailbox(
+  dir: string,
+  dataDir: string,
+  count: number,
+  passphrase?: string,
+): Promise<DemoMailbox> {
+  say('generating the demo OpenPGP key (curve25519) and encrypting a SpamAssassin mailbox to it');
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'curve25519',
+    userIDs: [{ name: 'Demo User', email: 'demo@demo.invalid' }],
+    format: 'object',
+  });
+  const test = loadSpamAssassin().filter((e) => e.split === 'test');
+  const spam = test.filter((e) => e.label === 'spam').slice(0, Math.floor(count / 2));
+  const ham = test.filter((e) => e.label === 'ham').slice(0, count - spam.length);
+  const chosen = [...spam, ...ham].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const store = await openStore({ dataDir });
+  const { userId, token } = await store.addUser('demo');
+  const mbox: string[] = [];
+  const truth = new Map<string, { label: string; raw: string }>();
+  for (const e of chosen) {
+    const id = `${e.id.replace('/', '.')}@spamassassin.demo`;
+    const raw = typeof e.raw === 'string' ? e.raw : new TextDecoder().decode(e.raw);
+    const enc = await encryptToPgpMime(raw, id, publicKey);
+    await store.deliver(userId, id, enc);
+    truth.set(id, { label: e.label, raw });
+    mbox.push(
+      `From demo@demo.invalid Mon Jan  1 00:00:00 2024\n${enc.replace(/\r\n/g, '\n').replace(/^(>*From )/gm, '>$1')}`,
     );
+  }
+  await store.close();
+  fs.writeFileSync(path.join(dir, 'mailbox.mbox'), mbox.join('\n'));
+  const armored = passphrase ? (await openpgp.encryptKey({ privateKey, passphrase })).armor() : privateKey.armor();
+  fs.writeFileSync(path.join(dir, 'demo-key.asc'), armored, { mode: 0o600 });
+  say(
+    `delivered ${chosen.length} encrypted messages (${spam.length} spam, ${ham.length} ham) to user "demo"; mailbox at ${path.join(dir, 'mailbox.mbox')}`,
+  );
+  return { token, privateKey, publicKey, truth, spam: spam.length };
+}
 
+/** The headless demo: classify, look links up and extract topics privately, then stop. */
+async function runDemo(dir: string, count: number, topicCount: number): Promise<void> {
+  const { base, dataDir, stop } = await startDemoProvider(path.join(dir, 'provider'), await freePort());
+  try {
+    const { token, privateKey, publicKey, truth } = await deliverDemoMailbox(dir, dataDir, count);
     // The plaintext model is the provider's secret; the demo reads it only to show that the private verdicts equal it.
     const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL_FILE)));
     const he = await loadHe();
@@ -242,9 +280,7 @@ async function main(): Promise<void> {
       if (!ok) process.exitCode = 1;
     }
   } finally {
-    stopServer();
-    if (values.keep) say(`kept ${dir}`);
-    else fs.rmSync(dir, { recursive: true, force: true });
+    await stop();
   }
 
   async function deliveredRaw(id: string): Promise<string> {
@@ -255,6 +291,66 @@ async function main(): Promise<void> {
     } finally {
       await store.close();
     }
+  }
+}
+
+/**
+ * --serve: the provider and its demo webmail stay up for a person to try the
+ * extension against, until Ctrl-C. Nothing is classified here: the extension
+ * does it once the user connects.
+ */
+async function serveDemo(dir: string, count: number, port: number, keep: boolean): Promise<void> {
+  const passphrase = 'demo-passphrase'; // the extension asks for at least 8 characters
+  const { base, dataDir, stop } = await startDemoProvider(path.join(dir, 'provider'), port);
+  const { token, spam } = await deliverDemoMailbox(dir, dataDir, count, passphrase);
+  const chromium = path.join(root, 'dist/chromium');
+  const b = (s: string): string => `\x1b[1m${s}\x1b[0m`;
+  console.log(`
+${b('The demo provider and its webmail are running.')} Try the extension against them:
+
+  1. Load the extension: in Chromium open chrome://extensions, turn on Developer mode,
+     click "Load unpacked" and choose ${chromium}${fs.existsSync(chromium) ? '' : ' (build it first: npm run build:ext)'}
+  2. Import the demo key in the extension's welcome page: paste the contents of
+     ${path.join(dir, 'demo-key.asc')}  (passphrase: ${passphrase})
+  3. Open ${b(`${base}/mail`)} and log in with the access token
+     ${token}
+     then click "Turn on private spam check" in the extension's bar: the ${count} encrypted messages (${spam} spam) are
+     checked privately, spam moves to Junk with its badge.
+
+Press Ctrl-C to stop${keep ? '' : ' (the demo directory is then deleted)'}.
+PMF_DEMO_READY ${JSON.stringify({ base, token, key: path.join(dir, 'demo-key.asc'), passphrase })}
+`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  say('stopping');
+  await stop();
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      count: { type: 'string', default: '24' },
+      topics: { type: 'string', default: '6' },
+      keep: { type: 'boolean' },
+      serve: { type: 'boolean' },
+      port: { type: 'string', default: '8787' },
+    },
+  });
+  const count = Number(values.count);
+  if (!Number.isInteger(count) || count < 2 || count > 2000) throw new Error('--count must be 2..2000');
+  const topicCount = Number(values.topics);
+  if (!Number.isInteger(topicCount) || topicCount < 0 || topicCount > 20) throw new Error('--topics must be 0..20');
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0..65535');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-demo-'));
+  try {
+    if (values.serve) await serveDemo(dir, count, port === 0 ? await freePort() : port, values.keep === true);
+    else await runDemo(dir, count, topicCount);
+  } finally {
+    if (values.keep) say(`kept ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -67,9 +67,9 @@ async function route(
   const userId = await userFromCookie(source, req);
   if (!userId) return send(res, url.pathname === '/mail' ? 200 : 401, loginPage(url.searchParams.has('failed')));
   if (url.pathname === '/mail' || url.pathname === '/mail/')
-    return send(res, 200, inboxPage(userId, 'inbox', await source.listMessages(userId, 'inbox')));
+    return send(res, 200, inboxPage('inbox', await source.listMessages(userId, 'inbox')));
   if (url.pathname === '/mail/junk')
-    return send(res, 200, inboxPage(userId, 'junk', await source.listMessages(userId, 'junk')));
+    return send(res, 200, inboxPage('junk', await source.listMessages(userId, 'junk')));
   const m = /^\/mail\/m\/([^/]{1,600})$/.exec(url.pathname);
   if (m) {
     const id = safeDecode(m[1]);
@@ -226,11 +226,7 @@ function folderNav(current: Folder): string {
     .join(' · ')}</nav>`;
 }
 
-function inboxPage(
-  userId: string,
-  folder: Folder,
-  messages: Awaited<ReturnType<WebmailSource['listMessages']>>,
-): string {
+function inboxPage(folder: Folder, messages: Awaited<ReturnType<WebmailSource['listMessages']>>): string {
   const rows = messages
     .map(
       (m) =>
@@ -240,7 +236,7 @@ function inboxPage(
     .join('\n');
   return page(
     'Inbox',
-    `${folderNav(folder)}<h1>${FOLDER_NAMES[folder]} of ${escapeHtml(userId)}</h1>${messages.length ? `<table class="inbox" data-folder="${folder}">${rows}</table>` : '<p class="empty">No messages.</p>'}`,
+    `${folderNav(folder)}<h1>${FOLDER_NAMES[folder]}</h1>${messages.length ? `<table class="inbox" data-folder="${folder}">${rows}</table>` : '<p class="empty">No messages.</p>'}`,
     true,
   );
 }

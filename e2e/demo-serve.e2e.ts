@@ -1,0 +1,114 @@
+// `npm run demo -- --serve` as a person would use it (issue #13's "done
+// when"): the demo keeps a provider and its webmail up; the Chromium build
+// is installed, the printed demo key imported, the webmail opened and the
+// one-click connect pressed — and the mailbox is checked privately with no
+// other step: spam lands in Junk. Ctrl-C stops the demo and deletes its files.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
+import { stopGroup } from './fixtures/process.js';
+
+const COUNT = 6;
+interface Ready {
+  base: string;
+  token: string;
+  key: string;
+  passphrase: string;
+}
+let demo: ChildProcess;
+let ready: Ready;
+let browser: ExtensionBrowser;
+let output = '';
+
+/** The demo's output until its PMF_DEMO_READY line (what a person reads), with a deadline. */
+function waitReady(child: ChildProcess, ms: number): Promise<Ready> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`demo not ready in ${ms} ms:\n${output}`)), ms);
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d.toString();
+      const line = /^PMF_DEMO_READY (.*)$/m.exec(output);
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line[1]) as Ready);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`demo exited with ${code}:\n${output}`)));
+  });
+}
+
+before(
+  async () => {
+    demo = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/demo.ts', '--serve', '--port', '0', '--count', `${COUNT}`],
+      {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    ready = await waitReady(demo, 300_000);
+    browser = await launchWithExtension();
+  },
+  { timeout: 360_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  if (demo?.pid) await stopGroup(demo.pid);
+});
+
+describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
+  it('tells the person the three steps, with the webmail address, the token and the key', () => {
+    assert.match(output, /Load unpacked/);
+    assert.ok(output.includes(`${ready.base}/mail`) && output.includes(ready.token) && output.includes(ready.key));
+    assert.match(fs.readFileSync(ready.key, 'utf8'), /BEGIN PGP PRIVATE KEY BLOCK/);
+  });
+
+  it('the installed extension, the imported key and one click check the mailbox privately', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(browser.extensionUrl('options.html'));
+    const form = page.locator('#import');
+    await form.locator('textarea[name=armored]').fill(fs.readFileSync(ready.key, 'utf8'));
+    await form.locator('input[name=passphrase]').fill(ready.passphrase);
+    await form.locator('button[type=submit]').click();
+    await page.locator('#import-status[data-kind]').waitFor();
+    assert.equal(
+      await page.locator('#import-status').getAttribute('data-kind'),
+      'ok',
+      (await page.locator('#import-status').textContent()) ?? '',
+    );
+    const popup = await browser.context.newPage();
+    await popup.goto(browser.extensionUrl('popup.html'));
+    await popup.locator('#unlock input[name=passphrase]').fill(ready.passphrase);
+    await popup.locator('#unlock button').click();
+    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
+    await popup.close();
+
+    await page.goto(`${ready.base}/mail`);
+    await page.locator('input[name=token]').fill(ready.token);
+    await page.locator('form.login button').click();
+    await page.locator('.pmf-connect .bar button').click();
+    await page.locator('.pmf-connect .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await page.goto(`${ready.base}/mail`);
+    const done = await waitForClosed(page, (b) => b.state === 'done', 180_000, SPAM_BACKLOG);
+    assert.match(done.text, new RegExp(`Checked ${COUNT} of ${COUNT} new messages`));
+    await screenshot(page, 'demo-serve-inbox');
+    // The demo mailbox is half spam: the private check moved spam to Junk.
+    await page.goto(`${ready.base}/mail/junk`);
+    const junk = await page.locator('tr.message-row').count();
+    assert.ok(junk > 0 && junk < COUNT, `${junk} of ${COUNT} in Junk`);
+    await screenshot(page, 'demo-serve-junk');
+  });
+
+  it('Ctrl-C stops the provider and deletes the demo directory', async () => {
+    const exited = new Promise<number | null>((r) => demo.once('exit', r));
+    process.kill(demo.pid!, 'SIGINT');
+    assert.equal(await exited, 0);
+    assert.equal(fs.existsSync(path.dirname(ready.key)), false);
+    await assert.rejects(fetch(`${ready.base}/healthz`));
+  });
+});
