@@ -1,4 +1,6 @@
 // The benchmark contract shared by every suite (see bench/run.ts).
+import { nativeSodium } from '../provider-server/src/native-sodium.js';
+import { useNativeSodium } from '../wasm/ts/ristretto.js';
 
 export interface BenchRow {
   suite: string;
@@ -61,3 +63,21 @@ export async function timeAsync(fn: () => Promise<unknown>, rounds: number): Pro
   }
   return median(samples);
 }
+
+/**
+ * Runs provider-side work on what provider-server runs it on: native
+ * libsodium for ristretto255 when the binding is built (provider-server/
+ * native/), then back to the WebAssembly build the clients (browsers) use.
+ */
+export function asProvider<T>(work: () => T): T {
+  useNativeSodium(nativeSodium());
+  try {
+    return work();
+  } finally {
+    useNativeSodium();
+  }
+}
+
+export const PROVIDER_SODIUM = nativeSodium()
+  ? 'native libsodium, as provider-server runs it'
+  : "libsodium's WebAssembly build: the native binding is not built";

@@ -15,6 +15,8 @@ let dir: string;
 let server: ChildProcess;
 let url: string;
 let env: NodeJS.ProcessEnv;
+/** The server's log (stderr). */
+let err = '';
 
 /** Runs the compiled provider CLI with plain node (no --import tsx). */
 function provider(...args: string[]): string {
@@ -36,7 +38,6 @@ before(async () => {
   };
   server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   url = await new Promise<string>((resolve, reject) => {
-    let err = '';
     server.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
       const m = err.match(/listening on (http:\/\/\S+)/);
@@ -71,4 +72,6 @@ test('the compiled provider serves a private verdict to the client', async () =>
   }
   assert.equal(code, 0, lines.join('\n'));
   assert.match(lines.join('\n'), /compiled-1@test\s+(ham|spam)/);
+  // The compiled tree carries the native libsodium binding (the server logs when it runs without).
+  assert.doesNotMatch(err, /native libsodium binding not built/);
 });

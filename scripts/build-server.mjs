@@ -2,7 +2,8 @@
 // so a provider runs it with plain `node`, no TypeScript loader at run time:
 //   node dist/server/provider-server/src/cli.js serve --config FILE
 // tsc emits the .ts sources; the files it does not emit (the WASM core's
-// Emscripten glue, the worker bootstrap, the CommonJS loader of libsodium) are
+// Emscripten glue, the worker bootstrap, the CommonJS loader of libsodium, the
+// native libsodium binding) are
 // copied beside them.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +28,9 @@ const copy = [
   'wasm/ts/sodium.cjs',
   'provider-server/src/workers/bootstrap.mjs',
 ];
+// The native libsodium binding, when built (the server says so at start when it is not).
+if (fs.existsSync(path.join(root, 'provider-server/native/build/pmf_sodium.node')))
+  copy.push('provider-server/native/build/pmf_sodium.node');
 for (const f of fs.readdirSync(path.join(root, 'wasm/build'))) if (f.endsWith('.wasm')) copy.push(`wasm/build/${f}`);
 for (const f of copy) {
   fs.mkdirSync(path.dirname(path.join(out, f)), { recursive: true });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One lint entry point for the three languages: ESLint + Prettier + tsc (one
 // project per area, scripts/typecheck.mjs) for TypeScript, clang-format for
-// the C++ under wasm/src, ruff for models/ Python.
+// the C++ under wasm/src and the C of provider-server/native, ruff for models/ Python.
 // --fix rewrites formatting instead of checking it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -32,7 +32,7 @@ run('eslint', bin('eslint'), fix ? ['--fix', '.'] : ['.']);
 run('prettier', bin('prettier'), [fix ? '--write' : '--check', '--log-level=warn', '**/*.{ts,mjs,js,json,css,html}']);
 run('tsc', process.execPath, ['scripts/typecheck.mjs']);
 
-const cpp = files('wasm/src', ['.cpp', '.h', '.hpp']);
+const cpp = [...files('wasm/src', ['.cpp', '.h', '.hpp']), ...files('provider-server/native', ['.c'])];
 if (cpp.length) run('clang-format', 'clang-format', fix ? ['-i', ...cpp] : ['--dry-run', '-Werror', ...cpp]);
 
 const ruff = path.join(root, 'models/.venv/bin/ruff');

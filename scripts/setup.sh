@@ -27,6 +27,8 @@ command -v emcc >/dev/null || pkgs+=(emscripten)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
+# libsodium's headers for the provider's native ristretto255 (provider-server/native/).
+[ -f /usr/include/sodium.h ] || pkgs+=(libsodium-dev)
 command -v thunderbird >/dev/null || pkgs+=(thunderbird)
 command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
 command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)
@@ -65,6 +67,7 @@ fi
 # 4. Builds (each is incremental on its own).
 export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
+node scripts/build-native.mjs
 if [ -f webpack.config.js ]; then
   ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
   if ! fresh extension "$ext_key" || [ ! -d dist ]; then

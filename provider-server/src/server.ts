@@ -6,10 +6,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { oprfReady } from '../../protocol/oprf.js';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
+import { NATIVE_MISSING, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
@@ -51,8 +51,9 @@ export interface RunningServer {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
-  await oprfReady(); // blocklist_request elements are checked on this thread (libsodium's ristretto255)
   const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
+  // blocklist_request elements are checked on this thread (ristretto255)
+  if (!(await providerSodiumReady())) log(NATIVE_MISSING);
   const metrics = createMetrics();
   const webmail = createWebmailHandler({
     authenticate: async (token) => {

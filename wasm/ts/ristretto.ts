@@ -7,26 +7,53 @@
 //
 // libsodium initializes asynchronously: await ristrettoReady() once per JS
 // realm before the first call (loadCore() does it for everything that holds
-// a WasmCore); a call before that throws.
+// a WasmCore); a call before that throws. A Node process may hand over a
+// native libsodium with the same functions (useNativeSodium): the provider
+// does, for its per-session and per-item work (provider-server/native/).
 import sodium from './sodium.cjs';
 
 export const ELEMENT_BYTES = 32;
 export const SCALAR_BYTES = 32;
 
-let ready = false;
+/** The libsodium functions used here: libsodium-wrappers' names, arguments, results and errors. */
+export type SodiumRistretto = Pick<
+  typeof sodium,
+  | 'crypto_scalarmult_ristretto255'
+  | 'crypto_scalarmult_ristretto255_base'
+  | 'crypto_core_ristretto255_is_valid_point'
+  | 'crypto_core_ristretto255_add'
+  | 'crypto_core_ristretto255_sub'
+  | 'crypto_core_ristretto255_from_hash'
+  | 'crypto_core_ristretto255_scalar_reduce'
+  | 'crypto_core_ristretto255_scalar_invert'
+  | 'crypto_core_ristretto255_scalar_mul'
+  | 'crypto_hash_sha512'
+>;
+
+let backend: SodiumRistretto | undefined;
+let wasmReady = false;
 let loading: Promise<void> | undefined;
 
 /** Initializes libsodium once per JS realm (Node process, worker, page). */
 export function ristrettoReady(): Promise<void> {
   loading ??= sodium.ready.then(() => {
-    ready = true;
+    wasmReady = true;
+    backend ??= sodium;
   });
   return loading;
 }
 
-function lib(): typeof sodium {
-  if (!ready) throw new Error('ristretto255 used before ristrettoReady() resolved (libsodium is not initialized)');
-  return sodium;
+/**
+ * From now on this realm computes with `native` (same results, faster), or
+ * with the WebAssembly build again when given nothing (after ristrettoReady()).
+ */
+export function useNativeSodium(native?: SodiumRistretto): void {
+  backend = native ?? (wasmReady ? sodium : undefined);
+}
+
+function lib(): SodiumRistretto {
+  if (!backend) throw new Error('ristretto255 used before ristrettoReady() resolved (libsodium is not initialized)');
+  return backend;
 }
 
 /** Whether every byte is zero, without branching on the bytes (the identity encodes as 32 zero bytes). */
@@ -59,7 +86,7 @@ export function mul(scalar: Uint8Array, element: Uint8Array): Uint8Array {
   try {
     return lib().crypto_scalarmult_ristretto255(scalar, element);
   } catch (e) {
-    if (!ready) throw e;
+    if (!backend) throw e;
     throw new Error('ristretto255: the product is the identity or the element is invalid');
   }
 }
@@ -84,7 +111,7 @@ export function mulBase(scalar: Uint8Array): Uint8Array {
   try {
     return lib().crypto_scalarmult_ristretto255_base(scalar);
   } catch (e) {
-    if (!ready) throw e;
+    if (!backend) throw e;
     throw new Error('ristretto255: the scalar is zero');
   }
 }

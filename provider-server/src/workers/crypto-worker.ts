@@ -13,7 +13,9 @@ import { USER_KEY_CACHE } from '../limits.js';
 import { evaluateElements, readOprfKey } from '../blocklist.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
+import { providerSodiumReady } from '../native-sodium.js';
 
+await providerSodiumReady(); // before loadHe: the base OTs and the OPRF run on native libsodium
 const he = await loadHe();
 const keys = new Map<string, ProviderKey>();
 /** Derived user keys, most recently used last. */

@@ -1,0 +1,35 @@
+// The provider's native libsodium binding (provider-server/native/) under
+// the same tests as the WebAssembly build the clients use: with it installed,
+// wasm/test/ristretto.test.ts checks every function against @noble/curves and
+// protocol/test/oprf.test.ts the RFC 9497 test vectors. Then the binding's
+// own argument checks, which libsodium itself cannot make.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import { providerSodiumReady } from '../src/native-sodium.js';
+
+assert.equal(await providerSodiumReady(), true, 'the native binding is built (node scripts/build-native.mjs)');
+await import('../../wasm/test/ristretto.test.js');
+await import('../../protocol/test/oprf.test.js');
+
+const native = createRequire(import.meta.url)('../native/build/pmf_sodium.node') as Record<
+  string,
+  (...args: unknown[]) => unknown
+>;
+
+test('the binding refuses wrong lengths, non-byte arrays and wrong argument counts before libsodium sees them', () => {
+  const s = new Uint8Array(32);
+  s[0] = 1;
+  const p = native.crypto_scalarmult_ristretto255_base(s) as Uint8Array;
+  assert.throws(() => native.crypto_scalarmult_ristretto255(s, p.subarray(1)), RangeError);
+  assert.throws(() => native.crypto_scalarmult_ristretto255(new Uint8Array(33), p), RangeError);
+  assert.throws(() => native.crypto_core_ristretto255_from_hash(new Uint8Array(63)), RangeError);
+  assert.throws(() => native.crypto_scalarmult_ristretto255(s, Array.from(p)), TypeError);
+  assert.throws(() => native.crypto_scalarmult_ristretto255(s, new Uint16Array(16)), TypeError);
+  assert.throws(() => native.crypto_scalarmult_ristretto255(s), TypeError);
+  assert.equal(native.crypto_core_ristretto255_is_valid_point(p.subarray(1)), false);
+  // Results are fresh arrays, not views of the inputs.
+  const q = native.crypto_scalarmult_ristretto255(s, p) as Uint8Array;
+  assert.deepEqual(q, p);
+  assert.notEqual(q.buffer, p.buffer);
+});
