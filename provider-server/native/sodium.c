@@ -1,36 +1,123 @@
 // N-API binding to the system's libsodium for the provider's ristretto255
 // work (base OTs of each new session, the blocklist OPRF): the same functions,
 // names and semantics as libsodium-wrappers-sumo (wasm/ts/ristretto.ts uses
-// either), natively about 4x faster than libsodium's WebAssembly build.
+// either), natively about 3x faster than libsodium's WebAssembly build.
 // Glue only: every operation is libsodium's. Arguments are Uint8Arrays of
 // the exact lengths libsodium expects (checked here); results are fresh
 // Uint8Arrays; a libsodium failure throws, like the wrappers do.
 #include <node_api.h>
 #include <sodium.h>
-#include <string.h>
 
 #define MAX_ARGS 2
+#define RISTRETTO crypto_core_ristretto255_BYTES
+#define SCALAR crypto_core_ristretto255_SCALARBYTES
+#define WIDE crypto_core_ristretto255_HASHBYTES
 
 typedef struct {
   const uint8_t* data[MAX_ARGS];
   size_t len[MAX_ARGS];
 } Args;
 
+// One exported function: its arguments' lengths (0: any), its result's
+// length and the libsodium call (0 on success).
+typedef struct {
+  const char* name;
+  size_t argc;
+  size_t want[MAX_ARGS];
+  size_t out;
+  int (*op)(uint8_t* out, const Args* a);
+  const char* error;
+} Fn;
+
+// libsodium 1.0.18 (Debian 12) decodes an encoding with its top bit set as if
+// the bit were clear; RFC 9496 and libsodium >= 1.0.19 (the WebAssembly build)
+// refuse it as non-canonical. Refused here too, so both backends agree and a
+// client cannot send one element under two encodings.
+static int top_bit_clear(const uint8_t* p) { return (p[RISTRETTO - 1] & 0x80) == 0; }
+
+static int scalarmult(uint8_t* q, const Args* a) {
+  return top_bit_clear(a->data[1]) ? crypto_scalarmult_ristretto255(q, a->data[0], a->data[1]) : -1;
+}
+static int scalarmult_base(uint8_t* q, const Args* a) {
+  return crypto_scalarmult_ristretto255_base(q, a->data[0]);
+}
+static int add(uint8_t* r, const Args* a) {
+  return top_bit_clear(a->data[0]) && top_bit_clear(a->data[1])
+             ? crypto_core_ristretto255_add(r, a->data[0], a->data[1])
+             : -1;
+}
+static int sub(uint8_t* r, const Args* a) {
+  return top_bit_clear(a->data[0]) && top_bit_clear(a->data[1])
+             ? crypto_core_ristretto255_sub(r, a->data[0], a->data[1])
+             : -1;
+}
+static int from_hash(uint8_t* r, const Args* a) {
+  return crypto_core_ristretto255_from_hash(r, a->data[0]);
+}
+static int scalar_reduce(uint8_t* r, const Args* a) {
+  crypto_core_ristretto255_scalar_reduce(r, a->data[0]);
+  return 0;
+}
+static int scalar_invert(uint8_t* r, const Args* a) {
+  return crypto_core_ristretto255_scalar_invert(r, a->data[0]);
+}
+static int scalar_mul(uint8_t* r, const Args* a) {
+  crypto_core_ristretto255_scalar_mul(r, a->data[0], a->data[1]);
+  return 0;
+}
+static int hash_sha512(uint8_t* r, const Args* a) {
+  return crypto_hash_sha512(r, a->data[0], a->len[0]);
+}
+
+static const Fn FNS[] = {
+    {"crypto_scalarmult_ristretto255",
+     2,
+     {SCALAR, RISTRETTO},
+     RISTRETTO,
+     scalarmult,
+     "invalid point or scalar"},
+    {"crypto_scalarmult_ristretto255_base",
+     1,
+     {SCALAR},
+     RISTRETTO,
+     scalarmult_base,
+     "invalid scalar"},
+    {"crypto_core_ristretto255_add", 2, {RISTRETTO, RISTRETTO}, RISTRETTO, add, "invalid point"},
+    {"crypto_core_ristretto255_sub", 2, {RISTRETTO, RISTRETTO}, RISTRETTO, sub, "invalid point"},
+    {"crypto_core_ristretto255_from_hash", 1, {WIDE}, RISTRETTO, from_hash, "invalid input"},
+    {"crypto_core_ristretto255_scalar_reduce", 1, {WIDE}, SCALAR, scalar_reduce, "invalid input"},
+    {"crypto_core_ristretto255_scalar_invert",
+     1,
+     {SCALAR},
+     SCALAR,
+     scalar_invert,
+     "invalid scalar"},
+    {"crypto_core_ristretto255_scalar_mul",
+     2,
+     {SCALAR, SCALAR},
+     SCALAR,
+     scalar_mul,
+     "invalid scalar"},
+    {"crypto_hash_sha512", 1, {0}, crypto_hash_sha512_BYTES, hash_sha512, "hash failed"},
+};
+#define FN_COUNT (sizeof FNS / sizeof FNS[0])
+
 // Reads `count` Uint8Array arguments of the given lengths (0: any length).
 static int read_args(napi_env env, napi_callback_info info, size_t count, const size_t* want,
-                     Args* out) {
+                     Args* out, void** data) {
   napi_value argv[MAX_ARGS];
   size_t argc = MAX_ARGS;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != count) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, data) != napi_ok || argc != count) {
     napi_throw_type_error(env, NULL, "wrong number of arguments");
     return 0;
   }
   for (size_t i = 0; i < count; i++) {
     bool is_typed;
     napi_typedarray_type type;
-    void* data;
+    void* bytes;
     if (napi_is_typedarray(env, argv[i], &is_typed) != napi_ok || !is_typed ||
-        napi_get_typedarray_info(env, argv[i], &type, &out->len[i], &data, NULL, NULL) != napi_ok ||
+        napi_get_typedarray_info(env, argv[i], &type, &out->len[i], &bytes, NULL, NULL) !=
+            napi_ok ||
         type != napi_uint8_array) {
       napi_throw_type_error(env, NULL, "argument must be a Uint8Array");
       return 0;
@@ -39,148 +126,40 @@ static int read_args(napi_env env, napi_callback_info info, size_t count, const 
       napi_throw_range_error(env, NULL, "invalid input length");
       return 0;
     }
-    out->data[i] = data;
+    out->data[i] = bytes;
   }
   return 1;
 }
 
-// A fresh Uint8Array of `len` bytes; *bytes points at its storage.
-static napi_value new_bytes(napi_env env, size_t len, uint8_t** bytes) {
-  napi_value buffer, array;
-  if (napi_create_arraybuffer(env, len, (void**)bytes, &buffer) != napi_ok ||
-      napi_create_typedarray(env, napi_uint8_array, len, buffer, 0, &array) != napi_ok)
+// Every FNS entry: checks its arguments, runs its libsodium call into a fresh Uint8Array.
+static napi_value call(napi_env env, napi_callback_info info) {
+  void* data;
+  napi_get_cb_info(env, info, NULL, NULL, NULL, &data);
+  const Fn* fn = data;
+  Args a;
+  uint8_t* bytes;
+  napi_value buffer, result;
+  if (!read_args(env, info, fn->argc, fn->want, &a, &data)) return NULL;
+  if (napi_create_arraybuffer(env, fn->out, (void**)&bytes, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_uint8_array, fn->out, buffer, 0, &result) != napi_ok)
     return NULL;
-  return array;
+  if (fn->op(bytes, &a) != 0) {
+    napi_throw_error(env, NULL, fn->error);
+    return NULL;
+  }
+  return result;
 }
 
-static napi_value fail(napi_env env, const char* what) {
-  napi_throw_error(env, NULL, what);
-  return NULL;
-}
-
-#define RISTRETTO crypto_core_ristretto255_BYTES
-
-// libsodium 1.0.18 (Debian 12) decodes an encoding with its top bit set as if
-// the bit were clear; RFC 9496 and libsodium >= 1.0.19 (the WebAssembly build)
-// refuse it as non-canonical. Refused here too, so both backends agree and a
-// client cannot send one element under two encodings.
-static int top_bit_clear(const uint8_t* p) { return (p[RISTRETTO - 1] & 0x80) == 0; }
-#define SCALAR crypto_core_ristretto255_SCALARBYTES
-#define WIDE crypto_core_ristretto255_HASHBYTES
-
-static napi_value scalarmult(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {SCALAR, RISTRETTO};
-  Args a;
-  uint8_t* q;
-  if (!read_args(env, info, 2, want, &a)) return NULL;
-  napi_value out = new_bytes(env, RISTRETTO, &q);
-  if (!out) return NULL;
-  if (!top_bit_clear(a.data[1]) || crypto_scalarmult_ristretto255(q, a.data[0], a.data[1]) != 0)
-    return fail(env, "invalid point or scalar");
-  return out;
-}
-
-static napi_value scalarmult_base(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {SCALAR};
-  Args a;
-  uint8_t* q;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
-  napi_value out = new_bytes(env, RISTRETTO, &q);
-  if (!out) return NULL;
-  if (crypto_scalarmult_ristretto255_base(q, a.data[0]) != 0) return fail(env, "invalid scalar");
-  return out;
-}
-
+// The one function with a boolean result; any length is answered (false unless 32 bytes).
 static napi_value is_valid_point(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {0};
+  static const size_t any[] = {0};
   Args a;
   napi_value result;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
+  if (!read_args(env, info, 1, any, &a, NULL)) return NULL;
   bool ok = a.len[0] == RISTRETTO && top_bit_clear(a.data[0]) &&
             crypto_core_ristretto255_is_valid_point(a.data[0]) == 1;
   napi_get_boolean(env, ok, &result);
   return result;
-}
-
-static napi_value add(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {RISTRETTO, RISTRETTO};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 2, want, &a)) return NULL;
-  napi_value out = new_bytes(env, RISTRETTO, &r);
-  if (!out) return NULL;
-  if (!top_bit_clear(a.data[0]) || !top_bit_clear(a.data[1]) ||
-      crypto_core_ristretto255_add(r, a.data[0], a.data[1]) != 0)
-    return fail(env, "invalid point");
-  return out;
-}
-
-static napi_value sub(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {RISTRETTO, RISTRETTO};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 2, want, &a)) return NULL;
-  napi_value out = new_bytes(env, RISTRETTO, &r);
-  if (!out) return NULL;
-  if (!top_bit_clear(a.data[0]) || !top_bit_clear(a.data[1]) ||
-      crypto_core_ristretto255_sub(r, a.data[0], a.data[1]) != 0)
-    return fail(env, "invalid point");
-  return out;
-}
-
-static napi_value from_hash(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {WIDE};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
-  napi_value out = new_bytes(env, RISTRETTO, &r);
-  if (!out) return NULL;
-  crypto_core_ristretto255_from_hash(r, a.data[0]);
-  return out;
-}
-
-static napi_value scalar_reduce(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {WIDE};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
-  napi_value out = new_bytes(env, SCALAR, &r);
-  if (!out) return NULL;
-  crypto_core_ristretto255_scalar_reduce(r, a.data[0]);
-  return out;
-}
-
-static napi_value scalar_invert(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {SCALAR};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
-  napi_value out = new_bytes(env, SCALAR, &r);
-  if (!out) return NULL;
-  if (crypto_core_ristretto255_scalar_invert(r, a.data[0]) != 0) return fail(env, "invalid scalar");
-  return out;
-}
-
-static napi_value scalar_mul(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {SCALAR, SCALAR};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 2, want, &a)) return NULL;
-  napi_value out = new_bytes(env, SCALAR, &r);
-  if (!out) return NULL;
-  crypto_core_ristretto255_scalar_mul(r, a.data[0], a.data[1]);
-  return out;
-}
-
-static napi_value hash_sha512(napi_env env, napi_callback_info info) {
-  static const size_t want[] = {0};
-  Args a;
-  uint8_t* r;
-  if (!read_args(env, info, 1, want, &a)) return NULL;
-  napi_value out = new_bytes(env, crypto_hash_sha512_BYTES, &r);
-  if (!out) return NULL;
-  crypto_hash_sha512(r, a.data[0], a.len[0]);
-  return out;
 }
 
 static napi_value init(napi_env env, napi_value exports) {
@@ -188,25 +167,19 @@ static napi_value init(napi_env env, napi_value exports) {
     napi_throw_error(env, NULL, "libsodium failed to initialize");
     return NULL;
   }
-  const napi_property_descriptor fns[] = {
-      {"crypto_scalarmult_ristretto255", NULL, scalarmult, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"crypto_scalarmult_ristretto255_base", NULL, scalarmult_base, NULL, NULL, NULL,
-       napi_enumerable, NULL},
-      {"crypto_core_ristretto255_is_valid_point", NULL, is_valid_point, NULL, NULL, NULL,
-       napi_enumerable, NULL},
-      {"crypto_core_ristretto255_add", NULL, add, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"crypto_core_ristretto255_sub", NULL, sub, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"crypto_core_ristretto255_from_hash", NULL, from_hash, NULL, NULL, NULL, napi_enumerable,
-       NULL},
-      {"crypto_core_ristretto255_scalar_reduce", NULL, scalar_reduce, NULL, NULL, NULL,
-       napi_enumerable, NULL},
-      {"crypto_core_ristretto255_scalar_invert", NULL, scalar_invert, NULL, NULL, NULL,
-       napi_enumerable, NULL},
-      {"crypto_core_ristretto255_scalar_mul", NULL, scalar_mul, NULL, NULL, NULL, napi_enumerable,
-       NULL},
-      {"crypto_hash_sha512", NULL, hash_sha512, NULL, NULL, NULL, napi_enumerable, NULL},
-  };
-  if (napi_define_properties(env, exports, sizeof fns / sizeof fns[0], fns) != napi_ok) return NULL;
+  napi_property_descriptor props[FN_COUNT + 1];
+  for (size_t i = 0; i < FN_COUNT; i++)
+    props[i] = (napi_property_descriptor){FNS[i].name,     NULL,          call, NULL, NULL, NULL,
+                                          napi_enumerable, (void*)&FNS[i]};
+  props[FN_COUNT] = (napi_property_descriptor){"crypto_core_ristretto255_is_valid_point",
+                                               NULL,
+                                               is_valid_point,
+                                               NULL,
+                                               NULL,
+                                               NULL,
+                                               napi_enumerable,
+                                               NULL};
+  if (napi_define_properties(env, exports, FN_COUNT + 1, props) != napi_ok) return NULL;
   return exports;
 }
 
