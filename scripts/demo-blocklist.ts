@@ -5,7 +5,7 @@
 // private spam verdict and the true label.
 import path from 'node:path';
 import type * as openpgp from 'openpgp';
-import { BlocklistClassifier, describeHit, ensureBlocklist, type BlocklistResult } from '../client/core/blocklist.js';
+import { blocklistClassifiers, describeHit, ensureBlocklist, type BlocklistResult } from '../client/core/blocklist.js';
 import type { Connector } from '../client/core/connect.js';
 import { runClassification } from '../client/core/runner.js';
 import { DirectoryStorage } from '../client/node/node-storage.js';
@@ -66,10 +66,11 @@ export async function blocklistDemo(d: BlocklistDemo): Promise<number> {
   const byId = new Map(d.messages.map((m) => [m.id, m]));
   let withHits = 0;
   console.log(`${'message id'.padEnd(36)}  ${'true'.padEnd(5)}  ${'spam verdict'.padEnd(12)}  items  blocklist`);
+  const classifiers = blocklistClassifiers((n) => d.connector.connect(n), list);
   await runClassification<BlocklistResult>(
     d.messages.map((m) => ({ id: m.id, raw: async () => decryptMessage(await m.raw(), [d.privateKey]) })),
     {
-      connect: async (n) => new BlocklistClassifier(await d.connector.connect(n), list),
+      connect: classifiers.connect,
       onOutcome: (o) => {
         const m = byId.get(o.messageId)!;
         const hits = o.kind === 'verdict' ? o.hits : [];
@@ -83,6 +84,7 @@ export async function blocklistDemo(d: BlocklistDemo): Promise<number> {
       },
     },
   );
+  classifiers.dispose();
   d.say(
     `${withHits}/${d.messages.length} messages link to a listed host or domain (at most ${ITEMS_PER_MESSAGE} items each)`,
   );

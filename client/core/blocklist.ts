@@ -3,8 +3,9 @@
 // listing and the package log; per message, blind its items, let the provider
 // evaluate the OPRF on them (one request per delivered message), finalize,
 // look the tags up locally and decrypt the records of hits.
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
 import {
   applyDelta,
   ELEMENT_BYTES,
@@ -17,6 +18,9 @@ import {
   openList,
   type BlockList,
 } from '../../protocol/blocklist.js';
+import { blindWith } from '../../protocol/oprf.js';
+import { randomBytes } from '../../wasm/ts/ot-wire.js';
+import { randomScalar, reduceWide, scalarCheck } from '../../wasm/ts/ristretto.js';
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
@@ -131,12 +135,16 @@ export async function lookupItems(
   list: BlockList,
   items: readonly string[],
   evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
+  blindOf: (input: Uint8Array, index: number) => Uint8Array = () => randomScalar(),
 ): Promise<BlocklistHit[]> {
   if (items.length === 0) return [];
   await oprfReady();
   const enc = new TextEncoder();
   const inputs = items.map((i) => enc.encode(i));
-  const blinds = inputs.map((x) => oprf.blind(x));
+  const blinds = inputs.map((x, i) => {
+    const blind = blindOf(x, i);
+    return { blind, blinded: blindWith(x, blind) };
+  });
   const blinded = new Uint8Array(items.length * ELEMENT_BYTES);
   blinds.forEach((b, i) => blinded.set(b.blinded, i * ELEMENT_BYTES));
   try {
@@ -192,11 +200,57 @@ export interface BlocklistEvaluator {
   close(): void;
 }
 
+const BLIND_LABEL = new TextEncoder().encode('pmf-blocklist-blind-v1');
+const u16 = (n: number): Uint8Array => Uint8Array.of(n >> 8, n & 0xff);
+
+/**
+ * Blinds derived from a secret key, the message id, the item's position and
+ * the item (HMAC-SHA512 reduced mod L): uniform and unlinkable across
+ * messages like random blinds, but a request sent again after a lost
+ * connection is the very same request, the only one the provider answers
+ * twice (it evaluates each message once). The key never leaves the client.
+ */
+export function derivedBlind(key: Uint8Array, messageId: string, input: Uint8Array, index: number): Uint8Array {
+  const id = new TextEncoder().encode(messageId);
+  for (let counter = 0; ; counter++) {
+    const msg = concatBytes(
+      BLIND_LABEL,
+      u16(id.length),
+      id,
+      u16(index),
+      u16(input.length),
+      input,
+      Uint8Array.of(counter),
+    );
+    const wide = hmac(sha512, key, msg);
+    const blind = reduceWide(wide);
+    wide.fill(0);
+    if (scalarCheck(blind) === 'ok') return blind; // zero: probability 2^-252
+  }
+}
+
+/**
+ * Runner classifiers over successive provider sessions (the runner
+ * reconnects) that share one blinding key, so an interrupted lookup is sent
+ * again unchanged. dispose() wipes the key.
+ */
+export function blocklistClassifiers(
+  connect: (remaining: number) => Promise<BlocklistEvaluator>,
+  list: BlockList,
+): { connect(remaining: number): Promise<BlocklistClassifier>; dispose(): void } {
+  const key = randomBytes(32);
+  return {
+    connect: async (remaining) => new BlocklistClassifier(await connect(remaining), list, key),
+    dispose: () => key.fill(0),
+  };
+}
+
 /** Looks each message up in the list over one provider session (a runner Classifier). */
 export class BlocklistClassifier {
   constructor(
     private readonly session: BlocklistEvaluator,
     private readonly list: BlockList,
+    private readonly blindKey: Uint8Array,
   ) {}
 
   async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
@@ -204,13 +258,18 @@ export class BlocklistClassifier {
     const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
     let waited = 0;
     let traffic = { bytesSent: 0, bytesReceived: 0 };
-    const hits = await lookupItems(this.list, items, async (blinded) => {
-      const t = performance.now();
-      const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
-      waited = performance.now() - t;
-      traffic = bytes;
-      return evaluated;
-    });
+    const hits = await lookupItems(
+      this.list,
+      items,
+      async (blinded) => {
+        const t = performance.now();
+        const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
+        waited = performance.now() - t;
+        traffic = bytes;
+        return evaluated;
+      },
+      (input, i) => derivedBlind(this.blindKey, messageId, input, i),
+    );
     return { messageId, items: items.length, hits, clientMs: performance.now() - start - waited, ...traffic };
   }
 

@@ -40,7 +40,7 @@ import { ReplayLog } from '../core/topic-replay.js';
 import { topicConnector, type TopicResult } from '../core/topic-session.js';
 import { FileReplayStore } from './topic-replay-file.js';
 import {
-  BlocklistClassifier,
+  blocklistClassifiers,
   describeHit,
   ensureBlocklist,
   type BlocklistResult,
@@ -353,10 +353,12 @@ export async function main(argv: string[]): Promise<number> {
         modelId: values.model,
         onDownloadProgress: downloadProgress('model package'),
       });
-      await runClassification<BlocklistResult>(items, {
-        ...run,
-        connect: async (n) => new BlocklistClassifier(await connector.connect(n), list.list),
-      });
+      const classifiers = blocklistClassifiers((n) => connector.connect(n), list.list);
+      try {
+        await runClassification<BlocklistResult>(items, { ...run, connect: classifiers.connect });
+      } finally {
+        classifiers.dispose();
+      }
     } else {
       const connector = createConnector({
         ...base,

@@ -11,7 +11,15 @@ import { after, before, test } from 'node:test';
 import { ristretto255 } from '@noble/curves/ed25519.js';
 import { ITEMS_PER_MESSAGE, openList, oprfReady, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
-import { ensureBlocklist, lookupItems } from '../core/blocklist.js';
+import {
+  blocklistClassifiers,
+  derivedBlind,
+  ensureBlocklist,
+  lookupItems,
+  type BlocklistResult,
+} from '../core/blocklist.js';
+import { runClassification, type RunOutcome } from '../core/runner.js';
+import { ConnectionClosed } from '../core/session.js';
 import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
 import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';
@@ -136,6 +144,82 @@ test('a client cannot evaluate the OPRF beyond its budget: once per delivered me
   assert.equal(await h.store.isClassified(userId, 'm1', 'spam'), false);
   c.close();
   c2.close();
+});
+
+test('a reply lost on the way is given again for the very same request, byte for byte, and for no other', async () => {
+  const count = async () =>
+    Number(/pmf_blocklist_items_total\{list="phish"\} (\d+)/.exec(await h.server.metrics.registry.metrics())?.[1] ?? 0);
+  const blinded = blindedOf(['host:cdn.malware.example', 'domain:good.example']);
+  const before = await count();
+  const first = await session();
+  const reply = await ask(first, 'm7', blinded);
+  assert.equal(reply.name, 'blocklist_reply');
+  first.close(); // as if the reply never arrived
+  const second = await session();
+  const again = await ask(second, 'm7', blinded);
+  assert.deepEqual(again, reply);
+  // One element changed is another request: refused, so the budget stays one lookup per message.
+  const other = blinded.slice();
+  other.set(blindedOf(['host:other.example']).subarray(0, 32), 32);
+  const refused = await ask(second, 'm7', other);
+  assert.equal(refused.name === 'error' && refused.code, 'already_classified');
+  assert.equal((await count()) - before, 2, 'the items are counted once');
+  second.close();
+});
+
+test('the client sends an interrupted lookup again unchanged after reconnecting, and gets its hits', async () => {
+  await h.store.deliver(
+    userId,
+    'lost-reply',
+    'From: a@b\nSubject: x\n\nsee https://cdn.malware.example/x and https://good.example/\n',
+  );
+  const sent: Uint8Array[] = [];
+  let sessions = 0;
+  const classifiers = blocklistClassifiers(async () => {
+    const c = await session();
+    const first = sessions++ === 0;
+    return {
+      async evaluateBlocklist(messageId, list, blinded) {
+        sent.push(blinded.slice());
+        const m = await ask(c, messageId, blinded, list.version);
+        if (m.name !== 'blocklist_reply') throw new Error(`${m.name}: ${m.name === 'error' ? m.code : ''}`);
+        if (first) throw new ConnectionClosed('the reply was lost'); // evaluated, claimed, never received
+        return { evaluated: m.evaluated, bytesSent: 0, bytesReceived: 0 };
+      },
+      close: () => c.close(),
+    };
+  }, v2);
+  const outcomes: RunOutcome<BlocklistResult>[] = [];
+  try {
+    await runClassification<BlocklistResult>(
+      [{ id: 'lost-reply', raw: async () => (await h.store.getMessage(userId, 'lost-reply'))!.raw }],
+      { connect: classifiers.connect, onOutcome: (o) => void outcomes.push(o) },
+    );
+  } finally {
+    classifiers.dispose();
+  }
+  assert.equal(sessions, 2);
+  assert.equal(sent.length, 2);
+  assert.deepEqual(sent[1], sent[0], 'the same request again');
+  assert.equal(outcomes.length, 1);
+  const o = outcomes[0];
+  assert.equal(o.kind, 'verdict');
+  assert.deepEqual(o.kind === 'verdict' && o.hits.map((x) => x.item), ['host:cdn.malware.example']);
+});
+
+test('derived blinds differ per message, position and item, and are valid scalars', () => {
+  const key = new Uint8Array(32).fill(7);
+  const x = new TextEncoder().encode('domain:evil.example');
+  const b = derivedBlind(key, 'm1', x, 0);
+  assert.deepEqual(derivedBlind(key, 'm1', x, 0), b);
+  for (const other of [
+    derivedBlind(key, 'm2', x, 0),
+    derivedBlind(key, 'm1', x, 1),
+    derivedBlind(key, 'm1', new TextEncoder().encode('domain:evil.exampl'), 0),
+    derivedBlind(new Uint8Array(32).fill(8), 'm1', x, 0),
+  ])
+    assert.notDeepEqual(other, b);
+  assert.ok(ristretto255.Point.Fn.isValidNot0(ristretto255.Point.Fn.fromBytes(b)));
 });
 
 test('malformed, identity and non-canonical elements are refused, not counted, and the session goes on', async () => {

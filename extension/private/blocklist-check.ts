@@ -9,7 +9,7 @@
 // (the provider would answer already_classified). A failure never touches the
 // spam verdict: the message simply shows no blocklist line.
 import {
-  BlocklistClassifier,
+  blocklistClassifiers,
   ensureBlocklist,
   offeredBlocklists,
   type BlocklistEvaluator,
@@ -103,12 +103,13 @@ export class LinkChecker {
       if (!list) throw new Error('the provider publishes no blocklist');
       for (let attempt = 0; ; attempt++) {
         const { header } = list.list;
+        const classifiers = blocklistClassifiers(() => this.o.connect(), list.list);
         try {
           await runClassification<BlocklistResult>(
             todo.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
             {
               done: told,
-              connect: async () => new BlocklistClassifier(await this.o.connect(), list!.list),
+              connect: classifiers.connect,
               reconnectWindowMs: this.o.reconnectWindowMs,
               onOutcome: async (o) => {
                 const at = Date.now();
@@ -123,7 +124,7 @@ export class LinkChecker {
                   say({ messageId: o.messageId, hits: o.hits });
                   return;
                 }
-                // Looked up before (another device, a lost answer) or not delivered: never ask again.
+                // Looked up before (another device, or a lost answer whose blinds died with the worker) or not delivered: never ask again.
                 if (o.kind === 'already_classified' || o.kind === 'unknown_message')
                   await this.o.store.putBlocklistOutcome(this.o.account, o.messageId, { kind: o.kind, at });
                 say({ messageId: o.messageId, hits: [], detail: `${o.kind}: ${o.detail}` });
@@ -137,6 +138,8 @@ export class LinkChecker {
           const next = await this.list(true);
           if (!next) throw e;
           list = next;
+        } finally {
+          classifiers.dispose();
         }
       }
     } catch (e) {

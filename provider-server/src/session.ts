@@ -454,20 +454,25 @@ export class Session {
     }
     await this.takeRate();
     const store = this.deps.store;
-    const claim = await store.claim(
-      this.userId,
-      msg.messageId,
-      'blocklist',
-      requestDigest('blocklist', msg.messageId, msg.blinded),
-    );
+    const request = requestDigest('blocklist', msg.messageId, msg.blinded);
+    const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
+    const claim = await store.claim(this.userId, msg.messageId, 'blocklist', request);
     if (claim === 'unknown_message')
       throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
-    if (claim === 'already_classified')
-      throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
+    if (claim === 'already_classified') {
+      // The same request again (its reply lost on the way): the same blinded
+      // elements get the same k·B, which may already be the client's, so they
+      // are evaluated again; any other request for the message stays refused.
+      if (!(await store.answered(this.userId, msg.messageId, 'blocklist', request)))
+        throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
+      const evaluated = await evaluate();
+      if (this.state === 'ready') this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
+      return;
+    }
     const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
     let evaluated: Uint8Array;
     try {
-      evaluated = await this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
+      evaluated = await evaluate();
     } catch (e) {
       await release();
       throw e;
@@ -476,7 +481,7 @@ export class Session {
       await release(); // closed meanwhile: nothing left
       return;
     }
-    // Recorded without the bytes: a lost reply is not re-sent (the client looks the message up no more).
+    // Recorded without the bytes: a lost reply is computed again for the same request (above).
     if (!(await store.recordAnswer(this.userId, msg.messageId, 'blocklist', claim.attempt, null)))
       throw new ProtocolError(
         'already_classified',

@@ -251,6 +251,15 @@ export class Store {
     return { answer: Buffer.from(row.answer) };
   }
 
+  /** Whether an answer to exactly this request (same user, message and request hash) has left the provider. */
+  async answered(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<boolean> {
+    const row = await this.get<{ request_sha256: Buffer | null }>(
+      `SELECT request_sha256 FROM classified WHERE ${CLAIM_KEY} AND attempt IS NULL`,
+      [userId, messageId, task],
+    );
+    return row?.request_sha256 != null && Buffer.from(row.request_sha256).equals(Buffer.from(request));
+  }
+
   /** The client confirmed it has the answer: the recorded copy is dropped (the claim stays). */
   async acknowledge(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<void> {
     await this.db.run(`UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`, [
