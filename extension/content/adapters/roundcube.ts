@@ -157,7 +157,7 @@ export const roundcube: WebmailAdapter = {
     const token = env(doc, 'request_token');
     if (!token || env(doc, 'pmf_connect') !== 'available' || !doc.querySelector('#messagelist')) return undefined;
     return {
-      at: doc.querySelector('#layout-list') ?? doc.body,
+      at: doc.querySelector('#messagelist')?.closest('.scroller') ?? doc.body, // above the list, under its header
       async issueToken() {
         const action = base(url);
         action.search = new URLSearchParams({ _task: 'mail', _action: 'plugin.pmf_connect', _remote: '1' }).toString();
