@@ -220,6 +220,12 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     await page.locator('#messagelist tbody tr', { hasText: ham.subject }).waitFor({ timeout: 30_000 });
     const button = page.locator('.pmf-connect .bar button');
     await button.waitFor({ timeout: 30_000 });
+    // The plugin's own guard: a POST in Alice's session without the page's request token (what a
+    // same-site page could send with her cookie) gets no token. (Roundcube passes an empty POST unchecked.)
+    const withoutRequestToken = await page.evaluate(
+      async () => (await fetch('?_task=mail&_action=plugin.pmf_connect&_remote=1', { method: 'POST' })).status,
+    );
+    assert.equal(withoutRequestToken, 403);
     // A click by the page's own scripts is not the user's: nothing starts.
     assert.equal(
       await page.evaluate(() => {
