@@ -39,7 +39,7 @@ export function permissionRefused(url: string): string {
  * The provider one-click connect from a webmail page connects to: the page's
  * own origin when the webmail is the provider's (the demo webmail), or else
  * exactly the origin the webmail's server named with the token (Roundcube's
- * plugin), never a path or anything else.
+ * plugin), never a path or anything else, and loopback only from a loopback page.
  */
 export function oneClickProvider(named: unknown, pageUrl: string): string {
   if (named === undefined) return new URL(pageUrl).origin;
@@ -52,6 +52,9 @@ export function oneClickProvider(named: unknown, pageUrl: string): string {
   // Only "scheme://host[:port]" itself (URL would also read "https://a@b", paths or odd spellings).
   if (!u || !/^https?:$/.test(u.protocol) || (named !== u.origin && named !== `${u.origin}/`))
     throw new Error('The webmail named no valid provider address; connect on the extension’s options page.');
+  // A webmail out on the network has no business naming a port on this computer.
+  if (IN_MANIFEST.has(u.hostname) && !IN_MANIFEST.has(new URL(pageUrl).hostname))
+    throw new Error('The webmail named a provider on this computer; connect on the extension’s options page.');
   return u.origin;
 }
 

@@ -67,6 +67,15 @@ describe('the provider one-click connect goes to', () => {
       assert.throws(() => oneClickProvider(bad, page), /no valid provider address/, String(bad));
   });
 
+  it('is on this computer only when the webmail page is', () => {
+    assert.equal(oneClickProvider('http://localhost:8787', 'http://localhost:1/mail/'), 'http://localhost:8787');
+    assert.throws(
+      () => oneClickProvider('http://127.0.0.1:8787', 'https://mail.example.org/roundcube/'),
+      /a provider on this computer/,
+    );
+    assert.equal(oneClickProvider('https://pmf.example.org', 'https://mail.example.org/'), 'https://pmf.example.org');
+  });
+
   it('a provider the browser has not allowed is explained, naming its host', () => {
     const text = oneClickNeedsPermission('https://pmf.example.org:8443');
     assert.match(text, /pmf\.example\.org:8443/);
