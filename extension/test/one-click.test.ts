@@ -1,8 +1,9 @@
 // One-click connect from a webmail page, as an attacker would try it: the
 // webmail server's answer is read strictly (adapters/adapter.ts issuedToken),
 // and the provider it names must be exactly an origin
-// (private/provider-permission.ts oneClickProvider); a non-loopback one the
-// browser has not allowed is refused in plain words. The background's own
+// (private/provider-permission.ts oneClickProvider), one on this computer
+// only from a page on it; a non-loopback one the browser has not allowed is
+// refused in plain words. The background's own
 // checks (not connected yet, permission held) run in e2e/roundcube.e2e.ts and
 // e2e/private-spam.e2e.ts.
 import assert from 'node:assert/strict';
