@@ -2,13 +2,16 @@
 // encrypted ham (PGP/MIME, which Roundcube shows only as an attachment) and
 // spam (inline PGP) are delivered through the provider's LMTP stage into a
 // throwaway Dovecot; Alice logs in to Roundcube (php -S on loopback,
-// fixtures/roundcube.ts). Opening the ham in the three-pane view's preview
-// frame shows it decrypted in place with its private spam verdict; opened
-// spam is moved to Junk through Roundcube's own move action, checked over
-// IMAP on the server. The extension is connected to the provider as a
-// non-demo setup connects it: address and token on the options page.
+// fixtures/roundcube.ts) with the provider's pmf_connect plugin installed and
+// connects the extension with one click (no token copied), while a hostile
+// page forging Roundcube's offer cannot point it elsewhere. Opening the ham in
+// the three-pane view's preview frame shows it decrypted in place with its
+// private spam verdict and indexes it for search; opened spam is moved to
+// Junk through Roundcube's own move action, checked over IMAP on the server.
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -35,7 +38,8 @@ let provider: Provider;
 let browser: ExtensionBrowser;
 let page: Page;
 let alice: Party;
-let aliceToken: string;
+/** The webmail secret shared by provider-server (its SHA-256) and the Roundcube plugin. */
+const webmailSecret = `pmfwebmail_${randomBytes(32).toString('base64url')}`;
 
 /** A ham of the test split with a plain one-part body, so a line of it can be looked for in the decrypted view. */
 function plainHam(): { raw: string; line: string } {
@@ -52,6 +56,9 @@ function plainHam(): { raw: string; line: string } {
   }
   throw new Error('no plain ham in the test split');
 }
+
+/** The Subject header of a raw message (the encrypted message's own, which search shows). */
+const subjectOf = (raw: string) => /^Subject: *(.*)$/im.exec(raw)?.[1].trim() ?? '';
 
 const encrypt = async (text: string) =>
   (await openpgp.encrypt({ message: await openpgp.createMessage({ text }), encryptionKeys: alice.publicKey })).replace(
@@ -81,7 +88,7 @@ before(
     dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
     // The provider's LMTP stage in front of Dovecot; alice is a user of the provider.
     const store = await openStore({ dataDir: path.join(dir, 'provider') });
-    aliceToken = (await store.addUser('alice')).token;
+    await store.addUser('alice');
     await store.close();
     stage = await startLmtpStage({
       dir,
@@ -97,11 +104,15 @@ before(
           dataDir: path.join(dir, 'provider'),
           workers: 1,
           models: [{ id: 'spam', file: path.resolve(root, 'models/default/spam.pmfm') }],
+          webmailSecretSha256: [createHash('sha256').update(webmailSecret).digest('hex')],
         },
       }),
       { progress: () => {}, log: () => {} },
     );
-    roundcube = await startRoundcube(path.join(dir, 'roundcube'), dovecot.port);
+    roundcube = await startRoundcube(path.join(dir, 'roundcube'), dovecot.port, {
+      providerUrl: provider.server.httpUrl,
+      secret: webmailSecret,
+    });
     // Ham as PGP/MIME around a whole SpamAssassin message (Roundcube shows it only as encrypted.asc).
     await deliver(
       `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: ${ham.subject}\r\nMessage-ID: <ham@example.org>\r\nMIME-Version: 1.0\r\n` +
@@ -142,18 +153,13 @@ async function openInPreview(subject: string): Promise<string> {
 }
 
 describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 }, () => {
-  it('imports and unlocks Alice’s key and connects to the provider with her token', async () => {
+  it('imports and unlocks Alice’s key', async () => {
     await page.goto(browser.extensionUrl('options.html'));
     const form = page.locator('#import');
     await form.locator('textarea[name=armored]').fill(alice.privateArmored);
     await form.locator('input[name=passphrase]').fill(alice.passphrase);
     await form.locator('button[type=submit]').click();
     await page.locator('#import-status[data-kind=ok]').waitFor();
-    const connect = page.locator('#provider-connect');
-    await connect.locator('input[name=url]').fill(provider.server.httpUrl);
-    await connect.locator('input[name=token]').fill(aliceToken);
-    await connect.locator('button').click();
-    await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
     const popup = await browser.context.newPage();
     await popup.goto(browser.extensionUrl('popup.html'));
     await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
@@ -162,19 +168,102 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     await popup.close();
   });
 
-  it('logs in to Roundcube; the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
+  it('a hostile page forging Roundcube’s offer cannot connect the extension to its provider nor read a token', async () => {
+    // Looks like Roundcube with the plugin to the content script; its "plugin" names the attacker's provider.
+    const hostile = http.createServer((req, res) => {
+      if (req.method === 'POST') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ provider: 'https://pmf.attacker.example', token: 'pmf_attackers' }));
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        '<!doctype html><title>Roundcube</title><body class="task-mail"><div id="layout-list">' +
+          '<table id="messagelist"><tbody></tbody></table></div>' +
+          '<script>var rcmail = {set_env() {}}; rcmail.set_env({"request_token":"forged","pmf_connect":"available"});</script>',
+      );
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const { port } = hostile.address() as { port: number };
+    const evil = await browser.context.newPage();
+    try {
+      await evil.goto(`http://127.0.0.1:${port}/mail/`);
+      await evil.locator('.pmf-connect .bar button').click(); // even the user's own click
+      await evil.locator('.pmf-connect .bar[data-state=error]').waitFor({ timeout: 30_000 });
+      const said = (await evil.locator('.pmf-connect .bar').textContent()) ?? '';
+      assert.match(said, /pmf\.attacker\.example.*options page.*Nothing was sent/s);
+      // Its scripts cannot read a token from the real Roundcube either (another origin: no CORS, no request token).
+      const leaked = await evil.evaluate(async (url) => {
+        try {
+          const r = await fetch(`${url}?_task=mail&_action=plugin.pmf_connect&_remote=1`, {
+            method: 'POST',
+            credentials: 'include',
+          });
+          return await r.text();
+        } catch {
+          return 'refused';
+        }
+      }, roundcube.url);
+      assert.equal(leaked, 'refused');
+    } finally {
+      await evil.close();
+      hostile.close();
+    }
+    await page.goto(browser.extensionUrl('options.html'));
+    await page.locator('#provider-status[data-connected=false]').waitFor();
+  });
+
+  it('logs in to Roundcube and connects with one click: the plugin asks the provider for Alice’s token', async () => {
     await page.goto(roundcube.url);
     await page.locator('#rcmloginuser').fill('alice');
     await page.locator('#rcmloginpwd').fill('imap-secret');
     await page.locator('#rcmloginsubmit').click();
     await page.locator('#messagelist tbody tr', { hasText: ham.subject }).waitFor({ timeout: 30_000 });
+    const button = page.locator('.pmf-connect .bar button');
+    await button.waitFor({ timeout: 30_000 });
+    // The plugin's own guard: a POST in Alice's session without the page's request token (what a
+    // same-site page could send with her cookie) gets no token. (Roundcube passes an empty POST unchecked.)
+    const withoutRequestToken = await page.evaluate(
+      async () => (await fetch('?_task=mail&_action=plugin.pmf_connect&_remote=1', { method: 'POST' })).status,
+    );
+    assert.equal(withoutRequestToken, 403);
+    // A click by the page's own scripts is not the user's: nothing starts.
+    assert.equal(
+      await page.evaluate(() => {
+        const b = document.querySelector('.pmf-connect')!.shadowRoot!.querySelector('button')!;
+        b.click();
+        return b.disabled;
+      }),
+      false,
+    );
+    await button.click();
+    await page
+      .locator('.pmf-connect .bar[data-state=done]')
+      .waitFor({ timeout: 120_000 })
+      .catch(async (e: unknown) => {
+        await screenshot(page, 'roundcube-one-click-failed');
+        const said = await page.locator('.pmf-connect .bar').textContent();
+        throw new Error(`${(e as Error).message}\nbar: ${said}\n${roundcube.log()}`);
+      });
+    const { host } = new URL(provider.server.httpUrl);
+    assert.match((await page.locator('.pmf-connect .bar').textContent()) ?? '', new RegExp(`Connected to ${host}`));
+    await screenshot(page, 'roundcube-one-click-connect');
+    assert.match(roundcube.log(), /token issued for user alice/);
+    assert.doesNotMatch(roundcube.log(), /pmf_[A-Za-z0-9_-]{43}/, 'no token in Roundcube’s logs');
+    const options = await browser.context.newPage();
+    await options.goto(browser.extensionUrl('options.html'));
+    await options.locator('#provider-status[data-connected=true]').waitFor();
+    assert.match((await options.locator('#provider-status').textContent()) ?? '', new RegExp(provider.server.httpUrl));
+    await options.close();
+  });
+
+  it('the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
     const frame = page.frameLocator('#messagecontframe');
     const opened = openInPreview(ham.subject);
     // Decrypted in place: the extension's viewer frame inside Roundcube's preview frame.
     const viewer = frame.locator('.pmf-host iframe').contentFrame();
     await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
     // The protected subject: the encrypted message's own.
-    assert.equal(await viewer.locator('#subject').textContent(), /^Subject: *(.*)$/im.exec(ham.raw)?.[1].trim());
+    assert.equal(await viewer.locator('#subject').textContent(), subjectOf(ham.raw));
     const state = await opened.catch(async (e: unknown) => {
       await screenshot(page, 'roundcube-ham-failed');
       throw new Error(`${(e as Error).message}\n${roundcube.log()}`);
@@ -230,5 +319,27 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     assert.ok((await dovecot.subjectsIn('alice', 'INBOX')).includes(last), `${last} is back in the Inbox`);
     assert.ok(!(await dovecot.subjectsIn('alice', 'Junk')).includes(last), `${last} left Junk`);
     await screenshot(page, 'roundcube-not-spam');
+  });
+
+  it('the search page finds the ham by a word of its encrypted body and opens it in Roundcube', async () => {
+    // A word of the plaintext the test encrypted (not of its outer subject, which Roundcube shows).
+    const word = ham.line.split(/[^A-Za-z]+/).find((w) => w.length >= 5 && !ham.subject.includes(w))!;
+    const search = await browser.context.newPage();
+    try {
+      await search.goto(`${browser.extensionUrl('search.html')}?q=${encodeURIComponent(word)}`);
+      const hit = search.locator('#results .hit a.hit-subject', { hasText: subjectOf(ham.raw) });
+      await hit.waitFor({ timeout: 20_000 }).catch(async (e: unknown) => {
+        await screenshot(search, 'roundcube-search-failed');
+        throw new Error(`${word}: ${await search.locator('#search-status').textContent()} (${(e as Error).message})`);
+      });
+      assert.equal(await hit.getAttribute('href'), `${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`);
+      await screenshot(search, 'roundcube-search');
+      const [opened] = await Promise.all([browser.context.waitForEvent('page'), hit.click()]);
+      const viewer = opened.locator('.pmf-host iframe').contentFrame();
+      await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
+      await opened.close();
+    } finally {
+      await search.close();
+    }
   });
 });

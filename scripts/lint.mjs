@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // One lint entry point for the three languages: ESLint + Prettier + tsc (one
 // project per area, scripts/typecheck.mjs) for TypeScript, clang-format for
-// the C++ under wasm/src and the C of provider-server/native, ruff for models/ Python.
+// the C++ under wasm/src and the C of provider-server/native, ruff for models/
+// Python, php -l for the Roundcube plugin's PHP.
 // --fix rewrites formatting instead of checking it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -43,6 +44,10 @@ if (files('models', ['.py']).length) {
     run('ruff format', ruff, fix ? ['format', 'models'] : ['format', '--check', 'models']);
   }
 }
+
+// PHP: syntax only (the plugin runs in e2e/roundcube.e2e.ts); setup.sh installs PHP for Roundcube.
+for (const php of files('provider-server/roundcube-plugin', ['.php', '.php.dist']))
+  run(`php -l ${php}`, 'php', ['-l', '-n', php]);
 
 if (failed.length) {
   console.error(`lint failed: ${failed.join(', ')}`);

@@ -11,7 +11,12 @@ import type { ThunderbirdApi } from '../thunderbird/api.js';
 import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
 import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
-import { permissionRefused, providerPermission } from './provider-permission.js';
+import {
+  oneClickNeedsPermission,
+  oneClickProvider,
+  permissionRefused,
+  providerPermission,
+} from './provider-permission.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
@@ -209,18 +214,24 @@ async function handle(req: PrivateRequest): Promise<unknown> {
 }
 
 /**
- * One-click connect from a webmail page: the provider is the page's own
- * origin (the token came from it), and only while not connected, so a page
- * cannot switch an existing connection elsewhere.
+ * One-click connect from a webmail page, only while not connected, so a page
+ * cannot switch an existing connection elsewhere. The provider is the page's
+ * own origin, or the origin the webmail's server named with the token
+ * (oneClickProvider); one the browser has not allowed yet (not loopback, not
+ * granted on the options page) is refused, so no page can point the extension
+ * at a provider the user never approved. Answers the provider's host.
  */
 async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.MessageSender): Promise<unknown> {
   const connected = (await (await store()).provider()) !== undefined;
   if (req[WEBMAIL_CONNECT] === 'offer') return !connected;
   if (connected) throw new Error('Already connected to a provider.');
-  const token = (req as { token?: unknown }).token;
+  const { token, provider } = req as { token?: unknown; provider?: unknown };
   if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
-  await connect(new URL(sender.url!).origin, token);
-  return true;
+  const url = oneClickProvider(provider, sender.url!);
+  const wanted = providerPermission(url);
+  if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(oneClickNeedsPermission(url));
+  await connect(url, token);
+  return new URL(url).host;
 }
 
 /** The listed messages of the asking tab's webmail that have no spam-check outcome yet. */

@@ -1,8 +1,9 @@
 // Content script side of one-click connect: on a logged-in webmail page whose
-// adapter can issue a provider token, and while the extension is not
-// connected, a bar offers to turn on the private spam check. The token goes
-// from the webmail (same-origin request in the user's session) straight to
-// the background; the page's scripts never see it.
+// adapter offers it, and while the extension is not connected, a bar offers to
+// turn on the private spam check. The token (and, for a webmail that is not
+// the provider's own, the provider's origin) goes from the webmail's server
+// (a same-origin request in the user's session) straight to the background;
+// the page's scripts never see it, and nothing in the page's DOM chooses it.
 import browser from 'webextension-polyfill';
 import type { WebmailAdapter } from '../content/adapters/adapter.js';
 import { WEBMAIL_CONNECT, type WebmailConnectRequest } from './messages.js';
@@ -14,10 +15,11 @@ type Reply = { ok: boolean; value?: unknown; error?: string } | undefined;
 const ask = (req: WebmailConnectRequest): Promise<Reply> => browser.runtime.sendMessage(req) as Promise<Reply>;
 
 export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Document, url: URL): Promise<void> {
-  if (!adapter.issueToken || !doc.querySelector('a[href="/mail/logout"]') || doc.querySelector('.pmf-connect')) return;
+  const offer = adapter.connectOffer?.(doc, url);
+  if (!offer || doc.querySelector('.pmf-connect')) return;
   const host = doc.createElement('div');
   host.className = 'pmf-connect';
-  (doc.querySelector('main') ?? doc.body).prepend(host); // placed first, so a second scan sees it
+  offer.at.prepend(host); // placed first, so a second scan sees it
   // Not offered: an empty host stays, as removing it would rescan the page (a DOM change) and ask again.
   if ((await ask({ [WEBMAIL_CONNECT]: 'offer' }))?.value !== true) return void (host.hidden = true);
   const root = host.attachShadow({ mode: 'open' });
@@ -36,10 +38,11 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
     button.disabled = true;
     label.textContent = 'Connecting and fetching the spam model…';
     try {
-      const reply = await ask({ [WEBMAIL_CONNECT]: 'connect', token: await adapter.issueToken!(doc, url) });
+      const { token, provider } = await offer.issueToken();
+      const reply = await ask({ [WEBMAIL_CONNECT]: 'connect', token, provider });
       if (!reply?.ok) throw new Error(reply?.error ?? 'The extension background did not answer.');
       bar.dataset.state = 'done';
-      label.textContent = 'Connected: messages you open are now checked for spam privately.';
+      label.textContent = `Connected to ${String(reply.value)}: messages you open are now checked for spam privately.`;
       button.remove();
     } catch (e) {
       bar.dataset.state = 'error';

@@ -27,7 +27,10 @@ export interface PrivateStatus {
 
 /** Content script → background: one-click connect from the webmail page (private/connect-offer.ts). */
 export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
-export type WebmailConnectRequest = { [WEBMAIL_CONNECT]: 'offer' } | { [WEBMAIL_CONNECT]: 'connect'; token: string };
+export type WebmailConnectRequest =
+  | { [WEBMAIL_CONNECT]: 'offer' }
+  /** provider: the provider's origin as the webmail's server named it; absent, the page's own origin. */
+  | { [WEBMAIL_CONNECT]: 'connect'; token: string; provider?: string };
 
 /**
  * Content script → background: which of these listed messages (MailSource ids)

@@ -34,3 +34,38 @@ export function permissionRefused(url: string): string {
     'Nothing was sent. Click Connect again and choose Allow to use this provider.'
   );
 }
+
+/**
+ * The provider one-click connect from a webmail page connects to: the page's
+ * own origin when the webmail is the provider's (the demo webmail), or else
+ * exactly the origin the webmail's server named with the token (Roundcube's
+ * plugin), never a path or anything else, and loopback only from a loopback page.
+ */
+export function oneClickProvider(named: unknown, pageUrl: string): string {
+  if (named === undefined) return new URL(pageUrl).origin;
+  let u: URL | undefined;
+  try {
+    u = typeof named === 'string' && named.length <= 2048 ? new URL(named) : undefined;
+  } catch {
+    u = undefined;
+  }
+  // Only "scheme://host[:port]" itself (URL would also read "https://a@b", paths or odd spellings).
+  if (!u || !/^https?:$/.test(u.protocol) || (named !== u.origin && named !== `${u.origin}/`))
+    throw new Error('The webmail named no valid provider address; connect on the extension’s options page.');
+  // A webmail out on the network has no business naming a port on this computer.
+  if (IN_MANIFEST.has(u.hostname) && !IN_MANIFEST.has(new URL(pageUrl).hostname))
+    throw new Error('The webmail named a provider on this computer; connect on the extension’s options page.');
+  return u.origin;
+}
+
+/**
+ * Why one-click connect refuses a provider the browser has not allowed yet:
+ * a content script cannot ask, so the user connects once on the options page,
+ * where the browser asks them about that host.
+ */
+export function oneClickNeedsPermission(url: string): string {
+  return (
+    `Your webmail’s spam check runs at ${new URL(url).host}. To use it, connect once on the extension’s ` +
+    'options page (Private spam filtering), where your browser asks you to allow that address. Nothing was sent.'
+  );
+}

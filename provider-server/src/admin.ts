@@ -28,7 +28,8 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(text);
 }
 
-function authorized(header: string | undefined, hashes: readonly Buffer[]): boolean {
+/** Whether an Authorization header carries a bearer secret whose SHA-256 is one of hashes (constant time). */
+export function authorized(header: string | undefined, hashes: readonly Buffer[]): boolean {
   const m = /^Bearer ([\x21-\x7e]{1,256})$/.exec(header ?? '');
   if (!m) return false;
   const digest = createHash('sha256').update(m[1]).digest();

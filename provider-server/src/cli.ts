@@ -9,6 +9,7 @@
 //   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
+//   tsx provider-server/src/cli.ts webmail-secret                       a new webmail secret (Roundcube plugin) and its SHA-256
 //   tsx provider-server/src/cli.ts blocklist-publish ID FILE [--config FILE]  imports a list source (docs/blocklist.md)
 //       as the next version of private blocklist ID, with a delta from the current one; restart serve to publish it
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
@@ -32,8 +33,14 @@ import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
+
+/** Commands printing a fresh secret and the SHA-256 the configuration holds instead of it. */
+const SECRETS = new Map([
+  ['admin-token', { prefix: 'pmfadmin', configure: 'adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256' }],
+  ['webmail-secret', { prefix: 'pmfwebmail', configure: 'webmailSecretSha256 or PMF_WEBMAIL_SECRET_SHA256' }],
+]);
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -85,12 +92,11 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     return new Promise<number>(() => {}); // runs until a signal
   }
-  if (cmd === 'admin-token' && rest.length === 0) {
-    const token = `pmfadmin_${randomBytes(32).toString('base64url')}`;
+  const secret = SECRETS.get(cmd ?? '');
+  if (secret && rest.length === 0) {
+    const token = `${secret.prefix}_${randomBytes(32).toString('base64url')}`;
     console.log(`token  ${token}`);
-    console.log(
-      `sha256 ${createHash('sha256').update(token).digest('hex')}  (add to adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256)`,
-    );
+    console.log(`sha256 ${createHash('sha256').update(token).digest('hex')}  (add to ${secret.configure})`);
     return 0;
   }
   if (cmd === 'blocklist-publish' && rest.length === 2) {

@@ -54,6 +54,13 @@ export interface ServerConfig {
    * prints one); the /admin endpoints exist only when this is not empty.
    */
   adminTokenSha256: string[];
+  /**
+   * Hex SHA-256 of each webmail secret (`provider-server webmail-secret`
+   * prints one): a webmail's server (the Roundcube plugin) holding one may ask
+   * POST /webmail/token for its logged-in user's token; the endpoint exists
+   * only when this is not empty.
+   */
+  webmailSecretSha256: string[];
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
@@ -70,6 +77,7 @@ export const DEFAULTS: ServerConfig = {
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
   trustedProxies: [],
   adminTokenSha256: [],
+  webmailSecretSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
 };
@@ -118,6 +126,12 @@ export function clientAddress(
   if (!trustedProxies.includes(peer) || forwardedFor === undefined) return peer;
   const last = [forwardedFor].flat().join(',').split(',').at(-1)?.trim() ?? '';
   return net.isIP(last) ? last : peer;
+}
+
+/** A configured list of hex SHA-256 digests of secrets (the secrets themselves are never configured). */
+function digests(list: unknown, name: string, command: string): void {
+  if (!Array.isArray(list) || !list.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h)))
+    throw new Error(`config: ${name} must be a list of hex SHA-256 digests (provider-server ${command})`);
 }
 
 /** PMF_MODELS=id=path[,id=path...] */
@@ -175,6 +189,8 @@ export function loadConfig(
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
   if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
   if (env.PMF_ADMIN_TOKEN_SHA256) merged.adminTokenSha256 = env.PMF_ADMIN_TOKEN_SHA256.split(',').filter(Boolean);
+  if (env.PMF_WEBMAIL_SECRET_SHA256)
+    merged.webmailSecretSha256 = env.PMF_WEBMAIL_SECRET_SHA256.split(',').filter(Boolean);
 
   merged.port = intFrom(merged.port, 'port', 0, 65535);
   merged.workers = intFrom(merged.workers, 'workers', 1, 64);
@@ -187,11 +203,8 @@ export function loadConfig(
   if (!Array.isArray(merged.trustedProxies) || !merged.trustedProxies.every((a) => net.isIP(a) !== 0)) {
     throw new Error('config: trustedProxies must be a list of IP addresses');
   }
-  if (
-    !Array.isArray(merged.adminTokenSha256) ||
-    !merged.adminTokenSha256.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h))
-  )
-    throw new Error('config: adminTokenSha256 must be a list of hex SHA-256 digests (provider-server admin-token)');
+  digests(merged.adminTokenSha256, 'adminTokenSha256', 'admin-token');
+  digests(merged.webmailSecretSha256, 'webmailSecretSha256', 'webmail-secret');
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');
   if (merged.tls) {
     if (!merged.tls.certFile || !merged.tls.keyFile)

@@ -60,6 +60,12 @@ export function createMetrics() {
       labelNames: ['model', 'status'],
       registers: [registry],
     }),
+    webmailTokens: new client.Counter({
+      name: 'pmf_webmail_tokens_total',
+      help: 'POST /webmail/token answers, by outcome (issued, unauthorized, unknown_user, rate_limited, bad_request)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     blocklistItems: new client.Counter({
       name: 'pmf_blocklist_items_total',
       help: 'Blinded blocklist items evaluated, by list (the provider learns how many, never which)',

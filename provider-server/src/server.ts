@@ -18,7 +18,9 @@ import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
+import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
+import { createWebmailTokenHandler } from './webmail-token.js';
 
 export const SESSION_PATH = '/session';
 
@@ -55,6 +57,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // blocklist_request elements are checked on this thread (ristretto255)
   if (!(await providerSodiumReady())) log(NATIVE_MISSING);
   const metrics = createMetrics();
+  // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
+  // a store row, bounded like the sessions it opens (hellos per user per minute).
+  const issueToken = async (userId: number) =>
+    (await store.takeRate(userId, config.limits.hellosPerMinute, Date.now(), 'hello'))
+      ? store.issueToken(userId)
+      : undefined;
   const webmail = createWebmailHandler({
     authenticate: async (token) => {
       const id = await store.authenticate(token);
@@ -63,11 +71,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    // Each token is a store row: bounded like the sessions it opens (hellos per minute).
-    issueToken: async (userId) =>
-      (await store.takeRate(Number(userId), config.limits.hellosPerMinute, Date.now(), 'hello'))
-        ? store.issueToken(Number(userId))
-        : undefined,
+    issueToken: (userId) => issueToken(Number(userId)),
+  });
+  const webmailToken = createWebmailTokenHandler({
+    secretSha256: config.webmailSecretSha256,
+    userName: lmtpConfig(config.lmtp, {}).userName,
+    userId: (name) => store.userId(name),
+    issue: issueToken,
+    log,
+    count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
   const admin = createAdminHandler({
     tokenSha256: config.adminTokenSha256,
@@ -81,6 +93,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     blocklists: opts.blocklists,
     webmail,
     admin,
+    webmailToken,
     workers: () => crypto.health(),
   });
   const server = config.tls

@@ -29,8 +29,8 @@ export interface WebmailAdapter {
   folderOf?(view: MessageView): MailFolder | undefined;
   /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */
   moveTo?(view: MessageView, folder: MailFolder): Promise<void>;
-  /** A fresh provider token for the logged-in user (same-origin request), for one-click connect. */
-  issueToken?(doc: Document, url: URL): Promise<string>;
+  /** One-click connect, where this page offers it (logged in; Roundcube: with the provider's plugin). */
+  connectOffer?(doc: Document, url: URL): ConnectOffer | undefined;
   /**
    * For webmails whose page does not hold the whole encrypted message (Roundcube shows a PGP/MIME body
    * only as an attachment): the raw message, read from the webmail's server, searched instead of `text`.
@@ -46,3 +46,39 @@ export interface LoadedMessage {
 }
 
 export type MailFolder = 'inbox' | 'junk';
+
+export interface ConnectOffer {
+  /** The element the bar goes first in. */
+  at: Element;
+  /**
+   * A fresh token for the logged-in user, asked of the webmail's own server in the user's session
+   * (a same-origin request), with the provider's origin when it is not the page's. Both come from
+   * that answer, never from the page's DOM, which the page's scripts and mail content can forge.
+   */
+  issueToken(): Promise<IssuedToken>;
+}
+
+export interface IssuedToken {
+  token: string;
+  /** The provider's origin, when it is not the webmail page's own. */
+  provider?: string;
+}
+
+/** Reads a webmail's token answer (`{token, provider?}`, or `{error}` in plain words). */
+export async function issuedToken(r: Response): Promise<IssuedToken> {
+  type Answer = { token?: unknown; provider?: unknown; error?: unknown };
+  let answer: Answer = {};
+  try {
+    answer = ((await r.json()) as Answer | null) ?? {};
+  } catch {
+    answer = {};
+  }
+  const { token, provider, error } = answer;
+  if (r.ok && typeof token === 'string' && token && token.length <= 4096) {
+    if (provider === undefined) return { token };
+    if (typeof provider === 'string' && provider.length <= 2048) return { token, provider };
+  }
+  throw new Error(
+    typeof error === 'string' && error.length <= 200 ? error : `The webmail gave no token (HTTP ${r.status}).`,
+  );
+}

@@ -1,6 +1,6 @@
 // The demo webmail served by provider-server at /mail
 // (provider-server/src/webmail/index.ts defines this DOM).
-import type { MailFolder, MessageView, WebmailAdapter } from './adapter.js';
+import { issuedToken, type MailFolder, type MessageView, type WebmailAdapter } from './adapter.js';
 
 const text = (root: Element, sel: string) => root.querySelector(sel)?.textContent?.trim() ?? '';
 
@@ -52,12 +52,12 @@ export const demoWebmail: WebmailAdapter = {
     if (!r.ok) throw new Error(`The webmail refused the move (HTTP ${r.status}).`);
     view.body.closest<HTMLElement>('article.message')!.dataset.folder = folder;
   },
-  async issueToken(doc: Document, url: URL) {
-    if (!doc.querySelector('a[href="/mail/logout"]')) throw new Error('Log in to the webmail first.');
-    const r = await fetch(new URL('/mail/extension-token', url), { method: 'POST', credentials: 'same-origin' });
-    const token = r.ok ? ((await r.json()) as { token?: unknown }).token : undefined;
-    if (typeof token !== 'string' || token.length > 4096)
-      throw new Error(`The webmail gave no token (HTTP ${r.status}).`);
-    return token;
+  connectOffer(doc, url) {
+    if (!doc.querySelector('a[href="/mail/logout"]')) return undefined;
+    return {
+      at: doc.querySelector('main') ?? doc.body,
+      issueToken: async () =>
+        issuedToken(await fetch(new URL('/mail/extension-token', url), { method: 'POST', credentials: 'same-origin' })),
+    };
   },
 };

@@ -7,16 +7,17 @@
 // header the page does not show, so the raw message is read from
 // `_action=viewsource` through the background (only of the tab's own site,
 // with the user's session). Spam goes to Junk through Roundcube's own
-// `_action=move` with the page's request token.
+// `_action=move` with the page's request token. One-click connect asks the
+// provider's Roundcube plugin (`_action=plugin.pmf_connect`) for a token.
 import { providerIdOf } from '../../../mail/message-id.js';
 import { ask } from '../../lib/rpc.js';
-import type { LoadedMessage, MailFolder, MessageView, WebmailAdapter } from './adapter.js';
+import { issuedToken, type LoadedMessage, type MailFolder, type MessageView, type WebmailAdapter } from './adapter.js';
 
 /** Where each view's message is now (a move changes its folder and its uid); kept out of the page's DOM. */
 const where = new WeakMap<HTMLElement, { mbox: string; uid?: string; junk: string; providerId?: string }>();
 
 /** A value of the page's `rcmail.set_env({...})` (inline script), as Roundcube's own scripts read it. */
-function env(doc: Document, key: 'request_token' | 'junk_mailbox'): string | undefined {
+function env(doc: Document, key: 'request_token' | 'junk_mailbox' | 'pmf_connect'): string | undefined {
   for (const s of doc.querySelectorAll('script:not([src])')) {
     const m = new RegExp(`"${key}":"([^"\\\\]{1,200})"`).exec(s.textContent ?? '');
     if (m) return m[1];
@@ -149,5 +150,25 @@ export const roundcube: WebmailAdapter = {
       _token: token,
     });
     where.set(view.body, { ...at, mbox: target, uid: undefined });
+  },
+  connectOffer(doc, url) {
+    // On the mailbox view (not in the preview frame), where the provider's plugin says it is installed
+    // (provider-server/roundcube-plugin/pmf_connect). The answer, not this page, names the provider.
+    const token = env(doc, 'request_token');
+    if (!token || env(doc, 'pmf_connect') !== 'available' || !doc.querySelector('#messagelist')) return undefined;
+    return {
+      at: doc.querySelector('#messagelist')?.closest('.scroller') ?? doc.body, // above the list, under its header
+      async issueToken() {
+        const action = base(url);
+        action.search = new URLSearchParams({ _task: 'mail', _action: 'plugin.pmf_connect', _remote: '1' }).toString();
+        return issuedToken(
+          await fetch(action, {
+            method: 'POST',
+            headers: { 'X-Roundcube-Request': token },
+            credentials: 'same-origin',
+          }),
+        );
+      },
+    };
   },
 };

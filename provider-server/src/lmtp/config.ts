@@ -34,6 +34,11 @@ export const LMTP_DEFAULTS: LmtpConfig = {
   timeoutMs: 60_000,
 };
 
+/** The store user a mail address (or login) is, as Dovecot's username_format: %n (the local part) or %u (the whole address). */
+export function storeUserOf(address: string, userName: LmtpConfig['userName']): string {
+  return userName === 'address' ? address.toLowerCase() : address.replace(/@[^@]*$/, '');
+}
+
 function int(value: unknown, name: string, min: number, max: number): number {
   const n = typeof value === 'string' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max)

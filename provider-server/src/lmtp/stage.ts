@@ -20,7 +20,7 @@ import net from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { deliveryKey, type DeliveryJournal } from './journal.js';
 import { LmtpUnavailable, lmtpSend } from './lmtp-client.js';
-import type { LmtpConfig } from './config.js';
+import { storeUserOf, type LmtpConfig } from './config.js';
 import { StampRefused, stampProviderId } from './stamp.js';
 import type { StoredCheck } from './stored-check.js';
 
@@ -49,9 +49,7 @@ export async function startLmtpStage(deps: {
   const { config, journal, registry } = deps;
   const log = deps.log ?? (() => undefined);
   const inFlight = new Set<string>();
-  // As Dovecot's username_format: %n (the local part) or %u (the whole address).
-  const userOf = (address: string) =>
-    config.userName === 'address' ? address.toLowerCase() : address.replace(/@[^@]*$/, '');
+  const userOf = (address: string) => storeUserOf(address, config.userName);
 
   async function deliverOne(from: string, to: string, raw: Buffer): Promise<string | Error> {
     const key = deliveryKey(to, raw);

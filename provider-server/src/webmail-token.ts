@@ -1,0 +1,116 @@
+// POST /webmail/token: a webmail's server (the Roundcube plugin in
+// ../roundcube-plugin/) asks for a fresh bearer token for the user logged in
+// there, so that user's extension connects with one click and nobody copies
+// tokens. Server to server only: the webmail authenticates with a shared
+// secret configured here by SHA-256 only (webmailSecretSha256) and compared in
+// constant time; without any configured, the endpoint does not exist (404).
+//   request  Authorization: Bearer <secret>, body {"user": "<the webmail login>"}
+//   answer   200 {token} · 401 wrong secret · 404 no such user · 429 too many this minute
+//            (400 malformed, 413 over 1 KB)
+// The login maps to a store user as the LMTP stage maps a recipient
+// (lmtp.userName: Dovecot's %n or %u), so the webmail's IMAP login is the user
+// its mail is delivered to. Each answer is logged with the store's user id,
+// never the token.
+import type http from 'node:http';
+import { authorized } from './admin.js';
+import { storeUserOf, type LmtpConfig } from './lmtp/config.js';
+
+export const WEBMAIL_TOKEN_PATH = '/webmail/token';
+const MAX_BODY_BYTES = 1024;
+
+export interface WebmailTokenDeps {
+  /** Hex SHA-256 of each accepted webmail secret. */
+  secretSha256: readonly string[];
+  userName: LmtpConfig['userName'];
+  userId(name: string): Promise<number | undefined>;
+  /** A fresh token, or undefined when the user was issued too many this minute. */
+  issue(userId: number): Promise<string | undefined>;
+  log(line: string): void;
+  /** Counts answers by outcome (issued, unauthorized, unknown_user, rate_limited, bad_request). */
+  count(outcome: string): void;
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...(status === 401 && { 'www-authenticate': 'Bearer realm="pmf-webmail"' }),
+  });
+  res.end(text);
+}
+
+/** The request body, or undefined past MAX_BODY_BYTES (the rest is read and dropped). */
+function readBody(req: http.IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    });
+    req.on('end', () => resolve(size <= MAX_BODY_BYTES ? Buffer.concat(chunks).toString('utf8') : undefined));
+    req.on('error', reject);
+  });
+}
+
+/** The login named in a request body, or undefined when it is not {"user": "<1..256 printable chars>"}. */
+function loginOf(body: string): string | undefined {
+  let user: unknown;
+  try {
+    user = (JSON.parse(body) as { user?: unknown } | null)?.user;
+  } catch {
+    return undefined;
+  }
+  return typeof user === 'string' && /^[\x21-\x7e]{1,256}$/.test(user) ? user : undefined;
+}
+
+/** Handles WEBMAIL_TOKEN_PATH and returns true; false for every other path. */
+export function createWebmailTokenHandler(
+  deps: WebmailTokenDeps,
+): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
+  const hashes = deps.secretSha256.map((h) => Buffer.from(h, 'hex'));
+  return (req, res) => {
+    if (hashes.length === 0 || new URL(req.url ?? '/', 'http://localhost').pathname !== WEBMAIL_TOKEN_PATH)
+      return false;
+    answer(deps, hashes, req, res).catch(() => {
+      if (!res.headersSent) send(res, 500, { error: 'internal error' });
+    });
+    return true;
+  };
+}
+
+async function answer(
+  deps: WebmailTokenDeps,
+  hashes: readonly Buffer[],
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const peer = req.socket.remoteAddress ?? '?';
+  const refuse = (status: number, outcome: string, error: string, why: string) => {
+    deps.count(outcome);
+    deps.log(`webmail token refused (${why}) for a request from ${peer}`);
+    send(res, status, { error });
+  };
+  if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });
+  if (!authorized(req.headers.authorization, hashes))
+    return refuse(401, 'unauthorized', 'webmail secret required', 'wrong or missing secret');
+  const body = await readBody(req);
+  if (body === undefined) return refuse(413, 'bad_request', 'request too large', 'request too large');
+  const login = loginOf(body);
+  if (login === undefined) return refuse(400, 'bad_request', 'expected {"user": "<login>"}', 'malformed request');
+  const userId = await deps.userId(storeUserOf(login, deps.userName));
+  if (userId === undefined) return refuse(404, 'unknown_user', 'no such user', 'no such user');
+  const token = await deps.issue(userId);
+  if (!token)
+    return refuse(
+      429,
+      'rate_limited',
+      'too many tokens this minute; try again in a minute',
+      `user #${userId}: rate limited`,
+    );
+  deps.count('issued');
+  deps.log(`webmail token issued for user #${userId} to ${peer}`);
+  send(res, 200, { token });
+}
