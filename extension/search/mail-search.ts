@@ -538,14 +538,18 @@ export class MailSearch {
   }
 
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
-    const tags = await Promise.all(batch.map((d) => this.cipher.tag(d.id)));
     const seqs = batch.map((_, i) => this.nextSeq + i);
-    const records = await Promise.all(
+    const sealing = Promise.all(
       batch.map(async (d, i): Promise<DocRecord> => {
-        const sealed = await this.cipher.seal(docAad(seqs[i], tags[i]), utf8.encode(JSON.stringify(d)));
-        return { h: tags[i], ...sealed };
+        const plaintext = utf8.encode(JSON.stringify(d));
+        const h = await this.cipher.tag(d.id);
+        return { h, ...(await this.cipher.seal(docAad(seqs[i], h), plaintext)) };
       }),
     );
+    // Tokenizing (most of an add's CPU time) runs while WebCrypto works off the main thread.
+    const prepared = batch.map((d, i) => ShardBuilder.prepare(indexable(d, seqs[i])));
+    const records = await sealing;
+    const tags = records.map((r) => r.h);
     const writes = (replaced: number[]): WriteOp[] => [
       ...replaced.map((o) => ({ store: 'docs', delete: o }) as const),
       ...records.map((r, i) => ({ store: 'docs', put: r, key: seqs[i] }) as const),
@@ -567,10 +571,10 @@ export class MailSearch {
     this.nextSeq += batch.length;
     for (const o of replaced) if (o >= this.manifest.sealedUpTo) this.retireHot(o);
     if (next) this.applyManifest(next);
-    batch.forEach((d, i) => {
-      this.hot.add(indexable(d, seqs[i]));
-      this.hotLive.add(seqs[i]);
-    });
+    for (const p of prepared) {
+      this.hot.add(p);
+      this.hotLive.add(p.seq);
+    }
   }
 
   /**
