@@ -230,12 +230,13 @@ export class CompactShard {
    * is idf_shard · tf_norm · fieldBoost: the shard-local idf is swapped for
    * the global one, so scores from different shards are comparable (BM25
    * over the whole mailbox). Hits carry `part`, so results merged from many
-   * shards still know theirs.
+   * shards still know theirs. `globalIdf` is a map, not a function: a new
+   * closure per query made V8 throw away this function's optimized code.
    */
   run(
     q: CompiledQuery,
     exp: Expansion,
-    globalIdf: (term: string) => number,
+    globalIdf: ReadonlyMap<string, number>,
     dead: ReadonlySet<number>,
     range: DateRange | undefined,
     part: number,
@@ -258,7 +259,7 @@ export class CompactShard {
       if (c.presence === PRESENCE.REQUIRED) required++;
       if (!isProhibited) positive++;
       for (const { id: t, term } of exp[k]) {
-        const factor = isProhibited ? 0 : (c.boost * globalIdf(term)) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
+        const factor = isProhibited ? 0 : (c.boost * globalIdf.get(term)!) / idf(this.dfOf(t), docCount) / WEIGHT_SCALE;
         for (const f of c.fields) {
           for (let i = offsets[t * F + f], end = offsets[t * F + f + 1]; i < end; i++) {
             const d = docs[i];
@@ -282,7 +283,7 @@ export class CompactShard {
     for (let j = 0; j < candidates; j++) {
       const d = positive > 0 ? touched[j] : j;
       if ((positive > 0 && !(flags[d] & MATCHED)) || requiredHits[d] !== required || flags[d] & PROHIBITED) continue;
-      if (dead.has(seqs[d]) || (range && (dates[d] < range.from || dates[d] > range.to))) continue;
+      if ((dead.size > 0 && dead.has(seqs[d])) || (range && (dates[d] < range.from || dates[d] > range.to))) continue;
       top.offer(seqs[d], score[d], dates[d], d, part);
     }
     for (let j = 0; j < reached; j++) {
@@ -292,35 +293,5 @@ export class CompactShard {
       requiredHits[d] = 0;
       lastClause[d] = -1;
     }
-  }
-
-  /** The expanded positive terms of the query that occur in a document (for highlighting). */
-  matchedTerms(q: CompiledQuery, exp: Expansion, local: number): Set<string> {
-    const out = new Set<string>();
-    q.clauses.forEach((c, k) => {
-      if (c.presence === PRESENCE.PROHIBITED) return;
-      for (const { id: t, term } of exp[k]) {
-        for (let f = 0; f < F; f++) {
-          if (this.contains(this.a.offsets[t * F + f], this.a.offsets[t * F + f + 1], local)) {
-            out.add(term);
-            break;
-          }
-        }
-      }
-    });
-    return out;
-  }
-
-  private contains(lo: number, hi: number, local: number): boolean {
-    const docs = this.a.docs;
-    hi--;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const d = docs[mid];
-      if (d === local) return true;
-      if (d < local) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return false;
   }
 }

@@ -73,24 +73,43 @@ export function withAddressParts(value: string): string {
 
 // ---- indexing ------------------------------------------------------------------
 
-const INDEX_PIPELINE = indexPipeline();
 /** lunr.tokenizer's separator: tokens are the lower-cased runs between these. */
 const SEPARATOR = /[\s-]+/;
 
+/** The index pipeline after lunr.trimmer, which indexTerms applies itself. */
+const AFTER_TRIMMER = new lunr.Pipeline();
+AFTER_TRIMMER.add(dropLongTokens, lunr.stopWordFilter, lunr.stemmer);
+
+/** lunr.trimmer's rule (leading and trailing \W go), skipping its two regular expressions for a clean word. */
+const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95;
+function trim(token: string): string {
+  if (isWordChar(token.charCodeAt(0)) && isWordChar(token.charCodeAt(token.length - 1))) return token;
+  return token.replace(/^\W+/, '').replace(/\W+$/, '');
+}
+
 /**
  * What the index pipeline makes of one lower-cased token: its index terms
- * (none for a stop word). Memoized: mail reuses a small vocabulary, and the
- * pipeline (a dozen regular expressions of the Porter stemmer, a Token object
- * per step) was most of the cost of indexing a message. Bounded: cleared when full.
+ * (none for a stop word). Memoized by the trimmed word ("launch," and
+ * "(launch" are one entry): mail reuses a small vocabulary, and the pipeline
+ * (a dozen regular expressions of the Porter stemmer, a Token object per
+ * step) was most of the cost of indexing a message. Bounded: two generations
+ * of TERM_CACHE_SIZE / 2 words; when the newer is full the older is dropped,
+ * so the words in use survive (clearing everything made each message after
+ * it stem its words again).
  */
 const TERM_CACHE_SIZE = 200_000;
-const termCache = new Map<string, string[]>();
+let recentTerms = new Map<string, string[]>();
+let olderTerms = new Map<string, string[]>();
 export function indexTerms(token: string): string[] {
-  let terms = termCache.get(token);
+  const word = trim(token);
+  let terms = recentTerms.get(word);
   if (terms === undefined) {
-    terms = INDEX_PIPELINE.run([new lunr.Token(token, {})]).map((t) => t.toString());
-    if (termCache.size >= TERM_CACHE_SIZE) termCache.clear();
-    termCache.set(token, terms);
+    terms = olderTerms.get(word) ?? AFTER_TRIMMER.run([new lunr.Token(word, {})]).map((t) => t.toString());
+    if (recentTerms.size >= TERM_CACHE_SIZE / 2) {
+      olderTerms = recentTerms;
+      recentTerms = new Map();
+    }
+    recentTerms.set(word, terms);
   }
   return terms;
 }
@@ -100,7 +119,9 @@ export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
   const value = doc[field] ?? '';
   const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
   const out: string[] = [];
-  for (const token of text.toLowerCase().split(SEPARATOR)) if (token) out.push(...indexTerms(token));
+  for (const token of text.toLowerCase().split(SEPARATOR)) {
+    if (token) for (const term of indexTerms(token)) out.push(term);
+  }
   return out;
 }
 

@@ -21,7 +21,7 @@ import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
-import { compileQuery, parseQuery, type IndexableDoc } from './lunr-shard.js';
+import { compileQuery, parseQuery, PRESENCE, type IndexableDoc } from './lunr-shard.js';
 import { ShardBuilder } from './shard-builder.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import { TopHits } from './top-hits.js';
@@ -538,14 +538,18 @@ export class MailSearch {
   }
 
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
-    const tags = await Promise.all(batch.map((d) => this.cipher.tag(d.id)));
     const seqs = batch.map((_, i) => this.nextSeq + i);
-    const records = await Promise.all(
+    const sealing = Promise.all(
       batch.map(async (d, i): Promise<DocRecord> => {
-        const sealed = await this.cipher.seal(docAad(seqs[i], tags[i]), utf8.encode(JSON.stringify(d)));
-        return { h: tags[i], ...sealed };
+        const plaintext = utf8.encode(JSON.stringify(d));
+        const h = await this.cipher.tag(d.id);
+        return { h, ...(await this.cipher.seal(docAad(seqs[i], h), plaintext)) };
       }),
     );
+    // Tokenizing (most of an add's CPU time) runs while WebCrypto works off the main thread.
+    const prepared = batch.map((d, i) => ShardBuilder.prepare(indexable(d, seqs[i])));
+    const records = await sealing;
+    const tags = records.map((r) => r.h);
     const writes = (replaced: number[]): WriteOp[] => [
       ...replaced.map((o) => ({ store: 'docs', delete: o }) as const),
       ...records.map((r, i) => ({ store: 'docs', put: r, key: seqs[i] }) as const),
@@ -567,10 +571,10 @@ export class MailSearch {
     this.nextSeq += batch.length;
     for (const o of replaced) if (o >= this.manifest.sealedUpTo) this.retireHot(o);
     if (next) this.applyManifest(next);
-    batch.forEach((d, i) => {
-      this.hot.add(indexable(d, seqs[i]));
-      this.hotLive.add(seqs[i]);
-    });
+    for (const p of prepared) {
+      this.hot.add(p);
+      this.hotLive.add(p.seq);
+    }
   }
 
   /**
@@ -731,17 +735,21 @@ export class MailSearch {
     const df = new Map<string, number>();
     parts.forEach((p, i) => p.shard.addDfs(expansions[i], df));
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
-    const idfOf = (term: string) => globalIdf.get(term)!;
 
     // Newest shards first: sorting by date, older shards then rarely get past the kth hit.
     const top = new TopHits(limit, sort);
     for (let i = parts.length - 1; i >= 0; i--)
-      parts[i].shard.run(q, expansions[i], idfOf, parts[i].dead, range, i, top);
+      parts[i].shard.run(q, expansions[i], globalIdf, parts[i].dead, range, i, top);
 
+    // The words to highlight, one set for all hits: a hit's text holds a word
+    // of it only if the hit's shard has that term, and then the shard's
+    // expansion of the same clause has it too (a term's match does not depend on the shard).
+    const terms = new Set<string>();
+    q.clauses.forEach((c, k) => {
+      if (c.presence !== PRESENCE.PROHIBITED) for (const e of expansions) for (const { term } of e[k]) terms.add(term);
+    });
     const hits = top.best.map((s) => {
-      const shard = parts[s.part].shard;
-      const d = shard.doc(s.local);
-      const terms = shard.matchedTerms(q, expansions[s.part], s.local);
+      const d = parts[s.part].shard.doc(s.local);
       const hit: SearchHit = {
         id: d.id,
         score: s.score,
@@ -753,19 +761,19 @@ export class MailSearch {
       };
       if (d.to !== undefined) hit.to = d.to;
       if (d.url !== undefined) hit.url = d.url;
-      return { hit, terms, seq: s.seq };
+      return { hit, seq: s.seq };
     });
-    if (snippets) await this.fillSnippets(hits);
+    if (snippets) await this.fillSnippets(hits, terms);
     return hits.map((h) => h.hit);
   }
 
   /** Snippets need the bodies: one stored message per hit, read and decrypted. */
-  private async fillSnippets(hits: { hit: SearchHit; terms: ReadonlySet<string>; seq: number }[]): Promise<void> {
+  private async fillSnippets(hits: { hit: SearchHit; seq: number }[], terms: ReadonlySet<string>): Promise<void> {
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(hits.map((h) => tx.store.get(h.seq)));
     await tx.done;
     await Promise.all(
-      hits.map(async ({ hit, terms, seq }, i) => {
+      hits.map(async ({ hit, seq }, i) => {
         const snippet = makeSnippet((await this.openDoc(seq, recs[i])).body, terms);
         hit.snippet = snippet.text;
         hit.highlights.snippet = snippet.ranges;

@@ -15,13 +15,28 @@ const K1 = 1.2;
 const B = 0.75;
 const MAX_WEIGHT = 0xffff;
 
-interface BuiltDoc {
+/**
+ * A message's index terms counted per field, and its doc-table entry: all of
+ * an add that does not depend on the shard, so a writer can do it while the
+ * message is being encrypted (ShardBuilder.prepare), and add it only once stored.
+ */
+export interface PreparedDoc {
   seq: number;
   date: number;
   /** Number of terms in each field. */
   lengths: number[];
-  /** Per field: term id → term frequency. */
-  tf: Map<number, number>[];
+  /** Per field: term → term frequency. */
+  counts: Map<string, number>[];
+  meta: Uint8Array;
+}
+
+interface BuiltDoc {
+  seq: number;
+  date: number;
+  lengths: number[];
+  /** Per field: the term ids and their frequencies (parallel arrays). */
+  ids: Int32Array[];
+  tfs: Int32Array[];
 }
 
 export class ShardBuilder {
@@ -31,28 +46,45 @@ export class ShardBuilder {
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
 
-  /** Adds a message (sequence numbers must increase). */
-  add(doc: IndexableDoc): void {
-    const last = this.docs.at(-1);
-    if (last && doc.seq <= last.seq) throw new Error('shard documents must be added in sequence order');
+  /** Tokenizes and counts one message (no state touched). */
+  static prepare(doc: IndexableDoc): PreparedDoc {
     const lengths: number[] = [];
-    const tf = FIELDS.map((field) => {
-      const counts = new Map<number, number>();
+    const counts = FIELDS.map((field) => {
       const words = fieldTerms(doc, field);
       lengths.push(words.length);
-      for (const w of words) {
+      const tf = new Map<string, number>();
+      for (const w of words) tf.set(w, (tf.get(w) ?? 0) + 1);
+      return tf;
+    });
+    return { seq: doc.seq, date: doc.date, lengths, counts, meta: DocTable.encode(doc) };
+  }
+
+  /** Adds a message, prepared or not (sequence numbers must increase). */
+  add(doc: IndexableDoc | PreparedDoc): void {
+    const p = 'counts' in doc ? doc : ShardBuilder.prepare(doc);
+    const last = this.docs.at(-1);
+    if (last && p.seq <= last.seq) throw new Error('shard documents must be added in sequence order');
+    const ids: Int32Array[] = [];
+    const tfs: Int32Array[] = [];
+    for (const counts of p.counts) {
+      const fieldIds = new Int32Array(counts.size);
+      const fieldTfs = new Int32Array(counts.size);
+      let k = 0;
+      for (const [w, tf] of counts) {
         let id = this.ids.get(w);
         if (id === undefined) {
           id = this.terms.length;
           this.ids.set(w, id);
           this.terms.push(w);
         }
-        counts.set(id, (counts.get(id) ?? 0) + 1);
+        fieldIds[k] = id;
+        fieldTfs[k++] = tf;
       }
-      return counts;
-    });
-    this.docs.push({ seq: doc.seq, date: doc.date, lengths, tf });
-    this.metas.push(DocTable.encode(doc));
+      ids.push(fieldIds);
+      tfs.push(fieldTfs);
+    }
+    this.docs.push({ seq: p.seq, date: p.date, lengths: p.lengths, ids, tfs });
+    this.metas.push(p.meta);
     this.built = undefined;
   }
 
@@ -79,7 +111,7 @@ export class ShardBuilder {
     for (const d of this.docs) {
       for (let f = 0; f < F; f++) {
         totalLength[f] += d.lengths[f];
-        for (const id of d.tf[f].keys()) offsets[rank[id] * F + f + 1]++;
+        for (const id of d.ids[f]) offsets[rank[id] * F + f + 1]++;
       }
     }
     for (let i = 1; i < offsets.length; i++) offsets[i] += offsets[i - 1];
@@ -93,8 +125,10 @@ export class ShardBuilder {
     this.docs.forEach((d, local) => {
       for (let f = 0; f < F; f++) {
         const norm = K1 * (1 - B + B * (d.lengths[f] / avgLength[f]));
-        for (const [id, tf] of d.tf[f]) {
-          const r = rank[id];
+        const ids = d.ids[f];
+        for (let k = 0; k < ids.length; k++) {
+          const r = rank[ids[k]];
+          const tf = d.tfs[f][k];
           // lunr: score = idf·(k1+1)·tf / (k1·(1−b+b·len/avg) + tf), times field boost, rounded.
           let score = (idfs[r] * ((K1 + 1) * tf)) / (norm + tf);
           score *= FIELD_BOOST[FIELDS[f]];

@@ -15,6 +15,18 @@ const SCAN_CHARS = 50_000;
 const SNIPPET_CHARS = 220;
 const LEAD_CHARS = 60;
 
+/** The candidate tokens' expression, made once per set of terms (a query highlights all its hits with one). */
+const candidateExpressions = new WeakMap<ReadonlySet<string>, RegExp>();
+function candidatesOf(terms: ReadonlySet<string>): RegExp {
+  let re = candidateExpressions.get(terms);
+  if (!re) {
+    const initials = [...new Set([...terms].map((t) => t[0]))].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('');
+    re = new RegExp(`(?<![^\\s-])[^\\w\\s-]*[${initials}][^\\s-]*`, 'gi');
+    candidateExpressions.set(terms, re);
+  }
+  return re;
+}
+
 /**
  * Yields the ranges of tokens (split like lunr.tokenizer) whose index term is
  * in `terms`. A regular expression finds the tokens whose first word
@@ -23,8 +35,7 @@ const LEAD_CHARS = 60;
  * this skips most tokens without missing a match.
  */
 function* matches(text: string, terms: ReadonlySet<string>): Generator<Range> {
-  const initials = [...new Set([...terms].map((t) => t[0]))].map((c) => c.replace(/[\\\]^-]/g, '\\$&')).join('');
-  const candidates = new RegExp(`(?<![^\\s-])[^\\w\\s-]*[${initials}][^\\s-]*`, 'gi');
+  const candidates = candidatesOf(terms);
   const scan = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
   for (const m of scan.matchAll(candidates)) {
     const [term] = indexTerms(m[0].toLowerCase());

@@ -55,7 +55,8 @@ function build(docs: IndexableDoc[]): CompactShard {
 const results = (s: CompactShard, query: string, range?: { from: number; to: number }) => {
   const q = compileQuery(parseQuery(query));
   const top = new TopHits(1000, 'relevance');
-  s.run(q, s.expand(q), () => 1, new Set(), range, 0, top);
+  const exp = s.expand(q);
+  s.run(q, exp, new Map(exp.flat().map(({ term }) => [term, 1])), new Set(), range, 0, top);
   return top.best;
 };
 

@@ -116,6 +116,25 @@ describe('MailSearch across shards', () => {
     assertSameHits(await ids(s, 'subject:w4'), ref.matching(['w4'], [], 'subject'), 'subject:w4');
   });
 
+  it('highlights exactly the query words in the subject and snippet of hits from every shard', async () => {
+    const marked = (t: string, rs: { start: number; end: number }[]) => rs.map((r) => t.slice(r.start, r.end));
+    const cases: [string, (w: string) => boolean][] = [
+      ...queries(14, 10).map((terms): [string, (w: string) => boolean] => [terms.join(' '), (w) => terms.includes(w)]),
+      ['w29*', (w) => w.startsWith('w29')],
+      ['w2 -w3', (w) => w === 'w2'],
+    ];
+    const shards = new Set<number>();
+    for (const [query, isQueryWord] of cases) {
+      for (const h of await s.search(query, 1000)) {
+        shards.add((Number(h.id.slice(1)) / SHARD_SIZE) | 0);
+        assert.deepEqual(marked(h.subject, h.highlights.subject), h.subject.split(' ').filter(isQueryWord), query);
+        // Bodies are short: the snippet is the whole body, uncut.
+        assert.deepEqual(marked(h.snippet, h.highlights.snippet), h.snippet.split(' ').filter(isQueryWord), query);
+      }
+    }
+    assert.equal(shards.size, 3, 'hits from both sealed shards and the hot one');
+  });
+
   it('survives close and reopen with identical answers', async () => {
     await s.close();
     s = await openMailSearch({ dbName: name, key });
