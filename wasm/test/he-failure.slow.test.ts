@@ -1,6 +1,7 @@
 // docs/crypto.md#tests at full size: decryption-failure rate over 10^5 trials at the largest
 // email (L = 5000 rows, every count at the cap), at T = 24 and at T = 32, where the key switch's
-// noise is largest after the switch to 2^Q (2^(Q−54) of it). About 3 minutes each.
+// noise is largest after the switch to 2^Q (2^(Q−54) of it). About 9 minutes each on a shared
+// 2-core machine.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { failureRun } from './he/fixtures.js';
