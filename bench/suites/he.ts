@@ -91,7 +91,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     metric: 'bytes',
     value: kskBytes.length,
     unit: 'B',
-    note: '14 digits × 2 limbs, a parts seeded',
+    note: '7 digits of one limb (q2), a parts seeded',
   });
   const kskLoadNs = timeRounds(() => h.loadKeySwitchKey(kskBytes).dispose(), ctx.quick ? 3 : 10);
   ctx.report({
@@ -197,7 +197,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     metric: 'time_ms',
     value: ms(extractNs),
     unit: 'ms',
-    note: 'fresh Enc(0), extract, blind, flood, switch, pack',
+    note: "fresh Enc(0), blind, flood, drop q1, key switch to n' = 2048, extract, switch to 2^Q, pack",
   });
   const [x] = model.extract(acc, [0], session.pk, session.ksk);
   const decNs = timePerCall(() => session.user.decryptLwe(x.lwe, params), {
@@ -211,7 +211,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     unit: 'us',
     reference: PRETZEL.decryptUs,
     ratio: decNs / 1e3 / PRETZEL.decryptUs,
-    note: 'unpack + inner product of length n, incl. JS copy-in',
+    note: "unpack + inner product of length n' = 2048, incl. JS copy-in",
   });
   acc.dispose();
   model.dispose();

@@ -14,7 +14,7 @@ import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures, makeSpec, type FeatureSpec } from '../../models/features/index.js';
 import { chooseT, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { garbleSpam, spamChoice } from '../../wasm/ts/gc.js';
-import { loadHe, makeParams, paramsFromHeader, type He } from '../../wasm/ts/he.js';
+import { HE_LWE_N, loadHe, makeParams, paramsFromHeader, type He } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { FileModelCatalog } from '../../provider-server/src/models.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
@@ -216,14 +216,14 @@ export default async function spam(ctx: BenchContext): Promise<void> {
     ratio: net / PRETZEL.networkBytes,
     note:
       `default model (T=${h.T}, Q=${h.T + Q_MINUS_T}) on SpamAssassin: spam_request + spam_gc + spam_done frames + amortized OT ` +
-      `extension; ${Math.round(networkBytes)} B for the synthetic T=${T} models (target ≤ 20 KB)`,
+      `extension; ${Math.round(networkBytes)} B for the synthetic T=${T} models (target ≤ 10 KB)`,
   });
   ctx.report({
     case: 'lwe_bytes',
     metric: 'bytes',
     value: lweBytes,
     unit: 'B',
-    note: `the client's LWE ciphertext in each spam_request, default model (n = 4096, Q = ${h.T + Q_MINUS_T} bits)`,
+    note: `the client's LWE ciphertext in each spam_request, default model (n' = ${HE_LWE_N} after the key switch, Q = ${h.T + Q_MINUS_T} bits)`,
   });
   await setupRows(ctx, he);
   ctx.report({

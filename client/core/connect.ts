@@ -2,7 +2,8 @@
 // the provider says it is outdated) + session. Shared by the CLI and the demo;
 // the extension wires the same pieces with IndexedDB storage and its socket.
 import { ProtocolError } from '../../protocol/errors.js';
-import type { He } from '../../wasm/ts/he.js';
+import type { ClientKeySwitchKey, He } from '../../wasm/ts/he.js';
+import { CoreError, Status } from '../../wasm/ts/status.js';
 import { ensurePackage, type DownloadOptions, type PackageStorage, type VerifiedPackage } from './download.js';
 import { loadModel, SpamSession, type LoadedModel, type SessionOptions, type SocketFactory } from './session.js';
 
@@ -51,6 +52,23 @@ export interface Connector<M extends LoadedModel = LoadedModel, S = SpamSession>
   model(): M | undefined;
 }
 
+/**
+ * A stored user key, or none when an older build stored it in a layout this
+ * one no longer reads (the key-switching key's version 1): the session then
+ * asks for the current epoch's key again. Any other defect is an error.
+ */
+function storedUserKey(
+  he: He,
+  saved: { epoch: number; ksk: Uint8Array },
+): { epoch: number; ksk: ClientKeySwitchKey } | undefined {
+  try {
+    return { epoch: saved.epoch, ksk: he.loadKeySwitchKey(saved.ksk) };
+  } catch (e) {
+    if (e instanceof CoreError && e.code === Status.BadVersion) return undefined;
+    throw e;
+  }
+}
+
 export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSession>(
   opts: ConnectorOptions<M, S>,
 ): Connector<M, S> {
@@ -73,7 +91,7 @@ export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSes
       loaded = await load(pkg);
       const saved = await opts.userKeys?.get(packageKey(loaded));
       // A stored key is validated like a received one; the welcome then carries no key.
-      if (saved) loaded.userKey = { epoch: saved.epoch, ksk: opts.he.loadKeySwitchKey(saved.ksk) };
+      if (saved) loaded.userKey = storedUserKey(opts.he, saved);
     }
     return loaded;
   };

@@ -19,7 +19,7 @@ import { validateLogDocument } from '../package-log.js';
 import { applyDelta, encodeDelta, encodeList, makeEntry, openList, validateListHeader } from '../blocklist.js';
 import { samplePackageHeader } from './sample-package.js';
 import { loadCore } from '../../wasm/ts/core.js';
-import { HE_N, loadHe, makeParams } from '../../wasm/ts/he.js';
+import { heLayout, loadHe, makeParams } from '../../wasm/ts/he.js';
 import { OtReceiver, OtSender } from '../../wasm/ts/ot.js';
 import { CoreError } from '../../wasm/ts/status.js';
 import {
@@ -280,7 +280,7 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const p0 = sk.publicKeyFor(seed, nonce);
     const user = sk.userKey(seed, { userId: 1, epoch: 1 });
     const ksk = sk.keySwitchKey(seed, user, { userId: 1, epoch: 1 });
-    const lweLen = 3 + Math.ceil(((HE_N + 1) * params.Q) / 8);
+    const lweLen = heLayout(params).lweBytes;
     const sized = (n: number) =>
       fc.oneof(
         fc.uint8Array({ maxLength: 64 }),

@@ -34,11 +34,13 @@ export interface ServerLimits {
 }
 
 /**
- * The most decryptions one user key may serve (and the default): 256 bits of
- * leakage at most, far below the ≈ 6,500 that recover a ternary key of
- * dimension 4,096 (docs/security.md has the estimate). Never configurable higher.
+ * The most decryptions one user key may serve (and the default): 128 bits of
+ * leakage at most, against the ≈ 3,250 that a ternary key of dimension 2,048
+ * carries; counted as perfect hints they leave an instance of dimension
+ * 1,920 at log2 q2 = 54, ≈ 120-bit (docs/security.md has the estimate).
+ * Never configurable higher.
  */
-export const USER_KEY_BUDGET_MAX = 256;
+export const USER_KEY_BUDGET_MAX = 128;
 
 export const LIMIT_DEFAULTS: ServerLimits = {
   maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,

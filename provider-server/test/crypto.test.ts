@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
-import { loadHe, type He } from '../../wasm/ts/he.js';
+import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { TestClient } from './harness.js';
 import { startRealProvider, type RealProvider } from './real-provider.js';
@@ -91,7 +91,7 @@ test('a malformed LWE ciphertext or choice message is refused by name; the claim
   );
   const uid = (await provider.store.userId('alice'))!;
   assert.equal(await provider.store.isClassified(uid, 'm2'), false, 'claim released: nothing left the provider');
-  const lweBytes = 3 + Math.ceil((4097 * provider.catalog.current('spam')!.params.Q) / 8);
+  const { lweBytes } = heLayout(provider.catalog.current('spam')!.params);
   const badChoice = record(
     await c.request('spam_request', 5, {
       messageId: 'm2',

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { evaluateSpam, spamChoice } from '../../wasm/ts/gc.js';
-import { HE_N, loadHe, type He, type ProviderKey } from '../../wasm/ts/he.js';
+import { HE_LWE_N, loadHe, type He, type ProviderKey } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { TestClient } from './harness.js';
 import { startRealProvider, type RealProvider } from './real-provider.js';
@@ -56,18 +56,18 @@ test('repeating a hello nonce returns the identical p0: averaging removes nothin
   for (const p0 of p0s) assert.deepEqual(p0, p0s[0]);
 });
 
-/** Bit-packs an LWE ciphertext (tag 'L', version 1, Q, then n + 1 Q-bit values). */
+/** Bit-packs an LWE ciphertext (tag 'L', version 2, Q, then n' + 1 Q-bit values). */
 function packLwe(values: bigint[], Q: number): Uint8Array {
   let acc = 0n;
   values.forEach((v, i) => (acc |= v << BigInt(i * Q)));
   const body = new Uint8Array(Math.ceil((values.length * Q) / 8));
   for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
-  return new Uint8Array([0x4c, 1, Q, ...body]);
+  return new Uint8Array([0x4c, 2, Q, ...body]);
 }
 
 /** a' = 2^(Q−2)·e_k, b' = 0: its phase is 2^(Q−2)·s_k, so y = s_k·2^(T−2) mod 2^T. */
 function probe(k: number, Q: number): Uint8Array {
-  const values = new Array<bigint>(HE_N + 1).fill(0n);
+  const values = new Array<bigint>(HE_LWE_N + 1).fill(0n);
   values[k + 1] = 1n << BigInt(Q - 2);
   return packLwe(values, Q);
 }
@@ -142,8 +142,11 @@ test('the chosen-ciphertext oracle reads bits of a rotating user key, never of t
   assert.ok(b.w.ksk.length > 0);
   const next = modelKey.userKey(seed, { userId, epoch: 2 });
   let same = 0;
-  for (let k = 0; k < HE_N; k += 16) if (coefficient(next, k, Q) === coefficient(userKey, k, Q)) same++;
-  assert.ok(same < 0.5 * (HE_N / 16), `${same} of ${HE_N / 16} sampled coefficients equal: keys are independent`);
+  for (let k = 0; k < HE_LWE_N; k += 16) if (coefficient(next, k, Q) === coefficient(userKey, k, Q)) same++;
+  assert.ok(
+    same < 0.5 * (HE_LWE_N / 16),
+    `${same} of ${HE_LWE_N / 16} sampled coefficients equal: keys are independent`,
+  );
   for (const key of [modelKey, userKey, next]) key.dispose();
   a.c.close();
   b.c.close();

@@ -67,7 +67,7 @@ function zeroLwes(count = bPrime()): Uint8Array {
   const { Q } = served().params;
   const size = heLayout(served().params).lweBytes;
   const out = new Uint8Array(count * size);
-  for (let j = 0; j < count; j++) out.set([0x4c, 1, Q], j * size);
+  for (let j = 0; j < count; j++) out.set([0x4c, 2, Q], j * size);
   return out;
 }
 

@@ -125,7 +125,7 @@ describe('he input validation', () => {
     q[2] = 35;
     assert.throws(() => s.user.decryptLwe(q, s.params), /invalid parameters/);
     const pad = x.lwe.slice();
-    pad[pad.length - 1] |= 0x80; // 4097·36 bits end 4 bits into the last byte
+    pad[pad.length - 1] |= 0x80; // 2049·36 bits end 4 bits into the last byte
     assert.throws(() => s.user.decryptLwe(pad, s.params), /out of range/);
   });
 

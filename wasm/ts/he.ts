@@ -40,6 +40,8 @@ export interface HeParams {
 }
 
 export const HE_N = 4096;
+/** Dimension of the client's LWE ciphertexts: the user keys live in the subring R_2048 ↪ R_4096 (wasm/src/he/keyswitch.h). */
+export const HE_LWE_N = HE_N / 2;
 export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
 export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
 const A_BYTES_PER_CT = 2 * HE_N * 8;
@@ -122,7 +124,7 @@ export function heLayout(p: HeParams): {
     ctCount,
     recordBytes,
     bodyBytes: ctCount * recordBytes,
-    lweBytes: 3 + Math.ceil(((HE_N + 1) * p.Q) / 8),
+    lweBytes: 3 + Math.ceil(((HE_LWE_N + 1) * p.Q) / 8),
   };
 }
 
@@ -306,14 +308,14 @@ export class ProviderKey extends Handle {
     const core = this.core;
     const size = core.fn('pmf_he_layout')(1);
     const seed = this.deriver().seed(
-      'pmf-he-user-sk-v1',
+      'pmf-he-user-sk-v2', // v1 keys had dimension 4096 and the same stream: v2 keys must not share it
       bytes32(providerSeed, 'providerSeed'),
       u32be(id.userId),
       u32be(id.epoch),
     );
     const out = core.alloc(size);
     try {
-      core.withBuffers([seed], (sp) => core.fn('pmf_he_sk_derive')(sp, out));
+      core.withBuffers([seed], (sp) => core.fn('pmf_he_sk_derive_user')(sp, out));
       const [ptr, st] = withStatus(core, (stp) => core.fn('pmf_he_sk_load')(out, size, stp));
       check(st, 'user key');
       return new ProviderKey(core, ptr);
@@ -333,8 +335,8 @@ export class ProviderKey extends Handle {
     const core = this.core;
     const size = core.fn('pmf_he_layout')(5);
     const parts = [bytes32(providerSeed, 'providerSeed'), u32be(id.userId), u32be(id.epoch)];
-    const aSeed = this.deriver().seed('pmf-he-ksk-a-v1', ...parts);
-    const eSeed = this.deriver().seed('pmf-he-ksk-e-v1', ...parts);
+    const aSeed = this.deriver().seed('pmf-he-ksk-a-v2', ...parts);
+    const eSeed = this.deriver().seed('pmf-he-ksk-e-v2', ...parts);
     try {
       return core.withBuffers([aSeed, eSeed], (ap, ep) => {
         const out = core.alloc(size);
@@ -537,35 +539,17 @@ export class ClientModel extends Handle {
   }
 
   /**
-   * Test diagnostic (needs the user key): the noise the provider would see in
-   * one extraction of coefficient j before the modulus switch (flood
-   * included), given d_j. A fresh extraction each call.
+   * Test diagnostic (needs the model key): the noise of one extraction of
+   * coefficient j right after blinding and flooding, before dropping q1 and the
+   * key switch, given d_j. A fresh extraction each call.
    */
-  extractionNoise(
-    user: ProviderKey,
-    acc: Accumulator,
-    j: number,
-    d: number,
-    pk: ClientPublicKey,
-    ksk: ClientKeySwitchKey,
-  ): number {
+  floodNoise(sk: ProviderKey, acc: Accumulator, j: number, d: number, pk: ClientPublicKey): number {
     const core = this.core;
     const p = this.params;
     const out = core.alloc(8);
     try {
       check(
-        core.fn('pmf_he_extract_noise')(
-          user.live(),
-          this.live(),
-          acc.live(),
-          pk.live(),
-          ksk.live(),
-          j,
-          p.T,
-          p.F,
-          d >>> 0,
-          out,
-        ),
+        core.fn('pmf_he_flood_noise')(sk.live(), this.live(), acc.live(), pk.live(), j, p.T, p.F, d >>> 0, out),
         'noise',
       );
       return new DataView(core.heap.buffer).getFloat64(out, true);

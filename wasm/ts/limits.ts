@@ -12,8 +12,8 @@ export const MAX_T = 32;
 export const MAX_Q = 52;
 /**
  * Q − T of every package (ring.h kMinQMinusT): decryption margin
- * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≈ 15) and the
- * flood (≤ 32 after the switch).
+ * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≈ 10.7), the
+ * key switch's (σ ≤ 5.3) and the flood (≤ 32 after the switch).
  */
 export const Q_MINUS_T = 9;
 /** Honest noise must stay 2^50 below the flood (ring.h kFloodMarginBits): ≤ 2^-51 per ciphertext. */

@@ -106,24 +106,33 @@ uint64_t product_coefficient(const uint64_t* p0, const int8_t* u, uint32_t j, co
   return sub_mod(plus, minus, t.q);
 }
 
-// Exact RNS rescale dropping q1, then rounding from q2 to 2^Q, constant-time.
-struct ModSwitch {
+// Exact RNS rescale dropping q1: x mod q1·q2 → round(x / q1) mod q2, constant-time.
+struct DropQ1 {
   uint64_t inv_q1, inv_q1_shoup;  // q1^{-1} mod q2
-  uint64_t scale;                 // floor(2^(64+Q) / q2)
-  unsigned Q;
-  explicit ModSwitch(unsigned q_bits) : Q(q_bits) {
+  DropQ1() {
     inv_q1 = pow_mod(kQ[0] % kQ[1], kQ[1] - 2, kQ[1]);
     inv_q1_shoup = shoup_precompute(inv_q1, kQ[1]);
-    scale = uint64_t((static_cast<unsigned __int128>(1) << (64 + Q)) / kQ[1]);
   }
+  // round(x / q1) mod q2 = (x2 − centered(x1)) · q1^{-1} mod q2.
   uint64_t operator()(uint64_t x1, uint64_t x2) const {
     const uint64_t q1 = kQ[0], q2 = kQ[1];
-    // z = round(x / q1) mod q2 = (x2 − centered(x1)) · q1^{-1} mod q2.
     const uint64_t high = ge_mask(x1, (q1 + 1) / 2);
     const uint64_t x1_mod_q2 = x1 - (high & (q1 - q2));  // q1 > q2
-    const uint64_t z = mul_shoup(sub_mod(x2, x1_mod_q2, q2), inv_q1, inv_q1_shoup, q2);
-    // y = floor((z·2^Q + q2/2) / q2): estimate from the fixed-point scale, then
-    // at most two constant-time corrections.
+    return mul_shoup(sub_mod(x2, x1_mod_q2, q2), inv_q1, inv_q1_shoup, q2);
+  }
+};
+
+// Rounding from q2 to 2^Q, constant-time.
+struct ToPow2 {
+  uint64_t scale;  // floor(2^(64+Q) / q2)
+  unsigned Q;
+  explicit ToPow2(unsigned q_bits) : Q(q_bits) {
+    scale = uint64_t((static_cast<unsigned __int128>(1) << (64 + Q)) / kQ[1]);
+  }
+  // floor((z·2^Q + q2/2) / q2): estimate from the fixed-point scale, then at
+  // most two constant-time corrections.
+  uint64_t operator()(uint64_t z) const {
+    const uint64_t q2 = kQ[1];
     uint64_t y = mulhi64(z, scale);
     uint64_t rem = (z << Q) + (q2 >> 1) - y * q2;
     for (int k = 0; k < 2; ++k) {
@@ -137,8 +146,8 @@ struct ModSwitch {
 
 struct ExtractScratch {
   int8_t u[kN], e2[kN];
-  uint64_t za[kLimbs][kN], ks_b[kLimbs][kN], ks_a[kLimbs][kN];
-  uint64_t lwe[kN + 1];
+  uint64_t za[kLimbs][kN], z2[kN], ks_b[kN], ks_a[kN];
+  uint64_t lwe[kLweN + 1];
   ~ExtractScratch() { secure_wipe(this, sizeof *this); }
 };
 
@@ -163,20 +172,21 @@ uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
                  reduce64(lo, t.q, t.one_shoup), t.q);
 }
 
-// docs/crypto.md#extraction-pipeline steps 1–4 for coefficient j, in RNS: re-randomize under s
-// (fresh encryption of zero), switch to the user key s_u, blind by Δ·r, flood with E uniform in
-// [−2^F, 2^F). Leaves b' in bj and the ring a-part in sc.ks_a.
-Status extract_rns(const Model& m, const Accumulator& acc, const PublicKey& pk,
-                   const KeySwitchKey& ksk, uint32_t j, unsigned T, unsigned F, ExtractScratch& sc,
-                   uint64_t bj[kLimbs], uint64_t& r) {
+// docs/crypto.md#extraction-pipeline steps 1–3 for coefficient j, in RNS: re-randomize under s
+// (fresh encryption of zero), blind by Δ·r, flood with E uniform in [−2^F, 2^F). Leaves b at j in
+// bj and the ring a-part in sc.za.
+Status blind_and_flood(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j,
+                       unsigned T, unsigned F, ExtractScratch& sc, uint64_t bj[kLimbs],
+                       uint64_t& r) {
   // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
-  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the key switch (bound
-  // exceeded with probability < 2^-80), the blinding wrap ≤ 1. Flooding hides
-  // it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext.
+  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
+  // Flooding hides it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per
+  // ciphertext. What comes later (dropping q1, the key switch, the switch to
+  // 2^Q) adds noise that depends on the re-randomized a part alone.
   if (j >= m.width || T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T))
     return kBadParams;
   if (acc.model != &m) return kBadState;
-  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + kKsNoiseBound + 1;
+  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
   if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
 
   FreshPrg prg;
@@ -198,18 +208,15 @@ Status extract_rns(const Model& m, const Accumulator& acc, const PublicKey& pk,
     for (size_t i = 0; i < kN; ++i)
       za[i] = add_mod(add_mod(za[i], from_signed(sc.e2[i], t.q), t.q), acc.a[l][i], t.q);
   }
-  const Status st = key_switch(ksk, sc.za, sc.ks_b, sc.ks_a);
-  if (st != kOk) return st;
   const uint64_t two_f_hi = F >= 64 ? uint64_t(1) << (F - 64) : 0;
   const uint64_t two_f_lo = F >= 64 ? 0 : uint64_t(1) << F;
   for (size_t l = 0; l < kLimbs; ++l) {
     const NttTables& t = ntt_tables(l);
     const uint64_t q = t.q;
-    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + ks_b[j] + Δ·r + E.
+    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + Δ·r + E.
     const uint64_t d = delta_mod(T, l);
     uint64_t b = add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc.u, j, t), q);
     b = add_mod(b, from_signed(e1, q), q);
-    b = add_mod(b, sc.ks_b[l][j], q);
     b = add_mod(b, mul_shoup(r, d, shoup_precompute(d, q), q), q);
     b = add_mod(b, wide_mod(flood_hi, flood_lo, t), q);
     bj[l] = sub_mod(b, wide_mod(two_f_hi, two_f_lo, t), q);
@@ -224,6 +231,21 @@ inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q)
   const bool wrapped = k > j;  // public: depends on the index only
   const uint64_t v = a[wrapped ? kN + j - k : j - k];
   return wrapped ? neg_mod(v, q) : v;
+}
+
+// docs/crypto.md#extraction-pipeline steps 4–6: drop q1, switch from s to
+// the user key s_u(X²) modulo q2, extract coefficient j. Only the even
+// a-coefficients meet a non-zero key coefficient: lwe[1 + i] pairs with s_u[i].
+Status switch_and_extract(const KeySwitchKey& ksk, uint32_t j, const uint64_t bj[kLimbs],
+                          ExtractScratch& sc) {
+  const DropQ1 drop;
+  for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
+  const Status st = key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
+  if (st != kOk) return st;
+  const uint64_t q2 = kQ[kKsLimb];
+  sc.lwe[0] = add_mod(drop(bj[0], bj[1]), sc.ks_b[j], q2);
+  for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, q2);
+  return kOk;
 }
 
 }  // namespace
@@ -336,36 +358,30 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
-  const Status st = extract_rns(m, acc, pk, ksk, j, T, F, *sc, bj, r);
-  if (st != kOk) {
-    delete sc;
-    return st;
+  Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
+  if (st == kOk) st = switch_and_extract(ksk, j, bj, *sc);
+  if (st == kOk) {
+    const ToPow2 sw(Q);
+    for (size_t k = 0; k <= kLweN; ++k) sc->lwe[k] = sw(sc->lwe[k]);
+    out[0] = kLweTag;
+    out[1] = kLweVersion;
+    out[2] = uint8_t(Q);
+    memset(out + 3, 0, lwe_bytes(Q) - 3);
+    pack_bits(sc->lwe, kLweN + 1, Q, out + 3);
+    mask = uint32_t(r);
   }
-  // Extraction of coefficient j and modulus switch of all n + 1 values.
-  const ModSwitch sw(Q);
-  sc->lwe[0] = sw(bj[0], bj[1]);
-  for (size_t k = 0; k < kN; ++k)
-    sc->lwe[k + 1] =
-        sw(extracted_a(sc->ks_a[0], j, k, kQ[0]), extracted_a(sc->ks_a[1], j, k, kQ[1]));
-  out[0] = kLweTag;
-  out[1] = kLayoutVersion;
-  out[2] = uint8_t(Q);
-  memset(out + 3, 0, lwe_bytes(Q) - 3);
-  pack_bits(sc->lwe, kN + 1, Q, out + 3);
-  mask = uint32_t(r);
   secure_wipe(bj, sizeof bj);
   secure_wipe(&r, sizeof r);
   delete sc;
-  return kOk;
+  return st;
 }
 
-Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator& acc,
-                     const PublicKey& pk, const KeySwitchKey& ksk, uint32_t j, unsigned T,
-                     unsigned F, uint32_t d, double& noise) {
+Status flood_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, const PublicKey& pk,
+                   uint32_t j, unsigned T, unsigned F, uint32_t d, double& noise) {
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
-  const Status st = extract_rns(m, acc, pk, ksk, j, T, F, *sc, bj, r);
+  const Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
   if (st == kOk) {
     uint64_t phase[kLimbs];
     const uint64_t plain = (uint64_t(d) + r) & ((uint64_t(1) << T) - 1);
@@ -373,8 +389,7 @@ Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator
       const uint64_t q = kQ[l];
       uint64_t v = bj[l];
       for (size_t k = 0; k < kN; ++k)
-        v = add_mod(v, mul_mod(extracted_a(sc->ks_a[l], j, k, q), from_signed(user_sk.s[k], q), q),
-                    q);
+        v = add_mod(v, mul_mod(extracted_a(sc->za[l], j, k, q), from_signed(sk.s[k], q), q), q);
       phase[l] = sub_mod(v, mul_mod(delta_mod(T, l), plain, q), q);
     }
     noise = double(centered_crt(phase[0], phase[1]));

@@ -47,17 +47,18 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
            uint32_t max_count, Accumulator& acc);
 
-// docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, switch to
-// the user key s_u (he/keyswitch.h), blinding by Δ·r (r returned in mask), flooding with E uniform
-// in [−2^F, 2^F), extraction, modulus switch to 2^Q and bit-packing into out (lwe_bytes(Q) bytes).
+// docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, blinding
+// by Δ·r (r returned in mask), flooding with E uniform in [−2^F, 2^F), dropping q1, the switch to
+// the user key s_u (he/keyswitch.h), extraction, modulus switch to 2^Q and bit-packing into out
+// (lwe_bytes(Q) bytes: an LWE ciphertext of dimension kLweN).
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask);
 
-// Diagnostics for tests, needing the user key: the provider-visible noise of
-// one extraction before the modulus switch (flood included), given d.
-Status extract_noise(const SecretKey& user_sk, const Model& m, const Accumulator& acc,
-                     const PublicKey& pk, const KeySwitchKey& ksk, uint32_t j, unsigned T,
-                     unsigned F, uint32_t d, double& noise);
+// Diagnostics for tests, needing the model key: the noise of one extraction
+// after blinding and flooding, before anything that follows (dropping q1, the
+// key switch), given d.
+Status flood_noise(const SecretKey& sk, const Model& m, const Accumulator& acc, const PublicKey& pk,
+                   uint32_t j, unsigned T, unsigned F, uint32_t d, double& noise);
 
 // Diagnostics for tests, needing the secret key: the noise of coefficient j
 // of acc (before anything of docs/crypto.md#extraction-pipeline) given the expected plaintext d.

@@ -53,7 +53,9 @@ PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) {
 
 PMF_EXPORT void pmf_he_sk_generate(uint8_t* out) { sk_generate(out); }
 
-PMF_EXPORT void pmf_he_sk_derive(const uint8_t* seed, uint8_t* out) { sk_derive(seed, out); }
+PMF_EXPORT void pmf_he_sk_derive_user(const uint8_t* seed, uint8_t* out) {
+  sk_derive_user(seed, out);
+}
 
 PMF_EXPORT int pmf_he_max_flood_bits(unsigned T) { return int(max_flood_bits(T)); }
 
@@ -158,11 +160,10 @@ PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const Publ
   return extract(*m, *acc, *pk, *ksk, j, T, Q, F, out, *mask);
 }
 
-PMF_EXPORT int pmf_he_extract_noise(const SecretKey* user_sk, const Model* m,
-                                    const Accumulator* acc, const PublicKey* pk,
-                                    const KeySwitchKey* ksk, uint32_t j, unsigned T, unsigned F,
-                                    uint32_t d, double* noise) {
-  return extract_noise(*user_sk, *m, *acc, *pk, *ksk, j, T, F, d, *noise);
+PMF_EXPORT int pmf_he_flood_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,
+                                  const PublicKey* pk, uint32_t j, unsigned T, unsigned F,
+                                  uint32_t d, double* noise) {
+  return flood_noise(*sk, *m, *acc, *pk, j, T, F, d, *noise);
 }
 
 PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,

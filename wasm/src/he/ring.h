@@ -26,8 +26,9 @@ constexpr unsigned kMaxT = 32;
 // LWE output modulus 2^Q: the modulus switch's fixed-point scale 2^(64+Q)/q2 must fit 64 bits.
 constexpr unsigned kMaxQ = 52;
 // Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the switch's
-// rounding noise (σ ≈ 15, its 2^-60 tail ≈ 166) plus the flood (≤ 32 after the
-// switch, see max_flood_bits). wasm/test/he-failure.slow.test.ts measures it.
+// rounding noise (n' = 2048 terms: σ ≈ 10.7, its 2^-60 tail ≈ 117), the key
+// switch's (σ ≈ 2^(T−29.6) ≤ 5.3, he/keyswitch.h) plus the flood (≤ 32 after
+// the switch, see max_flood_bits). wasm/test/he-failure.slow.test.ts measures it.
 constexpr unsigned kMinQMinusT = 9;
 // The flood must exceed the honest noise by this many bits: statistical
 // distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext, so a user's first 2^11

@@ -32,11 +32,12 @@ void sample_errors(ChaCha20Stream& prg, int8_t* e) {
 
 namespace {
 
-void write_secret_key(ChaCha20Stream& prg, uint8_t out[kSecretKeyBytes]) {
+// Ternary coefficients at indices 0, stride, 2·stride, …; zero elsewhere.
+void write_secret_key(ChaCha20Stream& prg, size_t stride, uint8_t out[kSecretKeyBytes]) {
   out[0] = kSecretKeyTag;
   out[1] = kLayoutVersion;
   memset(out + 2, 0, kN / 4);
-  for (size_t i = 0; i < kN; ++i) {
+  for (size_t i = 0; i < kN; i += stride) {
     int8_t s = sample_ternary(prg);
     uint8_t code = uint8_t((s & 1) << ((s >> 7) & 1));  // 0 → 0, 1 → 1, −1 → 2
     out[2 + i / 4] |= uint8_t(code << (2 * (i % 4)));
@@ -53,12 +54,12 @@ struct Scratch {  // large temporaries live on the heap, not the 1 MB stack
 
 void sk_generate(uint8_t out[kSecretKeyBytes]) {
   FreshPrg prg;
-  write_secret_key(prg, out);
+  write_secret_key(prg, 1, out);
 }
 
-void sk_derive(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]) {
+void sk_derive_user(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]) {
   ChaCha20Stream prg(seed, kDerivedKeyNonce);
-  write_secret_key(prg, out);
+  write_secret_key(prg, kN / kLweN, out);
 }
 
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk) {
@@ -125,10 +126,10 @@ Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], const uint8_t 
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase) {
   if (Q == 0 || Q > kMaxQ) return kBadParams;
   if (len != lwe_bytes(Q) || in[0] != kLweTag) return kBadLength;
-  if (in[1] != kLayoutVersion) return kBadVersion;
+  if (in[1] != kLweVersion) return kBadVersion;
   if (in[2] != Q) return kBadParams;
   const uint8_t* p = in + 3;
-  const size_t plen = len - 3, bits = (kN + 1) * size_t(Q);
+  const size_t plen = len - 3, bits = (kLweN + 1) * size_t(Q);
   if (bits % 8 && (p[plen - 1] >> (bits % 8)) != 0)
     return kOutOfRange;  // one encoding per ciphertext
   // Every Q-bit value is valid, so decryption fuses unpacking and the inner
@@ -145,8 +146,8 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
     return (w >> (bit % 8)) & mask;
   };
   uint64_t acc = value(0);
-  for (size_t k = 0; k < kN; ++k)
-    acc += value(k + 1) * uint64_t(int64_t(sk.s[k]));  // wraps mod 2^64 ⊇ 2^Q
+  for (size_t k = 0; k < kLweN; ++k)
+    acc += value(k + 1) * uint64_t(int64_t(sk.s[2 * k]));  // wraps mod 2^64 ⊇ 2^Q
   phase = acc & mask;
   secure_wipe(&acc, sizeof acc);
   return kOk;

@@ -24,7 +24,11 @@ constexpr size_t kSecretKeyBytes = 2 + kN / 4;                     // tag, versi
 constexpr size_t kPublicKeyBytes = 2 + kLimbs * kPackedLimbBytes;  // tag, version, p0 limbs
 constexpr size_t kSeedBytes = 32;
 constexpr size_t kRecordBytes = kSeedBytes + kLimbs * kPackedLimbBytes;  // one model ciphertext
-inline size_t lwe_bytes(unsigned Q) { return 3 + packed_bytes(kN + 1, Q); }
+// The client's LWE ciphertexts have dimension n/2: the user keys they are
+// switched to live in the subring R_2048 ↪ R_4096, Y = X² (he/keyswitch.h).
+constexpr size_t kLweN = kN / 2;
+constexpr uint8_t kLweVersion = 2;  // 1 was dimension 4096
+inline size_t lwe_bytes(unsigned Q) { return 3 + packed_bytes(kLweN + 1, Q); }
 
 struct SecretKey {
   int8_t s[kN];
@@ -53,9 +57,10 @@ constexpr uint8_t kPublicKeyNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e',
 
 // Provider.
 void sk_generate(uint8_t out[kSecretKeyBytes]);
-// A serialized ternary key that is a deterministic function of a secret seed
-// (per-user decryption keys, see he/keyswitch.h).
-void sk_derive(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]);
+// A per-user decryption key (he/keyswitch.h): s_u(X²) for a ternary s_u of
+// dimension kLweN that is a deterministic function of a secret seed, serialized
+// like any key (its odd coefficients are zero).
+void sk_derive_user(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]);
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
 // One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
 Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
@@ -64,7 +69,7 @@ Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
 // give the same p0, or averaging repeated answers removes e and reveals p1·s.
 Status public_key(const SecretKey& sk, const uint8_t p1_seed[32], const uint8_t e_seed[32],
                   uint8_t out[kPublicKeyBytes]);
-// b' + <a', s> mod 2^Q for a serialized LWE ciphertext.
+// b' + <a', s_u> mod 2^Q for a serialized LWE ciphertext, with sk = s_u(X²).
 Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q, uint64_t& phase);
 // y = round(phase / 2^(Q−T)) mod 2^T (docs/crypto.md#decryption).
 Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,

@@ -94,12 +94,16 @@ export function visibleNoise(s: Setup, lwe: Uint8Array): number {
   return Number(e);
 }
 
-/** Decryption-failure run (docs/crypto.md#tests): extracts `trials` times from one email of L rows with maximal counts; returns failures and visible noise. */
+/**
+ * Decryption-failure run (docs/crypto.md#tests): extracts `trials` times from one email of L rows
+ * with maximal counts at plaintext width T; returns failures and visible noise.
+ */
 export async function failureRun(
   trials: number,
   L = 5000,
+  T = 24,
 ): Promise<{ failures: number; noise: number[]; margin: number; flood: number }> {
-  const s = await setup({ N: 20_000, B: 1, T: 24, b_in: 8, f_in: 4 });
+  const s = await setup({ N: 20_000, B: 1, T, b_in: 8, f_in: 4 });
   const email = randomEmail(20_000, L, 15);
   const d = plainDot(s.params, s.weights, email, 0);
   const acc = s.model.dot(email);
@@ -110,7 +114,7 @@ export async function failureRun(
     if (unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask) !== d) failures++;
     noise.push(visibleNoise(s, x.lwe));
   }
-  const { Q, T, F } = s.params;
+  const { Q, F } = s.params;
   const flood = 2 ** (F + Q) / Number(HE_Q1 * HE_Q2);
   return { failures, noise, margin: 2 ** (Q - T - 1), flood };
 }

@@ -49,7 +49,7 @@ int main() {
   auto* pk = new PublicKey;
   if (pk_load(pkb.data(), pkb.size(), p1_seed, *pk) != kOk) return 4;
   // The user key and its key-switching key (the provider decrypts under s_u).
-  sk_derive(user_seed, skb.data());
+  sk_derive_user(user_seed, skb.data());
   auto* user = new SecretKey;
   if (sk_load(skb.data(), skb.size(), *user) != kOk) return 8;
   std::vector<uint8_t> kskb(kKskBytes);
