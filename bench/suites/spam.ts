@@ -262,7 +262,7 @@ async function setupRows(ctx: BenchContext, he: He): Promise<void> {
     unit: 'ms',
     note:
       `provider CPU per new session: answering the client's 128 base OTs on ${PROVIDER_SODIUM} (target ≤ 20 ms); a user's key-switching key ` +
-      'is built once per key epoch (every 256 decryptions), not per session',
+      'is built once per key epoch (every 128 decryptions), not per session',
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bench-package-'));
   try {
