@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { stopGroup } from './fixtures/process.js';
 
@@ -70,23 +70,7 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
 
   it('the installed extension, the imported key and one click check the mailbox privately', async () => {
     const page = await browser.context.newPage();
-    await page.goto(browser.extensionUrl('options.html'));
-    const form = page.locator('#import');
-    await form.locator('textarea[name=armored]').fill(fs.readFileSync(ready.key, 'utf8'));
-    await form.locator('input[name=passphrase]').fill(ready.passphrase);
-    await form.locator('button[type=submit]').click();
-    await page.locator('#import-status[data-kind]').waitFor();
-    assert.equal(
-      await page.locator('#import-status').getAttribute('data-kind'),
-      'ok',
-      (await page.locator('#import-status').textContent()) ?? '',
-    );
-    const popup = await browser.context.newPage();
-    await popup.goto(browser.extensionUrl('popup.html'));
-    await popup.locator('#unlock input[name=passphrase]').fill(ready.passphrase);
-    await popup.locator('#unlock button').click();
-    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
-    await popup.close();
+    await importAndUnlock(browser, page, fs.readFileSync(ready.key, 'utf8'), ready.passphrase);
 
     await page.goto(`${ready.base}/mail`);
     await page.locator('input[name=token]').fill(ready.token);

@@ -28,7 +28,7 @@ import { startProvider, type Provider } from '../provider-server/src/provider.js
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
 import { markClassified } from '../provider-server/test/harness.js';
 import { loadHe } from '../wasm/ts/he.js';
-import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { clickClosedButton, readClosed, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { memorySource } from './fixtures/webmail-server.js';
 
@@ -127,18 +127,7 @@ async function connect(token: string): Promise<void> {
 
 describe('private spam check in the extension', { timeout: 300_000 }, () => {
   it('imports and unlocks Alice’s key, logs in to the webmail', async () => {
-    await page.goto(browser.extensionUrl('options.html'));
-    const form = page.locator('#import');
-    await form.locator('textarea[name=armored]').fill(alice.privateArmored);
-    await form.locator('input[name=passphrase]').fill(alice.passphrase);
-    await form.locator('button[type=submit]').click();
-    await page.locator('#import-status[data-kind=ok]').waitFor();
-    const popup = await browser.context.newPage();
-    await popup.goto(browser.extensionUrl('popup.html'));
-    await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
-    await popup.locator('#unlock button').click();
-    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
-    await popup.close();
+    await importAndUnlock(browser, page, alice.privateArmored, alice.passphrase);
     await page.goto(`${provider.server.httpUrl}/mail`);
     await page.locator('input[name=token]').fill(alice_.token);
     await page.locator('form.login button').click();
