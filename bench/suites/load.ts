@@ -342,6 +342,9 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     });
 
     const [victim, ...stormers] = ld.slots;
+    // The setups above may have moved the victim's user to a new key epoch: its old session's key is gone.
+    victim.session?.close();
+    victim.session = undefined;
     await ready(ld, victim, z.victimEmails); // before the storm: only its emails are timed
     let storming = true;
     // Setups still queued when the victim is done fail when the provider stops: not counted.

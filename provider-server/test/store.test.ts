@@ -287,6 +287,26 @@ test('sqlite: tokens are stored only as hashes', async () => {
   assert.equal(bytes.includes(Buffer.from(token)), false, 'plaintext token found in the database file');
 });
 
+test('sqlite: writes issued together commit together, each with its own outcome', async () => {
+  const file = path.join(tmp(), 'store.db');
+  const store = openSqliteStore(file);
+  const a = (await store.addUser('alice')).userId;
+  // One turn of the event loop: 30 deliveries, the last a duplicate of the first.
+  const deliveries = Array.from({ length: 30 }, (_, i) => store.deliver(a, i === 29 ? 'm0' : `m${i}`, RAW));
+  const outcomes = await Promise.allSettled(deliveries);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    [...Array(29).fill('fulfilled'), 'rejected'],
+  );
+  assert.match(String((outcomes[29] as PromiseRejectedResult).reason), /already delivered/);
+  // Another connection sees every committed write while the store is still open.
+  const reader = new Database(file, { readonly: true });
+  const count = reader.prepare('SELECT COUNT(*) AS n FROM messages WHERE user_id = ?').get(a) as { n: number };
+  reader.close();
+  assert.equal(count.n, 29);
+  await store.close();
+});
+
 test('sqlite: migrations run once, old claims stay classified, and a newer schema is refused', async () => {
   const file = path.join(tmp(), 's.db');
   // a store of schema 4 (before exactly-once answers) with one classified message
