@@ -129,17 +129,25 @@ interface PendingWrite {
  */
 class SqliteDriver implements SqlDriver {
   private pending: PendingWrite[] = [];
+  /** The store's statements are a fixed set of SQL strings: each is compiled once. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}
 
+  private prepare(sql: string): Database.Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) this.statements.set(sql, (stmt = this.db.prepare(sql)));
+    return stmt;
+  }
+
   async all<T>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const stmt = this.db.prepare(sql);
+    const stmt = this.prepare(sql);
     if (stmt.readonly) return stmt.all(...params) as T[];
     return (await this.write(stmt, params)) as T[];
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {
-    return (await this.write(this.db.prepare(sql), params)) as number;
+    return (await this.write(this.prepare(sql), params)) as number;
   }
 
   private write(stmt: Database.Statement, params: unknown[]): Promise<unknown[] | number> {
