@@ -302,11 +302,14 @@ export class Store {
     const table = RATE_TABLES[kind];
     const window = Math.floor(now / 60_000) * 60_000;
     if (limitPerMinute < 1) return false;
-    await this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window]);
-    const counted = await this.db.all(
-      `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
-      [userId, window, limitPerMinute],
-    );
+    // Both at once (one commit in SQLite): dropping past windows never touches the current one.
+    const [, counted] = await Promise.all([
+      this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window]),
+      this.db.all(
+        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
+        [userId, window, limitPerMinute],
+      ),
+    ]);
     return counted.length === 1;
   }
 
@@ -339,18 +342,13 @@ export class Store {
     count = 1,
   ): Promise<'ok' | 'rotated'> {
     if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
-    await this.userKey(userId, modelId, version);
     const key = [userId, modelId, version, epoch];
     const where = 'WHERE user_id = ? AND model_id = ? AND model_version = ? AND epoch = ?';
     // Each UPDATE is conditional on the epoch it read, so concurrent spenders
     // (other sessions, other instances) never both use the last decryptions.
+    // The common case is one statement: the spend. The user's row exists once
+    // a hello made the key; if not, both UPDATEs miss and userKey below makes it.
     for (;;) {
-      const overran = await this.db.run(`UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
-        ...key,
-        count,
-        budget,
-      ]);
-      if (overran === 1) return 'rotated';
       // Rotate as soon as the rest cannot serve another request of this size: a
       // client counting its budget (welcome.keyBudget) then reconnects before
       // sending, instead of having ciphertexts refused after they left.
@@ -362,6 +360,12 @@ export class Store {
         [budget, count, count, budget, count, count, count, ...key, count, budget],
       );
       if (spent === 1) return 'ok';
+      const overran = await this.db.run(`UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
+        ...key,
+        count,
+        budget,
+      ]);
+      if (overran === 1) return 'rotated';
       if ((await this.userKey(userId, modelId, version)).epoch !== epoch) return 'rotated';
     }
   }

@@ -215,7 +215,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           for (const u of users) {
             // await: the store's calls may be asynchronous (a networked store).
             const { userId, token } = await store.addUser(u.name);
-            for (const id of u.messages) await store.deliver(userId, id, `Message-ID: <${id}>\r\n\r\nload\r\n`);
+            // Issued together, so the SQLite store commits them as one transaction.
+            await Promise.all(u.messages.map((id) => store.deliver(userId, id, `Message-ID: <${id}>\r\n\r\nload\r\n`)));
             tokens.set(u.name, token);
           }
           return tokens;
