@@ -73,5 +73,5 @@ test('the compiled provider serves a private verdict to the client', async () =>
   assert.equal(code, 0, lines.join('\n'));
   assert.match(lines.join('\n'), /compiled-1@test\s+(ham|spam)/);
   // The compiled tree carries the native libsodium binding (the server logs when it runs without).
-  assert.doesNotMatch(err, /native libsodium binding not built/);
+  assert.doesNotMatch(err, /native libsodium binding/);
 });

@@ -10,21 +10,30 @@ import { ristrettoReady, useNativeSodium, type SodiumRistretto } from '../../was
 /** Where the build puts the binding, relative to this file (the same in src/ and in the compiled dist/server). */
 const BINDING = '../native/build/pmf_sodium.node';
 
-let binding: SodiumRistretto | null | undefined;
+let binding: SodiumRistretto | undefined;
+/** Why the binding did not load, once tried: "not built", or the loader's error (a missing libsodium, say). */
+let problem: string | undefined;
 
-/** The native binding, or undefined when it is not built. */
+/** The native binding, or undefined when it is not built or does not load (nativeSodiumMissing says why). */
 export function nativeSodium(): SodiumRistretto | undefined {
-  if (binding === undefined) {
+  if (binding === undefined && problem === undefined) {
     try {
       binding = createRequire(import.meta.url)(BINDING) as SodiumRistretto;
-    } catch {
-      binding = null;
+    } catch (e) {
+      problem = loadProblem(e);
     }
   }
-  return binding ?? undefined;
+  return binding;
 }
 
-/** Readies this thread's ristretto255, on native libsodium when the binding is built; resolves to whether it is. */
+/** Why require() refused the binding, in one line. @internal */
+export function loadProblem(e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  if (err.code === 'MODULE_NOT_FOUND') return 'not built (node scripts/build-native.mjs)';
+  return `built but does not load: ${String(err.message).split('\n')[0]}`;
+}
+
+/** Readies this thread's ristretto255, on native libsodium when the binding loads; resolves to whether it does. */
 export async function providerSodiumReady(): Promise<boolean> {
   await ristrettoReady();
   const native = nativeSodium();
@@ -32,5 +41,6 @@ export async function providerSodiumReady(): Promise<boolean> {
   return native !== undefined;
 }
 
-export const NATIVE_MISSING =
-  'native libsodium binding not built (node scripts/build-native.mjs): ristretto255 runs on WebAssembly, about 3x more CPU per new session and per blocklist item';
+/** What the server logs at start when it runs without the binding. */
+export const nativeSodiumMissing = (): string =>
+  `native libsodium binding ${problem ?? 'not loaded'}: ristretto255 runs on WebAssembly, about 3x more CPU per new session and per blocklist item`;

@@ -9,7 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
-import { NATIVE_MISSING, providerSodiumReady } from './native-sodium.js';
+import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
@@ -55,7 +55,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
   const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
   // blocklist_request elements are checked on this thread (ristretto255)
-  if (!(await providerSodiumReady())) log(NATIVE_MISSING);
+  if (!(await providerSodiumReady())) log(nativeSodiumMissing());
   const metrics = createMetrics();
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute).

@@ -4,9 +4,12 @@
 // protocol/test/oprf.test.ts the RFC 9497 test vectors. Then the binding's
 // own argument checks, which libsodium itself cannot make.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
-import { providerSodiumReady } from '../src/native-sodium.js';
+import { loadProblem, providerSodiumReady } from '../src/native-sodium.js';
 
 assert.equal(await providerSodiumReady(), true, 'the native binding is built (node scripts/build-native.mjs)');
 await import('../../wasm/test/ristretto.test.js');
@@ -32,4 +35,26 @@ test('the binding refuses wrong lengths, non-byte arrays and wrong argument coun
   const q = native.crypto_scalarmult_ristretto255(s, p) as Uint8Array;
   assert.deepEqual(q, p);
   assert.notEqual(q.buffer, p.buffer);
+});
+
+test("a binding that does not load is reported with the loader's reason, a missing one as not built", () => {
+  const require = createRequire(import.meta.url);
+  const notBuilt = (() => {
+    try {
+      require('../native/build/absent.node');
+    } catch (e) {
+      return e;
+    }
+  })();
+  assert.equal(loadProblem(notBuilt), 'not built (node scripts/build-native.mjs)');
+  const broken = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-native-')), 'broken.node');
+  fs.writeFileSync(broken, 'not a shared object');
+  const failed = (() => {
+    try {
+      require(broken);
+    } catch (e) {
+      return e;
+    }
+  })();
+  assert.match(loadProblem(failed), /^built but does not load: .*broken\.node/);
 });
