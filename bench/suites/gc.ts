@@ -109,7 +109,7 @@ export default async function gc(ctx: BenchContext): Promise<void> {
       unit: 'B',
       reference: PRETZEL_CMP_BYTES,
       ratio: total / PRETZEL_CMP_BYTES,
-      note: `${bytes} online (choice bits, tables, labels, digests) + ${16 * T} OT extension`,
+      note: `${bytes} online (choice bits, tables, garbler label seed, digests) + ${16 * T} OT extension`,
     });
   }
 

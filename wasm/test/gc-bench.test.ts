@@ -30,7 +30,7 @@ test('npm run bench -- --suite gc --quick reports every required row', () => {
   }
   value('ot_extension', 'ops_per_s');
   value('base_ot_session', 'time_ms');
-  // gc_choice 11 + 4, gc_spam 48T - 5, plus 16 B of OT extension per client bit.
-  assert.equal(value('cmp_T32', 'bytes'), 15 + 48 * 32 - 5 + 16 * 32);
+  // gc_choice 11 + 4, gc_spam 32T + 11, plus 16 B of OT extension per client bit.
+  assert.equal(value('cmp_T32', 'bytes'), 15 + 32 * 32 + 11 + 16 * 32);
   assert.ok(value('cmp_T32', 'bytes') <= 2500 && value('argmax_per_input_B20', 'bytes') <= 3500);
 });

@@ -32,6 +32,22 @@ test('SIMD ChaCha20 keystream equals OpenSSL chacha20 for many keys, counters an
   }
 });
 
+test('the garbler\'s input labels from a gc message\'s seed are the OpenSSL ChaCha20 keystream under seed ‖ "pmf-gc-glabels-1"', () => {
+  for (const n of [1, 3, 4, 5, 26, 600]) {
+    const seed = randomBytes(16);
+    const labels = core.withBuffers([seed], (ps) => {
+      const po = core.alloc(16 * n);
+      core.fn('pmf_gc_garbler_labels')(ps, n, po);
+      const o = core.copyOut(po, 16 * n);
+      core.free(po);
+      return o;
+    });
+    const key = Buffer.concat([seed, Buffer.from('pmf-gc-glabels-1')]);
+    const expected = createCipheriv('chacha20', key, Buffer.alloc(16)).update(Buffer.alloc(16 * n));
+    assert.deepEqual(Buffer.from(labels), expected, `n=${n}`);
+  }
+});
+
 test('label hash equals a ChaCha20 block from OpenSSL (RFC 8439), for every lane and tweak', () => {
   for (const n of [1, 3, 4, 9]) {
     const x = randomBytes(16 * n);

@@ -44,11 +44,11 @@ test('spam: the client decodes NOT msb(y + r\u2032) correctly at T = 24 and 32, 
   }
 });
 
-test('spam: wire sizes are what README documents (T = 32: 1.5 KB online)', () => {
+test("spam: wire sizes are what docs/wire-formats.md documents (T = 32: 1 KB online; the garbler's labels as one 16-byte seed)", () => {
   const T = 32;
   const { choice, gc } = spam(rand(T), rand(T), T);
   assert.equal(choice.length, 11 + 4);
-  assert.equal(gc.length, 2 + 1 + 8 + 32 * (T - 1) + 16 * T + 16);
+  assert.equal(gc.length, 2 + 1 + 8 + 32 * (T - 1) + 16 + 16);
 });
 
 test('spam: a corrupted circuit yields "not spam" exactly like a valid result, flagged locally only', () => {
@@ -60,7 +60,7 @@ test('spam: a corrupted circuit yields "not spam" exactly like a valid result, f
     // y + r' >= 0, so the honest answer is "spam".
     const where = i % 3;
     const { result } = spam(rand(T - 2), 0, T, (gc) => {
-      if (where === 0) gc[labels + 16 * (i % T) + 3] ^= 0x40; // a garbler input label
+      if (where === 0) gc[labels + (i % 16)] ^= 0x40; // the seed of the garbler's input labels
       if (where === 1) gc[gc.length - 1] ^= 0x40; // the digest of "spam"
       if (where === 2) gc.fill(0x5a, tables, labels); // every garbled table
     });

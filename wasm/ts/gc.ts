@@ -16,6 +16,8 @@ import { ProtocolError, Reader, Tag, Writer, randomBytes, unpackBits } from './o
 import { check } from './status.js';
 
 const LABEL = 16;
+/** The seed the garbler's active input labels are expanded from, sent in their place. */
+const LABEL_SEED = 16;
 /** Bytes of each output-label digest in gc_spam. */
 const DIGEST = 8;
 const enum Kind {
@@ -188,16 +190,17 @@ export function garbleSpam({ y, T }: SpamGarblerInput, sender: OtSender, choice:
     const d0 = hashLabels(core, g.outZero, outTweak).subarray(0, DIGEST);
     const d1 = hashLabels(core, one, outTweak).subarray(0, DIGEST);
     one.fill(0);
-    return new Writer(2 + 1 + 8 + g.tables.length + g.inputLabels.length + 2 * DIGEST, Tag.GcSpam)
+    return new Writer(2 + 1 + 8 + g.tables.length + LABEL_SEED + 2 * DIGEST, Tag.GcSpam)
       .u8(T)
       .u53(g.tweak)
       .bytes(g.tables)
-      .bytes(g.inputLabels)
+      .bytes(g.labelSeed)
       .bytes(d0)
       .bytes(d1)
       .done();
   } finally {
     g.outZero.fill(0);
+    g.labelSeed.fill(0);
   }
 }
 
@@ -214,16 +217,17 @@ export function garbleArgmax(
   const ot = readChoice(sender, choice, Kind.Argmax, T, n, indexBits);
   const circuit = circuits.get(`argmax:${T}:${n}:${indexBits}`, () => argmaxCircuit(T, n, indexBits));
   const g = garble(sender, circuit, valueBits(ys, T), ot);
-  const message = new Writer(2 + 1 + 2 + 1 + 8 + g.tables.length + g.inputLabels.length, Tag.GcArgmax)
+  const message = new Writer(2 + 1 + 2 + 1 + 8 + g.tables.length + LABEL_SEED, Tag.GcArgmax)
     .u8(T)
     .u16(n)
     .u8(indexBits)
     .u53(g.tweak)
     .bytes(g.tables)
-    .bytes(g.inputLabels)
+    .bytes(g.labelSeed)
     .done();
   const decoder = new ArgmaxDecoder(core, g.outZero.slice(), sender.delta().slice());
   g.outZero.fill(0);
+  g.labelSeed.fill(0);
   return { message, decoder };
 }
 
@@ -267,9 +271,9 @@ export function evaluateSpam(pending: PendingEvaluation, gcMsg: Uint8Array): Spa
   const r = new Reader(gcMsg, 'gc_spam').header(Tag.GcSpam);
   if (r.u8() !== T) throw new ProtocolError('gc_spam: bit width does not match the request');
   const tweak = r.u53();
-  r.expectRemaining(32 * circuit.andCount + T * LABEL + 2 * DIGEST);
+  r.expectRemaining(32 * circuit.andCount + LABEL_SEED + 2 * DIGEST);
   const tables = r.bytes(32 * circuit.andCount);
-  const gLabels = r.bytes(T * LABEL);
+  const gLabels = garblerLabels(core, r.bytes(LABEL_SEED), T);
   const d0 = r.bytes(DIGEST);
   const d1 = r.bytes(DIGEST);
   const out = evaluate(core, circuit, tweak, tables, gLabels, pending.consume());
@@ -290,9 +294,9 @@ export function evaluateArgmax(pending: PendingEvaluation, gcMsg: Uint8Array): U
   if (r.u8() !== T || r.u16() !== n || r.u8() !== K)
     throw new ProtocolError('gc_argmax: shape does not match the request');
   const tweak = r.u53();
-  r.expectRemaining(32 * circuit.andCount + n * T * LABEL);
+  r.expectRemaining(32 * circuit.andCount + LABEL_SEED);
   const tables = r.bytes(32 * circuit.andCount);
-  const gLabels = r.bytes(n * T * LABEL);
+  const gLabels = garblerLabels(core, r.bytes(LABEL_SEED), n * T);
   const out = evaluate(core, circuit, tweak, tables, gLabels, pending.consume());
   try {
     return new Writer(2 + 1 + out.length, Tag.GcLabels).u8(K).bytes(out).done();
@@ -326,14 +330,32 @@ function readChoice(
 interface Garbled {
   tweak: number;
   tables: Uint8Array;
-  inputLabels: Uint8Array;
+  /** What the evaluator expands the garbler's active input labels from (garblerLabels). */
+  labelSeed: Uint8Array;
   outZero: Uint8Array;
 }
 
 /**
- * Garbles with fresh garbler-input zero labels (drawn inside the core) and the
- * evaluator's zero labels q_j XOR e_j·Δ; returns tables, the garbler's active
- * input labels and the output zero labels.
+ * The garbler's n active input labels from the seed a gc message carries in
+ * their place (docs/security.md#garbler-input-labels): 16 bytes on the wire
+ * instead of 16 per input bit.
+ */
+function garblerLabels(core: WasmCore, seed: Uint8Array, n: number): Uint8Array {
+  return core.withBuffers([seed], (ps) => {
+    const po = core.alloc(n * LABEL);
+    try {
+      core.fn('pmf_gc_garbler_labels')(ps, n, po);
+      return core.copyOut(po, n * LABEL);
+    } finally {
+      core.wipeAndFree(po, n * LABEL);
+    }
+  });
+}
+
+/**
+ * Garbles with fresh garbler-input active labels (expanded inside the core
+ * from a fresh seed) and the evaluator's zero labels q_j XOR e_j·Δ; returns
+ * tables, the seed and the output zero labels.
  */
 function garble(
   sender: OtSender,
@@ -345,9 +367,9 @@ function garble(
   const tweak = sender.reserveTweaks(2 * circuit.andCount + 1);
   const ng = garblerBits.length;
   const tablesLen = 32 * circuit.andCount;
-  const outLen = tablesLen + LABEL * (ng + circuit.outputs.length);
+  const outLen = tablesLen + LABEL * circuit.outputs.length;
   const pc = circuits.pointer(core, circuit);
-  const seed = randomBytes(32);
+  const seed = randomBytes(LABEL_SEED);
   try {
     const inputs = [sender.delta(), seed, garblerBits, choice.rows, choice.flips];
     const out = core.withBuffers(inputs, (pd, ps, pg, pq, pe) => {
@@ -365,7 +387,6 @@ function garble(
           ...split(tweak),
           po,
           po + tablesLen,
-          po + tablesLen + LABEL * ng,
         );
         check(rc, 'garbling');
         return core.copyOut(po, outLen);
@@ -373,14 +394,11 @@ function garble(
         core.wipeAndFree(po, outLen);
       }
     });
-    return {
-      tweak,
-      tables: out.subarray(0, tablesLen),
-      inputLabels: out.subarray(tablesLen, tablesLen + LABEL * ng),
-      outZero: out.subarray(tablesLen + LABEL * ng),
-    };
-  } finally {
+    return { tweak, tables: out.subarray(0, tablesLen), labelSeed: seed, outZero: out.subarray(tablesLen) };
+  } catch (e) {
     seed.fill(0);
+    throw e;
+  } finally {
     garblerBits.fill(0);
     choice.rows.fill(0);
   }

@@ -34,8 +34,10 @@ export const enum Tag {
  * 2: ChaCha20 label hash and the transcript-bound KOS challenge. A version-1
  * peer would not fail loudly otherwise (wrong labels read as "not spam", or a
  * KOS abort blamed on the receiver), so it is refused by version.
+ * 3: gc_spam and gc_argmax carry a 16-byte seed of the garbler's input labels
+ * instead of the labels (a version-2 peer would misread the message's length).
  */
-export const WIRE_VERSION = 2;
+export const WIRE_VERSION = 3;
 
 export class Reader {
   private pos = 0;

@@ -19,9 +19,14 @@ static uint64_t tweak_of(uint32_t lo, uint32_t hi) {
 PMF_EXPORT int pmf_gc_garble(const uint8_t* circ, size_t circ_len, const uint8_t* delta,
                              const uint8_t* seed, uint32_t ng, const uint8_t* gbits,
                              const uint8_t* q_rows, const uint8_t* e, uint32_t tweak_lo,
-                             uint32_t tweak_hi, uint8_t* tables, uint8_t* glabels, uint8_t* out0) {
+                             uint32_t tweak_hi, uint8_t* tables, uint8_t* out0) {
   return garble_circuit(circ, circ_len, delta, seed, ng, gbits, q_rows, e,
-                        tweak_of(tweak_lo, tweak_hi), tables, glabels, out0);
+                        tweak_of(tweak_lo, tweak_hi), tables, out0);
+}
+
+// The garbler's n active input labels from the seed in a gc message.
+PMF_EXPORT void pmf_gc_garbler_labels(const uint8_t* seed, uint32_t n, uint8_t* out) {
+  garbler_labels(seed, n, out);
 }
 
 PMF_EXPORT int pmf_gc_evaluate(const uint8_t* circ, size_t circ_len, const uint8_t* in,

@@ -88,27 +88,35 @@ void evaluate(const CircuitView& c, const uint8_t* in, uint64_t tweak, const uin
 
 }  // namespace
 
+void garbler_labels(const uint8_t* seed, uint32_t n, uint8_t* out) {
+  static const char kDomain[] = "pmf-gc-glabels-1";  // 16 bytes: the key's second half
+  uint8_t key[32];
+  for (size_t i = 0; i < kLabelSeedBytes; ++i) key[i] = seed[i];
+  for (size_t i = 0; i < 16; ++i) key[16 + i] = static_cast<uint8_t>(kDomain[i]);
+  const uint8_t nonce[12] = {0};
+  std::vector<uint8_t> stream(((16ull * n + 63) / 64) * 64);
+  chacha20_stream(key, nonce, 0, stream.data(), stream.size() / 64);
+  for (size_t i = 0; i < 16ull * n; ++i) out[i] = stream[i];
+  secure_wipe(stream.data(), stream.size());
+  secure_wipe(key, sizeof key);
+}
+
 int garble_circuit(const uint8_t* circ, size_t circ_len, const uint8_t* delta, const uint8_t* seed,
                    uint32_t ng, const uint8_t* gbits, const uint8_t* q_rows, const uint8_t* e,
-                   uint64_t tweak, uint8_t* tables, uint8_t* glabels, uint8_t* out0) {
+                   uint64_t tweak, uint8_t* tables, uint8_t* out0) {
   CircuitView c;
   if (!check_circuit(circ, circ_len, &c) || ng > c.ninputs) return kBadCircuit;
   const block d = load_block(delta);
   if (lsb(d) != 1) return kBadDelta;
   std::vector<uint8_t> in0(16ull * c.ninputs);
-  const uint8_t nonce[12] = {0};
-  std::vector<uint8_t> stream(((16ull * ng + 63) / 64) * 64);
-  chacha20_stream(seed, nonce, 0, stream.data(), stream.size() / 64);
-  for (uint32_t i = 0; i < ng; ++i) {
-    const block z = load_block(stream.data() + 16 * i);
-    store_block(in0.data() + 16 * i, z);
-    store_block(glabels + 16 * i, wasm_v128_xor(z, and_bit(d, gbits[i] & 1)));
-  }
+  garbler_labels(seed, ng, in0.data());
+  for (uint32_t i = 0; i < ng; ++i)
+    store_block(in0.data() + 16 * i,
+                wasm_v128_xor(load_block(in0.data() + 16 * i), and_bit(d, gbits[i] & 1)));
   for (uint32_t j = 0; ng + j < c.ninputs; ++j)
     store_block(in0.data() + 16 * (ng + j),
                 wasm_v128_xor(load_block(q_rows + 16 * j), and_bit(d, e[j] & 1)));
   garble(c, d, in0.data(), tweak, tables, out0);
-  secure_wipe(stream.data(), stream.size());
   secure_wipe(in0.data(), in0.size());
   return static_cast<int>(c.nand);
 }
