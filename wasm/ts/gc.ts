@@ -337,7 +337,7 @@ interface Garbled {
 
 /**
  * The garbler's n active input labels from the seed a gc message carries in
- * their place (docs/security.md#garbler-input-labels): 16 bytes on the wire
+ * their place (docs/security.md#garbler-input-labels-as-a-seed): 16 bytes on the wire
  * instead of 16 per input bit.
  */
 function garblerLabels(core: WasmCore, seed: Uint8Array, n: number): Uint8Array {

@@ -15,7 +15,7 @@ namespace pmf::gc {
 // may draw the active labels (rather than the zero labels) at random and set
 // zero = active ^ bit*delta. Each active label is then independent of delta,
 // and its point-and-permute bit lsb(active) ^ bit is uniform, exactly as when
-// the zero labels are drawn (docs/security.md#garbler-input-labels).
+// the zero labels are drawn (docs/security.md#garbler-input-labels-as-a-seed).
 constexpr size_t kLabelSeedBytes = 16;
 
 // The active labels of the garbler's n inputs: the ChaCha20 keystream (key =
