@@ -216,10 +216,10 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
   assert.equal(requests.length, 2);
   const [a, b] = requests.map((r) => (r.name === 'spam_request' ? r : assert.fail()));
   const params = connector.model()!.params;
-  // n' = n/2 = 2048 values after the key switch, plus b'.
+  // n' = n/2 = 2048 a-values at Q − 1 bits after the key switch, plus b' at Q bits.
   assert.equal(
     a.lwe.length,
-    3 + Math.ceil(((params.n / 2 + 1) * params.Q) / 8),
+    3 + Math.ceil((params.Q + (params.n / 2) * (params.Q - 1)) / 8),
     'exactly one bit-packed LWE ciphertext',
   );
   assert.notDeepEqual(

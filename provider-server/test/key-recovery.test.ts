@@ -16,6 +16,7 @@ import { HE_LWE_N, loadHe, type He, type ProviderKey } from '../../wasm/ts/he.js
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { TestClient } from './harness.js';
 import { startRealProvider, type RealProvider } from './real-provider.js';
+import { packLwe } from '../../wasm/test/he/lwe-layout.js';
 
 const BUDGET = 24;
 let provider: RealProvider;
@@ -56,20 +57,11 @@ test('repeating a hello nonce returns the identical p0: averaging removes nothin
   for (const p0 of p0s) assert.deepEqual(p0, p0s[0]);
 });
 
-/** Bit-packs an LWE ciphertext (tag 'L', version 2, Q, then n' + 1 Q-bit values). */
-function packLwe(values: bigint[], Q: number): Uint8Array {
-  let acc = 0n;
-  values.forEach((v, i) => (acc |= v << BigInt(i * Q)));
-  const body = new Uint8Array(Math.ceil((values.length * Q) / 8));
-  for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
-  return new Uint8Array([0x4c, 2, Q, ...body]);
-}
-
-/** a' = 2^(Q−2)·e_k, b' = 0: its phase is 2^(Q−2)·s_k, so y = s_k·2^(T−2) mod 2^T. */
+/** a' = 2^(Q−2)·e_k (2^(Q−3) in the a-part's Q − 1 bits), b' = 0: its phase is 2^(Q−2)·s_k, so y = s_k·2^(T−2) mod 2^T. */
 function probe(k: number, Q: number): Uint8Array {
-  const values = new Array<bigint>(HE_LWE_N + 1).fill(0n);
-  values[k + 1] = 1n << BigInt(Q - 2);
-  return packLwe(values, Q);
+  const a = new Array<bigint>(HE_LWE_N).fill(0n);
+  a[k] = 1n << BigInt(Q - 3);
+  return packLwe(0n, a, Q);
 }
 
 /** What the key's coefficient k is, read with the provider's own decryption of the probe. */

@@ -14,6 +14,7 @@ import { topicNames } from '../src/models.js';
 import { startProvider } from '../src/provider.js';
 import { TestClient } from './harness.js';
 import { BUNDLED_MODELS, startRealProvider, type RealProvider } from './real-provider.js';
+import { LWE_VERSION } from '../../wasm/test/he/lwe-layout.js';
 
 let provider: RealProvider;
 let he: He;
@@ -67,7 +68,7 @@ function zeroLwes(count = bPrime()): Uint8Array {
   const { Q } = served().params;
   const size = heLayout(served().params).lweBytes;
   const out = new Uint8Array(count * size);
-  for (let j = 0; j < count; j++) out.set([0x4c, 2, Q], j * size);
+  for (let j = 0; j < count; j++) out.set([0x4c, LWE_VERSION, Q], j * size);
   return out;
 }
 

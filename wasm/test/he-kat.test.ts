@@ -94,24 +94,31 @@ describe('he known answers', () => {
     assert.deepEqual(Buffer.from(publicKeySeed(SEED, nonce)), want);
   });
 
-  it("LWE layout: tag, version 2, Q, then n'+1 = 2049 little-endian Q-bit values", async () => {
+  it("LWE layout: tag, version 3, Q, then b' at Q bits and n' = 2048 a-values at Q − 1 bits, little-endian", async () => {
     const he = await loadHe();
-    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 24 })).lweBytes, 8456); // Q = 33
-    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 10505); // Q = 41
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 24 })).lweBytes, 8200); // Q = 33
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 26 })).lweBytes, 8712); // Q = 35, the default spam model
+    assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 10249); // Q = 41
     const p = makeParams({ N: 1, B: 1, T: 27 }); // Q = 36, the layout below
-    // b = 1, a_0 = 2^36 − 1, rest 0: a fixed byte prefix.
-    const values = [1n, 2n ** 36n - 1n, ...new Array(HE_LWE_N - 1).fill(0n)];
-    const lwe = new Uint8Array([0x4c, 2, 36, ...pack(values, 36)]);
+    const lweOf = (b: bigint, a: bigint[]): Uint8Array => {
+      let acc = b;
+      a.forEach((v, k) => (acc |= v << BigInt(36 + 35 * k)));
+      const body = new Uint8Array(Math.ceil((36 + 35 * HE_LWE_N) / 8));
+      for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
+      return new Uint8Array([0x4c, 3, 36, ...body]);
+    };
+    // b = 1, a_0 = 2^35 − 1, rest 0: a fixed byte prefix.
+    const lwe = lweOf(1n, [2n ** 35n - 1n, ...new Array(HE_LWE_N - 1).fill(0n)]);
     assert.equal(lwe.length, heLayout(p).lweBytes);
-    assert.equal(Buffer.from(lwe.subarray(0, 13)).toString('hex'), '4c0224' + '01000000f0ffffffff00');
-    // A user key s_u(X²) with s_u = (1, −1, 0, 1, −1, 0, …): phase = b + Σ a_k s_u[k]
+    assert.equal(Buffer.from(lwe.subarray(0, 13)).toString('hex'), '4c0324' + '01000000f0ffffff7f00');
+    // A user key s_u(X²) with s_u = (1, −1, 0, 1, −1, 0, …): phase = b + Σ 2·a_k s_u[k]
     // mod 2^36, computed in BigInt. Odd coefficients of the ring key are zero.
     const su = Array.from({ length: HE_LWE_N }, (_, i) => [1, -1, 0][i % 3]);
     const sk = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => (i % 2 ? 0 : su[i / 2]))));
-    const a = Array.from({ length: HE_LWE_N }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & (2n ** 36n - 1n));
+    const a = Array.from({ length: HE_LWE_N }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & (2n ** 35n - 1n));
     const b = 123456789n;
-    const lwe2 = new Uint8Array([0x4c, 2, 36, ...pack([b, ...a], 36)]);
-    const want = mod(b + a.reduce((acc, ak, k) => acc + ak * BigInt(su[k]), 0n), 2n ** 36n);
+    const lwe2 = lweOf(b, a);
+    const want = mod(b + a.reduce((acc, ak, k) => acc + 2n * ak * BigInt(su[k]), 0n), 2n ** 36n);
     assert.equal(sk.lwePhase(lwe2, p), want);
     sk.dispose();
   });

@@ -37,10 +37,11 @@ describe('he noise', () => {
   it('L = 5000, counts 15: 0 decryption failures in 2000 trials; visible noise = rounding + flood ≪ margin', async () => {
     const { failures, noise, margin, flood } = await failureRun(2000);
     const { mean, sd, max } = stats(noise);
-    // Rounding n' = 2048 ternary-weighted coefficients: variance n'·(2/3)·(1/12)
-    // ≈ 114 (σ ≈ 10.7), plus the flood after the switch, uniform of half-width
-    // `flood`; the key switch's noise is ≈ 2^-6 at T = 24 (docs/crypto.md#noise-budget).
-    const predicted = Math.sqrt((2048 * (2 / 3)) / 12 + flood ** 2 / 3);
+    // Rounding n' = 2048 ternary-weighted a-coefficients at 2^(Q−1), i.e. uniform
+    // on ±1 in 2^Q units: variance n'·(2/3)·(1/3) ≈ 455 (σ ≈ 21.3), plus the flood
+    // after the switch, uniform of half-width `flood`; the key switch's noise is
+    // ≈ 2^-6 at T = 24 (docs/crypto.md#plaintext-and-output-modulus).
+    const predicted = Math.sqrt((2048 * (2 / 3)) / 3 + flood ** 2 / 3);
     assert.equal(failures, 0);
     assert.ok(Math.abs(mean) < 2, `mean ${mean}`);
     assert.ok(sd > 0.85 * predicted && sd < 1.15 * predicted, `sd ${sd.toFixed(2)} vs ${predicted.toFixed(2)}`);

@@ -83,7 +83,8 @@ describe('he parameters (docs/crypto.md#parameters)', () => {
     assert.equal(spam.ctCount, Math.ceil(5_000_001 / 4096));
     assert.equal(spam.recordBytes, 32 + (2 * 4096 * 54) / 8);
     assert.ok(spam.bodyBytes <= 70e6, `spam model ${spam.bodyBytes} bytes`);
-    assert.equal(spam.lweBytes, 3 + Math.ceil((2049 * (24 + Q_MINUS_T)) / 8));
+    const Q = 24 + Q_MINUS_T;
+    assert.equal(spam.lweBytes, 3 + Math.ceil((Q + 2048 * (Q - 1)) / 8)); // b' at Q bits, a' at Q − 1
     const topics = heLayout(makeParams({ N: 20_000, B: 2048 }));
     assert.equal(topics.rowsPerCt, 2);
     assert.equal(topics.ctCount, 10_001);

@@ -124,7 +124,8 @@ export function heLayout(p: HeParams): {
     ctCount,
     recordBytes,
     bodyBytes: ctCount * recordBytes,
-    lweBytes: 3 + Math.ceil(((HE_LWE_N + 1) * p.Q) / 8),
+    // b' at Q bits, the a-part at Q − 1 (wasm/src/he/scheme.h, lwe_bytes)
+    lweBytes: 3 + Math.ceil((p.Q + HE_LWE_N * (p.Q - 1)) / 8),
   };
 }
 

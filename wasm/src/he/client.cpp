@@ -361,13 +361,16 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
   if (st == kOk) st = switch_and_extract(ksk, j, bj, *sc);
   if (st == kOk) {
-    const ToPow2 sw(Q);
-    for (size_t k = 0; k <= kLweN; ++k) sc->lwe[k] = sw(sc->lwe[k]);
+    // b' to 2^Q, the a-part to 2^(Q−1) (scheme.h, lwe_bytes).
+    const ToPow2 sw_b(Q), sw_a(Q - 1);
     out[0] = kLweTag;
     out[1] = kLweVersion;
     out[2] = uint8_t(Q);
     memset(out + 3, 0, lwe_bytes(Q) - 3);
-    pack_bits(sc->lwe, kLweN + 1, Q, out + 3);
+    BitWriter w(out + 3);
+    w.put(sw_b(sc->lwe[0]), Q);
+    for (size_t k = 1; k <= kLweN; ++k) w.put(sw_a(sc->lwe[k]), Q - 1);
+    w.finish();
     mask = uint32_t(r);
   }
   secure_wipe(bj, sizeof bj);

@@ -11,19 +11,34 @@ namespace pmf::he {
 
 constexpr size_t packed_bytes(size_t count, unsigned width) { return (count * width + 7) / 8; }
 
-inline void pack_bits(const uint64_t* v, size_t count, unsigned width, uint8_t* out) {
-  uint64_t acc = 0;
-  unsigned have = 0;
-  for (size_t i = 0; i < count; ++i) {
-    acc |= v[i] << have;
-    have += width;
-    while (have >= 8) {
-      *out++ = uint8_t(acc);
-      acc >>= 8;
-      have -= 8;
+// Appends values of any width ≤ 56 to a little-endian bit string; finish()
+// writes the zero-padded last byte.
+class BitWriter {
+ public:
+  explicit BitWriter(uint8_t* out) : out_(out) {}
+  void put(uint64_t v, unsigned width) {
+    acc_ |= v << have_;
+    have_ += width;
+    while (have_ >= 8) {
+      *out_++ = uint8_t(acc_);
+      acc_ >>= 8;
+      have_ -= 8;
     }
   }
-  if (have) *out = uint8_t(acc);
+  void finish() {
+    if (have_) *out_ = uint8_t(acc_);
+  }
+
+ private:
+  uint8_t* out_;
+  uint64_t acc_ = 0;
+  unsigned have_ = 0;
+};
+
+inline void pack_bits(const uint64_t* v, size_t count, unsigned width, uint8_t* out) {
+  BitWriter w(out);
+  for (size_t i = 0; i < count; ++i) w.put(v[i], width);
+  w.finish();
 }
 
 // Unpacks count values; returns false when a value is >= bound or the padding

@@ -129,25 +129,28 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
   if (in[1] != kLweVersion) return kBadVersion;
   if (in[2] != Q) return kBadParams;
   const uint8_t* p = in + 3;
-  const size_t plen = len - 3, bits = (kLweN + 1) * size_t(Q);
+  const size_t plen = len - 3, bits = Q + kLweN * size_t(Q - 1);
   if (bits % 8 && (p[plen - 1] >> (bits % 8)) != 0)
     return kOutOfRange;  // one encoding per ciphertext
-  // Every Q-bit value is valid, so decryption fuses unpacking and the inner
+  // Every value is valid, so decryption fuses unpacking and the inner
   // product: one unaligned 8-byte load per value while 8 bytes remain.
-  const uint64_t mask = (uint64_t(1) << Q) - 1;
-  auto value = [&](size_t i) -> uint64_t {
-    const size_t bit = i * Q, byte = bit / 8;
+  // b' has Q bits; a'[k] has Q − 1 bits at offset Q + k(Q − 1), worth 2·a'[k]
+  // modulo 2^Q.
+  auto value = [&](size_t bit, unsigned width) -> uint64_t {
+    const size_t byte = bit / 8;
     uint64_t w = 0;
     if (byte + 8 <= plen) {
       memcpy(&w, p + byte, 8);
     } else {
       for (size_t k = byte; k < plen; ++k) w |= uint64_t(p[k]) << (8 * (k - byte));
     }
-    return (w >> (bit % 8)) & mask;
+    return (w >> (bit % 8)) & ((uint64_t(1) << width) - 1);
   };
-  uint64_t acc = value(0);
+  const uint64_t mask = (uint64_t(1) << Q) - 1;
+  uint64_t acc = value(0, Q);
   for (size_t k = 0; k < kLweN; ++k)
-    acc += value(k + 1) * uint64_t(int64_t(sk.s[2 * k]));  // wraps mod 2^64 ⊇ 2^Q
+    acc += (value(Q + k * (Q - 1), Q - 1) << 1) *
+           uint64_t(int64_t(sk.s[2 * k]));  // wraps mod 2^64 ⊇ 2^Q
   phase = acc & mask;
   secure_wipe(&acc, sizeof acc);
   return kOk;

@@ -27,8 +27,11 @@ constexpr size_t kRecordBytes = kSeedBytes + kLimbs * kPackedLimbBytes;  // one 
 // The client's LWE ciphertexts have dimension n/2: the user keys they are
 // switched to live in the subring R_2048 ↪ R_4096, Y = X² (he/keyswitch.h).
 constexpr size_t kLweN = kN / 2;
-constexpr uint8_t kLweVersion = 2;  // 1 was dimension 4096
-inline size_t lwe_bytes(unsigned Q) { return 3 + packed_bytes(kLweN + 1, Q); }
+// b' at Q bits, then a'[0..kLweN) at Q − 1 bits: the a-part's extra rounding
+// costs little noise (docs/crypto.md#plaintext-and-output-modulus) and saves
+// kLweN bits.
+constexpr uint8_t kLweVersion = 3;  // 2: a' at Q bits; 1: dimension 4096
+inline size_t lwe_bytes(unsigned Q) { return Q ? 3 + (Q + kLweN * size_t(Q - 1) + 7) / 8 : 0; }
 
 struct SecretKey {
   int8_t s[kN];
