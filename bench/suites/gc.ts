@@ -147,7 +147,7 @@ export default async function gc(ctx: BenchContext): Promise<void> {
       unit: 'B',
       reference: PRETZEL_ARGMAX_BYTES,
       ratio: total / PRETZEL_ARGMAX_BYTES,
-      note: `${(bytes / n).toFixed(0)} online (choice, tables, labels, output labels) + ${16 * (T + INDEX_BITS)} OT extension`,
+      note: `${(bytes / n).toFixed(0)} online (choice, tables, garbler label seed, output labels) + ${16 * (T + INDEX_BITS)} OT extension`,
     });
   }
 

@@ -225,7 +225,7 @@ export default async function topics(ctx: BenchContext): Promise<void> {
     unit: 'B',
     reference: PRETZEL.networkBytes,
     ratio: net / PRETZEL.networkBytes,
-    note: `bundled model (B = ${model.header.B}, T = ${model.header.T}): topic_request + topic_gc + topic_labels + topic_ack + amortized OT extension; the user key's KSK (≈ 194 KB every ⌊256/B'⌋ = ${Math.floor(256 / bPrime)} emails) not included (target ≤ 200 KB)`,
+    note: `bundled model (B = ${model.header.B}, T = ${model.header.T}): topic_request + topic_gc + topic_labels + topic_ack + amortized OT extension; the user key's KSK (≈ 194 KB every ⌊128/B'⌋ = ${Math.floor(128 / bPrime)} emails) not included (target ≤ 200 KB)`,
   });
   ctx.report({
     case: 'private_equals_plaintext',
