@@ -7,7 +7,12 @@ import type { Page } from 'puppeteer-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
 import { resultPath } from './fixtures/browser.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
-import { firefoxInstalled, launchFirefoxWithExtension, type FirefoxWithExtension } from './fixtures/firefox.js';
+import {
+  firefoxInstalled,
+  importAndUnlockFirefox,
+  launchFirefoxWithExtension,
+  type FirefoxWithExtension,
+} from './fixtures/firefox.js';
 
 const skip = firefoxInstalled() ? false : 'Firefox ESR is not installed: run scripts/setup.sh';
 let alice: Party, bob: Party;
@@ -30,24 +35,12 @@ after(async () => {
   await webmail?.close();
 });
 
-async function importKey(armored: string, passphrase = ''): Promise<void> {
-  await page.locator('#import textarea[name=armored]').fill(armored);
-  await page.locator('#import input[name=passphrase]').fill(passphrase);
-  await page.locator('#import button[type=submit]').click();
-  await page.waitForSelector('#import-status[data-kind=ok]', { timeout: 20_000 });
-  await page.evaluate(() => document.getElementById('import-status')!.removeAttribute('data-kind'));
-}
-
 describe('Firefox ESR: index the demo webmail mailbox', { skip, timeout: 180_000 }, () => {
   it('imports and unlocks Alice’s key on the options page', async () => {
-    await firefox.openExtensionPage(page, 'options.html', '#import');
-    await importKey(alice.privateArmored, alice.passphrase);
-    await importKey(bob.publicArmored);
-    // The options page has its own unlock form now.
-    await page.waitForSelector('#unlock:not([hidden]) input[name=passphrase]');
-    await page.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
-    await page.locator('#unlock button').click();
-    await page.waitForSelector('#key-status[data-unlocked="1"]', { timeout: 20_000 });
+    await importAndUnlockFirefox(firefox, page, [
+      { armored: alice.privateArmored, passphrase: alice.passphrase },
+      { armored: bob.publicArmored },
+    ]);
   });
 
   it('indexes every readable message from the inbox', async () => {

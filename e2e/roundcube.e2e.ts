@@ -1,7 +1,8 @@
 // Roundcube 1.6 (Debian) as a real webmail, in Chromium with the extension:
 // encrypted ham (PGP/MIME, which Roundcube shows only as an attachment) and
 // spam (inline PGP) are delivered through the provider's LMTP stage into a
-// throwaway Dovecot; Alice logs in to Roundcube (php -S on loopback,
+// throwaway Dovecot (fixtures/roundcube-mailbox.ts, shared with the Firefox
+// suite firefox-roundcube.e2e.ts); Alice logs in to Roundcube (php -S on loopback,
 // fixtures/roundcube.ts) with the provider's pmf_connect plugin installed and
 // connects the extension with one click (no token copied), while a hostile
 // page forging Roundcube's offer cannot point it elsewhere. Opening the ham in
@@ -9,123 +10,47 @@
 // private spam verdict and indexes it for search; opened spam is moved to
 // Junk through Roundcube's own move action, checked over IMAP on the server.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import * as openpgp from 'openpgp';
 import type { Page } from 'playwright-core';
-import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
-import { loadSpamAssassin } from '../models/data/loaders.js';
-import { loadConfig } from '../provider-server/src/config.js';
-import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
-import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
-import { launchWithExtension, resultPath, root, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import type { Party } from '../extension/test/mail-fixtures.js';
+import type { Provider } from '../provider-server/src/provider.js';
+import {
+  importAndUnlock,
+  launchWithExtension,
+  resultPath,
+  screenshot,
+  type ExtensionBrowser,
+} from './fixtures/browser.js';
 import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-ui.js';
-import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
-import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
-import { freePort } from './fixtures/process.js';
-import { roundcubeSkipReason, startRoundcube, type Roundcube } from './fixtures/roundcube.js';
+import type { Dovecot } from './fixtures/dovecot.js';
+import { roundcubeSkipReason, type Roundcube } from './fixtures/roundcube.js';
+import {
+  IMAP_PASSWORD,
+  SPAM_SUBJECTS as spamSubjects,
+  startRoundcubeMailbox,
+  subjectOf,
+  type RoundcubeMailbox,
+} from './fixtures/roundcube-mailbox.js';
 
 const skip = roundcubeSkipReason();
-let dir: string;
+let mailbox: RoundcubeMailbox;
 let dovecot: Dovecot;
-let stage: RunningStage;
 let roundcube: Roundcube;
 let provider: Provider;
 let browser: ExtensionBrowser;
 let page: Page;
 let alice: Party;
-/** The webmail secret shared by provider-server (its SHA-256) and the Roundcube plugin. */
-const webmailSecret = `pmfwebmail_${randomBytes(32).toString('base64url')}`;
-
-/** A ham of the test split with a plain one-part body, so a line of it can be looked for in the decrypted view. */
-function plainHam(): { raw: string; line: string } {
-  for (const e of loadSpamAssassin().filter((x) => x.split === 'test' && x.label === 'ham')) {
-    const raw = (e.raw as string).replace(/\r?\n/g, '\r\n');
-    const [head, ...rest] = raw.split('\r\n\r\n');
-    if (/^content-(type:\s*(multipart|text\/html)|transfer-encoding:\s*(base64|quoted))/im.test(head)) continue;
-    const line = rest
-      .join('\r\n\r\n')
-      .split('\r\n')
-      .map((l) => l.trim())
-      .find((l) => /^[A-Za-z][\x20-\x7e]{30,}$/.test(l));
-    if (line) return { raw, line: line.slice(0, 30) };
-  }
-  throw new Error('no plain ham in the test split');
-}
-
-/** The Subject header of a raw message (the encrypted message's own, which search shows). */
-const subjectOf = (raw: string) => /^Subject: *(.*)$/im.exec(raw)?.[1].trim() ?? '';
-
-const encrypt = async (text: string) =>
-  (await openpgp.encrypt({ message: await openpgp.createMessage({ text }), encryptionKeys: alice.publicKey })).replace(
-    /\r?\n/g,
-    '\r\n',
-  );
-
-async function deliver(raw: string): Promise<void> {
-  const reply = await lmtpSend(
-    { host: '127.0.0.1', port: stage.port, timeoutMs: 30_000 },
-    { from: 'bob@example.org', to: ['alice@example.org'], data: Buffer.from(raw) },
-  );
-  assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
-}
-
-const ham = { subject: 'Quarterly notes', ...(skip ? { raw: '', line: '' } : plainHam()) };
-const spamSubjects = ['Offer 0', 'Offer 1', 'Offer 2'];
+let ham: RoundcubeMailbox['ham'];
 /** Each spam's verdict as its badge showed it. */
 const verdicts: Record<string, string> = {};
 
 before(
   async () => {
     if (skip) return;
-    alice = await makeParty('Alice', 'alice@example.org');
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-roundcube-'));
-    fs.chmodSync(dir, 0o755); // Dovecot runs as nobody
-    dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
-    // The provider's LMTP stage in front of Dovecot; alice is a user of the provider.
-    const store = await openStore({ dataDir: path.join(dir, 'provider') });
-    await store.addUser('alice');
-    await store.close();
-    stage = await startLmtpStage({
-      dir,
-      dataDir: path.join(dir, 'provider'),
-      port: await freePort(),
-      relayPort: dovecot.lmtpPort,
-    });
-    provider = await startProvider(
-      loadConfig({
-        env: {},
-        overrides: {
-          port: 0,
-          dataDir: path.join(dir, 'provider'),
-          workers: 1,
-          models: [{ id: 'spam', file: path.resolve(root, 'models/default/spam.pmfm') }],
-          webmailSecretSha256: [createHash('sha256').update(webmailSecret).digest('hex')],
-        },
-      }),
-      { progress: () => {}, log: () => {} },
-    );
-    roundcube = await startRoundcube(path.join(dir, 'roundcube'), dovecot.port, {
-      providerUrl: provider.server.httpUrl,
-      secret: webmailSecret,
-    });
-    // Ham as PGP/MIME around a whole SpamAssassin message (Roundcube shows it only as encrypted.asc).
-    await deliver(
-      `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: ${ham.subject}\r\nMessage-ID: <ham@example.org>\r\nMIME-Version: 1.0\r\n` +
-        `Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="outer"\r\n\r\n` +
-        `--outer\r\nContent-Type: application/pgp-encrypted\r\n\r\nVersion: 1\r\n\r\n` +
-        `--outer\r\nContent-Type: application/octet-stream; name="encrypted.asc"\r\n\r\n${await encrypt(ham.raw)}\r\n--outer--\r\n`,
-    );
-    // Spam as inline PGP, each whole message encrypted to Alice.
-    const spam = loadSpamAssassin().filter((e) => e.split === 'test' && e.label === 'spam');
-    for (const [i, subject] of spamSubjects.entries())
-      await deliver(
-        `From: bob@example.org\r\nTo: alice@example.org\r\nSubject: ${subject}\r\nMessage-ID: <offer-${i}@example.org>\r\n\r\n${await encrypt(spam[i].raw as string)}`,
-      );
+    mailbox = await startRoundcubeMailbox();
+    ({ alice, dovecot, roundcube, provider, ham } = mailbox);
     browser = await launchWithExtension();
     page = await browser.context.newPage();
   },
@@ -134,11 +59,7 @@ before(
 
 after(async () => {
   await browser?.close();
-  await roundcube?.stop();
-  await provider?.close();
-  await stage?.stop();
-  await dovecot?.stop();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  await mailbox?.stop();
 });
 
 /** Opens a listed message in Roundcube's preview frame and waits for the spam badge there to settle. */
@@ -154,18 +75,7 @@ async function openInPreview(subject: string): Promise<string> {
 
 describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 }, () => {
   it('imports and unlocks Alice’s key', async () => {
-    await page.goto(browser.extensionUrl('options.html'));
-    const form = page.locator('#import');
-    await form.locator('textarea[name=armored]').fill(alice.privateArmored);
-    await form.locator('input[name=passphrase]').fill(alice.passphrase);
-    await form.locator('button[type=submit]').click();
-    await page.locator('#import-status[data-kind=ok]').waitFor();
-    const popup = await browser.context.newPage();
-    await popup.goto(browser.extensionUrl('popup.html'));
-    await popup.locator('#unlock input[name=passphrase]').fill(alice.passphrase);
-    await popup.locator('#unlock button').click();
-    await popup.locator('#key-status[data-unlocked="1"]').waitFor();
-    await popup.close();
+    await importAndUnlock(browser, page, alice.privateArmored, alice.passphrase);
   });
 
   it('a hostile page forging Roundcube’s offer cannot connect the extension to its provider nor read a token', async () => {
@@ -215,7 +125,7 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
   it('logs in to Roundcube and connects with one click: the plugin asks the provider for Alice’s token', async () => {
     await page.goto(roundcube.url);
     await page.locator('#rcmloginuser').fill('alice');
-    await page.locator('#rcmloginpwd').fill('imap-secret');
+    await page.locator('#rcmloginpwd').fill(IMAP_PASSWORD);
     await page.locator('#rcmloginsubmit').click();
     await page.locator('#messagelist tbody tr', { hasText: ham.subject }).waitFor({ timeout: 30_000 });
     const button = page.locator('.pmf-connect .bar button');
@@ -323,7 +233,7 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
 
   it('the search page finds the ham by a word of its encrypted body and opens it in Roundcube', async () => {
     // A word of the plaintext the test encrypted (not of its outer subject, which Roundcube shows).
-    const word = ham.line.split(/[^A-Za-z]+/).find((w) => w.length >= 5 && !ham.subject.includes(w))!;
+    const word = mailbox.searchWord;
     const search = await browser.context.newPage();
     try {
       await search.goto(`${browser.extensionUrl('search.html')}?q=${encodeURIComponent(word)}`);
