@@ -224,6 +224,10 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const provider = new OtSender(core, context);
     client.finish(provider.respond(client.start()));
     const ots = (n: number) => {
+      // A refused message leaves the OTs the client took unused on the provider's
+      // side; skip them as a real request would, or the provider's pool fills up
+      // and refuses the next extension (a failure of the harness, not the input).
+      provider.take(provider.nextOffset + provider.available - client.available, 0);
       if (client.available < n) provider.acceptExtension(client.extend(8192));
     };
     const T = 24;
