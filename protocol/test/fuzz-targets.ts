@@ -220,14 +220,21 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
   });
 
   test('garbled circuits: any gc_choice, gc_spam, gc_argmax or gc_labels is accepted or a ProtocolError', () => {
-    const client = new OtReceiver(core, context);
-    const provider = new OtSender(core, context);
-    client.finish(provider.respond(client.start()));
+    let client: OtReceiver, provider: OtSender;
+    /** A fresh OT pair: each target starts with both pools in step. */
+    const pair = () => {
+      client = new OtReceiver(core, context);
+      provider = new OtSender(core, context);
+      client.finish(provider.respond(client.start()));
+    };
+    pair();
     const ots = (n: number) => {
-      // A refused message leaves the OTs the client took unused on the provider's
-      // side; skip them as a real request would, or the provider's pool fills up
-      // and refuses the next extension (a failure of the harness, not the input).
-      provider.take(provider.nextOffset + provider.available - client.available, 0);
+      // A refused gc message leaves the OTs the client took unused on the
+      // provider's side; skip them as the next real request would, or the
+      // provider's pool fills up and refuses the next extension (a failure of
+      // the harness, not of the input).
+      const clientNext = provider.nextOffset + provider.available - client.available;
+      if (clientNext > provider.nextOffset) provider.take(clientNext, 0);
       if (client.available < n) provider.acceptExtension(client.extend(8192));
     };
     const T = 24;
@@ -269,7 +276,11 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
       acceptsOrRejects(() => decodeArgmaxLabels(decoder, m), isOtError);
     };
     const few = { numRuns: Math.ceil(runs / 4) };
+    // A mutated but valid gc_choice makes the provider take OTs the client never
+    // chose: the choice target gets its own pair, so the others stay in step.
+    pair();
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validChoice.message)), asChoice), few);
+    pair();
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validGc)), asGc(spam, evaluateSpam)), few);
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validArgmax.message)), asGc(argmax, evaluateArgmax)), few);
     fc.assert(fc.property(fc.oneof(anyBytes, mutationsOf(validLabels)), asLabels), few);
