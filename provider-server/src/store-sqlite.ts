@@ -143,7 +143,8 @@ class SqliteDriver implements SqlDriver {
   async all<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     const stmt = this.prepare(sql);
     if (stmt.readonly) return stmt.all(...params) as T[];
-    return (await this.write(stmt, params)) as T[];
+    const result = await this.write(stmt, params);
+    return (stmt.reader ? result : []) as T[]; // rows only from RETURNING, as before
   }
 
   async run(sql: string, params: unknown[] = []): Promise<number> {
