@@ -220,14 +220,17 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
   });
 
   test('garbled circuits: any gc_choice, gc_spam, gc_argmax or gc_labels is accepted or a ProtocolError', () => {
-    let client: OtReceiver, provider: OtSender;
     /** A fresh OT pair: each target starts with both pools in step. */
-    const pair = () => {
-      client = new OtReceiver(core, context);
-      provider = new OtSender(core, context);
-      client.finish(provider.respond(client.start()));
+    const newPair = () => {
+      const c = new OtReceiver(core, context);
+      const p = new OtSender(core, context);
+      c.finish(p.respond(c.start()));
+      return [c, p] as const;
     };
-    pair();
+    let [client, provider] = newPair();
+    const pair = () => {
+      [client, provider] = newPair();
+    };
     const ots = (n: number) => {
       // A refused gc message leaves the OTs the client took unused on the
       // provider's side; skip them as the next real request would, or the
