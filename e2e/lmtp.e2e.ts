@@ -13,14 +13,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main as clientCli } from '../client/node/cli.js';
 import { PROVIDER_ID } from '../mail/message-id.js';
-import { loadConfig } from '../provider-server/src/config.js';
 import { lmtpSend, type Reply } from '../provider-server/src/lmtp/lmtp-client.js';
-import { openStore, startProvider } from '../provider-server/src/provider.js';
-import { root } from './fixtures/browser.js';
+import { openStore } from '../provider-server/src/provider.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { freePort } from './fixtures/process.js';
 import { startGate, type Gate } from './fixtures/tcp-gate.js';
+import { startLoopbackProvider } from './fixtures/provider.js';
 
 const skip = !dovecotInstalled()
   ? 'Dovecot is not installed: run scripts/setup.sh'
@@ -214,18 +213,7 @@ describe('the LMTP stage in front of a real Dovecot', { skip, timeout: 120_000 }
 
 describe('a sender reusing an earlier Message-ID', { skip, timeout: 300_000 }, () => {
   it('does not make new mail "already classified": the verdict keys on the provider’s id', async () => {
-    const provider = await startProvider(
-      loadConfig({
-        env: {},
-        overrides: {
-          port: 0,
-          dataDir: dataDir(),
-          workers: 1,
-          models: [{ id: 'spam', file: path.join(root, 'models/default/spam.pmfm') }],
-        },
-      }),
-      { log: () => undefined, progress: () => undefined },
-    );
+    const provider = await startLoopbackProvider(dataDir());
     try {
       const alice = (await provider.store.userId('alice'))!;
       const token = await provider.store.issueToken(alice);

@@ -23,8 +23,7 @@ import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../exte
 import { PROVIDER_ID } from '../mail/message-id.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
 import { loadSpamAssassin } from '../models/data/loaders.js';
-import { loadConfig } from '../provider-server/src/config.js';
-import { openStore, startProvider, type Provider } from '../provider-server/src/provider.js';
+import { openStore, type Provider } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
@@ -36,6 +35,7 @@ import {
   thunderbirdSkipReason,
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
+import { startLoopbackProvider } from './fixtures/provider.js';
 
 const skip = thunderbirdSkipReason();
 let alice: Party, bob: Party;
@@ -363,18 +363,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
   });
   it('connected to the provider, spam arriving over LMTP is checked privately and moved to Junk on the server', async () => {
     // provider-server on loopback, on the store the LMTP stage registers deliveries in.
-    provider = await startProvider(
-      loadConfig({
-        env: {},
-        overrides: {
-          port: 0,
-          dataDir: path.join(dir, 'provider'),
-          workers: 1,
-          models: [{ id: 'spam', file: path.resolve(root, 'models/default/spam.pmfm') }],
-        },
-      }),
-      { progress: () => {}, log: () => {} },
-    );
+    provider = await startLoopbackProvider(path.join(dir, 'provider'));
     await optionsPage(
       `const form = $('#provider-connect');
        form.querySelector('input[name=url]').value = args[0];
