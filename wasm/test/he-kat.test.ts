@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
 import { HE_LWE_N, HE_N, HE_Q1, HE_Q2, heLayout, loadHe, localSession, makeParams, publicKeySeed } from '../ts/he.js';
 import { PINNED_EXPANSION } from './he/fixtures.js';
+import { packLwe } from './he/lwe-layout.js';
 
 const QS = [HE_Q1, HE_Q2];
 const SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -100,15 +101,8 @@ describe('he known answers', () => {
     assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 26 })).lweBytes, 8712); // Q = 35, the default spam model
     assert.equal(heLayout(makeParams({ N: 1, B: 1, T: 32 })).lweBytes, 10249); // Q = 41
     const p = makeParams({ N: 1, B: 1, T: 27 }); // Q = 36, the layout below
-    const lweOf = (b: bigint, a: bigint[]): Uint8Array => {
-      let acc = b;
-      a.forEach((v, k) => (acc |= v << BigInt(36 + 35 * k)));
-      const body = new Uint8Array(Math.ceil((36 + 35 * HE_LWE_N) / 8));
-      for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
-      return new Uint8Array([0x4c, 3, 36, ...body]);
-    };
     // b = 1, a_0 = 2^35 − 1, rest 0: a fixed byte prefix.
-    const lwe = lweOf(1n, [2n ** 35n - 1n, ...new Array(HE_LWE_N - 1).fill(0n)]);
+    const lwe = packLwe(1n, [2n ** 35n - 1n, ...new Array(HE_LWE_N - 1).fill(0n)], 36);
     assert.equal(lwe.length, heLayout(p).lweBytes);
     assert.equal(Buffer.from(lwe.subarray(0, 13)).toString('hex'), '4c0324' + '01000000f0ffffff7f00');
     // A user key s_u(X²) with s_u = (1, −1, 0, 1, −1, 0, …): phase = b + Σ 2·a_k s_u[k]
@@ -117,7 +111,7 @@ describe('he known answers', () => {
     const sk = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => (i % 2 ? 0 : su[i / 2]))));
     const a = Array.from({ length: HE_LWE_N }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & (2n ** 35n - 1n));
     const b = 123456789n;
-    const lwe2 = lweOf(b, a);
+    const lwe2 = packLwe(b, a, 36);
     const want = mod(b + a.reduce((acc, ak, k) => acc + 2n * ak * BigInt(su[k]), 0n), 2n ** 36n);
     assert.equal(sk.lwePhase(lwe2, p), want);
     sk.dispose();
