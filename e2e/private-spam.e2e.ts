@@ -23,14 +23,14 @@ import { makeParty, type Party } from '../extension/test/mail-fixtures.js';
 import { decryptMessage } from '../mail/decrypt.js';
 import { loadSpamAssassin } from '../models/data/loaders.js';
 import { BlocklistCatalog } from '../provider-server/src/blocklist.js';
-import { loadConfig } from '../provider-server/src/config.js';
-import { startProvider, type Provider } from '../provider-server/src/provider.js';
+import type { Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
 import { markClassified } from '../provider-server/test/harness.js';
 import { loadHe } from '../wasm/ts/he.js';
 import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { clickClosedButton, readClosed, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { memorySource } from './fixtures/webmail-server.js';
+import { startLoopbackProvider } from './fixtures/provider.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
 let dir: string;
@@ -52,13 +52,7 @@ function pgpMime(id: string, armored: string): string {
 
 /** provider-server on loopback (the same data directory across restarts). */
 function startProviderWith(model: string, port: number): Promise<Provider> {
-  return startProvider(
-    loadConfig({
-      env: {},
-      overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: model }] },
-    }),
-    { progress: () => {}, log: () => {} },
-  );
+  return startLoopbackProvider(path.join(dir, 'provider'), { port, models: [{ id: 'spam', file: model }] });
 }
 
 async function deliver(id: string, raw: string, label = ''): Promise<void> {
