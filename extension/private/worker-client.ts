@@ -22,7 +22,12 @@ type Pending = { onEvent(e: WorkerEvent): void; resolve(v: unknown): void; rejec
 
 /** Typed calls over one link; every call gets its own id. */
 export class WorkerClient {
-  private next = 1;
+  /**
+   * Ids start at random: the worker outlives a restarted background (Chromium's
+   * offscreen document) and may still answer the old background's calls over
+   * the new link; counting from 1 again would hand those answers to new calls.
+   */
+  private next = crypto.getRandomValues(new Uint32Array(1))[0];
   private readonly pending = new Map<number, Pending>();
 
   constructor(private readonly link: WorkerLink) {

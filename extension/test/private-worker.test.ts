@@ -106,6 +106,24 @@ describe('worker glue', () => {
     }
   });
 
+  it('a restarted background never takes the answer to its predecessor’s call, which the worker still sends', async () => {
+    const received: WorkerEnvelope[] = [];
+    let relay: (m: WorkerEnvelope) => void = () => {};
+    // One worker, as in Chromium's offscreen document; each background gets a new link to it.
+    const link = () => ({
+      post: (m: WorkerEnvelope) => void received.push(m),
+      onMessage: (cb: (m: WorkerEnvelope) => void) => (relay = cb),
+      onClose: () => {},
+    });
+    void new WorkerClient(link()).call({ kind: 'reset' }); // stopped before the answer came
+    const restarted = new WorkerClient(link());
+    const answer = restarted.call({ kind: 'reset' });
+    const [old, fresh] = received;
+    relay({ id: old.id, failed: { code: 'protocol', detail: 'the old call' } });
+    relay({ id: fresh.id, done: null });
+    assert.equal(await answer, null);
+  });
+
   it('maps every failure to a code the badge explains', () => {
     assert.equal(toFailure(new PackageIntegrityError('SHA-256 x')).code, 'package_tampered');
     assert.equal(toFailure(new ProtocolError('unauthenticated', 'bad token')).code, 'bad_token');
