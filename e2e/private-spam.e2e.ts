@@ -106,7 +106,8 @@ const spamText = async () => (await readClosed(page))?.text ?? '';
 /** Opens a message in the webmail and waits for its spam badge to settle (and a fresh spam verdict's move to Junk). */
 async function verdictOf(id: string, fresh = true): Promise<string> {
   await page.goto(`${provider.server.httpUrl}/mail/m/${encodeURIComponent(id)}`);
-  const { state } = await waitForClosed(page, (b) => b.state !== 'checking', 60_000);
+  const { state, text } = await waitForClosed(page, (b) => b.state !== 'checking', 60_000);
+  if (state === 'unavailable') console.log(`${id} unavailable: ${text}`);
   if (fresh && state === 'spam') await waitForClosed(page, (b) => b.text.includes('moved to Junk'));
   return state;
 }

@@ -41,7 +41,16 @@ export interface RunOptions<V = SpamVerdict> {
   onReconnect?(attempt: number, error: Error): void;
   /** Give up after this long without being able to reconnect. */
   reconnectWindowMs?: number;
+  /**
+   * How long a provider that answers rate_limited is waited for. Its limits
+   * count whole minutes, so a minute after the first refusal always falls in
+   * a fresh count (docs/protocol.md#resource-limits).
+   */
+  rateLimitWaitMs?: number;
 }
+
+/** A minute and a margin: see rateLimitWaitMs. */
+export const RATE_LIMIT_WAIT_MS = 61_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -49,6 +58,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
   const todo = items.filter((i) => !opts.done?.has(i.id));
   let session: Classifier<V> | undefined;
   const window = opts.reconnectWindowMs ?? 60_000;
+  const rateWait = opts.rateLimitWaitMs ?? RATE_LIMIT_WAIT_MS;
   try {
     for (let i = 0; i < todo.length; i++) {
       const item = todo[i];
@@ -64,6 +74,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
         continue;
       }
       let delay = 200;
+      let limitedDelay = rateWait / 12; // 5 s at the default, then 10, 20 and the rest
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
@@ -98,16 +109,23 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           session = undefined;
           // The user key reached its budget: the next session brings the next key.
           if (e instanceof ProtocolError && e.code === 'key_rotated' && ++rotations <= 3) continue;
+          const limited = e instanceof ProtocolError && e.code === 'rate_limited';
           const transient =
-            e instanceof ConnectionClosed ||
-            (e instanceof ProtocolError && (e.code === 'rate_limited' || e.code === 'internal'));
-          if (!transient || Date.now() - (firstFailure ||= Date.now()) > window) {
+            limited || e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal');
+          const since = (firstFailure ||= Date.now());
+          if (!transient || Date.now() - since > (limited ? rateWait : window)) {
             interrupted?.dispose();
             throw e;
           }
           opts.onReconnect?.(++attempt, e as Error);
-          await sleep(e instanceof ProtocolError && e.code === 'rate_limited' ? 5000 : delay);
-          delay = Math.min(5000, delay * 2);
+          if (limited) {
+            // Refused hellos are not counted, but each still costs the provider: few, spaced tries up to the last one.
+            await sleep(Math.max(0, Math.min(limitedDelay, since + rateWait - Date.now())) + 1);
+            limitedDelay *= 2;
+          } else {
+            await sleep(delay);
+            delay = Math.min(5000, delay * 2);
+          }
         }
       }
     }

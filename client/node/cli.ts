@@ -335,7 +335,8 @@ export async function main(argv: string[]): Promise<number> {
     for (const r of done.values()) record(r, true);
     const run = {
       done: new Set(done.keys()),
-      onReconnect: (n: number, e: Error) => console.error(`connection lost (${e.message}); reconnecting, attempt ${n}`),
+      onReconnect: (n: number, e: Error) =>
+        console.error(`provider not available (${e.message}); trying again, attempt ${n}`),
       onOutcome: (o: RunOutcome<SpamVerdict | TopicResult | BlocklistResult>) => {
         const row: Row = { ...outcomeRow(o), task };
         if (values.state) fs.appendFileSync(values.state, `${JSON.stringify(row)}\n`);

@@ -57,6 +57,11 @@ export const TOPIC_SHARED = 'Its topic was shared with your provider, which lear
 
 export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
 
+export const SLOWED: SpamBadge = {
+  state: 'checking',
+  text: 'Spam check waiting: your mail provider asked to slow down. It goes on by itself within a minute.',
+};
+
 export const LOCKED: SpamBadge = {
   state: 'unavailable',
   text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
@@ -77,7 +82,8 @@ const FAILURES: Record<FailureCode, string> = {
     'Spam check stopped: the provider’s published list of spam models does not vouch for this one, so it was not used. Nothing about your mail was sent. Tell your provider.',
   storage_full:
     'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
-  rate_limited: 'Spam check paused: the provider asked to slow down. It will resume when you open the message again.',
+  rate_limited:
+    'Spam check paused: your mail provider asked to slow down for longer than a minute. The message is checked when you open it again.',
   spam_off: 'Spam check is turned off in the extension’s options: nothing about your mail was sent.',
   protocol: 'Spam check failed for this message. The message is shown as usual.',
 };

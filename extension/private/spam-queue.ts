@@ -8,7 +8,7 @@
 // check turned on later) is shown at once and still goes to the worker for
 // the link check alone. Environment-free
 // (storage, worker and notification are injected) so it is unit-tested.
-import { failureBadge, outcomeBadge, withBlocklist, CHECKING, LOCKED, type SpamBadge } from './faults.js';
+import { failureBadge, outcomeBadge, withBlocklist, CHECKING, LOCKED, SLOWED, type SpamBadge } from './faults.js';
 import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
 import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
@@ -109,13 +109,19 @@ export class SpamQueue {
       const items = [...batch].map(([messageId, w]) => ({ messageId, raw: w.raw }));
       const shown = new Map<string, SpamBadge>();
       for (const [messageId, w] of batch) if (w.shown) shown.set(messageId, w.shown);
-      const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
-        shown.set(messageId, badge);
+      const show = (messageId: string, badge: SpamBadge, fresh = false) => {
         for (const { target, sourceId } of batch.get(messageId)?.watchers ?? [])
           this.deps.notify(target, sourceId, badge, fresh);
       };
+      const tell = (messageId: string, badge: SpamBadge, fresh = false) => {
+        shown.set(messageId, badge);
+        show(messageId, badge, fresh);
+      };
       try {
         await this.deps.classify(provider, items, (e) => {
+          // Still checking, and why it takes longer: not an outcome (a failure may follow).
+          if (e.event === 'slowed')
+            for (const messageId of batch.keys()) if (!shown.has(messageId)) show(messageId, SLOWED);
           // A stored verdict shown already is not shown (nor acted on) again.
           if (e.event === 'outcome' && !batch.get(e.outcome.messageId)?.shown) {
             this.deps.onOutcome?.(e.outcome);

@@ -64,7 +64,9 @@ export type WorkerEvent =
   | { event: 'download'; received: number; total: number }
   | { event: 'outcome'; outcome: ItemOutcome }
   | { event: 'blocklist'; blocklist: BlocklistOutcome }
-  | { event: 'topic'; topic: TopicOutcome };
+  | { event: 'topic'; topic: TopicOutcome }
+  /** The provider asked to slow down: the spam check waits (at most a minute) and goes on. */
+  | { event: 'slowed' };
 
 /** A failure, named for the user message (private/faults.ts). */
 export interface WorkerFailure {

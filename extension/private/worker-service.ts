@@ -170,6 +170,9 @@ async function classify(
       done,
       connect: (n) => connector.connect(n),
       reconnectWindowMs: RECONNECT_WINDOW_MS,
+      onReconnect: (_, e) => {
+        if (e instanceof ProtocolError && e.code === 'rate_limited') emit({ event: 'slowed' });
+      },
       onOutcome: async (o) => {
         const outcome = toItemOutcome(o);
         if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);

@@ -226,6 +226,22 @@ describe('SpamQueue', () => {
     assert.match(final['src-y'].detail ?? '', /ws:\/\/127\.0\.0\.1/);
   });
 
+  it('a provider asking to slow down shows the messages still unanswered as waiting; a later failure still reaches them', async () => {
+    const q = queueWith(async (_items, emit) => {
+      emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: 'x', spam: false } });
+      emit({ event: 'slowed' });
+      throw new WorkerCallError({ code: 'rate_limited', detail: 'at most 30 sessions per minute' });
+    });
+    await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
+    await settle();
+    const texts = (id: string) => q.shown.filter((s) => s.sourceId === id).map((s) => s.badge.text);
+    assert.ok(!texts('src-x').some((t) => /slow down/.test(t)), 'an answered message is not shown as waiting');
+    const y = texts('src-y');
+    assert.match(y[y.length - 2], /waiting.*goes on by itself/);
+    assert.match(y[y.length - 1], /longer than a minute/);
+  });
+
   it('after a new token, waiting messages go out under it alone, and the old verdicts are not shown', async () => {
     const { q, release } = heldQueue(() => true);
     const renewed = { ...provider, token: 'alice-new' };

@@ -47,7 +47,9 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   requestsPerMinute: 600,
   maxSessions: 1000,
   idleTimeoutMs: 120_000,
-  hellosPerMinute: 30,
+  // A batch opens up to three sessions (spam, link check, topics): a person
+  // opening one message after another stays well under it.
+  hellosPerMinute: 90,
   connectionsPerMinutePerAddress: 120,
   connectionsPerAddress: 32,
   maxUnauthenticated: 256,
