@@ -98,7 +98,12 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await Promise.all([page.waitForNavigation(), page.locator('#rcmloginsubmit').click()]);
     await page.locator(`#messagelist tbody tr ::-p-text(${mailbox.ham.subject})`).wait();
     await page.locator('.pmf-connect >>> .bar button').click();
-    await page.waitForSelector('.pmf-connect >>> .bar[data-state=done]', { timeout: 120_000 });
+    // Polled: waitForSelector waits for a mutation of the document, and one inside the bar's
+    // shadow root is none (it returned only at Roundcube's next refresh, a minute later).
+    await page.waitForFunction(
+      "document.querySelector('.pmf-connect')?.shadowRoot?.querySelector('.bar[data-state=done]')",
+      { polling: 200, timeout: 120_000 },
+    );
     const said = await page.$eval('.pmf-connect >>> .bar', (e) => e.textContent ?? '');
     assert.match(said, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
   });
