@@ -27,7 +27,7 @@ import {
   type He,
   type HeParams,
 } from '../../wasm/ts/he.js';
-import { MAX_EXTEND, OtReceiver } from '../../wasm/ts/ot.js';
+import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 
 /** The subset of the browser WebSocket API the client uses. */
@@ -156,6 +156,8 @@ export abstract class ProviderSession {
   sessionId = '';
   /** Decryptions left under this session's user key (welcome.keyBudget, counted down per request). */
   protected keyBudget = 0;
+  /** The largest frame the provider reads (welcome.maxFrameBytes); nothing larger is sent. */
+  private maxFrameBytes = Number.MAX_SAFE_INTEGER;
   /** The welcome's SHA-256 of the topic model's candidate model (empty for spam). */
   protected candidatesSha256 = '';
   /** OTs one email takes (its garbled circuit's client input bits). */
@@ -221,17 +223,20 @@ export abstract class ProviderSession {
     this.sessionId = w.sessionId;
     this.candidatesSha256 = bytesToHex(w.candidatesSha256);
     this.keyBudget = w.keyBudget;
+    this.maxFrameBytes = w.maxFrameBytes;
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);
   }
 
-  /** Extends the OT pool to cover `emails` more emails. */
+  /** Extends the OT pool to cover `emails` more emails, in extensions that fit the provider's frames. */
   private async topUp(emails: number): Promise<void> {
     const per = this.otsPerEmail;
-    const n = Math.min(MAX_EXTEND, Math.max(per, emails * per));
-    await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(n) });
+    const fit = maxExtendWithin(this.maxFrameBytes);
+    if (fit === 0) throw new Error(`the provider reads frames of at most ${this.maxFrameBytes} bytes: too few for OTs`);
+    for (let left = Math.min(MAX_EXTEND, Math.max(per, emails * per)); left > 0; left -= fit)
+      await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(Math.min(fit, left)) });
   }
 
   /** Tops the OT pool up when it cannot cover the next email. */
@@ -265,6 +270,11 @@ export abstract class ProviderSession {
   protected sendFrame<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): void {
     if (this.closedError) throw this.closedError;
     const frame = encodeMessage(name, requestId, fields);
+    // The provider would refuse it (or drop the connection) after reading it all.
+    if (frame.length > this.maxFrameBytes)
+      throw new Error(
+        `the provider reads frames of at most ${this.maxFrameBytes} bytes; this ${name} has ${frame.length}`,
+      );
     this.sent += frame.length;
     this.ws.send(frame);
   }

@@ -190,9 +190,9 @@ test('after the provider rotates its model, a client on the old version is told 
   assert.equal(v.label, plainVerdict(plain, await extractFeatures(mails[1].raw, connector.model()!.spec)));
 });
 
-test('what leaves the client: only protocol frames, one fresh LWE ciphertext and choice bits per email, no plaintext', async () => {
-  const sent: Uint8Array[] = [];
-  const recordingSocket: typeof nodeSocket = (url) => {
+/** A socket that keeps a copy of every frame the client sends into `sent`. */
+function recordingSocket(sent: Uint8Array[]): typeof nodeSocket {
+  return (url) => {
     const ws = nodeSocket(url);
     const send = ws.send.bind(ws);
     ws.send = (data: Uint8Array) => {
@@ -201,9 +201,13 @@ test('what leaves the client: only protocol frames, one fresh LWE ciphertext and
     };
     return ws;
   };
+}
+
+test('what leaves the client: only protocol frames, one fresh LWE ciphertext and choice bits per email, no plaintext', async () => {
+  const sent: Uint8Array[] = [];
   const same = mails[2];
   for (const id of ['twin-1@test', 'twin-2@test']) await provider.store.deliver(userId, id, same.encrypted);
-  const connector = connectorFor('cache-wire', recordingSocket);
+  const connector = connectorFor('cache-wire', recordingSocket(sent));
   const s = await connector.connect(2);
   const plaintext = await decryptMessage(same.encrypted, keys);
   const v1 = await s.classify('twin-1@test', plaintext);
@@ -259,5 +263,54 @@ test('an answer naming another message is refused (a provider cannot move a verd
     );
   } finally {
     s.close();
+  }
+});
+
+test('a provider that reads small frames gets OT extensions that fit them, and the verdicts it would give anyway', async () => {
+  const maxFrameBytes = 64 * 1024;
+  const small = await startProvider(
+    loadConfig({
+      env: {},
+      overrides: {
+        port: 0,
+        dataDir: path.join(dir, 'provider-small-frames'),
+        workers: 1,
+        models: [{ id: 'spam', file: MODEL }],
+        limits: { maxFrameBytes },
+      },
+    }),
+    { progress: () => {}, log: () => {} },
+  );
+  try {
+    const user = await small.store.addUser('small-frames');
+    const some = mails.slice(0, 2);
+    for (const m of some) await small.store.deliver(user.userId, m.id, m.encrypted);
+    const sent: Uint8Array[] = [];
+    const connector = createConnector({
+      server: small.server.httpUrl,
+      token: user.token,
+      he,
+      storage: new DirectoryStorage(path.join(dir, 'cache-small-frames')),
+      socket: recordingSocket(sent),
+    });
+    const outcomes: RunOutcome[] = [];
+    // A session announced for many emails asks for about 2 MiB of OTs at once: more than one frame holds.
+    await runClassification(
+      some.map((m) => ({ id: m.id, raw: async () => m.raw })),
+      { connect: () => connector.connect(5000), onOutcome: (o) => void outcomes.push(o) },
+    );
+    for (const o of outcomes) {
+      assert.equal(o.kind, 'verdict', JSON.stringify(o));
+      if (o.kind !== 'verdict') continue;
+      const m = some.find((x) => x.id === o.messageId)!;
+      assert.equal(o.label, plainVerdict(plain, await extractFeatures(m.raw, connector.model()!.spec)));
+    }
+    assert.equal(outcomes.length, some.length);
+    const largest = Math.max(...sent.map((f) => f.length));
+    assert.ok(largest <= maxFrameBytes, `largest frame ${largest} B`);
+    const extensions = sent.map((f) => decodeMessage(f, CLIENT_MAX_FRAME_BYTES)).filter((f) => f.name === 'ot');
+    assert.ok(extensions.length > 10, `${extensions.length} ot frames`);
+  } finally {
+    await small.close();
   }
 });

@@ -106,6 +106,18 @@ function batchLength(n: number): number {
   return Math.ceil((n + KOS_EXTRA) / 512) * 512;
 }
 
+/** Room kept in a frame for its header and the ot message around the ot_extend payload. */
+const FRAME_ROOM = 1024;
+
+/**
+ * The largest extension whose ot_extend (16 bytes per OT of its batch, plus
+ * 42) fits a frame of `frameBytes`; 0 when not even the smallest batch does.
+ */
+export function maxExtendWithin(frameBytes: number): number {
+  const batch = Math.floor((frameBytes - FRAME_ROOM) / 16 / 512) * 512;
+  return Math.max(0, Math.min(MAX_EXTEND, batch - KOS_EXTRA));
+}
+
 /**
  * Pool of correlated OT rows (16 bytes each), consumed strictly in order, with
  * the receiver's choice bits (one byte per row; empty on the sender side).
