@@ -47,6 +47,11 @@ export interface RunOptions<V = SpamVerdict> {
    * a fresh count (docs/protocol.md#resource-limits).
    */
   rateLimitWaitMs?: number;
+  /**
+   * Leaves the last session open when every item got its outcome, for the
+   * caller (who had it from connect) to reuse and close: one hello less.
+   */
+  keepOpen?: boolean;
 }
 
 /** A minute and a margin: see rateLimitWaitMs. */
@@ -129,6 +134,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
         }
       }
     }
+    if (opts.keepOpen) session = undefined;
   } finally {
     session?.close();
   }

@@ -50,3 +50,20 @@ test('a provider that keeps refusing is given up after rateLimitWaitMs, with few
   assert.ok(last >= 300, `the last try came ${last} ms after the first refusal`);
   assert.ok(p.tries.length <= 5, `${p.tries.length} tries`);
 });
+
+test('keepOpen leaves the last session open for the caller only when the run completed', async () => {
+  let closed = 0;
+  const session = (fail: boolean): Classifier<SpamVerdict> => ({
+    classify: async (messageId) => {
+      if (fail) throw new ProtocolError('bad_field', 'refused');
+      return { messageId, spam: false } as SpamVerdict;
+    },
+    close: () => void closed++,
+  });
+  await runClassification([item], { connect: async () => session(false), onOutcome: () => {}, keepOpen: true });
+  assert.equal(closed, 0, 'left open');
+  await assert.rejects(
+    runClassification([item], { connect: async () => session(true), onOutcome: () => {}, keepOpen: true }),
+  );
+  assert.equal(closed, 1, 'a failed run closes its session');
+});

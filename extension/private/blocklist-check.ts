@@ -82,10 +82,22 @@ export class LinkChecker {
 
   /**
    * Looks each message up once: a recorded outcome is told from IndexedDB;
-   * the others go to the provider, one request per message. Every message
-   * gets one outcome; no error escapes (the spam verdict stands either way).
+   * the others go to the provider, one request per message, over `open`
+   * (the spam check's session, which this closes) before any new session.
+   * Every message gets one outcome; no error escapes (the spam verdict
+   * stands either way).
    */
-  async check(items: { messageId: string; raw: string }[], tell: (o: BlocklistOutcome) => void): Promise<void> {
+  async check(
+    items: { messageId: string; raw: string }[],
+    tell: (o: BlocklistOutcome) => void,
+    open?: BlocklistEvaluator,
+  ): Promise<void> {
+    let handed = open;
+    const connect = async (): Promise<BlocklistEvaluator> => {
+      const s = handed ?? (await this.o.connect());
+      handed = undefined;
+      return s;
+    };
     const told = new Set<string>();
     const say = (o: BlocklistOutcome) => {
       told.add(o.messageId);
@@ -103,7 +115,7 @@ export class LinkChecker {
       if (!list) throw new Error('the provider publishes no blocklist');
       for (let attempt = 0; ; attempt++) {
         const { header } = list.list;
-        const classifiers = blocklistClassifiers(() => this.o.connect(), list.list);
+        const classifiers = blocklistClassifiers(connect, list.list);
         try {
           await runClassification<BlocklistResult>(
             todo.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
@@ -145,6 +157,8 @@ export class LinkChecker {
     } catch (e) {
       const detail = e instanceof Error ? e.message : String(e);
       for (const i of items) if (!told.has(i.messageId)) say({ messageId: i.messageId, hits: [], detail });
+    } finally {
+      handed?.close(); // nothing to look up
     }
   }
 }

@@ -4,14 +4,15 @@
 // topic connector per account, so the models stay loaded between batches; a
 // verdict is recorded before it is reported, so a restarted background finds
 // it. After the spam check, the messages that got a verdict go to the link
-// check (private/blocklist-check.ts) unless it is turned off, then to topic
+// check (private/blocklist-check.ts) over the same session unless it is
+// turned off (one hello less per batch), then to topic
 // extraction unless the user opted out (settings are read here, from
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
-import { ConnectionClosed, type SocketLike } from '../../client/core/session.js';
+import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
 import {
   topicConnector,
@@ -90,7 +91,8 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
       onProgress: (_r: number, _t: number) => {},
       connector,
       topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay })),
-      // Blocklist requests ride on a spam-model session (its hello needs a model); one email's worth of OTs.
+      // Blocklist requests ride on a spam-model session (its hello needs a model): the spam check's, else one of
+      // one email's worth of OTs.
       links: new LinkChecker({
         baseUrl: provider.url,
         account,
@@ -164,11 +166,14 @@ async function classify(
     });
   }
   const verdicts = new Set<string>();
+  /** The spam check's last session: the link check goes on over it. */
+  let open: SpamSession | undefined;
   await runClassification(
     items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
     {
       done,
-      connect: (n) => connector.connect(n),
+      connect: async (n) => (open = await connector.connect(n)),
+      keepOpen: true,
       reconnectWindowMs: RECONNECT_WINDOW_MS,
       onReconnect: (_, e) => {
         if (e instanceof ProtocolError && e.code === 'rate_limited') emit({ event: 'slowed' });
@@ -189,13 +194,18 @@ async function classify(
       },
     },
   );
-  if ((await store.settings()).linkCheck && checked.size > 0)
-    await (
-      await slotFor(provider, emit)
-    ).links.check(
-      items.filter((i) => checked.has(i.messageId)),
-      (blocklist: BlocklistOutcome) => emit({ event: 'blocklist', blocklist }),
-    );
+  try {
+    if ((await store.settings()).linkCheck && checked.size > 0)
+      await (
+        await slotFor(provider, emit)
+      ).links.check(
+        items.filter((i) => checked.has(i.messageId)),
+        (blocklist: BlocklistOutcome) => emit({ event: 'blocklist', blocklist }),
+        open,
+      );
+  } finally {
+    open?.close(); // closing twice is harmless: the link check closes what it used
+  }
   if ((await store.settings()).topics && verdicts.size > 0)
     await extractTopics(
       provider,

@@ -50,7 +50,8 @@ before(async () => {
   });
   h = await startHarness({ requestsPerMinute: 10_000 }, {}, { blocklists: switching });
   alice = await h.store.addUser('alice');
-  for (const id of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6']) await h.store.deliver(alice.userId, id, 'Subject: x\n\nx\n');
+  for (const id of ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'h1'])
+    await h.store.deliver(alice.userId, id, 'Subject: x\n\nx\n');
 });
 
 after(async () => {
@@ -141,6 +142,25 @@ describe('link check (worker side)', () => {
     const m3 = await again.check([{ messageId: 'm3', raw: CLEAN }]);
     assert.deepEqual(m3, [{ messageId: 'm3', hits: [] }]);
     assert.deepEqual(again.seen.fetched, ['/blocklists', '/blocklists'], 'the listing only: the package was stored');
+    k.store.close();
+  });
+
+  it('goes on over the session it is handed (the spam check’s): no hello of its own; a handed session it does not need is closed', async () => {
+    const k = await checker();
+    const closes: string[] = [];
+    const handed = async (name: string): Promise<BlocklistEvaluator> => {
+      const s = await evaluator();
+      return { ...s, close: () => (closes.push(name), s.close()) };
+    };
+    const out: BlocklistOutcome[] = [];
+    await k.c.check([{ messageId: 'h1', raw: LISTED }], (x) => out.push(x), await handed('used'));
+    assert.equal(out[0].hits[0]?.item, 'domain:evil.example');
+    assert.equal(k.seen.sessions, 0, 'no session of its own');
+    assert.ok(closes.includes('used'));
+    // Looked up before: nothing to ask, and the handed session is closed all the same.
+    await k.c.check([{ messageId: 'h1', raw: LISTED }], () => {}, await handed('unused'));
+    assert.ok(closes.includes('unused'));
+    assert.equal(k.seen.sessions, 0);
     k.store.close();
   });
 
