@@ -79,11 +79,15 @@ function runPytest() {
     totals.failed += 1;
     return;
   }
-  const res = spawnSync(py, ['-m', 'pytest', '-q', ...(slow ? [] : ['-m', 'not slow']), testsDir], {
-    cwd: root,
-    encoding: 'utf8',
-    env: process.env,
-  });
+  const res = spawnSync(
+    py,
+    ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', ...(slow ? [] : ['-m', 'not slow']), testsDir],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: process.env,
+    },
+  );
   process.stdout.write(res.stdout);
   process.stderr.write(res.stderr);
   const last = res.stdout.trim().split('\n').pop() || '';
