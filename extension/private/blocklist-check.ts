@@ -158,7 +158,7 @@ export class LinkChecker {
       const detail = e instanceof Error ? e.message : String(e);
       for (const i of items) if (!told.has(i.messageId)) say({ messageId: i.messageId, hits: [], detail });
     } finally {
-      handed?.close(); // nothing to look up
+      handed?.close(); // handed but not used: nothing to look up, or no list
     }
   }
 }
