@@ -10,9 +10,9 @@ import * as openpgp from 'openpgp';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
-import { loadConfig } from '../../provider-server/src/config.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
 import { markClassified } from '../../provider-server/test/harness.js';
+import { loopbackConfig, startRealProvider } from '../../provider-server/test/real-provider.js';
 import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
 import { nodeSocket } from '../node/cli.js';
 import { createConnector, type ConnectorOptions } from '../core/connect.js';
@@ -32,12 +32,7 @@ const mails: { id: string; label: string; raw: string; encrypted: string }[] = [
 let keys: openpgp.PrivateKey[];
 const plain = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL)));
 
-function config(port = 0) {
-  return loadConfig({
-    env: {},
-    overrides: { port, dataDir: path.join(dir, 'provider'), workers: 1, models: [{ id: 'spam', file: MODEL }] },
-  });
-}
+const config = (port = 0) => loopbackConfig(path.join(dir, 'provider'), { port });
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-e2e-'));
@@ -268,19 +263,7 @@ test('an answer naming another message is refused (a provider cannot move a verd
 
 test('a provider that reads small frames gets OT extensions that fit them, and the verdicts it would give anyway', async () => {
   const maxFrameBytes = 64 * 1024;
-  const small = await startProvider(
-    loadConfig({
-      env: {},
-      overrides: {
-        port: 0,
-        dataDir: path.join(dir, 'provider-small-frames'),
-        workers: 1,
-        models: [{ id: 'spam', file: MODEL }],
-        limits: { maxFrameBytes },
-      },
-    }),
-    { progress: () => {}, log: () => {} },
-  );
+  const small = await startRealProvider({ overrides: { limits: { maxFrameBytes } } });
   try {
     const user = await small.store.addUser('small-frames');
     const some = mails.slice(0, 2);

@@ -19,6 +19,14 @@ export interface RealProvider extends Provider {
   config: ServerConfig;
 }
 
+/** A loopback provider's configuration on `dataDir`: any free port, one crypto worker, the bundled spam model. */
+export function loopbackConfig(dataDir: string, overrides: ConfigOverrides = {}): ServerConfig {
+  return loadConfig({
+    env: {},
+    overrides: { port: 0, dataDir, workers: 1, models: [{ id: 'spam', file: BUNDLED_MODELS.spam }], ...overrides },
+  });
+}
+
 export async function startRealProvider(
   opts: {
     models?: (keyof typeof BUNDLED_MODELS)[];
@@ -28,15 +36,9 @@ export async function startRealProvider(
   } = {},
 ): Promise<RealProvider> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-provider-'));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir: path.join(dir, 'data'),
-      workers: 1,
-      models: (opts.models ?? ['spam']).map((id) => ({ id, file: BUNDLED_MODELS[id] })),
-      ...opts.overrides,
-    },
+  const config = loopbackConfig(path.join(dir, 'data'), {
+    models: (opts.models ?? ['spam']).map((id) => ({ id, file: BUNDLED_MODELS[id] })),
+    ...opts.overrides,
   });
   const provider = await startProvider(config, {
     log: opts.log ?? (() => undefined),

@@ -6,22 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { loadConfig } from '../src/config.js';
 import { startProvider } from '../src/provider.js';
+import { loopbackConfig } from './real-provider.js';
 
 let pristine: string;
 const dirs: string[] = [];
 
-const configFor = (dataDir: string) =>
-  loadConfig({
-    env: {},
-    overrides: {
-      port: 0,
-      dataDir,
-      workers: 1,
-      models: [{ id: 'spam', file: path.resolve('models/default/spam.pmfm') }],
-    },
-  });
+const configFor = (dataDir: string) => loopbackConfig(dataDir);
 const quiet = { log: () => undefined, progress: () => undefined };
 
 before(async () => {
