@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, validateParams } from '../ts/he.js';
+import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, packedBytes, validateParams } from '../ts/he.js';
 import { FLOOD_MARGIN_BITS, MAX_Q, MAX_T, maxFloodBits, Q_MINUS_T } from '../ts/limits.js';
 
 function powMod(b: bigint, e: bigint, m: bigint): bigint {
@@ -69,6 +69,11 @@ describe('he parameters (docs/crypto.md#parameters)', () => {
     assert.equal(core.fn('pmf_he_layout')(3), heLayout(makeParams({ N: 1, B: 1 })).recordBytes);
     for (let T = 8; T <= 32; T++) {
       assert.equal(core.fn('pmf_he_lwe_bytes')(T + Q_MINUS_T), heLayout(makeParams({ N: 1, B: 1, T })).lweBytes);
+      for (const count of [1, 20, 64])
+        assert.equal(
+          core.fn('pmf_he_packed_bytes')(T + Q_MINUS_T, count),
+          packedBytes(makeParams({ N: 1, B: 64, T }), count),
+        );
       assert.equal(core.fn('pmf_he_max_flood_bits')(T), maxFloodBits(T));
     }
     assert.equal(core.fn('pmf_he_layout')(6), Q_MINUS_T);

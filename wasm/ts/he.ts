@@ -129,6 +129,27 @@ export function heLayout(p: HeParams): {
   };
 }
 
+/**
+ * Bytes of one packed ciphertext for coefficients 0..count−1: a 5-byte header,
+ * count b' values at Q bits, the whole switched a-part (n values) at Q − 1
+ * (wasm/src/he/scheme.h, packed_bytes_for; docs/crypto.md#packed-extraction).
+ */
+export function packedBytes(p: HeParams, count: number): number {
+  return 5 + Math.ceil((count * p.Q + HE_N * (p.Q - 1)) / 8);
+}
+
+/**
+ * How a topic_request carries its B' values: one packed ciphertext when the
+ * candidates are every topic (B' = B, a public set), else B' separately
+ * re-randomized LWE ciphertexts so the provider cannot link them to the
+ * secret candidate set (docs/crypto.md#packed-extraction).
+ */
+export function topicCiphertexts(p: HeParams, bPrime: number): { packed: boolean; bytes: number } {
+  return bPrime === p.B
+    ? { packed: true, bytes: packedBytes(p, bPrime) }
+    : { packed: false, bytes: bPrime * heLayout(p).lweBytes };
+}
+
 /** Frees wasm handles of objects the caller forgot to dispose (secrets are wiped by the C++ free). */
 const finalizer = new FinalizationRegistry<() => void>((release) => release());
 
@@ -277,6 +298,29 @@ export class ProviderKey extends Handle {
     const y = this.out[0];
     this.out.fill(0);
     return y;
+  }
+
+  /**
+   * y_j = d_j + r_j mod 2^T for j < count from one packed ciphertext
+   * (docs/crypto.md#packed-extraction). Cost: count length-n/2 inner products,
+   * as for count LWE ciphertexts.
+   */
+  decryptPacked(ciphertext: Uint8Array, p: HeParams, count: number): Uint32Array {
+    const core = this.core;
+    if (!(ciphertext instanceof Uint8Array)) throw new Error('packed ciphertext: must be a Uint8Array');
+    if (!Number.isInteger(count) || count < 1 || count > p.B)
+      throw new Error(`packed ciphertext: count ${count} is not in [1, ${p.B}]`);
+    const inp = publicInput(core, ciphertext);
+    const out = core.alloc(4 * count);
+    try {
+      check(
+        core.fn('pmf_he_decrypt_packed')(this.live(), inp, ciphertext.length, p.T, p.Q, count, out),
+        'packed ciphertext',
+      );
+      return new Uint32Array(core.heap.buffer, out, count).slice();
+    } finally {
+      core.wipeAndFree(out, 4 * count);
+    }
   }
 
   /**
@@ -535,6 +579,47 @@ export class ClientModel extends Handle {
       });
     } finally {
       core.wipeAndFree(mask, 4);
+      core.free(out);
+    }
+  }
+
+  /**
+   * docs/crypto.md#packed-extraction: coefficients 0..count−1 (count ≤ B) in one
+   * ciphertext, each blinded by its own r_j (masks[j]) and flooded. It links
+   * the coefficients, so only for a set the provider may know (every topic).
+   */
+  extractPacked(
+    acc: Accumulator,
+    count: number,
+    pk: ClientPublicKey,
+    ksk: ClientKeySwitchKey,
+  ): { ciphertext: Uint8Array; masks: Uint32Array } {
+    const p = this.params;
+    if (!Number.isInteger(count) || count < 1 || count > p.B)
+      throw new Error(`extractPacked: count ${count} is not in [1, ${p.B}]`);
+    const core = this.core;
+    const size = packedBytes(p, count);
+    const out = core.alloc(size);
+    const masks = core.alloc(4 * count);
+    try {
+      check(
+        core.fn('pmf_he_extract_packed')(
+          this.live(),
+          acc.live(),
+          pk.live(),
+          ksk.live(),
+          count,
+          p.T,
+          p.Q,
+          p.F,
+          out,
+          masks,
+        ),
+        'extract',
+      );
+      return { ciphertext: core.copyOut(out, size), masks: new Uint32Array(core.heap.buffer, masks, count).slice() };
+    } finally {
+      core.wipeAndFree(masks, 4 * count);
       core.free(out);
     }
   }

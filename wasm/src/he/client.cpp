@@ -122,6 +122,11 @@ struct DropQ1 {
   }
 };
 
+const DropQ1& drop_q1() {
+  static const DropQ1 drop;
+  return drop;
+}
+
 // Rounding from q2 to 2^Q, constant-time.
 struct ToPow2 {
   uint64_t scale;  // floor(2^(64+Q) / q2)
@@ -172,32 +177,24 @@ uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
                  reduce64(lo, t.q, t.one_shoup), t.q);
 }
 
-// docs/crypto.md#extraction-pipeline steps 1–3 for coefficient j, in RNS: re-randomize under s
-// (fresh encryption of zero), blind by Δ·r, flood with E uniform in [−2^F, 2^F). Leaves b at j in
-// bj and the ring a-part in sc.za.
-Status blind_and_flood(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j,
-                       unsigned T, unsigned F, ExtractScratch& sc, uint64_t bj[kLimbs],
-                       uint64_t& r) {
+// docs/crypto.md#extraction-pipeline steps 1–2, in RNS: check the noise
+// budget, then re-randomize under s with a fresh encryption of zero: the
+// a-part of acc + Z (Z = p1·u + e2) goes to sc.za, u stays in sc.u for the
+// b coefficients (blind_coefficient).
+Status rerandomize(const Model& m, const Accumulator& acc, const PublicKey& pk, unsigned T,
+                   unsigned F, ExtractScratch& sc, FreshPrg& prg) {
   // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
   // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
   // Flooding hides it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per
-  // ciphertext. What comes later (dropping q1, the key switch, the switch to
+  // coefficient. What comes later (dropping q1, the key switch, the switch to
   // 2^Q) adds noise that depends on the re-randomized a part alone.
-  if (j >= m.width || T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T))
-    return kBadParams;
+  if (T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T)) return kBadParams;
   if (acc.model != &m) return kBadState;
   const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
   if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
 
-  FreshPrg prg;
   for (size_t i = 0; i < kN; ++i) sc.u[i] = sample_ternary(prg);
   for (size_t i = 0; i < kN; ++i) sc.e2[i] = int8_t(sample_cbd(prg));
-  const int64_t e1 = sample_cbd(prg);
-  r = prg.next_u64() & ((uint64_t(1) << T) - 1);
-  uint64_t flood_hi, flood_lo;  // E + 2^F, uniform in [0, 2^(F+1))
-  sample_wide(prg, F + 1, flood_hi, flood_lo);
-
-  // a-part of acc + Z with Z = p1·u + e2.
   for (size_t l = 0; l < kLimbs; ++l) {
     const NttTables& t = ntt_tables(l);
     uint64_t* za = sc.za[l];
@@ -208,12 +205,25 @@ Status blind_and_flood(const Model& m, const Accumulator& acc, const PublicKey& 
     for (size_t i = 0; i < kN; ++i)
       za[i] = add_mod(add_mod(za[i], from_signed(sc.e2[i], t.q), t.q), acc.a[l][i], t.q);
   }
+  return kOk;
+}
+
+// docs/crypto.md#extraction-pipeline steps 2–3 at coefficient j (< m.width),
+// after rerandomize: bj = acc.b[j] + (p0·u)[j] + e1 + Δ·r + E with a fresh
+// e1, a fresh blind r uniform in [0, 2^T) and a fresh flood E uniform in
+// [−2^F, 2^F) for this coefficient alone.
+void blind_coefficient(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j,
+                       unsigned T, unsigned F, const ExtractScratch& sc, FreshPrg& prg,
+                       uint64_t bj[kLimbs], uint64_t& r) {
+  const int64_t e1 = sample_cbd(prg);
+  r = prg.next_u64() & ((uint64_t(1) << T) - 1);
+  uint64_t flood_hi, flood_lo;  // E + 2^F, uniform in [0, 2^(F+1))
+  sample_wide(prg, F + 1, flood_hi, flood_lo);
   const uint64_t two_f_hi = F >= 64 ? uint64_t(1) << (F - 64) : 0;
   const uint64_t two_f_lo = F >= 64 ? 0 : uint64_t(1) << F;
   for (size_t l = 0; l < kLimbs; ++l) {
     const NttTables& t = ntt_tables(l);
     const uint64_t q = t.q;
-    // b-part at j: acc.b[j] + (p0·u)[j] + e1 + Δ·r + E.
     const uint64_t d = delta_mod(T, l);
     uint64_t b = add_mod(b_coefficient(m, acc, j, l), product_coefficient(pk.p0[l], sc.u, j, t), q);
     b = add_mod(b, from_signed(e1, q), q);
@@ -223,7 +233,17 @@ Status blind_and_flood(const Model& m, const Accumulator& acc, const PublicKey& 
   }
   secure_wipe(&flood_hi, sizeof flood_hi);
   secure_wipe(&flood_lo, sizeof flood_lo);
-  return kOk;
+}
+
+// Steps 1–3 for the single coefficient j: b at j in bj, the ring a-part in sc.za.
+Status blind_and_flood(const Model& m, const Accumulator& acc, const PublicKey& pk, uint32_t j,
+                       unsigned T, unsigned F, ExtractScratch& sc, uint64_t bj[kLimbs],
+                       uint64_t& r) {
+  if (j >= m.width) return kBadParams;
+  FreshPrg prg;
+  const Status st = rerandomize(m, acc, pk, T, F, sc, prg);
+  if (st == kOk) blind_coefficient(m, acc, pk, j, T, F, sc, prg, bj, r);
+  return st;
 }
 
 // Coefficient k of the LWE a-vector extracted at j from a ring a-part.
@@ -233,19 +253,25 @@ inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q)
   return wrapped ? neg_mod(v, q) : v;
 }
 
-// docs/crypto.md#extraction-pipeline steps 4–6: drop q1, switch from s to
-// the user key s_u(X²) modulo q2, extract coefficient j. Only the even
-// a-coefficients meet a non-zero key coefficient: lwe[1 + i] pairs with s_u[i].
-Status switch_and_extract(const KeySwitchKey& ksk, uint32_t j, const uint64_t bj[kLimbs],
-                          ExtractScratch& sc) {
-  const DropQ1 drop;
+// docs/crypto.md#extraction-pipeline steps 4–5: drop q1 from the a-part and
+// switch it from s to the user key s_u(X²) modulo q2, into sc.ks_b, sc.ks_a.
+Status drop_and_switch(const KeySwitchKey& ksk, ExtractScratch& sc) {
+  const DropQ1& drop = drop_q1();
   for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
-  const Status st = key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
-  if (st != kOk) return st;
+  return key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
+}
+
+// b' modulo q2 at coefficient j: bj with q1 dropped, plus the switch's b-part.
+uint64_t switched_b(const ExtractScratch& sc, uint32_t j, const uint64_t bj[kLimbs]) {
+  return add_mod(drop_q1()(bj[0], bj[1]), sc.ks_b[j], kQ[kKsLimb]);
+}
+
+// Step 6: extract coefficient j. Only the even a-coefficients meet a non-zero
+// key coefficient: lwe[1 + i] pairs with s_u[i].
+void extract_lwe(uint32_t j, const uint64_t bj[kLimbs], ExtractScratch& sc) {
   const uint64_t q2 = kQ[kKsLimb];
-  sc.lwe[0] = add_mod(drop(bj[0], bj[1]), sc.ks_b[j], q2);
+  sc.lwe[0] = switched_b(sc, j, bj);
   for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, q2);
-  return kOk;
 }
 
 }  // namespace
@@ -359,8 +385,9 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
   Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
-  if (st == kOk) st = switch_and_extract(ksk, j, bj, *sc);
+  if (st == kOk) st = drop_and_switch(ksk, *sc);
   if (st == kOk) {
+    extract_lwe(j, bj, *sc);
     // b' to 2^Q, the a-part to 2^(Q−1) (scheme.h, lwe_bytes).
     const ToPow2 sw_b(Q), sw_a(Q - 1);
     out[0] = kLweTag;
@@ -374,6 +401,43 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
     mask = uint32_t(r);
   }
   secure_wipe(bj, sizeof bj);
+  secure_wipe(&r, sizeof r);
+  delete sc;
+  return st;
+}
+
+Status extract_packed(const Model& m, const Accumulator& acc, const PublicKey& pk,
+                      const KeySwitchKey& ksk, uint32_t count, unsigned T, unsigned Q, unsigned F,
+                      uint8_t* out, uint32_t* masks) {
+  if (Q < T + kMinQMinusT || Q > kMaxQ || count < 1 || count > m.width) return kBadParams;
+  ExtractScratch* sc = new (std::nothrow) ExtractScratch;
+  uint64_t* b = static_cast<uint64_t*>(malloc(size_t(count) * kLimbs * sizeof(uint64_t)));
+  Status st = sc && b ? kOk : kNoMemory;
+  uint64_t r = 0;
+  if (st == kOk) {
+    FreshPrg prg;
+    st = rerandomize(m, acc, pk, T, F, *sc, prg);
+    for (uint32_t j = 0; j < count && st == kOk; ++j) {
+      blind_coefficient(m, acc, pk, j, T, F, *sc, prg, b + size_t(j) * kLimbs, r);
+      masks[j] = uint32_t(r);
+    }
+  }
+  if (st == kOk) st = drop_and_switch(ksk, *sc);
+  if (st == kOk) {
+    const ToPow2 sw_b(Q), sw_a(Q - 1);
+    out[0] = kPackedTag;
+    out[1] = kPackedVersion;
+    out[2] = uint8_t(Q);
+    out[3] = uint8_t(count);
+    out[4] = uint8_t(count >> 8);
+    memset(out + kPackedHeaderBytes, 0, packed_bytes_for(Q, count) - kPackedHeaderBytes);
+    BitWriter w(out + kPackedHeaderBytes);
+    for (uint32_t j = 0; j < count; ++j) w.put(sw_b(switched_b(*sc, j, b + size_t(j) * kLimbs)), Q);
+    for (size_t k = 0; k < kN; ++k) w.put(sw_a(sc->ks_a[k]), Q - 1);
+    w.finish();
+  }
+  if (b) secure_wipe(b, size_t(count) * kLimbs * sizeof(uint64_t));
+  free(b);
   secure_wipe(&r, sizeof r);
   delete sc;
   return st;

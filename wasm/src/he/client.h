@@ -54,6 +54,15 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask);
 
+// docs/crypto.md#packed-extraction: coefficients 0..count−1 (count ≤ B) in one
+// ciphertext of packed_bytes_for(Q, count) bytes. One fresh encryption of zero,
+// then per coefficient its own e1, blind r_j (masks[j]) and flood; one key
+// switch; b'[0..count) and the whole switched a-part, modulus-switched as in
+// extract(). Only for a public set of coefficients: it links them.
+Status extract_packed(const Model& m, const Accumulator& acc, const PublicKey& pk,
+                      const KeySwitchKey& ksk, uint32_t count, unsigned T, unsigned Q, unsigned F,
+                      uint8_t* out, uint32_t* masks);
+
 // Diagnostics for tests, needing the model key: the noise of one extraction
 // after blinding and flooding, before anything that follows (dropping q1, the
 // key switch), given d.

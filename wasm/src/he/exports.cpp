@@ -160,6 +160,21 @@ PMF_EXPORT int pmf_he_extract(const Model* m, const Accumulator* acc, const Publ
   return extract(*m, *acc, *pk, *ksk, j, T, Q, F, out, *mask);
 }
 
+PMF_EXPORT int pmf_he_extract_packed(const Model* m, const Accumulator* acc, const PublicKey* pk,
+                                     const KeySwitchKey* ksk, uint32_t count, unsigned T,
+                                     unsigned Q, unsigned F, uint8_t* out, uint32_t* masks) {
+  return extract_packed(*m, *acc, *pk, *ksk, count, T, Q, F, out, masks);
+}
+
+PMF_EXPORT int pmf_he_packed_bytes(unsigned Q, uint32_t count) {
+  return int(packed_bytes_for(Q, count));
+}
+
+PMF_EXPORT int pmf_he_decrypt_packed(const SecretKey* sk, const uint8_t* in, size_t len, unsigned T,
+                                     unsigned Q, uint32_t count, uint32_t* y) {
+  return packed_decrypt(*sk, in, len, T, Q, count, y);
+}
+
 PMF_EXPORT int pmf_he_flood_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,
                                   const PublicKey* pk, uint32_t j, unsigned T, unsigned F,
                                   uint32_t d, double* noise) {

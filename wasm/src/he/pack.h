@@ -70,4 +70,17 @@ inline uint64_t packed_at(const uint8_t* in, size_t i, unsigned width) {
   return (w >> (bit % 8)) & ((uint64_t(1) << width) - 1);
 }
 
+// The width-bit value at bit offset `bit` of a len-byte string, reading 8
+// bytes at once while 8 remain (no padding needed).
+inline uint64_t bits_at(const uint8_t* in, size_t len, size_t bit, unsigned width) {
+  const size_t byte = bit / 8;
+  uint64_t w = 0;
+  if (byte + 8 <= len) {
+    memcpy(&w, in + byte, 8);  // little-endian target
+  } else {
+    for (size_t k = byte; k < len; ++k) w |= uint64_t(in[k]) << (8 * (k - byte));
+  }
+  return (w >> (bit % 8)) & ((uint64_t(1) << width) - 1);
+}
+
 }  // namespace pmf::he

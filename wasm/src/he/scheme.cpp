@@ -133,19 +133,9 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
   if (bits % 8 && (p[plen - 1] >> (bits % 8)) != 0)
     return kOutOfRange;  // one encoding per ciphertext
   // Every value is valid, so decryption fuses unpacking and the inner
-  // product: one unaligned 8-byte load per value while 8 bytes remain.
-  // b' has Q bits; a'[k] has Q − 1 bits at offset Q + k(Q − 1), worth 2·a'[k]
-  // modulo 2^Q.
-  auto value = [&](size_t bit, unsigned width) -> uint64_t {
-    const size_t byte = bit / 8;
-    uint64_t w = 0;
-    if (byte + 8 <= plen) {
-      memcpy(&w, p + byte, 8);
-    } else {
-      for (size_t k = byte; k < plen; ++k) w |= uint64_t(p[k]) << (8 * (k - byte));
-    }
-    return (w >> (bit % 8)) & ((uint64_t(1) << width) - 1);
-  };
+  // product. b' has Q bits; a'[k] has Q − 1 bits at offset Q + k(Q − 1),
+  // worth 2·a'[k] modulo 2^Q.
+  auto value = [&](size_t bit, unsigned width) { return bits_at(p, plen, bit, width); };
   const uint64_t mask = (uint64_t(1) << Q) - 1;
   uint64_t acc = value(0, Q);
   for (size_t k = 0; k < kLweN; ++k)
@@ -162,8 +152,42 @@ Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned 
   uint64_t v;
   Status st = lwe_phase(sk, in, len, Q, v);
   if (st != kOk) return st;
-  y = uint32_t(((v + (uint64_t(1) << (Q - T - 1))) >> (Q - T)) & ((uint64_t(1) << T) - 1));
+  y = round_phase(v, T, Q);
   secure_wipe(&v, sizeof v);
+  return kOk;
+}
+
+Status packed_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
+                      uint32_t count, uint32_t* y) {
+  if (T < 1 || T > kMaxT || Q <= T || Q > kMaxQ || count < 1 || count > kN) return kBadParams;
+  if (len != packed_bytes_for(Q, count) || in[0] != kPackedTag) return kBadLength;
+  if (in[1] != kPackedVersion) return kBadVersion;
+  if (in[2] != Q || (uint32_t(in[3]) | uint32_t(in[4]) << 8) != count) return kBadParams;
+  const uint8_t* p = in + kPackedHeaderBytes;
+  const size_t plen = len - kPackedHeaderBytes, a_at = size_t(count) * Q;
+  const size_t bits = a_at + kN * size_t(Q - 1);
+  if (bits % 8 && (p[plen - 1] >> (bits % 8)) != 0)
+    return kOutOfRange;  // one encoding per ciphertext
+  // The a-part is public: unpacked once, in units of 2^(Q−1) doubled to 2^Q.
+  std::vector<uint64_t> a(kN);
+  for (size_t k = 0; k < kN; ++k) a[k] = bits_at(p, plen, a_at + k * (Q - 1), Q - 1) << 1;
+  // Coefficient j of a·s_u(X²): Σ over even k ≤ j of a[j−k]·s[k], minus Σ over
+  // even k > j of a[n+j−k]·s[k] (negacyclic); the same inner product as
+  // lwe_phase on the LWE vector extracted at j. Wraps mod 2^64 ⊇ 2^Q.
+  const uint64_t mask = (uint64_t(1) << Q) - 1;
+  for (uint32_t j = 0; j < count; ++j) {
+    uint64_t acc = bits_at(p, plen, size_t(j) * Q, Q);
+    for (size_t k = 0; k < kN; k += 2) {
+      const uint64_t s = uint64_t(int64_t(sk.s[k]));
+      if (k <= j)
+        acc += a[j - k] * s;
+      else
+        acc -= a[kN + j - k] * s;
+    }
+    acc &= mask;
+    y[j] = round_phase(acc, T, Q);
+    secure_wipe(&acc, sizeof acc);
+  }
   return kOk;
 }
 

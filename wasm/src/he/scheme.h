@@ -33,6 +33,21 @@ constexpr size_t kLweN = kN / 2;
 constexpr uint8_t kLweVersion = 3;  // 2: a' at Q bits; 1: dimension 4096
 inline size_t lwe_bytes(unsigned Q) { return Q ? 3 + (Q + kLweN * size_t(Q - 1) + 7) / 8 : 0; }
 
+// One ciphertext for the first `count` coefficients of a product (topics with
+// B' = B, docs/crypto.md#packed-extraction): tag, version, Q, count (u16 LE),
+// then b'[0..count) at Q bits and the whole switched a-part a[0..n) at Q − 1
+// bits. Coefficient j decrypts like the LWE ciphertext extracted at j.
+constexpr uint8_t kPackedTag = 'M', kPackedVersion = 1;
+constexpr size_t kPackedHeaderBytes = 5;
+inline size_t packed_bytes_for(unsigned Q, uint32_t count) {
+  return kPackedHeaderBytes + (size_t(count) * Q + kN * size_t(Q - 1) + 7) / 8;
+}
+
+// y = round(phase / 2^(Q−T)) mod 2^T (docs/crypto.md#decryption).
+inline uint32_t round_phase(uint64_t phase, unsigned T, unsigned Q) {
+  return uint32_t(((phase + (uint64_t(1) << (Q - T - 1))) >> (Q - T)) & ((uint64_t(1) << T) - 1));
+}
+
 struct SecretKey {
   int8_t s[kN];
   uint64_t s_ntt[kLimbs][kN], s_ntt_shoup[kLimbs][kN];
@@ -77,6 +92,10 @@ Status lwe_phase(const SecretKey& sk, const uint8_t* in, size_t len, unsigned Q,
 // y = round(phase / 2^(Q−T)) mod 2^T (docs/crypto.md#decryption).
 Status lwe_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
                    uint32_t& y);
+
+// y[j] for j < count from a packed ciphertext (kPackedTag), with sk = s_u(X²).
+Status packed_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsigned T, unsigned Q,
+                      uint32_t count, uint32_t* y);
 
 // Client.
 Status pk_load(const uint8_t* in, size_t len, const uint8_t p1_seed[32], PublicKey& pk);
