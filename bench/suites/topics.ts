@@ -52,13 +52,13 @@ function extractTopic(
   let t = now();
   const set = candidates(publicModel, f, bPrime);
   const acc = pair.model.dot(f);
-  const ex = pair.model.extract(acc, set, pair.session.pk, pair.session.ksk);
+  const { ciphertexts: lwes, masks } = pair.model.extractTopics(acc, set, pair.session.pk, pair.session.ksk);
   acc.dispose();
-  const rPrimes = ex.map((e) => (2 ** T - e.mask) % 2 ** T);
+  const rPrimes = Array.from(masks, (r) => (2 ** T - r) % 2 ** T);
   const choice = argmaxChoice(pair.receiver, { rPrimes, indices: Array.from(set), T, indexBits: K });
   let clientMs = now() - t;
   t = now();
-  const ys = ex.map((e) => pair.session.user.decryptLwe(e.lwe, pair.params));
+  const ys = Array.from(pair.session.user.decryptTopics(lwes, pair.params, bPrime));
   const { message: gc, decoder } = garbleArgmax({ ys, T, indexBits: K }, pair.sender, choice.message);
   let providerMs = now() - t;
   t = now();
@@ -67,8 +67,6 @@ function extractTopic(
   t = now();
   const topic = decodeArgmaxLabels(decoder, labels);
   providerMs += now() - t + pair.otProviderMsFor(ots);
-  const lwes = new Uint8Array(ex.reduce((n, e) => n + e.lwe.length, 0));
-  ex.reduce((off, e) => (lwes.set(e.lwe, off), off + e.lwe.length), 0);
   const bytes =
     encodeMessage('topic_request', 0, { messageId: ID, lwes, choices: choice.message }).length +
     encodeMessage('topic_gc', 0, { messageId: ID, gc }).length +

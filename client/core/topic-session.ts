@@ -1,14 +1,15 @@
 // The client side of private topic extraction (docs/crypto.md#extraction-pipeline, docs/crypto.md#garbled-circuits, docs/protocol.md#topic-extraction,
 // Pretzel §4.3). Per email, on the device: features; the B' best topics of
 // the public candidate model (the candidate set S', never sent); the encrypted
-// dot product; B' LWE extractions, each with a fresh encryption of zero so
-// the provider cannot link them to S'; gc_choice for the argmax. Then
+// dot product; the B' values, each blinded and flooded, in B' LWE ciphertexts
+// with fresh encryptions of zero so the provider cannot link them to S' (or
+// one packed ciphertext when S' is every topic); gc_choice for the argmax. Then
 // topic_request → topic_gc, garbled evaluation, the output labels back in
 // topic_labels → topic_ack. The provider learns the topic; the client learns
 // nothing about the private model (docs/threat-model.md#non-negotiable-properties), so its result names only the public
 // model's local best guess. Every email passes the replay log first (docs/protocol.md#at-most-once-classification).
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { argmax, candidates, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
@@ -178,11 +179,12 @@ export class TopicSession extends ProviderSession {
       guess = argmax(plainScores(m.candidateModel, features));
       const acc = m.model.dot(features);
       try {
-        // One fresh encryption of zero per extraction (docs/crypto.md#extraction-pipeline): the B' ciphertexts cannot be linked to S'.
-        const extracted = m.model.extract(acc, set, this.pk!, this.ksk!);
-        lwes = concatBytes(...extracted.map((e) => e.lwe));
-        rPrimes = extracted.map((e) => (2 ** T - e.mask) % 2 ** T);
-        extracted.forEach((e) => (e.mask = 0));
+        // One fresh encryption of zero per candidate, so the provider cannot link
+        // them to S'; one packed ciphertext when S' is every topic (docs/crypto.md#packed-extraction).
+        const { ciphertexts, masks } = m.model.extractTopics(acc, set, this.pk!, this.ksk!);
+        lwes = ciphertexts;
+        rPrimes = Array.from(masks, (r) => (2 ** T - r) % 2 ** T);
+        masks.fill(0);
       } finally {
         acc.dispose();
       }

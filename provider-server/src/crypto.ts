@@ -49,7 +49,8 @@ export interface ProviderCrypto {
     choices: Uint8Array,
   ): Promise<Uint8Array>;
   /**
-   * Topics (docs/crypto.md#garbled-circuits): decrypts the B' LWE ciphertexts under the user key, garbles
+   * Topics (docs/crypto.md#garbled-circuits): decrypts the topic_request's B' values (one packed
+   * ciphertext or B' LWE ciphertexts, `topicCiphertexts`) under the user key, garbles
    * the argmax over the client's gc_choice and keeps the output decoder for
    * the session's next topicLabels: the topic_gc bundle.
    */
@@ -57,7 +58,8 @@ export interface ProviderCrypto {
     sessionId: string,
     model: ServedModel,
     user: UserKeyId,
-    lwes: Uint8Array[],
+    bPrime: number,
+    ciphertexts: Uint8Array,
     choices: Uint8Array,
   ): Promise<Uint8Array>;
   /**

@@ -20,7 +20,7 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
-import { heLayout, type UserKeyId } from '../../wasm/ts/he.js';
+import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
 import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
 import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
@@ -374,19 +374,18 @@ export class Session {
     this.requireIdle('topic_request');
     if (await this.deps.store.topicOptOut(this.userId))
       throw new ProtocolError('opted_out', 'this user opted out of topic extraction (send topic_setting 0 to opt in)');
-    const size = heLayout(model.params).lweBytes;
-    if (msg.lwes.length !== topics.bPrime * size) {
+    const expected = topicCiphertexts(model.params, topics.bPrime);
+    if (msg.lwes.length !== expected.bytes) {
       throw new ProtocolError(
         'bad_field',
-        `topic_request.lwes is ${msg.lwes.length} bytes; expected ${topics.bPrime} ciphertexts of ${size} bytes`,
+        `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
       );
     }
-    const lwes = Array.from({ length: topics.bPrime }, (_, j) => msg.lwes.subarray(j * size, (j + 1) * size));
     // The decoder of a topic_gc lives only in this session's worker, so its
     // answer is recorded without the bytes: there is nothing to resend.
     const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
     const gc = await this.decryptOnce('topics', msg.messageId, request, topics.bPrime, false, (user) =>
-      this.timed('topics', () => this.deps.crypto.topics(this.id, model, user, lwes, msg.choices)),
+      this.timed('topics', () => this.deps.crypto.topics(this.id, model, user, topics.bPrime, msg.lwes, msg.choices)),
     );
     if (gc === undefined) return;
     this.awaitingLabels = msg.messageId;

@@ -60,7 +60,8 @@ export class WorkerCrypto implements ProviderCrypto {
     sessionId: string,
     model: ServedModel,
     user: UserKeyId,
-    lwes: Uint8Array[],
+    bPrime: number,
+    ciphertexts: Uint8Array,
     choices: Uint8Array,
   ): Promise<Uint8Array> {
     return this.pool.runOn(
@@ -71,7 +72,8 @@ export class WorkerCrypto implements ProviderCrypto {
       model.providerSeed,
       user,
       model.params,
-      lwes,
+      bPrime,
+      ciphertexts,
       choices,
     );
   }

@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
-import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
+import { heLayout, loadHe, topicCiphertexts, type He } from '../../wasm/ts/he.js';
 import { OtReceiver } from '../../wasm/ts/ot.js';
 import { loadConfig } from '../src/config.js';
 import { topicNames } from '../src/models.js';
 import { startProvider } from '../src/provider.js';
 import { TestClient } from './harness.js';
 import { BUNDLED_MODELS, startRealProvider, type RealProvider } from './real-provider.js';
-import { LWE_VERSION } from '../../wasm/test/he/lwe-layout.js';
+import { LWE_VERSION, packedHeader } from '../../wasm/test/he/lwe-layout.js';
 
 let provider: RealProvider;
 let he: He;
@@ -63,12 +63,21 @@ async function session(modelId = 'topics') {
   return { c, w, receiver, next: 10 };
 }
 
-/** B' well-formed LWE ciphertexts of zero (y = 0): what the provider decrypts does not matter here. */
-function zeroLwes(count = bPrime()): Uint8Array {
-  const { Q } = served().params;
-  const size = heLayout(served().params).lweBytes;
-  const out = new Uint8Array(count * size);
-  for (let j = 0; j < count; j++) out.set([0x4c, LWE_VERSION, Q], j * size);
+/**
+ * Well-formed ciphertexts of zero (y = 0) for B' values, in the layout the
+ * package calls for (one packed ciphertext when B' = B, else B' LWE
+ * ciphertexts): what the provider decrypts does not matter here.
+ */
+function zeroLwes(): Uint8Array {
+  const params = served().params;
+  const { packed, bytes } = topicCiphertexts(params, bPrime());
+  const out = new Uint8Array(bytes);
+  if (packed) {
+    out.set(packedHeader(params.Q, bPrime()));
+  } else {
+    const size = heLayout(params).lweBytes;
+    for (let j = 0; j < bPrime(); j++) out.set([0x4c, LWE_VERSION, params.Q], j * size);
+  }
   return out;
 }
 
@@ -168,11 +177,11 @@ test('bad topic_labels: wrong count, a label for no wire, an unknown message, ou
   expectError(
     await s.c.request('topic_request', s.next++, {
       messageId: 'm-3',
-      lwes: zeroLwes(bPrime() - 1),
+      lwes: zeroLwes().subarray(1),
       choices: new Uint8Array(1),
     }),
     'bad_field',
-    `expected ${bPrime()} ciphertexts`,
+    `expected ${topicCiphertexts(served().params, bPrime()).bytes}`,
   );
   const badLwe = zeroLwes();
   badLwe[1] = 9;

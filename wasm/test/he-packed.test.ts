@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HE_LWE_N, HE_N, HE_Q1, HE_Q2, packedBytes, topicCiphertexts, type HeParams } from '../ts/he.js';
+import { LWE_VERSION, packedHeader } from './he/lwe-layout.js';
 import { plainDot, randomEmail, setup, unblind, visibleNoise } from './he/fixtures.js';
 
 const HEADER = 5;
@@ -29,7 +30,7 @@ function lweAt(ct: Uint8Array, p: HeParams, count: number, j: number): Uint8Arra
   const aMod = 1n << BigInt(Q - 1);
   const a = (k: number) => bitsAt(payload, count * Q + k * (Q - 1), Q - 1);
   const lwe = new Uint8Array(3 + Math.ceil((Q + HE_LWE_N * (Q - 1)) / 8));
-  lwe.set([0x4c, 3, Q]);
+  lwe.set([0x4c, LWE_VERSION, Q]);
   let at = 3;
   let acc = 0n;
   let have = 0;
@@ -122,6 +123,7 @@ describe('he packed extraction', () => {
     assert.throws(() => s.model.extractPacked(acc, 0, s.pk, s.ksk), /count 0/);
     const { ciphertext: ct } = s.model.extractPacked(acc, 3, s.pk, s.ksk);
     const p = s.params;
+    assert.deepEqual([...ct.subarray(0, HEADER)], packedHeader(p.Q, 3));
     s.user.decryptPacked(ct, p, 3);
     const edit = (i: number, v: number) => {
       const c = ct.slice();

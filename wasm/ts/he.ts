@@ -324,6 +324,21 @@ export class ProviderKey extends Handle {
   }
 
   /**
+   * A topic_request's y_1..y_B' (docs/protocol.md#topic-extraction), laid out
+   * as `topicCiphertexts` says: one packed ciphertext, or B' LWE ciphertexts.
+   */
+  decryptTopics(ciphertexts: Uint8Array, p: HeParams, bPrime: number): Uint32Array {
+    const { packed, bytes } = topicCiphertexts(p, bPrime);
+    if (ciphertexts.length !== bytes)
+      throw new RangeError(`topic ciphertexts: wrong length (${ciphertexts.length} bytes, expected ${bytes})`);
+    if (packed) return this.decryptPacked(ciphertexts, p, bPrime);
+    const size = heLayout(p).lweBytes;
+    return Uint32Array.from({ length: bPrime }, (_, j) =>
+      this.decryptLwe(ciphertexts.subarray(j * size, (j + 1) * size), p),
+    );
+  }
+
+  /**
    * p0 = −(p1·s + e) for one client (docs/crypto.md#per-session-public-key). e is a PRF of the provider's
    * secret over (provider seed, nonce): the same nonce always gets the same
    * p0, so repeating a nonce to average e away gains nothing.
@@ -622,6 +637,32 @@ export class ClientModel extends Handle {
       core.wipeAndFree(masks, 4 * count);
       core.free(out);
     }
+  }
+
+  /**
+   * What a topic_request carries for the candidate set S' (ascending topic
+   * indices) and the blinds r_j in the same order: one packed ciphertext when
+   * S' is every topic, else one freshly re-randomized LWE ciphertext per
+   * candidate, so that the provider cannot link them to S' (`topicCiphertexts`).
+   */
+  extractTopics(
+    acc: Accumulator,
+    set: ArrayLike<number>,
+    pk: ClientPublicKey,
+    ksk: ClientKeySwitchKey,
+  ): { ciphertexts: Uint8Array; masks: Uint32Array } {
+    if (!topicCiphertexts(this.params, set.length).packed) {
+      const extracted = this.extract(acc, set, pk, ksk);
+      const masks = Uint32Array.from(extracted, (e) => e.mask);
+      extracted.forEach((e) => (e.mask = 0));
+      const ciphertexts = new Uint8Array(extracted.reduce((n, e) => n + e.lwe.length, 0));
+      extracted.reduce((at, e) => (ciphertexts.set(e.lwe, at), at + e.lwe.length), 0);
+      return { ciphertexts, masks };
+    }
+    if (!Array.from(set).every((j, i) => j === i))
+      throw new Error('extractTopics: a full candidate set must be 0..B−1 in order');
+    const { ciphertext, masks } = this.extractPacked(acc, set.length, pk, ksk);
+    return { ciphertexts: ciphertext, masks };
   }
 
   /**

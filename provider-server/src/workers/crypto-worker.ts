@@ -149,11 +149,19 @@ const tasks = {
     providerSeedHex: string,
     user: UserKeyId,
     params: HeParams,
-    lwes: Uint8Array[],
+    bPrime: number,
+    ciphertexts: Uint8Array,
     choice: Uint8Array,
   ): Uint8Array {
     const s = readySender(sessionId, 'topic_request');
-    const ys = lwes.map((lwe) => decrypt(keyFile, providerSeedHex, user, params, lwe));
+    let ys: number[];
+    try {
+      const decrypted = userKey(keyFile, providerSeedHex, user).decryptTopics(ciphertexts, params, bPrime);
+      ys = Array.from(decrypted);
+      decrypted.fill(0);
+    } catch (e) {
+      rejectInput(e, 'topic_request.lwes');
+    }
     try {
       const { message, decoder } = garbleArgmax({ ys, T: params.T, indexBits: indexBits(params.B) }, s, choice);
       decoders.get(sessionId)?.dispose();

@@ -3,6 +3,9 @@
 // a'[k] at Q − 1 bits, little-endian, zero padding.
 export const LWE_VERSION = 3;
 
+/** The packed layout's header (docs/crypto.md#packed-extraction): tag 'M', version 1, Q, count (u16 LE). */
+export const packedHeader = (Q: number, count: number): number[] => [0x4d, 1, Q, count & 0xff, count >> 8];
+
 /** Packs b' and the a-part (a'[k] in units of 2^(Q−1), i.e. half its weight modulo 2^Q). */
 export function packLwe(b: bigint, a: bigint[], Q: number): Uint8Array {
   let acc = b;
