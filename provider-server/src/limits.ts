@@ -31,6 +31,12 @@ export interface ServerLimits {
    * bit of that key to a malicious client (docs/security.md).
    */
   userKeyBudget: number;
+  /**
+   * A recorded answer nobody acknowledged is dropped this long after its
+   * claim (the claim stays): it bounds the store, and a client away longer
+   * loses that one verdict (docs/protocol.md#exactly-once-verdicts).
+   */
+  answerRetentionMs: number;
 }
 
 /**
@@ -58,6 +64,7 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   maxPendingFrames: 4,
   maxSendBufferBytes: 16 * 1024 * 1024,
   userKeyBudget: USER_KEY_BUDGET_MAX,
+  answerRetentionMs: 7 * 86_400_000,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -75,6 +82,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   maxPendingFrames: [1, 1024],
   maxSendBufferBytes: [2048, 1 << 30],
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
+  answerRetentionMs: [60_000, 365 * 86_400_000],
 };
 
 /** A session sending this many bad frames is closed. */

@@ -205,6 +205,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('error', () => ws.terminate());
   }
 
+  // Recorded answers nobody acknowledged are dropped after answerRetentionMs: once at start, then
+  // at least hourly. Every instance may run it; the update is idempotent.
+  const pruneAnswers = () =>
+    store.pruneAnswers(Date.now() - limits.answerRetentionMs).then(
+      (n) => n > 0 && log(`dropped ${n} recorded answers never acknowledged`),
+      (e: Error) => log(`dropping unacknowledged answers failed: ${e.message}`),
+    );
+  await pruneAnswers();
+  const pruning = setInterval(pruneAnswers, Math.min(3_600_000, limits.answerRetentionMs / 2)).unref();
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -219,6 +229,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metrics,
     sessions,
     async close() {
+      clearInterval(pruning);
       for (const c of wss.clients) c.close(1001, 'server shutting down');
       await Promise.all([...sessions].map((s) => s.end()));
       await new Promise<void>((resolve) => {

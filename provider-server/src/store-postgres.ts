@@ -74,7 +74,11 @@ const MIGRATIONS: string[] = [
      opted_out INTEGER NOT NULL,
      updated_at BIGINT NOT NULL
    );`,
+  // 2: SQLite migration 6
+  `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
 ];
+
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Any key: serializes schema changes of instances starting together. */
 const MIGRATION_LOCK = 0x706d66;

@@ -79,6 +79,8 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE classified ADD COLUMN request_sha256 BLOB;
    ALTER TABLE classified ADD COLUMN attempt BLOB;
    ALTER TABLE classified ADD COLUMN answer BLOB;`,
+  // 6: finding recorded answers nobody acknowledged (Store.pruneAnswers) without a scan
+  `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -271,6 +271,18 @@ export class Store {
   }
 
   /**
+   * Drops the recorded answers of claims made before `before` (ms) that were
+   * never acknowledged; the claims stay, so a later spam_resend is
+   * already_classified. Returns how many were dropped.
+   */
+  async pruneAnswers(before: number): Promise<number> {
+    return this.db.run(
+      'UPDATE classified SET answer = NULL WHERE answer IS NOT NULL AND attempt IS NULL AND classified_at < ?',
+      [before],
+    );
+  }
+
+  /**
    * Undoes a claim when its attempt failed before any answer left the
    * provider (the client learnt nothing), so the message can be classified again.
    */

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Store } from '../src/store.js';
-import { openPostgresStore } from '../src/store-postgres.js';
+import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
 
@@ -140,6 +140,27 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
+  test(`${kind}: recorded answers nobody acknowledged are dropped after the retention; claims stay`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    for (const id of ['old', 'open']) await store.deliver(a, id, RAW);
+    const c = (await store.claim(a, 'old', 'spam', REQ_A)) as { attempt: Buffer };
+    await store.recordAnswer(a, 'old', 'spam', c.attempt, Buffer.from('the gc'));
+    await store.claim(a, 'open', 'spam', REQ_A); // in flight: no answer recorded yet
+    assert.equal(await store.pruneAnswers(Date.now() - 60_000), 0, 'younger than the cutoff');
+    assert.deepEqual(await store.recordedAnswer(a, 'old', 'spam', REQ_A), { answer: Buffer.from('the gc') });
+    assert.equal(await store.pruneAnswers(Date.now() + 1000), 1);
+    assert.equal(await store.recordedAnswer(a, 'old', 'spam', REQ_A), 'already_classified');
+    assert.equal(await store.isClassified(a, 'old'), true);
+    assert.equal(
+      await store.recordedAnswer(a, 'open', 'spam', REQ_A),
+      'not_answered',
+      'an attempt in flight is left alone',
+    );
+    assert.equal(await store.pruneAnswers(Date.now() + 1000), 0);
+    await store.close();
+  });
+
   test(`${kind}: the delivered-message registry keeps the raw MIME and its outer headers`, async () => {
     const store = await open();
     const a = (await store.addUser('a')).userId;
@@ -264,9 +285,15 @@ describe('postgres', { skip: missing }, () => {
   test('postgres: a newer schema is refused and an unreachable store is named without its password', async () => {
     const url = await cluster!.database();
     const store = await openPostgresStore(url);
-    assert.equal(await store.schemaVersion(), 1);
+    assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
+    // A store of schema 1 gets migration 2 (the unacknowledged-answers index) on open.
+    await raw.query('DROP INDEX classified_unacknowledged');
+    await raw.query('UPDATE pmf_schema SET version = 1');
+    await (await openPostgresStore(url)).close();
+    const index = await raw.query("SELECT 1 FROM pg_indexes WHERE indexname = 'classified_unacknowledged'");
+    assert.equal(index.rowCount, 1);
     await raw.query('UPDATE pmf_schema SET version = 99');
     await raw.end();
     await assert.rejects(openPostgresStore(url), /newer than this server/);
