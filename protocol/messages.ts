@@ -88,6 +88,14 @@ export const SCHEMAS = {
     type: 20,
     fields: [str('messageId', LIMITS.id), bytes('evaluated', 32, LIMITS.blocklistItems * 32)],
   },
+  topic_resend: {
+    type: 21,
+    fields: [
+      str('messageId', LIMITS.id),
+      bytes('lwes', 1, LIMITS.bPrime * LIMITS.lwe),
+      bytes('choices', 1, LIMITS.topicChoices),
+    ],
+  },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;
@@ -122,7 +130,7 @@ export interface Messages {
   ping: { nonce: number };
   pong: { nonce: number };
   bye: Record<string, never>;
-  /** lwes: B' bit-packed LWE ciphertexts back to back (B' from the package); choices: the argmax gc_choice. */
+  /** lwes: one packed ciphertext when B' = B, else B' LWE ciphertexts back to back (topicCiphertexts); choices: the argmax gc_choice. */
   topic_request: { messageId: string; lwes: Uint8Array; choices: Uint8Array };
   topic_gc: { messageId: string; gc: Uint8Array };
   /** labels: the gc_labels message, one output label per bit of the topic index. */
@@ -137,6 +145,8 @@ export interface Messages {
   blocklist_request: { messageId: string; listId: string; listVersion: number; blinded: Uint8Array };
   /** evaluated: k·B for each blinded element B, in the same order. */
   blocklist_reply: { messageId: string; evaluated: Uint8Array };
+  /** A topic_request sent again after a reconnect, byte for byte: answered only with the recorded topic_gc. */
+  topic_resend: { messageId: string; lwes: Uint8Array; choices: Uint8Array };
 }
 
 /** A decoded message: its name, the request id and its fields. */

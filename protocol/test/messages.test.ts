@@ -50,6 +50,7 @@ test('every message round-trips through encode/decode', () => {
     spam_resend: { messageId: 'm-1', lwe: new Uint8Array(500).fill(9), choices: new Uint8Array([0xff, 0x01, 0x02]) },
     blocklist_request: { messageId: 'm-3', listId: 'phishing', listVersion: 4, blinded: new Uint8Array(64).fill(8) },
     blocklist_reply: { messageId: 'm-3', evaluated: new Uint8Array(64).fill(9) },
+    topic_resend: { messageId: 'm-4', lwes: new Uint8Array(700).fill(4), choices: new Uint8Array([0x0c, 0x01]) },
   } as const;
   assert.deepEqual(Object.keys(samples).sort(), Object.keys(SCHEMAS).sort());
   for (const [name, fields] of Object.entries(samples)) {

@@ -51,8 +51,8 @@ export interface ProviderCrypto {
   /**
    * Topics (docs/crypto.md#garbled-circuits): decrypts the topic_request's B' values (one packed
    * ciphertext or B' LWE ciphertexts, `topicCiphertexts`) under the user key, garbles
-   * the argmax over the client's gc_choice and keeps the output decoder for
-   * the session's next topicLabels: the topic_gc bundle.
+   * the argmax over the client's gc_choice: the topic_gc bundle and its output
+   * decoder (zero labels ‖ Δ, a provider secret the session records with it).
    */
   topics(
     sessionId: string,
@@ -61,13 +61,13 @@ export interface ProviderCrypto {
     bPrime: number,
     ciphertexts: Uint8Array,
     choices: Uint8Array,
-  ): Promise<Uint8Array>;
+  ): Promise<{ gc: Uint8Array; decoder: Uint8Array }>;
   /**
-   * Decodes the client's output labels with the session's pending decoder
-   * (used up either way): the topic index, or a bad_field error when a label
-   * is not one of its wire's two labels.
+   * Decodes the client's output labels with the recorded decoder: the topic
+   * index, or a bad_field error when a label is not one of its wire's two
+   * labels.
    */
-  topicLabels(sessionId: string, labels: Uint8Array): Promise<number>;
+  topicLabels(sessionId: string, decoder: Uint8Array, labels: Uint8Array): Promise<number>;
   /**
    * The blocklist OPRF (docs/blocklist.md): k·B for each checked blinded
    * element, k read from the list's key file inside the worker.

@@ -6,8 +6,8 @@
 // In `ready`: `ot` (base OTs and pool top-ups), `topic_setting`; on a spam
 // model `spam_request` → `spam_gc`, `spam_done` (`spam_resend` → the recorded
 // `spam_gc` after a reconnect, docs/protocol.md#exactly-once-verdicts); on a topic model
-// `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (one email at a
-// time). `ping`/`pong` and `bye` are allowed in any state. Frames of one
+// `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (`topic_resend` →
+// the recorded `topic_gc`; one email at a time). `ping`/`pong` and `bye` are allowed in any state. Frames of one
 // session are handled strictly one after another; every bad frame gets an
 // error frame naming the problem and never affects other sessions.
 import { createHash, randomBytes } from 'node:crypto';
@@ -77,7 +77,7 @@ export class Session {
   /** Message (and its request digest) whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: { messageId: string; request: Buffer } | undefined;
   /** Message whose topic_gc was sent and whose topic_labels are expected. */
-  private awaitingLabels: string | undefined;
+  private awaitingLabels: { messageId: string; request: Buffer; decoder: Uint8Array } | undefined;
   private errors = 0;
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
@@ -102,6 +102,8 @@ export class Session {
   async end(): Promise<void> {
     if (this.state === 'closed' && !this.model) return;
     this.state = 'closed';
+    this.awaitingLabels?.decoder.fill(0);
+    this.awaitingLabels = undefined;
     if (this.model) {
       this.model = undefined;
       await this.deps.crypto.endSession(this.id).catch(() => undefined);
@@ -177,6 +179,8 @@ export class Session {
         return this.spamDone(msg);
       case 'topic_request':
         return this.topicRequest(msg);
+      case 'topic_resend':
+        return this.topicResend(msg);
       case 'topic_labels':
         return this.topicLabels(msg);
       case 'topic_setting':
@@ -276,29 +280,38 @@ export class Session {
     const model = this.requireReady('spam_resend');
     if (model.topics) throw new ProtocolError('out_of_order', `spam_resend in a session of topic model ${model.id}`);
     this.requireIdle('spam_resend');
-    await this.takeRate();
     const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
-    const found = await this.deps.store.recordedAnswer(this.userId, msg.messageId, 'spam', request);
+    const answer = await this.recorded('spam', msg.messageId, request, 'spam_request');
+    if (this.state !== 'ready') return;
+    this.awaitingDone = { messageId: msg.messageId, request };
+    this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc: answer });
+  }
+
+  /**
+   * The answer recorded for exactly this request (counted against the request
+   * rate), or the error that tells the client what to do instead.
+   */
+  private async recorded(task: Task, messageId: string, request: Buffer, again: string): Promise<Uint8Array> {
+    await this.takeRate();
+    const found = await this.deps.store.recordedAnswer(this.userId, messageId, task, request);
     if (found === 'unknown_message')
-      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
+      throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
     if (found === 'already_classified')
       throw new ProtocolError(
         'already_classified',
-        `message ${msg.messageId} was classified for another request, or its answer was acknowledged`,
+        `message ${messageId} was classified for another request, or its answer was acknowledged`,
       );
     if (found === 'not_answered')
       throw new ProtocolError(
         'not_answered',
-        `no answer to this request for message ${msg.messageId} left the provider: send a new spam_request`,
+        `no answer to this request for message ${messageId} left the provider: send a new ${again}`,
       );
-    if (this.state !== 'ready') return;
-    this.awaitingDone = { messageId: msg.messageId, request };
-    this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc: found.answer });
+    return found.answer;
   }
 
   /** One email at a time: its answer (spam_done or topic_labels) must come before the next request. */
   private requireIdle(name: string): void {
-    const open = this.awaitingDone?.messageId ?? this.awaitingLabels;
+    const open = this.awaitingDone?.messageId ?? this.awaitingLabels?.messageId;
     if (open !== undefined) {
       const answer = this.awaitingDone !== undefined ? 'spam_done' : 'topic_labels';
       throw new ProtocolError('out_of_order', `${name} before ${answer} for message ${open}`);
@@ -381,15 +394,38 @@ export class Session {
         `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
       );
     }
-    // The decoder of a topic_gc lives only in this session's worker, so its
-    // answer is recorded without the bytes: there is nothing to resend.
+    // Recorded with its decoder before it is sent, so that a topic_resend can
+    // answer it again and its labels can be decoded in a later session.
     const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
-    const gc = await this.decryptOnce('topics', msg.messageId, request, topics.bPrime, false, (user) =>
-      this.timed('topics', () => this.deps.crypto.topics(this.id, model, user, topics.bPrime, msg.lwes, msg.choices)),
-    );
-    if (gc === undefined) return;
-    this.awaitingLabels = msg.messageId;
-    this.reply('topic_gc', msg.requestId, { messageId: msg.messageId, gc });
+    const answer = await this.decryptOnce('topics', msg.messageId, request, topics.bPrime, true, async (user) => {
+      const { gc, decoder } = await this.timed('topics', () =>
+        this.deps.crypto.topics(this.id, model, user, topics.bPrime, msg.lwes, msg.choices),
+      );
+      return packTopicAnswer(gc, decoder);
+    });
+    if (answer === undefined) return;
+    this.awaitTopicLabels(msg.messageId, msg.requestId, request, answer);
+  }
+
+  /**
+   * A topic_request sent again after a reconnect: answered with the recorded
+   * topic_gc, byte for byte, never garbled again; its labels are decoded with
+   * the recorded decoder (docs/protocol.md#exactly-once-verdicts).
+   */
+  private async topicResend(msg: Extract<Message, { name: 'topic_resend' }>): Promise<void> {
+    const model = this.requireReady('topic_resend');
+    if (!model.topics) throw new ProtocolError('out_of_order', `topic_resend in a session of spam model ${model.id}`);
+    this.requireIdle('topic_resend');
+    const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
+    const answer = await this.recorded('topics', msg.messageId, request, 'topic_request');
+    if (this.state !== 'ready') return;
+    this.awaitTopicLabels(msg.messageId, msg.requestId, request, answer);
+  }
+
+  private awaitTopicLabels(messageId: string, requestId: number, request: Buffer, answer: Uint8Array): void {
+    const { gc, decoder } = unpackTopicAnswer(answer);
+    this.awaitingLabels = { messageId, request, decoder };
+    this.reply('topic_gc', requestId, { messageId, gc });
   }
 
   /**
@@ -399,22 +435,37 @@ export class Session {
    */
   private async topicLabels(msg: Extract<Message, { name: 'topic_labels' }>): Promise<void> {
     const model = this.requireReady('topic_labels');
-    if (this.awaitingLabels === undefined || this.awaitingLabels !== msg.messageId) {
+    const awaited = this.awaitingLabels;
+    if (awaited === undefined || awaited.messageId !== msg.messageId) {
       throw new ProtocolError(
         'out_of_order',
         `topic_labels for message ${msg.messageId}, which has no outstanding topic_gc`,
       );
     }
     this.awaitingLabels = undefined;
-    const topic = await this.timed('topic_labels', () => this.deps.crypto.topicLabels(this.id, msg.labels));
+    const acknowledge = () => this.deps.store.acknowledge(this.userId, msg.messageId, 'topics', awaited.request);
+    let topic: number;
+    try {
+      topic = await this.timed('topic_labels', () =>
+        this.deps.crypto.topicLabels(this.id, awaited.decoder, msg.labels),
+      );
+    } catch (e) {
+      // Used up: a resend and other labels would be a probe.
+      await acknowledge();
+      throw e;
+    } finally {
+      awaited.decoder.fill(0);
+    }
     // The index is the client's candidate S'[j], which the circuit does not
     // check: one beyond B (a lying client) is stored as -1, no topic. It is
     // answered and written exactly like a valid one: a different answer (or
     // time) would tell a client with crafted ciphertexts where the argmax
-    // landed, one bit about the user key.
+    // landed, one bit about the user key. Recorded (once) before the recorded
+    // answer is dropped, so a crash in between leaves it to be decoded again.
     const valid = topic < model.params.B;
-    await this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1);
-    this.deps.metrics.topics.inc({ model: model.id, topic: valid ? String(topic) : 'out_of_range' });
+    if (await this.deps.store.recordTopic(this.userId, msg.messageId, model.id, model.version, valid ? topic : -1))
+      this.deps.metrics.topics.inc({ model: model.id, topic: valid ? String(topic) : 'out_of_range' });
+    await acknowledge();
     this.reply('topic_ack', msg.requestId, { messageId: msg.messageId });
   }
 
@@ -516,4 +567,19 @@ export class Session {
       end();
     }
   }
+}
+
+/** A topic answer as recorded: u32 BE length of the topic_gc, the topic_gc, then its decoder (never sent). */
+function packTopicAnswer(gc: Uint8Array, decoder: Uint8Array): Uint8Array {
+  const out = new Uint8Array(4 + gc.length + decoder.length);
+  new DataView(out.buffer).setUint32(0, gc.length);
+  out.set(gc, 4);
+  out.set(decoder, 4 + gc.length);
+  decoder.fill(0);
+  return out;
+}
+
+function unpackTopicAnswer(answer: Uint8Array): { gc: Uint8Array; decoder: Uint8Array } {
+  const length = new DataView(answer.buffer, answer.byteOffset, answer.byteLength).getUint32(0);
+  return { gc: answer.slice(4, 4 + length), decoder: answer.slice(4 + length) };
 }

@@ -386,11 +386,19 @@ export class Store {
    * Records the topic the provider decoded for a claimed message (once: the
    * claim makes it unique); -1 marks an evaluation that named no topic.
    */
-  async recordTopic(userId: number, messageId: string, modelId: string, version: number, topic: number): Promise<void> {
-    await this.db.run(
-      'INSERT INTO topics (user_id, message_id, model_id, model_version, topic, recorded_at) VALUES (?, ?, ?, ?, ?, ?)',
+  /** Records a message's decoded topic once; false when it was already recorded (a labels message decoded again after a crash). */
+  async recordTopic(
+    userId: number,
+    messageId: string,
+    modelId: string,
+    version: number,
+    topic: number,
+  ): Promise<boolean> {
+    const inserted = await this.db.run(
+      'INSERT INTO topics (user_id, message_id, model_id, model_version, topic, recorded_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
       [userId, messageId, modelId, version, topic, Date.now()],
     );
+    return inserted === 1;
   }
 
   async topicOf(userId: number, messageId: string): Promise<number | undefined> {

@@ -63,7 +63,7 @@ export class WorkerCrypto implements ProviderCrypto {
     bPrime: number,
     ciphertexts: Uint8Array,
     choices: Uint8Array,
-  ): Promise<Uint8Array> {
+  ): Promise<{ gc: Uint8Array; decoder: Uint8Array }> {
     return this.pool.runOn(
       sessionId,
       'topics',
@@ -78,8 +78,8 @@ export class WorkerCrypto implements ProviderCrypto {
     );
   }
 
-  topicLabels(sessionId: string, labels: Uint8Array): Promise<number> {
-    return this.pool.runOn(sessionId, 'topicLabels', sessionId, labels);
+  topicLabels(sessionId: string, decoder: Uint8Array, labels: Uint8Array): Promise<number> {
+    return this.pool.runOn(sessionId, 'topicLabels', decoder, labels);
   }
 
   blocklist(keyFile: string, blinded: Uint8Array): Promise<Uint8Array> {

@@ -81,8 +81,8 @@ function zeroLwes(): Uint8Array {
   return out;
 }
 
-/** topic_request with candidates 0..B'−1 (or `indices`) → topic_gc; returns the labels the client would send back. */
-async function requestGc(
+/** topic_request with candidates 0..B'−1 (or `indices`) → topic_gc; the labels the client would send back, the request and the topic_gc. */
+async function requestTopic(
   s: Awaited<ReturnType<typeof session>>,
   messageId: string,
   indices = Array.from({ length: bPrime() }, (_, j) => j),
@@ -95,10 +95,13 @@ async function requestGc(
     T,
     indexBits: indexBits(),
   });
-  const reply = await s.c.request('topic_request', s.next++, { messageId, lwes: zeroLwes(), choices });
+  const request = { messageId, lwes: zeroLwes(), choices };
+  const reply = await s.c.request('topic_request', s.next++, request);
   assert.ok(reply.name === 'topic_gc', JSON.stringify(reply));
-  return evaluateArgmax(pending, reply.gc);
+  return { labels: evaluateArgmax(pending, reply.gc), request, gc: reply.gc };
 }
+
+const requestGc = async (...args: Parameters<typeof requestTopic>) => (await requestTopic(...args)).labels;
 
 test('a valid evaluation records the topic once; the same message again is already_classified', async () => {
   const s = await session();
@@ -258,7 +261,7 @@ test('opt-out is recorded per user and refuses topic requests; opting back in wo
   s.c.close();
 });
 
-test('a connection dropped between topic_gc and topic_labels leaves the message claimed, without a topic', async () => {
+test('after a connection dropped between topic_gc and topic_labels, a new topic_request is already_classified and labels alone are out of order', async () => {
   const s = await session();
   await requestGc(s, 'm-6');
   s.c.close();
@@ -273,6 +276,44 @@ test('a connection dropped between topic_gc and topic_labels leaves the message 
     'out_of_order',
   );
   assert.equal(await provider.store.topicOf(userId, 'm-6'), undefined);
+  t.c.close();
+});
+
+test('exactly once: a topic_gc lost with its connection comes again by topic_resend, byte for byte, and its labels decode in the next session, once', async () => {
+  const s = await session();
+  const { labels, request, gc } = await requestTopic(s, 'm-10');
+  s.c.close();
+  await s.c.waitClosed();
+  const t = await session();
+  expectError(
+    await t.c.request('topic_resend', t.next++, { ...request, choices: request.choices.map((b) => b ^ 1) }),
+    'already_classified',
+    'another request',
+  );
+  const again = await t.c.request('topic_resend', t.next++, request);
+  assert.ok(again.name === 'topic_gc' && again.messageId === 'm-10', JSON.stringify(again));
+  assert.deepEqual(again.gc, gc, 'the recorded topic_gc, not a new garbling');
+  const ack = await t.c.request('topic_labels', t.next++, { messageId: 'm-10', labels });
+  assert.ok(ack.name === 'topic_ack', JSON.stringify(ack));
+  assert.equal(await provider.store.topicOf(userId, 'm-10'), 0);
+  // Used: neither the same request nor a new one gets another evaluation.
+  expectError(await t.c.request('topic_resend', t.next++, request), 'already_classified');
+  expectError(await t.c.request('topic_request', t.next++, request), 'already_classified');
+  // Nothing to resend for a message never requested, or never delivered.
+  expectError(await t.c.request('topic_resend', t.next++, { ...request, messageId: 'm-12' }), 'not_answered');
+  expectError(await t.c.request('topic_resend', t.next++, { ...request, messageId: 'nope' }), 'unknown_message');
+  t.c.close();
+});
+
+test('labels that do not decode use the recorded answer up: a resend is then already_classified, no topic', async () => {
+  const s = await session();
+  const { labels, request } = await requestTopic(s, 'm-11');
+  labels[labels.length - 1] ^= 1;
+  expectError(await s.c.request('topic_labels', s.next++, { messageId: 'm-11', labels }), 'bad_field');
+  s.c.close();
+  const t = await session();
+  expectError(await t.c.request('topic_resend', t.next++, request), 'already_classified');
+  assert.equal(await provider.store.topicOf(userId, 'm-11'), undefined);
   t.c.close();
 });
 

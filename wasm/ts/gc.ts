@@ -109,6 +109,28 @@ export class ArgmaxDecoder {
     this.delta.fill(0);
     this.zero = this.delta = new Uint8Array(0);
   }
+
+  /**
+   * The decoder as bytes (zero labels ‖ Δ), once: the provider records it with
+   * the topic_gc so that topic_labels can be decoded in a later session
+   * (docs/protocol.md#exactly-once-verdicts). A provider secret: never sent.
+   */
+  toBytes(): Uint8Array {
+    const { zero, delta } = this.consume();
+    const out = new Uint8Array(zero.length + delta.length);
+    out.set(zero);
+    out.set(delta, zero.length);
+    zero.fill(0);
+    delta.fill(0);
+    return out;
+  }
+
+  /** A decoder from toBytes(): K zero labels and Δ, 16 bytes each. */
+  static fromBytes(core: WasmCore, bytes: Uint8Array): ArgmaxDecoder {
+    if (bytes.length < 2 * LABEL || bytes.length % LABEL !== 0)
+      throw new RangeError(`argmax decoder: ${bytes.length} bytes is not K + 1 labels`);
+    return new ArgmaxDecoder(core, bytes.slice(0, -LABEL), bytes.slice(-LABEL));
+  }
 }
 
 // ---- client: choice messages ----

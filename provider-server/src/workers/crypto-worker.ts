@@ -4,7 +4,7 @@
 // only ever uses a user key, docs/security.md) and each session's OT sender
 // (sessions are pinned to one worker by the pool's affinity key).
 import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../../wasm/ts/he.js';
-import { decodeArgmaxLabels, garbleArgmax, garbleSpam, type ArgmaxDecoder } from '../../../wasm/ts/gc.js';
+import { ArgmaxDecoder, decodeArgmaxLabels, garbleArgmax, garbleSpam } from '../../../wasm/ts/gc.js';
 import { OtSender } from '../../../wasm/ts/ot.js';
 import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
@@ -21,8 +21,6 @@ const keys = new Map<string, ProviderKey>();
 /** Derived user keys, most recently used last. */
 const userKeys = new Map<string, ProviderKey>();
 const sessions = new Map<string, OtSender>();
-/** Per session, the decoder of the argmax whose topic_labels are awaited (one at a time). */
-const decoders = new Map<string, ArgmaxDecoder>();
 
 function coded(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { code });
@@ -152,7 +150,7 @@ const tasks = {
     bPrime: number,
     ciphertexts: Uint8Array,
     choice: Uint8Array,
-  ): Uint8Array {
+  ): { gc: Uint8Array; decoder: Uint8Array } {
     const s = readySender(sessionId, 'topic_request');
     let ys: number[];
     try {
@@ -164,9 +162,7 @@ const tasks = {
     }
     try {
       const { message, decoder } = garbleArgmax({ ys, T: params.T, indexBits: indexBits(params.B) }, s, choice);
-      decoders.get(sessionId)?.dispose();
-      decoders.set(sessionId, decoder);
-      return message;
+      return { gc: message, decoder: decoder.toBytes() };
     } catch (e) {
       rejectInput(e, 'topic_request.choices');
     } finally {
@@ -174,16 +170,13 @@ const tasks = {
     }
   },
 
-  topicLabels(sessionId: string, labels: Uint8Array): number {
-    const decoder = decoders.get(sessionId);
-    if (!decoder) throw coded('topic_labels without a garbled argmax outstanding', 'out_of_order');
-    decoders.delete(sessionId);
+  topicLabels(decoder: Uint8Array, labels: Uint8Array): number {
     try {
-      return decodeArgmaxLabels(decoder, labels);
+      return decodeArgmaxLabels(ArgmaxDecoder.fromBytes(he.core, decoder), labels);
     } catch (e) {
       rejectInput(e, 'topic_labels.labels');
     } finally {
-      decoder.dispose();
+      decoder.fill(0);
     }
   },
 
@@ -192,8 +185,6 @@ const tasks = {
   },
 
   endSession(sessionId: string): void {
-    decoders.get(sessionId)?.dispose();
-    decoders.delete(sessionId);
     sessions.get(sessionId)?.close();
     sessions.delete(sessionId);
   },
