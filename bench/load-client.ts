@@ -13,7 +13,7 @@
 import WebSocket from 'ws';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
-import { ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
+import { InterruptedRequest, ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { Accumulator, He } from '../wasm/ts/he.js';
 import { OtReceiver } from '../wasm/ts/ot.js';
@@ -44,7 +44,13 @@ export class LoadSession extends ProviderSession {
     await this.ensureOts(remaining);
     this.keyBudget--;
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime: request.rPrime, T: params.T });
-    const gc = await this.garbledFor('spam_request', { messageId, lwe: request.lwe, choices }, pending);
+    const fields = { messageId, lwe: request.lwe, choices };
+    const gc = await this.garbledFor(
+      'spam_request',
+      fields,
+      pending,
+      (e) => new InterruptedRequest(e, fields, pending),
+    );
     const result = evaluateSpam(pending, gc);
     this.sendFrame('spam_done', this.nextRequest++, { messageId });
     return !result.invalid;

@@ -14,7 +14,7 @@ import { ReplayRefused } from './topic-replay.js';
 export interface Classifier<V> {
   classify(messageId: string, raw: string | Uint8Array, remaining: number): Promise<V>;
   /** Re-sends an interrupted request (SpamSession); undefined: classify anew. */
-  resume?(interrupted: InterruptedRequest): Promise<V | undefined>;
+  resume?(interrupted: InterruptedRequest<{ messageId: string }>): Promise<V | undefined>;
   close(): void;
 }
 
@@ -83,7 +83,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
-      let interrupted: InterruptedRequest | undefined;
+      let interrupted: InterruptedRequest<{ messageId: string }> | undefined;
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);

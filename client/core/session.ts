@@ -29,6 +29,7 @@ import {
 } from '../../wasm/ts/he.js';
 import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
+import type { ReplayEntry } from './topic-replay.js';
 
 /** The subset of the browser WebSocket API the client uses. */
 export interface SocketLike {
@@ -119,25 +120,34 @@ export interface SessionOptions {
 }
 
 /**
- * A spam request whose answer did not arrive (connection lost, timeout, or a
- * transient refusal): the request and the evaluator's input labels are kept
- * so the next session can re-send it and evaluate the recorded answer. The
- * labels are the only secret here, kept in memory only; dispose() wipes them.
+ * A request whose answer did not arrive (connection lost, timeout, or a
+ * transient refusal): the request and what the client needs to finish it are
+ * kept so the next session can re-send it (spam_resend, topic_resend) and use
+ * the recorded answer. For spam and for a topic_gc not yet received, that is
+ * the evaluator's input labels (`pending`); for a topic whose labels were
+ * sent but not acknowledged, the output labels. Secrets kept in memory only;
+ * dispose() wipes them.
  */
-export class InterruptedRequest extends Error {
+export class InterruptedRequest<R extends { messageId: string } = Messages['spam_request']> extends Error {
   constructor(
     readonly reason: Error,
-    readonly request: Messages['spam_request'],
-    readonly pending: PendingEvaluation,
+    readonly request: R,
+    readonly pending: PendingEvaluation | undefined,
+    readonly extra: { labels?: Uint8Array; replay?: ReplayEntry } = {},
   ) {
     super(reason.message);
     this.name = 'InterruptedRequest';
   }
 
   dispose(): void {
-    this.pending.dispose();
+    this.pending?.dispose();
+    this.extra.labels?.fill(0);
   }
 }
+
+/** Whether a failed request may still be answered by the provider: worth re-sending on the next session. */
+export const retryable = (e: unknown): boolean =>
+  e instanceof ConnectionClosed || (e instanceof ProtocolError && RETRYABLE.has(e.code));
 
 /** Refusals after which a spam request may still have been answered, or can be answered later. */
 const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
@@ -281,16 +291,17 @@ export abstract class ProviderSession {
 
   /**
    * Sends one email's request and returns the garbled circuit of the answer,
-   * which must name the same message. Without one, the pending evaluation is
-   * wiped, except for a spam request that may still be answered: then an
-   * InterruptedRequest keeps it for a spam_resend.
+   * which must name the same message. When the answer may still come (a lost
+   * connection, a transient refusal) the error is `keep(e)`, which keeps the
+   * pending evaluation for a resend; otherwise it is wiped.
    */
-  protected async garbledFor<K extends 'spam_request' | 'spam_resend' | 'topic_request'>(
+  protected async garbledFor<K extends 'spam_request' | 'spam_resend' | 'topic_request' | 'topic_resend'>(
     name: K,
     fields: Messages[K],
-    pending: PendingEvaluation,
+    pending: PendingEvaluation | undefined,
+    keep: (reason: Error) => InterruptedRequest<{ messageId: string }>,
   ): Promise<Uint8Array> {
-    const expect: 'spam_gc' | 'topic_gc' = name === 'topic_request' ? 'topic_gc' : 'spam_gc';
+    const expect: 'spam_gc' | 'topic_gc' = name.startsWith('topic') ? 'topic_gc' : 'spam_gc';
     try {
       const reply = await this.request(name, expect, fields);
       if (reply.messageId !== fields.messageId) {
@@ -298,10 +309,8 @@ export abstract class ProviderSession {
       }
       return reply.gc;
     } catch (e) {
-      const retryable = e instanceof ConnectionClosed || (e instanceof ProtocolError && RETRYABLE.has(e.code));
-      if (name !== 'topic_request' && retryable)
-        throw new InterruptedRequest(e as Error, fields as Messages['spam_request'], pending);
-      pending.dispose();
+      if (retryable(e)) throw keep(e as Error);
+      pending?.dispose();
       throw e;
     }
   }
@@ -423,7 +432,13 @@ export class SpamSession extends ProviderSession {
     const t0 = performance.now();
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
-    const gc = await this.garbledFor('spam_request', { messageId, lwe, choices }, pending);
+    const request = { messageId, lwe, choices };
+    const gc = await this.garbledFor(
+      'spam_request',
+      request,
+      pending,
+      (e) => new InterruptedRequest(e, request, pending),
+    );
     return this.verdict(messageId, pending, gc, cpu, sent0, recv0);
   }
 
@@ -435,11 +450,12 @@ export class SpamSession extends ProviderSession {
   async resume(interrupted: InterruptedRequest): Promise<SpamVerdict | undefined> {
     this.alive();
     const { request, pending } = interrupted;
+    if (!pending) throw new Error('resume: a spam request is always kept with its pending evaluation');
     const sent0 = this.sent;
     const recv0 = this.received;
     let gc: Uint8Array;
     try {
-      gc = await this.garbledFor('spam_resend', request, pending);
+      gc = await this.garbledFor('spam_resend', request, pending, (e) => new InterruptedRequest(e, request, pending));
     } catch (e) {
       if (e instanceof ProtocolError && e.code === 'not_answered') return undefined;
       throw e;

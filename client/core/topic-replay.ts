@@ -57,6 +57,9 @@ export function contentHash(features: Features, specId: string): string {
 }
 
 export class ReplayLog {
+  /** Emails the provider confirmed it never answered (see allowRetry), by id and content hash. */
+  private readonly retries = new Set<string>();
+
   private constructor(
     private readonly store: ReplayStore,
     private readonly ids: Set<string>,
@@ -68,20 +71,35 @@ export class ReplayLog {
     return new ReplayLog(store, new Set(entries.map((e) => e.messageId)), new Set(entries.map((e) => e.contentHash)));
   }
 
-  /** Records the email as fed, or throws ReplayRefused if its id or content was fed before. */
   /** Throws ReplayRefused when the email was fed before (records nothing). */
   check(entry: ReplayEntry): void {
+    if (this.retries.has(retryKey(entry))) return;
     if (this.ids.has(entry.messageId)) throw new ReplayRefused(entry.messageId, 'message_id');
     if (this.hashes.has(entry.contentHash)) throw new ReplayRefused(entry.messageId, 'content');
   }
 
+  /** Records the email as fed, or throws ReplayRefused if its id or content was fed before. */
   async admit(entry: ReplayEntry): Promise<void> {
+    if (this.retries.delete(retryKey(entry))) return; // logged when it was first fed
     this.check(entry);
     await this.store.append(entry);
     this.ids.add(entry.messageId);
     this.hashes.add(entry.contentHash);
   }
+
+  /**
+   * Lets one new request go for an email whose request the provider says it
+   * never answered (not_answered, before any topic_gc reached this client):
+   * no garbled circuit, hence no output, came of it, so a second run gives
+   * the provider one output in all. In memory only: after a restart the
+   * email counts as fed.
+   */
+  allowRetry(entry: ReplayEntry): void {
+    this.retries.add(retryKey(entry));
+  }
 }
+
+const retryKey = (e: ReplayEntry): string => `${e.messageId}\0${e.contentHash}`;
 
 /** A ReplayStore in memory (tests, demo): forgets on exit, so not a defense across runs. */
 export class MemoryReplayStore implements ReplayStore {

@@ -17,8 +17,17 @@ import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
 import type { He } from '../../wasm/ts/he.js';
 import { createConnector, type Connector, type ConnectorOptions } from './connect.js';
 import type { PackageStorage, VerifiedPackage } from './download.js';
-import { loadModel, ProviderSession, type LoadedModel, type SessionOptions, type SocketLike } from './session.js';
-import { contentHash, type ReplayLog } from './topic-replay.js';
+import type { Messages } from '../../protocol/messages.js';
+import {
+  InterruptedRequest,
+  loadModel,
+  ProviderSession,
+  retryable,
+  type LoadedModel,
+  type SessionOptions,
+  type SocketLike,
+} from './session.js';
+import { contentHash, type ReplayEntry, type ReplayLog } from './topic-replay.js';
 
 /** A topic package loaded for the dot product, with its verified public candidate model. */
 export interface TopicModel extends LoadedModel {
@@ -163,8 +172,8 @@ export class TopicSession extends ProviderSession {
     let guess: number;
     let lwes: Uint8Array;
     let rPrimes: number[];
+    const entry: ReplayEntry = { messageId, contentHash: contentHash(features, JSON.stringify(m.spec)) };
     try {
-      const entry = { messageId, contentHash: contentHash(features, JSON.stringify(m.spec)) };
       this.topicOpts.replay.check(entry); // an email fed before is refused whatever the key's state
       // A request the key cannot serve would be refused after the ciphertexts left
       // (and the replay log would then refuse the email for good): reconnect first.
@@ -206,12 +215,17 @@ export class TopicSession extends ProviderSession {
     set.fill(0);
     cpu += performance.now() - t0;
     this.keyBudget -= m.bPrime;
-    const gc = await this.garbledFor('topic_request', { messageId, lwes, choices }, pending);
+    const request = { messageId, lwes, choices };
+    const gc = await this.garbledFor(
+      'topic_request',
+      request,
+      pending,
+      (e) => new InterruptedRequest(e, request, pending, { replay: entry }),
+    );
     t0 = performance.now();
     const labels = evaluateArgmax(pending, gc);
     cpu += performance.now() - t0;
-    const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
-    if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
+    await this.sendLabels(request, labels, entry);
     return {
       messageId,
       localGuess,
@@ -219,6 +233,66 @@ export class TopicSession extends ProviderSession {
       bytesSent: this.sent - sent0,
       bytesReceived: this.received - recv0,
     };
+  }
+
+  /**
+   * Re-sends a topic request whose answer (topic_gc or topic_ack) was lost
+   * (topic_resend), evaluates the recorded topic_gc with the labels kept for
+   * it or sends the output labels again. Undefined when no answer ever left
+   * the provider: the email may then be fed once more (ReplayLog.allowRetry).
+   */
+  async resume(interrupted: InterruptedRequest<Messages['topic_request']>): Promise<TopicResult | undefined> {
+    this.alive();
+    const { request, pending } = interrupted;
+    const { labels, replay } = interrupted.extra;
+    const sent0 = this.sent;
+    const recv0 = this.received;
+    let gc: Uint8Array;
+    try {
+      gc = await this.garbledFor(
+        'topic_resend',
+        request,
+        pending,
+        (e) => new InterruptedRequest(e, request, pending, interrupted.extra),
+      );
+    } catch (e) {
+      if (e instanceof InterruptedRequest) throw e;
+      labels?.fill(0);
+      // A provider claiming it never answered a request whose topic_gc this
+      // client evaluated is not believed: the email stays fed.
+      if (e instanceof ProtocolError && e.code === 'not_answered' && !labels && replay) {
+        this.topicOpts.replay.allowRetry(replay);
+        return undefined;
+      }
+      throw e;
+    }
+    const t0 = performance.now();
+    const out = labels ?? evaluateArgmax(pending!, gc);
+    const cpu = performance.now() - t0;
+    await this.sendLabels(request, out, replay);
+    return {
+      messageId: request.messageId,
+      localGuess: '',
+      clientMs: cpu,
+      bytesSent: this.sent - sent0,
+      bytesReceived: this.received - recv0,
+    };
+  }
+
+  /** topic_labels → topic_ack; kept for a topic_resend when the acknowledgement may still come. */
+  private async sendLabels(
+    request: Messages['topic_request'],
+    labels: Uint8Array,
+    replay: ReplayEntry | undefined,
+  ): Promise<void> {
+    const { messageId } = request;
+    try {
+      const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
+      if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
+    } catch (e) {
+      if (retryable(e)) throw new InterruptedRequest(e as Error, request, undefined, { labels, replay });
+      throw e;
+    }
   }
 }
 
