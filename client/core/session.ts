@@ -133,7 +133,8 @@ export class InterruptedRequest<R extends { messageId: string } = Messages['spam
     readonly reason: Error,
     readonly request: R,
     readonly pending: PendingEvaluation | undefined,
-    readonly extra: { labels?: Uint8Array; replay?: ReplayEntry } = {},
+    /** Topics: the output labels once evaluated, the replay-log entry, the local guess to report. */
+    readonly extra: { labels?: Uint8Array; replay?: ReplayEntry; localGuess?: string } = {},
   ) {
     super(reason.message);
     this.name = 'InterruptedRequest';

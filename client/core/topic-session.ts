@@ -220,12 +220,12 @@ export class TopicSession extends ProviderSession {
       'topic_request',
       request,
       pending,
-      (e) => new InterruptedRequest(e, request, pending, { replay: entry }),
+      (e) => new InterruptedRequest(e, request, pending, { replay: entry, localGuess }),
     );
     t0 = performance.now();
     const labels = evaluateArgmax(pending, gc);
     cpu += performance.now() - t0;
-    await this.sendLabels(request, labels, entry);
+    await this.sendLabels(request, labels, { replay: entry, localGuess });
     return {
       messageId,
       localGuess,
@@ -244,7 +244,7 @@ export class TopicSession extends ProviderSession {
   async resume(interrupted: InterruptedRequest<Messages['topic_request']>): Promise<TopicResult | undefined> {
     this.alive();
     const { request, pending } = interrupted;
-    const { labels, replay } = interrupted.extra;
+    const { labels, replay, localGuess = '' } = interrupted.extra;
     const sent0 = this.sent;
     const recv0 = this.received;
     let gc: Uint8Array;
@@ -269,10 +269,10 @@ export class TopicSession extends ProviderSession {
     const t0 = performance.now();
     const out = labels ?? evaluateArgmax(pending!, gc);
     const cpu = performance.now() - t0;
-    await this.sendLabels(request, out, replay);
+    await this.sendLabels(request, out, { replay, localGuess });
     return {
       messageId: request.messageId,
-      localGuess: '',
+      localGuess,
       clientMs: cpu,
       bytesSent: this.sent - sent0,
       bytesReceived: this.received - recv0,
@@ -283,14 +283,14 @@ export class TopicSession extends ProviderSession {
   private async sendLabels(
     request: Messages['topic_request'],
     labels: Uint8Array,
-    replay: ReplayEntry | undefined,
+    kept: { replay?: ReplayEntry; localGuess?: string },
   ): Promise<void> {
     const { messageId } = request;
     try {
       const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
       if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
     } catch (e) {
-      if (retryable(e)) throw new InterruptedRequest(e as Error, request, undefined, { labels, replay });
+      if (retryable(e)) throw new InterruptedRequest(e as Error, request, undefined, { ...kept, labels });
       throw e;
     }
   }
