@@ -20,6 +20,13 @@ const str = (name: string, max: number): FieldSpec => ({ name, kind: 'str', max 
 const bytes = (name: string, min: number, max: number): FieldSpec => ({ name, kind: 'bytes', min, max });
 
 /** Type byte and fields of every message. */
+/** topic_request, and topic_resend which repeats one byte for byte. */
+const TOPIC_REQUEST = [
+  str('messageId', LIMITS.id),
+  bytes('lwes', 1, LIMITS.bPrime * LIMITS.lwe),
+  bytes('choices', 1, LIMITS.topicChoices),
+];
+
 export const SCHEMAS = {
   hello: {
     type: 1,
@@ -58,14 +65,7 @@ export const SCHEMAS = {
   ping: { type: 9, fields: [u32('nonce')] },
   pong: { type: 10, fields: [u32('nonce')] },
   bye: { type: 11, fields: [] },
-  topic_request: {
-    type: 12,
-    fields: [
-      str('messageId', LIMITS.id),
-      bytes('lwes', 1, LIMITS.bPrime * LIMITS.lwe),
-      bytes('choices', 1, LIMITS.topicChoices),
-    ],
-  },
+  topic_request: { type: 12, fields: TOPIC_REQUEST },
   topic_gc: { type: 13, fields: [str('messageId', LIMITS.id), bytes('gc', 1, LIMITS.topicGc)] },
   topic_labels: { type: 14, fields: [str('messageId', LIMITS.id), bytes('labels', 1, LIMITS.labels)] },
   topic_ack: { type: 15, fields: [str('messageId', LIMITS.id)] },
@@ -88,14 +88,7 @@ export const SCHEMAS = {
     type: 20,
     fields: [str('messageId', LIMITS.id), bytes('evaluated', 32, LIMITS.blocklistItems * 32)],
   },
-  topic_resend: {
-    type: 21,
-    fields: [
-      str('messageId', LIMITS.id),
-      bytes('lwes', 1, LIMITS.bPrime * LIMITS.lwe),
-      bytes('choices', 1, LIMITS.topicChoices),
-    ],
-  },
+  topic_resend: { type: 21, fields: TOPIC_REQUEST },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
 
 export type MessageName = keyof typeof SCHEMAS;

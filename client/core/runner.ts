@@ -13,7 +13,7 @@ import { ReplayRefused } from './topic-replay.js';
 /** A session that classifies one message at a time (SpamSession, TopicSession). */
 export interface Classifier<V> {
   classify(messageId: string, raw: string | Uint8Array, remaining: number): Promise<V>;
-  /** Re-sends an interrupted request (SpamSession); undefined: classify anew. */
+  /** Re-sends an interrupted request (spam_resend, topic_resend); undefined: classify anew. */
   resume?(interrupted: InterruptedRequest<{ messageId: string }>): Promise<V | undefined>;
   close(): void;
 }

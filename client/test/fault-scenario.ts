@@ -1,11 +1,12 @@
 // Kill -9 under load (docs/protocol.md#exactly-once-verdicts): the
 // real provider runs as its own process (node + tsx, the CLI's `serve`),
-// several headless clients classify their mailboxes through it at once, and
-// the provider is killed with SIGKILL at random moments and restarted on the
-// same store and port, again and again; some kills are aimed (a spam_request
-// just sent, a spam_gc just arrived and dropped before the client saw it),
-// so the paths of a lost answer are taken in every run. Afterwards every message must have
-// exactly one outcome, a verdict equal to the plaintext model's, and the
+// several headless clients classify their mailboxes through it at once (spam
+// verdicts, or topics), and the provider is killed with SIGKILL at random
+// moments and restarted on the same store and port, again and again; some
+// kills are aimed (a request just sent, its garbled answer just arrived and
+// dropped before the client saw it, topic labels just sent), so the paths of
+// a lost answer are taken in every run. Afterwards every message must have
+// exactly one outcome and a result equal to the plaintext model's, and the
 // store exactly one answered claim per message and no damage.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -15,22 +16,28 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { loadSpamAssassin } from '../../models/data/loaders.js';
+import { loadSpamAssassin, loadTwentyNews } from '../../models/data/loaders.js';
 import { extractFeatures } from '../../models/features/index.js';
-import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
+import { decomposedTopic, loadPlainModel, plainVerdict } from '../../models/plain/index.js';
 import { createConnector } from '../core/connect.js';
 import { runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
-import type { InterruptedRequest, SocketLike, SpamSession } from '../core/session.js';
+import type { SocketFactory, SpamVerdict } from '../core/session.js';
+import { MemoryReplayStore, ReplayLog } from '../core/topic-replay.js';
+import { topicConnector, type TopicModel, type TopicResult } from '../core/topic-session.js';
 import { SCHEMAS } from '../../protocol/messages.js';
-import { nodeSocket } from '../node/cli.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import type { Store } from '../../provider-server/src/store.js';
 import { openPostgresStore } from '../../provider-server/src/store-postgres.js';
 import { openSqliteStore } from '../../provider-server/src/store-sqlite.js';
 import { BUNDLED_MODELS } from '../../provider-server/test/real-provider.js';
+import { tappedSocket } from './tapped-socket.js';
+
+const CANDIDATES = path.resolve('models/default/topics-candidates.pmfm');
 
 export interface FaultOptions {
+  /** What the clients ask for: spam verdicts (the default) or topics (the bundled topic model). */
+  task?: 'spam' | 'topics';
   users: number;
   messagesPerUser: number;
   kills: number;
@@ -42,7 +49,10 @@ export interface FaultOptions {
    * classify, not while they reconnect.
    */
   killWindowMs?: [number, number];
-  /** Chances that a spam_request just sent, or a spam_gc just received (then dropped), kills the provider at once. */
+  /**
+   * Chances that a request just sent (for topics, also topic_labels), or its
+   * garbled answer just received (then dropped), kills the provider at once.
+   */
   aimed?: { afterRequest: number; onAnswer: number };
 }
 
@@ -89,46 +99,30 @@ async function startProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   return child;
 }
 
-const frameType = (data: unknown): number | undefined =>
-  data instanceof ArrayBuffer
-    ? new Uint8Array(data)[1]
-    : ArrayBuffer.isView(data)
-      ? (data as Uint8Array)[1]
-      : undefined;
+/** The frames a task's aimed kills watch: what the client sends, and the garbled answer it gets. */
+const AIMED: Record<'spam' | 'topics', { sent: number[]; answer: number }> = {
+  spam: { sent: [SCHEMAS.spam_request.type], answer: SCHEMAS.spam_gc.type },
+  topics: { sent: [SCHEMAS.topic_request.type, SCHEMAS.topic_labels.type], answer: SCHEMAS.topic_gc.type },
+};
 
 /**
- * nodeSocket with aimed faults: `kill()` right after a spam_request left, or
- * when a spam_gc arrives (the frame is then dropped, as if the connection
- * broke just before it: the answer was recorded, the client never saw it).
- * `kill` says whether a kill is coming (not while the provider restarts).
+ * nodeSocket with aimed faults: `kill()` right after a request (or topic
+ * labels) left, or when its garbled answer arrives (the frame is then
+ * dropped, as if the connection broke just before it: the answer was
+ * recorded, the client never saw it). `kill` says whether a kill is coming
+ * (not while the provider restarts).
  */
-function faultySocket(chance: FaultOptions['aimed'] & {}, kill: () => boolean): (url: string) => SocketLike {
-  return (url) => {
-    const ws = nodeSocket(url);
-    return {
-      get binaryType() {
-        return ws.binaryType;
-      },
-      set binaryType(v: string) {
-        ws.binaryType = v;
-      },
-      get readyState() {
-        return ws.readyState;
-      },
-      send(data) {
-        ws.send(data);
-        if (data[1] === SCHEMAS.spam_request.type && Math.random() < chance.afterRequest) kill();
-      },
-      close: (code, reason) => ws.close(code, reason),
-      addEventListener(type, listener) {
-        if (type !== 'message') return ws.addEventListener(type, listener);
-        ws.addEventListener('message', (ev) => {
-          if (frameType(ev.data) === SCHEMAS.spam_gc.type && Math.random() < chance.onAnswer && kill()) return;
-          listener(ev);
-        });
-      },
-    };
-  };
+function faultySocket(
+  frames: { sent: number[]; answer: number },
+  chance: FaultOptions['aimed'] & {},
+  kill: () => boolean,
+): SocketFactory {
+  return tappedSocket({
+    sent: (type) => {
+      if (frames.sent.includes(type!) && Math.random() < chance.afterRequest) kill();
+    },
+    drop: (type) => type === frames.answer && Math.random() < chance.onAnswer && kill(),
+  });
 }
 
 function killed(child: ChildProcess): Promise<void> {
@@ -141,6 +135,7 @@ function killed(child: ChildProcess): Promise<void> {
 
 export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport> {
   const started = Date.now();
+  const task = opts.task ?? 'spam';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-fault-'));
   const dataDir = path.join(dir, 'data');
   fs.mkdirSync(dataDir, { mode: 0o700 });
@@ -150,14 +145,22 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
     PMF_DATA_DIR: dataDir,
     PMF_PORT: String(port),
     PMF_WORKERS: '1',
-    PMF_MODELS: `spam=${BUNDLED_MODELS.spam}`,
+    PMF_MODELS: `${task}=${BUNDLED_MODELS[task]}`,
     ...(opts.store ? { PMF_STORE: opts.store } : {}),
   };
   const openStore = (): Promise<Store> | Store =>
     opts.store ? openPostgresStore(opts.store) : openSqliteStore(path.join(dataDir, 'store.db'));
 
-  // Users and their mail: plaintext here (the provider never reads it), SpamAssassin test messages.
-  const corpus = loadSpamAssassin().filter((e) => e.split === 'test');
+  // Users and their mail: plaintext here (the provider never reads it), SpamAssassin or 20 Newsgroups
+  // test messages (cross-posts left out: the replay log would rightly refuse the second copy).
+  const bodies = new Set<string>();
+  const corpus = (task === 'spam' ? loadSpamAssassin() : loadTwentyNews()).filter((e) => {
+    const body = String(e.raw)
+      .split(/\r?\n\r?\n/)
+      .slice(1)
+      .join('\n\n');
+    return e.split === 'test' && !bodies.has(body) && bodies.add(body);
+  });
   const setup = await openStore();
   const users: { id: number; token: string; mails: { id: string; raw: string }[] }[] = [];
   for (let u = 0; u < opts.users; u++) {
@@ -173,9 +176,9 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
 
   let provider = await startProcess(env);
   const he = await loadHe();
-  const plain = loadPlainModel(new Uint8Array(fs.readFileSync(BUNDLED_MODELS.spam)));
+  const plain = loadPlainModel(new Uint8Array(fs.readFileSync(BUNDLED_MODELS[task])));
   const report: FaultReport = { kills: 0, resent: 0, replayed: 0, seconds: 0 };
-  const outcomes = new Map<string, RunOutcome[]>();
+  const outcomes = new Map<string, RunOutcome<SpamVerdict | TopicResult>[]>();
   let running = true;
   let progressed: (() => void) | undefined;
   let aimed: (() => void) | undefined;
@@ -187,24 +190,30 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
   };
   try {
     const clients = users.map(async (u) => {
-      const connector = createConnector({
+      const common = {
         server: `http://127.0.0.1:${port}`,
         token: u.token,
         he,
         storage: new DirectoryStorage(path.join(dir, `cache-${u.id}`)),
-        socket: faultySocket(opts.aimed ?? { afterRequest: 0.1, onAnswer: 0.1 }, kill),
-      });
+        socket: faultySocket(AIMED[task], opts.aimed ?? { afterRequest: 0.1, onAnswer: 0.1 }, kill),
+      };
+      const connector =
+        task === 'spam'
+          ? createConnector(common)
+          : topicConnector({ ...common, replay: await ReplayLog.open(new MemoryReplayStore()) });
       // Counts the re-sent requests (the runner calls resume after a reconnect).
-      const connect = async (n: number): Promise<Classifier<Awaited<ReturnType<SpamSession['classify']>>>> => {
-        const s = await connector.connect(n);
-        const resume = s.resume.bind(s);
-        s.resume = async (r: InterruptedRequest) => {
-          report.resent++;
-          const v = await resume(r);
-          if (v) report.replayed++;
-          return v;
+      const connect = async (n: number): Promise<Classifier<SpamVerdict | TopicResult>> => {
+        const s: Classifier<SpamVerdict | TopicResult> = await connector.connect(n);
+        return {
+          classify: (...args) => s.classify(...args),
+          close: () => s.close(),
+          resume: async (r) => {
+            report.resent++;
+            const v = await s.resume!(r);
+            if (v) report.replayed++;
+            return v;
+          },
         };
-        return s;
       };
       await runClassification(
         u.mails.map((m) => ({ id: m.id, raw: async () => m.raw })),
@@ -217,7 +226,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
           },
         },
       );
-      return connector.model()!.spec;
+      return connector.model()!;
     });
     const killer = (async () => {
       const [lo, hi] = opts.killWindowMs ?? [300, 1500];
@@ -236,24 +245,42 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
         provider = await startProcess(env);
       }
     })();
-    const specs = await Promise.all(clients);
+    const models = await Promise.all(clients);
     running = false;
     progressed?.();
     await killer;
 
-    // Every message: one outcome, a verdict, the plaintext model's verdict.
+    // Every message: one outcome and the plaintext model's result. A topic whose labels were decoded
+    // but whose topic_ack was lost ends as already_classified on the client; its topic is checked in the store.
+    const spec = models[0].spec;
+    const candidates = task === 'topics' ? loadPlainModel(new Uint8Array(fs.readFileSync(CANDIDATES))) : undefined;
+    const check = await openStore();
     for (const u of users) {
       for (const m of u.mails) {
         const got = outcomes.get(m.id) ?? [];
         assert.equal(got.length, 1, `${m.id}: ${got.length} outcomes (${got.map((o) => o.kind).join(', ')})`);
         const [o] = got;
+        const features = await extractFeatures(m.raw, spec);
+        if (task === 'topics') {
+          assert.ok(
+            o.kind === 'verdict' || o.kind === 'already_classified',
+            `${m.id}: ${o.kind} ${'detail' in o ? o.detail : ''}`,
+          );
+          const bPrime = (models[0] as TopicModel).bPrime;
+          assert.equal(
+            await check.topicOf(u.id, m.id),
+            decomposedTopic(plain, candidates!, features, bPrime),
+            `${m.id}: the plaintext topic`,
+          );
+          continue;
+        }
         assert.equal(o.kind, 'verdict', `${m.id}: ${o.kind} ${'detail' in o ? o.detail : ''}`);
-        if (o.kind !== 'verdict') continue;
+        if (o.kind !== 'verdict' || !('spam' in o)) continue;
         assert.equal(o.invalidOutput, false, `${m.id}: the garbled output decoded`);
-        const reference = plainVerdict(plain, await extractFeatures(m.raw, specs[0]));
-        assert.equal(o.label, reference, `${m.id}: the private verdict is the plaintext model's`);
+        assert.equal(o.label, plainVerdict(plain, features), `${m.id}: the private verdict is the plaintext model's`);
       }
     }
+    await check.close();
   } finally {
     running = false;
     await killed(provider);
@@ -262,7 +289,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
   // The store: one answered claim per message, nothing half-done, no damage.
   const store = await openStore();
   for (const u of users) {
-    for (const m of u.mails) assert.equal(await store.isClassified(u.id, m.id), true, `${m.id} claimed and answered`);
+    for (const m of u.mails)
+      assert.equal(await store.isClassified(u.id, m.id, task), true, `${m.id} claimed and answered`);
   }
   await store.close();
   const counts = {

@@ -19,6 +19,13 @@ test('kill -9 under load, repeatedly (SQLite): exactly once, every verdict deliv
   );
 });
 
+test('kill -9 under load, repeatedly, topics (SQLite): every topic exactly once, integrity_check ok', async (t) => {
+  const r = await runFaultScenario({ ...LONG, task: 'topics' });
+  t.diagnostic(
+    `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
+  );
+});
+
 describe('postgres', { skip: postgresMissing() }, () => {
   let cluster: TestPostgres;
   before(async () => {

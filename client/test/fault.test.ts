@@ -1,18 +1,21 @@
-// The short kill -9 run of fault-scenario.ts (the long ones, also on
+// The short kill -9 runs of fault-scenario.ts (the long ones, also on
 // PostgreSQL, are in fault.slow.test.ts): a few kills of the real provider
-// process while two clients classify, then every verdict delivered once.
+// process while two clients classify, then every result delivered once.
 import { test } from 'node:test';
 import { runFaultScenario } from './fault-scenario.js';
 
-test('kill -9 under load: every message classified exactly once, every verdict delivered, the store intact', async (t) => {
-  const r = await runFaultScenario({
-    users: 2,
-    messagesPerUser: 4,
-    kills: 2,
-    killWindowMs: [300, 3000],
-    aimed: { afterRequest: 0.2, onAnswer: 0.5 },
+for (const task of ['spam', 'topics'] as const) {
+  test(`kill -9 under load (${task}): every message classified exactly once, every result delivered, the store intact`, async (t) => {
+    const r = await runFaultScenario({
+      task,
+      users: 2,
+      messagesPerUser: 4,
+      kills: 2,
+      killWindowMs: [300, 3000],
+      aimed: { afterRequest: 0.2, onAnswer: 0.5 },
+    });
+    t.diagnostic(
+      `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
+    );
   });
-  t.diagnostic(
-    `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
-  );
-});
+}

@@ -17,6 +17,7 @@ import { loadHe, topicCiphertexts, type He } from '../../wasm/ts/he.js';
 import { SCHEMAS } from '../../protocol/messages.js';
 import type { SocketFactory } from '../core/session.js';
 import { nodeSocket } from '../node/cli.js';
+import { tappedSocket } from './tapped-socket.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { MemoryReplayStore, ReplayLog, ReplayRefused } from '../core/topic-replay.js';
@@ -147,42 +148,13 @@ function droppingSocket(plan: { left: number; seed: number; dropped: string[] })
     plan.dropped.push(what);
     return true;
   };
-  const name = (data: unknown) =>
-    [SCHEMAS.topic_request, SCHEMAS.topic_gc, SCHEMAS.topic_labels].find(
-      (m) => m.type === new Uint8Array(data as ArrayBuffer)[1],
-    );
-  return (url) => {
-    const ws = nodeSocket(url);
-    return {
-      get binaryType() {
-        return ws.binaryType;
-      },
-      set binaryType(v: string) {
-        ws.binaryType = v;
-      },
-      get readyState() {
-        return ws.readyState;
-      },
-      send(data) {
-        ws.send(data);
-        const m = name(data.buffer.slice(data.byteOffset, data.byteOffset + 2));
-        if (
-          (m === SCHEMAS.topic_request || m === SCHEMAS.topic_labels) &&
-          due(m === SCHEMAS.topic_request ? 'request' : 'labels')
-        )
-          ws.close();
-      },
-      close: (code, reason) => ws.close(code, reason),
-      addEventListener(type, listener) {
-        if (type !== 'message') return ws.addEventListener(type, listener);
-        ws.addEventListener('message', (ev) => {
-          if (ev.data instanceof ArrayBuffer && name(ev.data) === SCHEMAS.topic_gc && due('topic_gc'))
-            return ws.close();
-          listener(ev);
-        });
-      },
-    };
-  };
+  return tappedSocket({
+    sent: (type, close) => {
+      if (type === SCHEMAS.topic_request.type && due('request')) close();
+      if (type === SCHEMAS.topic_labels.type && due('labels')) close();
+    },
+    drop: (type) => type === SCHEMAS.topic_gc.type && due('topic_gc'),
+  });
 }
 
 test('connections lost where a topic can be lost (request sent, topic_gc on its way, labels sent): every message gets its topic once', async () => {
