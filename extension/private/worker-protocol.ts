@@ -43,7 +43,8 @@ export interface PrepareResult {
 
 /**
  * Topic extraction for one message: the provider learned its topic (shared),
- * the replay log refused to feed it again (shared before), or it failed. The
+ * the replay log refused to feed it again or the provider already had it
+ * (shared before), or it failed. The
  * topic itself is the provider's to know, never the extension's.
  */
 export type TopicOutcome = { messageId: string; kind: 'shared' | 'shared_before' | 'failed'; detail?: string };

@@ -236,10 +236,16 @@ async function extractTopics(
       {
         connect: (n) => topics.connect(n),
         reconnectWindowMs: RECONNECT_WINDOW_MS,
+        // already_classified: the provider holds this message's topic, say from a
+        // resent request whose topic_ack was lost (docs/protocol.md#exactly-once-verdicts).
         onOutcome: (o) =>
           o.kind === 'verdict'
             ? tell(o.messageId, 'shared')
-            : tell(o.messageId, o.kind === 'replay_refused' ? 'shared_before' : 'failed', o.detail),
+            : tell(
+                o.messageId,
+                o.kind === 'replay_refused' || o.kind === 'already_classified' ? 'shared_before' : 'failed',
+                o.detail,
+              ),
       },
     );
   } catch (e) {

@@ -65,8 +65,13 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
       { messageId: 't2', raw: posts[1] },
     ]);
     assert.deepEqual(
-      events.map((e) =>
-        e.event === 'outcome' ? `verdict ${e.outcome.messageId}` : `topic ${e.event === 'topic' && e.topic.messageId}`,
+      // (the link check's lines come between; they are private-blocklist.test.ts's)
+      events.flatMap((e) =>
+        e.event === 'outcome'
+          ? [`verdict ${e.outcome.messageId}`]
+          : e.event === 'topic'
+            ? [`topic ${e.topic.messageId}`]
+            : [],
       ),
       ['verdict t1', 'verdict t2', 'topic t1', 'topic t2'],
       'spam verdicts first, never held back by topics',
@@ -89,6 +94,19 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
     const events = await classify(w, [{ messageId: 't3', raw: posts[0] }]);
     assert.deepEqual(topicsOf(events), [['t3', 'shared_before']]);
     assert.equal(await provider.store.isClassified(user.userId, 't3', 'topics'), false, 'nothing left the worker');
+  });
+
+  it('a message whose topic the provider already holds (another device shared it) shows as shared before', async () => {
+    await provider.store.deliver(user.userId, 't9', 'Subject: x\r\n\r\n(ciphertext)');
+    const claim = (await provider.store.claim(user.userId, 't9', 'topics', new Uint8Array(32))) as { attempt: Buffer };
+    await provider.store.recordAnswer(user.userId, 't9', 'topics', claim.attempt, null);
+    const events: WorkerEvent[] = [];
+    const p = { url: provider.server.httpUrl, token: user.token };
+    await w.call(
+      { kind: 'classify', provider: p, items: [{ messageId: 't9', raw: posts[3] }] },
+      (e) => void events.push(e),
+    );
+    assert.deepEqual(topicsOf(events), [['t9', 'shared_before']]);
   });
 
   it('an opt-out is recorded by the provider, and the worker then shares no topic', async () => {
