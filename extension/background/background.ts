@@ -206,10 +206,14 @@ browser.runtime.onConnect.addListener((port) => {
   let paused = false;
   port.onMessage.addListener((msg: unknown) => void (paused ||= (msg as { pause?: unknown })?.pause === true));
   const control = { paused: () => paused, isIndexed: (id: string) => mailIndex.has(id) };
-  indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress }), undefined, control).then(
-    (result) => post({ result }),
-    (e: unknown) => post({ error: toPlain(e).message }),
-  );
+  // The result (done, paused or failed) is reported once what was indexed is written: a
+  // crash before that loses only the last messages, which the next run (isIndexed) adds again.
+  indexThunderbirdMail(thunderbirdDeps, (progress) => post({ progress }), undefined, control)
+    .finally(() => mailIndex.flush().catch((e: unknown) => console.warn('search index:', (e as Error).name)))
+    .then(
+      (result) => post({ result }),
+      (e: unknown) => post({ error: toPlain(e).message }),
+    );
 });
 
 // Thunderbird: index new mail as it arrives, follow moves and deletions.

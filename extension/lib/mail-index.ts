@@ -76,6 +76,16 @@ export class MailIndex {
     return true;
   }
 
+  /**
+   * Makes every message added so far durable (add() is write-behind: it is
+   * searchable at once, written within MailSearch's FLUSH_DELAY_MS). For the
+   * end of a mailbox indexing run, whose resumption relies on has().
+   */
+  async flush(): Promise<void> {
+    const search = await this.opening?.catch(() => null);
+    await search?.flush();
+  }
+
   /** Whether a message is indexed (false while locked). */
   async has(id: string): Promise<boolean> {
     const search = await this.open();
@@ -92,10 +102,12 @@ export class MailIndex {
     return answerSearchRequest(req, await this.open().catch(() => null));
   }
 
+  /** Closes the index (on lock); queued messages are written first. */
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = undefined;
     const search = await opening?.catch(() => null);
-    await search?.close();
+    // A failed last write must not stop the lock; those messages are re-indexed when seen again.
+    await search?.close().catch((e: unknown) => console.warn('search index:', (e as Error).name));
   }
 }

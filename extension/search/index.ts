@@ -6,6 +6,8 @@ export {
   DEFAULT_DB_NAME,
   SHARD_SIZE,
   MAX_BODY_CHARS,
+  QUEUE_CAP,
+  FLUSH_DELAY_MS,
   type MailDoc,
   type SearchHit,
   type OpenOptions,

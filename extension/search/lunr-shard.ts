@@ -98,31 +98,81 @@ function trim(token: string): string {
  * it stem its words again).
  */
 const TERM_CACHE_SIZE = 200_000;
-let recentTerms = new Map<string, string[]>();
-let olderTerms = new Map<string, string[]>();
-export function indexTerms(token: string): string[] {
+/** A memoized word: its index terms, and its count in the field being counted (countFieldTerms). */
+interface WordEntry {
+  terms: string[];
+  /** The countFieldTerms call that last counted it. */
+  stamp: number;
+  tf: number;
+}
+let recentWords = new Map<string, WordEntry>();
+let olderWords = new Map<string, WordEntry>();
+
+function wordEntry(token: string): WordEntry {
   const word = trim(token);
-  let terms = recentTerms.get(word);
-  if (terms === undefined) {
-    terms = olderTerms.get(word) ?? AFTER_TRIMMER.run([new lunr.Token(word, {})]).map((t) => t.toString());
-    if (recentTerms.size >= TERM_CACHE_SIZE / 2) {
-      olderTerms = recentTerms;
-      recentTerms = new Map();
+  let entry = recentWords.get(word);
+  if (entry === undefined) {
+    entry = olderWords.get(word) ?? {
+      terms: AFTER_TRIMMER.run([new lunr.Token(word, {})]).map((t) => t.toString()),
+      stamp: 0,
+      tf: 0,
+    };
+    if (recentWords.size >= TERM_CACHE_SIZE / 2) {
+      olderWords = recentWords;
+      recentWords = new Map();
     }
-    recentTerms.set(word, terms);
+    recentWords.set(word, entry);
   }
-  return terms;
+  return entry;
+}
+
+export function indexTerms(token: string): string[] {
+  return wordEntry(token).terms;
 }
 
 /** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
 export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
-  const value = doc[field] ?? '';
-  const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
   const out: string[] = [];
-  for (const token of text.toLowerCase().split(SEPARATOR)) {
+  for (const token of fieldTokens(doc, field)) {
     if (token) for (const term of indexTerms(token)) out.push(term);
   }
   return out;
+}
+
+function fieldTokens(doc: IndexableDoc, field: Field): string[] {
+  const value = doc[field] ?? '';
+  const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
+  return text.toLowerCase().split(SEPARATOR);
+}
+
+let countStamp = 0;
+/**
+ * fieldTerms counted: adds each term's frequency in the field to `counts`
+ * (in order of first occurrence) and returns the field's length in terms.
+ * Counts each distinct word on its memo entry, then each distinct term in
+ * the map: one map update per word rather than per token (an add's hot loop).
+ */
+export function countFieldTerms(doc: IndexableDoc, field: Field, counts: Map<string, number>): number {
+  const stamp = ++countStamp;
+  const words: WordEntry[] = [];
+  for (const token of fieldTokens(doc, field)) {
+    if (!token) continue;
+    const e = wordEntry(token);
+    if (e.stamp !== stamp) {
+      e.stamp = stamp;
+      e.tf = 0;
+      words.push(e);
+    }
+    e.tf++;
+  }
+  let length = 0;
+  for (const e of words) {
+    for (const term of e.terms) {
+      counts.set(term, (counts.get(term) ?? 0) + e.tf);
+      length += e.tf;
+    }
+  }
+  return length;
 }
 
 // ---- token-set automata --------------------------------------------------------

@@ -47,8 +47,17 @@ export const SHARD_SIZE = 1000;
 const COMPACT_RATIO = 0.25;
 /** Shards loaded per step by searchSoon and the background loading it starts. */
 const LOAD_STEP = 2;
-/** Documents written per IndexedDB transaction by addMany. */
+/** Documents written per IndexedDB transaction by addMany and by a flush of the write queue. */
 const ADD_BATCH = 250;
+/**
+ * add() queues; the queue is written (one transaction per ADD_BATCH) when it
+ * holds QUEUE_CAP messages or QUEUE_CAP_CHARS characters of text (that add
+ * awaits the write), FLUSH_DELAY_MS after the first queued add, and before
+ * anything that reads the index.
+ */
+export const QUEUE_CAP = ADD_BATCH;
+const QUEUE_CAP_CHARS = 4_000_000;
+export const FLUSH_DELAY_MS = 50;
 const MAX_ID_CHARS = 1024;
 const MAX_HEADER_CHARS = 2048;
 /** Bodies are indexed and stored up to this many characters (huge mails are cut, not refused). */
@@ -287,6 +296,8 @@ function validateDoc(raw: unknown, i: number): StoredDoc {
 }
 
 const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({ ...d, seq });
+const docChars = (d: StoredDoc): number =>
+  d.id.length + d.from.length + d.subject.length + d.body.length + (d.to?.length ?? 0) + (d.url?.length ?? 0);
 
 /** A queryable part of the index: a sealed shard or the hot shard. */
 interface Part {
@@ -307,6 +318,12 @@ export class MailSearch {
   private loadingInBackground = false;
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Messages added but not yet written, by id (a later add of the same id replaces the queued one). */
+  private readonly queue = new Map<string, StoredDoc>();
+  private queuedChars = 0;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A failed write of queued messages, for the next add/addMany/flush/close to report. */
+  private deferredError: unknown;
 
   /** @internal use openMailSearch */
   constructor(
@@ -332,15 +349,59 @@ export class MailSearch {
     this.nextSeq = Math.max(this.manifest.sealedUpTo, entries.length ? entries[entries.length - 1][0] + 1 : 0);
   }
 
-  /** Adds or replaces (same id) one message; one atomic write. */
+  /**
+   * Adds or replaces (same id) one message. Write-behind: the message is
+   * validated and queued, and every later query, has(), count() and remove()
+   * sees it (they write the queue first); it is in IndexedDB after flush()
+   * or close() resolves, or FLUSH_DELAY_MS after this add (QUEUE_CAP adds:
+   * at once). A crash before then loses the queued messages only (each write
+   * is atomic); has() is false for them, so re-indexing adds them again.
+   * Rejects with the error of an earlier queued write that failed (those
+   * messages are not indexed), before queuing this one.
+   */
   add(doc: MailDoc): Promise<void> {
-    return this.addMany([doc]);
+    let valid: StoredDoc;
+    try {
+      valid = validateDoc(doc, 0);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.run(async () => {
+      this.throwDeferred();
+      const replaced = this.queue.get(valid.id);
+      if (replaced) this.queuedChars -= docChars(replaced);
+      this.queue.delete(valid.id); // a new version goes last, after what was queued before it
+      this.queue.set(valid.id, valid);
+      this.queuedChars += docChars(valid);
+      if (this.queue.size >= QUEUE_CAP || this.queuedChars >= QUEUE_CAP_CHARS) {
+        await this.writeQueue();
+        this.throwDeferred();
+      } else {
+        this.flushTimer ??= setTimeout(() => {
+          this.flushTimer = undefined;
+          if (!this.closed) void this.run(() => this.writeQueue()).catch(() => undefined);
+        }, FLUSH_DELAY_MS);
+      }
+    });
   }
 
   /**
-   * Adds or replaces many messages, in transactions of up to ADD_BATCH. All
-   * messages are validated before anything is written. On a storage error the
-   * batches already reported through onProgress stay indexed.
+   * Resolves once every message added before it is in IndexedDB. Rejects
+   * with the error of a queued write that failed since the last flush (its
+   * messages are not indexed: add them again).
+   */
+  flush(): Promise<void> {
+    return this.run(async () => {
+      await this.writeQueue();
+      this.throwDeferred();
+    });
+  }
+
+  /**
+   * Adds or replaces many messages, in transactions of up to ADD_BATCH;
+   * written (durable) when it resolves, with the queue of add() before them.
+   * All messages are validated before anything is written. On a storage
+   * error the batches already reported through onProgress stay indexed.
    */
   addMany(docs: readonly MailDoc[], onProgress?: (done: number, total: number) => void): Promise<void> {
     if (!Array.isArray(docs))
@@ -358,25 +419,61 @@ export class MailSearch {
       return Promise.reject(err);
     }
     return this.run(async () => {
-      let done = 0;
-      while (done < valid.length) {
-        await this.sealIfFull();
-        const room = SHARD_SIZE - this.hot.size;
-        const n = Math.min(ADD_BATCH, room > 0 ? room : ADD_BATCH, valid.length - done);
-        try {
-          await this.writeBatch(valid.slice(done, done + n));
-        } catch (err) {
-          if (done === 0 || !(err instanceof MailSearchError)) throw err;
-          throw new MailSearchError(
-            err.code,
-            `${err.message} (${done} of ${valid.length} messages were indexed before this)`,
-          );
-        }
-        done += n;
-        onProgress?.(done, valid.length);
-      }
-      await this.sealIfFull();
+      this.throwDeferred();
+      await this.writeQueue();
+      this.throwDeferred();
+      await this.writeDocs(valid, onProgress);
     });
+  }
+
+  /** Writes documents in atomic batches of up to ADD_BATCH, sealing the hot shard when full. */
+  private async writeDocs(valid: StoredDoc[], onProgress?: (done: number, total: number) => void): Promise<void> {
+    let done = 0;
+    while (done < valid.length) {
+      await this.sealIfFull();
+      const room = SHARD_SIZE - this.hot.size;
+      const n = Math.min(ADD_BATCH, room > 0 ? room : ADD_BATCH, valid.length - done);
+      try {
+        await this.writeBatch(valid.slice(done, done + n));
+      } catch (err) {
+        if (done === 0 || !(err instanceof MailSearchError)) throw err;
+        throw new MailSearchError(
+          err.code,
+          `${err.message} (${done} of ${valid.length} messages were indexed before this)`,
+        );
+      }
+      done += n;
+      onProgress?.(done, valid.length);
+    }
+    await this.sealIfFull();
+  }
+
+  /**
+   * Writes the queue (run inside an operation). A failure drops the
+   * messages not written (each batch is atomic: nothing half-written, memory
+   * untouched) and is kept for the next add/flush; reads go on with what is stored.
+   */
+  private async writeQueue(): Promise<void> {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.queue.size === 0) return;
+    const docs = [...this.queue.values()];
+    this.queue.clear();
+    this.queuedChars = 0;
+    try {
+      await this.writeDocs(docs);
+    } catch (err) {
+      const lost = `messages added with add() were not written and are not indexed: add them again`;
+      this.deferredError ??=
+        err instanceof MailSearchError ? new MailSearchError(err.code, `${err.message}; ${lost}`) : err;
+    }
+  }
+
+  private throwDeferred(): void {
+    const err = this.deferredError;
+    if (err === undefined) return;
+    this.deferredError = undefined;
+    throw err;
   }
 
   /** Removes a message; resolves false if it was not indexed. */
@@ -385,6 +482,7 @@ export class MailSearch {
       return Promise.reject(new MailSearchError('bad-input', 'remove expects a non-empty message id'));
     }
     return this.run(async () => {
+      await this.writeQueue();
       const h = await this.cipher.tag(id);
       const seq = await this.db.getKeyFromIndex('docs', 'h', h);
       if (seq === undefined) return false;
@@ -414,7 +512,10 @@ export class MailSearch {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(() => this.doSearch(query, opts));
+    return this.run(async () => {
+      await this.writeQueue();
+      return this.doSearch(query, opts);
+    });
   }
 
   /**
@@ -432,6 +533,7 @@ export class MailSearch {
       return Promise.reject(err);
     }
     return this.run(async () => {
+      await this.writeQueue();
       const hits = await this.doSearch(query, opts, true);
       const complete = this.isFullyLoaded();
       if (!complete) this.loadInBackground();
@@ -444,12 +546,17 @@ export class MailSearch {
     if (typeof id !== 'string' || id.length === 0) {
       return Promise.reject(new MailSearchError('bad-input', 'has expects a non-empty message id'));
     }
-    return this.run(async () => (await this.db.getKeyFromIndex('docs', 'h', await this.cipher.tag(id))) !== undefined);
+    // A queued message will be written (or the failure reported): no need to write the queue.
+    return this.run(
+      async () =>
+        this.queue.has(id) || (await this.db.getKeyFromIndex('docs', 'h', await this.cipher.tag(id))) !== undefined,
+    );
   }
 
   /** Number of indexed messages. */
   count(): Promise<number> {
     return this.run(async () => {
+      await this.writeQueue();
       let n = this.hotLive.size;
       for (const s of this.manifest.shards) n += s.docCount - s.tombstones.length;
       return n;
@@ -459,6 +566,7 @@ export class MailSearch {
   /** Sizes and shape of the index (for the options page and the benchmark). */
   stats(): Promise<SearchStats> {
     return this.run(async () => {
+      await this.writeQueue();
       const tx = this.db.transaction(['docs', 'shards', 'meta']);
       let indexBytes = 0;
       let docBytes = 0;
@@ -485,13 +593,20 @@ export class MailSearch {
     });
   }
 
-  /** Waits for pending operations, then closes the database. */
+  /**
+   * Waits for pending operations, writes the queue, then closes the database.
+   * Rejects, once closed, with the error of a queued write that failed.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    const flushed = this.flush();
     this.closed = true;
     await this.tail;
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     this.loaded = undefined;
     this.db.close();
+    await flushed;
   }
 
   // ---- internals ---------------------------------------------------------------

@@ -6,7 +6,7 @@
 // index, one object per (term, field, document), was most of the cost of an add.
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
-import { FIELD_BOOST, FIELDS, fieldTerms, type IndexableDoc } from './lunr-shard.js';
+import { countFieldTerms, FIELD_BOOST, FIELDS, type IndexableDoc } from './lunr-shard.js';
 import { TermTable } from './term-table.js';
 
 const F = FIELDS.length;
@@ -50,10 +50,8 @@ export class ShardBuilder {
   static prepare(doc: IndexableDoc): PreparedDoc {
     const lengths: number[] = [];
     const counts = FIELDS.map((field) => {
-      const words = fieldTerms(doc, field);
-      lengths.push(words.length);
       const tf = new Map<string, number>();
-      for (const w of words) tf.set(w, (tf.get(w) ?? 0) + 1);
+      lengths.push(countFieldTerms(doc, field, tf));
       return tf;
     });
     return { seq: doc.seq, date: doc.date, lengths, counts, meta: DocTable.encode(doc) };

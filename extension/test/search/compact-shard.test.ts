@@ -181,6 +181,20 @@ describe('CompactShard', () => {
 });
 
 describe('TermTable', () => {
+  it('sorts terms below U+D800 (compared as JS strings) in UTF-8 byte order too', () => {
+    const terms = ['rocket', 'rock', 'ünï', 'u', 'z', '日本', 'ǆ', 'é', 'e\u0301', '10', '9', 'ab', 'a'];
+    const bytes = (t: string) => [...new TextEncoder().encode(t)];
+    const want = [...terms].sort((a, b) => {
+      const [x, y] = [bytes(a), bytes(b)];
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    });
+    assert.deepEqual(
+      TermTable.sorted(terms).order.map((i) => terms[i]),
+      want,
+    );
+  });
+
   it('finds terms and prefix ranges exactly as a scan of the term list does, in code point order', () => {
     const terms = [
       'rocket',
