@@ -7,9 +7,10 @@
 // model `spam_request` → `spam_gc`, `spam_done` (`spam_resend` → the recorded
 // `spam_gc` after a reconnect, docs/protocol.md#exactly-once-verdicts); on a topic model
 // `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (`topic_resend` →
-// the recorded `topic_gc`; one email at a time). `ping`/`pong` and `bye` are allowed in any state. Frames of one
-// session are handled strictly one after another; every bad frame gets an
-// error frame naming the problem and never affects other sessions.
+// the recorded `topic_gc`; one email at a time). `ping`/`pong` and `bye` are
+// allowed in any state. Frames of one session are handled strictly one after
+// another; every bad frame gets an error frame naming the problem and never
+// affects other sessions.
 import { createHash, randomBytes } from 'node:crypto';
 import { isErrorCode, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
