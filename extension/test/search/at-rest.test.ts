@@ -5,8 +5,9 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { openDB } from 'idb';
-import { MailSearchError, openMailSearch, SHARD_SIZE, type MailSearch } from '../../search/index.js';
+import { openMailSearch, SHARD_SIZE, type MailSearch } from '../../search/index.js';
 import { makeDocs } from './corpus.js';
+import { failNthPut, rejectsWith } from './storage-faults.js';
 
 const newKey = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
 let n = 0;
@@ -27,14 +28,6 @@ async function seeded(name: string, key: CryptoKey, sealed = true): Promise<Mail
   });
   return s;
 }
-
-const rejectsWith = (p: Promise<unknown>, code: string, pattern?: RegExp) =>
-  assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof MailSearchError, `expected MailSearchError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
 
 /** Every byte IndexedDB holds for this database (keys and values, recursively). */
 async function rawDump(name: string): Promise<Uint8Array[]> {
@@ -163,20 +156,6 @@ describe('search index failures keep the previous state', () => {
   afterEach(async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
   });
-
-  /** Makes the nth put (1-based) from now fail as a full disk would, once. */
-  function failNthPut(nth: number): () => void {
-    const proto = globalThis.IDBObjectStore.prototype;
-    const original = proto.put;
-    let calls = 0;
-    proto.put = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore['put']>) {
-      if (++calls === nth) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
-      return original.apply(this, args);
-    };
-    return () => {
-      proto.put = original;
-    };
-  }
 
   async function snapshot(s: MailSearch): Promise<string> {
     const hits = await s.search('w1 w2', 1000);

@@ -11,7 +11,6 @@ import { openDB } from 'idb';
 import {
   FLUSH_DELAY_MS,
   MAX_BODY_CHARS,
-  MailSearchError,
   openMailSearch,
   QUEUE_CAP,
   SHARD_SIZE,
@@ -19,6 +18,7 @@ import {
   type MailSearch,
 } from '../../search/index.js';
 import { makeDocs } from './corpus.js';
+import { failNthPut, rejectsWith } from './storage-faults.js';
 
 const newKey = () => crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
 let n = 0;
@@ -33,28 +33,6 @@ async function storedDocs(name: string): Promise<number> {
   } finally {
     db.close();
   }
-}
-
-const rejectsWith = (p: Promise<unknown>, code: string, pattern?: RegExp) =>
-  assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof MailSearchError, `expected MailSearchError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  });
-
-/** Makes the nth put (1-based) from now fail as a full disk would, once. */
-function failNthPut(nth: number): () => void {
-  const proto = globalThis.IDBObjectStore.prototype;
-  const original = proto.put;
-  let calls = 0;
-  proto.put = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore['put']>) {
-    if (++calls === nth) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
-    return original.apply(this, args);
-  };
-  return () => {
-    proto.put = original;
-  };
 }
 
 /**
