@@ -258,10 +258,11 @@ export class TopicSession extends ProviderSession {
     } catch (e) {
       if (e instanceof InterruptedRequest) throw e;
       labels?.fill(0);
-      // A provider claiming it never answered a request whose topic_gc this
-      // client evaluated is not believed: the email stays fed.
-      if (e instanceof ProtocolError && e.code === 'not_answered' && !labels && replay) {
-        this.topicOpts.replay.allowRetry(replay);
+      if (e instanceof ProtocolError && e.code === 'not_answered') {
+        // No answer left the provider: one new request may go. Not when this
+        // client evaluated a topic_gc for it: that claim is not believed, and
+        // the email stays fed (the runner then reports replay_refused).
+        if (!labels && replay) this.topicOpts.replay.allowRetry(replay);
         return undefined;
       }
       throw e;

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { after, before, test } from 'node:test';
 import { loadTwentyNews } from '../../models/data/loaders.js';
 import { extractFeatures, validateSpec } from '../../models/features/index.js';
@@ -170,6 +171,41 @@ test('connections lost where a topic can be lost (request sent, topic_gc on its 
   } finally {
     await p.close();
   }
+});
+
+test('a provider saying it never answered a request whose topic_gc the client evaluated is not believed: the email is not fed again', async () => {
+  const user = await provider.store.addUser('topics-e2e-not-answered');
+  await provider.store.deliver(user.userId, 'lie-1', 'Subject: encrypted\r\n\r\n(ciphertext)');
+  let dropped = false;
+  // The topic_ack is lost, then the claim disappears: the resend is answered not_answered.
+  const socket = tappedSocket({
+    sent: (type, close) => {
+      if (type === SCHEMAS.topic_labels.type && !dropped) {
+        dropped = true;
+        close();
+      }
+    },
+  });
+  const c = connector(await ReplayLog.open(new MemoryReplayStore()), 'cache-lie', provider, user.token, socket);
+  const outcomes: RunOutcome<TopicResult>[] = [];
+  let connects = 0;
+  await runClassification<TopicResult>([{ id: 'lie-1', raw: async () => mails[0].raw }], {
+    connect: async (n) => {
+      if (connects++ === 1) {
+        const db = new Database(path.join(provider.dir, 'data', 'store.db'));
+        db.prepare("DELETE FROM classified WHERE message_id = 'lie-1'").run();
+        db.close();
+      }
+      return c.connect(n);
+    },
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  assert.ok(dropped && connects === 2, `dropped ${dropped}, ${connects} sessions`);
+  assert.deepEqual(
+    outcomes.map((o) => o.kind),
+    ['replay_refused'],
+  );
+  assert.equal(await provider.store.isClassified(user.userId, 'lie-1', 'topics'), false, 'no new request was sent');
 });
 
 test('the replay log refuses an email fed before, by message id and by content, across restarts', async () => {
