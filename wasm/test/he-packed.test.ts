@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HE_LWE_N, HE_N, HE_Q1, HE_Q2, packedBytes, topicCiphertexts, type HeParams } from '../ts/he.js';
-import { LWE_VERSION, packedHeader } from './he/lwe-layout.js';
+import { packedHeader, packLwe } from './he/lwe-layout.js';
 import { plainDot, randomEmail, setup, unblind, visibleNoise } from './he/fixtures.js';
 
 const HEADER = 5;
@@ -29,22 +29,10 @@ function lweAt(ct: Uint8Array, p: HeParams, count: number, j: number): Uint8Arra
   const payload = ct.subarray(HEADER);
   const aMod = 1n << BigInt(Q - 1);
   const a = (k: number) => bitsAt(payload, count * Q + k * (Q - 1), Q - 1);
-  const lwe = new Uint8Array(3 + Math.ceil((Q + HE_LWE_N * (Q - 1)) / 8));
-  lwe.set([0x4c, LWE_VERSION, Q]);
-  let at = 3;
-  let acc = 0n;
-  let have = 0;
-  const put = (v: bigint, w: number) => {
-    acc |= v << BigInt(have);
-    for (have += w; have >= 8; have -= 8, acc >>= 8n) lwe[at++] = Number(acc & 0xffn);
-  };
-  put(bitsAt(payload, j * Q, Q), Q);
-  for (let i = 0; i < HE_LWE_N; i++) {
-    const k = 2 * i;
-    put(k <= j ? a(j - k) : (aMod - a(HE_N + j - k)) % aMod, Q - 1);
-  }
-  if (have) lwe[at] = Number(acc);
-  return lwe;
+  const extracted = Array.from({ length: HE_LWE_N }, (_, i) =>
+    2 * i <= j ? a(j - 2 * i) : (aMod - a(HE_N + j - 2 * i)) % aMod,
+  );
+  return packLwe(bitsAt(payload, j * Q, Q), extracted, Q);
 }
 
 describe('he packed extraction', () => {

@@ -655,9 +655,7 @@ export class ClientModel extends Handle {
       const extracted = this.extract(acc, set, pk, ksk);
       const masks = Uint32Array.from(extracted, (e) => e.mask);
       extracted.forEach((e) => (e.mask = 0));
-      const ciphertexts = new Uint8Array(extracted.reduce((n, e) => n + e.lwe.length, 0));
-      extracted.reduce((at, e) => (ciphertexts.set(e.lwe, at), at + e.lwe.length), 0);
-      return { ciphertexts, masks };
+      return { ciphertexts: concatBytes(...extracted.map((e) => e.lwe)), masks };
     }
     if (!Array.from(set).every((j, i) => j === i))
       throw new Error('extractTopics: a full candidate set must be 0..B−1 in order');

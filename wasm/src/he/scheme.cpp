@@ -177,13 +177,9 @@ Status packed_decrypt(const SecretKey& sk, const uint8_t* in, size_t len, unsign
   const uint64_t mask = (uint64_t(1) << Q) - 1;
   for (uint32_t j = 0; j < count; ++j) {
     uint64_t acc = bits_at(p, plen, size_t(j) * Q, Q);
-    for (size_t k = 0; k < kN; k += 2) {
-      const uint64_t s = uint64_t(int64_t(sk.s[k]));
-      if (k <= j)
-        acc += a[j - k] * s;
-      else
-        acc -= a[kN + j - k] * s;
-    }
+    size_t k = 0;
+    for (; k <= j; k += 2) acc += a[j - k] * uint64_t(int64_t(sk.s[k]));
+    for (; k < kN; k += 2) acc -= a[kN + j - k] * uint64_t(int64_t(sk.s[k]));
     acc &= mask;
     y[j] = round_phase(acc, T, Q);
     secure_wipe(&acc, sizeof acc);

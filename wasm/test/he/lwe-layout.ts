@@ -8,9 +8,18 @@ export const packedHeader = (Q: number, count: number): number[] => [0x4d, 1, Q,
 
 /** Packs b' and the a-part (a'[k] in units of 2^(Q−1), i.e. half its weight modulo 2^Q). */
 export function packLwe(b: bigint, a: bigint[], Q: number): Uint8Array {
-  let acc = b;
-  a.forEach((v, k) => (acc |= v << BigInt(Q + (Q - 1) * k)));
-  const body = new Uint8Array(Math.ceil((Q + (Q - 1) * a.length) / 8));
-  for (let i = 0; i < body.length; i++) body[i] = Number((acc >> BigInt(8 * i)) & 0xffn);
-  return new Uint8Array([0x4c, LWE_VERSION, Q, ...body]);
+  const out = new Uint8Array(3 + Math.ceil((Q + (Q - 1) * a.length) / 8));
+  out.set([0x4c, LWE_VERSION, Q]);
+  // A 64-bit window, written out a byte at a time (one big integer would make this quadratic).
+  let at = 3;
+  let acc = 0n;
+  let have = 0;
+  const put = (v: bigint, width: number) => {
+    acc |= v << BigInt(have);
+    for (have += width; have >= 8; have -= 8, acc >>= 8n) out[at++] = Number(acc & 0xffn);
+  };
+  put(b, Q);
+  for (const v of a) put(v, Q - 1);
+  if (have) out[at] = Number(acc);
+  return out;
 }
