@@ -1,5 +1,6 @@
 // The benchmark contract shared by every suite (see bench/run.ts).
 import { nativeSodium } from '../provider-server/src/native-sodium.js';
+import { useNativeBaseOt } from '../wasm/ts/ot.js';
 import { useNativeSodium } from '../wasm/ts/ristretto.js';
 
 export interface BenchRow {
@@ -66,15 +67,19 @@ export async function timeAsync(fn: () => Promise<unknown>, rounds: number): Pro
 
 /**
  * Runs provider-side work on what provider-server runs it on: native
- * libsodium for ristretto255 when the binding is built (provider-server/
- * native/), then back to the WebAssembly build the clients (browsers) use.
+ * libsodium for ristretto255 and the base-OT loop when the binding is built
+ * (provider-server/native/), then back to the WebAssembly build the clients
+ * (browsers) use.
  */
 export function asProvider<T>(work: () => T): T {
-  useNativeSodium(nativeSodium());
+  const native = nativeSodium();
+  useNativeSodium(native);
+  useNativeBaseOt(native?.pmf_ot_base_receive);
   try {
     return work();
   } finally {
     useNativeSodium();
+    useNativeBaseOt();
   }
 }
 

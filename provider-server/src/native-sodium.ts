@@ -1,24 +1,29 @@
 // The provider's ristretto255 (base OTs of new sessions, the blocklist OPRF)
 // on the system's native libsodium, about 3x less CPU than the WebAssembly
-// build the clients use: provider-server/native/, built by
+// build the clients use, and the base-OT loop of a new session in one native
+// call: provider-server/native/, built by
 // `node scripts/build-native.mjs` (setup runs it). Each thread that computes
 // awaits providerSodiumReady() once; without the binding the provider still
 // works, on WebAssembly, and says so at start.
 import { createRequire } from 'node:module';
+import { useNativeBaseOt, type BaseOtReceive } from '../../wasm/ts/ot.js';
 import { ristrettoReady, useNativeSodium, type SodiumRistretto } from '../../wasm/ts/ristretto.js';
+
+/** What the binding exports: libsodium's functions under the wrappers' names, and the base-OT loop. */
+type Binding = SodiumRistretto & { pmf_ot_base_receive: BaseOtReceive };
 
 /** Where the build puts the binding, relative to this file (the same in src/ and in the compiled dist/server). */
 const BINDING = '../native/build/pmf_sodium.node';
 
-let binding: SodiumRistretto | undefined;
+let binding: Binding | undefined;
 /** Why the binding did not load, once tried: "not built", or the loader's error (a missing libsodium, say). */
 let problem: string | undefined;
 
 /** The native binding, or undefined when it is not built or does not load (nativeSodiumMissing says why). */
-export function nativeSodium(): SodiumRistretto | undefined {
+export function nativeSodium(): Binding | undefined {
   if (binding === undefined && problem === undefined) {
     try {
-      binding = createRequire(import.meta.url)(BINDING) as SodiumRistretto;
+      binding = createRequire(import.meta.url)(BINDING) as Binding;
     } catch (e) {
       problem = loadProblem(e);
     }
@@ -37,7 +42,10 @@ export function loadProblem(e: unknown): string {
 export async function providerSodiumReady(): Promise<boolean> {
   await ristrettoReady();
   const native = nativeSodium();
-  if (native) useNativeSodium(native);
+  if (native) {
+    useNativeSodium(native);
+    useNativeBaseOt(native.pmf_ot_base_receive);
+  }
   return native !== undefined;
 }
 

@@ -1,7 +1,9 @@
 // The provider's native libsodium binding (provider-server/native/) under
 // the same tests as the WebAssembly build the clients use: with it installed,
-// wasm/test/ristretto.test.ts checks every function against @noble/curves and
-// protocol/test/oprf.test.ts the RFC 9497 test vectors. Then the binding's
+// wasm/test/ristretto.test.ts checks every function against @noble/curves,
+// protocol/test/oprf.test.ts the RFC 9497 test vectors and wasm/test/ot.test.ts
+// the base-OT keys against a @noble/curves recomputation. Then the native
+// base-OT loop byte for byte against the TypeScript one, and the binding's
 // own argument checks, which libsodium itself cannot make.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,11 +11,15 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { receiveBaseHere } from '../../wasm/ts/ot.js';
+import { randomBytes } from '../../wasm/ts/ot-wire.js';
+import { mulBase, randomScalar } from '../../wasm/ts/ristretto.js';
 import { loadProblem, providerSodiumReady } from '../src/native-sodium.js';
 
 assert.equal(await providerSodiumReady(), true, 'the native binding is built (node scripts/build-native.mjs)');
 await import('../../wasm/test/ristretto.test.js');
 await import('../../protocol/test/oprf.test.js');
+await import('../../wasm/test/ot.test.js');
 
 const native = createRequire(import.meta.url)('../native/build/pmf_sodium.node') as Record<
   string,
@@ -35,6 +41,25 @@ test('the binding refuses wrong lengths, non-byte arrays and wrong argument coun
   const q = native.crypto_scalarmult_ristretto255(s, p) as Uint8Array;
   assert.deepEqual(q, p);
   assert.notEqual(q.buffer, p.buffer);
+});
+
+test('the native base-OT loop answers exactly as the TypeScript one, and refuses what it cannot use', () => {
+  for (let run = 0; run < 8; run++) {
+    const A = mulBase(randomScalar());
+    const s = randomBytes(16);
+    const wide = randomBytes(64 * 128);
+    const out = native.pmf_ot_base_receive(A, s, wide) as Uint8Array;
+    assert.equal(out.length, 128 * 64);
+    assert.deepEqual(out, receiveBaseHere(A, s, wide));
+  }
+  const [A, s, wide] = [mulBase(randomScalar()), new Uint8Array(16), new Uint8Array(64 * 128)];
+  assert.throws(() => native.pmf_ot_base_receive(A, s, wide.subarray(1)), RangeError);
+  assert.throws(() => native.pmf_ot_base_receive(A, s.subarray(1), wide), RangeError);
+  assert.throws(() => native.pmf_ot_base_receive(A, s), TypeError);
+  const notPoint = A.slice();
+  notPoint[31] |= 0x80; // the non-canonical twin that libsodium 1.0.18 alone would take
+  assert.throws(() => native.pmf_ot_base_receive(notPoint, s, randomBytes(64 * 128)), /invalid point/);
+  assert.throws(() => native.pmf_ot_base_receive(new Uint8Array(32), s, randomBytes(64 * 128)), /invalid point/);
 });
 
 test("a binding that does not load is reported with the loader's reason, a missing one as not built", () => {

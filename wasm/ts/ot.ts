@@ -12,7 +12,7 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
-import { add, checkElement, mul, mulBase, mulReceived, randomScalar, sub } from './ristretto.js';
+import { add, checkElement, mul, mulBase, mulReceived, randomScalar, reduceWide, sub } from './ristretto.js';
 import { check, Status } from './status.js';
 
 /** Base OTs per session (= label length in bits). */
@@ -174,6 +174,43 @@ class RowPool {
     this.batches = [];
     this.unused = 0;
   }
+}
+
+/**
+ * The provider's half of a session's base OTs, given the client's A, the
+ * choice bits s and 64 random bytes per OT: for each i, b_i = wide_i mod L,
+ * B_i = b_i·G + s_i·A and k_i = H(i, A, B_i, b_i·A). Returns B_0..B_127 ‖
+ * k_0..k_127. The provider hands over a native equivalent (useNativeBaseOt).
+ */
+export type BaseOtReceive = (A: Uint8Array, s: Uint8Array, wide: Uint8Array) => Uint8Array;
+
+/** BaseOtReceive on this realm's ristretto255 backend. @internal (exported for the native binding's test) */
+export function receiveBaseHere(A: Uint8Array, s: Uint8Array, wide: Uint8Array): Uint8Array {
+  const out = new Uint8Array(BASE_OTS * (POINT + KEY));
+  for (let i = 0; i < BASE_OTS; i++) {
+    const b = reduceWide(wide.subarray(64 * i, 64 * (i + 1)));
+    const B0 = mulBase(b);
+    const B1 = add(B0, A);
+    // B = s_i ? B1 : B0, selected with a mask rather than a branch.
+    const mask = -((s[i >> 3] >> (i & 7)) & 1) & 0xff;
+    const B = B0.map((x, k) => x ^ (mask & (x ^ B1[k])));
+    const bA = mul(b, A);
+    out.set(B, POINT * i);
+    out.set(baseKey(i, A, B, bA), POINT * BASE_OTS + KEY * i);
+    for (const secret of [b, B0, B1, B, bA]) secret.fill(0);
+  }
+  return out;
+}
+
+let receiveBase: BaseOtReceive = receiveBaseHere;
+
+/**
+ * From now on OtSender answers base OTs with `native` (the provider's
+ * libsodium binding: one call instead of 640 through JavaScript), or with
+ * receiveBaseHere again when given nothing.
+ */
+export function useNativeBaseOt(native?: BaseOtReceive): void {
+  receiveBase = native ?? receiveBaseHere;
 }
 
 /** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
@@ -338,20 +375,14 @@ export class OtSender {
     const s = randomBytes(16);
     s[0] |= 1; // point-and-permute needs lsb(Δ) = 1
     const checkSeed = randomBytes(KEY);
-    const ks = new Uint8Array(BASE_OTS * KEY);
-    const w = new Writer(2 + KEY + BASE_OTS * POINT, Tag.OtBaseB).bytes(checkSeed);
-    for (let i = 0; i < BASE_OTS; i++) {
-      const b = randomScalar();
-      const B0 = mulBase(b);
-      const B1 = add(B0, A);
-      // B = s_i ? B1 : B0, selected with a mask rather than a branch.
-      const mask = -((s[i >> 3] >> (i & 7)) & 1) & 0xff;
-      const B = B0.map((x, k) => x ^ (mask & (x ^ B1[k])));
-      const bA = mul(b, A);
-      ks.set(baseKey(i, Abytes, B, bA), i * KEY);
-      w.bytes(B);
-      for (const secret of [b, B0, B1, bA]) secret.fill(0);
-    }
+    const wide = randomBytes(64 * BASE_OTS);
+    const both = receiveBase(A, s, wide);
+    wide.fill(0);
+    const ks = both.slice(BASE_OTS * POINT);
+    const w = new Writer(2 + KEY + BASE_OTS * POINT, Tag.OtBaseB)
+      .bytes(checkSeed)
+      .bytes(both.subarray(0, BASE_OTS * POINT));
+    both.fill(0);
     const reply = w.done();
     [this.ks, this.s, this.transcript] = [ks, s, transcriptDigest(this.context, msg, reply)];
     return reply;
