@@ -37,6 +37,11 @@ export interface ServerLimits {
    * loses that one verdict (docs/protocol.md#exactly-once-verdicts).
    */
   answerRetentionMs: number;
+  /**
+   * Recorded answers one user may leave unacknowledged; recording one more
+   * drops the oldest (a topic answer is about 57 KB, a spam answer 1.2 KB).
+   */
+  unacknowledgedAnswersPerUser: number;
 }
 
 /**
@@ -65,6 +70,8 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   maxSendBufferBytes: 16 * 1024 * 1024,
   userKeyBudget: USER_KEY_BUDGET_MAX,
   answerRetentionMs: 7 * 86_400_000,
+  // An honest client acknowledges each answer once it has it: only requests in flight are open.
+  unacknowledgedAnswersPerUser: 64,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -83,6 +90,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   maxSendBufferBytes: [2048, 1 << 30],
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
+  unacknowledgedAnswersPerUser: [1, 100_000],
 };
 
 /** A session sending this many bad frames is closed. */

@@ -39,7 +39,12 @@ export interface SessionDeps {
   blocklists?: BlocklistCatalog;
   limits: Pick<
     ServerLimits,
-    'maxFrameBytes' | 'requestsPerMinute' | 'hellosPerMinute' | 'pingsPerMinute' | 'userKeyBudget'
+    | 'maxFrameBytes'
+    | 'requestsPerMinute'
+    | 'hellosPerMinute'
+    | 'pingsPerMinute'
+    | 'userKeyBudget'
+    | 'unacknowledgedAnswersPerUser'
   >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
@@ -367,6 +372,7 @@ export class Session {
     }
     if (!(await store.recordAnswer(this.userId, messageId, task, claim.attempt, keep ? out : null)))
       throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
+    if (keep) await store.capAnswers(this.userId, this.deps.limits.unacknowledgedAnswersPerUser);
     return out;
   }
 

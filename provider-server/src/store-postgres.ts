@@ -76,6 +76,8 @@ const MIGRATIONS: string[] = [
    );`,
   // 2: SQLite migration 6
   `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
+  // 3: SQLite migration 7
+  `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

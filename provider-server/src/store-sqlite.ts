@@ -81,6 +81,8 @@ const MIGRATIONS: string[] = [
    ALTER TABLE classified ADD COLUMN answer BLOB;`,
   // 6: finding recorded answers nobody acknowledged (Store.pruneAnswers) without a scan
   `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
+  // 7: one user's recorded answers, newest first (Store.capAnswers)
+  `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

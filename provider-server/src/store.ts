@@ -283,6 +283,23 @@ export class Store {
   }
 
   /**
+   * Keeps at most the `keep` newest recorded answers of a user that were
+   * never acknowledged and drops the older ones (their claims stay, like
+   * pruneAnswers): a client that asks and never acknowledges grows the store
+   * by at most `keep` answers, not by one per delivered message. Answers
+   * recorded in the same millisecond as the keep-th newest all stay.
+   */
+  async capAnswers(userId: number, keep: number): Promise<number> {
+    return this.db.run(
+      `UPDATE classified SET answer = NULL
+        WHERE user_id = ? AND answer IS NOT NULL AND attempt IS NULL AND classified_at < (
+          SELECT classified_at FROM classified WHERE user_id = ? AND answer IS NOT NULL
+           ORDER BY classified_at DESC LIMIT 1 OFFSET ?)`,
+      [userId, userId, keep - 1],
+    );
+  }
+
+  /**
    * Undoes a claim when its attempt failed before any answer left the
    * provider (the client learnt nothing), so the message can be classified again.
    */

@@ -303,6 +303,41 @@ test('exactly once: a reconnected client re-sends its request and gets the recor
   b.close();
 });
 
+test('a client that never acknowledges leaves at most unacknowledgedAnswersPerUser answers in the store', async () => {
+  const small = await startHarness({ unacknowledgedAnswersPerUser: 3 });
+  try {
+    const user = await small.store.addUser('forgetful');
+    const requests = Array.from({ length: 6 }, (_, i) => ({
+      messageId: `f${i}`,
+      lwe: new Uint8Array(10).fill(i),
+      choices: new Uint8Array(3),
+    }));
+    for (const r of requests) await small.store.deliver(user.userId, r.messageId, 'Subject: f\r\n\r\nbody');
+    // One answer per session at most stays open: the attacker's pattern is a session per message.
+    const once = async (name: 'spam_request' | 'spam_resend', r: (typeof requests)[number]): Promise<Message> => {
+      const c = await TestClient.connect(small.server.wsUrl);
+      try {
+        await hello(c, user.token);
+        return await c.request(name, 2, r);
+      } finally {
+        c.close(); // never spam_done
+      }
+    };
+    for (const r of requests) {
+      assert.equal((await once('spam_request', r)).name, 'spam_gc');
+      await new Promise((resolve) => setTimeout(resolve, 2)); // distinct claim times
+    }
+    const resent = [];
+    for (const r of requests) {
+      const m = await once('spam_resend', r);
+      resent.push(m.name === 'error' ? m.code : m.name);
+    }
+    assert.deepEqual(resent, [...Array(3).fill('already_classified'), ...Array(3).fill('spam_gc')]);
+  } finally {
+    await small.close();
+  }
+});
+
 test('exactly once: a request whose answer never left is not_answered; a new request then takes the claim over', async () => {
   const c = await TestClient.connect(h.server.wsUrl);
   await hello(c);

@@ -161,6 +161,35 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
+  test(`${kind}: a user's unacknowledged answers beyond the cap are dropped oldest first; others stay`, async () => {
+    const store = await open();
+    const [a, b] = [(await store.addUser('a')).userId, (await store.addUser('b')).userId];
+    const ids = ['m1', 'm2', 'm3', 'm4', 'm5'];
+    for (const id of [...ids, 'open']) await store.deliver(a, id, RAW);
+    await store.deliver(b, 'm1', RAW);
+    await answered(store, b, 'm1');
+    for (const id of ids) {
+      await answered(store, a, id);
+      await new Promise((r) => setTimeout(r, 2)); // distinct claim times
+    }
+    await store.claim(a, 'open', 'spam', REQ_A); // in flight: no answer recorded yet
+    await store.acknowledge(a, 'm5', 'spam', REQ_A);
+    assert.equal(await store.capAnswers(a, 4), 0, 'four unacknowledged answers are within a cap of 4');
+    assert.equal(await store.capAnswers(a, 2), 2);
+    const left = await Promise.all(ids.map(async (id) => store.recordedAnswer(a, id, 'spam', REQ_A)));
+    assert.deepEqual(left, [
+      'already_classified',
+      'already_classified',
+      { answer: Buffer.from('gc') },
+      { answer: Buffer.from('gc') },
+      'already_classified',
+    ]);
+    assert.equal(await store.isClassified(a, 'm1'), true, 'the claims stay');
+    assert.equal(await store.recordedAnswer(a, 'open', 'spam', REQ_A), 'not_answered');
+    assert.deepEqual(await store.recordedAnswer(b, 'm1', 'spam', REQ_A), { answer: Buffer.from('gc') }, 'other users');
+    await store.close();
+  });
+
   test(`${kind}: the delivered-message registry keeps the raw MIME and its outer headers`, async () => {
     const store = await open();
     const a = (await store.addUser('a')).userId;
@@ -288,12 +317,18 @@ describe('postgres', { skip: missing }, () => {
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migration 2 (the unacknowledged-answers index) on open.
-    await raw.query('DROP INDEX classified_unacknowledged');
+    // A store of schema 1 gets migrations 2 and 3 (the unacknowledged-answers indexes) on open.
+    const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
+    for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
     await raw.query('UPDATE pmf_schema SET version = 1');
     await (await openPostgresStore(url)).close();
-    const index = await raw.query("SELECT 1 FROM pg_indexes WHERE indexname = 'classified_unacknowledged'");
-    assert.equal(index.rowCount, 1);
+    const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
+      indexes,
+    ]);
+    assert.deepEqual(
+      found.rows.map((r: { indexname: string }) => r.indexname),
+      indexes,
+    );
     await raw.query('UPDATE pmf_schema SET version = 99');
     await raw.end();
     await assert.rejects(openPostgresStore(url), /newer than this server/);
