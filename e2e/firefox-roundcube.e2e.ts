@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'puppeteer-core';
 import { resultPath } from './fixtures/browser.js';
 import {
+  clickSpamBadgeButton,
   firefoxInstalled,
   importAndUnlockFirefox,
   launchFirefoxWithExtension,
@@ -31,6 +32,8 @@ const skip =
 let mailbox: RoundcubeMailbox;
 let firefox: FirefoxWithExtension;
 let page: Page;
+/** The last message moved to Junk, still open in the preview frame. */
+let lastSpam: string | undefined;
 
 before(
   async () => {
@@ -71,6 +74,20 @@ async function openInPreview(subject: string): Promise<{ frame: Frame; state: st
       await page.screenshot({ path: resultPath('firefox-roundcube-badge-failed.png') });
       throw new Error(`the spam badge did not settle on ${subject}: ${JSON.stringify(badge)}`);
     }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Polls the spam badge in `frame` until `done` holds (30 s at most). */
+async function badgeUntil(
+  frame: Frame,
+  done: (b: { state: string; text: string }) => boolean,
+): Promise<{ state: string; text: string }> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const badge = await readSpamBadge(frame);
+    if (badge && done(badge)) return badge;
+    if (Date.now() > deadline) throw new Error(`the spam badge stayed ${JSON.stringify(badge)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -138,6 +155,19 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     for (const s of spam) assert.ok(!inbox.includes(s), `${s} left the Inbox`);
     assert.ok(inbox.includes(mailbox.ham.subject), 'the ham stays in the Inbox');
     fs.writeFileSync(resultPath('firefox-roundcube-verdicts.json'), JSON.stringify(verdicts, null, 2));
+    if (verdicts[SPAM_SUBJECTS.at(-1)!] === 'spam') lastSpam = SPAM_SUBJECTS.at(-1);
+  });
+
+  it('“Not spam” on the message just moved brings it back to the Inbox on the server', async () => {
+    assert.ok(lastSpam, `the last message opened (${SPAM_SUBJECTS.at(-1)}) was spam and moved`);
+    const frame = await previewOf(lastSpam); // still open in the preview frame
+    await badgeUntil(frame, (b) => /moved to Junk/.test(b.text));
+    await clickSpamBadgeButton(frame);
+    const badge = await badgeUntil(frame, (b) => b.state !== 'spam');
+    assert.match(badge.text, /moved back to your Inbox/, `${badge.text}\n${mailbox.roundcube.log()}`);
+    await waitOnServer('INBOX', lastSpam);
+    assert.ok(!(await mailbox.dovecot.subjectsIn('alice', 'Junk')).includes(lastSpam), `${lastSpam} left Junk`);
+    await page.screenshot({ path: resultPath('firefox-roundcube-not-spam.png') });
   });
 
   it('the search page finds the ham by a word of its encrypted body', async () => {
