@@ -29,6 +29,7 @@ import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { freePort } from './fixtures/process.js';
 import {
+  GECKO_ID,
   inAddonPage,
   startThunderbird,
   pageFn,
@@ -334,7 +335,18 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     assert.deepEqual(await searchFor('walrus'), ['Walrus']);
   });
 
-  it('indexes new mail as it arrives: search finds it without a click', async () => {
+  it('indexes new mail as it arrives, after Thunderbird stopped the idle background: search finds it without a click', async () => {
+    // Thunderbird stops an idle event page (8 s here, 30 s by default): the new-mail event must wake
+    // it, with the unlocked key, and index the message.
+    const state = () =>
+      tb.marionette.run<string>(
+        `return WebExtensionPolicy.getByID(${JSON.stringify(GECKO_ID)}).extension.backgroundState;`,
+      );
+    const deadline = Date.now() + 60_000;
+    while ((await state()) !== 'stopped') {
+      assert.ok(Date.now() < deadline, `the background never went idle: ${await state()}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Okapi', 'The okapi census is done.'));
     assert.deepEqual(await searchFor('okapi'), ['Okapi']);
   });
