@@ -93,6 +93,22 @@ export const SCHEMAS = {
 
 export type MessageName = keyof typeof SCHEMAS;
 
+/**
+ * The frames a provider counts against its per-user requestsPerMinute
+ * (announced in the welcome), each once as it arrives after hello: every
+ * frame that makes it compute or write. Clients pace these so that none is
+ * refused (client/core/pacer.ts).
+ */
+export const RATE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
+  'ot',
+  'spam_request',
+  'spam_resend',
+  'topic_request',
+  'topic_resend',
+  'topic_setting',
+  'blocklist_request',
+]);
+
 export interface Messages {
   /** keyEpoch: the user-key epoch whose KSK the client holds for this model version (0: none). */
   hello: { token: string; modelId: string; modelVersion: number; clientNonce: Uint8Array; keyEpoch: number };

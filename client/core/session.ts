@@ -11,6 +11,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import {
   decodeMessage,
   encodeMessage,
+  RATE_COUNTED,
   type Message,
   type MessageName,
   type Messages,
@@ -29,6 +30,7 @@ import {
 } from '../../wasm/ts/he.js';
 import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
+import { pacerFor, type RatePacer } from './pacer.js';
 import type { ReplayEntry } from './topic-replay.js';
 
 /** The subset of the browser WebSocket API the client uses. */
@@ -167,6 +169,8 @@ export abstract class ProviderSession {
   sessionId = '';
   /** Decryptions left under this session's user key (welcome.keyBudget, counted down per request). */
   protected keyBudget = 0;
+  /** Spaces the frames the provider counts (welcome.requestsPerMinute), shared with this user's other sessions. */
+  private pacer: RatePacer | undefined;
   /** The largest frame the provider reads (welcome.maxFrameBytes); nothing larger is sent. */
   private maxFrameBytes = Number.MAX_SAFE_INTEGER;
   /** The welcome's SHA-256 of the topic model's candidate model (empty for spam). */
@@ -235,6 +239,7 @@ export abstract class ProviderSession {
     this.candidatesSha256 = bytesToHex(w.candidatesSha256);
     this.keyBudget = w.keyBudget;
     this.maxFrameBytes = w.maxFrameBytes;
+    this.pacer = pacerFor(this.opts.url, this.opts.token, w.requestsPerMinute);
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
@@ -334,11 +339,12 @@ export abstract class ProviderSession {
     return { evaluated: r.evaluated, bytesSent: this.sent - sent0, bytesReceived: this.received - recv0 };
   }
 
-  protected request<K extends MessageName, R extends MessageName>(
+  protected async request<K extends MessageName, R extends MessageName>(
     name: K,
     expect: R,
     fields: Messages[K],
   ): Promise<Extract<Message, { name: R }>> {
+    if (this.pacer && RATE_COUNTED.has(name)) await this.pacer.take();
     const id = this.nextRequest++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

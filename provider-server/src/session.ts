@@ -17,6 +17,7 @@ import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
   encodeMessage,
+  RATE_COUNTED,
   type Message,
   type MessageName,
   type Messages,
@@ -166,6 +167,10 @@ export class Session {
   }
 
   private async dispatch(msg: Message): Promise<void> {
+    if (RATE_COUNTED.has(msg.name)) {
+      this.requireReady(msg.name);
+      await this.takeRate();
+    }
     switch (msg.name) {
       case 'ping':
         this.takePing();
@@ -258,8 +263,6 @@ export class Session {
 
   private async ot(msg: Extract<Message, { name: 'ot' }>): Promise<void> {
     const model = this.requireReady('ot');
-    // OT batches cost the provider CPU too: they count against the same per-user budget.
-    await this.takeRate();
     const payload = await this.timed('ot', () => this.deps.crypto.ot(this.id, model, msg.payload));
     this.reply('ot_reply', msg.requestId, { payload });
   }
@@ -293,12 +296,8 @@ export class Session {
     this.reply('spam_gc', msg.requestId, { messageId: msg.messageId, gc: answer });
   }
 
-  /**
-   * The answer recorded for exactly this request (counted against the request
-   * rate), or the error that tells the client what to do instead.
-   */
+  /** The answer recorded for exactly this request, or the error that tells the client what to do instead. */
   private async recorded(task: Task, messageId: string, request: Buffer, again: string): Promise<Uint8Array> {
-    await this.takeRate();
     const found = await this.deps.store.recordedAnswer(this.userId, messageId, task, request);
     if (found === 'unknown_message')
       throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
@@ -344,7 +343,6 @@ export class Session {
   ): Promise<Uint8Array | undefined> {
     const model = this.model!;
     const store = this.deps.store;
-    await this.takeRate();
     const claim = await store.claim(this.userId, messageId, task, request);
     if (claim === 'unknown_message')
       throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
@@ -480,7 +478,6 @@ export class Session {
   private async topicSetting(msg: Extract<Message, { name: 'topic_setting' }>): Promise<void> {
     this.requireReady('topic_setting');
     if (msg.optOut > 1) throw new ProtocolError('bad_field', 'topic_setting.optOut must be 0 or 1');
-    await this.takeRate();
     await this.deps.store.setTopicOptOut(this.userId, msg.optOut === 1);
     this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
   }
@@ -509,7 +506,6 @@ export class Session {
         `blocklist_request has ${items} items; at most ${ITEMS_PER_MESSAGE} per message`,
       );
     }
-    await this.takeRate();
     const store = this.deps.store;
     const request = requestDigest('blocklist', msg.messageId, msg.blinded);
     const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
@@ -552,7 +548,7 @@ export class Session {
     if (!(await this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute))) {
       throw new ProtocolError(
         'rate_limited',
-        `at most ${this.deps.limits.requestsPerMinute} requests (spam, topics and OT) per minute`,
+        `at most ${this.deps.limits.requestsPerMinute} requests (spam, topics, link checks and OT) per minute`,
       );
     }
   }

@@ -1,0 +1,54 @@
+// Keeps a client under its provider's per-user request limit instead of
+// running into it: the provider refuses frames past `requestsPerMinute` in a
+// minute of its clock (rate_limited), and a refused OT or request frame costs
+// the session (it is closed and set up again). The frames it counts
+// (RATE_COUNTED) are sent at most `perMinute` in any WINDOW_MS, which holds
+// the provider's calendar minutes too. One pacer per user and provider in a
+// JS realm, shared by its spam, link-check and topic sessions.
+
+/** A minute and a margin for the network's jitter between the client's clock and the provider's. */
+export const WINDOW_MS = 61_000;
+
+export class RatePacer {
+  /** When each frame of the current window went, oldest first. */
+  private readonly sent: number[] = [];
+
+  private perMinute = 1;
+
+  constructor(
+    perMinute: number,
+    private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {
+    this.limit(perMinute);
+  }
+
+  /** The provider's limit, from a welcome (it may change between sessions); a frame a minute at least. */
+  limit(perMinute: number): void {
+    this.perMinute = Math.max(1, Math.floor(perMinute) || 1);
+  }
+
+  /** Resolves when one more counted frame may go, and counts it. */
+  async take(): Promise<void> {
+    for (;;) {
+      const t = this.now();
+      while (this.sent.length > 0 && this.sent[0] <= t - WINDOW_MS) this.sent.shift();
+      if (this.sent.length < this.perMinute) {
+        this.sent.push(t);
+        return;
+      }
+      await this.sleep(this.sent[0] + WINDOW_MS - t);
+    }
+  }
+}
+
+const pacers = new Map<string, RatePacer>();
+
+/** The pacer of one user (token) at one provider (url), made on first use. */
+export function pacerFor(url: string, token: string, perMinute: number): RatePacer {
+  const key = JSON.stringify([url, token]);
+  let pacer = pacers.get(key);
+  if (pacer) pacer.limit(perMinute);
+  else pacers.set(key, (pacer = new RatePacer(perMinute)));
+  return pacer;
+}

@@ -1,0 +1,64 @@
+// The client's pacing of the frames a provider counts: never more than the
+// limit in any window the provider could count them in, and no wait below it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { pacerFor, RatePacer, WINDOW_MS } from '../core/pacer.js';
+
+/** A pacer on a fake clock: sleeping advances it. */
+function fakePacer(perMinute: number): { pacer: RatePacer; clock: { t: number } } {
+  const clock = { t: 1_000_000 };
+  const pacer = new RatePacer(
+    perMinute,
+    () => clock.t,
+    async (ms) => {
+      await Promise.resolve();
+      clock.t += ms;
+    },
+  );
+  return { pacer, clock };
+}
+
+test('at most perMinute counted frames in any window, and the first perMinute go at once', async () => {
+  const { pacer, clock } = fakePacer(5);
+  const times: number[] = [];
+  for (let i = 0; i < 23; i++) {
+    await pacer.take();
+    times.push(clock.t);
+    clock.t += i % 3; // some work between frames
+  }
+  assert.deepEqual(times.slice(0, 5), [1_000_000, 1_000_000, 1_000_001, 1_000_003, 1_000_003]);
+  for (let i = 5; i < times.length; i++) {
+    // the (i-5)th frame has left the window exactly when frame i goes: no later, no earlier
+    assert.equal(times[i], Math.max(times[i - 5] + WINDOW_MS, times[i - 1] + ((i - 1) % 3)), `frame ${i}`);
+  }
+  for (let i = 0; i < times.length; i++) {
+    const inWindow = times.filter((t) => t >= times[i] && t < times[i] + WINDOW_MS).length;
+    assert.ok(inWindow <= 5, `${inWindow} frames in the window from frame ${i}`);
+  }
+});
+
+test('sessions sharing a pacer wait their turn together; a new limit applies to the next frame', async () => {
+  const { pacer, clock } = fakePacer(2);
+  const times: number[] = [];
+  await Promise.all(Array.from({ length: 6 }, () => pacer.take().then(() => times.push(clock.t))));
+  times.sort((a, b) => a - b);
+  for (let i = 2; i < times.length; i++) assert.ok(times[i] - times[i - 2] >= WINDOW_MS, `frames ${i - 2} and ${i}`);
+  pacer.limit(100);
+  const before = clock.t;
+  for (let i = 0; i < 50; i++) await pacer.take();
+  assert.equal(clock.t, before, 'a raised limit lets frames go at once');
+});
+
+test('a provider announcing no requests at all still gets one a minute, not a busy loop', async () => {
+  const { pacer, clock } = fakePacer(0);
+  const start = clock.t;
+  for (let i = 0; i < 3; i++) await pacer.take();
+  assert.equal(clock.t - start, 2 * WINDOW_MS);
+});
+
+test('one pacer per user and provider', () => {
+  const a = pacerFor('wss://p.example/ws', 'token-a', 10);
+  assert.equal(pacerFor('wss://p.example/ws', 'token-a', 20), a);
+  assert.notEqual(pacerFor('wss://p.example/ws', 'token-b', 10), a);
+  assert.notEqual(pacerFor('wss://q.example/ws', 'token-a', 10), a);
+});
