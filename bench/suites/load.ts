@@ -26,7 +26,7 @@ import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
-import { rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
+import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
 import { LoadSession, setUpSession } from '../load-client.js';
@@ -156,17 +156,30 @@ async function classifyNext(slot: Slot, session: LoadSession): Promise<void> {
   if (!(await session.classify(`m${slot.next++}`, TOPUP_EMAILS))) throw new Error('invalid garbled output');
 }
 
+/** CPU the providers and this generator used while classifying, in cores (of os.availableParallelism()). */
+interface CpuShare {
+  provider: number;
+  generator: number;
+}
+
 /**
  * Every slot classifies back to back for `ms`. A provider error or a dropped
  * connection (today: the shared SQLite store's "database is locked" between
  * instances) costs the slot a new session, as it would a real client, and is
- * counted.
+ * counted. `pids`: the provider processes whose CPU is reported.
  */
-async function closedLoop(load: Load, ms: number, maxPerSlot: number): Promise<{ perS: number; errors: number }> {
+async function closedLoop(
+  load: Load,
+  ms: number,
+  maxPerSlot: number,
+  pids: number[],
+): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
   await inFlight(
     SETUP_IN_FLIGHT,
     load.slots.map((s) => () => ready(load, s, maxPerSlot)),
   );
+  const providerCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const cpu0 = { provider: providerCpu(), generator: process.cpuUsage() };
   const t0 = performance.now();
   const end = t0 + ms;
   let count = 0;
@@ -188,7 +201,20 @@ async function closedLoop(load: Load, ms: number, maxPerSlot: number): Promise<{
       }
     }),
   );
-  return { perS: count / ((performance.now() - t0) / 1000), errors };
+  const seconds = (performance.now() - t0) / 1000;
+  const generator = process.cpuUsage(cpu0.generator);
+  const cpu = {
+    provider: (providerCpu() - cpu0.provider) / seconds,
+    generator: (generator.user + generator.system) / 1e6 / seconds,
+  };
+  return { perS: count / seconds, errors, cpu };
+}
+
+/** What the closed loop's note says about CPU: the generator shares the provider's cores. */
+function cpuNote(cpu: CpuShare, perS: number): string {
+  const cores = os.availableParallelism();
+  const perEmail = (c: number) => ((c / perS) * 1000).toFixed(2);
+  return `provider ${cpu.provider.toFixed(2)} cores (${perEmail(cpu.provider)} ms CPU per email), generator ${cpu.generator.toFixed(2)} cores (${perEmail(cpu.generator)} ms), of ${cores}; load average ${os.loadavg()[0].toFixed(1)}`;
 }
 
 /**
@@ -259,13 +285,22 @@ async function withLogs<T>(cluster: Cluster, fn: () => Promise<T>): Promise<T> {
 }
 
 /** Closed-loop throughput of `instances` behind HAProxy. */
-async function throughputBehindHaproxy(he: He, instances: number, z: Sizes): Promise<{ perS: number; errors: number }> {
+async function throughputBehindHaproxy(
+  he: He,
+  instances: number,
+  z: Sizes,
+): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
   const cluster = await startCluster({ instances, haproxy: true, limits: LIMITS });
   try {
     return await withLogs(cluster, async () => {
       const load = await prepare(he, cluster, z.scaleSessions, `x${instances}_`);
       try {
-        return await closedLoop(load, z.scaleMs, USER_KEY_BUDGET_MAX);
+        return await closedLoop(
+          load,
+          z.scaleMs,
+          USER_KEY_BUDGET_MAX,
+          cluster.instances.map((i) => i.pid),
+        );
       } finally {
         closeAll(load);
       }
@@ -297,7 +332,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
       // The paced row reuses these sessions: together they stay within one user key's budget.
       const pacedPerSession = TARGET.perS / 200;
       const pacedEmails = Math.ceil((pacedPerSession * z.pacedMs) / 1000);
-      const { perS } = await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX - pacedEmails);
+      const { perS, cpu } = await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX - pacedEmails, [pid]);
       ctx.report({
         case: 'classifications_per_s_200',
         metric: 'ops_per_s',
@@ -305,7 +340,7 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
         unit: 'ops/s',
         reference: TARGET.perS,
         ratio: perS / TARGET.perS,
-        note: `target ≥ ${TARGET.perS}/s; ${sessions}, closed loop, 1 instance`,
+        note: `target ≥ ${TARGET.perS}/s; ${sessions}, closed loop, 1 instance; ${cpuNote(cpu, perS)}`,
       });
       const lat = await paced(ld, ld.slots, pacedPerSession, z.pacedMs);
       const p = p99(lat);

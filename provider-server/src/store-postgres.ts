@@ -119,6 +119,9 @@ class PostgresDriver implements SqlDriver {
     return (await this.pool.query(numbered(sql), params)).rowCount ?? 0;
   }
 
+  /** Every statement commits durably (synchronous_commit) before others see it. */
+  async durable(): Promise<void> {}
+
   violated(e: unknown): 'unique' | 'foreign_key' | undefined {
     const code = (e as { code?: unknown }).code;
     if (code === '23505') return 'unique';

@@ -10,12 +10,28 @@
 // multi-statement transaction and none can interleave badly across instances.
 import { createHash, randomBytes } from 'node:crypto';
 
+/**
+ * When a write resolves. `durable` (the default): once its commit is on disk.
+ * `committed`: once committed, visible to every later statement and instance,
+ * and on disk with the next durable commit at the latest (a database log is
+ * written in commit order). Only for writes whose loss in an OS crash leaves
+ * nothing wrong behind: nothing that depends on them leaves the provider
+ * before a durable write that follows them, `Store.recordAnswer`.
+ */
+export type Durability = 'durable' | 'committed';
+
 /** What the store needs from a database: `?` placeholders, rows as objects. */
 export interface SqlDriver {
   /** Rows of a query (or of a statement with RETURNING). */
-  all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  all<T>(sql: string, params?: unknown[], durability?: Durability): Promise<T[]>;
   /** Runs a statement; resolves to the number of rows it changed. */
-  run(sql: string, params?: unknown[]): Promise<number>;
+  run(sql: string, params?: unknown[], durability?: Durability): Promise<number>;
+  /**
+   * Resolves once every commit made so far is on disk: what a reader sends
+   * on must not be lost to an OS crash, even if it read the commit of a
+   * write that is still waiting for its sync.
+   */
+  durable(): Promise<void>;
   /** Which constraint a failed statement broke, if that is why it failed. */
   violated(e: unknown): 'unique' | 'foreign_key' | undefined;
   schemaVersion(): Promise<number>;
@@ -70,6 +86,15 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
 }
 
 const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
+
+/**
+ * The per-request bookkeeping before and after an answer (rate windows,
+ * claims, key budgets, releases, acknowledgements) resolves once committed:
+ * the answer's durable record follows it in the log, so an OS crash can only
+ * lose such writes for requests whose answer never left (and acknowledgements,
+ * whose loss keeps an answer until it is pruned). See docs/protocol.md#exactly-once-verdicts.
+ */
+const BOOKKEEPING: Durability = 'committed';
 
 export class Store {
   constructor(private readonly db: SqlDriver) {}
@@ -200,11 +225,13 @@ export class Store {
       const inserted = await this.db.all(
         'INSERT INTO classified (user_id, message_id, task, classified_at, request_sha256, attempt) SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?) ON CONFLICT DO NOTHING RETURNING attempt',
         [userId, messageId, task, Date.now(), req, attempt, userId, messageId],
+        BOOKKEEPING,
       );
       if (inserted.length === 1) return { attempt };
       const taken = await this.db.run(
         `UPDATE classified SET attempt = ?, request_sha256 = ?, classified_at = ? WHERE ${CLAIM_KEY} AND attempt IS NOT NULL`,
         [attempt, req, Date.now(), userId, messageId, task],
+        BOOKKEEPING,
       );
       if (taken === 1) return { attempt };
       if (await this.isClassified(userId, messageId, task)) return 'already_classified';
@@ -220,7 +247,8 @@ export class Store {
 
   /**
    * Records the answer of the claim's current `attempt` before it is sent,
-   * durably (SQLite synchronous=FULL, PostgreSQL synchronous_commit); `null`
+   * durably (SQLite: the WAL synced after the commit, PostgreSQL
+   * synchronous_commit), and with it every bookkeeping write before it; `null`
    * records that an answer left without keeping it (nothing to replay). False:
    * another request took the claim over, and this answer must not be sent.
    */
@@ -248,6 +276,7 @@ export class Store {
     if (row.attempt !== null) return 'not_answered';
     const same = row.request_sha256 !== null && Buffer.from(row.request_sha256).equals(Buffer.from(request));
     if (!same || row.answer === null) return 'already_classified';
+    await this.db.durable(); // it is sent again: its record must be on disk, as before the first send
     return { answer: Buffer.from(row.answer) };
   }
 
@@ -257,17 +286,18 @@ export class Store {
       `SELECT request_sha256 FROM classified WHERE ${CLAIM_KEY} AND attempt IS NULL`,
       [userId, messageId, task],
     );
-    return row?.request_sha256 != null && Buffer.from(row.request_sha256).equals(Buffer.from(request));
+    if (row?.request_sha256 == null || !Buffer.from(row.request_sha256).equals(Buffer.from(request))) return false;
+    await this.db.durable(); // as in recordedAnswer: the caller answers again
+    return true;
   }
 
   /** The client confirmed it has the answer: the recorded copy is dropped (the claim stays). */
   async acknowledge(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<void> {
-    await this.db.run(`UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`, [
-      userId,
-      messageId,
-      task,
-      Buffer.from(request),
-    ]);
+    await this.db.run(
+      `UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`,
+      [userId, messageId, task, Buffer.from(request)],
+      BOOKKEEPING,
+    );
   }
 
   /**
@@ -304,7 +334,11 @@ export class Store {
    * provider (the client learnt nothing), so the message can be classified again.
    */
   async releaseClaim(userId: number, messageId: string, task: Task, attempt: Buffer): Promise<void> {
-    await this.db.run(`DELETE FROM classified WHERE ${CLAIM_KEY} AND attempt = ?`, [userId, messageId, task, attempt]);
+    await this.db.run(
+      `DELETE FROM classified WHERE ${CLAIM_KEY} AND attempt = ?`,
+      [userId, messageId, task, attempt],
+      BOOKKEEPING,
+    );
   }
 
   /** Whether an answer for this message left (or may have left) the provider. */
@@ -333,10 +367,11 @@ export class Store {
     if (limitPerMinute < 1) return false;
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
-      this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window]),
+      this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
       this.db.all(
         `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
         [userId, window, limitPerMinute],
+        BOOKKEEPING,
       ),
     ]);
     return counted.length === 1;
@@ -347,6 +382,7 @@ export class Store {
     await this.db.run(
       'INSERT INTO user_keys (user_id, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0) ON CONFLICT DO NOTHING',
       [userId, modelId, version],
+      BOOKKEEPING, // a lost first epoch is made again alike; its key is derived from (user, epoch)
     );
     return (await this.get<UserKeyState>(
       'SELECT epoch, used FROM user_keys WHERE user_id = ? AND model_id = ? AND model_version = ?',
@@ -387,13 +423,14 @@ export class Store {
            used = CASE WHEN ? - (used + ?) < ? THEN 0 ELSE used + ? END
          ${where} AND used + ? <= ?`,
         [budget, count, count, budget, count, count, count, ...key, count, budget],
+        BOOKKEEPING,
       );
       if (spent === 1) return 'ok';
-      const overran = await this.db.run(`UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
-        ...key,
-        count,
-        budget,
-      ]);
+      const overran = await this.db.run(
+        `UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`,
+        [...key, count, budget],
+        BOOKKEEPING,
+      );
       if (overran === 1) return 'rotated';
       if ((await this.userKey(userId, modelId, version)).epoch !== epoch) return 'rotated';
     }

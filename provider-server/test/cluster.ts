@@ -67,6 +67,13 @@ export function rssMb(pid: number): number {
   return Number(m[1]) / 1024;
 }
 
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc; USER_HZ is 100). */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the name may hold spaces
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Polls `probe` until it returns a value, or fails after `ms`. */
 export async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + ms;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Store } from '../src/store.js';
@@ -366,6 +366,90 @@ test('sqlite: writes issued together commit together, each with its own outcome'
   const count = reader.prepare('SELECT COUNT(*) AS n FROM messages WHERE user_id = ?').get(a) as { n: number };
   reader.close();
   assert.equal(count.n, 29);
+  await store.close();
+});
+
+/** Makes every WAL sync of the SQLite store wait for `gate()`, then sync for real; counts the syncs. */
+function gateSyncs(gate: () => Promise<void>): { syncs: number; restore(): void } {
+  const open = fs.promises.open;
+  const state = { syncs: 0, restore: () => m.mock.restore() };
+  const m = mock.method(fs.promises, 'open', async (...args: Parameters<typeof open>) => {
+    const file = await open(...args);
+    const datasync = file.datasync.bind(file);
+    file.datasync = async () => {
+      await gate();
+      state.syncs++;
+      return datasync();
+    };
+    return file;
+  });
+  return state;
+}
+
+const committedAnswer = (file: string, user: number, id: string): Buffer | null | undefined => {
+  const reader = new Database(file, { readonly: true });
+  try {
+    const row = reader
+      .prepare("SELECT answer FROM classified WHERE user_id = ? AND message_id = ? AND task = 'spam'")
+      .get(user, id) as { answer: Buffer | null } | undefined;
+    return row?.answer;
+  } finally {
+    reader.close();
+  }
+};
+
+test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at its commit, and a resend waits too', async () => {
+  const file = path.join(tmp(), 'store.db');
+  const store = openSqliteStore(file);
+  const a = (await store.addUser('alice')).userId;
+  await store.deliver(a, 'm1', RAW);
+  let release!: () => void;
+  const opened = new Promise<void>((r) => (release = r));
+  const gated = gateSyncs(() => opened);
+  try {
+    // Rate window, claim and key budget resolve without waiting for the disk.
+    assert.equal(await store.takeRate(a, 10), true);
+    const claim = await store.claim(a, 'm1', 'spam', REQ_A);
+    assert.equal(typeof claim, 'object');
+    await store.userKey(a, 'spam', 1);
+    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 128), 'ok');
+    let recorded = false;
+    const record = store
+      .recordAnswer(a, 'm1', 'spam', (claim as { attempt: Buffer }).attempt, Buffer.from('gc'))
+      .then((ok) => ((recorded = true), ok));
+    let resent = false;
+    await new Promise((r) => setTimeout(r, 100));
+    // Committed (another connection reads it) but not on disk: nobody may send it yet.
+    assert.deepEqual(committedAnswer(file, a, 'm1'), Buffer.from('gc'));
+    const resend = store.recordedAnswer(a, 'm1', 'spam', REQ_A).then((r) => ((resent = true), r));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(recorded, false, 'the answer resolved before its commit was synced');
+    assert.equal(resent, false, 'a resend read the answer before it was synced');
+    assert.equal(gated.syncs, 0);
+    release();
+    assert.equal(await record, true);
+    assert.deepEqual(await resend, { answer: Buffer.from('gc') });
+    assert.ok(gated.syncs >= 1);
+  } finally {
+    gated.restore();
+  }
+  await store.close();
+});
+
+test('sqlite: a failed WAL sync fails the waiting answer and every write after it', async () => {
+  const file = path.join(tmp(), 'store.db');
+  const store = openSqliteStore(file);
+  const a = (await store.addUser('alice')).userId;
+  await store.deliver(a, 'm1', RAW);
+  const claim = (await store.claim(a, 'm1', 'spam', REQ_A)) as { attempt: Buffer };
+  const gated = gateSyncs(() => Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })));
+  try {
+    await assert.rejects(store.recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc')), /syncing .* failed/);
+    await assert.rejects(store.takeRate(a, 10), /syncing .* failed/);
+    await assert.rejects(store.deliver(a, 'm2', RAW), /syncing .* failed/);
+  } finally {
+    gated.restore();
+  }
   await store.close();
 });
 
