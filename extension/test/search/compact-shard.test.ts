@@ -2,7 +2,9 @@
 // lunr index of the same mail does, and a stored shard must answer exactly as
 // the one it was made from.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { describe, it } from 'node:test';
+import zlib from 'node:zlib';
 import lunr from 'lunr';
 import { CompactShard, WEIGHT_SCALE } from '../../search/compact-shard.js';
 import {
@@ -10,6 +12,8 @@ import {
   FIELD_BOOST,
   FIELDS,
   indexPipeline,
+  isSeparator,
+  isWordChar,
   parseQuery,
   withAddressParts,
   type IndexableDoc,
@@ -44,6 +48,19 @@ function mailDocs(): IndexableDoc[] {
     to: i % 3 ? 'Bob <bob@c.example>' : '',
     body: `${d.body} the launches of rockets ${'fuel '.repeat(i % 5)}${i % 7 ? 'mission' : ''}`,
   }));
+}
+
+/** 20 Newsgroups (shared evaluation data, outside the repository): real mail text, when present. */
+const NEWSGROUPS = new URL('../../../../shared/datasets/20news-bydate.jsonl.gz', import.meta.url);
+
+function newsgroupDocs(n: number): IndexableDoc[] {
+  const lines = zlib.gunzipSync(fs.readFileSync(NEWSGROUPS)).toString('utf8').split('\n', n);
+  return lines.map((line, i) => {
+    const { id, text } = JSON.parse(line) as { id: string; text: string };
+    const cut = text.indexOf('\n\n');
+    const head = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(text.slice(0, cut))?.[1] ?? '';
+    return { id, seq: i, date: i, subject: head('Subject'), from: head('From'), body: text.slice(cut + 2) };
+  });
 }
 
 function build(docs: IndexableDoc[]): CompactShard {
@@ -119,6 +136,26 @@ describe('ShardBuilder', () => {
       const got = compactWeights(build(docs));
       // lunr also lists fields with no terms; both list every term occurrence.
       assert.deepEqual(got, want);
+    }
+  });
+
+  it('tokenizes real mail as lunr does, before and after its word memo rolls over', (t) => {
+    if (!fs.existsSync(NEWSGROUPS)) return t.skip('20 Newsgroups is not in ../shared/datasets');
+    const docs = newsgroupDocs(200);
+    const want = lunrWeights(docs);
+    assert.deepEqual(compactWeights(build(docs)), want); // words met for the first time
+    assert.deepEqual(compactWeights(build(docs)), want); // all from the memo
+    // More new words than the memo holds (two generations of 100,000): the words above are dropped.
+    const filler = Array.from({ length: 210_000 }, (_, i) => `zq${i.toString(36)}`).join(' ');
+    ShardBuilder.prepare({ ...docs[0], body: filler });
+    assert.deepEqual(compactWeights(build(docs)), want);
+  });
+
+  it("splits and trims tokens on exactly lunr's characters", () => {
+    for (let c = 0; c < 0x10000; c++) {
+      const ch = String.fromCharCode(c);
+      assert.equal(isSeparator(c), /[\s-]/.test(ch), `separator U+${c.toString(16)}`);
+      assert.equal(isWordChar(c), /\w/.test(ch), `word character U+${c.toString(16)}`);
     }
   });
 
