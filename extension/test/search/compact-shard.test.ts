@@ -21,7 +21,7 @@ import {
 import { ShardBuilder } from '../../search/shard-builder.js';
 import { TermTable } from '../../search/term-table.js';
 import { TopHits } from '../../search/top-hits.js';
-import { makeDocs } from './corpus.js';
+import { makeDocs, rng } from './corpus.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
 
@@ -217,18 +217,43 @@ describe('CompactShard', () => {
   });
 });
 
+/** UTF-8 byte order, the order a TermTable keeps. */
+function byBytes(terms: string[]): string[] {
+  const bytes = (t: string) => [...new TextEncoder().encode(t)];
+  return [...terms].sort((a, b) => {
+    const [x, y] = [bytes(a), bytes(b)];
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return x.length - y.length;
+  });
+}
+
 describe('TermTable', () => {
+  it('sorts many terms sharing prefixes in UTF-8 byte order, with and without units from U+D800', () => {
+    // Units around the sort key's cut (253, 254, 255), surrogate pairs and U+E000 after them.
+    const units = ['a', 'b', '0', '_', '.', '\u00fd', '\u00fe', '\u00ff', 'é', '日', '\u{e000}', '🚀'];
+    const rand = rng(5);
+    const make = (alphabet: string[]) => {
+      const terms = new Set(['']);
+      while (terms.size < 20_000) {
+        let t = '';
+        for (let n = Math.floor(rand() * 8); n > 0; n--) t += alphabet[Math.floor(rand() * alphabet.length)];
+        terms.add(t);
+      }
+      return [...terms];
+    };
+    for (const terms of [make(units.slice(0, 10)), make(units)]) {
+      assert.deepEqual(
+        TermTable.sorted(terms).order.map((i) => terms[i]),
+        byBytes(terms),
+      );
+    }
+  });
+
   it('sorts terms below U+D800 (compared as JS strings) in UTF-8 byte order too', () => {
     const terms = ['rocket', 'rock', 'ünï', 'u', 'z', '日本', 'ǆ', 'é', 'e\u0301', '10', '9', 'ab', 'a'];
-    const bytes = (t: string) => [...new TextEncoder().encode(t)];
-    const want = [...terms].sort((a, b) => {
-      const [x, y] = [bytes(a), bytes(b)];
-      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
-      return x.length - y.length;
-    });
     assert.deepEqual(
       TermTable.sorted(terms).order.map((i) => terms[i]),
-      want,
+      byBytes(terms),
     );
   });
 
