@@ -36,7 +36,7 @@ function sortOrder(terms: string[], compare: (a: number, b: number) => number): 
     let key = 0;
     let open = true; // past a unit from 254 on, the units that follow no longer order the terms
     for (let u = 0; u < KEY_UNITS; u++) {
-      const unit = open && u < t.length ? Math.min(t.charCodeAt(u), 254) + 1 : 0;
+      const unit: number = open && u < t.length ? Math.min(t.charCodeAt(u), 254) + 1 : 0;
       open = unit > 0 && unit < 255;
       key = key * 256 + unit;
     }
