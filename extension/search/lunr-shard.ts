@@ -4,6 +4,7 @@
 // form compact-shard.ts evaluates. Shards are built by shard-builder.ts.
 import lunr from 'lunr';
 import type { DocMeta } from './doc-table.js';
+import { hashRange, WordTable } from './word-table.js';
 
 export const FIELDS = ['subject', 'from', 'to', 'body'] as const;
 export type Field = (typeof FIELDS)[number];
@@ -73,91 +74,128 @@ export function withAddressParts(value: string): string {
 
 // ---- indexing ------------------------------------------------------------------
 
-/** lunr.tokenizer's separator: tokens are the lower-cased runs between these. */
-const SEPARATOR = /[\s-]+/;
-
-/** The index pipeline after lunr.trimmer, which indexTerms applies itself. */
+/** The index pipeline after lunr.trimmer, which the tokenizer below applies itself. */
 const AFTER_TRIMMER = new lunr.Pipeline();
 AFTER_TRIMMER.add(dropLongTokens, lunr.stopWordFilter, lunr.stemmer);
 
-/** lunr.trimmer's rule (leading and trailing \W go), skipping its two regular expressions for a clean word. */
-const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95;
-function trim(token: string): string {
-  if (isWordChar(token.charCodeAt(0)) && isWordChar(token.charCodeAt(token.length - 1))) return token;
-  return token.replace(/^\W+/, '').replace(/\W+$/, '');
+/**
+ * lunr.tokenizer's separator, /[\s-]/ for one UTF-16 code unit: '-', and
+ * JavaScript's \s (line terminators, Unicode Zs, tab, VT, FF, BOM).
+ */
+export function isSeparator(c: number): boolean {
+  if (c < 128) return c === 32 || c === 45 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** \w: what lunr.trimmer keeps (it drops the leading and trailing \W of a token). */
+export const isWordChar = (c: number): boolean =>
+  (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 95;
+
+/**
+ * A word (a token trimmed as lunr.trimmer does: "launch," and "(launch" are
+ * one) and its index term, undefined for a stop word or a dropped token.
+ * `stamp`/`tf` count it inside one field (fieldWords); `builder`/`local` are
+ * the term's id in the last shard builder that saw it (shard-builder.ts).
+ */
+export interface WordEntry {
+  readonly word: string;
+  readonly term: string | undefined;
+  stamp: number;
+  tf: number;
+  builder: number;
+  local: number;
 }
 
 /**
- * What the index pipeline makes of one lower-cased token: its index terms
- * (none for a stop word). Memoized by the trimmed word ("launch," and
- * "(launch" are one entry): mail reuses a small vocabulary, and the pipeline
- * (a dozen regular expressions of the Porter stemmer, a Token object per
- * step) was most of the cost of indexing a message. Bounded: two generations
- * of TERM_CACHE_SIZE / 2 words; when the newer is full the older is dropped,
- * so the words in use survive (clearing everything made each message after
- * it stem its words again).
+ * Memo of the index pipeline per word: mail reuses a small vocabulary, and
+ * the pipeline (a dozen regular expressions of the Porter stemmer, a Token
+ * object per step) was most of the cost of indexing a message. Bounded: two
+ * generations of WORD_MEMO_SIZE / 2 words; when the newer is full the older
+ * is dropped, so the words in use survive.
  */
-const TERM_CACHE_SIZE = 200_000;
-/** A memoized word: its index terms, and its count in the field being counted (countFieldTerms). */
-interface WordEntry {
-  terms: string[];
-  /** The countFieldTerms call that last counted it. */
-  stamp: number;
-  tf: number;
-}
-let recentWords = new Map<string, WordEntry>();
-let olderWords = new Map<string, WordEntry>();
+const WORD_MEMO_SIZE = 200_000;
+let recentWords = new WordTable<WordEntry>(WORD_MEMO_SIZE / 2);
+let olderWords = new WordTable<WordEntry>(WORD_MEMO_SIZE / 2);
 
-function wordEntry(token: string): WordEntry {
-  const word = trim(token);
-  let entry = recentWords.get(word);
-  if (entry === undefined) {
-    entry = olderWords.get(word) ?? {
-      terms: AFTER_TRIMMER.run([new lunr.Token(word, {})]).map((t) => t.toString()),
-      stamp: 0,
-      tf: 0,
-    };
-    if (recentWords.size >= TERM_CACHE_SIZE / 2) {
-      olderWords = recentWords;
-      recentWords = new Map();
-    }
-    recentWords.set(word, entry);
+/** The entry of the word text[start, end) (already trimmed). */
+function wordAt(text: string, start: number, end: number): WordEntry {
+  const hash = hashRange(text, start, end);
+  const found = recentWords.get(text, start, end, hash);
+  if (found) return found;
+  let entry = olderWords.get(text, start, end, hash);
+  if (!entry) {
+    const word = text.slice(start, end);
+    const terms = AFTER_TRIMMER.run([new lunr.Token(word, {})]);
+    // Each function of the pipeline keeps or drops its one token.
+    entry = { word, term: terms[0]?.toString(), stamp: 0, tf: 0, builder: 0, local: 0 };
   }
+  if (recentWords.full) {
+    olderWords = recentWords;
+    recentWords = new WordTable(WORD_MEMO_SIZE / 2);
+  }
+  recentWords.add(entry, hash);
   return entry;
 }
 
-export function indexTerms(token: string): string[] {
-  return wordEntry(token).terms;
+/** The index term of one lower-cased token (lunr's index pipeline), undefined if it has none. */
+export function indexTerm(token: string): string | undefined {
+  let a = 0;
+  while (a < token.length && !isWordChar(token.charCodeAt(a))) a++;
+  let b = token.length;
+  while (b > a && !isWordChar(token.charCodeAt(b - 1))) b--;
+  return wordAt(token, a, b).term;
 }
 
-/** The index terms of one field of a message, in order, as lunr.Builder#add derives them. */
-export function fieldTerms(doc: IndexableDoc, field: Field): string[] {
-  const out: string[] = [];
-  for (const token of fieldTokens(doc, field)) {
-    if (token) for (const term of indexTerms(token)) out.push(term);
-  }
-  return out;
-}
-
-function fieldTokens(doc: IndexableDoc, field: Field): string[] {
-  const value = doc[field] ?? '';
-  const text = field === 'from' || field === 'to' ? withAddressParts(value) : value;
-  return text.toLowerCase().split(SEPARATOR);
+/** One field's index terms as words counted: each distinct word with a term, and its count. */
+export interface FieldWords {
+  words: WordEntry[];
+  tfs: number[];
+  /** The field's length in terms (lunr's field length). */
+  length: number;
 }
 
 let countStamp = 0;
+
 /**
- * fieldTerms counted: adds each term's frequency in the field to `counts`
- * (in order of first occurrence) and returns the field's length in terms.
- * Counts each distinct word on its memo entry, then each distinct term in
- * the map: one map update per word rather than per token (an add's hot loop).
+ * The words of one field of a message, tokenized as lunr.tokenizer does
+ * (lower-cased, split on separators) and trimmed as lunr.trimmer does, in
+ * one pass over the text: a token is looked up in the memo by its position
+ * in the text, without cutting it out.
  */
-export function countFieldTerms(doc: IndexableDoc, field: Field, counts: Map<string, number>): number {
+export function fieldWords(doc: IndexableDoc, field: Field): FieldWords {
+  const value = doc[field] ?? '';
+  const text = (field === 'from' || field === 'to' ? withAddressParts(value) : value).toLowerCase();
   const stamp = ++countStamp;
   const words: WordEntry[] = [];
-  for (const token of fieldTokens(doc, field)) {
-    if (!token) continue;
-    const e = wordEntry(token);
+  const n = text.length;
+  let i = 0;
+  for (;;) {
+    while (i < n && isSeparator(text.charCodeAt(i))) i++;
+    if (i >= n) break;
+    const start = i;
+    let first = -1;
+    let last = -1;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (isSeparator(c)) break;
+      if (isWordChar(c)) {
+        if (first < 0) first = i;
+        last = i + 1;
+      }
+    }
+    // A token without word characters trims to "" (which lunr indexes as it does any term).
+    const e = first < 0 ? wordAt(text, start, start) : wordAt(text, first, last);
+    if (e.term === undefined) continue;
     if (e.stamp !== stamp) {
       e.stamp = stamp;
       e.tf = 0;
@@ -166,13 +204,11 @@ export function countFieldTerms(doc: IndexableDoc, field: Field, counts: Map<str
     e.tf++;
   }
   let length = 0;
-  for (const e of words) {
-    for (const term of e.terms) {
-      counts.set(term, (counts.get(term) ?? 0) + e.tf);
-      length += e.tf;
-    }
-  }
-  return length;
+  const tfs = words.map((e) => {
+    length += e.tf;
+    return e.tf;
+  });
+  return { words, tfs, length };
 }
 
 // ---- token-set automata --------------------------------------------------------

@@ -6,7 +6,7 @@
 // index, one object per (term, field, document), was most of the cost of an add.
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
-import { countFieldTerms, FIELD_BOOST, FIELDS, type IndexableDoc } from './lunr-shard.js';
+import { fieldWords, FIELD_BOOST, FIELDS, type FieldWords, type IndexableDoc, type WordEntry } from './lunr-shard.js';
 import { TermTable } from './term-table.js';
 
 const F = FIELDS.length;
@@ -23,10 +23,8 @@ const MAX_WEIGHT = 0xffff;
 export interface PreparedDoc {
   seq: number;
   date: number;
-  /** Number of terms in each field. */
-  lengths: number[];
-  /** Per field: term → term frequency. */
-  counts: Map<string, number>[];
+  /** Per field: its distinct words (memo entries: each has one index term) and their counts. */
+  fields: FieldWords[];
   meta: Uint8Array;
 }
 
@@ -39,51 +37,80 @@ interface BuiltDoc {
   tfs: Int32Array[];
 }
 
+/** Numbers builders, so a word entry's cached term id names the builder it belongs to. */
+let builders = 0;
+
 export class ShardBuilder {
+  private readonly serial = ++builders;
   private readonly ids = new Map<string, number>();
+  /** Per term id: the last (document, field) that counted it, and where (add's merging of words with one term). */
+  private seenIn = new Int32Array(1024);
+  private seenAt = new Int32Array(1024);
+  private fieldsAdded = 0;
   private readonly terms: string[] = [];
   private readonly docs: BuiltDoc[] = [];
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
 
-  /** Tokenizes and counts one message (no state touched). */
+  /** Tokenizes and counts one message (no builder touched). */
   static prepare(doc: IndexableDoc): PreparedDoc {
-    const lengths: number[] = [];
-    const counts = FIELDS.map((field) => {
-      const tf = new Map<string, number>();
-      lengths.push(countFieldTerms(doc, field, tf));
-      return tf;
-    });
-    return { seq: doc.seq, date: doc.date, lengths, counts, meta: DocTable.encode(doc) };
+    return {
+      seq: doc.seq,
+      date: doc.date,
+      fields: FIELDS.map((field) => fieldWords(doc, field)),
+      meta: DocTable.encode(doc),
+    };
   }
 
   /** Adds a message, prepared or not (sequence numbers must increase). */
   add(doc: IndexableDoc | PreparedDoc): void {
-    const p = 'counts' in doc ? doc : ShardBuilder.prepare(doc);
+    const p = 'fields' in doc ? doc : ShardBuilder.prepare(doc);
     const last = this.docs.at(-1);
     if (last && p.seq <= last.seq) throw new Error('shard documents must be added in sequence order');
     const ids: Int32Array[] = [];
     const tfs: Int32Array[] = [];
-    for (const counts of p.counts) {
-      const fieldIds = new Int32Array(counts.size);
-      const fieldTfs = new Int32Array(counts.size);
+    for (const { words, tfs: counts } of p.fields) {
+      // Distinct words can share a term ("launch", "launches"): their counts add up.
+      const mark = ++this.fieldsAdded;
+      const fieldIds = new Int32Array(words.length);
+      const fieldTfs = new Int32Array(words.length);
       let k = 0;
-      for (const [w, tf] of counts) {
-        let id = this.ids.get(w);
-        if (id === undefined) {
-          id = this.terms.length;
-          this.ids.set(w, id);
-          this.terms.push(w);
+      for (let w = 0; w < words.length; w++) {
+        const id = this.termId(words[w]);
+        if (this.seenIn[id] === mark) {
+          fieldTfs[this.seenAt[id]] += counts[w];
+        } else {
+          this.seenIn[id] = mark;
+          this.seenAt[id] = k;
+          fieldIds[k] = id;
+          fieldTfs[k++] = counts[w];
         }
-        fieldIds[k] = id;
-        fieldTfs[k++] = tf;
       }
-      ids.push(fieldIds);
-      tfs.push(fieldTfs);
+      ids.push(k < words.length ? fieldIds.slice(0, k) : fieldIds);
+      tfs.push(k < words.length ? fieldTfs.slice(0, k) : fieldTfs);
     }
-    this.docs.push({ seq: p.seq, date: p.date, lengths: p.lengths, ids, tfs });
+    this.docs.push({ seq: p.seq, date: p.date, lengths: p.fields.map((f) => f.length), ids, tfs });
     this.metas.push(p.meta);
     this.built = undefined;
+  }
+
+  /** The id of a word's term in this builder, cached on the word's memo entry. */
+  private termId(e: WordEntry): number {
+    if (e.builder === this.serial) return e.local;
+    const term = e.term!;
+    let id = this.ids.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.ids.set(term, id);
+      this.terms.push(term);
+      if (id === this.seenIn.length) {
+        this.seenIn = grow(this.seenIn);
+        this.seenAt = grow(this.seenAt);
+      }
+    }
+    e.builder = this.serial;
+    e.local = id;
+    return id;
   }
 
   /** Documents added (lunr's document count). */
@@ -147,4 +174,10 @@ export class ShardBuilder {
       meta: DocTable.join(this.metas),
     });
   }
+}
+
+function grow(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }

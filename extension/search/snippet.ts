@@ -2,7 +2,7 @@
 // saw (lunr's tokenizer + the index pipeline), so "launches" is highlighted
 // for a hit on the term "launch". Ranges are offsets into plain text: the
 // page renders them as <mark> elements around text nodes, never as HTML.
-import { indexTerms } from './lunr-shard.js';
+import { indexTerm } from './lunr-shard.js';
 
 /** Half-open [start, end) character range. */
 export interface Range {
@@ -38,7 +38,7 @@ function* matches(text: string, terms: ReadonlySet<string>): Generator<Range> {
   const candidates = candidatesOf(terms);
   const scan = text.length > SCAN_CHARS ? text.slice(0, SCAN_CHARS) : text;
   for (const m of scan.matchAll(candidates)) {
-    const [term] = indexTerms(m[0].toLowerCase());
+    const term = indexTerm(m[0].toLowerCase());
     if (term !== undefined && terms.has(term)) yield { start: m.index, end: m.index + m[0].length };
   }
 }

@@ -2,7 +2,9 @@
 // lunr index of the same mail does, and a stored shard must answer exactly as
 // the one it was made from.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { describe, it } from 'node:test';
+import zlib from 'node:zlib';
 import lunr from 'lunr';
 import { CompactShard, WEIGHT_SCALE } from '../../search/compact-shard.js';
 import {
@@ -10,6 +12,8 @@ import {
   FIELD_BOOST,
   FIELDS,
   indexPipeline,
+  isSeparator,
+  isWordChar,
   parseQuery,
   withAddressParts,
   type IndexableDoc,
@@ -17,7 +21,7 @@ import {
 import { ShardBuilder } from '../../search/shard-builder.js';
 import { TermTable } from '../../search/term-table.js';
 import { TopHits } from '../../search/top-hits.js';
-import { makeDocs } from './corpus.js';
+import { makeDocs, rng } from './corpus.js';
 
 const NASTY = ['say "hi"', 'br{ace}s', 'back\\slash', 'brack]et,', 'ünïcødé 日本語', 'tab\there', 'emoji 🚀launch'];
 
@@ -44,6 +48,19 @@ function mailDocs(): IndexableDoc[] {
     to: i % 3 ? 'Bob <bob@c.example>' : '',
     body: `${d.body} the launches of rockets ${'fuel '.repeat(i % 5)}${i % 7 ? 'mission' : ''}`,
   }));
+}
+
+/** 20 Newsgroups (shared evaluation data, outside the repository): real mail text, when present. */
+const NEWSGROUPS = new URL('../../../../shared/datasets/20news-bydate.jsonl.gz', import.meta.url);
+
+function newsgroupDocs(n: number): IndexableDoc[] {
+  const lines = zlib.gunzipSync(fs.readFileSync(NEWSGROUPS)).toString('utf8').split('\n', n);
+  return lines.map((line, i) => {
+    const { id, text } = JSON.parse(line) as { id: string; text: string };
+    const cut = text.indexOf('\n\n');
+    const head = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(text.slice(0, cut))?.[1] ?? '';
+    return { id, seq: i, date: i, subject: head('Subject'), from: head('From'), body: text.slice(cut + 2) };
+  });
 }
 
 function build(docs: IndexableDoc[]): CompactShard {
@@ -122,6 +139,26 @@ describe('ShardBuilder', () => {
     }
   });
 
+  it('tokenizes real mail as lunr does, before and after its word memo rolls over', (t) => {
+    if (!fs.existsSync(NEWSGROUPS)) return t.skip('20 Newsgroups is not in ../shared/datasets');
+    const docs = newsgroupDocs(200);
+    const want = lunrWeights(docs);
+    assert.deepEqual(compactWeights(build(docs)), want); // words met for the first time
+    assert.deepEqual(compactWeights(build(docs)), want); // all from the memo
+    // More new words than the memo holds (two generations of 100,000): the words above are dropped.
+    const filler = Array.from({ length: 210_000 }, (_, i) => `zq${i.toString(36)}`).join(' ');
+    ShardBuilder.prepare({ ...docs[0], body: filler });
+    assert.deepEqual(compactWeights(build(docs)), want);
+  });
+
+  it("splits and trims tokens on exactly lunr's characters", () => {
+    for (let c = 0; c < 0x10000; c++) {
+      const ch = String.fromCharCode(c);
+      assert.equal(isSeparator(c), /[\s-]/.test(ch), `separator U+${c.toString(16)}`);
+      assert.equal(isWordChar(c), /\w/.test(ch), `word character U+${c.toString(16)}`);
+    }
+  });
+
   it('refuses messages out of sequence order', () => {
     const b = new ShardBuilder();
     b.add(nastyDocs()[1]);
@@ -180,18 +217,43 @@ describe('CompactShard', () => {
   });
 });
 
+/** UTF-8 byte order, the order a TermTable keeps. */
+function byBytes(terms: string[]): string[] {
+  const bytes = (t: string) => [...new TextEncoder().encode(t)];
+  return [...terms].sort((a, b) => {
+    const [x, y] = [bytes(a), bytes(b)];
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return x.length - y.length;
+  });
+}
+
 describe('TermTable', () => {
+  it('sorts many terms sharing prefixes in UTF-8 byte order, with and without units from U+D800', () => {
+    // Units around the sort key's cut (253, 254, 255), surrogate pairs and U+E000 after them.
+    const units = ['a', 'b', '0', '_', '.', '\u00fd', '\u00fe', '\u00ff', 'é', '日', '\u{e000}', '🚀'];
+    const rand = rng(5);
+    const make = (alphabet: string[]) => {
+      const terms = new Set(['']);
+      while (terms.size < 20_000) {
+        let t = '';
+        for (let n = Math.floor(rand() * 8); n > 0; n--) t += alphabet[Math.floor(rand() * alphabet.length)];
+        terms.add(t);
+      }
+      return [...terms];
+    };
+    for (const terms of [make(units.slice(0, 10)), make(units)]) {
+      assert.deepEqual(
+        TermTable.sorted(terms).order.map((i) => terms[i]),
+        byBytes(terms),
+      );
+    }
+  });
+
   it('sorts terms below U+D800 (compared as JS strings) in UTF-8 byte order too', () => {
     const terms = ['rocket', 'rock', 'ünï', 'u', 'z', '日本', 'ǆ', 'é', 'e\u0301', '10', '9', 'ab', 'a'];
-    const bytes = (t: string) => [...new TextEncoder().encode(t)];
-    const want = [...terms].sort((a, b) => {
-      const [x, y] = [bytes(a), bytes(b)];
-      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
-      return x.length - y.length;
-    });
     assert.deepEqual(
       TermTable.sorted(terms).order.map((i) => terms[i]),
-      want,
+      byBytes(terms),
     );
   });
 
