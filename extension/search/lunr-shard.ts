@@ -143,6 +143,8 @@ function wordAt(text: string, start: number, end: number): WordEntry {
     olderWords = recentWords;
     recentWords = new WordTable(WORD_MEMO_SIZE / 2);
   }
+  // Declined when its slots are crowded (crafted mail): then it is used unmemoized; a message's
+  // counts still add up per term (ShardBuilder.add).
   recentWords.add(entry, hash);
   return entry;
 }

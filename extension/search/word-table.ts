@@ -24,6 +24,14 @@ function sameWord(word: string, text: string, start: number, end: number): boole
   return true;
 }
 
+/**
+ * Slots one lookup or insertion looks at. Mail is written by strangers, and
+ * this hash is not keyed: a message of words made to share a slot would make
+ * every probe walk the whole cluster (quadratic). Past this many a word is
+ * treated as absent and not stored; its caller computes it again each time.
+ */
+const MAX_PROBES = 32;
+
 /** Open addressing with linear probing, at most `capacity` entries (then `full`; nothing is ever removed). */
 export class WordTable<E extends WordKeyed> {
   /** Entry index + 1 per slot, 0 for an empty slot; at most half the slots are used. */
@@ -45,21 +53,27 @@ export class WordTable<E extends WordKeyed> {
   /** The entry of the word text[start, end), whose hashRange is `hash`. */
   get(text: string, start: number, end: number, hash: number): E | undefined {
     const mask = this.slots.length - 1;
-    for (let i = hash & mask; ; i = (i + 1) & mask) {
+    for (let i = hash & mask, probes = 0; probes < MAX_PROBES; i = (i + 1) & mask, probes++) {
       const at = this.slots[i] - 1;
       if (at < 0) return undefined;
       if (this.hashes[at] === hash && sameWord(this.entries[at].word, text, start, end)) return this.entries[at];
     }
+    return undefined;
   }
 
-  /** Adds an entry whose word is not in the table (hash = hashRange of the word); the table must not be full. */
-  add(entry: E, hash: number): void {
+  /**
+   * Adds an entry whose word is not in the table (hash = hashRange of the
+   * word); the table must not be full. False: its slots are taken
+   * (MAX_PROBES), and it was not stored.
+   */
+  add(entry: E, hash: number): boolean {
     if (this.full) throw new Error('word table is full');
     const mask = this.slots.length - 1;
     let i = hash & mask;
-    while (this.slots[i] !== 0) i = (i + 1) & mask;
+    for (let probes = 0; this.slots[i] !== 0; i = (i + 1) & mask) if (++probes === MAX_PROBES) return false;
     this.hashes[this.entries.length] = hash;
     this.entries.push(entry);
     this.slots[i] = this.entries.length;
+    return true;
   }
 }

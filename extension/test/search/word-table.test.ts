@@ -30,6 +30,18 @@ describe('WordTable', () => {
     assert.equal(table.get('delta', 0, 5, 42), undefined);
   });
 
+  it('a word whose slots are all taken is not stored, so crafted mail cannot make lookups quadratic', () => {
+    const table = new WordTable<{ word: string }>(10_000);
+    const words = Array.from({ length: 5000 }, (_, i) => `collide${i}`);
+    const stored = words.filter((w) => table.add(entry(w), 42));
+    assert.equal(stored.length, 32, 'the first MAX_PROBES words of one slot');
+    assert.equal(table.get(stored[31], 0, stored[31].length, 42)?.word, stored[31]);
+    assert.equal(table.get(words[4999], 0, words[4999].length, 42), undefined);
+    // Other slots are unaffected.
+    assert.equal(table.add(entry('free'), 7), true);
+    assert.equal(table.get('free', 0, 4, 7)?.word, 'free');
+  });
+
   it('is full at its capacity and refuses more', () => {
     const table = new WordTable<{ word: string }>(3);
     for (const w of ['a', 'b', 'c']) {
