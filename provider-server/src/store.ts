@@ -326,6 +326,7 @@ export class Store {
           SELECT classified_at FROM classified WHERE user_id = ? AND answer IS NOT NULL
            ORDER BY classified_at DESC LIMIT 1 OFFSET ?)`,
       [userId, userId, keep - 1],
+      BOOKKEEPING, // lost in an OS crash, it leaves only answers that the next cap drops
     );
   }
 
