@@ -164,7 +164,7 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout: 240_000 }, () => {
+describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout: 600_000 }, () => {
   it('opens the first-run page on install', async () => {
     const text = await inAddonPage<string>(
       tb.marionette,
@@ -374,8 +374,10 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     assert.deepEqual(seen, [registered]);
   });
   it('connected to the provider, spam arriving over LMTP is checked privately and moved to Junk on the server', async () => {
-    // provider-server on loopback, on the store the LMTP stage registers deliveries in.
-    provider = await startLoopbackProvider(path.join(dir, 'provider'));
+    // provider-server on loopback, on the store the LMTP stage registers deliveries in. Its request
+    // limit makes the add-on wait (pace itself) for most of a minute between offers, longer than the
+    // idle stop: the event page must stay up while its worker has a run in flight.
+    provider = await startLoopbackProvider(path.join(dir, 'provider'), { limits: { requestsPerMinute: 6 } });
     await optionsPage(
       `const form = $('#provider-connect');
        form.querySelector('input[name=url]').value = args[0];
@@ -412,18 +414,22 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       );
       assert.equal(reply.data[0]?.code, 250, reply.data[0]?.text);
     }
-    // Checked over IMAP on the server (a fresh session per look): the spam is in Junk there.
+    // Checked over IMAP on the server (a fresh session per look): all of the spam is in Junk there.
     let subjects: string[] = [];
-    for (const deadline = Date.now() + 120_000; subjects.length === 0; await new Promise((r) => setTimeout(r, 1000))) {
+    for (
+      const deadline = Date.now() + 240_000;
+      subjects.length < spam.length;
+      await new Promise((r) => setTimeout(r, 1000))
+    ) {
       subjects = await offersOnServer('Junk');
-      if (subjects.length === 0 && Date.now() > deadline) {
+      if (subjects.length < spam.length && Date.now() > deadline) {
         const status = await optionsPage(
           `return JSON.stringify(await win.wrappedJSObject.browser.runtime.sendMessage(Cu.cloneInto({ pmfPrivate: 'status' }, win)));`,
         );
-        assert.fail(`no spam reached the Junk folder on the server: ${String(status)}`);
+        assert.fail(`in Junk on the server: ${subjects.join(', ') || 'nothing'}; ${String(status)}`);
       }
     }
-    assert.ok(subjects.length >= 1, `in Junk: ${subjects.join(', ')}`);
+    assert.deepEqual(subjects.sort(), ['Offer 0', 'Offer 1', 'Offer 2']);
     await screenshot('thunderbird-spam-junk');
   });
 

@@ -80,14 +80,35 @@ export async function offscreenWorkerLink(): Promise<WorkerLink> {
   };
 }
 
+/**
+ * Firefox and Thunderbird stop an event page after 30 s without extension
+ * activity, and its worker with it, mid-run: a run waiting for the
+ * provider's rate (client/core/pacer.ts, a rate_limited answer) is silent
+ * for up to a minute. While a call is pending, an extension API call every
+ * KEEP_ALIVE_MS is that activity; an idle page is still stopped.
+ */
+const KEEP_ALIVE_MS = 5_000;
+
+/** Keeps this page alive while `worker` has calls pending; stops when the link closes. */
+function keepAliveWhileBusy(worker: WorkerClient, link: WorkerLink): void {
+  const timer = setInterval(() => {
+    if (worker.busy) void browser.runtime.getPlatformInfo();
+  }, KEEP_ALIVE_MS);
+  link.onClose(() => clearInterval(timer));
+}
+
 let client: Promise<WorkerClient> | undefined;
 
 /** The background's worker, started on first use and again after it stopped. */
 export function privateWorker(): Promise<WorkerClient> {
-  client ??= (typeof Worker === 'function' ? Promise.resolve(directWorkerLink()) : offscreenWorkerLink()).then(
+  const page = typeof Worker === 'function';
+  client ??= (page ? Promise.resolve(directWorkerLink()) : offscreenWorkerLink()).then(
     (link) => {
       link.onClose(() => (client = undefined));
-      return new WorkerClient(link);
+      const worker = new WorkerClient(link);
+      // Chromium's offscreen worker outlives its service worker, which reconnects to it.
+      if (page) keepAliveWhileBusy(worker, link);
+      return worker;
     },
     (e: unknown) => {
       client = undefined;
