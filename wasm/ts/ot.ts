@@ -376,8 +376,12 @@ export class OtSender {
     s[0] |= 1; // point-and-permute needs lsb(Δ) = 1
     const checkSeed = randomBytes(KEY);
     const wide = randomBytes(64 * BASE_OTS);
-    const both = receiveBase(A, s, wide);
-    wide.fill(0);
+    let both: Uint8Array;
+    try {
+      both = receiveBase(A, s, wide);
+    } finally {
+      wide.fill(0); // the scalars' randomness, also when the loop refuses
+    }
     const ks = both.slice(BASE_OTS * POINT);
     const w = new Writer(2 + KEY + BASE_OTS * POINT, Tag.OtBaseB)
       .bytes(checkSeed)
