@@ -398,59 +398,68 @@ const committedAnswer = (file: string, user: number, id: string): Buffer | null 
   }
 };
 
-test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at its commit, and a resend waits too', async () => {
+/** A fresh SQLite store with alice's message m1 delivered; its WAL syncs go through `sync` while `body` runs. */
+async function withGatedSyncs(
+  sync: () => Promise<void>,
+  body: (s: { store: Store; a: number; file: string; gated: ReturnType<typeof gateSyncs> }) => Promise<void>,
+): Promise<void> {
   const file = path.join(tmp(), 'store.db');
   const store = openSqliteStore(file);
   const a = (await store.addUser('alice')).userId;
   await store.deliver(a, 'm1', RAW);
-  let release!: () => void;
-  const opened = new Promise<void>((r) => (release = r));
-  const gated = gateSyncs(() => opened);
+  const gated = gateSyncs(sync);
   try {
-    // Rate window, claim and key budget resolve without waiting for the disk.
-    assert.equal(await store.takeRate(a, 10), true);
-    const claim = await store.claim(a, 'm1', 'spam', REQ_A);
-    assert.equal(typeof claim, 'object');
-    await store.userKey(a, 'spam', 1);
-    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 128), 'ok');
-    let recorded = false;
-    const record = store
-      .recordAnswer(a, 'm1', 'spam', (claim as { attempt: Buffer }).attempt, Buffer.from('gc'))
-      .then((ok) => ((recorded = true), ok));
-    let resent = false;
-    await new Promise((r) => setTimeout(r, 100));
-    // Committed (another connection reads it) but not on disk: nobody may send it yet.
-    assert.deepEqual(committedAnswer(file, a, 'm1'), Buffer.from('gc'));
-    const resend = store.recordedAnswer(a, 'm1', 'spam', REQ_A).then((r) => ((resent = true), r));
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(recorded, false, 'the answer resolved before its commit was synced');
-    assert.equal(resent, false, 'a resend read the answer before it was synced');
-    assert.equal(gated.syncs, 0);
-    release();
-    assert.equal(await record, true);
-    assert.deepEqual(await resend, { answer: Buffer.from('gc') });
-    assert.ok(gated.syncs >= 1);
+    await body({ store, a, file, gated });
   } finally {
     gated.restore();
   }
   await store.close();
+}
+
+test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at its commit, and a resend waits too', async () => {
+  let release!: () => void;
+  const opened = new Promise<void>((r) => (release = r));
+  await withGatedSyncs(
+    () => opened,
+    async ({ store, a, file, gated }) => {
+      // Rate window, claim and key budget resolve without waiting for the disk.
+      assert.equal(await store.takeRate(a, 10), true);
+      const claim = await store.claim(a, 'm1', 'spam', REQ_A);
+      assert.equal(typeof claim, 'object');
+      await store.userKey(a, 'spam', 1);
+      assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 128), 'ok');
+      let recorded = false;
+      const record = store
+        .recordAnswer(a, 'm1', 'spam', (claim as { attempt: Buffer }).attempt, Buffer.from('gc'))
+        .then((ok) => ((recorded = true), ok));
+      let resent = false;
+      await new Promise((r) => setTimeout(r, 100));
+      // Committed (another connection reads it) but not on disk: nobody may send it yet.
+      assert.deepEqual(committedAnswer(file, a, 'm1'), Buffer.from('gc'));
+      const resend = store.recordedAnswer(a, 'm1', 'spam', REQ_A).then((r) => ((resent = true), r));
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal(recorded, false, 'the answer resolved before its commit was synced');
+      assert.equal(resent, false, 'a resend read the answer before it was synced');
+      assert.equal(gated.syncs, 0);
+      release();
+      assert.equal(await record, true);
+      assert.deepEqual(await resend, { answer: Buffer.from('gc') });
+      assert.ok(gated.syncs >= 1);
+    },
+  );
 });
 
 test('sqlite: a failed WAL sync fails the waiting answer and every write after it', async () => {
-  const file = path.join(tmp(), 'store.db');
-  const store = openSqliteStore(file);
-  const a = (await store.addUser('alice')).userId;
-  await store.deliver(a, 'm1', RAW);
-  const claim = (await store.claim(a, 'm1', 'spam', REQ_A)) as { attempt: Buffer };
-  const gated = gateSyncs(() => Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })));
-  try {
-    await assert.rejects(store.recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc')), /syncing .* failed/);
-    await assert.rejects(store.takeRate(a, 10), /syncing .* failed/);
-    await assert.rejects(store.deliver(a, 'm2', RAW), /syncing .* failed/);
-  } finally {
-    gated.restore();
-  }
-  await store.close();
+  await withGatedSyncs(
+    () => Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })),
+    async ({ store, a }) => {
+      // A claim resolves at its commit: no sync yet.
+      const claim = (await store.claim(a, 'm1', 'spam', REQ_A)) as { attempt: Buffer };
+      await assert.rejects(store.recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc')), /syncing .* failed/);
+      await assert.rejects(store.takeRate(a, 10), /syncing .* failed/);
+      await assert.rejects(store.deliver(a, 'm2', RAW), /syncing .* failed/);
+    },
+  );
 });
 
 test('sqlite: migrations run once, old claims stay classified, and a newer schema is refused', async () => {
