@@ -1,7 +1,5 @@
 // The benchmark contract shared by every suite (see bench/run.ts).
-import { nativeSodium } from '../provider-server/src/native-sodium.js';
-import { useNativeBaseOt } from '../wasm/ts/ot.js';
-import { useNativeSodium } from '../wasm/ts/ristretto.js';
+import { nativeSodium, useProviderNative } from '../provider-server/src/native-sodium.js';
 
 export interface BenchRow {
   suite: string;
@@ -72,14 +70,11 @@ export async function timeAsync(fn: () => Promise<unknown>, rounds: number): Pro
  * (browsers) use.
  */
 export function asProvider<T>(work: () => T): T {
-  const native = nativeSodium();
-  useNativeSodium(native);
-  useNativeBaseOt(native?.pmf_ot_base_receive);
+  useProviderNative(true);
   try {
     return work();
   } finally {
-    useNativeSodium();
-    useNativeBaseOt();
+    useProviderNative(false);
   }
 }
 

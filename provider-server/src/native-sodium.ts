@@ -38,15 +38,22 @@ export function loadProblem(e: unknown): string {
   return `built but does not load: ${String(err.message).split('\n')[0]}`;
 }
 
+/**
+ * Switches this thread's ristretto255 and base-OT loop to the binding, when it
+ * loads (on: true), or back to the WebAssembly build and the TypeScript loop
+ * the clients run (on: false). Returns whether the binding is used.
+ */
+export function useProviderNative(on: boolean): boolean {
+  const native = on ? nativeSodium() : undefined;
+  useNativeSodium(native);
+  useNativeBaseOt(native?.pmf_ot_base_receive);
+  return native !== undefined;
+}
+
 /** Readies this thread's ristretto255, on native libsodium when the binding loads; resolves to whether it does. */
 export async function providerSodiumReady(): Promise<boolean> {
   await ristrettoReady();
-  const native = nativeSodium();
-  if (native) {
-    useNativeSodium(native);
-    useNativeBaseOt(native.pmf_ot_base_receive);
-  }
-  return native !== undefined;
+  return useProviderNative(true);
 }
 
 /** What the server logs at start when it runs without the binding. */
