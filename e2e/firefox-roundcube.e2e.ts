@@ -66,24 +66,21 @@ async function previewOf(subject: string): Promise<Frame> {
 async function openInPreview(subject: string): Promise<{ frame: Frame; state: string; text: string }> {
   await page.locator(`#messagelist tbody tr ::-p-text(${subject})`).click();
   const frame = await previewOf(subject);
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const badge = await readSpamBadge(frame);
-    if (badge && badge.state !== 'checking') return { frame, ...badge };
-    if (Date.now() > deadline) {
-      await page.screenshot({ path: resultPath('firefox-roundcube-badge-failed.png') });
-      throw new Error(`the spam badge did not settle on ${subject}: ${JSON.stringify(badge)}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    return { frame, ...(await badgeUntil(frame, (b) => b.state !== 'checking', 90_000)) };
+  } catch (e) {
+    await page.screenshot({ path: resultPath('firefox-roundcube-badge-failed.png') });
+    throw new Error(`the spam badge did not settle on ${subject}: ${(e as Error).message}`);
   }
 }
 
-/** Polls the spam badge in `frame` until `done` holds (30 s at most). */
+/** Polls the spam badge in `frame` until `done` holds. */
 async function badgeUntil(
   frame: Frame,
   done: (b: { state: string; text: string }) => boolean,
+  timeoutMs = 30_000,
 ): Promise<{ state: string; text: string }> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const badge = await readSpamBadge(frame);
     if (badge && done(badge)) return badge;
