@@ -368,9 +368,13 @@ export class Session {
       await release();
       return undefined;
     }
-    if (!(await store.recordAnswer(this.userId, messageId, task, claim.attempt, keep ? out : null)))
+    // Issued together, the cap joins the answer's transaction (SQLite's group commit): no turn of its own.
+    const [recorded] = await Promise.all([
+      store.recordAnswer(this.userId, messageId, task, claim.attempt, keep ? out : null),
+      keep && store.capAnswers(this.userId, this.deps.limits.unacknowledgedAnswersPerUser),
+    ]);
+    if (!recorded)
       throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
-    if (keep) await store.capAnswers(this.userId, this.deps.limits.unacknowledgedAnswersPerUser);
     return out;
   }
 

@@ -317,7 +317,8 @@ export class Store {
    * never acknowledged and drops the older ones (their claims stay, like
    * pruneAnswers): a client that asks and never acknowledges grows the store
    * by at most `keep` answers, not by one per delivered message. Answers
-   * recorded in the same millisecond as the keep-th newest all stay.
+   * recorded in the same millisecond as the keep-th newest all stay, and on
+   * PostgreSQL one recorded concurrently may be counted by the next cap only.
    */
   async capAnswers(userId: number, keep: number): Promise<number> {
     return this.db.run(
