@@ -51,6 +51,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * A frame in a buffer of its own. ws hands out views into the socket's read
+ * chunk (up to 64 KB, shared with the frames around it); every byte field of
+ * the decoded message is a view into it, and a view posted to a crypto worker
+ * is cloned with its whole buffer.
+ */
+function ownBytes(buf: Buffer): Uint8Array {
+  return new Uint8Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
   const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
@@ -185,11 +195,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       idle = setTimeout(() => ws.close(1001, 'idle'), limits.idleTimeoutMs);
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (++pending >= limits.maxPendingFrames) ws.pause();
-      void session
-        .receive(isBinary ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : buf.toString('utf8'))
-        .finally(() => {
-          if (--pending < limits.maxPendingFrames && ws.isPaused) ws.resume();
-        });
+      void session.receive(isBinary ? ownBytes(buf) : buf.toString('utf8')).finally(() => {
+        if (--pending < limits.maxPendingFrames && ws.isPaused) ws.resume();
+      });
     });
     ws.on('close', () => {
       clearTimeout(idle);
