@@ -20,6 +20,7 @@ fresh() { [ -f "$stamps/$1" ] && [ "$(cat "$stamps/$1")" = "$2" ]; }
 #    against, and the real-client tests run it), Firefox ESR, Xvfb, xauth and
 #    ImageMagick for real-client tests and screenshots, Dovecot as their IMAP server;
 #    PostgreSQL and HAProxy for the provider's shared-store and scale-out tests;
+#    libsodium's headers and Rust for the provider's native binding;
 #    Roundcube (PHP) as the real webmail of the end-to-end suite.
 pkgs=()
 command -v emcc >/dev/null || pkgs+=(emscripten)
@@ -27,8 +28,11 @@ command -v emcc >/dev/null || pkgs+=(emscripten)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
-# libsodium's headers for the provider's native ristretto255 (provider-server/native/).
+# libsodium's headers for the provider's native ristretto255 (provider-server/native/),
+# and Rust for its base OTs' group arithmetic (rustup's toolchain when there is one).
 [ -f /usr/include/sodium.h ] || pkgs+=(libsodium-dev)
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+command -v cargo >/dev/null || pkgs+=(cargo)
 command -v thunderbird >/dev/null || pkgs+=(thunderbird)
 command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
 command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)

@@ -2,11 +2,13 @@
 // work (base OTs of each new session, the blocklist OPRF): the same functions,
 // names and semantics as libsodium-wrappers-sumo (wasm/ts/ristretto.ts uses
 // either), natively about 3x faster than libsodium's WebAssembly build.
-// Glue only: every operation is libsodium's. The one composite function is
-// the provider's half of a session's base OTs (pmf_ot_base_receive), the same
-// loop as wasm/ts/ot.ts without 640 crossings into JavaScript. Arguments are
-// Uint8Arrays of the exact lengths expected (checked here); results are fresh
-// Uint8Arrays; a libsodium failure throws, like the wrappers do.
+// Glue only: every operation is libsodium's but one. The composite function
+// is the provider's half of a session's base OTs (pmf_ot_base_receive), the
+// same loop as wasm/ts/ot.ts in one call; its group arithmetic is
+// curve25519-dalek's (ot-base/, a Rust static library linked in here), its
+// hashing libsodium's. Arguments are Uint8Arrays of the exact lengths expected
+// (checked here); results are fresh Uint8Arrays; a failure throws, like the
+// wrappers do.
 #include <node_api.h>
 #include <sodium.h>
 
@@ -75,36 +77,31 @@ static int hash_sha512(uint8_t* r, const Args* a) {
 #define BASE_OT_KEY crypto_hash_sha256_BYTES
 static const char BASE_OT_DOMAIN[] = "pmf-ot-base-v1";
 
+// The group arithmetic, from ot-base/ (curve25519-dalek): B_i and b_i·A for
+// all 128 OTs, A decoded once (see ot-base/src/lib.rs for why).
+int pmf_ot_base_points(const uint8_t* A, const uint8_t* s, const uint8_t* wide, uint8_t* points,
+                       uint8_t* shared);
+
 // wasm/ts/ot.ts receiveBaseHere, byte for byte (tested against it): for each
 // choice bit s_i, the scalar b_i = wide_i mod L, B_i = b_i·G + s_i·A (selected
-// by a mask, not a branch) and k_i = SHA-256(domain ‖ i ‖ A ‖ B_i ‖ b_i·A).
+// in constant time) and k_i = SHA-256(domain ‖ i ‖ A ‖ B_i ‖ b_i·A).
 // out = B_0..B_127 ‖ k_0..k_127. The caller draws the randomness.
 static int ot_base_receive(uint8_t* out, const Args* a) {
   const uint8_t* A = a->data[0];
-  const uint8_t* s = a->data[1];
-  uint8_t b[SCALAR], B0[RISTRETTO], B1[RISTRETTO], bA[RISTRETTO];
+  uint8_t shared[RISTRETTO * BASE_OTS];
   crypto_hash_sha256_state h;
-  int rc = top_bit_clear(A) ? 0 : -1;
+  int rc = top_bit_clear(A) ? pmf_ot_base_points(A, a->data[1], a->data[2], out, shared) : -1;
   for (size_t i = 0; rc == 0 && i < BASE_OTS; i++) {
-    crypto_core_ristretto255_scalar_reduce(b, a->data[2] + 64 * i);
-    rc = crypto_scalarmult_ristretto255_base(B0, b) | crypto_core_ristretto255_add(B1, B0, A) |
-         crypto_scalarmult_ristretto255(bA, b, A);
-    uint8_t mask = (uint8_t)(0u - ((s[i >> 3] >> (i & 7)) & 1u));
-    uint8_t* B = out + RISTRETTO * i;
-    for (size_t k = 0; k < RISTRETTO; k++) B[k] = B0[k] ^ (mask & (B0[k] ^ B1[k]));
     const uint8_t index[2] = {(uint8_t)(i & 0xff), (uint8_t)(i >> 8)};
     crypto_hash_sha256_init(&h);
     crypto_hash_sha256_update(&h, (const uint8_t*)BASE_OT_DOMAIN, sizeof BASE_OT_DOMAIN - 1);
     crypto_hash_sha256_update(&h, index, sizeof index);
     crypto_hash_sha256_update(&h, A, RISTRETTO);
-    crypto_hash_sha256_update(&h, B, RISTRETTO);
-    crypto_hash_sha256_update(&h, bA, RISTRETTO);
+    crypto_hash_sha256_update(&h, out + RISTRETTO * i, RISTRETTO);
+    crypto_hash_sha256_update(&h, shared + RISTRETTO * i, RISTRETTO);
     crypto_hash_sha256_final(&h, out + RISTRETTO * BASE_OTS + BASE_OT_KEY * i);
   }
-  sodium_memzero(b, sizeof b);
-  sodium_memzero(B0, sizeof B0);
-  sodium_memzero(B1, sizeof B1);
-  sodium_memzero(bA, sizeof bA);
+  sodium_memzero(shared, sizeof shared);
   sodium_memzero(&h, sizeof h);
   if (rc != 0) sodium_memzero(out, (RISTRETTO + BASE_OT_KEY) * BASE_OTS);
   return rc;

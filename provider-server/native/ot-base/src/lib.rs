@@ -1,0 +1,92 @@
+//! The group arithmetic of the provider's half of a session's 128 base OTs
+//! (docs/crypto.md#base-ot), for the loop in ../sodium.c (which hashes the
+//! keys with libsodium and wipes what is secret): for each choice bit s_i,
+//! b_i = wide_i mod L, B_i = b_i·G + s_i·A and the shared point b_i·A.
+//!
+//! Why not libsodium's calls: every OT multiplies the same A, and libsodium
+//! takes A only as bytes, so each call decodes A again and runs a generic
+//! variable-base ladder. Here A is decoded once and gets a precomputed table,
+//! so b_i·A costs what b_i·G costs (a constant-time table walk), and the
+//! selection and sum stay in the group until one encoding each.
+use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
+use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::Identity;
+use subtle::{Choice, ConditionallySelectable};
+use zeroize::Zeroize;
+
+const BASE_OTS: usize = 128;
+const POINT: usize = 32;
+const WIDE: usize = 64;
+
+/// `a`: 32 bytes, `s`: 16 bytes (bit i of byte i/8, least significant first),
+/// `wide`: 64·128 random bytes; writes B_0..B_127 to `points` and
+/// b_0·A..b_127·A to `shared` (32·128 bytes each, encoded). Returns 0, or -1
+/// (both outputs zeroed) when A is not the canonical encoding of a point other
+/// than the identity: the same refusals as libsodium's ristretto255 calls, so
+/// every backend agrees.
+///
+/// # Safety
+/// Each pointer must be valid for the length given above; the outputs must
+/// not overlap each other or the inputs.
+#[no_mangle]
+pub unsafe extern "C" fn pmf_ot_base_points(
+    a: *const u8,
+    s: *const u8,
+    wide: *const u8,
+    points: *mut u8,
+    shared: *mut u8,
+) -> i32 {
+    let a = core::slice::from_raw_parts(a, POINT);
+    let s = core::slice::from_raw_parts(s, BASE_OTS / 8);
+    let wide = core::slice::from_raw_parts(wide, WIDE * BASE_OTS);
+    let points = core::slice::from_raw_parts_mut(points, POINT * BASE_OTS);
+    let shared = core::slice::from_raw_parts_mut(shared, POINT * BASE_OTS);
+    let rc = receive(a, s, wide, points, shared);
+    if rc != 0 {
+        points.zeroize();
+        shared.zeroize();
+    }
+    rc
+}
+
+fn receive(a: &[u8], s: &[u8], wide: &[u8], points: &mut [u8], shared: &mut [u8]) -> i32 {
+    let Some(point) = CompressedRistretto::from_slice(a)
+        .ok()
+        .and_then(|c| c.decompress())
+    else {
+        return -1;
+    };
+    let identity = RistrettoPoint::identity();
+    if point == identity {
+        return -1;
+    }
+    let table = RistrettoBasepointTable::create(&point);
+    let mut failed = false;
+    for i in 0..BASE_OTS {
+        let mut w = [0u8; WIDE];
+        w.copy_from_slice(&wide[WIDE * i..WIDE * (i + 1)]);
+        let mut b = Scalar::from_bytes_mod_order_wide(&w);
+        w.zeroize();
+        let bit = Choice::from((s[i >> 3] >> (i & 7)) & 1);
+        let mut b_g = &b * RISTRETTO_BASEPOINT_TABLE;
+        let mut big_b = b_g + RistrettoPoint::conditional_select(&identity, &point, bit);
+        let mut b_a = &b * &table;
+        // libsodium refuses a multiplication whose result is the identity; b = 0
+        // is the only way (A is not the identity, the group has prime order).
+        failed |= b_g == identity;
+        points[POINT * i..POINT * (i + 1)].copy_from_slice(big_b.compress().as_bytes());
+        let mut encoded = b_a.compress();
+        shared[POINT * i..POINT * (i + 1)].copy_from_slice(encoded.as_bytes());
+        encoded.zeroize();
+        b.zeroize();
+        b_g.zeroize();
+        big_b.zeroize();
+        b_a.zeroize();
+    }
+    if failed {
+        -1
+    } else {
+        0
+    }
+}
