@@ -370,18 +370,17 @@ test('sqlite: writes issued together commit together, each with its own outcome'
 });
 
 /** Makes every WAL sync of the SQLite store wait for `gate()`, then sync for real; counts the syncs. */
-function gateSyncs(gate: () => Promise<void>): { syncs: number; restore(): void } {
-  const open = fs.promises.open;
+async function gateSyncs(gate: () => Promise<void>): Promise<{ syncs: number; restore(): void }> {
+  // The store opens its WAL once and keeps the handle: every FileHandle's datasync goes through the gate.
+  const probe = await fs.promises.open(tmp(), 'r');
+  const FileHandle = Object.getPrototypeOf(probe) as fs.promises.FileHandle;
+  await probe.close();
+  const datasync = FileHandle.datasync;
   const state = { syncs: 0, restore: () => m.mock.restore() };
-  const m = mock.method(fs.promises, 'open', async (...args: Parameters<typeof open>) => {
-    const file = await open(...args);
-    const datasync = file.datasync.bind(file);
-    file.datasync = async () => {
-      await gate();
-      state.syncs++;
-      return datasync();
-    };
-    return file;
+  const m = mock.method(FileHandle, 'datasync', async function (this: fs.promises.FileHandle) {
+    await gate();
+    state.syncs++;
+    return datasync.call(this);
   });
   return state;
 }
@@ -401,13 +400,13 @@ const committedAnswer = (file: string, user: number, id: string): Buffer | null 
 /** A fresh SQLite store with alice's message m1 delivered; its WAL syncs go through `sync` while `body` runs. */
 async function withGatedSyncs(
   sync: () => Promise<void>,
-  body: (s: { store: Store; a: number; file: string; gated: ReturnType<typeof gateSyncs> }) => Promise<void>,
+  body: (s: { store: Store; a: number; file: string; gated: Awaited<ReturnType<typeof gateSyncs>> }) => Promise<void>,
 ): Promise<void> {
   const file = path.join(tmp(), 'store.db');
   const store = openSqliteStore(file);
   const a = (await store.addUser('alice')).userId;
   await store.deliver(a, 'm1', RAW);
-  const gated = gateSyncs(sync);
+  const gated = await gateSyncs(sync);
   try {
     await body({ store, a, file, gated });
   } finally {
