@@ -15,10 +15,15 @@ export class RatePacer {
 
   private perMinute = 1;
 
+  /**
+   * @param onWait called each time a frame has to wait for the limit (the
+   *   user sees why a check takes longer, see onPacedWait)
+   */
   constructor(
     perMinute: number,
     private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    private readonly onWait: () => void = () => undefined,
   ) {
     this.limit(perMinute);
   }
@@ -37,18 +42,35 @@ export class RatePacer {
         this.sent.push(t);
         return;
       }
+      this.onWait();
       await this.sleep(this.sent[0] + WINDOW_MS - t);
     }
   }
 }
 
 const pacers = new Map<string, RatePacer>();
+/** Who wants to know when a user's frames wait, by token (a token is one user at one provider). */
+const waitWatchers = new Map<string, Set<() => void>>();
 
 /** The pacer of one user (token) at one provider (url), made on first use. */
 export function pacerFor(url: string, token: string, perMinute: number): RatePacer {
   const key = JSON.stringify([url, token]);
   let pacer = pacers.get(key);
   if (pacer) pacer.limit(perMinute);
-  else pacers.set(key, (pacer = new RatePacer(perMinute)));
+  else {
+    const onWait = () => waitWatchers.get(token)?.forEach((fn) => fn());
+    pacers.set(key, (pacer = new RatePacer(perMinute, undefined, undefined, onWait)));
+  }
   return pacer;
+}
+
+/** Calls `fn` whenever a frame of this user (token) waits for its provider's limit; returns the unsubscribe. */
+export function onPacedWait(token: string, fn: () => void): () => void {
+  let watchers = waitWatchers.get(token);
+  if (!watchers) waitWatchers.set(token, (watchers = new Set()));
+  watchers.add(fn);
+  return () => {
+    watchers.delete(fn);
+    if (watchers.size === 0) waitWatchers.delete(token);
+  };
 }

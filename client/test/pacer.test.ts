@@ -2,7 +2,7 @@
 // limit in any window the provider could count them in, and no wait below it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pacerFor, RatePacer, WINDOW_MS } from '../core/pacer.js';
+import { onPacedWait, pacerFor, RatePacer, WINDOW_MS } from '../core/pacer.js';
 
 /** A pacer on a fake clock: sleeping advances it. */
 function fakePacer(perMinute: number): { pacer: RatePacer; clock: { t: number } } {
@@ -61,4 +61,37 @@ test('one pacer per user and provider', () => {
   assert.equal(pacerFor('wss://p.example/ws', 'token-a', 20), a);
   assert.notEqual(pacerFor('wss://p.example/ws', 'token-b', 10), a);
   assert.notEqual(pacerFor('wss://q.example/ws', 'token-a', 10), a);
+});
+
+test('a frame that must wait is told to the pacer, and to who watches that user', async (t) => {
+  const clock = { t: 0 };
+  let waits = 0;
+  const pacer = new RatePacer(
+    2,
+    () => clock.t,
+    async (ms) => void (clock.t += ms),
+    () => waits++,
+  );
+  await pacer.take();
+  await pacer.take();
+  assert.equal(waits, 0, 'frames under the limit go without a wait');
+  await pacer.take();
+  assert.equal(waits, 1);
+
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] }); // the shared pacer sleeps on the real timers
+  const told: string[] = [];
+  const stop = onPacedWait('token-w', () => told.push('w'));
+  onPacedWait('token-other', () => told.push('other'));
+  const shared = pacerFor('wss://p.example/ws', 'token-w', 1);
+  await shared.take();
+  assert.deepEqual(told, [], 'under the limit: nobody is told');
+  const waiting = shared.take();
+  assert.deepEqual(told, ['w'], "told at once, and only this user's watchers");
+  t.mock.timers.tick(WINDOW_MS);
+  await waiting;
+  stop();
+  const next = shared.take();
+  assert.deepEqual(told, ['w'], 'an unsubscribed watcher is not told');
+  t.mock.timers.tick(WINDOW_MS);
+  await next;
 });

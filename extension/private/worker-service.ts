@@ -11,6 +11,7 @@
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
+import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
@@ -297,12 +298,30 @@ export function toFailure(e: unknown): WorkerFailure {
   return { code: 'protocol', detail };
 }
 
+/**
+ * Runs `work`, telling once that it waits when a frame is held back by the
+ * client's pacing (the provider's rate limit, client/core/pacer.ts): the
+ * user sees a wait, not a check that hangs.
+ */
+async function whilePaced<T>(provider: ProviderConfig, emit: (e: WorkerEvent) => void, work: () => Promise<T>) {
+  let told = false;
+  const unwatch = onPacedWait(provider.token, () => {
+    if (!told) emit({ event: 'slowed' });
+    told = true;
+  });
+  try {
+    return await work();
+  } finally {
+    unwatch();
+  }
+}
+
 async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<unknown> {
   switch (req.kind) {
     case 'prepare':
       return prepare(req.provider, emit);
     case 'classify':
-      return classify(req.provider, req.items, emit);
+      return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit));
     case 'topic-setting':
       return topicSetting(req.provider, req.optOut, emit);
     case 'reset':
