@@ -7,7 +7,7 @@
 //! takes A only as bytes, so each call decodes A again and runs a generic
 //! variable-base ladder. Here A is decoded once and gets a precomputed table,
 //! so b_i·A costs what b_i·G costs (a constant-time table walk), and the
-//! selection and sum stay in the group until one encoding each.
+//! selection and sum stay in the group until all are encoded, in two batches.
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
@@ -62,28 +62,44 @@ fn receive(a: &[u8], s: &[u8], wide: &[u8], points: &mut [u8], shared: &mut [u8]
         return -1;
     }
     let table = RistrettoBasepointTable::create(&point);
+    // Each point is made as its half, h with 2h the point, so that all 128 are
+    // encoded by one double_and_compress_batch (one field inversion for the
+    // lot, instead of one per encoding: ~6 µs each here, a sixth of the loop).
+    let half = Scalar::from(2u8).invert();
+    let half_a = &half * &table;
+    let mut b_halves = Vec::with_capacity(BASE_OTS);
+    let mut shared_halves = Vec::with_capacity(BASE_OTS);
     let mut failed = false;
     for i in 0..BASE_OTS {
         let mut w = [0u8; WIDE];
         w.copy_from_slice(&wide[WIDE * i..WIDE * (i + 1)]);
         let mut b = Scalar::from_bytes_mod_order_wide(&w);
         w.zeroize();
-        let bit = Choice::from((s[i >> 3] >> (i & 7)) & 1);
-        let mut b_g = &b * RISTRETTO_BASEPOINT_TABLE;
-        let mut big_b = b_g + RistrettoPoint::conditional_select(&identity, &point, bit);
-        let mut b_a = &b * &table;
         // libsodium refuses a multiplication whose result is the identity; b = 0
         // is the only way (A is not the identity, the group has prime order).
-        failed |= b_g == identity;
-        points[POINT * i..POINT * (i + 1)].copy_from_slice(big_b.compress().as_bytes());
-        let mut encoded = b_a.compress();
-        shared[POINT * i..POINT * (i + 1)].copy_from_slice(encoded.as_bytes());
-        encoded.zeroize();
+        failed |= b == Scalar::ZERO;
+        let bit = Choice::from((s[i >> 3] >> (i & 7)) & 1);
+        let mut b_half = &b * &half;
+        let mut g_half = &b_half * RISTRETTO_BASEPOINT_TABLE;
+        b_halves.push(g_half + RistrettoPoint::conditional_select(&identity, &half_a, bit));
+        shared_halves.push(&b_half * &table);
         b.zeroize();
-        b_g.zeroize();
-        big_b.zeroize();
-        b_a.zeroize();
+        b_half.zeroize();
+        g_half.zeroize();
     }
+    for (i, b) in RistrettoPoint::double_and_compress_batch(&b_halves)
+        .iter()
+        .enumerate()
+    {
+        points[POINT * i..POINT * (i + 1)].copy_from_slice(b.as_bytes());
+    }
+    let mut encoded = RistrettoPoint::double_and_compress_batch(&shared_halves);
+    for (i, k) in encoded.iter().enumerate() {
+        shared[POINT * i..POINT * (i + 1)].copy_from_slice(k.as_bytes());
+    }
+    encoded.zeroize();
+    b_halves.zeroize();
+    shared_halves.zeroize();
     if failed {
         -1
     } else {
