@@ -97,6 +97,16 @@ function mulElement(scalar: Uint8Array, bytes: Uint8Array, what: string, index =
   return product;
 }
 
+/** key·X_i for consecutive 32-byte elements X_i, throwing on any refused one (the provider's binding). */
+export type EvaluateAll = (secretKey: Uint8Array, blinded: Uint8Array) => Uint8Array;
+
+let nativeEvaluateAll: EvaluateAll | undefined;
+
+/** From now on blindEvaluateAll runs on `native` (the provider's binding), or on this realm's backend again when given nothing. */
+export function useNativeEvaluateAll(native?: EvaluateAll): void {
+  nativeEvaluateAll = native;
+}
+
 /** Hash(I2OSP(len(input), 2) ‖ input ‖ I2OSP(len(unblinded), 2) ‖ unblinded ‖ "Finalize"). */
 const finalHash = (input: Uint8Array, unblinded: Uint8Array): Uint8Array =>
   sha512(concatBytes(lengthPrefixed(input, 'input'), lengthPrefixed(unblinded, 'element'), FINALIZE));
@@ -138,9 +148,20 @@ export const oprf = Object.freeze({
     return mulElement(usableScalar(secretKey, 'key'), blinded, 'blinded');
   },
 
-  /** (Provider) blindEvaluate for consecutive 32-byte elements, the key checked once. */
+  /**
+   * (Provider) blindEvaluate for consecutive 32-byte elements, the key checked
+   * once; natively in one call when the provider hands one over
+   * (useNativeEvaluateAll). Refusals name the element either way.
+   */
   blindEvaluateAll(secretKey: Uint8Array, blinded: Uint8Array): Uint8Array {
     usableScalar(secretKey, 'key');
+    if (nativeEvaluateAll && blinded.length > 0 && blinded.length % 32 === 0) {
+      try {
+        return nativeEvaluateAll(secretKey, blinded);
+      } catch {
+        // A refused element: the loop below finds which, and says so.
+      }
+    }
     const out = new Uint8Array(blinded.length);
     for (let i = 0; i * 32 < blinded.length; i++) {
       out.set(mulElement(secretKey, blinded.subarray(32 * i, 32 * i + 32), 'blinded', i), 32 * i);

@@ -81,6 +81,8 @@ static const char BASE_OT_DOMAIN[] = "pmf-ot-base-v1";
 // all 128 OTs, A decoded once (see ot-base/src/lib.rs for why).
 int pmf_ot_base_points(const uint8_t* A, const uint8_t* s, const uint8_t* wide, uint8_t* points,
                        uint8_t* shared);
+// The blocklist OPRF over a request's elements, from ot-base/ too: key·X_i, encoded in one batch.
+int pmf_oprf_evaluate(const uint8_t* key, const uint8_t* blinded, size_t n, uint8_t* out);
 
 // wasm/ts/ot.ts receiveBaseHere, byte for byte (tested against it): for each
 // choice bit s_i, the scalar b_i = wide_i mod L, B_i = b_i·G + s_i·A (selected
@@ -194,6 +196,32 @@ static napi_value call(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// key·X_i for each 32-byte element X_i of `blinded`, in one call (1..MAX_ELEMENTS of them): the
+// result of crypto_scalarmult_ristretto255 for each, byte for byte, with the same refusals.
+#define MAX_ELEMENTS 4096
+static napi_value oprf_evaluate_all(napi_env env, napi_callback_info info) {
+  static const size_t want[] = {SCALAR, 0};
+  Args a;
+  uint8_t* bytes;
+  napi_value buffer, result;
+  if (!read_args(env, info, 2, want, &a, NULL)) return NULL;
+  size_t n = a.len[1] / RISTRETTO;
+  if (a.len[1] % RISTRETTO != 0 || n == 0 || n > MAX_ELEMENTS) {
+    napi_throw_range_error(env, NULL, "invalid input length");
+    return NULL;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) rc |= !top_bit_clear(a.data[1] + RISTRETTO * i);
+  if (napi_create_arraybuffer(env, a.len[1], (void**)&bytes, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_uint8_array, a.len[1], buffer, 0, &result) != napi_ok)
+    return NULL;
+  if (rc != 0 || pmf_oprf_evaluate(a.data[0], a.data[1], n, bytes) != 0) {
+    napi_throw_error(env, NULL, "invalid point or scalar");
+    return NULL;
+  }
+  return result;
+}
+
 // The one function with a boolean result; any length is answered (false unless 32 bytes).
 static napi_value is_valid_point(napi_env env, napi_callback_info info) {
   static const size_t any[] = {0};
@@ -211,7 +239,7 @@ static napi_value init(napi_env env, napi_value exports) {
     napi_throw_error(env, NULL, "libsodium failed to initialize");
     return NULL;
   }
-  napi_property_descriptor props[FN_COUNT + 1];
+  napi_property_descriptor props[FN_COUNT + 2];
   for (size_t i = 0; i < FN_COUNT; i++)
     props[i] = (napi_property_descriptor){FNS[i].name,     NULL,          call, NULL, NULL, NULL,
                                           napi_enumerable, (void*)&FNS[i]};
@@ -223,7 +251,9 @@ static napi_value init(napi_env env, napi_value exports) {
                                                NULL,
                                                napi_enumerable,
                                                NULL};
-  if (napi_define_properties(env, exports, FN_COUNT + 1, props) != napi_ok) return NULL;
+  props[FN_COUNT + 1] = (napi_property_descriptor){
+      "pmf_oprf_evaluate_all", NULL, oprf_evaluate_all, NULL, NULL, NULL, napi_enumerable, NULL};
+  if (napi_define_properties(env, exports, FN_COUNT + 2, props) != napi_ok) return NULL;
   return exports;
 }
 

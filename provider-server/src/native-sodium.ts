@@ -1,16 +1,18 @@
 // The provider's ristretto255 (base OTs of new sessions, the blocklist OPRF)
 // on the system's native libsodium, about 3x less CPU than the WebAssembly
-// build the clients use, and the base-OT loop of a new session in one native
-// call: provider-server/native/, built by
+// build the clients use, and the base-OT loop of a new session and the
+// blocklist OPRF over a request's elements each in one native call:
+// provider-server/native/, built by
 // `node scripts/build-native.mjs` (setup runs it). Each thread that computes
 // awaits providerSodiumReady() once; without the binding the provider still
 // works, on WebAssembly, and says so at start.
 import { createRequire } from 'node:module';
+import { useNativeEvaluateAll, type EvaluateAll } from '../../protocol/oprf.js';
 import { useNativeBaseOt, type BaseOtReceive } from '../../wasm/ts/ot.js';
 import { ristrettoReady, useNativeSodium, type SodiumRistretto } from '../../wasm/ts/ristretto.js';
 
-/** What the binding exports: libsodium's functions under the wrappers' names, and the base-OT loop. */
-type Binding = SodiumRistretto & { pmf_ot_base_receive: BaseOtReceive };
+/** What the binding exports: libsodium's functions under the wrappers' names, the base-OT loop and the OPRF's. */
+type Binding = SodiumRistretto & { pmf_ot_base_receive: BaseOtReceive; pmf_oprf_evaluate_all: EvaluateAll };
 
 /** Where the build puts the binding, relative to this file (the same in src/ and in the compiled dist/server). */
 const BINDING = '../native/build/pmf_sodium.node';
@@ -39,7 +41,7 @@ export function loadProblem(e: unknown): string {
 }
 
 /**
- * Switches this thread's ristretto255 and base-OT loop to the binding, when it
+ * Switches this thread's ristretto255, base-OT loop and OPRF evaluation to the binding, when it
  * loads (on: true), or back to the WebAssembly build and the TypeScript loop
  * the clients run (on: false). Returns whether the binding is used.
  */
@@ -47,6 +49,7 @@ export function useProviderNative(on: boolean): boolean {
   const native = on ? nativeSodium() : undefined;
   useNativeSodium(native);
   useNativeBaseOt(native?.pmf_ot_base_receive);
+  useNativeEvaluateAll(native?.pmf_oprf_evaluate_all);
   return native !== undefined;
 }
 

@@ -3,8 +3,9 @@
 // wasm/test/ristretto.test.ts checks every function against @noble/curves,
 // protocol/test/oprf.test.ts the RFC 9497 test vectors and wasm/test/ot.test.ts
 // the base-OT keys against a @noble/curves recomputation. Then the native
-// base-OT loop byte for byte against the TypeScript one, and the binding's
-// own argument checks, which libsodium itself cannot make.
+// base-OT loop byte for byte against the TypeScript one, the native OPRF
+// evaluation against libsodium's multiplication, and the binding's own
+// argument checks, which libsodium itself cannot make.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -60,6 +61,38 @@ test('the native base-OT loop answers exactly as the TypeScript one, and refuses
   notPoint[31] |= 0x80; // the non-canonical twin that libsodium 1.0.18 alone would take
   assert.throws(() => native.pmf_ot_base_receive(notPoint, s, randomBytes(64 * 128)), /invalid point/);
   assert.throws(() => native.pmf_ot_base_receive(new Uint8Array(32), s, randomBytes(64 * 128)), /invalid point/);
+});
+
+test("the native OPRF evaluation answers as libsodium's multiplication per element, and refuses what it would", () => {
+  const mulEach = (k: Uint8Array, xs: Uint8Array) =>
+    Uint8Array.from(
+      Array.from({ length: xs.length / 32 }, (_, i) => [
+        ...(native.crypto_scalarmult_ristretto255(k, xs.subarray(32 * i, 32 * i + 32)) as Uint8Array),
+      ]).flat(),
+    );
+  for (const n of [1, 20, 64]) {
+    const key = randomScalar();
+    const blinded = Uint8Array.from(Array.from({ length: n }, () => [...mulBase(randomScalar())]).flat());
+    assert.deepEqual(native.pmf_oprf_evaluate_all(key, blinded), mulEach(key, blinded), `${n} elements`);
+  }
+  const key = randomScalar();
+  const good = mulBase(randomScalar());
+  const twoOf = (x: Uint8Array) => Uint8Array.from([...good, ...x]);
+  const topBit = good.slice();
+  topBit[31] |= 0x80;
+  const aboveP = new Uint8Array(32).fill(0xff);
+  aboveP[31] = 0x7f;
+  for (const bad of [topBit, aboveP, new Uint8Array(32)]) {
+    assert.throws(() => native.pmf_oprf_evaluate_all(key, twoOf(bad)), /invalid point/);
+    assert.throws(() => native.crypto_scalarmult_ristretto255(key, bad));
+  }
+  const aboveL = new Uint8Array(32).fill(0xff);
+  aboveL[31] = 0x10; // 2^252 + 2^248 - 1 > L
+  for (const badKey of [new Uint8Array(32), aboveL])
+    assert.throws(() => native.pmf_oprf_evaluate_all(badKey, twoOf(good)), /invalid point or scalar/);
+  assert.throws(() => native.pmf_oprf_evaluate_all(key, new Uint8Array(0)), RangeError);
+  assert.throws(() => native.pmf_oprf_evaluate_all(key, new Uint8Array(33)), RangeError);
+  assert.throws(() => native.pmf_oprf_evaluate_all(key.subarray(1), good), RangeError);
 });
 
 test("a binding that does not load is reported with the loader's reason, a missing one as not built", () => {

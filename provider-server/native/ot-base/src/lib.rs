@@ -1,7 +1,10 @@
-//! The group arithmetic of the provider's half of a session's 128 base OTs
-//! (docs/crypto.md#base-ot), for the loop in ../sodium.c (which hashes the
-//! keys with libsodium and wipes what is secret): for each choice bit s_i,
-//! b_i = wide_i mod L, B_i = b_i·G + s_i·A and the shared point b_i·A.
+//! The provider's batched ristretto255 work, called from ../sodium.c:
+//! - the group arithmetic of its half of a session's 128 base OTs
+//!   (docs/crypto.md#base-ot; sodium.c hashes the keys with libsodium and
+//!   wipes what is secret): for each choice bit s_i, b_i = wide_i mod L,
+//!   B_i = b_i·G + s_i·A and the shared point b_i·A;
+//! - the blocklist OPRF's evaluation of a request's blinded elements, k·X_i
+//!   (docs/blocklist.md).
 //!
 //! Why not libsodium's calls: every OT multiplies the same A, and libsodium
 //! takes A only as bytes, so each call decodes A again and runs a generic
@@ -105,4 +108,71 @@ fn receive(a: &[u8], s: &[u8], wide: &[u8], points: &mut [u8], shared: &mut [u8]
     } else {
         0
     }
+}
+
+/// `key`: a canonical non-zero scalar (32 bytes), `blinded`: `n` encoded
+/// points, `out`: `n` × 32 bytes for key·X_i, encoded. Returns 0, or -1 (and a
+/// zeroed `out`) when the key is not canonical or zero, or an element does
+/// not decode canonically or is the identity: the refusals of libsodium's
+/// `crypto_scalarmult_ristretto255`, whose results these are byte for byte.
+///
+/// # Safety
+/// Each pointer must be valid for the length given above; `out` must not
+/// overlap the inputs.
+#[no_mangle]
+pub unsafe extern "C" fn pmf_oprf_evaluate(
+    key: *const u8,
+    blinded: *const u8,
+    n: usize,
+    out: *mut u8,
+) -> i32 {
+    let key = core::slice::from_raw_parts(key, 32);
+    let blinded = core::slice::from_raw_parts(blinded, POINT * n);
+    let out = core::slice::from_raw_parts_mut(out, POINT * n);
+    let rc = evaluate(key, blinded, out);
+    if rc != 0 {
+        out.zeroize();
+    }
+    rc
+}
+
+fn evaluate(key: &[u8], blinded: &[u8], out: &mut [u8]) -> i32 {
+    let mut bytes = [0u8; 32];
+    bytes.copy_from_slice(key);
+    let k: Option<Scalar> = Scalar::from_canonical_bytes(bytes).into();
+    bytes.zeroize();
+    let Some(mut k) = k else {
+        return -1;
+    };
+    if k == Scalar::ZERO {
+        return -1;
+    }
+    // As in receive: each product made as its half, all encoded in one batch.
+    let mut k_half = k * Scalar::from(2u8).invert();
+    k.zeroize();
+    let identity = RistrettoPoint::identity();
+    let mut halves = Vec::with_capacity(blinded.len() / POINT);
+    let mut failed = false;
+    for x in blinded.chunks_exact(POINT) {
+        match CompressedRistretto::from_slice(x)
+            .ok()
+            .and_then(|c| c.decompress())
+        {
+            Some(p) if p != identity => halves.push(p * k_half),
+            _ => failed = true,
+        }
+    }
+    k_half.zeroize();
+    if failed {
+        halves.zeroize();
+        return -1;
+    }
+    for (i, e) in RistrettoPoint::double_and_compress_batch(&halves)
+        .iter()
+        .enumerate()
+    {
+        out[POINT * i..POINT * (i + 1)].copy_from_slice(e.as_bytes());
+    }
+    halves.zeroize();
+    0
 }
