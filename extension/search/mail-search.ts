@@ -35,8 +35,8 @@ import {
   openStore,
   recordBytes,
   shardAad,
-  lookupAndWrite,
   writeAtomically,
+  writeNew,
   type DocRecord,
   type WriteOp,
   type Header,
@@ -742,14 +742,16 @@ export class MailSearch {
       ...chunks,
       ...seqs.map((seq, i) => ({ store: 'docs', put: { h: tags[i], c: chunkAt(i) }, key: seq }) as const),
     ];
-    // Common case, one transaction: look up replaced ids (none) and write. Replacing
-    // stored messages rewrites their chunks (and, for sealed ones, the manifest): a second pass.
-    const first = await lookupAndWrite(this.db, ['docs', 'chunks'], tags, (olds) =>
-      olds.some((o) => o !== undefined) ? undefined : writes,
-    );
-    const replaced = first.seqs.filter((o): o is number => o !== undefined);
+    // Common case, one transaction: new ids, written. If one is stored already (its tag
+    // is taken) nothing was: look the tags up, then rewrite the replaced messages' chunks
+    // (and, for sealed ones, the manifest) with the writes.
+    let replaced: number[] = [];
     let next: Manifest | undefined;
-    if (!first.committed) {
+    if (!(await writeNew(this.db, writes))) {
+      const tx = this.db.transaction('docs');
+      const olds = await Promise.all(tags.map((h) => tx.store.index('h').getKey(h)));
+      await tx.done;
+      replaced = olds.filter((o): o is number => o !== undefined);
       const sealed = replaced.filter((o) => o < this.manifest.sealedUpTo);
       next = sealed.length ? this.withTombstones(sealed) : undefined;
       const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));

@@ -85,61 +85,52 @@ export type WriteOp =
  * transaction, so the stored state is either entirely old or entirely new.
  */
 export async function writeAtomically(db: SearchDb, ops: WriteOp[]): Promise<void> {
-  await lookupAndWrite(db, [...new Set(ops.map((o) => o.store))], [], () => ops);
+  const failed = await commit(db, ops);
+  if (failed !== undefined) throw storageError(failed);
 }
 
 /**
- * Like writeAtomically, but first reads, in the same transaction, the
- * sequence numbers stored under the given id tags; `plan` turns them into the
- * writes, or returns undefined to write nothing. Resolves to what was read and
- * whether anything was committed.
+ * Like writeAtomically, but resolves false, having written nothing, when a
+ * row would share its id tag with a stored one (the unique index 'h'): a
+ * message written is then already stored. Adds need no lookup of their tags
+ * first; only a replacement pays for one.
  */
-export async function lookupAndWrite(
-  db: SearchDb,
-  stores: Store[],
-  tags: string[],
-  plan: (seqs: (number | undefined)[]) => WriteOp[] | undefined,
-): Promise<{ seqs: (number | undefined)[]; committed: boolean }> {
+export async function writeNew(db: SearchDb, ops: WriteOp[]): Promise<boolean> {
+  const failed = await commit(db, ops);
+  if ((failed as { name?: string } | undefined)?.name === 'ConstraintError') return false;
+  if (failed !== undefined) throw storageError(failed);
+  return true;
+}
+
+/** Runs the writes in one transaction; resolves to what made it fail, or undefined once committed. */
+async function commit(db: SearchDb, ops: WriteOp[]): Promise<unknown> {
   let tx: IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
   try {
-    tx = db.transaction(tags.length ? [...new Set<Store>(['docs', ...stores])] : stores, 'readwrite');
+    tx = db.transaction([...new Set(ops.map((o) => o.store))], 'readwrite');
   } catch (err) {
-    throw storageError(err);
+    return err;
   }
-  const abort = async () => {
-    try {
-      tx.abort();
-    } catch {
-      // already aborted
-    }
-    await tx.done.catch(() => undefined);
-  };
-  let seqs: (number | undefined)[] = [];
   try {
-    if (tags.length) {
-      const byTag = tx.objectStore('docs').index('h');
-      seqs = await Promise.all(tags.map((h) => byTag.getKey(h)));
-    }
-    const ops = plan(seqs);
-    if (!ops) {
-      await abort();
-      return { seqs, committed: false };
-    }
     for (const op of ops) {
       const store = tx.objectStore(op.store);
       const req = 'delete' in op ? store.delete(op.delete) : store.put(op.put as never, op.key as never);
       req.catch(() => undefined); // failures surface through tx.done
     }
   } catch (err) {
-    await abort();
-    throw storageError(err);
+    try {
+      tx.abort();
+    } catch {
+      // already aborted
+    }
+    await tx.done.catch(() => undefined);
+    return err;
   }
   try {
     await tx.done;
+    return undefined;
   } catch (err) {
-    throw storageError(tx.error ?? err);
+    return tx.error ?? err;
   }
-  return { seqs, committed: true };
 }
 
 /** Encoded size of a stored encrypted record. */
