@@ -11,8 +11,9 @@
 //   table) are rebuilt from the stored messages when first loaded.
 // - A query's result lines come from the shards' doc tables, in memory; only
 //   snippets (optional) read and decrypt the stored messages of the hits.
-// - remove() deletes the document record and adds a tombstone (its sequence
-//   number) to the manifest; queries drop tombstoned refs. A shard whose
+// - remove() deletes the stored message (its row, and its text from its
+//   chunk: doc-chunks.ts) and adds a tombstone (its sequence number) to the
+//   manifest; queries drop tombstoned refs. A shard whose
 //   tombstones exceed COMPACT_RATIO is rebuilt from its live documents, merged
 //   with the following shard while the two fit in SHARD_SIZE.
 // - Scores from different shards are made comparable by swapping each shard's
@@ -21,19 +22,21 @@ import { deleteDB } from 'idb';
 import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
+import { CHUNK_DOCS, decodeChunk, encodeChunk, type ChunkEntry } from './doc-chunks.js';
 import { compileQuery, parseQuery, PRESENCE, type IndexableDoc } from './lunr-shard.js';
 import { ShardBuilder } from './shard-builder.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import { TopHits } from './top-hits.js';
 import {
+  chunkAad,
   docAad,
   FORMAT,
   MANIFEST_AAD,
   openStore,
   recordBytes,
   shardAad,
-  lookupAndWrite,
   writeAtomically,
+  writeNew,
   type DocRecord,
   type WriteOp,
   type Header,
@@ -342,10 +345,11 @@ export class MailSearch {
       entries.push([cursor.key, cursor.value]);
       cursor = await cursor.continue();
     }
-    for (const [seq, rec] of entries) {
-      this.hot.add(indexable(await this.openDoc(seq, rec), seq));
+    const docs = await this.openDocs(entries);
+    entries.forEach(([seq], i) => {
+      this.hot.add(indexable(docs[i], seq));
       this.hotLive.add(seq);
-    }
+    });
     this.nextSeq = Math.max(this.manifest.sealedUpTo, entries.length ? entries[entries.length - 1][0] + 1 : 0);
   }
 
@@ -490,7 +494,7 @@ export class MailSearch {
       const next = shard ? this.withTombstones([seq]) : undefined;
       const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
       await writeAtomically(this.db, [
-        { store: 'docs', delete: seq },
+        ...(await this.dropDocs([seq])),
         ...(nextRec ? [{ store: 'meta', put: nextRec, key: 'manifest' } as const] : []),
       ]);
       if (next) this.applyManifest(next);
@@ -567,13 +571,15 @@ export class MailSearch {
   stats(): Promise<SearchStats> {
     return this.run(async () => {
       await this.writeQueue();
-      const tx = this.db.transaction(['docs', 'shards', 'meta']);
+      const tx = this.db.transaction(['docs', 'chunks', 'shards', 'meta']);
       let indexBytes = 0;
       let docBytes = 0;
       for (let c = await tx.objectStore('shards').openCursor(); c; c = await c.continue())
         indexBytes += recordBytes(c.value);
-      for (let c = await tx.objectStore('docs').openCursor(); c; c = await c.continue())
+      for (let c = await tx.objectStore('chunks').openCursor(); c; c = await c.continue())
         docBytes += recordBytes(c.value);
+      for (let c = await tx.objectStore('docs').openCursor(); c; c = await c.continue())
+        if ('ct' in c.value) docBytes += recordBytes(c.value); // a message stored alone (version 1)
       const manifestRec = await tx.objectStore('meta').get('manifest');
       if (manifestRec && 'ct' in manifestRec) indexBytes += recordBytes(manifestRec);
       let count = this.hotLive.size;
@@ -640,47 +646,120 @@ export class MailSearch {
     };
   }
 
-  private async openDoc(seq: number, rec: DocRecord | undefined): Promise<StoredDoc> {
-    if (!rec || typeof rec.h !== 'string') {
-      throw new MailSearchError('integrity', `Search index record doc|${seq} is missing or malformed`);
+  /**
+   * Decrypts stored messages from their 'docs' rows; each chunk is read and
+   * decrypted once. A row must name a chunk entry with its own seq and tag.
+   */
+  private async openDocs(rows: [number, DocRecord | undefined][]): Promise<StoredDoc[]> {
+    const chunkKeys = new Set<number>();
+    for (const [seq, rec] of rows) {
+      if (!rec || typeof rec.h !== 'string' || ('c' in rec && !isInt(rec.c))) {
+        throw new MailSearchError('integrity', `Search index record doc|${seq} is missing or malformed`);
+      }
+      if ('c' in rec) chunkKeys.add(rec.c);
     }
-    const bytes = await this.cipher.open(docAad(seq, rec.h), rec);
-    try {
-      return JSON.parse(fromUtf8.decode(bytes)) as StoredDoc;
-    } catch {
-      throw new MailSearchError('integrity', `Search index record doc|${seq} is malformed`);
+    const chunks = await this.readChunks([...chunkKeys]);
+    return Promise.all(
+      rows.map(async ([seq, rec]) => {
+        let json: Uint8Array;
+        if ('c' in rec!) {
+          const entry = chunks.get(rec.c)!.find((e) => e.seq === seq);
+          if (!entry || entry.tag !== rec.h) {
+            throw new MailSearchError('integrity', `Search index record doc|${seq} does not match its chunk`);
+          }
+          json = entry.json;
+        } else {
+          json = await this.cipher.open(docAad(seq, rec!.h), rec);
+        }
+        try {
+          return JSON.parse(fromUtf8.decode(json)) as StoredDoc;
+        } catch {
+          throw new MailSearchError('integrity', `Search index record doc|${seq} is malformed`);
+        }
+      }),
+    );
+  }
+
+  /** Reads and decrypts chunks by key (one transaction; decryption in parallel). */
+  private async readChunks(keys: number[]): Promise<Map<number, ChunkEntry[]>> {
+    if (keys.length === 0) return new Map();
+    const tx = this.db.transaction('chunks');
+    const recs = await Promise.all(keys.map((k) => tx.store.get(k)));
+    await tx.done;
+    const opened = await Promise.all(keys.map((k, i) => this.cipher.open(chunkAad(k), recs[i])));
+    return new Map(
+      keys.map((k, i) => {
+        const entries = decodeChunk(opened[i]);
+        if (!entries) throw new MailSearchError('integrity', `Search index record ${chunkAad(k)} is malformed`);
+        return [k, entries];
+      }),
+    );
+  }
+
+  /**
+   * The writes that delete these stored messages: their rows, and each chunk
+   * holding some re-encrypted without them (or deleted once empty), so no
+   * removed text stays on disk.
+   */
+  private async dropDocs(seqs: number[]): Promise<WriteOp[]> {
+    const tx = this.db.transaction('docs');
+    const rows = await Promise.all(seqs.map((q) => tx.store.get(q)));
+    await tx.done;
+    const keys = new Set<number>();
+    for (const r of rows) if (r && 'c' in r) keys.add(r.c);
+    const drop = new Set(seqs);
+    const ops: WriteOp[] = seqs.map((q) => ({ store: 'docs', delete: q }));
+    for (const [key, entries] of await this.readChunks([...keys])) {
+      const kept = entries.filter((e) => !drop.has(e.seq));
+      ops.push(
+        kept.length
+          ? { store: 'chunks', put: await this.cipher.seal(chunkAad(key), encodeChunk(kept)), key }
+          : { store: 'chunks', delete: key },
+      );
     }
+    return ops;
   }
 
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
     const seqs = batch.map((_, i) => this.nextSeq + i);
-    const sealing = Promise.all(
-      batch.map(async (d, i): Promise<DocRecord> => {
-        const plaintext = utf8.encode(JSON.stringify(d));
-        const h = await this.cipher.tag(d.id);
-        return { h, ...(await this.cipher.seal(docAad(seqs[i], h), plaintext)) };
-      }),
-    );
-    // Tokenizing (most of an add's CPU time) runs while WebCrypto works off the main thread.
+    const tagging = Promise.all(batch.map((d) => this.cipher.tag(d.id)));
+    // Tokenizing (most of an add's CPU time) runs while WebCrypto computes the tags off the main thread.
     const prepared = batch.map((d, i) => ShardBuilder.prepare(indexable(d, seqs[i])));
-    const records = await sealing;
-    const tags = records.map((r) => r.h);
-    const writes = (replaced: number[]): WriteOp[] => [
-      ...replaced.map((o) => ({ store: 'docs', delete: o }) as const),
-      ...records.map((r, i) => ({ store: 'docs', put: r, key: seqs[i] }) as const),
-    ];
-    const defined = (olds: (number | undefined)[]) => olds.filter((o): o is number => o !== undefined);
-    // Common case, one transaction: look up replaced ids and write. Replacing a
-    // message of a sealed shard also needs a new (encrypted) manifest: a second pass.
-    const first = await lookupAndWrite(this.db, ['docs'], tags, (olds) =>
-      defined(olds).some((o) => o < this.manifest.sealedUpTo) ? undefined : writes(defined(olds)),
+    const tags = await tagging;
+    const chunkAt = (i: number) => seqs[i - (i % CHUNK_DOCS)];
+    const chunks = await Promise.all(
+      seqs
+        .filter((_, i) => i % CHUNK_DOCS === 0)
+        .map(async (key, c) => {
+          const entries = batch.slice(c * CHUNK_DOCS, (c + 1) * CHUNK_DOCS).map((d, k) => {
+            const i = c * CHUNK_DOCS + k;
+            return { seq: seqs[i], tag: tags[i], json: utf8.encode(JSON.stringify(d)) };
+          });
+          return { store: 'chunks', put: await this.cipher.seal(chunkAad(key), encodeChunk(entries)), key } as const;
+        }),
     );
-    const replaced = defined(first.seqs);
+    const writes: WriteOp[] = [
+      ...chunks,
+      ...seqs.map((seq, i) => ({ store: 'docs', put: { h: tags[i], c: chunkAt(i) }, key: seq }) as const),
+    ];
+    // Common case, one transaction: new ids, written. If one is stored already (its tag
+    // is taken) nothing was: look the tags up, then rewrite the replaced messages' chunks
+    // (and, for sealed ones, the manifest) with the writes.
+    let replaced: number[] = [];
     let next: Manifest | undefined;
-    if (!first.committed) {
-      next = this.withTombstones(replaced.filter((o) => o < this.manifest.sealedUpTo));
-      const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
-      await writeAtomically(this.db, [...writes(replaced), { store: 'meta', put: nextRec, key: 'manifest' }]);
+    if (!(await writeNew(this.db, writes))) {
+      const tx = this.db.transaction('docs');
+      const olds = await Promise.all(tags.map((h) => tx.store.index('h').getKey(h)));
+      await tx.done;
+      replaced = olds.filter((o): o is number => o !== undefined);
+      const sealed = replaced.filter((o) => o < this.manifest.sealedUpTo);
+      next = sealed.length ? this.withTombstones(sealed) : undefined;
+      const nextRec = next && (await this.cipher.sealJson(MANIFEST_AAD, next));
+      await writeAtomically(this.db, [
+        ...(await this.dropDocs(replaced)),
+        ...writes,
+        ...(nextRec ? [{ store: 'meta', put: nextRec, key: 'manifest' } as const] : []),
+      ]);
     }
     // Committed: now (and only now) update the in-memory state.
     this.nextSeq += batch.length;
@@ -756,7 +835,8 @@ export class MailSearch {
       entries.push([c.key, c.value]);
     }
     const builder = new ShardBuilder();
-    for (const [seq, rec] of entries) builder.add(indexable(await this.openDoc(seq, rec), seq));
+    const docs = await this.openDocs(entries);
+    entries.forEach(([seq], i) => builder.add(indexable(docs[i], seq)));
 
     const id = this.manifest.nextShardId;
     const merged: ShardMeta[] = builder.size ? [{ id, lo, hi, docCount: builder.size, tombstones: [] }] : [];
@@ -887,12 +967,11 @@ export class MailSearch {
     const tx = this.db.transaction('docs');
     const recs = await Promise.all(hits.map((h) => tx.store.get(h.seq)));
     await tx.done;
-    await Promise.all(
-      hits.map(async ({ hit, seq }, i) => {
-        const snippet = makeSnippet((await this.openDoc(seq, recs[i])).body, terms);
-        hit.snippet = snippet.text;
-        hit.highlights.snippet = snippet.ranges;
-      }),
-    );
+    const docs = await this.openDocs(hits.map((h, i) => [h.seq, recs[i]]));
+    hits.forEach(({ hit }, i) => {
+      const snippet = makeSnippet(docs[i].body, terms);
+      hit.snippet = snippet.text;
+      hit.highlights.snippet = snippet.ranges;
+    });
   }
 }

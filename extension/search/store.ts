@@ -4,14 +4,19 @@
 //   meta    'header'   plaintext {format, kdf}: how to get the key (salt is not secret)
 //           'keys'     wrapped data keys (AAD  pmf-search/v1|meta|keys)
 //           'manifest' shard list, tombstones, sealed boundary (AAD meta|manifest)
-//   docs    key seq    {h, iv, ct}: one message; h = HMAC(id) for lookups by id
-//                      (AAD doc|<seq>|<h>); index 'h' (unique)
+//   docs    key seq    {h, c}: one message; h = HMAC(id) for lookups by id, c = the key of
+//                      the chunk holding it; index 'h' (unique). Stores of version 1 also
+//                      hold {h, iv, ct}: the message itself (AAD doc|<seq>|<h>), still read
+//   chunks  key seq    up to CHUNK_DOCS messages from this seq on (doc-chunks.ts), AAD chunk|<seq>
 //   shards  key id     one sealed shard, compact form (compact-shard.ts) gzip'd (AAD shard|<id>)
 import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import type { Bytes, SealedRecord } from './crypto.js';
 import { MailSearchError } from './errors.js';
 
+/** The header's format: how the key is derived and records are sealed (unchanged by DB_VERSION 2). */
 export const FORMAT = 1;
+/** IndexedDB schema version: 2 added the chunks store. */
+const DB_VERSION = 2;
 
 export interface Header {
   format: number;
@@ -19,14 +24,14 @@ export interface Header {
   kdf: { name: 'PBKDF2-SHA256'; salt: Bytes; iterations: number } | null;
 }
 
-export interface DocRecord extends SealedRecord {
-  h: string;
-}
+/** A message's row: where its chunk is, or (stores of version 1) the message itself. */
+export type DocRecord = { h: string; c: number } | (SealedRecord & { h: string });
 
 export interface SearchSchema extends DBSchema {
   meta: { key: string; value: Header | SealedRecord };
   docs: { key: number; value: DocRecord; indexes: { h: string } };
   shards: { key: number; value: SealedRecord };
+  chunks: { key: number; value: SealedRecord };
 }
 
 export type SearchDb = IDBPDatabase<SearchSchema>;
@@ -34,16 +39,20 @@ type Store = StoreNames<SearchSchema>;
 
 export const docAad = (seq: number, h: string): string => `doc|${seq}|${h}`;
 export const shardAad = (id: number): string => `shard|${id}`;
+export const chunkAad = (seq: number): string => `chunk|${seq}`;
 export const MANIFEST_AAD = 'meta|manifest';
 
 export async function openStore(name: string): Promise<SearchDb> {
   if (typeof indexedDB === 'undefined') throw new MailSearchError('storage', 'IndexedDB is not available here');
   try {
-    return await openDB<SearchSchema>(name, FORMAT, {
-      upgrade(db) {
-        db.createObjectStore('meta');
-        db.createObjectStore('docs').createIndex('h', 'h', { unique: true });
-        db.createObjectStore('shards');
+    return await openDB<SearchSchema>(name, DB_VERSION, {
+      upgrade(db, oldVersion) {
+        if (oldVersion < 1) {
+          db.createObjectStore('meta');
+          db.createObjectStore('docs').createIndex('h', 'h', { unique: true });
+          db.createObjectStore('shards');
+        }
+        db.createObjectStore('chunks');
       },
     });
   } catch (err) {
@@ -67,7 +76,7 @@ function storageError(err: unknown): MailSearchError {
 export type WriteOp =
   | { store: 'meta'; put: Header | SealedRecord; key: string }
   | { store: 'docs'; put: DocRecord; key: number }
-  | { store: 'shards'; put: SealedRecord; key: number }
+  | { store: 'shards' | 'chunks'; put: SealedRecord; key: number }
   | { store: Store; delete: number | string };
 
 /**
@@ -76,61 +85,52 @@ export type WriteOp =
  * transaction, so the stored state is either entirely old or entirely new.
  */
 export async function writeAtomically(db: SearchDb, ops: WriteOp[]): Promise<void> {
-  await lookupAndWrite(db, [...new Set(ops.map((o) => o.store))], [], () => ops);
+  const failed = await commit(db, ops);
+  if (failed !== undefined) throw storageError(failed);
 }
 
 /**
- * Like writeAtomically, but first reads, in the same transaction, the
- * sequence numbers stored under the given id tags; `plan` turns them into the
- * writes, or returns undefined to write nothing. Resolves to what was read and
- * whether anything was committed.
+ * Like writeAtomically, but resolves false, having written nothing, when a
+ * row would share its id tag with a stored one (the unique index 'h'): a
+ * message written is then already stored. Adds need no lookup of their tags
+ * first; only a replacement pays for one.
  */
-export async function lookupAndWrite(
-  db: SearchDb,
-  stores: Store[],
-  tags: string[],
-  plan: (seqs: (number | undefined)[]) => WriteOp[] | undefined,
-): Promise<{ seqs: (number | undefined)[]; committed: boolean }> {
+export async function writeNew(db: SearchDb, ops: WriteOp[]): Promise<boolean> {
+  const failed = await commit(db, ops);
+  if ((failed as { name?: string } | undefined)?.name === 'ConstraintError') return false;
+  if (failed !== undefined) throw storageError(failed);
+  return true;
+}
+
+/** Runs the writes in one transaction; resolves to what made it fail, or undefined once committed. */
+async function commit(db: SearchDb, ops: WriteOp[]): Promise<unknown> {
   let tx: IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
   try {
-    tx = db.transaction(tags.length ? [...new Set<Store>(['docs', ...stores])] : stores, 'readwrite');
+    tx = db.transaction([...new Set(ops.map((o) => o.store))], 'readwrite');
   } catch (err) {
-    throw storageError(err);
+    return err;
   }
-  const abort = async () => {
-    try {
-      tx.abort();
-    } catch {
-      // already aborted
-    }
-    await tx.done.catch(() => undefined);
-  };
-  let seqs: (number | undefined)[] = [];
   try {
-    if (tags.length) {
-      const byTag = tx.objectStore('docs').index('h');
-      seqs = await Promise.all(tags.map((h) => byTag.getKey(h)));
-    }
-    const ops = plan(seqs);
-    if (!ops) {
-      await abort();
-      return { seqs, committed: false };
-    }
     for (const op of ops) {
       const store = tx.objectStore(op.store);
       const req = 'delete' in op ? store.delete(op.delete) : store.put(op.put as never, op.key as never);
       req.catch(() => undefined); // failures surface through tx.done
     }
   } catch (err) {
-    await abort();
-    throw storageError(err);
+    try {
+      tx.abort();
+    } catch {
+      // already aborted
+    }
+    await tx.done.catch(() => undefined);
+    return err;
   }
   try {
     await tx.done;
+    return undefined;
   } catch (err) {
-    throw storageError(tx.error ?? err);
+    return tx.error ?? err;
   }
-  return { seqs, committed: true };
 }
 
 /** Encoded size of a stored encrypted record. */

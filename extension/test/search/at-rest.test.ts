@@ -114,7 +114,7 @@ describe('search index at rest', () => {
   });
 
   for (const [what, store, key] of [
-    ['a message record', 'docs', SHARD_SIZE + 10],
+    ['a chunk of messages', 'chunks', SHARD_SIZE],
     ['a sealed shard', 'shards', 1],
     ['the manifest', 'meta', 'manifest'],
   ] as const) {
@@ -134,20 +134,31 @@ describe('search index at rest', () => {
     });
   }
 
-  it('detects records moved to another address (AAD binds the record key)', async () => {
+  it('detects a chunk moved to another address (AAD binds the record key)', async () => {
     const name = freshName();
     const k = await newKey();
     await (await seeded(name, k)).close();
     const db = await openDB(name);
-    const a = await db.get('docs', 0);
-    await db.put('docs', { ...a, h: (await db.get('docs', 1)).h }, 1);
+    await db.put('chunks', await db.get('chunks', SHARD_SIZE), SHARD_SIZE + 10);
+    db.close();
+    await rejectsWith(openMailSearch({ dbName: name, key: k }), 'integrity', /chunk\|1010 failed authentication/);
+  });
+
+  it("detects message rows swapped (a chunk names each message's tag)", async () => {
+    const name = freshName();
+    const k = await newKey();
+    await (await seeded(name, k)).close();
+    const db = await openDB(name);
+    const [a, b] = [await db.get('docs', 0), await db.get('docs', 1)];
+    await db.put('docs', { ...a, h: 'placeholder' }, 0); // the tag index is unique
+    await db.put('docs', { ...b, h: a.h }, 1);
+    await db.put('docs', { ...a, h: b.h }, 0);
     db.close();
     const s = await openMailSearch({ dbName: name, key: k });
     open.push(s);
-    await rejectsWith(
-      s.search('w1 w2 w3 w4 w5', 1000).then(() => s.search('w0', 1000)),
-      'integrity',
-    );
+    // The snippets read every hit's stored message: message 0 is a hit for its own subject.
+    const [first] = makeDocs(3, 1);
+    await rejectsWith(s.search(first.subject, 1000), 'integrity', /doc\|[01] does not match its chunk/);
   });
 });
 
@@ -168,7 +179,7 @@ describe('search index failures keep the previous state', () => {
     const s = await seeded(name, key, false);
     open.push(s);
     const before = await snapshot(s);
-    const restore = failNthPut(2); // the first message record is written, the second fails
+    const restore = failNthPut(2); // the first chunk is written, the messages' rows fail
     try {
       await rejectsWith(s.addMany(makeDocs(9, 5, 'q')), 'quota', /nothing was changed/);
     } finally {
@@ -191,7 +202,7 @@ describe('search index failures keep the previous state', () => {
     const docs = makeDocs(4, SHARD_SIZE);
     await s.addMany(docs.slice(0, SHARD_SIZE - 1));
     const before = await snapshot(s);
-    const restore = failNthPut(2); // message record ok, then the shard record fails
+    const restore = failNthPut(3); // the message's chunk and row ok, then the shard record fails
     try {
       await s.addMany(docs.slice(SHARD_SIZE - 1)); // the message is stored; only the seal is deferred
     } finally {
