@@ -79,5 +79,5 @@ export function asProvider<T>(work: () => T): T {
 }
 
 export const PROVIDER_SODIUM = nativeSodium()
-  ? 'native libsodium, as provider-server runs it'
+  ? 'the native binding (libsodium, curve25519-dalek for the batched loops), as provider-server runs it'
   : "libsodium's WebAssembly build: the native binding is not built";

@@ -117,7 +117,7 @@ export default async function blocklist(ctx: BenchContext): Promise<void> {
     metric: 'cpu_us',
     value: median(providerUs),
     unit: 'µs',
-    note: `element check + one ristretto255 scalar multiplication (${PROVIDER_SODIUM}) (target ≤ 100 µs)`,
+    note: `element check + one ristretto255 scalar multiplication, a request's ${ITEMS} in one call (${PROVIDER_SODIUM}) (target ≤ 100 µs)`,
   });
   ctx.report({
     case: 'network_per_email',
