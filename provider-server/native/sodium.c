@@ -2,13 +2,13 @@
 // work (base OTs of each new session, the blocklist OPRF): the same functions,
 // names and semantics as libsodium-wrappers-sumo (wasm/ts/ristretto.ts uses
 // either), natively about 3x faster than libsodium's WebAssembly build.
-// Glue only: every operation is libsodium's but one. The composite function
-// is the provider's half of a session's base OTs (pmf_ot_base_receive), the
-// same loop as wasm/ts/ot.ts in one call; its group arithmetic is
-// curve25519-dalek's (ot-base/, a Rust static library linked in here), its
-// hashing libsodium's. Arguments are Uint8Arrays of the exact lengths expected
-// (checked here); results are fresh Uint8Arrays; a failure throws, like the
-// wrappers do.
+// Glue only: every operation is libsodium's but two batched ones, whose group
+// arithmetic is curve25519-dalek's (ot-base/, a Rust static library linked in
+// here): the provider's half of a session's base OTs (pmf_ot_base_receive,
+// the same loop as wasm/ts/ot.ts in one call, hashed with libsodium) and the
+// blocklist OPRF over a request's elements (pmf_oprf_evaluate_all).
+// Arguments are Uint8Arrays of the exact lengths expected (checked here);
+// results are fresh Uint8Arrays; a failure throws, like the wrappers do.
 #include <node_api.h>
 #include <sodium.h>
 
