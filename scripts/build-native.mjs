@@ -1,8 +1,9 @@
 // Builds the provider's native libsodium binding (provider-server/native/):
 // one C file against Debian's libsodium-dev and Node's N-API headers, no
-// node-gyp, linked with the Rust static library of the base OTs' group
-// arithmetic (ot-base/, curve25519-dalek from crates.io, versions pinned by
-// its Cargo.lock). Incremental: skipped when the .node file is newer than its
+// node-gyp, linked with the Rust static library that does the group
+// arithmetic of its two batched loops, base OTs and the blocklist OPRF
+// (ot-base/, curve25519-dalek from crates.io, versions pinned by its
+// Cargo.lock). Incremental: skipped when the .node file is newer than its
 // sources.
 // Without it the provider runs ristretto255 on libsodium's WebAssembly build
 // (about 4x slower) and says so at start.

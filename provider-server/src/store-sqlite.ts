@@ -151,8 +151,8 @@ class SqliteDriver implements SqlDriver {
   /**
    * The WAL, opened once: SQLite keeps the file (it truncates it in place,
    * and deletes it only when the last connection closes, never this one
-   * while it is open), and opening it for every sync cost a tenth of the
-   * event loop's time under load.
+   * while it is open), and opening and closing it around every sync cost
+   * about a twentieth of the event loop's time under load.
    */
   private walFile: fs.promises.FileHandle | undefined;
   /** Set once a WAL sync failed: nothing that follows can be called durable. */
