@@ -37,6 +37,8 @@ export interface ConnectorOptions<M extends LoadedModel = LoadedModel, S = SpamS
   load?: (pkg: VerifiedPackage) => Promise<M>;
   /** Opens the session (default: SpamSession). */
   open?: (opts: SessionOptions & { model: M }) => Promise<S>;
+  /** Spam requests kept on the device until their outcome is stored (kept-requests.ts); pass runJournal of the same to the run. */
+  kept?: SessionOptions['kept'];
   /** Persistent per-user key-switching keys by package key ("<model>-v<version>"), e.g. the extension's IndexedDB. */
   userKeys?: {
     get(packageKey: string): Promise<{ epoch: number; ksk: Uint8Array } | undefined>;
@@ -108,6 +110,7 @@ export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSes
           expectedEmails: remaining,
           onInvalidOutput: opts.onInvalidOutput,
           onMessageWarning: opts.onMessageWarning,
+          kept: opts.kept,
           onUserKey: opts.userKeys && ((epoch, ksk) => opts.userKeys!.put(packageKey(loaded!), { epoch, ksk })),
         });
       try {

@@ -4,10 +4,13 @@
 // twice: verdicts already recorded (e.g. in the CLI's results file) are
 // skipped; a spam request whose answer was lost with the connection is
 // re-sent as is, and its recorded answer evaluated
-// (docs/protocol.md#exactly-once-verdicts); if the provider says a message
-// was already classified otherwise, it is reported as such, not retried.
+// (docs/protocol.md#exactly-once-verdicts), also after a restart of the
+// client when the request was kept on the device (kept-requests.ts); if the
+// provider says a message was already classified otherwise, it is reported
+// as such, not retried.
 import { ProtocolError } from '../../protocol/errors.js';
 import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
+import type { RunJournal } from './kept-requests.js';
 import { ReplayRefused } from './topic-replay.js';
 
 /** A session that classifies one message at a time (SpamSession, TopicSession). */
@@ -47,6 +50,8 @@ export interface RunOptions<V = SpamVerdict> {
    * a fresh count (docs/protocol.md#resource-limits).
    */
   rateLimitWaitMs?: number;
+  /** Requests kept on the device (kept-requests.ts): an earlier run's are re-sent first, each forgotten once its outcome is stored. */
+  journal?: RunJournal;
   /**
    * Leaves the last session open when every item got its outcome, for the
    * caller (who had it from connect) to reuse and close: one hello less.
@@ -61,6 +66,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 export async function runClassification<V = SpamVerdict>(items: RunItem[], opts: RunOptions<V>): Promise<void> {
   const todo = items.filter((i) => !opts.done?.has(i.id));
+  const journal = opts.journal;
+  // A run that stopped between storing an outcome and forgetting the request leaves it behind.
+  if (journal) for (const i of items) if (opts.done?.has(i.id)) await journal.forget(i.id);
+  const settle = async (o: RunOutcome<V>, messageId: string): Promise<void> => {
+    await opts.onOutcome(o);
+    await journal?.forget(messageId);
+  };
   let session: Classifier<V> | undefined;
   const window = opts.reconnectWindowMs ?? 60_000;
   const rateWait = opts.rateLimitWaitMs ?? RATE_LIMIT_WAIT_MS;
@@ -71,11 +83,10 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       try {
         raw = await item.raw();
       } catch (e) {
-        await opts.onOutcome({
-          kind: 'failed',
-          messageId: item.id,
-          detail: `cannot read/decrypt: ${(e as Error).message}`,
-        });
+        await settle(
+          { kind: 'failed', messageId: item.id, detail: `cannot read/decrypt: ${(e as Error).message}` },
+          item.id,
+        );
         continue;
       }
       let delay = 200;
@@ -83,7 +94,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
-      let interrupted: InterruptedRequest<{ messageId: string }> | undefined;
+      let interrupted: InterruptedRequest<{ messageId: string }> | undefined = await journal?.resume(item.id);
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);
@@ -94,7 +105,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             v = await session.resume?.(resend);
           }
           v ??= await session.classify(item.id, raw, todo.length - i);
-          await opts.onOutcome({ kind: 'verdict', ...v });
+          await settle({ kind: 'verdict', ...v }, item.id);
           break;
         } catch (caught) {
           let e = caught;
@@ -103,11 +114,11 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             e = e.reason;
           }
           if (e instanceof ReplayRefused) {
-            await opts.onOutcome({ kind: 'replay_refused', messageId: item.id, detail: e.message });
+            await settle({ kind: 'replay_refused', messageId: item.id, detail: e.message }, item.id);
             break;
           }
           if (e instanceof ProtocolError && (e.code === 'already_classified' || e.code === 'unknown_message')) {
-            await opts.onOutcome({ kind: e.code, messageId: item.id, detail: e.message });
+            await settle({ kind: e.code, messageId: item.id, detail: e.message }, item.id);
             break;
           }
           session?.close();

@@ -31,6 +31,7 @@ import {
 import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 import { pacerFor, type RatePacer } from './pacer.js';
+import type { KeptRequests } from './kept-requests.js';
 import type { ReplayEntry } from './topic-replay.js';
 
 /** The subset of the browser WebSocket API the client uses. */
@@ -116,6 +117,8 @@ export interface SessionOptions {
   onInvalidOutput?: (messageId: string) => void;
   /** Local note about a message's content (e.g. an empty body), from feature extraction. */
   onMessageWarning?: (messageId: string, warning: string) => void;
+  /** Spam requests are kept here before they leave, until their outcome is stored (kept-requests.ts). */
+  kept?: KeptRequests;
   /** A new key-switching key arrived (validated): persist it so later sessions need not fetch it again. */
   onUserKey?: (epoch: number, ksk: Uint8Array) => Promise<void>;
   timeoutMs?: number;
@@ -440,6 +443,18 @@ export class SpamSession extends ProviderSession {
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
     const request = { messageId, lwe, choices };
+    if (this.opts.kept) {
+      // Kept before it leaves: a client that stops from here on re-sends it at its next run.
+      const evaluation = pending.keep();
+      try {
+        await this.opts.kept.put(messageId, { request, evaluation });
+      } catch (e) {
+        pending.dispose();
+        throw e;
+      } finally {
+        evaluation.labels.fill(0);
+      }
+    }
     const gc = await this.garbledFor(
       'spam_request',
       request,

@@ -24,8 +24,9 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { loadHe } from '../../wasm/ts/he.js';
 import { createConnector } from '../core/connect.js';
+import { runJournal } from '../core/kept-requests.js';
 import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
-import { DirectoryStorage, FileTrustStore } from './node-storage.js';
+import { DirectoryStorage, FileTrustStore, KeptDirectory } from './node-storage.js';
 import {
   compareHeads,
   PackageLogAlert,
@@ -361,16 +362,22 @@ export async function main(argv: string[]): Promise<number> {
         classifiers.dispose();
       }
     } else {
+      const kept = new KeptDirectory(values.cache!, values.server, token);
       const connector = createConnector({
         ...base,
         modelId: values.model,
         onDownloadProgress: downloadProgress('model package'),
+        kept,
         onInvalidOutput: (id) =>
           console.error(
             `note: invalid garbled output for ${id} (treated as not spam; nothing was signalled to the provider)`,
           ),
       });
-      await runClassification<SpamVerdict>(items, { ...run, connect: (n) => connector.connect(n) });
+      await runClassification<SpamVerdict>(items, {
+        ...run,
+        connect: (n) => connector.connect(n),
+        journal: runJournal(he.core, kept),
+      });
     }
   }
   console.log(summary([...rows.values()]));

@@ -1,10 +1,14 @@
 // PackageStorage and the package log's TrustStore on the local file system,
 // for the CLI (the extension uses IndexedDB). <dir>/<key>.pmf is a verified
 // package; <key>.part and <key>.part.etag an interrupted download;
-// package-log-trust.json the log key and head recorded per provider.
+// package-log-trust.json the log key and head recorded per provider;
+// kept-requests/<account>/ the spam requests kept while their answer is on
+// the way (KeptDirectory).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageStorage } from '../core/download.js';
+import type { KeptRequests, KeptSpamRequest } from '../core/kept-requests.js';
 import type { LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
@@ -72,5 +76,68 @@ export class FileTrustStore implements TrustStore {
     // Write-then-rename: a crash never leaves a half-written file that loses the recorded heads.
     fs.writeFileSync(`${this.file}.tmp`, JSON.stringify({ ...this.all(), [origin]: trust }, null, 2));
     fs.renameSync(`${this.file}.tmp`, this.file);
+  }
+}
+
+const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
+const bytes = (s: unknown): Uint8Array | undefined =>
+  typeof s === 'string' ? new Uint8Array(Buffer.from(s, 'base64')) : undefined;
+
+/**
+ * One account's kept spam requests (core/kept-requests.ts) under
+ * <cache>/kept-requests/<hash of server and token>/, a file per message named
+ * by the hash of its id, readable by the user alone (the labels reveal the
+ * verdict to whoever also has the provider's answer). Written, then renamed:
+ * a killed client leaves the old file or the new one, never half of one.
+ */
+export class KeptDirectory implements KeptRequests {
+  private readonly dir: string;
+
+  constructor(cache: string, server: string, token: string) {
+    this.dir = path.join(cache, 'kept-requests', sha256Hex(`${server}\n${token}`).slice(0, 32));
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  private file(messageId: string): string {
+    return path.join(this.dir, `${sha256Hex(messageId)}.json`);
+  }
+
+  async get(messageId: string): Promise<KeptSpamRequest | undefined> {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file(messageId), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    let j: { messageId?: unknown; lwe?: unknown; choices?: unknown; T?: unknown; labels?: unknown } = {};
+    try {
+      j = JSON.parse(text) as typeof j;
+    } catch {
+      // Unreadable: handed on as a record that fails the journal's checks, which then drops it.
+    }
+    return {
+      request: { messageId: String(j.messageId), lwe: bytes(j.lwe)!, choices: bytes(j.choices)! },
+      evaluation: { T: Number(j.T), labels: bytes(j.labels)! },
+    };
+  }
+
+  async put(messageId: string, kept: KeptSpamRequest): Promise<void> {
+    const { request, evaluation } = kept;
+    const text = JSON.stringify({
+      messageId: request.messageId,
+      lwe: b64(request.lwe),
+      choices: b64(request.choices),
+      T: evaluation.T,
+      labels: b64(evaluation.labels),
+    });
+    const f = this.file(messageId);
+    fs.writeFileSync(`${f}.tmp`, text, { mode: 0o600 });
+    fs.renameSync(`${f}.tmp`, f);
+  }
+
+  async delete(messageId: string): Promise<void> {
+    fs.rmSync(this.file(messageId), { force: true });
   }
 }

@@ -18,9 +18,11 @@ import { nodeSocket } from '../node/cli.js';
 import { createConnector, type ConnectorOptions } from '../core/connect.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { decryptMessage } from '../../mail/decrypt.js';
+import { runJournal, type KeptRequests, type KeptSpamRequest, type RunJournal } from '../core/kept-requests.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
+import { tappedSocket } from './tapped-socket.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
-import { decodeMessage, encodeMessage } from '../../protocol/messages.js';
+import { decodeMessage, encodeMessage, SCHEMAS } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
 let dir: string;
@@ -159,6 +161,63 @@ test('a message classified by another client is reported as already classified, 
       [lost, 'already_classified'],
       ['not-delivered@test', 'unknown_message'],
     ],
+  );
+});
+
+test('a client that stops while its answer is on the way gets that verdict at its next run, from the request it kept', async () => {
+  const kept = new Map<string, KeptSpamRequest>();
+  const keptRequests: KeptRequests = {
+    get: async (id) => kept.get(id),
+    put: async (id, k) => void kept.set(id, structuredClone(k)),
+    delete: async (id) => void kept.delete(id),
+  };
+  /** Sends one message's request, loses its answer, and stops as a crashed client does: nothing in memory survives. */
+  const stopAfterRequest = async (id: string, raw: string, keep: boolean) => {
+    const connector = createConnector({
+      server: provider.server.httpUrl,
+      token,
+      he,
+      storage: new DirectoryStorage(path.join(dir, 'cache')),
+      socket: tappedSocket({ drop: (type) => type === SCHEMAS.spam_gc.type }),
+      kept: keep ? keptRequests : undefined,
+    });
+    let sessions = 0;
+    await assert.rejects(
+      runClassification([{ id, raw: async () => raw }], {
+        connect: (n) => (sessions++ === 0 ? connector.connect(n) : Promise.reject(new Error('the client stopped'))),
+        onOutcome: () => assert.fail('no outcome before the stop'),
+      }),
+      /the client stopped/,
+    );
+    assert.equal(await provider.store.isClassified(userId, id), true, 'the provider recorded the answer it sent');
+  };
+  const nextRun = async (id: string, raw: string, journal?: RunJournal) => {
+    const connector = connectorFor('cache');
+    const outcomes: RunOutcome[] = [];
+    await runClassification([{ id, raw: async () => raw }], {
+      connect: (n) => connector.connect(n),
+      journal,
+      onOutcome: (o) => void outcomes.push(o),
+    });
+    return { outcomes, spec: connector.model()!.spec };
+  };
+  const [spam, ham] = [mails[0], mails[5]];
+  for (const m of [spam, ham]) await provider.store.deliver(userId, `kept-${m.id}`, m.encrypted);
+
+  await stopAfterRequest(`kept-${spam.id}`, spam.raw, true);
+  assert.equal(kept.size, 1, 'the request was kept before it left');
+  const run = await nextRun(`kept-${spam.id}`, spam.raw, runJournal(he.core, keptRequests));
+  const [o] = run.outcomes;
+  assert.equal(o.kind, 'verdict', JSON.stringify(o));
+  const reference = plainVerdict(plain, await extractFeatures(spam.raw, run.spec));
+  assert.equal(o.kind === 'verdict' && o.label, reference, 'the recorded answer gives the plaintext verdict');
+  assert.equal(kept.size, 0, 'forgotten once the outcome is stored');
+
+  // The same stop without a kept request: the answer is recorded, but nobody can evaluate it any more.
+  await stopAfterRequest(`kept-${ham.id}`, ham.raw, false);
+  assert.deepEqual(
+    (await nextRun(`kept-${ham.id}`, ham.raw, runJournal(he.core, keptRequests))).outcomes.map((x) => x.kind),
+    ['already_classified'],
   );
 });
 

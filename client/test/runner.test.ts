@@ -1,11 +1,13 @@
 // The runner's patience with a provider that asks it to slow down: a
 // rate_limited hello is waited out (the provider counts whole minutes) well
-// past the short window for a provider that is down, and then given up.
+// past the short window for a provider that is down, and then given up; and
+// what a run does with the requests an earlier one kept on the device.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '../../protocol/errors.js';
 import { runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
-import type { SpamVerdict } from '../core/session.js';
+import type { RunJournal } from '../core/kept-requests.js';
+import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from '../core/session.js';
 
 const item = { id: 'm1', raw: async () => 'Subject: hi\r\n\r\nhello\r\n' };
 
@@ -66,4 +68,53 @@ test('keepOpen leaves the last session open for the caller only when the run com
     runClassification([item], { connect: async () => session(true), onOutcome: () => {}, keepOpen: true }),
   );
   assert.equal(closed, 1, 'a failed run closes its session');
+});
+
+test('kept requests: resumed first, forgotten once stored (also a stale one of a settled message), kept through a provider that stays down', async () => {
+  const kept = new Set(['m1', 'settled']);
+  const log: string[] = [];
+  const journal: RunJournal = {
+    resume: async (id) =>
+      kept.has(id)
+        ? new InterruptedRequest(
+            new ConnectionClosed(),
+            { messageId: id, lwe: new Uint8Array(1), choices: new Uint8Array(1) },
+            undefined,
+          )
+        : undefined,
+    forget: async (id) => void (kept.delete(id), log.push(`forget ${id}`)),
+  };
+  const session: Classifier<SpamVerdict> = {
+    classify: async (messageId) => (log.push(`classify ${messageId}`), { messageId, spam: false }) as SpamVerdict,
+    resume: async (i) =>
+      (log.push(`resume ${i.request.messageId}`), { messageId: i.request.messageId, spam: true }) as SpamVerdict,
+    close: () => {},
+  };
+  await runClassification([item, { ...item, id: 'settled' }, { ...item, id: 'm2' }], {
+    done: new Set(['settled']),
+    connect: async () => session,
+    journal,
+    onOutcome: (o) => void log.push(`outcome ${o.messageId}`),
+  });
+  assert.deepEqual(log, [
+    'forget settled',
+    'resume m1',
+    'outcome m1',
+    'forget m1',
+    'classify m2',
+    'outcome m2',
+    'forget m2',
+  ]);
+
+  kept.add('m1');
+  await assert.rejects(
+    runClassification([item], {
+      connect: async () => Promise.reject(new ConnectionClosed('down')),
+      journal,
+      onOutcome: () => {},
+      reconnectWindowMs: 10,
+    }),
+    ConnectionClosed,
+  );
+  assert.ok(kept.has('m1'), 'a run that gave up keeps the request for the next one');
 });

@@ -13,6 +13,9 @@
 //                                          provider issuing a new token must not get a replay
 //   blocklist       [account, message id]  → the link check's outcome (hits with their records,
 //                                          or already looked up), so a restart does not ask again
+//   kept-requests   [account, message id]  → a spam request sent and its evaluation labels, from
+//                                          just before it leaves until its outcome is stored, so a
+//                                          restart mid-request re-sends it (client/core/kept-requests.ts)
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
@@ -23,6 +26,7 @@ import type { PackageStorage } from '../../client/core/download.js';
 import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
 import type { BlocklistHit } from '../../client/core/blocklist.js';
+import type { KeptRequests, KeptSpamRequest } from '../../client/core/kept-requests.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -83,6 +87,7 @@ const STORES = [
   'config',
   'topic-replay',
   'blocklist',
+  'kept-requests',
 ] as const;
 type PartialMeta = { etag: string; chunks: number };
 
@@ -129,8 +134,8 @@ export class PrivateStore {
   }
 
   static async open(name = DB_NAME): Promise<PrivateStore> {
-    // Version 2 added topic-replay, version 3 blocklist: an upgrade creates only the stores missing.
-    const db = await openDB(name, 3, {
+    // Version 2 added topic-replay, 3 blocklist, 4 kept-requests: an upgrade creates only the stores missing.
+    const db = await openDB(name, 4, {
       upgrade(d) {
         for (const s of STORES) if (!d.objectStoreNames.contains(s)) d.createObjectStore(s);
       },
@@ -237,6 +242,16 @@ export class PrivateStore {
     return all.filter((v) => v.at >= since).length;
   }
 
+  /** One account's kept spam requests (client/core/kept-requests.ts). */
+  keptRequests(account: string): KeptRequests {
+    return {
+      get: async (messageId) =>
+        (await this.db.get('kept-requests', [account, messageId])) as KeptSpamRequest | undefined,
+      put: async (messageId, kept) => void (await this.db.put('kept-requests', kept, [account, messageId])),
+      delete: (messageId) => this.db.delete('kept-requests', [account, messageId]),
+    };
+  }
+
   async blocklistOutcome(account: string, messageId: string): Promise<StoredBlocklist | undefined> {
     return (await this.db.get('blocklist', [account, messageId])) as StoredBlocklist | undefined;
   }
@@ -285,9 +300,10 @@ export class PrivateStore {
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
     if (!p) return void (await this.db.delete('config', 'provider'));
     const keep = accountOf(p);
-    const tx = this.db.transaction(['config', 'verdicts', 'user-keys', 'blocklist'], 'readwrite');
+    const accountStores = ['verdicts', 'user-keys', 'blocklist', 'kept-requests'] as const;
+    const tx = this.db.transaction(['config', ...accountStores], 'readwrite');
     await tx.objectStore('config').put(p, 'provider');
-    for (const name of ['verdicts', 'user-keys', 'blocklist'] as const)
+    for (const name of accountStores)
       for (const k of (await tx.objectStore(name).getAllKeys()) as [string, string][])
         if (k[0] !== keep) await tx.objectStore(name).delete(k);
     await tx.done;

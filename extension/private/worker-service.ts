@@ -10,6 +10,7 @@
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
+import { runJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
@@ -51,6 +52,8 @@ const privateStore = (): Promise<PrivateStore> => (storePromise ??= PrivateStore
 interface Slot {
   account: string;
   connector: Connector;
+  /** The spam requests this account's runs keep until their outcome is stored. */
+  journal: RunJournal;
   topics: Promise<Connector<TopicModel, TopicSession>>;
   links: LinkChecker;
   onProgress: (r: number, t: number) => void;
@@ -86,11 +89,13 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
       },
     };
-    const connector = createConnector(common);
+    const kept = store.keptRequests(account);
+    const connector = createConnector({ ...common, kept });
     const slot: Slot = {
       account,
       onProgress: (_r: number, _t: number) => {},
       connector,
+      journal: runJournal(he.core, kept),
       topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay })),
       // Blocklist requests ride on a spam-model session (its hello needs a model): the spam check's, else one of
       // one email's worth of OTs.
@@ -145,7 +150,7 @@ async function classify(
   // Second line behind the background's own check: a request queued before
   // the user turned the check off still sends nothing.
   if (!(await store.settings()).spamCheck) throw new SpamCheckOff();
-  const connector = await connectorFor(provider, emit);
+  const { connector, journal } = await slotFor(provider, emit);
   const account = accountOf(provider);
   // A batch queued by a background that was restarted meanwhile may repeat
   // messages an earlier batch already settled: answer those from IndexedDB
@@ -173,6 +178,7 @@ async function classify(
     items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
     {
       done,
+      journal,
       connect: async (n) => (open = await connector.connect(n)),
       keepOpen: true,
       reconnectWindowMs: RECONNECT_WINDOW_MS,

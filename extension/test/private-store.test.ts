@@ -141,7 +141,13 @@ describe('PrivateStore', () => {
     await store.setProvider(old);
     await store.putVerdict(accountOf(old), 'm1', { kind: 'verdict', spam: true, at: Date.now() });
     await store.putUserKey(accountOf(old), 'spam-v1', { epoch: 1, ksk: new Uint8Array([1]) });
+    const kept = { messageId: 'm3', lwe: new Uint8Array(1), choices: new Uint8Array(1) };
+    await store
+      .keptRequests(accountOf(old))
+      .put('m3', { request: kept, evaluation: { T: 26, labels: new Uint8Array(416) } });
+    assert.deepEqual((await store.keptRequests(accountOf(old)).get('m3'))?.request, kept);
     await store.setProvider(fresh);
+    assert.equal(await store.keptRequests(accountOf(old)).get('m3'), undefined, 'its kept requests too');
     assert.equal(await store.verdict(accountOf(fresh), 'm1'), undefined);
     assert.equal(await store.verdict(accountOf(old), 'm1'), undefined, 'the old verdicts are gone from the device');
     assert.equal(await store.userKey(accountOf(old), 'spam-v1'), undefined);

@@ -63,6 +63,16 @@ export interface SpamResult {
   invalid: boolean;
 }
 
+/**
+ * A spam evaluation as the client keeps it on its device while the answer is
+ * on its way (client/core/kept-requests.ts): its bit width and the
+ * evaluator's input labels, 16 bytes per bit.
+ */
+export interface KeptSpamEvaluation {
+  T: number;
+  labels: Uint8Array;
+}
+
 /** Client state between sending gc_choice and receiving the garbled circuit. */
 export class PendingEvaluation {
   constructor(
@@ -85,6 +95,21 @@ export class PendingEvaluation {
   dispose(): void {
     this.labels.fill(0);
     this.labels = new Uint8Array(0);
+  }
+
+  /** A copy of a spam evaluation to keep on the device; this one stays usable. */
+  keep(): KeptSpamEvaluation {
+    if (this.kind !== Kind.Spam) throw new Error('only a spam evaluation is kept on the device');
+    if (this.labels.length === 0) throw new Error('this evaluation was already used or disposed');
+    return { T: this.T, labels: this.labels.slice() };
+  }
+
+  /** The spam evaluation `kept` held; RangeError when it is not one (a damaged store). */
+  static restore(core: WasmCore, kept: KeptSpamEvaluation): PendingEvaluation {
+    checkWidth(kept.T);
+    if (!(kept.labels instanceof Uint8Array) || kept.labels.length !== kept.T * LABEL)
+      throw new RangeError(`a kept spam evaluation has ${kept.T * LABEL} bytes of labels`);
+    return new PendingEvaluation(core, Kind.Spam, kept.T, 1, 0, kept.labels.slice());
   }
 }
 

@@ -1,0 +1,74 @@
+// Kept spam requests read back from the device's store (client/core/kept-requests.ts):
+// an intact one is ready to re-send with the same labels; a damaged one is
+// dropped, so that the message is asked anew instead of failing every run.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
+import { loadHe } from '../../wasm/ts/he.js';
+import { KeptDirectory } from '../node/node-storage.js';
+
+const T = 26;
+
+function store(records: Record<string, unknown>): KeptRequests & { ids(): string[] } {
+  const m = new Map(Object.entries(records) as [string, KeptSpamRequest][]);
+  return {
+    get: async (id) => m.get(id),
+    put: async (id, k) => void m.set(id, structuredClone(k)),
+    delete: async (id) => void m.delete(id),
+    ids: () => [...m.keys()],
+  };
+}
+
+const record = (messageId: string, labels: Uint8Array, t = T): KeptSpamRequest => ({
+  request: { messageId, lwe: new Uint8Array(8), choices: new Uint8Array(4) },
+  evaluation: { T: t, labels },
+});
+
+test('an intact kept request resumes with its request and labels; damaged ones are dropped', async () => {
+  const { core } = await loadHe();
+  const labels = new Uint8Array(randomBytes(16 * T));
+  const kept = store({
+    good: record('good', labels),
+    short: record('short', labels.subarray(1)),
+    width: record('width', new Uint8Array(16 * 99), 99),
+    moved: record('elsewhere', labels),
+    empty: { request: undefined, evaluation: undefined },
+  });
+  const journal = runJournal(core, kept);
+  const good = await journal.resume('good');
+  assert.deepEqual(good?.request, record('good', labels).request);
+  assert.deepEqual(good?.pending?.consume(), labels);
+  for (const id of ['short', 'width', 'moved', 'empty']) assert.equal(await journal.resume(id), undefined, id);
+  assert.equal(await journal.resume('never-kept'), undefined);
+  assert.deepEqual(kept.ids(), ['good'], 'damaged records are gone; the intact one stays until forgotten');
+  await journal.forget('good');
+  assert.deepEqual(kept.ids(), []);
+});
+
+test('the CLI keeps requests in files of its own, per account; a damaged file is dropped', async () => {
+  const { core } = await loadHe();
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-kept-'));
+  try {
+    const dir = new KeptDirectory(cache, 'http://127.0.0.1:1', 'token-a');
+    const other = new KeptDirectory(cache, 'http://127.0.0.1:1', 'token-b');
+    const labels = new Uint8Array(randomBytes(16 * T));
+    const k = record('m1@x', labels);
+    await dir.put('m1@x', k);
+    assert.deepEqual(await dir.get('m1@x'), k);
+    assert.equal(await other.get('m1@x'), undefined, 'another account does not see it');
+    const [file] = fs
+      .readdirSync(path.join(cache, 'kept-requests'), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile());
+    assert.equal(fs.statSync(path.join(file.parentPath, file.name)).mode & 0o077, 0, 'readable by the user alone');
+
+    fs.writeFileSync(path.join(file.parentPath, file.name), '{"messageId": "m1@x", "lwe"');
+    assert.equal(await runJournal(core, dir).resume('m1@x'), undefined);
+    assert.equal(await dir.get('m1@x'), undefined, 'the damaged file is gone');
+  } finally {
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
+});
