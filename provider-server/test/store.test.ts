@@ -311,6 +311,67 @@ describe('postgres', { skip: missing }, () => {
   });
   storeSuite('postgres', postgresFresh);
 
+  test('both stores end with the same schema: tables, columns, their nullability, keys and indexes', async () => {
+    // Each store writes its schema in its own dialect and history (store-sqlite.ts,
+    // store-postgres.ts): what they end with must not drift apart.
+    const file = path.join(tmp(), 'store.db');
+    await (await openSqliteStore(file)).close();
+    const lite = new Database(file, { readonly: true });
+    const sqlite = new Map<string, string[]>();
+    const tables = lite
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .pluck()
+      .all() as string[];
+    for (const t of tables) {
+      const cols = lite.pragma(`table_info(${t})`) as { name: string; notnull: number; pk: number }[];
+      // SQLite lets a primary-key column be NULL unless it says NOT NULL; PostgreSQL never does.
+      sqlite.set(
+        t,
+        cols.map((c) => `${c.name}${c.notnull || c.pk ? ' not null' : ''}${c.pk ? ` pk${c.pk}` : ''}`),
+      );
+      for (const ix of lite.pragma(`index_list(${t})`) as { name: string; origin: string }[]) {
+        if (ix.origin !== 'c') continue; // made by CREATE INDEX (not a key's own)
+        const on = (lite.pragma(`index_info(${ix.name})`) as { name: string }[]).map((c) => c.name);
+        sqlite.set(`index ${ix.name}`, [t, ...on]);
+      }
+    }
+    lite.close();
+
+    const url = await cluster!.database();
+    await (await openPostgresStore(url)).close();
+    const raw = new pg.Pool({ connectionString: url });
+    const postgres = new Map<string, string[]>();
+    const columns = await raw.query(
+      `SELECT c.table_name, c.column_name, c.is_nullable,
+              (SELECT k.ordinal_position FROM information_schema.key_column_usage k
+                 JOIN information_schema.table_constraints tc ON tc.constraint_name = k.constraint_name AND tc.constraint_type = 'PRIMARY KEY'
+                WHERE k.table_name = c.table_name AND k.column_name = c.column_name) AS pk
+         FROM information_schema.columns c
+        WHERE c.table_schema = 'public' AND c.table_name <> 'pmf_schema'
+        ORDER BY c.table_name, c.ordinal_position`,
+    );
+    for (const r of columns.rows as { table_name: string; column_name: string; is_nullable: string; pk: number }[])
+      postgres.set(r.table_name, [
+        ...(postgres.get(r.table_name) ?? []),
+        `${r.column_name}${r.is_nullable === 'NO' ? ' not null' : ''}${r.pk ? ` pk${r.pk}` : ''}`,
+      ]);
+    const indexes = await raw.query(
+      `SELECT i.relname AS name, t.relname AS on_table, array_agg(a.attname::text ORDER BY k.n) AS cols
+         FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+         JOIN pg_namespace ns ON ns.oid = t.relnamespace
+         CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, n)
+         JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+        WHERE ns.nspname = 'public' AND NOT x.indisprimary AND NOT x.indisunique AND t.relname <> 'pmf_schema'
+        GROUP BY i.relname, t.relname`,
+    );
+    for (const r of indexes.rows as { name: string; on_table: string; cols: string[] }[])
+      postgres.set(`index ${r.name}`, [r.on_table, ...r.cols]);
+    await raw.end();
+    const sorted = (m: Map<string, string[]>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+    assert.ok(sqlite.size > 10, `${sqlite.size} tables and indexes read`);
+    assert.deepEqual(sorted(postgres), sorted(sqlite));
+  });
+
   test('postgres: a newer schema is refused and an unreachable store is named without its password', async () => {
     const url = await cluster!.database();
     const store = await openPostgresStore(url);
