@@ -19,9 +19,8 @@ import { SCHEMAS } from '../../protocol/messages.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { accountOf, PrivateStore } from '../private/store.js';
-import { WorkerClient } from '../private/worker-client.js';
-import type { ItemOutcome, WorkerEnvelope } from '../private/worker-protocol.js';
-import { serveWorker } from '../private/worker-service.js';
+import type { ItemOutcome } from '../private/worker-protocol.js';
+import { inProcessWorker } from './worker-link.js';
 
 let provider: RealProvider;
 let store: PrivateStore;
@@ -36,16 +35,6 @@ after(async () => {
   store.close();
   await provider.close();
 });
-
-function worker(): WorkerClient {
-  let toClient: (m: WorkerEnvelope) => void = () => {};
-  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
-  return new WorkerClient({
-    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
-    onMessage: (cb) => (toClient = cb),
-    onClose: () => {},
-  });
-}
 
 test('a request kept before a stop is re-sent at the next call and gives the recorded verdict', async () => {
   const user = await provider.store.addUser('kept-in-extension');
@@ -84,7 +73,7 @@ test('a request kept before a stop is re-sent at the next call and gives the rec
     }
   };
   const outcomes: ItemOutcome[] = [];
-  await worker().call(
+  await inProcessWorker().call(
     {
       kind: 'classify',
       provider: config,

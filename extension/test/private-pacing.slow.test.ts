@@ -10,9 +10,8 @@ import { WebSocket } from 'ws';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { PrivateStore } from '../private/store.js';
-import { WorkerClient } from '../private/worker-client.js';
-import type { WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
-import { serveWorker } from '../private/worker-service.js';
+import type { WorkerEvent } from '../private/worker-protocol.js';
+import { inProcessWorker } from './worker-link.js';
 
 let provider: RealProvider;
 let settings: PrivateStore;
@@ -30,13 +29,7 @@ after(async () => {
 });
 
 test('a paced check is told as a wait, once, and ends with every verdict', { timeout: 240_000 }, async () => {
-  let toClient: (m: WorkerEnvelope) => void = () => {};
-  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
-  const worker = new WorkerClient({
-    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
-    onMessage: (cb) => (toClient = cb),
-    onClose: () => {},
-  });
+  const worker = inProcessWorker();
   const user = await provider.store.addUser('paced-in-extension');
   const mails = loadSpamAssassin()
     .filter((e) => e.split === 'test')

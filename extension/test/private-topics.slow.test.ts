@@ -12,8 +12,8 @@ import { loadTwentyNews } from '../../models/data/loaders.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { PrivateStore } from '../private/store.js';
 import { WorkerClient } from '../private/worker-client.js';
-import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
-import { serveWorker } from '../private/worker-service.js';
+import type { ClassifyItem, WorkerEvent } from '../private/worker-protocol.js';
+import { inProcessWorker } from './worker-link.js';
 
 let provider: RealProvider;
 let user: { userId: number; token: string };
@@ -35,16 +35,6 @@ after(async () => {
   await provider.close();
 });
 
-function client(): WorkerClient {
-  let toClient: (m: WorkerEnvelope) => void = () => {};
-  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
-  return new WorkerClient({
-    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
-    onMessage: (cb) => (toClient = cb),
-    onClose: () => {},
-  });
-}
-
 async function classify(w: WorkerClient, items: ClassifyItem[]): Promise<WorkerEvent[]> {
   const events: WorkerEvent[] = [];
   for (const i of items) await provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
@@ -57,7 +47,7 @@ const topicsOf = (events: WorkerEvent[]) =>
   events.flatMap((e) => (e.event === 'topic' ? [[e.topic.messageId, e.topic.kind]] : []));
 
 describe('topic extraction in the extension worker', { timeout: 120_000 }, () => {
-  const w = client();
+  const w = inProcessWorker();
 
   it('shares each checked message’s topic after its spam verdict; the provider records it', async () => {
     const events = await classify(w, [

@@ -13,22 +13,12 @@ import { SpamQueue } from '../private/spam-queue.js';
 import { accountOf, PrivateStore } from '../private/store.js';
 import { WorkerCallError, WorkerClient } from '../private/worker-client.js';
 import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
-import { serveWorker, toFailure } from '../private/worker-service.js';
-
-/** Both ends of a worker link in this process (asynchronous, like postMessage). */
-function inProcessClient(): WorkerClient {
-  let toClient: (m: WorkerEnvelope) => void = () => {};
-  const serve = serveWorker((m) => queueMicrotask(() => toClient(structuredClone(m))));
-  return new WorkerClient({
-    post: (m) => queueMicrotask(() => serve(structuredClone(m))),
-    onMessage: (cb) => (toClient = cb),
-    onClose: () => {},
-  });
-}
+import { toFailure } from '../private/worker-service.js';
+import { inProcessWorker } from './worker-link.js';
 
 describe('worker glue', () => {
   it('answers typed calls, and names an unreachable provider for the user', async () => {
-    const client = inProcessClient();
+    const client = inProcessWorker();
     assert.equal(await client.call({ kind: 'reset' }), null);
     await assert.rejects(
       client.call({ kind: 'prepare', provider: { url: 'http://127.0.0.1:9', token: 't' } }),
@@ -52,7 +42,7 @@ describe('worker glue', () => {
     const settings = await PrivateStore.open(); // the worker's own database
     try {
       await settings.setSettings({ spamCheck: false });
-      const client = inProcessClient();
+      const client = inProcessWorker();
       const items = [{ messageId: 'm1', raw: 'Subject: hi\r\n\r\nbuy now' }];
       await assert.rejects(
         client.call({ kind: 'classify', provider: { url: 'http://127.0.0.1:9', token: 't' }, items }),
@@ -85,7 +75,7 @@ describe('worker glue', () => {
     try {
       // A verdict recorded before: the spam check asks nothing, the link check is what is left.
       await settings.putVerdict(accountOf(p), 'm1', { kind: 'verdict', spam: false, at: 1 });
-      const client = inProcessClient();
+      const client = inProcessWorker();
       const items = [{ messageId: 'm1', raw: 'Subject: hi\r\n\r\nhttps://evil.example/' }];
       const run = async () => {
         const events: WorkerEvent[] = [];
