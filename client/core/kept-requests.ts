@@ -6,16 +6,19 @@
 // memory alone, they die with a client that stops while an answer is on its
 // way (a closed browser, a killed process), and the message is then "already
 // classified" for good, without a verdict. Kept here, the next run re-sends
-// the request and evaluates the recorded answer.
+// the request and evaluates the recorded answer. An answer that arrived is
+// kept too, before it is evaluated: after a stop the same answer is
+// evaluated again, never a second one for the same input labels.
 import type { Messages } from '../../protocol/messages.js';
 import type { WasmCore } from '../../wasm/ts/core.js';
 import { PendingEvaluation, type KeptSpamEvaluation } from '../../wasm/ts/gc.js';
 import { ConnectionClosed, InterruptedRequest } from './session.js';
 
-/** One spam request as sent, and what its answer is evaluated with. */
+/** One spam request as sent, what its answer is evaluated with, and the answer once it arrived. */
 export interface KeptSpamRequest {
   request: Messages['spam_request'];
   evaluation: KeptSpamEvaluation;
+  answer?: Uint8Array;
 }
 
 /**
@@ -48,6 +51,8 @@ export function runJournal(core: WasmCore, kept: KeptRequests): RunJournal {
         if (request?.messageId !== messageId || !(request.lwe instanceof Uint8Array))
           throw new RangeError('the request is not this message’s');
         if (!(request.choices instanceof Uint8Array)) throw new RangeError('the request has no choices');
+        if (k.answer !== undefined && !(k.answer instanceof Uint8Array))
+          throw new RangeError('the answer is not bytes');
         pending = PendingEvaluation.restore(core, k.evaluation);
       } catch {
         // A damaged record cannot be evaluated: the message is asked anew (and
@@ -56,7 +61,7 @@ export function runJournal(core: WasmCore, kept: KeptRequests): RunJournal {
         return undefined;
       }
       const reason = new ConnectionClosed('the client stopped before this answer arrived');
-      return new InterruptedRequest(reason, k.request, pending);
+      return new InterruptedRequest(reason, k.request, pending, { answer: k.answer });
     },
     forget: (messageId) => kept.delete(messageId),
   };

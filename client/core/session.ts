@@ -138,8 +138,12 @@ export class InterruptedRequest<R extends { messageId: string } = Messages['spam
     readonly reason: Error,
     readonly request: R,
     readonly pending: PendingEvaluation | undefined,
-    /** Topics: the output labels once evaluated, the replay-log entry, the local guess to report. */
-    readonly extra: { labels?: Uint8Array; replay?: ReplayEntry; localGuess?: string } = {},
+    /**
+     * Topics: the output labels once evaluated, the replay-log entry, the local
+     * guess to report. Spam: the answer, when it had arrived before a stop
+     * (kept-requests.ts).
+     */
+    readonly extra: { labels?: Uint8Array; replay?: ReplayEntry; localGuess?: string; answer?: Uint8Array } = {},
   ) {
     super(reason.message);
     this.name = 'InterruptedRequest';
@@ -443,25 +447,57 @@ export class SpamSession extends ProviderSession {
     const { message: choices, pending } = spamChoice(this.receiver!, { rPrime, T: params.T });
     cpu += performance.now() - t0;
     const request = { messageId, lwe, choices };
-    if (this.opts.kept) {
-      // Kept before it leaves: a client that stops from here on re-sends it at its next run.
-      const evaluation = pending.keep();
-      try {
-        await this.opts.kept.put(messageId, { request, evaluation });
-      } catch (e) {
-        pending.dispose();
-        throw e;
-      } finally {
-        evaluation.labels.fill(0);
-      }
-    }
+    // Kept before it leaves: a client that stops from here on re-sends it at its next run.
+    await this.keep(request, pending);
     const gc = await this.garbledFor(
       'spam_request',
       request,
       pending,
       (e) => new InterruptedRequest(e, request, pending),
     );
-    return this.verdict(messageId, pending, gc, cpu, sent0, recv0);
+    return this.evaluated(request, pending, gc, cpu, sent0, recv0);
+  }
+
+  /**
+   * Keeps the request and its labels on the device (kept-requests.ts), with
+   * the answer once it arrived: evaluated again after a stop, the same
+   * answer gives the same verdict, where asking again could bring another
+   * circuit for the same input labels.
+   */
+  private async keep(
+    request: Messages['spam_request'],
+    pending: PendingEvaluation,
+    answer?: Uint8Array,
+  ): Promise<void> {
+    if (!this.opts.kept) return;
+    const evaluation = pending.keep();
+    try {
+      await this.opts.kept.put(request.messageId, { request, evaluation, answer });
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    } finally {
+      evaluation.labels.fill(0);
+    }
+  }
+
+  /** The verdict from an answer; an answer that does not evaluate is not kept to be tried again. */
+  private async evaluated(
+    request: Messages['spam_request'],
+    pending: PendingEvaluation,
+    gc: Uint8Array,
+    cpu: number,
+    sent0: number,
+    recv0: number,
+    kept = false,
+  ): Promise<SpamVerdict> {
+    if (!kept) await this.keep(request, pending, gc);
+    try {
+      return this.verdict(request.messageId, pending, gc, cpu, sent0, recv0);
+    } catch (e) {
+      await this.opts.kept?.delete(request.messageId);
+      throw e;
+    }
   }
 
   /**
@@ -475,6 +511,8 @@ export class SpamSession extends ProviderSession {
     if (!pending) throw new Error('resume: a spam request is always kept with its pending evaluation');
     const sent0 = this.sent;
     const recv0 = this.received;
+    const kept = interrupted.extra.answer;
+    if (kept) return this.evaluated(request, pending, kept, 0, sent0, recv0, true);
     let gc: Uint8Array;
     try {
       gc = await this.garbledFor('spam_resend', request, pending, (e) => new InterruptedRequest(e, request, pending));
@@ -482,7 +520,7 @@ export class SpamSession extends ProviderSession {
       if (e instanceof ProtocolError && e.code === 'not_answered') return undefined;
       throw e;
     }
-    return this.verdict(request.messageId, pending, gc, 0, sent0, recv0);
+    return this.evaluated(request, pending, gc, 0, sent0, recv0);
   }
 
   private verdict(

@@ -111,7 +111,8 @@ export class KeptDirectory implements KeptRequests {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
     }
-    let j: { messageId?: unknown; lwe?: unknown; choices?: unknown; T?: unknown; labels?: unknown } = {};
+    let j: { messageId?: unknown; lwe?: unknown; choices?: unknown; T?: unknown; labels?: unknown; answer?: unknown } =
+      {};
     try {
       j = JSON.parse(text) as typeof j;
     } catch {
@@ -120,6 +121,8 @@ export class KeptDirectory implements KeptRequests {
     return {
       request: { messageId: String(j.messageId), lwe: bytes(j.lwe)!, choices: bytes(j.choices)! },
       evaluation: { T: Number(j.T), labels: bytes(j.labels)! },
+      // A field of the wrong type is passed on as it is, for the journal's checks to refuse.
+      answer: j.answer === undefined ? undefined : (bytes(j.answer) ?? (j.answer as Uint8Array)),
     };
   }
 
@@ -131,6 +134,7 @@ export class KeptDirectory implements KeptRequests {
       choices: b64(request.choices),
       T: evaluation.T,
       labels: b64(evaluation.labels),
+      answer: kept.answer && b64(kept.answer),
     });
     const f = this.file(messageId);
     fs.writeFileSync(`${f}.tmp`, text, { mode: 0o600 });

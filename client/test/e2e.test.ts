@@ -18,7 +18,7 @@ import { nodeSocket } from '../node/cli.js';
 import { createConnector, type ConnectorOptions } from '../core/connect.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { decryptMessage } from '../../mail/decrypt.js';
-import { runJournal, type KeptRequests, type KeptSpamRequest, type RunJournal } from '../core/kept-requests.js';
+import { runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { tappedSocket } from './tapped-socket.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
@@ -164,59 +164,104 @@ test('a message classified by another client is reported as already classified, 
   );
 });
 
+/** A device's kept requests, in memory (structured clones, as IndexedDB keeps them). */
+function keptInMemory(): KeptRequests & { records: Map<string, KeptSpamRequest> } {
+  const records = new Map<string, KeptSpamRequest>();
+  return {
+    records,
+    get: async (id) => records.get(id),
+    put: async (id, k) => void records.set(id, structuredClone(k)),
+    delete: async (id) => void records.delete(id),
+  };
+}
+
+/**
+ * Classifies one message and stops as a crashed client does, nothing in
+ * memory surviving: right after the request left, its answer lost (`lose`),
+ * or once the verdict was in but before its outcome was stored.
+ */
+async function stopMidRequest(id: string, raw: string, kept: KeptRequests | undefined, lose: boolean): Promise<void> {
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache')),
+    socket: tappedSocket({ drop: (type) => lose && type === SCHEMAS.spam_gc.type }),
+    kept,
+  });
+  let sessions = 0;
+  await assert.rejects(
+    runClassification([{ id, raw: async () => raw }], {
+      connect: (n) => (sessions++ === 0 ? connector.connect(n) : Promise.reject(new Error('the client stopped'))),
+      onOutcome: () => Promise.reject(new Error('the client stopped')),
+    }),
+    /the client stopped/,
+  );
+  assert.equal(await provider.store.isClassified(userId, id), true, 'the provider recorded the answer it sent');
+}
+
+/** The next run over the message, with what the device kept; the frame types it sent. */
+async function nextRun(id: string, raw: string, kept?: KeptRequests) {
+  const sent: (number | undefined)[] = [];
+  const connector = createConnector({
+    server: provider.server.httpUrl,
+    token,
+    he,
+    storage: new DirectoryStorage(path.join(dir, 'cache')),
+    socket: tappedSocket({ sent: (type) => void sent.push(type) }),
+    kept,
+  });
+  const outcomes: RunOutcome[] = [];
+  await runClassification([{ id, raw: async () => raw }], {
+    connect: (n) => connector.connect(n),
+    journal: kept && runJournal(he.core, kept),
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  const label = async () => plainVerdict(plain, await extractFeatures(raw, connector.model()!.spec));
+  return { outcomes, sent, label };
+}
+
 test('a client that stops while its answer is on the way gets that verdict at its next run, from the request it kept', async () => {
-  const kept = new Map<string, KeptSpamRequest>();
-  const keptRequests: KeptRequests = {
-    get: async (id) => kept.get(id),
-    put: async (id, k) => void kept.set(id, structuredClone(k)),
-    delete: async (id) => void kept.delete(id),
-  };
-  /** Sends one message's request, loses its answer, and stops as a crashed client does: nothing in memory survives. */
-  const stopAfterRequest = async (id: string, raw: string, keep: boolean) => {
-    const connector = createConnector({
-      server: provider.server.httpUrl,
-      token,
-      he,
-      storage: new DirectoryStorage(path.join(dir, 'cache')),
-      socket: tappedSocket({ drop: (type) => type === SCHEMAS.spam_gc.type }),
-      kept: keep ? keptRequests : undefined,
-    });
-    let sessions = 0;
-    await assert.rejects(
-      runClassification([{ id, raw: async () => raw }], {
-        connect: (n) => (sessions++ === 0 ? connector.connect(n) : Promise.reject(new Error('the client stopped'))),
-        onOutcome: () => assert.fail('no outcome before the stop'),
-      }),
-      /the client stopped/,
-    );
-    assert.equal(await provider.store.isClassified(userId, id), true, 'the provider recorded the answer it sent');
-  };
-  const nextRun = async (id: string, raw: string, journal?: RunJournal) => {
-    const connector = connectorFor('cache');
-    const outcomes: RunOutcome[] = [];
-    await runClassification([{ id, raw: async () => raw }], {
-      connect: (n) => connector.connect(n),
-      journal,
-      onOutcome: (o) => void outcomes.push(o),
-    });
-    return { outcomes, spec: connector.model()!.spec };
-  };
+  const kept = keptInMemory();
   const [spam, ham] = [mails[0], mails[5]];
   for (const m of [spam, ham]) await provider.store.deliver(userId, `kept-${m.id}`, m.encrypted);
 
-  await stopAfterRequest(`kept-${spam.id}`, spam.raw, true);
-  assert.equal(kept.size, 1, 'the request was kept before it left');
-  const run = await nextRun(`kept-${spam.id}`, spam.raw, runJournal(he.core, keptRequests));
+  await stopMidRequest(`kept-${spam.id}`, spam.raw, kept, true);
+  assert.equal(kept.records.size, 1, 'the request was kept before it left');
+  const run = await nextRun(`kept-${spam.id}`, spam.raw, kept);
   const [o] = run.outcomes;
   assert.equal(o.kind, 'verdict', JSON.stringify(o));
-  const reference = plainVerdict(plain, await extractFeatures(spam.raw, run.spec));
-  assert.equal(o.kind === 'verdict' && o.label, reference, 'the recorded answer gives the plaintext verdict');
-  assert.equal(kept.size, 0, 'forgotten once the outcome is stored');
+  assert.equal(o.kind === 'verdict' && o.label, await run.label(), 'the recorded answer gives the plaintext verdict');
+  assert.ok(run.sent.includes(SCHEMAS.spam_resend.type), 'the kept request was sent again');
+  assert.equal(kept.records.size, 0, 'forgotten once the outcome is stored');
 
   // The same stop without a kept request: the answer is recorded, but nobody can evaluate it any more.
-  await stopAfterRequest(`kept-${ham.id}`, ham.raw, false);
+  await stopMidRequest(`kept-${ham.id}`, ham.raw, undefined, true);
   assert.deepEqual(
-    (await nextRun(`kept-${ham.id}`, ham.raw, runJournal(he.core, keptRequests))).outcomes.map((x) => x.kind),
+    (await nextRun(`kept-${ham.id}`, ham.raw, kept)).outcomes.map((x) => x.kind),
+    ['already_classified'],
+  );
+});
+
+test('an answer that arrived before the stop is evaluated again from the device, never asked for twice; one that does not evaluate is dropped', async () => {
+  const kept = keptInMemory();
+  const [arrived, damaged] = [mails[1], mails[6]];
+  for (const m of [arrived, damaged]) await provider.store.deliver(userId, `answered-${m.id}`, m.encrypted);
+
+  await stopMidRequest(`answered-${arrived.id}`, arrived.raw, kept, false);
+  assert.ok(kept.records.get(`answered-${arrived.id}`)?.answer, 'the answer was kept before it was evaluated');
+  const run = await nextRun(`answered-${arrived.id}`, arrived.raw, kept);
+  const [o] = run.outcomes;
+  assert.equal(o.kind === 'verdict' && o.label, await run.label(), JSON.stringify(o));
+  assert.ok(!run.sent.includes(SCHEMAS.spam_resend.type) && !run.sent.includes(SCHEMAS.spam_request.type));
+  assert.equal(kept.records.size, 0);
+
+  await stopMidRequest(`answered-${damaged.id}`, damaged.raw, kept, false);
+  kept.records.get(`answered-${damaged.id}`)!.answer![0] ^= 0xff; // no longer a gc_spam
+  await assert.rejects(nextRun(`answered-${damaged.id}`, damaged.raw, kept), /gc_spam/);
+  assert.equal(kept.records.size, 0, 'dropped, so that the next run is not stuck on it');
+  assert.deepEqual(
+    (await nextRun(`answered-${damaged.id}`, damaged.raw, kept)).outcomes.map((x) => x.kind),
     ['already_classified'],
   );
 });

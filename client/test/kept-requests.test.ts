@@ -23,9 +23,10 @@ function store(records: Record<string, unknown>): KeptRequests & { ids(): string
   };
 }
 
-const record = (messageId: string, labels: Uint8Array, t = T): KeptSpamRequest => ({
+const record = (messageId: string, labels: Uint8Array, t = T, answer?: unknown): KeptSpamRequest => ({
   request: { messageId, lwe: new Uint8Array(8), choices: new Uint8Array(4) },
   evaluation: { T: t, labels },
+  answer: answer as Uint8Array | undefined,
 });
 
 test('an intact kept request resumes with its request and labels; damaged ones are dropped', async () => {
@@ -33,6 +34,8 @@ test('an intact kept request resumes with its request and labels; damaged ones a
   const labels = new Uint8Array(randomBytes(16 * T));
   const kept = store({
     good: record('good', labels),
+    answered: record('answered', labels, T, new Uint8Array([7, 7])),
+    badAnswer: record('badAnswer', labels, T, 'not bytes'),
     short: record('short', labels.subarray(1)),
     width: record('width', new Uint8Array(16 * 99), 99),
     moved: record('elsewhere', labels),
@@ -42,10 +45,14 @@ test('an intact kept request resumes with its request and labels; damaged ones a
   const good = await journal.resume('good');
   assert.deepEqual(good?.request, record('good', labels).request);
   assert.deepEqual(good?.pending?.consume(), labels);
-  for (const id of ['short', 'width', 'moved', 'empty']) assert.equal(await journal.resume(id), undefined, id);
+  assert.equal(good?.extra.answer, undefined);
+  assert.deepEqual((await journal.resume('answered'))?.extra.answer, new Uint8Array([7, 7]));
+  for (const id of ['short', 'width', 'moved', 'empty', 'badAnswer'])
+    assert.equal(await journal.resume(id), undefined, id);
   assert.equal(await journal.resume('never-kept'), undefined);
-  assert.deepEqual(kept.ids(), ['good'], 'damaged records are gone; the intact one stays until forgotten');
+  assert.deepEqual(kept.ids(), ['good', 'answered'], 'damaged records are gone; intact ones stay until forgotten');
   await journal.forget('good');
+  await journal.forget('answered');
   assert.deepEqual(kept.ids(), []);
 });
 
@@ -59,6 +66,9 @@ test('the CLI keeps requests in files of its own, per account; a damaged file is
     const k = record('m1@x', labels);
     await dir.put('m1@x', k);
     assert.deepEqual(await dir.get('m1@x'), k);
+    const answered = record('m1@x', labels, T, new Uint8Array([1, 2, 3]));
+    await dir.put('m1@x', answered);
+    assert.deepEqual(await dir.get('m1@x'), answered, 'with the answer once it arrived');
     assert.equal(await other.get('m1@x'), undefined, 'another account does not see it');
     const [file] = fs
       .readdirSync(path.join(cache, 'kept-requests'), { recursive: true, withFileTypes: true })
