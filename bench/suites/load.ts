@@ -65,7 +65,7 @@ const FULL: Sizes = {
   sessions: 200,
   closedMs: 6000,
   pacedMs: 6000,
-  setups: 40,
+  setups: 200,
   victimEmails: 100,
   scaleSessions: 64,
   scaleMs: 5000,
