@@ -481,7 +481,11 @@ export class SpamSession extends ProviderSession {
     }
   }
 
-  /** The verdict from an answer; an answer that does not evaluate is not kept to be tried again. */
+  /**
+   * The verdict from an answer; an answer that does not evaluate is not kept
+   * to be tried again. `fromDevice`: the answer a run before a stop kept,
+   * which this session never received, so it has nothing to acknowledge.
+   */
   private async evaluated(
     request: Messages['spam_request'],
     pending: PendingEvaluation,
@@ -489,11 +493,11 @@ export class SpamSession extends ProviderSession {
     cpu: number,
     sent0: number,
     recv0: number,
-    kept = false,
+    fromDevice = false,
   ): Promise<SpamVerdict> {
-    if (!kept) await this.keep(request, pending, gc);
+    if (!fromDevice) await this.keep(request, pending, gc);
     try {
-      return this.verdict(request.messageId, pending, gc, cpu, sent0, recv0);
+      return this.verdict(request.messageId, pending, gc, cpu, sent0, recv0, !fromDevice);
     } catch (e) {
       await this.opts.kept?.delete(request.messageId);
       throw e;
@@ -511,8 +515,8 @@ export class SpamSession extends ProviderSession {
     if (!pending) throw new Error('resume: a spam request is always kept with its pending evaluation');
     const sent0 = this.sent;
     const recv0 = this.received;
-    const kept = interrupted.extra.answer;
-    if (kept) return this.evaluated(request, pending, kept, 0, sent0, recv0, true);
+    const answer = interrupted.extra.answer;
+    if (answer) return this.evaluated(request, pending, answer, 0, sent0, recv0, true);
     let gc: Uint8Array;
     try {
       gc = await this.garbledFor('spam_resend', request, pending, (e) => new InterruptedRequest(e, request, pending));
@@ -530,12 +534,13 @@ export class SpamSession extends ProviderSession {
     cpu: number,
     sent0: number,
     recv0: number,
+    acknowledge: boolean,
   ): SpamVerdict {
     const t0 = performance.now();
     const result = evaluateSpam(pending, gc);
     cpu += performance.now() - t0;
     try {
-      this.sendFrame('spam_done', this.nextRequest++, { messageId });
+      if (acknowledge) this.sendFrame('spam_done', this.nextRequest++, { messageId });
     } catch {
       // The verdict is ours already; the provider just keeps its recorded copy.
     }
