@@ -71,6 +71,7 @@ export async function blocklistDemo(d: BlocklistDemo): Promise<number> {
     d.messages.map((m) => ({ id: m.id, raw: async () => decryptMessage(await m.raw(), [d.privateKey]) })),
     {
       connect: classifiers.connect,
+      journal: classifiers.journal,
       onOutcome: (o) => {
         const m = byId.get(o.messageId)!;
         const hits = o.kind === 'verdict' ? o.hits : [];
@@ -84,7 +85,6 @@ export async function blocklistDemo(d: BlocklistDemo): Promise<number> {
       },
     },
   );
-  classifiers.dispose();
   d.say(
     `${withHits}/${d.messages.length} messages link to a listed host or domain (at most ${ITEMS_PER_MESSAGE} items each)`,
   );

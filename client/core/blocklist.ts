@@ -24,6 +24,7 @@ import { randomScalar, reduceWide, scalarCheck } from '../../wasm/ts/ristretto.j
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
+import type { RunJournal } from './kept-requests.js';
 
 export interface BlocklistListing {
   id: string;
@@ -230,18 +231,43 @@ export function derivedBlind(key: Uint8Array, messageId: string, input: Uint8Arr
 }
 
 /**
+ * Each message's blinding key, from its first lookup until its outcome is
+ * stored. Kept on the device (the extension's IndexedDB, the CLI's cache), a
+ * lookup interrupted by a stop of the client (not only by a lost
+ * connection) is sent again unchanged at the next run, and answered.
+ */
+export interface BlindKeys {
+  get(messageId: string): Promise<Uint8Array | undefined>;
+  put(messageId: string, key: Uint8Array): Promise<void>;
+  delete(messageId: string): Promise<void>;
+}
+
+/** Blinding keys in memory, for one run: an interrupted lookup is sent again unchanged on the next session. */
+export function blindKeysInMemory(): BlindKeys {
+  const keys = new Map<string, Uint8Array>();
+  return {
+    get: async (id) => keys.get(id)?.slice(),
+    put: async (id, key) => void keys.set(id, key.slice()),
+    delete: async (id) => {
+      keys.get(id)?.fill(0);
+      keys.delete(id);
+    },
+  };
+}
+
+/**
  * Runner classifiers over successive provider sessions (the runner
- * reconnects) that share one blinding key, so an interrupted lookup is sent
- * again unchanged. dispose() wipes the key.
+ * reconnects) whose blinding keys come from `keys`, and the run's journal
+ * that forgets a message's key once its outcome is stored.
  */
 export function blocklistClassifiers(
   connect: (remaining: number) => Promise<BlocklistEvaluator>,
   list: BlockList,
-): { connect(remaining: number): Promise<BlocklistClassifier>; dispose(): void } {
-  const key = randomBytes(32);
+  keys: BlindKeys = blindKeysInMemory(),
+): { connect(remaining: number): Promise<BlocklistClassifier>; journal: RunJournal } {
   return {
-    connect: async (remaining) => new BlocklistClassifier(await connect(remaining), list, key),
-    dispose: () => key.fill(0),
+    connect: async (remaining) => new BlocklistClassifier(await connect(remaining), list, keys),
+    journal: { resume: async () => undefined, forget: (messageId) => keys.delete(messageId) },
   };
 }
 
@@ -250,27 +276,38 @@ export class BlocklistClassifier {
   constructor(
     private readonly session: BlocklistEvaluator,
     private readonly list: BlockList,
-    private readonly blindKey: Uint8Array,
+    private readonly keys: BlindKeys,
   ) {}
 
   async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
     const start = performance.now();
     const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
+    let key = await this.keys.get(messageId);
+    if (!(key instanceof Uint8Array) || key.length !== 32) {
+      // Stored before the request leaves: whatever stops the client, the next try sends the same request.
+      key = randomBytes(32);
+      await this.keys.put(messageId, key);
+    }
+    const blindKey = key;
     let waited = 0;
     let traffic = { bytesSent: 0, bytesReceived: 0 };
-    const hits = await lookupItems(
-      this.list,
-      items,
-      async (blinded) => {
-        const t = performance.now();
-        const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
-        waited = performance.now() - t;
-        traffic = bytes;
-        return evaluated;
-      },
-      (input, i) => derivedBlind(this.blindKey, messageId, input, i),
-    );
-    return { messageId, items: items.length, hits, clientMs: performance.now() - start - waited, ...traffic };
+    try {
+      const hits = await lookupItems(
+        this.list,
+        items,
+        async (blinded) => {
+          const t = performance.now();
+          const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
+          waited = performance.now() - t;
+          traffic = bytes;
+          return evaluated;
+        },
+        (input, i) => derivedBlind(blindKey, messageId, input, i),
+      );
+      return { messageId, items: items.length, hits, clientMs: performance.now() - start - waited, ...traffic };
+    } finally {
+      blindKey.fill(0); // this copy; the stored one stays until the outcome is
+    }
   }
 
   close(): void {

@@ -355,12 +355,13 @@ export async function main(argv: string[]): Promise<number> {
         modelId: values.model,
         onDownloadProgress: downloadProgress('model package'),
       });
-      const classifiers = blocklistClassifiers((n) => connector.connect(n), list.list);
-      try {
-        await runClassification<BlocklistResult>(items, { ...run, connect: classifiers.connect });
-      } finally {
-        classifiers.dispose();
-      }
+      const { blindKeys } = new KeptDirectory(values.cache!, values.server, token);
+      const classifiers = blocklistClassifiers((n) => connector.connect(n), list.list, blindKeys);
+      await runClassification<BlocklistResult>(items, {
+        ...run,
+        connect: classifiers.connect,
+        journal: classifiers.journal,
+      });
     } else {
       const kept = new KeptDirectory(values.cache!, values.server, token);
       const connector = createConnector({

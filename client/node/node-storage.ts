@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageStorage } from '../core/download.js';
+import type { BlindKeys } from '../core/blocklist.js';
 import type { KeptRequests, KeptSpamRequest } from '../core/kept-requests.js';
 import type { LogTrust, TrustStore } from '../core/package-log.js';
 
@@ -85,32 +86,53 @@ const bytes = (s: unknown): Uint8Array | undefined =>
   typeof s === 'string' ? new Uint8Array(Buffer.from(s, 'base64')) : undefined;
 
 /**
- * One account's kept spam requests (core/kept-requests.ts) under
- * <cache>/kept-requests/<hash of server and token>/, a file per message named
- * by the hash of its id, readable by the user alone (the labels reveal the
- * verdict to whoever also has the provider's answer). Written, then renamed:
- * a killed client leaves the old file or the new one, never half of one.
+ * One account's kept requests (core/kept-requests.ts) and blocklist
+ * blinding keys (core/blocklist.ts) under <cache>/kept-requests/<hash of
+ * server and token>/, a file per message named by the hash of its id,
+ * readable by the user alone (with the provider's answer they reveal that
+ * message's verdict, or let it test guesses of its links). Written, then
+ * renamed: a killed client leaves the old file or the new one, never half.
  */
 export class KeptDirectory implements KeptRequests {
   private readonly dir: string;
+  /** The blocklist's blinding keys, one per message looked up and not yet settled. */
+  readonly blindKeys: BlindKeys;
 
   constructor(cache: string, server: string, token: string) {
     this.dir = path.join(cache, 'kept-requests', sha256Hex(`${server}\n${token}`).slice(0, 32));
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.blindKeys = {
+      get: async (messageId) => {
+        const b = this.read(messageId, '.blind');
+        return b && new Uint8Array(b);
+      },
+      put: async (messageId, key) => this.write(messageId, '.blind', key),
+      delete: async (messageId) => fs.rmSync(this.file(messageId, '.blind'), { force: true }),
+    };
   }
 
-  private file(messageId: string): string {
-    return path.join(this.dir, `${sha256Hex(messageId)}.json`);
+  private file(messageId: string, ext: string): string {
+    return path.join(this.dir, `${sha256Hex(messageId)}${ext}`);
   }
 
-  async get(messageId: string): Promise<KeptSpamRequest | undefined> {
-    let text: string;
+  private read(messageId: string, ext: string): Buffer | undefined {
     try {
-      text = fs.readFileSync(this.file(messageId), 'utf8');
+      return fs.readFileSync(this.file(messageId, ext));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
     }
+  }
+
+  private write(messageId: string, ext: string, data: string | Uint8Array): void {
+    const f = this.file(messageId, ext);
+    fs.writeFileSync(`${f}.tmp`, data, { mode: 0o600 });
+    fs.renameSync(`${f}.tmp`, f);
+  }
+
+  async get(messageId: string): Promise<KeptSpamRequest | undefined> {
+    const text = this.read(messageId, '.json')?.toString('utf8');
+    if (text === undefined) return undefined;
     let j: { messageId?: unknown; lwe?: unknown; choices?: unknown; T?: unknown; labels?: unknown; answer?: unknown } =
       {};
     try {
@@ -136,12 +158,10 @@ export class KeptDirectory implements KeptRequests {
       labels: b64(evaluation.labels),
       answer: kept.answer && b64(kept.answer),
     });
-    const f = this.file(messageId);
-    fs.writeFileSync(`${f}.tmp`, text, { mode: 0o600 });
-    fs.renameSync(`${f}.tmp`, f);
+    this.write(messageId, '.json', text);
   }
 
   async delete(messageId: string): Promise<void> {
-    fs.rmSync(this.file(messageId), { force: true });
+    fs.rmSync(this.file(messageId, '.json'), { force: true });
   }
 }

@@ -12,13 +12,16 @@ import { ristretto255 } from '@noble/curves/ed25519.js';
 import { ITEMS_PER_MESSAGE, openList, oprfReady, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
 import {
+  blindKeysInMemory,
   blocklistClassifiers,
   derivedBlind,
+  type BlindKeys,
   ensureBlocklist,
   lookupItems,
   type BlocklistResult,
 } from '../core/blocklist.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import { ConnectionClosed } from '../core/session.js';
 import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
@@ -190,14 +193,10 @@ test('the client sends an interrupted lookup again unchanged after reconnecting,
     };
   }, v2);
   const outcomes: RunOutcome<BlocklistResult>[] = [];
-  try {
-    await runClassification<BlocklistResult>(
-      [{ id: 'lost-reply', raw: async () => (await h.store.getMessage(userId, 'lost-reply'))!.raw }],
-      { connect: classifiers.connect, onOutcome: (o) => void outcomes.push(o) },
-    );
-  } finally {
-    classifiers.dispose();
-  }
+  await runClassification<BlocklistResult>(
+    [{ id: 'lost-reply', raw: async () => (await h.store.getMessage(userId, 'lost-reply'))!.raw }],
+    { connect: classifiers.connect, onOutcome: (o) => void outcomes.push(o) },
+  );
   assert.equal(sessions, 2);
   assert.equal(sent.length, 2);
   assert.deepEqual(sent[1], sent[0], 'the same request again');
@@ -205,6 +204,52 @@ test('the client sends an interrupted lookup again unchanged after reconnecting,
   const o = outcomes[0];
   assert.equal(o.kind, 'verdict');
   assert.deepEqual(o.kind === 'verdict' && o.hits.map((x) => x.item), ['host:cdn.malware.example']);
+});
+
+test('a lookup interrupted by a stop of the client is sent again unchanged at its next run, from the key kept on the device', async () => {
+  const raw = 'From: a@b\nSubject: x\n\nsee https://cdn.malware.example/y and https://good.example/\n';
+  for (const id of ['stopped', 'stopped-no-key']) await h.store.deliver(userId, id, raw);
+  const device = blindKeysInMemory(); // what survives the stop, as IndexedDB or the CLI's cache would
+  const sent: Uint8Array[] = [];
+  /** A run over one message; `stop`: the provider evaluates it, and the client stops before the reply. */
+  const run = async (id: string, keys: BlindKeys, stop: boolean) => {
+    const classifiers = blocklistClassifiers(
+      async () => {
+        const c = await session();
+        return {
+          async evaluateBlocklist(messageId, list, blinded) {
+            sent.push(blinded.slice());
+            const m = await ask(c, messageId, blinded, list.version);
+            if (m.name !== 'blocklist_reply')
+              throw new ProtocolError(m.name === 'error' ? (m.code as never) : 'internal', m.name);
+            if (stop) throw new Error('the client stopped');
+            return { evaluated: m.evaluated, bytesSent: 0, bytesReceived: 0 };
+          },
+          close: () => c.close(),
+        };
+      },
+      v2,
+      keys,
+    );
+    const outcomes: RunOutcome<BlocklistResult>[] = [];
+    await runClassification<BlocklistResult>([{ id, raw: async () => raw }], {
+      connect: classifiers.connect,
+      journal: classifiers.journal,
+      onOutcome: (o) => void outcomes.push(o),
+    });
+    return outcomes;
+  };
+  await assert.rejects(run('stopped', device, true), /the client stopped/);
+  assert.ok(await device.get('stopped'), 'the key was kept');
+  const [o] = await run('stopped', device, false);
+  assert.deepEqual(sent[1], sent[0], 'the same request again');
+  assert.deepEqual(o.kind === 'verdict' && o.hits.map((x) => x.item), ['host:cdn.malware.example']);
+  assert.equal(await device.get('stopped'), undefined, 'forgotten once the outcome is stored');
+
+  // Without the kept key the next run is another request: refused, the hits lost.
+  await assert.rejects(run('stopped-no-key', blindKeysInMemory(), true), /the client stopped/);
+  const [lost] = await run('stopped-no-key', blindKeysInMemory(), false);
+  assert.equal(lost.kind, 'already_classified');
 });
 
 test('derived blinds differ per message, position and item, and are valid scalars', () => {

@@ -253,7 +253,7 @@ test('an answer that arrived before the stop is evaluated again from the device,
   const run = await nextRun(`answered-${arrived.id}`, arrived.raw, kept);
   const [o] = run.outcomes;
   assert.equal(o.kind === 'verdict' && o.label, await run.label(), JSON.stringify(o));
-  const asked = [SCHEMAS.spam_request, SCHEMAS.spam_resend, SCHEMAS.spam_done].map((x) => x.type);
+  const asked: number[] = [SCHEMAS.spam_request, SCHEMAS.spam_resend, SCHEMAS.spam_done].map((x) => x.type);
   assert.deepEqual(
     run.sent.filter((t) => asked.includes(t!)),
     [],

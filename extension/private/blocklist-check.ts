@@ -26,7 +26,7 @@ import type { BlocklistOutcome } from './worker-protocol.js';
 export interface LinkCheckOptions {
   baseUrl: string;
   account: string;
-  store: Pick<PrivateStore, 'blocklistOutcome' | 'putBlocklistOutcome' | 'storedPackage'> & {
+  store: Pick<PrivateStore, 'blocklistOutcome' | 'putBlocklistOutcome' | 'storedPackage' | 'blindKeys'> & {
     packages: PackageStorage;
   };
   /** A provider session that evaluates blocklist requests (a spam-model session: hello needs a model). */
@@ -115,13 +115,14 @@ export class LinkChecker {
       if (!list) throw new Error('the provider publishes no blocklist');
       for (let attempt = 0; ; attempt++) {
         const { header } = list.list;
-        const classifiers = blocklistClassifiers(connect, list.list);
+        const classifiers = blocklistClassifiers(connect, list.list, this.o.store.blindKeys(this.o.account));
         try {
           await runClassification<BlocklistResult>(
             todo.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
             {
               done: told,
               connect: classifiers.connect,
+              journal: classifiers.journal,
               reconnectWindowMs: this.o.reconnectWindowMs,
               onOutcome: async (o) => {
                 const at = Date.now();
@@ -136,7 +137,7 @@ export class LinkChecker {
                   say({ messageId: o.messageId, hits: o.hits });
                   return;
                 }
-                // Looked up before (another device, or a lost answer whose blinds died with the worker) or not delivered: never ask again.
+                // Looked up before (another device, or an install whose blinding key is gone) or not delivered: never ask again.
                 if (o.kind === 'already_classified' || o.kind === 'unknown_message')
                   await this.o.store.putBlocklistOutcome(this.o.account, o.messageId, { kind: o.kind, at });
                 say({ messageId: o.messageId, hits: [], detail: `${o.kind}: ${o.detail}` });
@@ -150,8 +151,6 @@ export class LinkChecker {
           const next = await this.list(true);
           if (!next) throw e;
           list = next;
-        } finally {
-          classifiers.dispose();
         }
       }
     } catch (e) {

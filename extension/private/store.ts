@@ -16,6 +16,8 @@
 //   kept-requests   [account, message id]  → a spam request sent and its evaluation labels, from
 //                                          just before it leaves until its outcome is stored, so a
 //                                          restart mid-request re-sends it (client/core/kept-requests.ts)
+//   blind-keys      [account, message id]  → the link check's blinding key for the message, likewise
+//                                          until its outcome is stored (client/core/blocklist.ts BlindKeys)
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
@@ -25,7 +27,7 @@ import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
 import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
-import type { BlocklistHit } from '../../client/core/blocklist.js';
+import type { BlindKeys, BlocklistHit } from '../../client/core/blocklist.js';
 import type { KeptRequests, KeptSpamRequest } from '../../client/core/kept-requests.js';
 
 export interface ProviderConfig {
@@ -88,6 +90,7 @@ const STORES = [
   'topic-replay',
   'blocklist',
   'kept-requests',
+  'blind-keys',
 ] as const;
 type PartialMeta = { etag: string; chunks: number };
 
@@ -134,7 +137,7 @@ export class PrivateStore {
   }
 
   static async open(name = DB_NAME): Promise<PrivateStore> {
-    // Version 2 added topic-replay, 3 blocklist, 4 kept-requests: an upgrade creates only the stores missing.
+    // Version 2 added topic-replay, 3 blocklist, 4 kept-requests and blind-keys: an upgrade creates only the stores missing.
     const db = await openDB(name, 4, {
       upgrade(d) {
         for (const s of STORES) if (!d.objectStoreNames.contains(s)) d.createObjectStore(s);
@@ -252,6 +255,15 @@ export class PrivateStore {
     };
   }
 
+  /** One account's blinding keys of link checks not yet settled (client/core/blocklist.ts). */
+  blindKeys(account: string): BlindKeys {
+    return {
+      get: async (messageId) => (await this.db.get('blind-keys', [account, messageId])) as Uint8Array | undefined,
+      put: async (messageId, key) => void (await this.db.put('blind-keys', key, [account, messageId])),
+      delete: (messageId) => this.db.delete('blind-keys', [account, messageId]),
+    };
+  }
+
   async blocklistOutcome(account: string, messageId: string): Promise<StoredBlocklist | undefined> {
     return (await this.db.get('blocklist', [account, messageId])) as StoredBlocklist | undefined;
   }
@@ -300,7 +312,7 @@ export class PrivateStore {
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
     if (!p) return void (await this.db.delete('config', 'provider'));
     const keep = accountOf(p);
-    const accountStores = ['verdicts', 'user-keys', 'blocklist', 'kept-requests'] as const;
+    const accountStores = ['verdicts', 'user-keys', 'blocklist', 'kept-requests', 'blind-keys'] as const;
     const tx = this.db.transaction(['config', ...accountStores], 'readwrite');
     await tx.objectStore('config').put(p, 'provider');
     for (const name of accountStores)

@@ -146,7 +146,10 @@ describe('PrivateStore', () => {
       .keptRequests(accountOf(old))
       .put('m3', { request: kept, evaluation: { T: 26, labels: new Uint8Array(416) } });
     assert.deepEqual((await store.keptRequests(accountOf(old)).get('m3'))?.request, kept);
+    await store.blindKeys(accountOf(old)).put('m3', new Uint8Array(32).fill(5));
+    assert.deepEqual(await store.blindKeys(accountOf(old)).get('m3'), new Uint8Array(32).fill(5));
     await store.setProvider(fresh);
+    assert.equal(await store.blindKeys(accountOf(old)).get('m3'), undefined, 'and its blinding keys');
     assert.equal(await store.keptRequests(accountOf(old)).get('m3'), undefined, 'its kept requests too');
     assert.equal(await store.verdict(accountOf(fresh), 'm1'), undefined);
     assert.equal(await store.verdict(accountOf(old), 'm1'), undefined, 'the old verdicts are gone from the device');
