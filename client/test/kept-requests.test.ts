@@ -70,6 +70,11 @@ test('the CLI keeps requests in files of its own, per account; a damaged file is
     await dir.put('m1@x', answered);
     assert.deepEqual(await dir.get('m1@x'), answered, 'with the answer once it arrived');
     assert.equal(await other.get('m1@x'), undefined, 'another account does not see it');
+    await dir.blindKeys.put('m1@x', new Uint8Array(32).fill(9));
+    assert.deepEqual(await dir.blindKeys.get('m1@x'), new Uint8Array(32).fill(9), 'a blinding key beside it');
+    assert.deepEqual(await dir.get('m1@x'), answered, 'apart from the request');
+    await dir.blindKeys.delete('m1@x');
+    assert.equal(await dir.blindKeys.get('m1@x'), undefined);
     const [file] = fs
       .readdirSync(path.join(cache, 'kept-requests'), { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile());
