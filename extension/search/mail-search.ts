@@ -723,7 +723,7 @@ export class MailSearch {
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
     const seqs = batch.map((_, i) => this.nextSeq + i);
     const tags = batch.map((d) => this.cipher.tag(d.id));
-    const prepared = batch.map((d, i) => ShardBuilder.prepare(indexable(d, seqs[i])));
+    const prepared = batch.map((d, i) => this.hot.prepare(indexable(d, seqs[i])));
     const chunkAt = (i: number) => seqs[i - (i % CHUNK_DOCS)];
     const chunks = await Promise.all(
       seqs

@@ -139,6 +139,24 @@ describe('ShardBuilder', () => {
     }
   });
 
+  it('adds messages prepared ahead (as a writer does), or by another builder, as lunr does', () => {
+    const docs = mailDocs();
+    const want = lunrWeights(docs);
+    // Batches prepared before any of them is added: term ids known from earlier batches only.
+    const b = new ShardBuilder();
+    for (let i = 0; i < docs.length; i += 50) {
+      const batch = docs.slice(i, i + 50).map((d) => b.prepare(d));
+      for (const p of batch) b.add(p);
+    }
+    assert.deepEqual(compactWeights(b.build()), want);
+    // Prepared by a builder that has all the terms (its ids are not this one's).
+    const other = new ShardBuilder();
+    for (const d of [...docs].reverse()) other.add({ ...d, seq: 0 - d.seq });
+    const c = new ShardBuilder();
+    for (const d of docs) c.add(other.prepare(d));
+    assert.deepEqual(compactWeights(c.build()), want);
+  });
+
   it('tokenizes real mail as lunr does, before and after its word memo rolls over', (t) => {
     if (!fs.existsSync(NEWSGROUPS)) return t.skip('20 Newsgroups is not in ../shared/datasets');
     const docs = newsgroupDocs(200);
@@ -147,7 +165,7 @@ describe('ShardBuilder', () => {
     assert.deepEqual(compactWeights(build(docs)), want); // all from the memo
     // More new words than the memo holds (two generations of 100,000): the words above are dropped.
     const filler = Array.from({ length: 210_000 }, (_, i) => `zq${i.toString(36)}`).join(' ');
-    ShardBuilder.prepare({ ...docs[0], body: filler });
+    new ShardBuilder().prepare({ ...docs[0], body: filler });
     assert.deepEqual(compactWeights(build(docs)), want);
   });
 
