@@ -7,7 +7,7 @@
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
 import { fieldWords, FIELD_BOOST, FIELDS, type FieldWords, type IndexableDoc, type WordEntry } from './lunr-shard.js';
-import { TermTable } from './term-table.js';
+import { TermBytes, TermTable } from './term-table.js';
 
 const F = FIELDS.length;
 /** lunr's BM25 parameters. */
@@ -45,7 +45,7 @@ export class ShardBuilder {
   private seenIn = new Int32Array(1024);
   private seenAt = new Int32Array(1024);
   private fieldsAdded = 0;
-  private readonly terms: string[] = [];
+  private readonly terms = new TermBytes();
   private readonly seqs: number[] = [];
   private readonly dates: number[] = [];
   // Postings of all documents in flat arrays, in order of (document, field): the seal reads
@@ -120,9 +120,9 @@ export class ShardBuilder {
     const term = e.term!;
     let id = this.ids.get(term);
     if (id === undefined) {
-      id = this.terms.length;
+      id = this.terms.count;
       this.ids.set(term, id);
-      this.terms.push(term);
+      this.terms.add(term);
       if (id === this.seenIn.length) {
         this.seenIn = grow(this.seenIn);
         this.seenAt = grow(this.seenAt);
@@ -145,7 +145,7 @@ export class ShardBuilder {
 
   private compute(): CompactShard {
     const N = this.seqs.length;
-    const T = this.terms.length;
+    const T = this.terms.count;
     const { postIds, postTfs, fieldEnds, lengths } = this;
     // Term ids in sorted order, which the compact form's lookups need.
     const { table, order } = TermTable.sorted(this.terms);
