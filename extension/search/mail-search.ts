@@ -552,8 +552,7 @@ export class MailSearch {
     }
     // A queued message will be written (or the failure reported): no need to write the queue.
     return this.run(
-      async () =>
-        this.queue.has(id) || (await this.db.getKeyFromIndex('docs', 'h', this.cipher.tag(id))) !== undefined,
+      async () => this.queue.has(id) || (await this.db.getKeyFromIndex('docs', 'h', this.cipher.tag(id))) !== undefined,
     );
   }
 
