@@ -487,7 +487,7 @@ export class MailSearch {
     }
     return this.run(async () => {
       await this.writeQueue();
-      const h = await this.cipher.tag(id);
+      const h = this.cipher.tag(id);
       const seq = await this.db.getKeyFromIndex('docs', 'h', h);
       if (seq === undefined) return false;
       const shard = this.manifest.shards.find((s) => s.lo <= seq && seq < s.hi);
@@ -552,8 +552,7 @@ export class MailSearch {
     }
     // A queued message will be written (or the failure reported): no need to write the queue.
     return this.run(
-      async () =>
-        this.queue.has(id) || (await this.db.getKeyFromIndex('docs', 'h', await this.cipher.tag(id))) !== undefined,
+      async () => this.queue.has(id) || (await this.db.getKeyFromIndex('docs', 'h', this.cipher.tag(id))) !== undefined,
     );
   }
 
@@ -722,10 +721,8 @@ export class MailSearch {
 
   private async writeBatch(batch: StoredDoc[]): Promise<void> {
     const seqs = batch.map((_, i) => this.nextSeq + i);
-    const tagging = Promise.all(batch.map((d) => this.cipher.tag(d.id)));
-    // Tokenizing (most of an add's CPU time) runs while WebCrypto computes the tags off the main thread.
-    const prepared = batch.map((d, i) => ShardBuilder.prepare(indexable(d, seqs[i])));
-    const tags = await tagging;
+    const tags = batch.map((d) => this.cipher.tag(d.id));
+    const prepared = batch.map((d, i) => this.hot.prepare(indexable(d, seqs[i])));
     const chunkAt = (i: number) => seqs[i - (i % CHUNK_DOCS)];
     const chunks = await Promise.all(
       seqs

@@ -7,7 +7,7 @@
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
 import { fieldWords, FIELD_BOOST, FIELDS, type FieldWords, type IndexableDoc, type WordEntry } from './lunr-shard.js';
-import { TermTable } from './term-table.js';
+import { TermBytes, TermTable } from './term-table.js';
 
 const F = FIELDS.length;
 /** lunr's BM25 parameters. */
@@ -17,24 +17,22 @@ const MAX_WEIGHT = 0xffff;
 
 /**
  * A message's index terms counted per field, and its doc-table entry: all of
- * an add that does not depend on the shard, so a writer can do it while the
- * message is being encrypted (ShardBuilder.prepare), and add it only once stored.
+ * an add but the writing into the builder, so a writer can do it before the
+ * message is stored (ShardBuilder.prepare), and add it only once it is.
  */
 export interface PreparedDoc {
   seq: number;
   date: number;
   /** Per field: its distinct words (memo entries: each has one index term) and their counts. */
   fields: FieldWords[];
-  meta: Uint8Array;
-}
-
-interface BuiltDoc {
-  seq: number;
-  date: number;
-  lengths: number[];
-  /** Per field: the term ids and their frequencies (parallel arrays). */
+  /**
+   * Per field and word: its term's id in the builder that prepared it (`builder`), -1 if
+   * that builder had no id for it then. Read while the words were just tokenized: the add
+   * reads them instead of the memo entries, which by then had often left the CPU caches.
+   */
   ids: Int32Array[];
-  tfs: Int32Array[];
+  builder: number;
+  meta: Uint8Array;
 }
 
 /** Numbers builders, so a word entry's cached term id names the builder it belongs to. */
@@ -47,49 +45,71 @@ export class ShardBuilder {
   private seenIn = new Int32Array(1024);
   private seenAt = new Int32Array(1024);
   private fieldsAdded = 0;
-  private readonly terms: string[] = [];
-  private readonly docs: BuiltDoc[] = [];
+  private readonly terms = new TermBytes();
+  private readonly seqs: number[] = [];
+  private readonly dates: number[] = [];
+  // Postings of all documents in flat arrays, in order of (document, field): the seal reads
+  // them in one sequential pass, where typed arrays per document and field were scattered
+  // over the heap (and cost two allocations each per add).
+  /** Per posting: its term id and its frequency in the field. */
+  private postIds = new Int32Array(1 << 16);
+  private postTfs = new Int32Array(1 << 16);
+  private postings = 0;
+  /** Per (document, field), at document·F + field: where its postings end, and its length in terms. */
+  private fieldEnds = new Int32Array(1024 * F);
+  private lengths = new Int32Array(1024 * F);
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
 
-  /** Tokenizes and counts one message (no builder touched). */
-  static prepare(doc: IndexableDoc): PreparedDoc {
-    return {
-      seq: doc.seq,
-      date: doc.date,
-      fields: FIELDS.map((field) => fieldWords(doc, field)),
-      meta: DocTable.encode(doc),
-    };
+  /** Tokenizes and counts one message; changes nothing in the builder. */
+  prepare(doc: IndexableDoc): PreparedDoc {
+    const fields = FIELDS.map((field) => fieldWords(doc, field));
+    const ids = fields.map(({ words }) => {
+      const known = new Int32Array(words.length);
+      for (let w = 0; w < words.length; w++) known[w] = words[w].builder === this.serial ? words[w].local : -1;
+      return known;
+    });
+    return { seq: doc.seq, date: doc.date, fields, ids, builder: this.serial, meta: DocTable.encode(doc) };
   }
 
   /** Adds a message, prepared or not (sequence numbers must increase). */
   add(doc: IndexableDoc | PreparedDoc): void {
-    const p = 'fields' in doc ? doc : ShardBuilder.prepare(doc);
-    const last = this.docs.at(-1);
-    if (last && p.seq <= last.seq) throw new Error('shard documents must be added in sequence order');
-    const ids: Int32Array[] = [];
-    const tfs: Int32Array[] = [];
-    for (const { words, tfs: counts } of p.fields) {
+    const p = 'fields' in doc ? doc : this.prepare(doc);
+    const mine = p.builder === this.serial;
+    const n = this.seqs.length;
+    if (n > 0 && p.seq <= this.seqs[n - 1]) throw new Error('shard documents must be added in sequence order');
+    if ((n + 1) * F > this.fieldEnds.length) {
+      this.fieldEnds = grow(this.fieldEnds);
+      this.lengths = grow(this.lengths);
+    }
+    for (let f = 0; f < F; f++) {
+      const { words, tfs: counts, length } = p.fields[f];
+      const known = mine ? p.ids[f] : undefined;
+      while (this.postings + words.length > this.postIds.length) {
+        this.postIds = grow(this.postIds);
+        this.postTfs = grow(this.postTfs);
+      }
       // Distinct words can share a term ("launch", "launches"): their counts add up.
       const mark = ++this.fieldsAdded;
-      const fieldIds = new Int32Array(words.length);
-      const fieldTfs = new Int32Array(words.length);
-      let k = 0;
+      let k = this.postings;
       for (let w = 0; w < words.length; w++) {
-        const id = this.termId(words[w]);
+        let id = known ? known[w] : -1;
+        if (id < 0) id = this.termId(words[w]);
         if (this.seenIn[id] === mark) {
-          fieldTfs[this.seenAt[id]] += counts[w];
+          this.postTfs[this.seenAt[id]] += counts[w];
         } else {
           this.seenIn[id] = mark;
           this.seenAt[id] = k;
-          fieldIds[k] = id;
-          fieldTfs[k++] = counts[w];
+          this.postIds[k] = id;
+          this.postTfs[k++] = counts[w];
         }
       }
-      ids.push(k < words.length ? fieldIds.slice(0, k) : fieldIds);
-      tfs.push(k < words.length ? fieldTfs.slice(0, k) : fieldTfs);
+      this.postings = k;
+      this.fieldEnds[n * F + f] = k;
+      this.lengths[n * F + f] = length;
     }
-    this.docs.push({ seq: p.seq, date: p.date, lengths: p.fields.map((f) => f.length), ids, tfs });
+    this.seqs.push(p.seq);
+    this.dates.push(p.date);
     this.metas.push(p.meta);
     this.built = undefined;
   }
@@ -100,9 +120,9 @@ export class ShardBuilder {
     const term = e.term!;
     let id = this.ids.get(term);
     if (id === undefined) {
-      id = this.terms.length;
+      id = this.terms.count;
       this.ids.set(term, id);
-      this.terms.push(term);
+      this.terms.add(term);
       if (id === this.seenIn.length) {
         this.seenIn = grow(this.seenIn);
         this.seenAt = grow(this.seenAt);
@@ -115,7 +135,7 @@ export class ShardBuilder {
 
   /** Documents added (lunr's document count). */
   get size(): number {
-    return this.docs.length;
+    return this.seqs.length;
   }
 
   /** The query form of everything added so far (cached until the next add). */
@@ -124,8 +144,9 @@ export class ShardBuilder {
   }
 
   private compute(): CompactShard {
-    const N = this.docs.length;
-    const T = this.terms.length;
+    const N = this.seqs.length;
+    const T = this.terms.count;
+    const { postIds, postTfs, fieldEnds, lengths } = this;
     // Term ids in sorted order, which the compact form's lookups need.
     const { table, order } = TermTable.sorted(this.terms);
     const rank = new Int32Array(T);
@@ -133,41 +154,41 @@ export class ShardBuilder {
 
     const offsets = new Int32Array(T * F + 1);
     const totalLength = new Array<number>(F).fill(0);
-    for (const d of this.docs) {
+    for (let d = 0, k = 0; d < N; d++) {
       for (let f = 0; f < F; f++) {
-        totalLength[f] += d.lengths[f];
-        for (const id of d.ids[f]) offsets[rank[id] * F + f + 1]++;
+        totalLength[f] += lengths[d * F + f];
+        for (const end = fieldEnds[d * F + f]; k < end; k++) offsets[rank[postIds[k]] * F + f + 1]++;
       }
     }
     for (let i = 1; i < offsets.length; i++) offsets[i] += offsets[i - 1];
     const avgLength = totalLength.map((l) => l / N);
     const idfs = Float64Array.from(order, (_, r) => idf(offsets[r * F + F] - offsets[r * F], N));
+    const boosts = FIELDS.map((field) => FIELD_BOOST[field]);
 
     const P = offsets[T * F];
     const docs = N <= 0x10000 ? new Uint16Array(P) : new Uint32Array(P);
     const weights = new Uint16Array(P);
     const fill = offsets.slice(0, T * F);
-    this.docs.forEach((d, local) => {
+    for (let d = 0, k = 0; d < N; d++) {
       for (let f = 0; f < F; f++) {
-        const norm = K1 * (1 - B + B * (d.lengths[f] / avgLength[f]));
-        const ids = d.ids[f];
-        for (let k = 0; k < ids.length; k++) {
-          const r = rank[ids[k]];
-          const tf = d.tfs[f][k];
+        const norm = K1 * (1 - B + B * (lengths[d * F + f] / avgLength[f]));
+        for (const end = fieldEnds[d * F + f]; k < end; k++) {
+          const r = rank[postIds[k]];
+          const tf = postTfs[k];
           // lunr: score = idf·(k1+1)·tf / (k1·(1−b+b·len/avg) + tf), times field boost, rounded.
           let score = (idfs[r] * ((K1 + 1) * tf)) / (norm + tf);
-          score *= FIELD_BOOST[FIELDS[f]];
+          score *= boosts[f];
           const at = fill[r * F + f]++;
-          docs[at] = local;
+          docs[at] = d;
           weights[at] = Math.min(MAX_WEIGHT, Math.round(score * WEIGHT_SCALE));
         }
       }
-    });
+    }
     return new CompactShard({
       docCount: N,
       terms: table,
-      seqs: Int32Array.from(this.docs, (d) => d.seq),
-      dates: Float64Array.from(this.docs, (d) => d.date),
+      seqs: Int32Array.from(this.seqs),
+      dates: Float64Array.from(this.dates),
       offsets,
       docs,
       weights,

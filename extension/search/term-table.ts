@@ -6,40 +6,64 @@
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
 const NEWLINE = 0x0a;
-const ABOVE_D7FF = /[\uD800-\uFFFF]/;
 
-/** <0, 0, >0 as a sorts before, with, after b (bytewise). */
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
-}
-
-/** Terms are numbered below this in sortOrder's keys (a shard of 1,000 mails holds ~40,000). */
+/** Terms are numbered below this in sortOrder's keys (a shard of 1,000 mails holds ~15,000). */
 const MAX_KEYED_TERMS = 2 ** 21;
-/** Code units keyed by sortOrder, each as min(unit, 254) + 1 in 8 bits (0: past the end or after a unit from 254). */
-const KEY_UNITS = 4;
+/** Leading bytes in sortOrder's keys: 4 × 8 bits and the term's number fit a double's 53 bits. */
+const KEY_BYTES = 4;
 
 /**
- * The indices of `terms` in `compare`'s order (code point order). Comparing
- * strings was most of a seal's time: terms are first sorted natively as
- * numbers, a key of their first code units and their index (order-preserving:
- * a unit from 254 on keys as 255 and ends the key), then only runs of equal keys are
- * compared as strings.
+ * Terms as they are first met, each one's UTF-8 bytes appended to one buffer
+ * (term i is bytes[starts[i], starts[i + 1])). A seal sorts them there: as
+ * JS strings they lay scattered over the heap, and comparing them was most
+ * of a seal's time, mostly waits for memory.
  */
-function sortOrder(terms: string[], compare: (a: number, b: number) => number): number[] {
-  const n = terms.length;
-  if (n >= MAX_KEYED_TERMS) return terms.map((_, i) => i).sort(compare);
+export class TermBytes {
+  bytes = new Uint8Array(1 << 16);
+  starts = new Int32Array(1025);
+  count = 0;
+
+  add(term: string): void {
+    const at = this.starts[this.count];
+    if (at + 3 * term.length > this.bytes.length) {
+      const bigger = new Uint8Array(Math.max(2 * this.bytes.length, at + 3 * term.length));
+      bigger.set(this.bytes.subarray(0, at));
+      this.bytes = bigger;
+    }
+    if (this.count + 2 > this.starts.length) {
+      const bigger = new Int32Array(2 * this.starts.length);
+      bigger.set(this.starts);
+      this.starts = bigger;
+    }
+    this.starts[++this.count] = at + utf8.encodeInto(term, this.bytes.subarray(at)).written;
+  }
+
+  /** <0, 0, >0 as term a sorts before, with, after term b (bytewise: code point order). */
+  compare(a: number, b: number): number {
+    const { bytes, starts } = this;
+    const i = starts[a];
+    const j = starts[b];
+    const m = starts[a + 1] - i;
+    const n = starts[b + 1] - j;
+    for (let k = 0; k < m && k < n; k++) if (bytes[i + k] !== bytes[j + k]) return bytes[i + k] - bytes[j + k];
+    return m - n;
+  }
+}
+
+/**
+ * The term numbers in byte order. Sorted natively as numbers first, a key of
+ * their first bytes (0 past the end: a key never orders two terms wrongly,
+ * equal keys leave them to `compare`) and their number; then only runs of
+ * equal keys are compared bytewise.
+ */
+function sortOrder(terms: TermBytes): number[] {
+  const { bytes, starts, count: n } = terms;
+  const compare = (a: number, b: number) => terms.compare(a, b);
+  if (n >= MAX_KEYED_TERMS) return Array.from({ length: n }, (_, i) => i).sort(compare);
   const keys = new Float64Array(n);
   for (let i = 0; i < n; i++) {
-    const t = terms[i];
     let key = 0;
-    let open = true; // past a unit from 254 on, the units that follow no longer order the terms
-    for (let u = 0; u < KEY_UNITS; u++) {
-      const unit: number = open && u < t.length ? Math.min(t.charCodeAt(u), 254) + 1 : 0;
-      open = unit > 0 && unit < 255;
-      key = key * 256 + unit;
-    }
+    for (let k = starts[i]; k < starts[i] + KEY_BYTES; k++) key = key * 256 + (k < starts[i + 1] ? bytes[k] : 0);
     keys[i] = key * MAX_KEYED_TERMS + i;
   }
   keys.sort();
@@ -70,19 +94,21 @@ export class TermTable {
     this.starts[count] = bytes.length + 1;
   }
 
-  /** The table of these terms, and for each rank the index of its term in `terms`. */
-  static sorted(terms: string[]): { table: TermTable; order: number[] } {
-    // JS string order (UTF-16 code units) is code point order unless a term has a unit
-    // from U+D800 on (surrogates sort before U+E000..U+FFFF): then compare the bytes.
-    const encoded = terms.some((t) => ABOVE_D7FF.test(t)) ? terms.map((t) => utf8.encode(t)) : undefined;
-    const order = sortOrder(
-      terms,
-      encoded
-        ? (a, b) => compareBytes(encoded[a], encoded[b])
-        : (a, b) => (terms[a] < terms[b] ? -1 : terms[a] > terms[b] ? 1 : 0),
-    );
-    // One encoding of the joined terms: a typed array per term cost more than the sort.
-    return { table: new TermTable(utf8.encode(order.map((i) => terms[i]).join('\n'))), order };
+  /** The table of these terms, and for each rank the number of its term. */
+  static sorted(terms: TermBytes | string[]): { table: TermTable; order: number[] } {
+    if (Array.isArray(terms)) {
+      const collected = new TermBytes();
+      for (const t of terms) collected.add(t);
+      return TermTable.sorted(collected);
+    }
+    const order = sortOrder(terms);
+    const { bytes, starts, count } = terms;
+    const out = new Uint8Array(Math.max(0, starts[count] + count - 1));
+    for (let r = 0, at = 0; r < count; r++) {
+      if (r > 0) out[at++] = NEWLINE;
+      for (let k = starts[order[r]]; k < starts[order[r] + 1]; k++) out[at++] = bytes[k];
+    }
+    return { table: new TermTable(out), order };
   }
 
   get size(): number {

@@ -139,6 +139,24 @@ describe('ShardBuilder', () => {
     }
   });
 
+  it('adds messages prepared ahead (as a writer does), or by another builder, as lunr does', () => {
+    const docs = mailDocs();
+    const want = lunrWeights(docs);
+    // Batches prepared before any of them is added: term ids known from earlier batches only.
+    const b = new ShardBuilder();
+    for (let i = 0; i < docs.length; i += 50) {
+      const batch = docs.slice(i, i + 50).map((d) => b.prepare(d));
+      for (const p of batch) b.add(p);
+    }
+    assert.deepEqual(compactWeights(b.build()), want);
+    // Prepared by a builder that has all the terms (its ids are not this one's).
+    const other = new ShardBuilder();
+    for (const d of [...docs].reverse()) other.add({ ...d, seq: 0 - d.seq });
+    const c = new ShardBuilder();
+    for (const d of docs) c.add(other.prepare(d));
+    assert.deepEqual(compactWeights(c.build()), want);
+  });
+
   it('tokenizes real mail as lunr does, before and after its word memo rolls over', (t) => {
     if (!fs.existsSync(NEWSGROUPS)) return t.skip('20 Newsgroups is not in ../shared/datasets');
     const docs = newsgroupDocs(200);
@@ -147,7 +165,7 @@ describe('ShardBuilder', () => {
     assert.deepEqual(compactWeights(build(docs)), want); // all from the memo
     // More new words than the memo holds (two generations of 100,000): the words above are dropped.
     const filler = Array.from({ length: 210_000 }, (_, i) => `zq${i.toString(36)}`).join(' ');
-    ShardBuilder.prepare({ ...docs[0], body: filler });
+    new ShardBuilder().prepare({ ...docs[0], body: filler });
     assert.deepEqual(compactWeights(build(docs)), want);
   });
 
@@ -230,7 +248,7 @@ function byBytes(terms: string[]): string[] {
 describe('TermTable', () => {
   it('sorts many terms sharing prefixes in UTF-8 byte order, with and without units from U+D800', () => {
     // Units around the sort key's cut (253, 254, 255), surrogate pairs and U+E000 after them.
-    const units = ['a', 'b', '0', '_', '.', '\u00fd', '\u00fe', '\u00ff', 'é', '日', '\u{e000}', '🚀'];
+    const units = ['a', 'b', '0', '_', '.', '\u0000', '\u00fd', '\u00fe', '\u00ff', 'é', '日', '\u{e000}', '🚀'];
     const rand = rng(5);
     const make = (alphabet: string[]) => {
       const terms = new Set(['']);
@@ -249,7 +267,7 @@ describe('TermTable', () => {
     }
   });
 
-  it('sorts terms below U+D800 (compared as JS strings) in UTF-8 byte order too', () => {
+  it('sorts short, accented and numeric terms in UTF-8 byte order too', () => {
     const terms = ['rocket', 'rock', 'ünï', 'u', 'z', '日本', 'ǆ', 'é', 'e\u0301', '10', '9', 'ab', 'a'];
     assert.deepEqual(
       TermTable.sorted(terms).order.map((i) => terms[i]),

@@ -77,6 +77,38 @@ describe('stored messages', () => {
     await s.close();
   });
 
+  it('are found by the id tag WebCrypto computes: base64url(HMAC-SHA256(id)[:16])', async () => {
+    const name = freshName();
+    const key = await newKey();
+    // Ids of 0 to 200 UTF-8 bytes (across SHA-256's 55/56/64-byte padding edges), non-ASCII too.
+    const ids = [
+      ...Array.from({ length: 200 }, (_, i) => `${'x'.repeat(i)}#`),
+      'é',
+      '<CAF+Zx=8@mail.example.com>',
+      '日本語のメール',
+      '😀 mail',
+    ];
+    const s = await openMailSearch({ dbName: name, key });
+    await s.addMany(ids.map((id, i) => ({ id, from: 'a@b.example', subject: 's', date: i, body: 'text' })));
+    await s.add({ id: 'queued one', from: 'a@b.example', subject: 's', date: 1, body: 'text' });
+    await s.close();
+    const db = await openDB(name);
+    const { tag } = await dataKeys(db, key);
+    const rows = (await db.getAll('docs')) as { h: string }[];
+    db.close();
+    const expected = await Promise.all(
+      [...ids, 'queued one'].map(async (id) =>
+        Buffer.from(new Uint8Array(await crypto.subtle.sign('HMAC', tag, utf8.encode(id))).subarray(0, 16)).toString(
+          'base64url',
+        ),
+      ),
+    );
+    assert.deepEqual(
+      rows.map((r) => r.h),
+      expected,
+    );
+  });
+
   it('leave no removed or replaced text in their chunk; the rest of it stays readable', async () => {
     const name = freshName();
     const key = await newKey();
