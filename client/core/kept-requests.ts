@@ -14,6 +14,13 @@ import type { WasmCore } from '../../wasm/ts/core.js';
 import { PendingEvaluation, type KeptSpamEvaluation } from '../../wasm/ts/gc.js';
 import { ConnectionClosed, InterruptedRequest } from './session.js';
 
+/**
+ * How long an unsettled request (or blinding key) is kept: a message never
+ * checked again leaves it behind, and after the provider's default answer
+ * retention (7 days) a resend could not be answered anyway.
+ */
+export const KEPT_FOR_MS = 7 * 86_400_000;
+
 /** One spam request as sent, what its answer is evaluated with, and the answer once it arrived. */
 export interface KeptSpamRequest {
   request: Messages['spam_request'];

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageStorage } from '../core/download.js';
 import type { BlindKeys } from '../core/blocklist.js';
-import type { KeptRequests, KeptSpamRequest } from '../core/kept-requests.js';
+import { KEPT_FOR_MS, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
 import type { LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
@@ -101,6 +101,10 @@ export class KeptDirectory implements KeptRequests {
   constructor(cache: string, server: string, token: string) {
     this.dir = path.join(cache, 'kept-requests', sha256Hex(`${server}\n${token}`).slice(0, 32));
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // Those of messages never checked again, past the time a resend could be answered.
+    const before = Date.now() - KEPT_FOR_MS;
+    for (const f of fs.readdirSync(this.dir))
+      if (fs.statSync(path.join(this.dir, f)).mtimeMs < before) fs.rmSync(path.join(this.dir, f), { force: true });
     this.blindKeys = {
       get: async (messageId) => {
         const b = this.read(messageId, '.blind');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
+import { KEPT_FOR_MS, runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { KeptDirectory } from '../node/node-storage.js';
 
@@ -79,6 +79,18 @@ test('the CLI keeps requests in files of its own, per account; a damaged file is
       .readdirSync(path.join(cache, 'kept-requests'), { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile());
     assert.equal(fs.statSync(path.join(file.parentPath, file.name)).mode & 0o077, 0, 'readable by the user alone');
+
+    // Unsettled past KEPT_FOR_MS: the next run's directory drops it; a fresh one stays.
+    await dir.put('stale@x', k);
+    await dir.blindKeys.put('stale@x', new Uint8Array(32));
+    const files = () => fs.readdirSync(file.parentPath).sort();
+    const fresh = files();
+    const weekAgo = (Date.now() - KEPT_FOR_MS - 60_000) / 1000;
+    for (const f of fresh.filter((f) => !f.startsWith(path.basename(file.name, '.json'))))
+      fs.utimesSync(path.join(file.parentPath, f), weekAgo, weekAgo);
+    new KeptDirectory(cache, 'http://127.0.0.1:1', 'token-a');
+    assert.deepEqual(files(), [file.name]);
+    assert.equal(fresh.length, 3);
 
     fs.writeFileSync(path.join(file.parentPath, file.name), '{"messageId": "m1@x", "lwe"');
     assert.equal(await runJournal(core, dir).resume('m1@x'), undefined);

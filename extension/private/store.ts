@@ -17,7 +17,8 @@
 //                                          just before it leaves until its outcome is stored, so a
 //                                          restart mid-request re-sends it (client/core/kept-requests.ts)
 //   blind-keys      [account, message id]  → the link check's blinding key for the message, likewise
-//                                          until its outcome is stored (client/core/blocklist.ts BlindKeys)
+//                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
+//                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
@@ -72,6 +73,12 @@ export interface VerdictNotes {
 export type StoredBlocklist =
   | { kind: 'looked-up'; listId: string; version: number; hits: BlocklistHit[]; at: number }
   | { kind: 'already_classified' | 'unknown_message'; at: number };
+
+/** A kept request or blinding key, with when it was stored (PrivateStore.dropStaleKept). */
+interface Kept<T> {
+  value: T;
+  at: number;
+}
 
 export interface UserKeyRecord {
   epoch: number;
@@ -249,8 +256,8 @@ export class PrivateStore {
   keptRequests(account: string): KeptRequests {
     return {
       get: async (messageId) =>
-        (await this.db.get('kept-requests', [account, messageId])) as KeptSpamRequest | undefined,
-      put: async (messageId, kept) => void (await this.db.put('kept-requests', kept, [account, messageId])),
+        ((await this.db.get('kept-requests', [account, messageId])) as Kept<KeptSpamRequest> | undefined)?.value,
+      put: (messageId, value) => this.putKept('kept-requests', [account, messageId], value),
       delete: (messageId) => this.db.delete('kept-requests', [account, messageId]),
     };
   }
@@ -258,10 +265,36 @@ export class PrivateStore {
   /** One account's blinding keys of link checks not yet settled (client/core/blocklist.ts). */
   blindKeys(account: string): BlindKeys {
     return {
-      get: async (messageId) => (await this.db.get('blind-keys', [account, messageId])) as Uint8Array | undefined,
-      put: async (messageId, key) => void (await this.db.put('blind-keys', key, [account, messageId])),
+      get: async (messageId) =>
+        ((await this.db.get('blind-keys', [account, messageId])) as Kept<Uint8Array> | undefined)?.value,
+      put: (messageId, key) => this.putKept('blind-keys', [account, messageId], key),
       delete: (messageId) => this.db.delete('blind-keys', [account, messageId]),
     };
+  }
+
+  private async putKept(store: 'kept-requests' | 'blind-keys', key: [string, string], value: unknown): Promise<void> {
+    await this.db.put(store, { value, at: Date.now() } satisfies Kept<unknown>, key);
+  }
+
+  /**
+   * Drops kept requests and blinding keys stored before `before` (epoch ms):
+   * those of messages never checked again (say, deleted after a failed
+   * check). Past the provider's answer retention they could not be answered
+   * anyway. Returns how many went.
+   */
+  async dropStaleKept(before: number): Promise<number> {
+    let dropped = 0;
+    const tx = this.db.transaction(['kept-requests', 'blind-keys'], 'readwrite');
+    for (const name of ['kept-requests', 'blind-keys'] as const) {
+      for (let c = await tx.objectStore(name).openCursor(); c; c = await c.continue()) {
+        if (((c.value as Kept<unknown>).at ?? 0) < before) {
+          await c.delete();
+          dropped++;
+        }
+      }
+    }
+    await tx.done;
+    return dropped;
   }
 
   async blocklistOutcome(account: string, messageId: string): Promise<StoredBlocklist | undefined> {

@@ -10,7 +10,7 @@
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
-import { runJournal, type RunJournal } from '../../client/core/kept-requests.js';
+import { KEPT_FOR_MS, runJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
@@ -89,6 +89,8 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
       },
     };
+    // Unsettled after a week, a kept request can no longer be answered (the provider's answer retention).
+    await store.dropStaleKept(Date.now() - KEPT_FOR_MS);
     const kept = store.keptRequests(account);
     const connector = createConnector({ ...common, kept });
     const slot: Slot = {

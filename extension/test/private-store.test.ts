@@ -163,6 +163,20 @@ describe('PrivateStore', () => {
     );
   });
 
+  it('drops kept requests and blinding keys left unsettled past their time, and only those', async () => {
+    const store = await freshStore();
+    const kept = store.keptRequests('acct');
+    const request = { messageId: 'old', lwe: new Uint8Array(1), choices: new Uint8Array(1) };
+    await kept.put('old', { request, evaluation: { T: 26, labels: new Uint8Array(416) } });
+    await store.blindKeys('acct').put('old', new Uint8Array(32).fill(1));
+    const storedBy = Date.now();
+    assert.equal(await store.dropStaleKept(storedBy - 60_000), 0, 'fresh ones stay');
+    assert.deepEqual((await kept.get('old'))?.request, request);
+    assert.equal(await store.dropStaleKept(storedBy + 1), 2);
+    assert.equal(await kept.get('old'), undefined);
+    assert.equal(await store.blindKeys('acct').get('old'), undefined);
+  });
+
   it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {
     const name = `private-store-test-${n++}`;
     const { openDB } = await import('idb');
