@@ -254,26 +254,23 @@ export class PrivateStore {
 
   /** One account's kept spam requests (client/core/kept-requests.ts). */
   keptRequests(account: string): KeptRequests {
-    return {
-      get: async (messageId) =>
-        ((await this.db.get('kept-requests', [account, messageId])) as Kept<KeptSpamRequest> | undefined)?.value,
-      put: (messageId, value) => this.putKept('kept-requests', [account, messageId], value),
-      delete: (messageId) => this.db.delete('kept-requests', [account, messageId]),
-    };
+    return this.kept<KeptSpamRequest>('kept-requests', account);
   }
 
   /** One account's blinding keys of link checks not yet settled (client/core/blocklist.ts). */
   blindKeys(account: string): BlindKeys {
-    return {
-      get: async (messageId) =>
-        ((await this.db.get('blind-keys', [account, messageId])) as Kept<Uint8Array> | undefined)?.value,
-      put: (messageId, key) => this.putKept('blind-keys', [account, messageId], key),
-      delete: (messageId) => this.db.delete('blind-keys', [account, messageId]),
-    };
+    return this.kept<Uint8Array>('blind-keys', account);
   }
 
-  private async putKept(store: 'kept-requests' | 'blind-keys', key: [string, string], value: unknown): Promise<void> {
-    await this.db.put(store, { value, at: Date.now() } satisfies Kept<unknown>, key);
+  /** One account's records of a store kept until settled, each stored with its time (dropStaleKept). */
+  private kept<T>(store: 'kept-requests' | 'blind-keys', account: string) {
+    return {
+      get: async (messageId: string) =>
+        ((await this.db.get(store, [account, messageId])) as Kept<T> | undefined)?.value,
+      put: async (messageId: string, value: T) =>
+        void (await this.db.put(store, { value, at: Date.now() } satisfies Kept<T>, [account, messageId])),
+      delete: (messageId: string) => this.db.delete(store, [account, messageId]),
+    };
   }
 
   /**
