@@ -102,7 +102,12 @@ export function fakeMessenger(opts: {
         const after = ids.map((id) => byId(id).header);
         setImmediate(() => fire('messages.onMoved', { id: null, messages: before }, { id: null, messages: after }));
       },
-      query: async () => page(mail.map((m) => m.header)),
+      query: async (info: { headerMessageId?: string }) =>
+        page(
+          mail
+            .map((m) => m.header)
+            .filter((h) => info.headerMessageId === undefined || h.headerMessageId === info.headerMessageId),
+        ),
       continueList: async (id) => {
         const rest = pages.get(id);
         if (!rest) throw new Error(`Unknown list: ${id}`);

@@ -49,6 +49,7 @@ async function setup(
     gate?: Promise<unknown>;
     store?: PrivateStore;
     pending?: ReturnType<typeof memoryArea>;
+    relookMs?: number[];
   } = {},
 ) {
   const store = opts.store ?? (await PrivateStore.open(`tb-spam-test-${n++}`));
@@ -61,6 +62,7 @@ async function setup(
     store: async () => store,
     pending,
     putBackAfterMs: 0,
+    relookMs: opts.relookMs,
     // The worker: records the verdict before reporting it, as worker-service.ts does.
     classify: async (provider, items, onEvent: (e: WorkerEvent) => void) => {
       requests.push(items);
@@ -262,6 +264,50 @@ describe('Thunderbird: the user says "not spam"', () => {
     await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam === false);
     assert.equal(m.header.folder?.id, 'a/INBOX');
     assert.equal(t.requests.length, 1);
+  });
+
+  it('“Not Junk” on one Thunderbird moved before the add-on could read it: found outside Junk, kept as the correction', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const mail = [m];
+    const t = await setup(mail, { relookMs: [5, 5, 5, 5, 5] });
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    // Thunderbird's "Not Junk" in Junk on IMAP: the id is gone when the woken add-on reads it, and the copy
+    // shows up in the Inbox under a new id a little later, still carrying the junk keyword.
+    const gone = { ...m.header, junk: false };
+    mail.splice(0, 1);
+    t.fire('messages.onUpdated', gone, { junk: false });
+    await new Promise((r) => setTimeout(r, 8));
+    const copy = { ...m, header: header(8, { folder: { ...inbox }, junk: true, headerMessageId: 'm7@example.org' }) };
+    mail.push(copy);
+    await t.until(async () => (await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user?.spam === false);
+    await t.until(() => copy.header.junk === false);
+    assert.equal(copy.header.folder?.id, 'a/INBOX');
+    assert.deepEqual(acts(t.calls), ['update:7:{"junk":true}', 'move:7:a/Junk', 'update:8:{"junk":false}']);
+  });
+
+  it('…but a lookalike with the same Message-ID is left alone when the real one never shows up', async () => {
+    const OTHER = 'pmf-fedcba9876543210fedcba9876543210';
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    // Another spam verdict, flagged but never moved by the add-on (local-only marking), same Message-ID.
+    const lookalike = {
+      ...encrypted(7, `X-PMF-Message-Id: ${OTHER}\r\n`),
+      header: header(9, { folder: { ...inbox } }),
+    };
+    lookalike.header.headerMessageId = m.header.headerMessageId;
+    const mail = [m];
+    const t = await setup(mail, { relookMs: [1, 1, 1] });
+    await t.store.putVerdict(accountOf(PROVIDER), OTHER, { kind: 'verdict', spam: true, at: 1 });
+    t.newMail(m.header);
+    await t.until(() => m.header.folder?.id === 'a/Junk');
+    mail.splice(0, 1, lookalike);
+    t.fire('messages.onUpdated', { ...m.header, junk: false }, { junk: false });
+    await t.until(() => t.calls.filter((c) => c === 'raw:9:false').length === 4); // the first look and three more
+    await new Promise((r) => setTimeout(r, 10));
+    await t.settled();
+    assert.equal((await t.store.verdict(accountOf(PROVIDER), OTHER))?.user, undefined);
+    assert.equal((await t.store.verdict(accountOf(PROVIDER), PMF_ID))?.user, undefined);
+    assert.deepEqual(acts(t.calls), ['update:7:{"junk":true}', 'move:7:a/Junk']);
   });
 
   it('Thunderbird’s own junk mail is not the add-on’s: a “Not Junk” on a message it found not spam changes nothing', async () => {

@@ -13,7 +13,9 @@
 // Junk (messages.onUpdated) puts it back where it came from, and moving it
 // out of Junk clears its junk flag; either way the correction is kept with
 // its verdict (PrivateStore.markByUser, as the webmail's _Not spam_ does), so
-// it is never moved to Junk again. Mail that arrived while the keys were
+// it is never moved to Junk again. A "Not Junk" message Thunderbird moved
+// before the add-on could read it (an idle event page wakes up too late) is
+// looked for again under its Message-ID (findMovedOut). Mail that arrived while the keys were
 // locked (and Thunderbird could not decrypt it either) is remembered by its
 // Thunderbird id and checked after the next unlock (catchUp), through the
 // backlog's runner (private/backlog.ts: at most 8 in flight).
@@ -44,6 +46,8 @@ export interface SpamCheckDeps {
    * before putting it back; 2 s unless given.
    */
   putBackAfterMs?: number;
+  /** The waits between looks for a message a "Not Junk" moved before the add-on could read it; RELOOK_MS unless given. */
+  relookMs?: number[];
 }
 
 /** Queue entries need a target; Thunderbird's are messages, named by their Thunderbird id. */
@@ -52,6 +56,8 @@ const NO_TAB = { tabId: -1 };
 export const SPAM_PENDING = 'pmf-tb-spam-pending';
 /** At most this many wait (the newest): a long-locked add-on does not grow without bound. */
 export const SPAM_PENDING_MAX = 2000;
+/** About 30 s of looks in all: an IMAP move shows up in the destination once Thunderbird has synced it. */
+const RELOOK_MS = [500, 1000, 2000, 4000, 8000, 15_000];
 const junkFolder = (h: MessageHeader) => h.folder?.specialUse?.includes('junk') === true;
 
 /** Registers the listeners; returns the queue (to drop waiting messages on lock or reconnect), check() and catchUp(). */
@@ -170,21 +176,22 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
    * The user corrected a message the add-on found spam: cleared its junk
    * flag ("Not Junk") or moved it out of Junk. Kept with its verdict; a
    * cleared flag in Junk also takes it back to where the add-on moved it
-   * from, and a move out of Junk also clears the flag.
+   * from, and a move out of Junk also clears the flag. True if it was the
+   * add-on's spam verdict (corrected now or before).
    */
   async function correctedByUser(
     header: MessageHeader,
     how: 'not-junk' | 'moved-out',
     raw: Promise<string | undefined>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const store = await deps.store();
     const provider = await store.provider();
     const messageId = providerIdOf((await raw) ?? '');
-    if (!provider || !messageId) return;
+    if (!provider || !messageId) return false;
     const account = accountOf(provider);
     const v = await store.verdict(account, messageId);
     // Only the add-on's own spam verdicts are its to correct: Thunderbird's own junk filter keeps its mail.
-    if (v?.kind !== 'verdict' || !v.spam) return;
+    if (v?.kind !== 'verdict' || !v.spam) return false;
     if (v.user?.spam !== false) await store.markByUser(account, messageId, false);
     if (how === 'moved-out') {
       if (header.junk) await api.messages.update(header.id, { junk: false });
@@ -200,6 +207,34 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
           }),
         deps.putBackAfterMs ?? 2000,
       );
+    return true;
+  }
+
+  /**
+   * "Not Junk" on a message in Junk that was gone by the time the add-on read
+   * it: Thunderbird moves it out at once, and an add-on woken by the event
+   * (an idle event page) often comes too late. It is looked for under its
+   * Message-ID outside Junk in the same account, again as the move completes
+   * (relookMs); the provider's id in what is found still decides which
+   * verdict it is, and only one the add-on moved to Junk is taken.
+   */
+  function findMovedOut(gone: MessageHeader, attempt = 0): void {
+    later(async () => {
+      const store = await deps.store();
+      const provider = await store.provider();
+      if (!provider) return;
+      const found = await allMessages(api, await api.messages.query({ headerMessageId: gone.headerMessageId }));
+      for (const h of found) {
+        if (h.folder?.accountId !== gone.folder?.accountId || junkFolder(h)) continue;
+        const raw = rawOf(h.id);
+        const messageId = providerIdOf((await raw) ?? '');
+        const v = messageId && (await store.verdict(accountOf(provider), messageId));
+        if (v && v.kind === 'verdict' && v.movedFrom && (await correctedByUser(h, 'moved-out', raw))) return;
+      }
+      const wait = (deps.relookMs ?? RELOOK_MS)[attempt];
+      if (wait !== undefined) setTimeout(() => findMovedOut(gone, attempt + 1), wait);
+      else console.warn('spam check: a message marked "Not Junk" was not found again outside Junk');
+    });
   }
 
   api.messages.onNewMailReceived.addListener((_folder, list) => later(async () => check(await allMessages(api, list))));
@@ -213,7 +248,10 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
     if (changed.junk !== false) return;
     // Read at once: Thunderbird moves a message marked "Not Junk" out of Junk right away, and then this id is gone.
     const raw = rawOf(message.id);
-    later(() => correctedByUser(message, 'not-junk', raw));
+    later(async () => {
+      if ((await raw) === undefined && junkFolder(message)) findMovedOut(message);
+      else await correctedByUser(message, 'not-junk', raw);
+    });
   });
   api.messages.onMoved.addListener((from, to) =>
     later(async () => {
