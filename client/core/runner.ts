@@ -79,22 +79,28 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
   try {
     for (let i = 0; i < todo.length; i++) {
       const item = todo[i];
-      let raw: string | Uint8Array;
-      try {
-        raw = await item.raw();
-      } catch (e) {
-        await settle(
-          { kind: 'failed', messageId: item.id, detail: `cannot read/decrypt: ${(e as Error).message}` },
-          item.id,
-        );
-        continue;
-      }
+      let interrupted: InterruptedRequest<{ messageId: string }> | undefined = await journal?.resume(item.id);
+      // Read only when it is classified: a kept request's answer needs no message (its
+      // topic may be resumed after the message itself is gone).
+      let raw: string | Uint8Array | undefined;
+      const read = async (): Promise<boolean> => {
+        try {
+          raw = await item.raw();
+          return true;
+        } catch (e) {
+          await settle(
+            { kind: 'failed', messageId: item.id, detail: `cannot read/decrypt: ${(e as Error).message}` },
+            item.id,
+          );
+          return false;
+        }
+      };
+      if (!interrupted && !(await read())) continue;
       let delay = 200;
       let limitedDelay = rateWait / 12; // 5 s at the default, then 10, 20 and the rest
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
-      let interrupted: InterruptedRequest<{ messageId: string }> | undefined = await journal?.resume(item.id);
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);
@@ -104,7 +110,8 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             interrupted = undefined;
             v = await session.resume?.(resend);
           }
-          v ??= await session.classify(item.id, raw, todo.length - i);
+          if (v === undefined && raw === undefined && !(await read())) break;
+          v ??= await session.classify(item.id, raw!, todo.length - i);
           await settle({ kind: 'verdict', ...v }, item.id);
           break;
         } catch (caught) {

@@ -130,8 +130,8 @@ export interface SessionOptions {
  * kept so the next session can re-send it (spam_resend, topic_resend) and use
  * the recorded answer. For spam and for a topic_gc not yet received, that is
  * the evaluator's input labels (`pending`); for a topic whose labels were
- * sent but not acknowledged, the output labels. Secrets kept in memory only;
- * dispose() wipes them.
+ * sent but not acknowledged, the output labels. Secrets held here are in
+ * memory only (kept-requests.ts keeps copies on the device); dispose() wipes them.
  */
 export class InterruptedRequest<R extends { messageId: string } = Messages['spam_request']> extends Error {
   constructor(
@@ -140,7 +140,7 @@ export class InterruptedRequest<R extends { messageId: string } = Messages['spam
     readonly pending: PendingEvaluation | undefined,
     /**
      * Topics: the output labels once evaluated, the replay-log entry, the local
-     * guess to report. Spam: the answer, when it had arrived before a stop
+     * guess to report. Both: the answer, when it had arrived before a stop
      * (kept-requests.ts).
      */
     readonly extra: { labels?: Uint8Array; replay?: ReplayEntry; localGuess?: string; answer?: Uint8Array } = {},

@@ -13,10 +13,11 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { argmax, candidates, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
-import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
+import { argmaxChoice, evaluateArgmax, type PendingEvaluation } from '../../wasm/ts/gc.js';
 import type { He } from '../../wasm/ts/he.js';
 import { createConnector, type Connector, type ConnectorOptions } from './connect.js';
 import type { PackageStorage, VerifiedPackage } from './download.js';
+import type { KeptTopicRequest, KeptTopicRequests } from './kept-requests.js';
 import type { Messages } from '../../protocol/messages.js';
 import {
   InterruptedRequest,
@@ -51,6 +52,8 @@ export interface TopicResult {
 export interface TopicSessionOptions extends SessionOptions {
   model: TopicModel;
   replay: ReplayLog;
+  /** Topic requests are kept here before they leave, until their outcome is stored (kept-requests.ts). */
+  keptTopics?: KeptTopicRequests;
 }
 
 /** Checks a candidate model file against the package that pins it; returns it parsed. */
@@ -216,6 +219,9 @@ export class TopicSession extends ProviderSession {
     cpu += performance.now() - t0;
     this.keyBudget -= m.bPrime;
     const request = { messageId, lwes, choices };
+    const kept = { request, replay: entry, localGuess };
+    // Kept before it leaves: a client that stops from here on re-sends it at its next run.
+    await this.keep(kept, pending);
     const gc = await this.garbledFor(
       'topic_request',
       request,
@@ -223,7 +229,7 @@ export class TopicSession extends ProviderSession {
       (e) => new InterruptedRequest(e, request, pending, { replay: entry, localGuess }),
     );
     t0 = performance.now();
-    const labels = evaluateArgmax(pending, gc);
+    const labels = await this.evaluated(kept, pending, gc);
     cpu += performance.now() - t0;
     await this.sendLabels(request, labels, { replay: entry, localGuess });
     return {
@@ -244,7 +250,7 @@ export class TopicSession extends ProviderSession {
   async resume(interrupted: InterruptedRequest<Messages['topic_request']>): Promise<TopicResult | undefined> {
     this.alive();
     const { request, pending } = interrupted;
-    const { labels, replay, localGuess = '' } = interrupted.extra;
+    const { labels, replay, localGuess = '', answer } = interrupted.extra;
     const sent0 = this.sent;
     const recv0 = this.received;
     let gc: Uint8Array;
@@ -260,15 +266,18 @@ export class TopicSession extends ProviderSession {
       labels?.fill(0);
       if (e instanceof ProtocolError && e.code === 'not_answered') {
         // No answer left the provider: one new request may go. Not when this
-        // client evaluated a topic_gc for it: that claim is not believed, and
+        // client received a topic_gc for it: that claim is not believed, and
         // the email stays fed (the runner then reports replay_refused).
-        if (!labels && replay) this.topicOpts.replay.allowRetry(replay);
+        if (!labels && !answer && replay) this.topicOpts.replay.allowRetry(replay);
         return undefined;
       }
       throw e;
     }
     const t0 = performance.now();
-    const out = labels ?? evaluateArgmax(pending!, gc);
+    // The resend only readies the provider for the labels: an answer kept on the device is the one
+    // evaluated, whatever came now (a second circuit for the same input labels is never evaluated).
+    const out =
+      labels ?? (await this.evaluated({ request, replay: replay!, localGuess }, pending!, answer ?? gc, !!answer));
     const cpu = performance.now() - t0;
     await this.sendLabels(request, out, { replay, localGuess });
     return {
@@ -278,6 +287,46 @@ export class TopicSession extends ProviderSession {
       bytesSent: this.sent - sent0,
       bytesReceived: this.received - recv0,
     };
+  }
+
+  /**
+   * Keeps the request and its input labels on the device (kept-requests.ts),
+   * with the answer once it arrived (see SpamSession#keep).
+   */
+  private async keep(
+    kept: Omit<KeptTopicRequest, 'evaluation' | 'answer'>,
+    pending: PendingEvaluation,
+    answer?: Uint8Array,
+  ): Promise<void> {
+    if (!this.topicOpts.keptTopics) return;
+    const evaluation = pending.keep();
+    try {
+      await this.topicOpts.keptTopics.put(kept.request.messageId, { ...kept, evaluation, answer });
+    } catch (e) {
+      pending.dispose();
+      throw e;
+    } finally {
+      evaluation.labels.fill(0);
+    }
+  }
+
+  /**
+   * The output labels of an answer, kept first; one that does not evaluate is
+   * not kept to be tried again. `fromDevice`: the answer kept before a stop.
+   */
+  private async evaluated(
+    kept: Omit<KeptTopicRequest, 'evaluation' | 'answer'>,
+    pending: PendingEvaluation,
+    gc: Uint8Array,
+    fromDevice = false,
+  ): Promise<Uint8Array> {
+    if (!fromDevice) await this.keep(kept, pending, gc);
+    try {
+      return evaluateArgmax(pending, gc);
+    } catch (e) {
+      await this.topicOpts.keptTopics?.delete(kept.request.messageId);
+      throw e;
+    }
   }
 
   /** topic_labels → topic_ack; kept for a topic_resend when the acknowledgement may still come. */
@@ -297,15 +346,22 @@ export class TopicSession extends ProviderSession {
   }
 }
 
-/** Connector options for topic sessions: the candidate model is fetched with the package, the replay log guards every email. */
+/**
+ * Connector options for topic sessions: the candidate model is fetched with
+ * the package, the replay log guards every email, and requests are kept in
+ * keptTopics (pass topicJournal of the same to the run).
+ */
 export function topicConnector(
-  opts: Omit<ConnectorOptions<TopicModel, TopicSession>, 'load' | 'open'> & { replay: ReplayLog },
+  opts: Omit<ConnectorOptions<TopicModel, TopicSession>, 'load' | 'open'> & {
+    replay: ReplayLog;
+    keptTopics?: KeptTopicRequests;
+  },
 ): Connector<TopicModel, TopicSession> {
   return createConnector<TopicModel, TopicSession>({
     modelId: 'topics',
     ...opts,
     load: async (pkg) =>
       loadTopicModel(opts.he, pkg, await ensureCandidates({ baseUrl: opts.server, pkg, storage: opts.storage })),
-    open: (o) => TopicSession.open({ ...o, replay: opts.replay }),
+    open: (o) => TopicSession.open({ ...o, replay: opts.replay, keptTopics: opts.keptTopics }),
   });
 }

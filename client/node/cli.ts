@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { loadHe } from '../../wasm/ts/he.js';
 import { createConnector } from '../core/connect.js';
-import { runJournal } from '../core/kept-requests.js';
+import { runJournal, topicJournal, type KeptTopicRequests } from '../core/kept-requests.js';
 import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
 import { DirectoryStorage, FileTrustStore, KeptDirectory } from './node-storage.js';
 import {
@@ -281,12 +281,13 @@ export async function main(argv: string[]): Promise<number> {
     };
     return ensureBlocklist({ ...opts, logCheck, previous: cachedBlocklist(values.cache!, listId) });
   };
-  const topics = async () =>
+  const topics = async (keptTopics?: KeptTopicRequests) =>
     topicConnector({
       ...base,
       modelId: values['topic-model'],
       onDownloadProgress: downloadProgress('topic model package'),
       replay: await ReplayLog.open(new FileReplayStore(path.join(values.cache!, 'topic-replay.jsonl'))),
+      keptTopics,
     });
   if (optCmd) {
     const session = await (await topics()).connect(1);
@@ -345,8 +346,13 @@ export async function main(argv: string[]): Promise<number> {
       },
     };
     if (task === 'topics') {
-      const connector = await topics();
-      await runClassification<TopicResult>(items, { ...run, connect: (n) => connector.connect(n) });
+      const kept = new KeptDirectory(values.cache!, values.server, token).topics;
+      const connector = await topics(kept);
+      await runClassification<TopicResult>(items, {
+        ...run,
+        connect: (n) => connector.connect(n),
+        journal: topicJournal(he.core, kept),
+      });
     } else if (task === 'blocklist') {
       // Blocklist requests ride on a spam-model session (hello needs a model); the list is pinned separately.
       const list = await blocklist(values.list!);

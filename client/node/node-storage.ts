@@ -2,14 +2,21 @@
 // for the CLI (the extension uses IndexedDB). <dir>/<key>.pmf is a verified
 // package; <key>.part and <key>.part.etag an interrupted download;
 // package-log-trust.json the log key and head recorded per provider;
-// kept-requests/<account>/ the spam requests kept while their answer is on
-// the way (KeptDirectory).
+// kept-requests/<account>/ the spam and topic requests kept while their
+// answer is on the way (KeptDirectory).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PackageStorage } from '../core/download.js';
 import type { BlindKeys } from '../core/blocklist.js';
-import { KEPT_FOR_MS, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
+import {
+  KEPT_FOR_MS,
+  type KeptRequests,
+  type KeptSpamRequest,
+  type KeptStore,
+  type KeptTopicRequest,
+  type KeptTopicRequests,
+} from '../core/kept-requests.js';
 import type { LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
@@ -84,6 +91,10 @@ const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 const bytes = (s: unknown): Uint8Array | undefined =>
   typeof s === 'string' ? new Uint8Array(Buffer.from(s, 'base64')) : undefined;
+/** Bytes from base64; a field of the wrong type is passed on as it is, for the journal's checks to refuse. */
+const kept = (s: unknown): Uint8Array => bytes(s) ?? (s as Uint8Array);
+const keptOptional = (s: unknown): Uint8Array | undefined => (s === undefined ? undefined : kept(s));
+type Json = Record<string, unknown>;
 
 /**
  * One account's kept requests (core/kept-requests.ts) and blocklist
@@ -95,6 +106,9 @@ const bytes = (s: unknown): Uint8Array | undefined =>
  */
 export class KeptDirectory implements KeptRequests {
   private readonly dir: string;
+  private readonly spam: KeptRequests;
+  /** The topic requests, likewise. */
+  readonly topics: KeptTopicRequests;
   /** The blocklist's blinding keys, one per message looked up and not yet settled. */
   readonly blindKeys: BlindKeys;
 
@@ -105,6 +119,44 @@ export class KeptDirectory implements KeptRequests {
     const before = Date.now() - KEPT_FOR_MS;
     for (const f of fs.readdirSync(this.dir))
       if (fs.statSync(path.join(this.dir, f)).mtimeMs < before) fs.rmSync(path.join(this.dir, f), { force: true });
+    this.spam = this.jsonFiles<KeptSpamRequest>(
+      '.json',
+      ({ request, evaluation, answer }) => ({
+        messageId: request.messageId,
+        lwe: b64(request.lwe),
+        choices: b64(request.choices),
+        T: evaluation.T,
+        labels: b64(evaluation.labels),
+        answer: answer && b64(answer),
+      }),
+      (j) => ({
+        request: { messageId: String(j.messageId), lwe: kept(j.lwe), choices: kept(j.choices) },
+        evaluation: { T: Number(j.T), labels: kept(j.labels) },
+        answer: keptOptional(j.answer),
+      }),
+    );
+    this.topics = this.jsonFiles<KeptTopicRequest>(
+      '.topic.json',
+      ({ request, evaluation, replay, localGuess, answer }) => ({
+        messageId: request.messageId,
+        lwes: b64(request.lwes),
+        choices: b64(request.choices),
+        T: evaluation.T,
+        n: evaluation.n,
+        K: evaluation.K,
+        labels: b64(evaluation.labels),
+        contentHash: replay.contentHash,
+        localGuess,
+        answer: answer && b64(answer),
+      }),
+      (j) => ({
+        request: { messageId: String(j.messageId), lwes: kept(j.lwes), choices: kept(j.choices) },
+        evaluation: { T: Number(j.T), n: Number(j.n), K: Number(j.K), labels: kept(j.labels) },
+        replay: { messageId: String(j.messageId), contentHash: j.contentHash as string },
+        localGuess: j.localGuess as string,
+        answer: keptOptional(j.answer),
+      }),
+    );
     this.blindKeys = {
       get: async (messageId) => {
         const b = this.read(messageId, '.blind');
@@ -112,6 +164,37 @@ export class KeptDirectory implements KeptRequests {
       },
       put: async (messageId, key) => this.write(messageId, '.blind', key),
       delete: async (messageId) => fs.rmSync(this.file(messageId, '.blind'), { force: true }),
+    };
+  }
+
+  get(messageId: string): Promise<KeptSpamRequest | undefined> {
+    return this.spam.get(messageId);
+  }
+
+  put(messageId: string, request: KeptSpamRequest): Promise<void> {
+    return this.spam.put(messageId, request);
+  }
+
+  delete(messageId: string): Promise<void> {
+    return this.spam.delete(messageId);
+  }
+
+  /** Records of one kind as JSON files (bytes in base64); an unreadable file reads as one the journal refuses. */
+  private jsonFiles<R>(ext: string, encode: (r: R) => Json, decode: (j: Json) => R): KeptStore<R> {
+    return {
+      get: async (messageId) => {
+        const text = this.read(messageId, ext)?.toString('utf8');
+        if (text === undefined) return undefined;
+        let j: Json = {};
+        try {
+          j = JSON.parse(text) as Json;
+        } catch {
+          // Unreadable: decoded from nothing, a record that fails the journal's checks, which then drops it.
+        }
+        return decode(j);
+      },
+      put: async (messageId, r) => this.write(messageId, ext, JSON.stringify(encode(r))),
+      delete: async (messageId) => fs.rmSync(this.file(messageId, ext), { force: true }),
     };
   }
 
@@ -132,40 +215,5 @@ export class KeptDirectory implements KeptRequests {
     const f = this.file(messageId, ext);
     fs.writeFileSync(`${f}.tmp`, data, { mode: 0o600 });
     fs.renameSync(`${f}.tmp`, f);
-  }
-
-  async get(messageId: string): Promise<KeptSpamRequest | undefined> {
-    const text = this.read(messageId, '.json')?.toString('utf8');
-    if (text === undefined) return undefined;
-    let j: { messageId?: unknown; lwe?: unknown; choices?: unknown; T?: unknown; labels?: unknown; answer?: unknown } =
-      {};
-    try {
-      j = JSON.parse(text) as typeof j;
-    } catch {
-      // Unreadable: handed on as a record that fails the journal's checks, which then drops it.
-    }
-    return {
-      request: { messageId: String(j.messageId), lwe: bytes(j.lwe)!, choices: bytes(j.choices)! },
-      evaluation: { T: Number(j.T), labels: bytes(j.labels)! },
-      // A field of the wrong type is passed on as it is, for the journal's checks to refuse.
-      answer: j.answer === undefined ? undefined : (bytes(j.answer) ?? (j.answer as Uint8Array)),
-    };
-  }
-
-  async put(messageId: string, kept: KeptSpamRequest): Promise<void> {
-    const { request, evaluation } = kept;
-    const text = JSON.stringify({
-      messageId: request.messageId,
-      lwe: b64(request.lwe),
-      choices: b64(request.choices),
-      T: evaluation.T,
-      labels: b64(evaluation.labels),
-      answer: kept.answer && b64(kept.answer),
-    });
-    this.write(messageId, '.json', text);
-  }
-
-  async delete(messageId: string): Promise<void> {
-    fs.rmSync(this.file(messageId, '.json'), { force: true });
   }
 }

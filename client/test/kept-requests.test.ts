@@ -1,4 +1,4 @@
-// Kept spam requests read back from the device's store (client/core/kept-requests.ts):
+// Kept spam and topic requests read back from the device's store (client/core/kept-requests.ts):
 // an intact one is ready to re-send with the same labels; a damaged one is
 // dropped, so that the message is asked anew instead of failing every run.
 import assert from 'node:assert/strict';
@@ -7,14 +7,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { KEPT_FOR_MS, runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
+import {
+  KEPT_FOR_MS,
+  runJournal,
+  topicJournal,
+  type KeptSpamRequest,
+  type KeptStore,
+  type KeptTopicRequest,
+} from '../core/kept-requests.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { KeptDirectory } from '../node/node-storage.js';
 
 const T = 26;
 
-function store(records: Record<string, unknown>): KeptRequests & { ids(): string[] } {
-  const m = new Map(Object.entries(records) as [string, KeptSpamRequest][]);
+function store<R = KeptSpamRequest>(records: Record<string, unknown>): KeptStore<R> & { ids(): string[] } {
+  const m = new Map(Object.entries(records) as [string, R][]);
   return {
     get: async (id) => m.get(id),
     put: async (id, k) => void m.set(id, structuredClone(k)),
@@ -95,6 +102,56 @@ test('the CLI keeps requests in files of its own, per account; a damaged file is
     fs.writeFileSync(path.join(file.parentPath, file.name), '{"messageId": "m1@x", "lwe"');
     assert.equal(await runJournal(core, dir).resume('m1@x'), undefined);
     assert.equal(await dir.get('m1@x'), undefined, 'the damaged file is gone');
+  } finally {
+    fs.rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+/** A topic request over n = 3 candidates, K = 5 index bits. */
+const topicRecord = (
+  messageId: string,
+  labels: Uint8Array,
+  over: Partial<KeptTopicRequest> = {},
+): KeptTopicRequest => ({
+  request: { messageId, lwes: new Uint8Array(8), choices: new Uint8Array(4) },
+  evaluation: { T, n: 3, K: 5, labels },
+  replay: { messageId, contentHash: 'ab'.repeat(32) },
+  localGuess: 'sci.space',
+  ...over,
+});
+
+test('a kept topic request resumes with its replay entry and guess; damaged ones are dropped', async () => {
+  const { core } = await loadHe();
+  const labels = new Uint8Array(randomBytes(16 * 3 * (T + 5)));
+  const kept = store<KeptTopicRequest>({
+    good: topicRecord('good', labels, { answer: new Uint8Array([5]) }),
+    shape: topicRecord('shape', labels, { evaluation: { T, n: 4, K: 5, labels } }),
+    spam: topicRecord('spam', labels.subarray(0, 16 * T), { evaluation: { T, labels: labels.subarray(0, 16 * T) } }),
+    replay: topicRecord('replay', labels, { replay: { messageId: 'elsewhere', contentHash: 'ab'.repeat(32) } }),
+    guess: topicRecord('guess', labels, { localGuess: 7 as unknown as string }),
+  });
+  const journal = topicJournal(core, kept);
+  const good = await journal.resume('good');
+  assert.deepEqual(good?.pending?.consume(), labels);
+  assert.deepEqual(good?.extra, {
+    replay: topicRecord('good', labels).replay,
+    localGuess: 'sci.space',
+    answer: new Uint8Array([5]),
+  });
+  for (const id of ['shape', 'spam', 'replay', 'guess']) assert.equal(await journal.resume(id), undefined, id);
+  assert.deepEqual(kept.ids(), ['good']);
+
+  // The CLI's files: topic requests beside the spam requests of the same message, neither read as the other.
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-kept-'));
+  try {
+    const dir = new KeptDirectory(cache, 'http://127.0.0.1:1', 'token-a');
+    const k = topicRecord('m1@x', labels, { answer: new Uint8Array([1, 2]) });
+    await dir.topics.put('m1@x', k);
+    assert.equal(await dir.get('m1@x'), undefined);
+    assert.deepEqual(await dir.topics.get('m1@x'), k);
+    assert.deepEqual((await topicJournal(core, dir.topics).resume('m1@x'))?.pending?.consume(), labels);
+    await dir.topics.delete('m1@x');
+    assert.equal(await dir.topics.get('m1@x'), undefined);
   } finally {
     fs.rmSync(cache, { recursive: true, force: true });
   }

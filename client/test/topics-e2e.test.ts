@@ -23,6 +23,7 @@ import { DirectoryStorage } from '../node/node-storage.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { MemoryReplayStore, ReplayLog, ReplayRefused } from '../core/topic-replay.js';
 import { topicConnector, type TopicResult } from '../core/topic-session.js';
+import { topicJournal, type KeptTopicRequest, type KeptTopicRequests } from '../core/kept-requests.js';
 
 const MODEL = BUNDLED_MODELS.topics;
 const CANDIDATES = path.resolve('models/default/topics-candidates.pmfm');
@@ -47,7 +48,14 @@ before(async () => {
 });
 after(() => provider.close());
 
-function connector(replay: ReplayLog, cache = 'cache', p = provider, userToken = token, socket = nodeSocket) {
+function connector(
+  replay: ReplayLog,
+  cache = 'cache',
+  p = provider,
+  userToken = token,
+  socket = nodeSocket,
+  keptTopics?: KeptTopicRequests,
+) {
   return topicConnector({
     server: p.server.httpUrl,
     token: userToken,
@@ -55,7 +63,21 @@ function connector(replay: ReplayLog, cache = 'cache', p = provider, userToken =
     storage: new DirectoryStorage(path.join(p.dir, cache)),
     socket,
     replay,
+    keptTopics,
   });
+}
+
+/** The quantized plaintext decomposed topic of a message: what the provider must record. */
+async function plaintextTopic(raw: string): Promise<number> {
+  const model = loadPlainModel(new Uint8Array(fs.readFileSync(MODEL)));
+  const publicModel = loadPlainModel(new Uint8Array(fs.readFileSync(CANDIDATES)));
+  const spec = validateSpec(model.header.featureSpec);
+  return decomposedTopic(
+    model,
+    publicModel,
+    await extractFeatures(raw, spec),
+    provider.catalog.current('topics')!.topics!.bPrime,
+  );
 }
 
 /**
@@ -171,6 +193,113 @@ test('connections lost where a topic can be lost (request sent, topic_gc on its 
   } finally {
     await p.close();
   }
+});
+
+/** A device's kept topic requests, in memory (structured clones, as IndexedDB keeps them); `stopAt` throws once it is stored. */
+function keptTopicsInMemory(stopAt?: (k: KeptTopicRequest) => boolean) {
+  const records = new Map<string, KeptTopicRequest>();
+  const kept: KeptTopicRequests & { records: typeof records } = {
+    records,
+    get: async (id) => records.get(id),
+    put: async (id, k) => {
+      records.set(id, structuredClone(k));
+      if (stopAt?.(k)) throw new Error('the client stopped');
+    },
+    delete: async (id) => void records.delete(id),
+  };
+  return kept;
+}
+
+/** One run over one message as a client that stops (nothing in memory survives); rejects with "the client stopped". */
+async function stoppingRun(
+  id: string,
+  raw: string,
+  replay: MemoryReplayStore,
+  kept?: KeptTopicRequests,
+  dropGc = true,
+) {
+  const socket = tappedSocket({ drop: (type) => dropGc && type === SCHEMAS.topic_gc.type });
+  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, token, socket, kept);
+  let sessions = 0;
+  await assert.rejects(
+    runClassification<TopicResult>([{ id, raw: async () => raw }], {
+      connect: (n) => (sessions++ === 0 ? c.connect(n) : Promise.reject(new Error('the client stopped'))),
+      onOutcome: () => Promise.reject(new Error('the client stopped')),
+    }),
+    /the client stopped/,
+  );
+}
+
+/** The next run (a restarted client: its replay log read again), the message itself no longer at hand unless given. */
+async function nextTopicRun(id: string, replay: MemoryReplayStore, kept?: KeptTopicRequests, raw?: string) {
+  const sent: (number | undefined)[] = [];
+  const socket = tappedSocket({ sent: (type) => void sent.push(type) });
+  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, token, socket, kept);
+  const outcomes: RunOutcome<TopicResult>[] = [];
+  await runClassification<TopicResult>(
+    [{ id, raw: async () => raw ?? Promise.reject(new Error('the message is not at hand')) }],
+    {
+      connect: (n) => c.connect(n),
+      journal: kept && topicJournal(he.core, kept),
+      onOutcome: (o) => void outcomes.push(o),
+    },
+  );
+  return { kinds: outcomes.map((o) => o.kind), sent };
+}
+
+test('a client that stops while its topic_gc is on the way shares the topic at its next run, from the request it kept', async () => {
+  const [a, b] = [mails[3], mails[4]];
+  for (const m of [a, b])
+    await provider.store.deliver(userId, `kept-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
+  const replay = new MemoryReplayStore();
+  const kept = keptTopicsInMemory();
+
+  await stoppingRun(`kept-${a.id}`, a.raw, replay, kept);
+  assert.equal(
+    await provider.store.isClassified(userId, `kept-${a.id}`, 'topics'),
+    true,
+    'the provider recorded its answer',
+  );
+  assert.equal(kept.records.size, 1, 'the request was kept before it left');
+  assert.equal(kept.records.get(`kept-${a.id}`)?.answer, undefined, 'its answer never arrived');
+  // The message itself is not needed: the kept request is sent again and the recorded answer evaluated.
+  const run = await nextTopicRun(`kept-${a.id}`, replay, kept);
+  assert.deepEqual(run.kinds, ['verdict']);
+  assert.ok(run.sent.includes(SCHEMAS.topic_resend.type) && !run.sent.includes(SCHEMAS.topic_request.type));
+  assert.equal(await provider.store.topicOf(userId, `kept-${a.id}`), await plaintextTopic(a.raw));
+  assert.equal(kept.records.size, 0, 'forgotten once the outcome is stored');
+
+  // The same stop without a kept request: the email was fed, so it is refused, and its topic never shared.
+  await stoppingRun(`kept-${b.id}`, b.raw, replay);
+  assert.deepEqual((await nextTopicRun(`kept-${b.id}`, replay, kept, b.raw)).kinds, ['replay_refused']);
+  assert.equal(await provider.store.topicOf(userId, `kept-${b.id}`), undefined);
+});
+
+test('a topic_gc that arrived before the stop is evaluated from the device, never the resend’s; a damaged one is dropped', async () => {
+  const [a, b] = [mails[5], mails[6]];
+  for (const m of [a, b])
+    await provider.store.deliver(userId, `answered-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
+  const replay = new MemoryReplayStore();
+  // Stops right after the answer was kept, before it is evaluated and its labels leave.
+  const kept = keptTopicsInMemory((k) => k.answer !== undefined);
+  await stoppingRun(`answered-${a.id}`, a.raw, replay, kept, false);
+  assert.ok(kept.records.get(`answered-${a.id}`)?.answer, 'the answer was kept before it was evaluated');
+  const resumed = keptTopicsInMemory();
+  for (const [id, k] of kept.records) await resumed.put(id, k);
+  const run = await nextTopicRun(`answered-${a.id}`, replay, resumed);
+  assert.deepEqual(run.kinds, ['verdict']);
+  assert.equal(await provider.store.topicOf(userId, `answered-${a.id}`), await plaintextTopic(a.raw));
+  assert.equal(resumed.records.size, 0);
+
+  // A kept answer that no longer evaluates fails the run even though the provider's resend would: the
+  // kept one is what is evaluated. It is dropped, so the next run is not stuck on it.
+  await stoppingRun(`answered-${b.id}`, b.raw, replay, kept, false);
+  const damaged = keptTopicsInMemory();
+  for (const [id, k] of kept.records) if (id === `answered-${b.id}`) await damaged.put(id, k);
+  damaged.records.get(`answered-${b.id}`)!.answer![0] ^= 0xff; // no longer a gc_argmax
+  await assert.rejects(nextTopicRun(`answered-${b.id}`, replay, damaged), /gc_argmax/);
+  assert.equal(damaged.records.size, 0, 'dropped');
+  assert.equal(await provider.store.topicOf(userId, `answered-${b.id}`), undefined);
 });
 
 test('a provider saying it never answered a request whose topic_gc the client evaluated is not believed: the email is not fed again', async () => {

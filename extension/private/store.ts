@@ -15,7 +15,8 @@
 //                                          or already looked up), so a restart does not ask again
 //   kept-requests   [account, message id]  → a spam request sent and its evaluation labels, from
 //                                          just before it leaves until its outcome is stored, so a
-//                                          restart mid-request re-sends it (client/core/kept-requests.ts)
+//                                          restart mid-request re-sends it (client/core/kept-requests.ts);
+//                   [account, "topic:" id] → a topic request, likewise
 //   blind-keys      [account, message id]  → the link check's blinding key for the message, likewise
 //                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
 //                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
@@ -29,7 +30,12 @@ import type { PackageStorage } from '../../client/core/download.js';
 import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
 import type { BlindKeys, BlocklistHit } from '../../client/core/blocklist.js';
-import type { KeptRequests, KeptSpamRequest } from '../../client/core/kept-requests.js';
+import type {
+  KeptRequests,
+  KeptSpamRequest,
+  KeptTopicRequest,
+  KeptTopicRequests,
+} from '../../client/core/kept-requests.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -255,6 +261,29 @@ export class PrivateStore {
   /** One account's kept spam requests (client/core/kept-requests.ts). */
   keptRequests(account: string): KeptRequests {
     return this.kept<KeptSpamRequest>('kept-requests', account);
+  }
+
+  /**
+   * One account's kept topic requests: in the same store, under "topic:" and
+   * the message id. Without the public model's guess at the topic, which the
+   * extension never shows: nothing about a message's content is stored for it.
+   */
+  keptTopicRequests(account: string): KeptTopicRequests {
+    const kept = this.kept<KeptTopicRequest>('kept-requests', account);
+    return {
+      get: (messageId) => kept.get(`topic:${messageId}`),
+      put: (messageId, request) => kept.put(`topic:${messageId}`, { ...request, localGuess: '' }),
+      delete: (messageId) => kept.delete(`topic:${messageId}`),
+    };
+  }
+
+  /** Ids of the messages whose topic requests an account keeps (a stop left them unsettled). */
+  async keptTopicIds(account: string): Promise<string[]> {
+    const keys = await this.db.getAllKeys(
+      'kept-requests',
+      IDBKeyRange.bound([account, 'topic:'], [account, 'topic:\uffff']),
+    );
+    return keys.map((k) => String((k as [string, string])[1]).slice('topic:'.length));
   }
 
   /** One account's blinding keys of link checks not yet settled (client/core/blocklist.ts). */

@@ -10,7 +10,7 @@
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
-import { KEPT_FOR_MS, runJournal, type RunJournal } from '../../client/core/kept-requests.js';
+import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
@@ -55,6 +55,8 @@ interface Slot {
   /** The spam requests this account's runs keep until their outcome is stored. */
   journal: RunJournal;
   topics: Promise<Connector<TopicModel, TopicSession>>;
+  /** The topic requests kept likewise, of messages resumed at a later batch (their spam verdict is stored). */
+  topicJournal: RunJournal;
   links: LinkChecker;
   onProgress: (r: number, t: number) => void;
 }
@@ -92,13 +94,15 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
     // Unsettled after a week, a kept request can no longer be answered (the provider's answer retention).
     await store.dropStaleKept(Date.now() - KEPT_FOR_MS);
     const kept = store.keptRequests(account);
+    const keptTopics = store.keptTopicRequests(account);
     const connector = createConnector({ ...common, kept });
     const slot: Slot = {
       account,
       onProgress: (_r: number, _t: number) => {},
       connector,
       journal: runJournal(he.core, kept),
-      topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay })),
+      topics: ReplayLog.open(store.replay).then((replay) => topicConnector({ ...common, replay, keptTopics })),
+      topicJournal: topicJournal(he.core, keptTopics),
       // Blocklist requests ride on a spam-model session (its hello needs a model): the spam check's, else one of
       // one email's worth of OTs.
       links: new LinkChecker({
@@ -215,22 +219,31 @@ async function classify(
   } finally {
     open?.close(); // closing twice is harmless: the link check closes what it used
   }
-  if ((await store.settings()).topics && verdicts.size > 0)
+  // With those just checked, the topic requests a stopped run left: their messages have a stored verdict
+  // and are not asked about again, and their kept answers need no message.
+  const resumed = (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id));
+  if ((await store.settings()).topics && verdicts.size + resumed.length > 0)
     await extractTopics(
       provider,
-      items.filter((i) => verdicts.has(i.messageId)),
+      [...items.filter((i) => verdicts.has(i.messageId)), ...resumed.map((messageId) => ({ messageId }))],
       emit,
     );
   return null;
 }
 
+/** A message resumed from its kept topic request, which the provider did not answer: it is not in this batch. */
+const notAtHand = (): never => {
+  throw new Error('the message is not at hand; its topic is not shared');
+};
+
 /**
- * Topic extraction for messages whose spam check just answered. Its failure
+ * Topic extraction for messages whose spam check just answered, and for
+ * those whose topic request a stopped run kept (resumed from its record). Its failure
  * never fails the spam check: each message is told it was not shared.
  */
 async function extractTopics(
   provider: ProviderConfig,
-  items: { messageId: string; raw: string }[],
+  items: { messageId: string; raw?: string }[],
   emit: (e: WorkerEvent) => void,
 ): Promise<void> {
   const told = new Set<string>();
@@ -239,10 +252,12 @@ async function extractTopics(
     emit({ event: 'topic', topic: { messageId, kind, detail } });
   };
   try {
-    const topics = await (await slotFor(provider, emit)).topics;
+    const slot = await slotFor(provider, emit);
+    const topics = await slot.topics;
     await runClassification<TopicResult>(
-      items.map((i) => ({ id: i.messageId, raw: async () => i.raw })),
+      items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),
       {
+        journal: slot.topicJournal,
         connect: (n) => topics.connect(n),
         reconnectWindowMs: RECONNECT_WINDOW_MS,
         // already_classified: the provider holds this message's topic, say from a

@@ -64,12 +64,15 @@ export interface SpamResult {
 }
 
 /**
- * A spam evaluation as the client keeps it on its device while the answer is
- * on its way (client/core/kept-requests.ts): its bit width and the
- * evaluator's input labels, 16 bytes per bit.
+ * An evaluation as the client keeps it on its device while its answer is on
+ * the way (client/core/kept-requests.ts): the bit width, for argmax (topics)
+ * also the candidate count n and index width K, and the evaluator's input
+ * labels, 16 bytes per bit.
  */
-export interface KeptSpamEvaluation {
+export interface KeptEvaluation {
   T: number;
+  n?: number;
+  K?: number;
   labels: Uint8Array;
 }
 
@@ -97,19 +100,22 @@ export class PendingEvaluation {
     this.labels = new Uint8Array(0);
   }
 
-  /** A copy of a spam evaluation to keep on the device; this one stays usable. */
-  keep(): KeptSpamEvaluation {
-    if (this.kind !== Kind.Spam) throw new Error('only a spam evaluation is kept on the device');
+  /** A copy to keep on the device; this one stays usable. */
+  keep(): KeptEvaluation {
     if (this.labels.length === 0) throw new Error('this evaluation was already used or disposed');
-    return { T: this.T, labels: this.labels.slice() };
+    const labels = this.labels.slice();
+    return this.kind === Kind.Spam ? { T: this.T, labels } : { T: this.T, n: this.n, K: this.K, labels };
   }
 
-  /** The spam evaluation `kept` held; RangeError when it is not one (a damaged store). */
-  static restore(core: WasmCore, kept: KeptSpamEvaluation): PendingEvaluation {
-    checkWidth(kept.T);
-    if (!(kept.labels instanceof Uint8Array) || kept.labels.length !== kept.T * LABEL)
-      throw new RangeError(`a kept spam evaluation has ${kept.T * LABEL} bytes of labels`);
-    return new PendingEvaluation(core, Kind.Spam, kept.T, 1, 0, kept.labels.slice());
+  /** The evaluation `kept` held, of the kind expected; RangeError when it is not one (a damaged store). */
+  static restore(core: WasmCore, kept: KeptEvaluation, kind: 'spam' | 'argmax'): PendingEvaluation {
+    const [k, n, K] = kind === 'spam' ? [Kind.Spam, 1, 0] : [Kind.Argmax, kept.n ?? 0, kept.K ?? 0];
+    if (kind === 'spam') checkWidth(kept.T);
+    else checkArgmaxShape(kept.T, n, K);
+    const bytes = n * (kept.T + K) * LABEL;
+    if (!(kept.labels instanceof Uint8Array) || kept.labels.length !== bytes)
+      throw new RangeError(`a kept ${kind} evaluation has ${bytes} bytes of labels`);
+    return new PendingEvaluation(core, k, kept.T, n, K, kept.labels.slice());
   }
 }
 

@@ -2,7 +2,8 @@
 // (both bundled models, real crypto), through the same typed calls the
 // background makes: after the spam check, each message's topic goes to the
 // provider (which records it); the replay log in IndexedDB refuses the same
-// content under a new id; the opt-out is recorded by the provider and the
+// content under a new id; a topic request kept by a worker that stopped is
+// resumed at the next call; the opt-out is recorded by the provider and the
 // worker then shares no topic at all.
 import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
@@ -10,7 +11,16 @@ import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { loadTwentyNews } from '../../models/data/loaders.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
-import { PrivateStore } from '../private/store.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runClassification } from '../../client/core/runner.js';
+import { ReplayLog } from '../../client/core/topic-replay.js';
+import { topicConnector, type TopicResult } from '../../client/core/topic-session.js';
+import { DirectoryStorage } from '../../client/node/node-storage.js';
+import { tappedSocket } from '../../client/test/tapped-socket.js';
+import { SCHEMAS } from '../../protocol/messages.js';
+import { loadHe } from '../../wasm/ts/he.js';
+import { accountOf, PrivateStore } from '../private/store.js';
 import { WorkerClient } from '../private/worker-client.js';
 import type { ClassifyItem, WorkerEvent } from '../private/worker-protocol.js';
 import { inProcessWorker } from './worker-link.js';
@@ -20,7 +30,7 @@ let user: { userId: number; token: string };
 let settings: PrivateStore;
 const posts = loadTwentyNews()
   .filter((e) => e.split === 'test')
-  .slice(0, 4)
+  .slice(0, 6)
   .map((e) => e.raw as string);
 
 before(async () => {
@@ -97,6 +107,39 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
       (e) => void events.push(e),
     );
     assert.deepEqual(topicsOf(events), [['t9', 'shared_before']]);
+  });
+
+  it('a topic request kept by a worker that stopped goes with the next call, though its message is long checked', async () => {
+    const p = { url: provider.server.httpUrl, token: user.token };
+    const keptTopics = settings.keptTopicRequests(accountOf(p));
+    await provider.store.deliver(user.userId, 't5', 'Subject: x\r\n\r\n(ciphertext)');
+    // Its spam verdict was stored; then its topic request left, the answer was lost and the browser closed.
+    const c = topicConnector({
+      server: p.url,
+      token: p.token,
+      he: await loadHe(),
+      storage: new DirectoryStorage(fs.mkdtempSync(path.join(provider.dir, 'client-'))),
+      socket: tappedSocket({ drop: (type) => type === SCHEMAS.topic_gc.type }),
+      replay: await ReplayLog.open(settings.replay),
+      keptTopics,
+    });
+    let sessions = 0;
+    await assert.rejects(
+      runClassification<TopicResult>([{ id: 't5', raw: async () => posts[4] }], {
+        connect: (n) => (sessions++ === 0 ? c.connect(n) : Promise.reject(new Error('the browser closed'))),
+        onOutcome: () => assert.fail('no outcome before the stop'),
+      }),
+      /the browser closed/,
+    );
+    assert.deepEqual(await settings.keptTopicIds(accountOf(p)), ['t5'], 'kept in IndexedDB');
+    // The next call is about another message; the kept topic is shared with its own.
+    const events = await classify(w, [{ messageId: 't6', raw: posts[5] }]);
+    assert.deepEqual(topicsOf(events), [
+      ['t6', 'shared'],
+      ['t5', 'shared'],
+    ]);
+    assert.notEqual(await provider.store.topicOf(user.userId, 't5'), undefined);
+    assert.deepEqual(await settings.keptTopicIds(accountOf(p)), [], 'forgotten once shared');
   });
 
   it('an opt-out is recorded by the provider, and the worker then shares no topic', async () => {
