@@ -469,16 +469,8 @@ export class SpamSession extends ProviderSession {
     pending: PendingEvaluation,
     answer?: Uint8Array,
   ): Promise<void> {
-    if (!this.opts.kept) return;
-    const evaluation = pending.keep();
-    try {
-      await this.opts.kept.put(request.messageId, { request, evaluation, answer });
-    } catch (e) {
-      pending.dispose();
-      throw e;
-    } finally {
-      evaluation.labels.fill(0);
-    }
+    const store = this.opts.kept;
+    if (store) await pending.keepWith((evaluation) => store.put(request.messageId, { request, evaluation, answer }));
   }
 
   /**

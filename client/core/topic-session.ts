@@ -298,16 +298,9 @@ export class TopicSession extends ProviderSession {
     pending: PendingEvaluation,
     answer?: Uint8Array,
   ): Promise<void> {
-    if (!this.topicOpts.keptTopics) return;
-    const evaluation = pending.keep();
-    try {
-      await this.topicOpts.keptTopics.put(kept.request.messageId, { ...kept, evaluation, answer });
-    } catch (e) {
-      pending.dispose();
-      throw e;
-    } finally {
-      evaluation.labels.fill(0);
-    }
+    const store = this.topicOpts.keptTopics;
+    if (store)
+      await pending.keepWith((evaluation) => store.put(kept.request.messageId, { ...kept, evaluation, answer }));
   }
 
   /**

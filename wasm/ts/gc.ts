@@ -107,6 +107,19 @@ export class PendingEvaluation {
     return this.kind === Kind.Spam ? { T: this.T, labels } : { T: this.T, n: this.n, K: this.K, labels };
   }
 
+  /** Hands a copy to `store` (which keeps its own) and wipes it after; this one is wiped if storing fails. */
+  async keepWith(store: (kept: KeptEvaluation) => Promise<void>): Promise<void> {
+    const evaluation = this.keep();
+    try {
+      await store(evaluation);
+    } catch (e) {
+      this.dispose();
+      throw e;
+    } finally {
+      evaluation.labels.fill(0);
+    }
+  }
+
   /** The evaluation `kept` held, of the kind expected; RangeError when it is not one (a damaged store). */
   static restore(core: WasmCore, kept: KeptEvaluation, kind: 'spam' | 'argmax'): PendingEvaluation {
     const [k, n, K] = kind === 'spam' ? [Kind.Spam, 1, 0] : [Kind.Argmax, kept.n ?? 0, kept.K ?? 0];
