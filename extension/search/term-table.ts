@@ -80,9 +80,27 @@ function sortOrder(terms: TermBytes): number[] {
   return order;
 }
 
+/** Every SAMPLE_EVERY-th term's first bytes are kept apart (TermTable#samples). */
+const SAMPLE_EVERY = 16;
+
+/** The first 4 bytes of bytes[start, end) as a big-endian number, zero-padded: orders as the bytes do. */
+function head4(bytes: Uint8Array, start: number, end: number): number {
+  let h = 0;
+  for (let k = 0; k < 4; k++) h = h * 256 + (start + k < end ? bytes[start + k] : 0);
+  return h;
+}
+
 export class TermTable {
   /** Term i is bytes[starts[i], starts[i + 1] - 1). */
   private readonly starts: Int32Array;
+  /**
+   * head4 of every SAMPLE_EVERY-th term: a lookup first narrows its search
+   * here, in a few KB, to the terms between two samples. A query looks up
+   * its terms in every shard, and a binary search over the whole table cost
+   * a cache miss or two per step in each (at 200K messages, about a third of
+   * a query's time).
+   */
+  private readonly samples: Uint32Array;
 
   /** Terms never contain '\n': lunr's tokenizer splits on whitespace. */
   constructor(readonly bytes: Uint8Array) {
@@ -92,6 +110,11 @@ export class TermTable {
     let k = 1;
     for (let i = 0; i < bytes.length; i++) if (bytes[i] === NEWLINE) this.starts[k++] = i + 1;
     this.starts[count] = bytes.length + 1;
+    this.samples = new Uint32Array(Math.ceil(count / SAMPLE_EVERY));
+    for (let j = 0; j < this.samples.length; j++) {
+      const t = j * SAMPLE_EVERY;
+      this.samples[j] = head4(bytes, this.starts[t], this.starts[t + 1] - 1);
+    }
   }
 
   /** The table of these terms, and for each rank the number of its term. */
@@ -141,8 +164,20 @@ export class TermTable {
 
   /** First term id whose term is ≥ `key`. */
   lowerBound(key: Uint8Array): number {
-    let lo = 0;
-    let hi = this.size;
+    // Samples whose head4 is below the key's are terms below the key, and above it, above:
+    // only the terms after the last sample below and up to the first sample above are searched.
+    const h = head4(key, 0, key.length);
+    const { samples } = this;
+    let a = 0;
+    let b = samples.length;
+    while (a < b) {
+      const mid = (a + b) >> 1;
+      if (samples[mid] < h) a = mid + 1;
+      else b = mid;
+    }
+    let lo = a > 0 ? (a - 1) * SAMPLE_EVERY + 1 : 0;
+    while (a < samples.length && samples[a] === h) a++;
+    let hi = a < samples.length ? a * SAMPLE_EVERY : this.size;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (this.compare(mid, key) < 0) lo = mid + 1;

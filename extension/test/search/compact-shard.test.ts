@@ -267,6 +267,40 @@ describe('TermTable', () => {
     }
   });
 
+  it('finds every term and lower bound of 20,000 sharing long prefixes as a scan does', () => {
+    // Terms sharing their first 4 bytes over many samples, shorter than 4 bytes, with NUL and 0xff bytes.
+    const units = ['a', 'b', '\u0000', '\u00ff', 'é', '日', '🚀'];
+    const rand = rng(11);
+    const set = new Set<string>(['', 'a', 'aaaa', 'aaa', 'aaaab']);
+    while (set.size < 20_000) {
+      let t = rand() < 0.5 ? 'aaaa' : '';
+      for (let n = Math.floor(rand() * 7); n > 0; n--) t += units[Math.floor(rand() * units.length)];
+      set.add(t);
+    }
+    const terms = [...set];
+    const sorted = byBytes(terms);
+    const { table } = TermTable.sorted(terms);
+    const encode = (t: string) => new TextEncoder().encode(t);
+    const sortedBytes = sorted.map(encode);
+    const cmp = (x: Uint8Array, y: Uint8Array) => {
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    };
+    for (let i = 0; i < 3000; i++) {
+      const present = sorted[Math.floor(rand() * sorted.length)];
+      assert.equal(table.find(present), sorted.indexOf(present), `find ${JSON.stringify(present)}`);
+      const probe = encode(present + units[Math.floor(rand() * units.length)].repeat(Math.floor(rand() * 2)));
+      // The reference: a plain binary search over the sorted UTF-8 terms.
+      let [lo, hi] = [0, sortedBytes.length];
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cmp(sortedBytes[mid], probe) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      assert.equal(table.lowerBound(probe), lo, `lowerBound ${JSON.stringify([...probe])}`);
+    }
+  });
+
   it('sorts short, accented and numeric terms in UTF-8 byte order too', () => {
     const terms = ['rocket', 'rock', 'ünï', 'u', 'z', '日本', 'ǆ', 'é', 'e\u0301', '10', '9', 'ab', 'a'];
     assert.deepEqual(
