@@ -221,7 +221,11 @@ export class TopicSession extends ProviderSession {
     const request = { messageId, lwes, choices };
     const kept = { request, replay: entry, localGuess };
     // Kept before it leaves: a client that stops from here on re-sends it at its next run.
-    await this.keep(kept, pending);
+    // Not kept (say, the device's storage is full), it does not leave, and the email may go once more.
+    await this.keep(kept, pending).catch((e: unknown) => {
+      this.topicOpts.replay.allowRetry(entry);
+      throw e;
+    });
     const gc = await this.garbledFor(
       'topic_request',
       request,

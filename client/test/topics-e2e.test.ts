@@ -210,8 +210,11 @@ function keptTopicsInMemory(stopAt?: (k: KeptTopicRequest) => boolean) {
   return kept;
 }
 
+type User = { token: string; userId: number };
+
 /** One run over one message as a client that stops (nothing in memory survives); rejects with "the client stopped". */
 async function stoppingRun(
+  user: User,
   id: string,
   raw: string,
   replay: MemoryReplayStore,
@@ -219,7 +222,7 @@ async function stoppingRun(
   dropGc = true,
 ) {
   const socket = tappedSocket({ drop: (type) => dropGc && type === SCHEMAS.topic_gc.type });
-  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, token, socket, kept);
+  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, user.token, socket, kept);
   let sessions = 0;
   await assert.rejects(
     runClassification<TopicResult>([{ id, raw: async () => raw }], {
@@ -231,10 +234,10 @@ async function stoppingRun(
 }
 
 /** The next run (a restarted client: its replay log read again), the message itself no longer at hand unless given. */
-async function nextTopicRun(id: string, replay: MemoryReplayStore, kept?: KeptTopicRequests, raw?: string) {
+async function nextTopicRun(user: User, id: string, replay: MemoryReplayStore, kept?: KeptTopicRequests, raw?: string) {
   const sent: (number | undefined)[] = [];
   const socket = tappedSocket({ sent: (type) => void sent.push(type) });
-  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, token, socket, kept);
+  const c = connector(await ReplayLog.open(replay), 'cache-kept', provider, user.token, socket, kept);
   const outcomes: RunOutcome<TopicResult>[] = [];
   await runClassification<TopicResult>(
     [{ id, raw: async () => raw ?? Promise.reject(new Error('the message is not at hand')) }],
@@ -248,58 +251,86 @@ async function nextTopicRun(id: string, replay: MemoryReplayStore, kept?: KeptTo
 }
 
 test('a client that stops while its topic_gc is on the way shares the topic at its next run, from the request it kept', async () => {
+  // A fresh user: one whose key budget earlier tests used up would reconnect (key_rotated) before sending.
+  const user = await provider.store.addUser('topics-e2e-kept');
   const [a, b] = [mails[3], mails[4]];
   for (const m of [a, b])
-    await provider.store.deliver(userId, `kept-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
+    await provider.store.deliver(user.userId, `kept-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
   const replay = new MemoryReplayStore();
   const kept = keptTopicsInMemory();
 
-  await stoppingRun(`kept-${a.id}`, a.raw, replay, kept);
+  await stoppingRun(user, `kept-${a.id}`, a.raw, replay, kept);
   assert.equal(
-    await provider.store.isClassified(userId, `kept-${a.id}`, 'topics'),
+    await provider.store.isClassified(user.userId, `kept-${a.id}`, 'topics'),
     true,
     'the provider recorded its answer',
   );
   assert.equal(kept.records.size, 1, 'the request was kept before it left');
   assert.equal(kept.records.get(`kept-${a.id}`)?.answer, undefined, 'its answer never arrived');
   // The message itself is not needed: the kept request is sent again and the recorded answer evaluated.
-  const run = await nextTopicRun(`kept-${a.id}`, replay, kept);
+  const run = await nextTopicRun(user, `kept-${a.id}`, replay, kept);
   assert.deepEqual(run.kinds, ['verdict']);
   assert.ok(run.sent.includes(SCHEMAS.topic_resend.type) && !run.sent.includes(SCHEMAS.topic_request.type));
-  assert.equal(await provider.store.topicOf(userId, `kept-${a.id}`), await plaintextTopic(a.raw));
+  assert.equal(await provider.store.topicOf(user.userId, `kept-${a.id}`), await plaintextTopic(a.raw));
   assert.equal(kept.records.size, 0, 'forgotten once the outcome is stored');
 
   // The same stop without a kept request: the email was fed, so it is refused, and its topic never shared.
-  await stoppingRun(`kept-${b.id}`, b.raw, replay);
-  assert.deepEqual((await nextTopicRun(`kept-${b.id}`, replay, kept, b.raw)).kinds, ['replay_refused']);
-  assert.equal(await provider.store.topicOf(userId, `kept-${b.id}`), undefined);
+  await stoppingRun(user, `kept-${b.id}`, b.raw, replay);
+  assert.deepEqual((await nextTopicRun(user, `kept-${b.id}`, replay, kept, b.raw)).kinds, ['replay_refused']);
+  assert.equal(await provider.store.topicOf(user.userId, `kept-${b.id}`), undefined);
 });
 
 test('a topic_gc that arrived before the stop is evaluated from the device, never the resend’s; a damaged one is dropped', async () => {
+  const user = await provider.store.addUser('topics-e2e-answered');
   const [a, b] = [mails[5], mails[6]];
   for (const m of [a, b])
-    await provider.store.deliver(userId, `answered-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
+    await provider.store.deliver(user.userId, `answered-${m.id}`, 'Subject: encrypted\r\n\r\n(ciphertext)');
   const replay = new MemoryReplayStore();
   // Stops right after the answer was kept, before it is evaluated and its labels leave.
   const kept = keptTopicsInMemory((k) => k.answer !== undefined);
-  await stoppingRun(`answered-${a.id}`, a.raw, replay, kept, false);
+  await stoppingRun(user, `answered-${a.id}`, a.raw, replay, kept, false);
   assert.ok(kept.records.get(`answered-${a.id}`)?.answer, 'the answer was kept before it was evaluated');
   const resumed = keptTopicsInMemory();
   for (const [id, k] of kept.records) await resumed.put(id, k);
-  const run = await nextTopicRun(`answered-${a.id}`, replay, resumed);
+  const run = await nextTopicRun(user, `answered-${a.id}`, replay, resumed);
   assert.deepEqual(run.kinds, ['verdict']);
-  assert.equal(await provider.store.topicOf(userId, `answered-${a.id}`), await plaintextTopic(a.raw));
+  assert.equal(await provider.store.topicOf(user.userId, `answered-${a.id}`), await plaintextTopic(a.raw));
   assert.equal(resumed.records.size, 0);
 
   // A kept answer that no longer evaluates fails the run even though the provider's resend would: the
   // kept one is what is evaluated. It is dropped, so the next run is not stuck on it.
-  await stoppingRun(`answered-${b.id}`, b.raw, replay, kept, false);
+  await stoppingRun(user, `answered-${b.id}`, b.raw, replay, kept, false);
   const damaged = keptTopicsInMemory();
   for (const [id, k] of kept.records) if (id === `answered-${b.id}`) await damaged.put(id, k);
   damaged.records.get(`answered-${b.id}`)!.answer![0] ^= 0xff; // no longer a gc_argmax
-  await assert.rejects(nextTopicRun(`answered-${b.id}`, replay, damaged), /gc_argmax/);
+  await assert.rejects(nextTopicRun(user, `answered-${b.id}`, replay, damaged), /gc_argmax/);
   assert.equal(damaged.records.size, 0, 'dropped');
-  assert.equal(await provider.store.topicOf(userId, `answered-${b.id}`), undefined);
+  assert.equal(await provider.store.topicOf(user.userId, `answered-${b.id}`), undefined);
+});
+
+test('a topic request the device cannot keep is not sent, and its email may be asked about again', async () => {
+  const user = await provider.store.addUser('topics-e2e-unkept');
+  const m = mails[7];
+  await provider.store.deliver(user.userId, 'unkept-1', 'Subject: encrypted\r\n\r\n(ciphertext)');
+  const replay = await ReplayLog.open(new MemoryReplayStore());
+  const full: KeptTopicRequests = {
+    get: async () => undefined,
+    put: () => Promise.reject(new Error('QuotaExceededError')),
+    delete: async () => {},
+  };
+  const run = (kept: KeptTopicRequests) => {
+    const c = connector(replay, 'cache-unkept', provider, user.token, nodeSocket, kept);
+    const outcomes: RunOutcome<TopicResult>[] = [];
+    return runClassification<TopicResult>([{ id: 'unkept-1', raw: async () => m.raw }], {
+      connect: (n) => c.connect(n),
+      journal: topicJournal(he.core, kept),
+      onOutcome: (o) => void outcomes.push(o),
+    }).then(() => outcomes.map((o) => o.kind));
+  };
+  await assert.rejects(run(full), /QuotaExceededError/);
+  assert.equal(await provider.store.isClassified(user.userId, 'unkept-1', 'topics'), false, 'nothing was sent');
+  assert.deepEqual(await run(keptTopicsInMemory()), ['verdict'], 'not refused as fed');
+  assert.equal(await provider.store.topicOf(user.userId, 'unkept-1'), await plaintextTopic(m.raw));
 });
 
 test('a provider saying it never answered a request whose topic_gc the client evaluated is not believed: the email is not fed again', async () => {
