@@ -221,8 +221,9 @@ async function classify(
   }
   // With those just checked, the topic requests a stopped run left: their messages have a stored verdict
   // and are not asked about again, and their kept answers need no message.
-  const resumed = (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id));
-  if ((await store.settings()).topics && verdicts.size + resumed.length > 0)
+  const topicsOn = (await store.settings()).topics;
+  const resumed = topicsOn ? (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id)) : [];
+  if (topicsOn && verdicts.size + resumed.length > 0)
     await extractTopics(
       provider,
       [...items.filter((i) => verdicts.has(i.messageId)), ...resumed.map((messageId) => ({ messageId }))],
