@@ -59,6 +59,12 @@ export interface ListHeader {
   version: number;
   /** Category names the records index ("phishing", "malware", ...). */
   categories: string[];
+  /**
+   * The list key's public key K = k·G in hex, which clients blind with
+   * (protocol/oprf.ts `additive`). Lists published before it was added have
+   * none; clients cannot look items up in them.
+   */
+  publicKey?: string;
   entries: number;
   bodyBytes: number;
   bodySha256: string;
@@ -232,6 +238,8 @@ export function validateListHeader(x: unknown): ListHeader {
     !h.categories.every((c) => typeof c === 'string' && c.length >= 1 && c.length <= 64)
   )
     bad('categories', 'must be 1..256 names of 1..64 characters');
+  if (h.publicKey !== undefined && (typeof h.publicKey !== 'string' || !HEX32.test(h.publicKey)))
+    bad('publicKey', 'must be 32 bytes of hex');
   if (!isCount(h.entries)) bad('entries', 'must be a count');
   if (h.bodyBytes !== (h.entries as number) * ENTRY_BYTES) bad('bodyBytes', `must be entries × ${ENTRY_BYTES}`);
   if (typeof h.bodySha256 !== 'string' || !HEX32.test(h.bodySha256)) bad('bodySha256', 'must be 32 bytes of hex');

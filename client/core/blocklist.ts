@@ -3,24 +3,22 @@
 // listing and the package log; per message, blind its items, let the provider
 // evaluate the OPRF on them (one request per delivered message), finalize,
 // look the tags up locally and decrypt the records of hits.
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256, sha512 } from '@noble/hashes/sha2.js';
-import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js';
 import {
   applyDelta,
   ELEMENT_BYTES,
   ITEMS_PER_MESSAGE,
   logIdOf,
   lookup,
-  oprf,
   OprfElementError,
   oprfReady,
   openList,
   type BlockList,
 } from '../../protocol/blocklist.js';
-import { blindWith } from '../../protocol/oprf.js';
-import { randomBytes } from '../../wasm/ts/ot-wire.js';
-import { randomScalar, reduceWide, scalarCheck } from '../../wasm/ts/ristretto.js';
+import { ProtocolError } from '../../protocol/errors.js';
+import { additive, type BlindingPair } from '../../protocol/oprf.js';
+import { scalarCheck } from '../../wasm/ts/ristretto.js';
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
@@ -127,45 +125,84 @@ async function fetchDelta(opts: BlocklistDownload, listing: BlocklistListing, ba
   }
 }
 
+const NO_KEY = 'was published without its public key; it can be looked up once the provider publishes it again';
+
 /**
- * Looks items up in the provider's list: blinds them, sends the blinded
- * elements through `evaluate` (one provider request), finalizes and decrypts
- * the records of the items that are listed.
+ * Blinding pairs made ahead for one list key (protocol/oprf.ts `additive`):
+ * the two scalar multiplications of each item's blind, done before the
+ * message is known (when a session opens and after each message), so that
+ * looking a message up costs hashing and two additions per item. Each pair
+ * is handed out once. The pairs' blinds are secret; they stay in memory.
+ */
+export class BlindingPool {
+  private readonly ready: BlindingPair[] = [];
+
+  constructor(readonly publicKey: Uint8Array) {
+    additive.checkPublicKey(publicKey);
+  }
+
+  /** `n` pairs, made now for those the pool lacks. */
+  take(n: number): BlindingPair[] {
+    const pairs = this.ready.splice(0, n);
+    while (pairs.length < n) pairs.push(additive.pair(this.publicKey));
+    return pairs;
+  }
+
+  /** Makes pairs until `size` are ready (by default, enough for a message with the most items). */
+  refill(size = ITEMS_PER_MESSAGE): void {
+    while (this.ready.length < size) this.ready.push(additive.pair(this.publicKey));
+  }
+}
+
+const pools = new Map<string, BlindingPool>();
+
+/** This realm's pool for a list's key (it outlives sessions: the extension's worker keeps it between batches). */
+export function poolFor(list: BlockList): BlindingPool {
+  const { listId, version, publicKey } = list.header;
+  if (!publicKey) throw new Error(`the provider's list ${listId} version ${version} ${NO_KEY}`);
+  let pool = pools.get(publicKey);
+  if (!pool) {
+    if (pools.size >= 4) pools.clear(); // a provider has a list or two; a key changes only with a new list
+    pool = new BlindingPool(hexToBytes(publicKey));
+    pools.set(publicKey, pool);
+  }
+  return pool;
+}
+
+/**
+ * Looks items up in the provider's list: blinds them with `pairs` (one per
+ * item, fresh from the list's pool by default), sends the blinded elements
+ * through `evaluate` (one provider request), unblinds, and decrypts the
+ * records of the items that are listed. The pairs' blinds are wiped.
  */
 export async function lookupItems(
   list: BlockList,
   items: readonly string[],
   evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
-  blindOf: (input: Uint8Array, index: number) => Uint8Array = () => randomScalar(),
+  pairs?: BlindingPair[],
 ): Promise<BlocklistHit[]> {
   if (items.length === 0) return [];
   await oprfReady();
-  const enc = new TextEncoder();
-  const inputs = items.map((i) => enc.encode(i));
-  const blinds = inputs.map((x, i) => {
-    const blind = blindOf(x, i);
-    return { blind, blinded: blindWith(x, blind) };
-  });
-  const blinded = new Uint8Array(items.length * ELEMENT_BYTES);
-  blinds.forEach((b, i) => blinded.set(b.blinded, i * ELEMENT_BYTES));
+  const used = pairs ?? poolFor(list).take(items.length);
   try {
+    if (used.length !== items.length) throw new Error(`${used.length} blinding pairs for ${items.length} items`);
+    const enc = new TextEncoder();
+    const inputs = items.map((i) => enc.encode(i));
+    const blinded = new Uint8Array(items.length * ELEMENT_BYTES);
+    inputs.forEach((x, i) => blinded.set(additive.blind(x, used[i]), i * ELEMENT_BYTES));
     const evaluated = await evaluate(blinded);
     if (evaluated.length !== blinded.length)
       throw new Error(`the provider evaluated ${evaluated.length / ELEMENT_BYTES} elements, not ${items.length}`);
     const hits: BlocklistHit[] = [];
-    let outputs: Uint8Array[];
-    try {
-      outputs = oprf.finalizeBatch(
-        inputs,
-        blinds.map((b) => b.blind),
-        inputs.map((_, i) => evaluated.subarray(i * ELEMENT_BYTES, (i + 1) * ELEMENT_BYTES)),
-      );
-    } catch (e) {
-      if (!(e instanceof OprfElementError)) throw e;
-      throw new Error(`the provider's answer ${e.index} is not a valid ristretto255 element`);
-    }
-    inputs.forEach((_, i) => {
-      const r = lookup(list, outputs[i]);
+    inputs.forEach((x, i) => {
+      let output: Uint8Array;
+      try {
+        output = additive.finalize(x, used[i], evaluated.subarray(i * ELEMENT_BYTES, (i + 1) * ELEMENT_BYTES), i);
+      } catch (e) {
+        if (!(e instanceof OprfElementError)) throw e;
+        throw new Error(`the provider's answer ${i} is not a valid ristretto255 element`);
+      }
+      const r = lookup(list, output);
       if (!r) return;
       hits.push({
         item: items[i],
@@ -176,7 +213,7 @@ export async function lookupItems(
     });
     return hits;
   } finally {
-    for (const b of blinds) b.blind.fill(0);
+    for (const p of used) p.blind.fill(0);
   }
 }
 
@@ -201,40 +238,35 @@ export interface BlocklistEvaluator {
   close(): void;
 }
 
-const BLIND_LABEL = new TextEncoder().encode('pmf-blocklist-blind-v1');
-const u16 = (n: number): Uint8Array => Uint8Array.of(n >> 8, n & 0xff);
+const KEPT_VERSION = 2;
 
-/**
- * Blinds derived from a secret key, the message id, the item's position and
- * the item (HMAC-SHA512 reduced mod L): uniform and unlinkable across
- * messages like random blinds, but a request sent again after a lost
- * connection is the very same request, the only one the provider answers
- * twice (it evaluates each message once). The key never leaves the client.
- */
-export function derivedBlind(key: Uint8Array, messageId: string, input: Uint8Array, index: number): Uint8Array {
-  const id = new TextEncoder().encode(messageId);
-  for (let counter = 0; ; counter++) {
-    const msg = concatBytes(
-      BLIND_LABEL,
-      u16(id.length),
-      id,
-      u16(index),
-      u16(input.length),
-      input,
-      Uint8Array.of(counter),
-    );
-    const wide = hmac(sha512, key, msg);
-    const blind = reduceWide(wide);
-    wide.fill(0);
-    if (scalarCheck(blind) === 'ok') return blind; // zero: probability 2^-252
-  }
+/** What is kept of a message's lookup until its outcome is stored: version ‖ SHA-256 of the request ‖ the blinds. */
+function keptLookup(blinded: Uint8Array, pairs: readonly BlindingPair[]): Uint8Array {
+  return concatBytes(Uint8Array.of(KEPT_VERSION), sha256(blinded), ...pairs.map((p) => p.blind));
 }
 
 /**
- * Each message's blinding key, from its first lookup until its outcome is
- * stored. Kept on the device (the extension's IndexedDB, the CLI's cache), a
- * lookup interrupted by a stop of the client (not only by a lost
- * connection) is sent again unchanged at the next run, and answered.
+ * A kept lookup of `n` items, or undefined for anything else (none, damaged,
+ * or a blinding key kept by a version before additive blinding: that lookup
+ * cannot be sent again unchanged, so it goes as a new one and is refused).
+ */
+function readKept(
+  bytes: Uint8Array | undefined,
+  n: number,
+): { requestHash: Uint8Array; blinds: Uint8Array[] } | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== 33 + 32 * n || bytes[0] !== KEPT_VERSION || n === 0)
+    return undefined;
+  const blinds = Array.from({ length: n }, (_, i) => bytes.slice(33 + 32 * i, 65 + 32 * i));
+  if (!blinds.every((b) => scalarCheck(b) === 'ok')) return undefined;
+  return { requestHash: bytes.slice(1, 33), blinds };
+}
+
+/**
+ * Each message's blinds (with the hash of the request they made), from the
+ * moment its request leaves until its outcome is stored. Kept on the device
+ * (the extension's IndexedDB, the CLI's cache), a lookup interrupted by a
+ * stop of the client (not only by a lost connection) is sent again
+ * unchanged at the next run, and answered.
  */
 export interface BlindKeys {
   get(messageId: string): Promise<Uint8Array | undefined>;
@@ -242,7 +274,7 @@ export interface BlindKeys {
   delete(messageId: string): Promise<void>;
 }
 
-/** Blinding keys in memory, for one run: an interrupted lookup is sent again unchanged on the next session. */
+/** Kept blinds in memory, for one run: an interrupted lookup is sent again unchanged on the next session. */
 export function blindKeysInMemory(): BlindKeys {
   const keys = new Map<string, Uint8Array>();
   return {
@@ -257,8 +289,9 @@ export function blindKeysInMemory(): BlindKeys {
 
 /**
  * Runner classifiers over successive provider sessions (the runner
- * reconnects) whose blinding keys come from `keys`, and the run's journal
- * that forgets a message's key once its outcome is stored.
+ * reconnects) whose blinds are kept in `keys`, and the run's journal that
+ * forgets a message's blinds once its outcome is stored. Each session starts
+ * by filling the list's blinding pool.
  */
 export function blocklistClassifiers(
   connect: (remaining: number) => Promise<BlocklistEvaluator>,
@@ -266,7 +299,13 @@ export function blocklistClassifiers(
   keys: BlindKeys = blindKeysInMemory(),
 ): { connect(remaining: number): Promise<BlocklistClassifier>; journal: RunJournal } {
   return {
-    connect: async (remaining) => new BlocklistClassifier(await connect(remaining), list, keys),
+    connect: async (remaining) => {
+      await oprfReady();
+      const pool = poolFor(list);
+      const classifier = new BlocklistClassifier(await connect(remaining), list, keys, pool);
+      pool.refill();
+      return classifier;
+    },
     journal: { resume: async () => undefined, forget: (messageId) => keys.delete(messageId) },
   };
 }
@@ -277,37 +316,38 @@ export class BlocklistClassifier {
     private readonly session: BlocklistEvaluator,
     private readonly list: BlockList,
     private readonly keys: BlindKeys,
+    private readonly pool: BlindingPool,
   ) {}
 
+  /** Looks a message up; its `clientMs` leaves out the wait for the provider and the pool's refill after it. */
   async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
     const start = performance.now();
     const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
-    let key = await this.keys.get(messageId);
-    if (!(key instanceof Uint8Array) || key.length !== 32) {
-      // Stored before the request leaves: whatever stops the client, the next try sends the same request.
-      key = randomBytes(32);
-      await this.keys.put(messageId, key);
-    }
-    const blindKey = key;
+    const kept = readKept(await this.keys.get(messageId), items.length);
+    const pairs = kept ? kept.blinds.map((b) => additive.pair(this.pool.publicKey, b)) : this.pool.take(items.length);
     let waited = 0;
     let traffic = { bytesSent: 0, bytesReceived: 0 };
-    try {
-      const hits = await lookupItems(
-        this.list,
-        items,
-        async (blinded) => {
-          const t = performance.now();
-          const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
-          waited = performance.now() - t;
-          traffic = bytes;
-          return evaluated;
-        },
-        (input, i) => derivedBlind(blindKey, messageId, input, i),
-      );
-      return { messageId, items: items.length, hits, clientMs: performance.now() - start - waited, ...traffic };
-    } finally {
-      blindKey.fill(0); // this copy; the stored one stays until the outcome is
-    }
+    const hits = await lookupItems(
+      this.list,
+      items,
+      async (blinded) => {
+        if (!kept)
+          await this.keys.put(messageId, keptLookup(blinded, pairs)); // before it leaves: a stop cannot change it
+        else if (bytesToHex(sha256(blinded)) !== bytesToHex(kept.requestHash))
+          // Other items than the kept request's (a newer client reads the message otherwise): its blinds
+          // must not blind other items, and the provider answers no other request for the message.
+          throw new ProtocolError('already_classified', 'the message was looked up before, with other items');
+        const t = performance.now();
+        const { evaluated, ...bytes } = await this.session.evaluateBlocklist(messageId, this.list.header, blinded);
+        waited = performance.now() - t;
+        traffic = bytes;
+        return evaluated;
+      },
+      pairs,
+    );
+    const clientMs = performance.now() - start - waited;
+    this.pool.refill(); // for the next message, off its path
+    return { messageId, items: items.length, hits, clientMs, ...traffic };
   }
 
   close(): void {

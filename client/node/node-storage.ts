@@ -98,7 +98,7 @@ type Json = Record<string, unknown>;
 
 /**
  * One account's kept requests (core/kept-requests.ts) and blocklist
- * blinding keys (core/blocklist.ts) under <cache>/kept-requests/<hash of
+ * kept blinds (core/blocklist.ts) under <cache>/kept-requests/<hash of
  * server and token>/, a file per message named by the hash of its id,
  * readable by the user alone (with the provider's answer they reveal that
  * message's verdict, or let it test guesses of its links). Written, then
@@ -109,7 +109,7 @@ export class KeptDirectory implements KeptRequests {
   private readonly spam: KeptRequests;
   /** The topic requests, likewise. */
   readonly topics: KeptTopicRequests;
-  /** The blocklist's blinding keys, one per message looked up and not yet settled. */
+  /** The blocklist's kept blinds, one record per message looked up and not yet settled. */
   readonly blindKeys: BlindKeys;
 
   constructor(cache: string, server: string, token: string) {

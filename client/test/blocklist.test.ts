@@ -9,12 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ristretto255 } from '@noble/curves/ed25519.js';
-import { ITEMS_PER_MESSAGE, openList, oprfReady, type BlockList } from '../../protocol/blocklist.js';
+import { encodeList, ITEMS_PER_MESSAGE, openList, oprfReady, type BlockList } from '../../protocol/blocklist.js';
 import type { Message } from '../../protocol/messages.js';
 import {
   blindKeysInMemory,
   blocklistClassifiers,
-  derivedBlind,
   type BlindKeys,
   ensureBlocklist,
   lookupItems,
@@ -206,65 +205,79 @@ test('the client sends an interrupted lookup again unchanged after reconnecting,
   assert.deepEqual(o.kind === 'verdict' && o.hits.map((x) => x.item), ['host:cdn.malware.example']);
 });
 
-test('a lookup interrupted by a stop of the client is sent again unchanged at its next run, from the key kept on the device', async () => {
+/** A run over one message whose requests go to `sent`; `stop`: the provider evaluates it, and the client stops before the reply. */
+async function runOnce(id: string, raw: string, keys: BlindKeys, stop: boolean, sent: Uint8Array[]) {
+  const classifiers = blocklistClassifiers(
+    async () => {
+      const c = await session();
+      return {
+        async evaluateBlocklist(messageId, list, blinded) {
+          sent.push(blinded.slice());
+          const m = await ask(c, messageId, blinded, list.version);
+          if (m.name !== 'blocklist_reply')
+            throw new ProtocolError(m.name === 'error' ? (m.code as never) : 'internal', m.name);
+          if (stop) throw new Error('the client stopped');
+          return { evaluated: m.evaluated, bytesSent: 0, bytesReceived: 0 };
+        },
+        close: () => c.close(),
+      };
+    },
+    v2,
+    keys,
+  );
+  const outcomes: RunOutcome<BlocklistResult>[] = [];
+  await runClassification<BlocklistResult>([{ id, raw: async () => raw }], {
+    connect: classifiers.connect,
+    journal: classifiers.journal,
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  return outcomes;
+}
+
+test('a lookup interrupted by a stop of the client is sent again unchanged at its next run, from the blinds kept on the device', async () => {
   const raw = 'From: a@b\nSubject: x\n\nsee https://cdn.malware.example/y and https://good.example/\n';
-  for (const id of ['stopped', 'stopped-no-key']) await h.store.deliver(userId, id, raw);
+  for (const id of ['stopped', 'stopped-no-key', 'stopped-old-key']) await h.store.deliver(userId, id, raw);
   const device = blindKeysInMemory(); // what survives the stop, as IndexedDB or the CLI's cache would
   const sent: Uint8Array[] = [];
-  /** A run over one message; `stop`: the provider evaluates it, and the client stops before the reply. */
-  const run = async (id: string, keys: BlindKeys, stop: boolean) => {
-    const classifiers = blocklistClassifiers(
-      async () => {
-        const c = await session();
-        return {
-          async evaluateBlocklist(messageId, list, blinded) {
-            sent.push(blinded.slice());
-            const m = await ask(c, messageId, blinded, list.version);
-            if (m.name !== 'blocklist_reply')
-              throw new ProtocolError(m.name === 'error' ? (m.code as never) : 'internal', m.name);
-            if (stop) throw new Error('the client stopped');
-            return { evaluated: m.evaluated, bytesSent: 0, bytesReceived: 0 };
-          },
-          close: () => c.close(),
-        };
-      },
-      v2,
-      keys,
-    );
-    const outcomes: RunOutcome<BlocklistResult>[] = [];
-    await runClassification<BlocklistResult>([{ id, raw: async () => raw }], {
-      connect: classifiers.connect,
-      journal: classifiers.journal,
-      onOutcome: (o) => void outcomes.push(o),
-    });
-    return outcomes;
-  };
-  await assert.rejects(run('stopped', device, true), /the client stopped/);
-  assert.ok(await device.get('stopped'), 'the key was kept');
-  const [o] = await run('stopped', device, false);
+  await assert.rejects(runOnce('stopped', raw, device, true, sent), /the client stopped/);
+  assert.ok(await device.get('stopped'), 'the blinds were kept');
+  const [o] = await runOnce('stopped', raw, device, false, sent);
   assert.deepEqual(sent[1], sent[0], 'the same request again');
   assert.deepEqual(o.kind === 'verdict' && o.hits.map((x) => x.item), ['host:cdn.malware.example']);
   assert.equal(await device.get('stopped'), undefined, 'forgotten once the outcome is stored');
 
-  // Without the kept key the next run is another request: refused, the hits lost.
-  await assert.rejects(run('stopped-no-key', blindKeysInMemory(), true), /the client stopped/);
-  const [lost] = await run('stopped-no-key', blindKeysInMemory(), false);
+  // Without the kept blinds (or with a blinding key kept by a version before them) the next run is another request:
+  // refused, the hits lost.
+  await assert.rejects(runOnce('stopped-no-key', raw, blindKeysInMemory(), true, sent), /the client stopped/);
+  const [lost] = await runOnce('stopped-no-key', raw, blindKeysInMemory(), false, sent);
   assert.equal(lost.kind, 'already_classified');
+  await assert.rejects(runOnce('stopped-old-key', raw, device, true, sent), /the client stopped/);
+  await device.put('stopped-old-key', new Uint8Array(32).fill(7));
+  const [old] = await runOnce('stopped-old-key', raw, device, false, sent);
+  assert.equal(old.kind, 'already_classified');
 });
 
-test('derived blinds differ per message, position and item, and are valid scalars', () => {
-  const key = new Uint8Array(32).fill(7);
-  const x = new TextEncoder().encode('domain:evil.example');
-  const b = derivedBlind(key, 'm1', x, 0);
-  assert.deepEqual(derivedBlind(key, 'm1', x, 0), b);
-  for (const other of [
-    derivedBlind(key, 'm2', x, 0),
-    derivedBlind(key, 'm1', x, 1),
-    derivedBlind(key, 'm1', new TextEncoder().encode('domain:evil.exampl'), 0),
-    derivedBlind(new Uint8Array(32).fill(8), 'm1', x, 0),
-  ])
-    assert.notDeepEqual(other, b);
-  assert.ok(ristretto255.Point.Fn.isValidNot0(ristretto255.Point.Fn.fromBytes(b)));
+test('kept blinds never blind other items: a message read with other items since is not sent again', async () => {
+  const raw = 'From: a@b\nSubject: x\n\nsee https://cdn.malware.example/y and https://good.example/\n';
+  await h.store.deliver(userId, 'changed', raw);
+  const device = blindKeysInMemory();
+  const sent: Uint8Array[] = [];
+  await assert.rejects(runOnce('changed', raw, device, true, sent), /the client stopped/);
+  // The same number of items, others: the kept blinds would show the provider H(x) − H(x') for each.
+  const other = raw.replace('good.example', 'fine.example');
+  const [o] = await runOnce('changed', other, device, false, sent);
+  assert.equal(sent.length, 1, 'nothing sent for the other items');
+  assert.equal(o.kind, 'already_classified');
+});
+
+test('a list published without its public key is refused with an error saying so', async () => {
+  const keyless = openList(
+    encodeList({ listId: 'old', version: 4, categories: ['phishing'], createdAt: '2026-01-01T00:00:00Z' }, []),
+  );
+  await assert.rejects(
+    lookupItems(keyless, ['domain:evil.example'], async () => new Uint8Array(32)),
+    /list old version 4 was published without its public key/,
+  );
 });
 
 test('malformed, identity and non-canonical elements are refused, not counted, and the session goes on', async () => {

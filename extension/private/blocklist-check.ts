@@ -137,7 +137,7 @@ export class LinkChecker {
                   say({ messageId: o.messageId, hits: o.hits });
                   return;
                 }
-                // Looked up before (another device, or an install whose blinding key is gone) or not delivered: never ask again.
+                // Looked up before (another device, or an install whose kept blinds are gone) or not delivered: never ask again.
                 if (o.kind === 'already_classified' || o.kind === 'unknown_message')
                   await this.o.store.putBlocklistOutcome(this.o.account, o.messageId, { kind: o.kind, at });
                 say({ messageId: o.messageId, hits: [], detail: `${o.kind}: ${o.detail}` });

@@ -17,7 +17,7 @@
 //                                          just before it leaves until its outcome is stored, so a
 //                                          restart mid-request re-sends it (client/core/kept-requests.ts);
 //                   [account, "topic:" id] → a topic request, likewise
-//   blind-keys      [account, message id]  → the link check's blinding key for the message, likewise
+//   blind-keys      [account, message id]  → the link check's kept blinds for the message, likewise
 //                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
 //                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings
@@ -80,7 +80,7 @@ export type StoredBlocklist =
   | { kind: 'looked-up'; listId: string; version: number; hits: BlocklistHit[]; at: number }
   | { kind: 'already_classified' | 'unknown_message'; at: number };
 
-/** A kept request or blinding key, with when it was stored (PrivateStore.dropStaleKept). */
+/** A kept request or kept blinds, with when it was stored (PrivateStore.dropStaleKept). */
 interface Kept<T> {
   value: T;
   at: number;
@@ -286,7 +286,7 @@ export class PrivateStore {
     return keys.map((k) => String((k as [string, string])[1]).slice('topic:'.length));
   }
 
-  /** One account's blinding keys of link checks not yet settled (client/core/blocklist.ts). */
+  /** One account's kept blinds of link checks not yet settled (client/core/blocklist.ts). */
   blindKeys(account: string): BlindKeys {
     return this.kept<Uint8Array>('blind-keys', account);
   }
@@ -303,7 +303,7 @@ export class PrivateStore {
   }
 
   /**
-   * Drops kept requests and blinding keys stored before `before` (epoch ms):
+   * Drops kept requests and kept blinds stored before `before` (epoch ms):
    * those of messages never checked again (say, deleted after a failed
    * check). Past the provider's answer retention they could not be answered
    * anyway. Returns how many went.

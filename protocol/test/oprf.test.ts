@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { ristretto255, ristretto255_oprf } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { blindWith, evaluate, oprf, OprfElementError, oprfReady } from '../oprf.js';
+import { bytesToNumberLE } from '@noble/curves/utils.js';
+import { additive, blindWith, evaluate, oprf, OprfElementError, oprfReady } from '../oprf.js';
 
 await oprfReady();
 
@@ -106,34 +107,47 @@ test('non-canonical, negative, off-curve and identity elements are refused on bo
   }
 });
 
-test('finalizeBatch (one inversion for all blinds) and blindEvaluateAll give the per-item outputs', () => {
-  const key = oprf.generateKeyPair().secretKey;
+test('additive blinding gives the RFC output (noble) under the list key, and blindEvaluateAll the per-item elements', () => {
+  const { secretKey: key, publicKey } = oprf.generateKeyPair();
+  assert.equal(hex(publicKey), hex(ristretto255.Point.BASE.multiply(bytesToNumberLE(key)).toBytes()));
   for (const n of [1, 2, 7, 32]) {
     const inputs = Array.from({ length: n }, (_, i) => new Uint8Array(randomBytes(i + 3)));
-    const blinds = inputs.map((x) => oprf.blind(x));
+    const pairs = inputs.map(() => additive.pair(publicKey));
+    for (const p of pairs) {
+      // r·G and r·K recomputed by noble from the blind.
+      const r = bytesToNumberLE(p.blind);
+      assert.equal(hex(p.toAdd), hex(ristretto255.Point.BASE.multiply(r).toBytes()));
+      assert.equal(hex(p.toRemove), hex(ristretto255.Point.fromBytes(publicKey).multiply(r).toBytes()));
+    }
     const blinded = new Uint8Array(32 * n);
-    blinds.forEach((b, i) => blinded.set(b.blinded, 32 * i));
+    inputs.forEach((x, i) => blinded.set(additive.blind(x, pairs[i]), 32 * i));
     const all = oprf.blindEvaluateAll(key, blinded);
     const evaluated = inputs.map((_, i) => all.subarray(32 * i, 32 * i + 32));
-    evaluated.forEach((e, i) => assert.equal(hex(e), hex(noble.blindEvaluate(key, blinds[i].blinded))));
-    const outputs = oprf.finalizeBatch(
-      inputs,
-      blinds.map((b) => b.blind),
-      evaluated,
+    evaluated.forEach((e, i) =>
+      assert.equal(hex(e), hex(noble.blindEvaluate(key, blinded.subarray(32 * i, 32 * i + 32)))),
     );
-    outputs.forEach((o, i) => assert.equal(hex(o), hex(nobleEvaluate(key, inputs[i]))));
+    inputs.forEach((x, i) =>
+      assert.equal(hex(additive.finalize(x, pairs[i], evaluated[i], i)), hex(nobleEvaluate(key, x))),
+    );
+    // Under another key than the list's (a provider answering with the wrong key), every output is wrong.
+    const other = oprf.generateKeyPair().secretKey;
+    inputs.forEach((x, i) => {
+      const wrong = oprf.blindEvaluate(other, blinded.subarray(32 * i, 32 * i + 32));
+      assert.notEqual(hex(additive.finalize(x, pairs[i], wrong, i)), hex(nobleEvaluate(other, x)));
+      assert.notEqual(hex(additive.finalize(x, pairs[i], wrong, i)), hex(nobleEvaluate(key, x)));
+    });
     // A refused element names its index.
     if (n > 2) {
-      const bad = evaluated.slice();
-      bad[2] = new Uint8Array(32);
       assert.throws(
-        () =>
-          oprf.finalizeBatch(
-            inputs,
-            blinds.map((b) => b.blind),
-            bad,
-          ),
+        () => additive.finalize(inputs[2], pairs[2], new Uint8Array(32), 2),
         (e: unknown) => e instanceof OprfElementError && e.index === 2 && /point at infinity/.test(e.message),
+      );
+      const flipped = evaluated[2].slice();
+      flipped[31] |= 0x80;
+      assert.throws(
+        () => additive.finalize(inputs[2], pairs[2], flipped, 2),
+        (e: unknown) =>
+          e instanceof OprfElementError && e.index === 2 && /invalid ristretto255 encoding/.test(e.message),
       );
       const badBlinded = blinded.slice();
       badBlinded[64] |= 1;
@@ -144,4 +158,24 @@ test('finalizeBatch (one inversion for all blinds) and blindEvaluateAll give the
       );
     }
   }
+});
+
+test('a blinded element is a fresh uniform element: the same item blinds differently, and a kept blind blinds the same', () => {
+  const { publicKey } = oprf.generateKeyPair();
+  const x = new TextEncoder().encode('host:evil.example');
+  const a = additive.pair(publicKey);
+  const b = additive.pair(publicKey);
+  assert.notEqual(hex(additive.blind(x, a)), hex(additive.blind(x, b)));
+  assert.equal(hex(additive.blind(x, additive.pair(publicKey, a.blind.slice()))), hex(additive.blind(x, a)));
+});
+
+test('a public key that is not a valid element other than the identity, and an unusable blind, are refused', () => {
+  const { publicKey } = oprf.generateKeyPair();
+  const flipped = publicKey.slice();
+  flipped[31] |= 0x80;
+  for (const bad of [new Uint8Array(32), flipped, publicKey.subarray(1), new Uint8Array(32).fill(0xff)])
+    assert.throws(() => additive.checkPublicKey(bad), /public key is not a valid ristretto255 element/);
+  additive.checkPublicKey(publicKey);
+  assert.throws(() => additive.pair(publicKey, new Uint8Array(32)), /blind is zero/);
+  assert.throws(() => additive.pair(publicKey, leBytes(L)), /blind is not a canonical/);
 });

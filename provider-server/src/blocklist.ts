@@ -22,7 +22,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import type { LogEntry } from '../../protocol/package-log.js';
 import { itemOf, type ItemKind } from '../../mail/blocklist-items.js';
 import { providerSodiumReady } from './native-sodium.js';
-import { checkElement } from '../../wasm/ts/ristretto.js';
+import { checkElement, mulBase } from '../../wasm/ts/ristretto.js';
 import { readSecretFile, writeSecretFile } from './models.js';
 
 const DAY_MS = 86_400_000;
@@ -164,7 +164,8 @@ export class BlocklistCatalog {
     const versions = readVersions(dir);
     const last = versions.at(-1);
     const version = (last?.version ?? 0) + 1;
-    const data = encodeList({ listId: id, version, categories, createdAt: now.toISOString() }, entries);
+    const publicKey = Buffer.from(mulBase(key)).toString('hex');
+    const data = encodeList({ listId: id, version, categories, publicKey, createdAt: now.toISOString() }, entries);
     const next = openList(data);
     const prev = last && openList(fs.readFileSync(path.join(dir, `v${last.version}.pmfbl`)));
     if (prev && sameContent(prev, next)) return { version: last.version, entries: last.entries, published: false };
@@ -247,8 +248,11 @@ function fileFacts(data: Uint8Array): { sha256: string; bytes: number } {
   return { sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
 }
 
+/** Same entries, categories and public key (a version from before the key was published is replaced). */
 function sameContent(a: BlockList, b: BlockList): boolean {
   return (
-    a.header.bodySha256 === b.header.bodySha256 && a.header.categories.join('\n') === b.header.categories.join('\n')
+    a.header.bodySha256 === b.header.bodySha256 &&
+    a.header.categories.join('\n') === b.header.categories.join('\n') &&
+    a.header.publicKey === b.header.publicKey
   );
 }
