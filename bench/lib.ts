@@ -1,5 +1,11 @@
 // The benchmark contract shared by every suite (see bench/run.ts).
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { nativeSodium, useProviderNative } from '../provider-server/src/native-sodium.js';
+
+v8.setFlagsFromString('--expose-gc');
+/** A full garbage collection now: a suite that built large garbage collects it before it times anything else. */
+export const collectGarbage = vm.runInNewContext('gc') as () => void;
 
 export interface BenchRow {
   suite: string;

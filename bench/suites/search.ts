@@ -12,8 +12,6 @@ import 'fake-indexeddb/auto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import zlib from 'node:zlib';
 import {
   openMailSearch,
@@ -22,11 +20,9 @@ import {
   type MailSearch,
   type SearchOptions,
 } from '../../extension/search/index.js';
-import { median, type BenchContext } from '../lib.js';
+import { collectGarbage, median, type BenchContext } from '../lib.js';
 
 const DATASETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets');
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc') as () => void;
 const FULL = 40_000;
 const LARGE = 200_000;
 const QUICK = 5_000;

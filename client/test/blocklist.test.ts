@@ -4,6 +4,7 @@
 // being counted, the provider's view does not depend on which items were
 // looked up, and a malicious provider's answers or packages are refused.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -278,6 +279,43 @@ test('a list published without its public key is refused with an error saying so
     lookupItems(keyless, ['domain:evil.example'], async () => new Uint8Array(32)),
     /list old version 4 was published without its public key/,
   );
+});
+
+test('publishing the same source again replaces a version published without the public key, and only that', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bl-key-'));
+  try {
+    const at = new Date('2026-11-22T00:00:00Z');
+    assert.equal((await BlocklistCatalog.publish(dir, 'phish', SOURCE_V1, at)).version, 1);
+    // Version 1 as a provider before the key was published wrote it.
+    const listDir = path.join(dir, 'blocklists', 'phish');
+    const v1File = path.join(listDir, 'v1.pmfbl');
+    const { publicKey, ...header } = openList(fs.readFileSync(v1File)).header;
+    assert.match(publicKey ?? '', /^[0-9a-f]{64}$/);
+    const body = openList(fs.readFileSync(v1File)).body;
+    const entries = Array.from({ length: header.entries }, (_, i) => body.slice(12 * i, 12 * i + 12));
+    const keyless = encodeList(
+      { listId: header.listId, version: 1, categories: header.categories, createdAt: header.createdAt },
+      entries,
+    );
+    fs.writeFileSync(v1File, keyless);
+    const versions = JSON.parse(fs.readFileSync(path.join(listDir, 'versions.json'), 'utf8'));
+    versions[0].sha256 = createHash('sha256').update(keyless).digest('hex');
+    versions[0].bytes = keyless.length;
+    fs.writeFileSync(path.join(listDir, 'versions.json'), JSON.stringify(versions));
+
+    const again = await BlocklistCatalog.publish(dir, 'phish', SOURCE_V1, at);
+    assert.deepEqual(again, { version: 2, entries: 4, published: true });
+    const v2again = openList(fs.readFileSync(path.join(listDir, 'v2.pmfbl')));
+    assert.equal(v2again.header.publicKey, publicKey);
+    assert.equal(Buffer.compare(v2again.body, body), 0);
+    assert.deepEqual(await BlocklistCatalog.publish(dir, 'phish', SOURCE_V1, at), {
+      version: 2,
+      entries: 4,
+      published: false,
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('malformed, identity and non-canonical elements are refused, not counted, and the session goes on', async () => {
