@@ -16,7 +16,15 @@ import { decodeFrame, encodeFrame } from '../frame.js';
 import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
 import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
 import { validateLogDocument } from '../package-log.js';
-import { applyDelta, encodeDelta, encodeList, makeEntry, openList, validateListHeader } from '../blocklist.js';
+import {
+  applyDelta,
+  encodeDelta,
+  encodeList,
+  makeEntry,
+  openList,
+  oprfReady,
+  validateListHeader,
+} from '../blocklist.js';
 import { samplePackageHeader } from './sample-package.js';
 import { loadCore } from '../../wasm/ts/core.js';
 import { heLayout, loadHe, makeParams } from '../../wasm/ts/he.js';
@@ -156,7 +164,8 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     fc.assert(fc.property(damaged, check), opts);
   });
 
-  test('blocklist: any bytes or a damaged list or delta package give a clear error', () => {
+  test('blocklist: any bytes or a damaged list or delta package give a clear error', async () => {
+    await oprfReady();
     const entry = (i: number) => makeEntry(new Uint8Array(64).fill(i), { category: 0, score: i, sinceDay: i });
     const list = (version: number, n: number) =>
       encodeList(
