@@ -65,10 +65,6 @@ static int scalar_reduce(uint8_t* r, const Args* a) {
 static int scalar_invert(uint8_t* r, const Args* a) {
   return crypto_core_ristretto255_scalar_invert(r, a->data[0]);
 }
-static int scalar_mul(uint8_t* r, const Args* a) {
-  crypto_core_ristretto255_scalar_mul(r, a->data[0], a->data[1]);
-  return 0;
-}
 static int hash_sha512(uint8_t* r, const Args* a) {
   return crypto_hash_sha512(r, a->data[0], a->len[0]);
 }
@@ -131,12 +127,6 @@ static const Fn FNS[] = {
      {SCALAR},
      SCALAR,
      scalar_invert,
-     "invalid scalar"},
-    {"crypto_core_ristretto255_scalar_mul",
-     2,
-     {SCALAR, SCALAR},
-     SCALAR,
-     scalar_mul,
      "invalid scalar"},
     {"crypto_hash_sha512", 1, {0}, crypto_hash_sha512_BYTES, hash_sha512, "hash failed"},
     {"pmf_ot_base_receive",

@@ -26,7 +26,6 @@ export type SodiumRistretto = Pick<
   | 'crypto_core_ristretto255_from_hash'
   | 'crypto_core_ristretto255_scalar_reduce'
   | 'crypto_core_ristretto255_scalar_invert'
-  | 'crypto_core_ristretto255_scalar_mul'
   | 'crypto_hash_sha512'
 >;
 
@@ -161,11 +160,6 @@ export function invertScalar(s: Uint8Array): Uint8Array {
 /** SHA-512 (libsodium's; about twice as fast as @noble/hashes on short inputs). */
 export function sha512(data: Uint8Array): Uint8Array {
   return lib().crypto_hash_sha512(data);
-}
-
-/** a·b mod L. */
-export function mulScalars(a: Uint8Array, b: Uint8Array): Uint8Array {
-  return lib().crypto_core_ristretto255_scalar_mul(a, b);
 }
 
 /**
