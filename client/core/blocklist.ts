@@ -22,7 +22,7 @@ import { scalarCheck } from '../../wasm/ts/ristretto.js';
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
-import type { RunJournal } from './kept-requests.js';
+import type { KeptStore, RunJournal } from './kept-requests.js';
 
 export interface BlocklistListing {
   id: string;
@@ -268,11 +268,7 @@ function readKept(
  * stop of the client (not only by a lost connection) is sent again
  * unchanged at the next run, and answered.
  */
-export interface BlindKeys {
-  get(messageId: string): Promise<Uint8Array | undefined>;
-  put(messageId: string, key: Uint8Array): Promise<void>;
-  delete(messageId: string): Promise<void>;
-}
+export type BlindKeys = KeptStore<Uint8Array>;
 
 /** Kept blinds in memory, for one run: an interrupted lookup is sent again unchanged on the next session. */
 export function blindKeysInMemory(): BlindKeys {
