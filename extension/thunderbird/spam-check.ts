@@ -177,12 +177,14 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
    * flag ("Not Junk") or moved it out of Junk. Kept with its verdict; a
    * cleared flag in Junk also takes it back to where the add-on moved it
    * from, and a move out of Junk also clears the flag. True if it was the
-   * add-on's spam verdict (corrected now or before).
+   * add-on's spam verdict (corrected now or before). `onlyMoved`: only a
+   * verdict whose message the add-on itself moved to Junk.
    */
   async function correctedByUser(
     header: MessageHeader,
     how: 'not-junk' | 'moved-out',
     raw: Promise<string | undefined>,
+    onlyMoved = false,
   ): Promise<boolean> {
     const store = await deps.store();
     const provider = await store.provider();
@@ -191,7 +193,7 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
     const account = accountOf(provider);
     const v = await store.verdict(account, messageId);
     // Only the add-on's own spam verdicts are its to correct: Thunderbird's own junk filter keeps its mail.
-    if (v?.kind !== 'verdict' || !v.spam) return false;
+    if (v?.kind !== 'verdict' || !v.spam || (onlyMoved && !v.movedFrom)) return false;
     if (v.user?.spam !== false) await store.markByUser(account, messageId, false);
     if (how === 'moved-out') {
       if (header.junk) await api.messages.update(header.id, { junk: false });
@@ -220,16 +222,11 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
    */
   function findMovedOut(gone: MessageHeader, attempt = 0): void {
     later(async () => {
-      const store = await deps.store();
-      const provider = await store.provider();
-      if (!provider) return;
+      if (!(await (await deps.store()).provider())) return;
       const found = await allMessages(api, await api.messages.query({ headerMessageId: gone.headerMessageId }));
       for (const h of found) {
         if (h.folder?.accountId !== gone.folder?.accountId || junkFolder(h)) continue;
-        const raw = rawOf(h.id);
-        const messageId = providerIdOf((await raw) ?? '');
-        const v = messageId && (await store.verdict(accountOf(provider), messageId));
-        if (v && v.kind === 'verdict' && v.movedFrom && (await correctedByUser(h, 'moved-out', raw))) return;
+        if (await correctedByUser(h, 'moved-out', rawOf(h.id), true)) return;
       }
       const wait = (deps.relookMs ?? RELOOK_MS)[attempt];
       if (wait !== undefined) setTimeout(() => findMovedOut(gone, attempt + 1), wait);
