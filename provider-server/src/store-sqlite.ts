@@ -3,7 +3,9 @@
 // migrations tracked in PRAGMA user_version; old stores are migrated on open.
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { LoopLoad } from './loop-load.js';
 import { Store, type Durability, type SqlDriver } from './store.js';
 
 const MIGRATIONS: string[] = [
@@ -125,9 +127,12 @@ interface PendingWrite {
   reject(e: unknown): void;
 }
 
+/** Under load, commits at most this often (SqliteDriver.scheduleFlush). */
+const COMMIT_GAP_MS = 1;
+
 /**
- * Group commit: writes issued in the same turn of the event loop run in one
- * transaction. A statement that fails alone (a constraint) is backed out
+ * Group commit: writes issued in the same turn of the event loop (under
+ * load: within the commit gap, scheduleFlush) run in one transaction. A statement that fails alone (a constraint) is backed out
  * alone, as SQLite does inside a transaction, and the others commit. A
  * durable write resolves once its COMMIT is on disk, a `committed` one right
  * after the COMMIT (store.ts, Durability).
@@ -144,6 +149,7 @@ interface PendingWrite {
  */
 class SqliteDriver implements SqlDriver {
   private pending: PendingWrite[] = [];
+  private lastCommit = -Infinity;
   /** WAL syncs started so far; the one numbered `round` must finish before a waiter may go on. */
   private started = 0;
   private waiting: { round: number; done(failed?: Error): void }[] = [];
@@ -164,6 +170,7 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: Database.Database,
     private readonly wal: string | undefined,
+    private readonly loopBusy: () => boolean,
   ) {}
 
   private prepare(sql: string): Database.Statement {
@@ -202,8 +209,21 @@ class SqliteDriver implements SqlDriver {
   private write(stmt: Database.Statement, params: unknown[], durability: Durability): Promise<unknown[] | number> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ stmt, params, durability, resolve, reject }) === 1) setImmediate(() => this.flush());
+      if (this.pending.push({ stmt, params, durability, resolve, reject }) === 1) this.scheduleFlush();
     });
+  }
+
+  /**
+   * Next turn; but while the event loop is busy, not sooner than
+   * COMMIT_GAP_MS after the last commit. A commit costs the loop about as
+   * much as the few statements in it (SQLite appends every page they touched
+   * to the WAL), so under load fewer, larger transactions leave it more time
+   * for sessions. A lightly used provider commits at once, as it has time to.
+   */
+  private scheduleFlush(): void {
+    const wait = this.lastCommit + COMMIT_GAP_MS - performance.now();
+    if (wait > 0 && this.loopBusy()) setTimeout(() => this.flush(), wait);
+    else setImmediate(() => this.flush());
   }
 
   private flush(): void {
@@ -228,6 +248,7 @@ class SqliteDriver implements SqlDriver {
         }
       }
       this.db.exec('COMMIT');
+      this.lastCommit = performance.now();
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const op of batch) op.reject(e);
@@ -280,8 +301,15 @@ class SqliteDriver implements SqlDriver {
   }
 }
 
+export interface SqliteStoreOptions {
+  /** Whether to space commits (scheduleFlush); tests fix it, the default asks a LoopLoad. */
+  loopBusy?: () => boolean;
+}
+
 /** Opens (creating and migrating) an SQLite store; `':memory:'` for tests. */
-export function openSqliteStore(file: string): Store {
+export function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Store {
+  const load = new LoopLoad();
+  const loopBusy = opts.loopBusy ?? (() => load.busy());
   const db = openChecked(file);
   try {
     db.pragma('foreign_keys = ON');
@@ -292,10 +320,10 @@ export function openSqliteStore(file: string): Store {
     db.pragma('synchronous = FULL');
     migrate(db);
     if (db.memory || db.pragma('journal_mode', { simple: true }) !== 'wal')
-      return new Store(new SqliteDriver(db, undefined));
+      return new Store(new SqliteDriver(db, undefined, loopBusy));
     // The driver syncs the WAL itself, off the event loop (SqliteDriver).
     db.pragma('synchronous = NORMAL');
-    return new Store(new SqliteDriver(db, `${path.resolve(file)}-wal`));
+    return new Store(new SqliteDriver(db, `${path.resolve(file)}-wal`, loopBusy));
   } catch (e) {
     db.close();
     throw e;

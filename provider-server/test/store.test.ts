@@ -430,6 +430,32 @@ test('sqlite: writes issued together commit together, each with its own outcome'
   await store.close();
 });
 
+test('sqlite: while the event loop is busy, writes of consecutive turns wait for the commit gap and share a commit', async () => {
+  // Three writes, each issued one turn after the one before (as a session's
+  // dependent writes are): a busy provider commits them in two transactions,
+  // an idle one in three, each in the turn after it was issued.
+  const commitsOf = async (busy: boolean): Promise<number> => {
+    const store = openSqliteStore(path.join(tmp(), 'store.db'), { loopBusy: () => busy });
+    const a = (await store.addUser('alice')).userId;
+    await new Promise((r) => setTimeout(r, 5)); // past the gap after addUser's commit
+    const exec = mock.method(Database.prototype, 'exec');
+    try {
+      const written: Promise<unknown>[] = [];
+      for (let i = 0; i < 3; i++) {
+        written.push(store.deliver(a, `m${i}`, RAW));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(written);
+      return exec.mock.calls.filter((c) => c.arguments[0] === 'COMMIT').length;
+    } finally {
+      exec.mock.restore();
+      await store.close();
+    }
+  };
+  assert.equal(await commitsOf(false), 3);
+  assert.equal(await commitsOf(true), 2);
+});
+
 /** Makes every WAL sync of the SQLite store wait for `gate()`, then sync for real; counts the syncs. */
 async function gateSyncs(gate: () => Promise<void>): Promise<{ syncs: number; restore(): void }> {
   // The store opens its WAL once and keeps the handle: every FileHandle's datasync goes through the gate.
