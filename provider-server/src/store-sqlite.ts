@@ -132,8 +132,9 @@ const COMMIT_GAP_MS = 1;
 
 /**
  * Group commit: writes issued in the same turn of the event loop (under
- * load: within the commit gap, scheduleFlush) run in one transaction. A statement that fails alone (a constraint) is backed out
- * alone, as SQLite does inside a transaction, and the others commit. A
+ * load: within the commit gap, scheduleFlush) run in one transaction. A
+ * statement that fails alone (a constraint) is backed out alone, as SQLite
+ * does inside a transaction, and the others commit. A
  * durable write resolves once its COMMIT is on disk, a `committed` one right
  * after the COMMIT (store.ts, Durability).
  *
