@@ -25,6 +25,7 @@ import {
   forgetWaitingMessages,
   listenForPrivateRequests,
   offerForSpamCheck,
+  resumeKeptWork,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
 import { loadSettings } from '../lib/settings.js';
@@ -195,6 +196,7 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
 });
 
 listenForPrivateRequests();
+void resumeKeptWork().catch((e: unknown) => console.warn('kept topic requests:', (e as Error).name));
 
 // Thunderbird: index all mail, streaming progress to the options page.
 browser.runtime.onConnect.addListener((port) => {

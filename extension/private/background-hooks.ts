@@ -17,6 +17,7 @@ import {
   permissionRefused,
   providerPermission,
 } from './provider-permission.js';
+import { resumeKeptTopics } from './resume-kept.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
@@ -94,6 +95,17 @@ export function watchThunderbirdSpam(
   });
   thunderbirdQueue = watch.queue;
   return watch;
+}
+
+/**
+ * At the background's start: topic requests a stopped worker kept are
+ * shared now, not with the next batch of new mail (resume-kept.ts). The
+ * worker is started only when there are some.
+ */
+export async function resumeKeptWork(): Promise<void> {
+  await resumeKeptTopics(await store(), async (provider, items) =>
+    (await privateWorker()).call({ kind: 'classify', provider, items }, () => {}),
+  );
 }
 
 /** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */

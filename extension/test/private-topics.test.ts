@@ -3,8 +3,9 @@
 // background makes: after the spam check, each message's topic goes to the
 // provider (which records it); the replay log in IndexedDB refuses the same
 // content under a new id; a topic request kept by a worker that stopped is
-// resumed at the next call; the opt-out is recorded by the provider and the
-// worker then shares no topic at all.
+// resumed at the next call, or by an empty batch when the background
+// starts; the opt-out is recorded by the provider and the worker then shares
+// no topic at all.
 import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -20,7 +21,8 @@ import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { tappedSocket } from '../../client/test/tapped-socket.js';
 import { SCHEMAS } from '../../protocol/messages.js';
 import { loadHe } from '../../wasm/ts/he.js';
-import { accountOf, PrivateStore } from '../private/store.js';
+import { resumeKeptTopics } from '../private/resume-kept.js';
+import { accountOf, PrivateStore, type ProviderConfig } from '../private/store.js';
 import { WorkerClient } from '../private/worker-client.js';
 import type { ClassifyItem, WorkerEvent } from '../private/worker-protocol.js';
 import { inProcessWorker } from './worker-link.js';
@@ -30,7 +32,7 @@ let user: { userId: number; token: string };
 let settings: PrivateStore;
 const posts = loadTwentyNews()
   .filter((e) => e.split === 'test')
-  .slice(0, 6)
+  .slice(0, 7)
   .map((e) => e.raw as string);
 
 before(async () => {
@@ -109,11 +111,9 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
     assert.deepEqual(topicsOf(events), [['t9', 'shared_before']]);
   });
 
-  it('a topic request kept by a worker that stopped goes with the next call, though its message is long checked', async () => {
-    const p = { url: provider.server.httpUrl, token: user.token };
-    const keptTopics = settings.keptTopicRequests(accountOf(p));
-    await provider.store.deliver(user.userId, 't5', 'Subject: x\r\n\r\n(ciphertext)');
-    // Its spam verdict was stored; then its topic request left, the answer was lost and the browser closed.
+  /** Delivers `messageId`; its topic request leaves, the answer is lost and the browser closes: the request stays kept. */
+  async function keepTopicRequest(p: ProviderConfig, messageId: string, raw: string): Promise<void> {
+    await provider.store.deliver(user.userId, messageId, 'Subject: x\r\n\r\n(ciphertext)');
     const c = topicConnector({
       server: p.url,
       token: p.token,
@@ -121,17 +121,23 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
       storage: new DirectoryStorage(fs.mkdtempSync(path.join(provider.dir, 'client-'))),
       socket: tappedSocket({ drop: (type) => type === SCHEMAS.topic_gc.type }),
       replay: await ReplayLog.open(settings.replay),
-      keptTopics,
+      keptTopics: settings.keptTopicRequests(accountOf(p)),
     });
     let sessions = 0;
     await assert.rejects(
-      runClassification<TopicResult>([{ id: 't5', raw: async () => posts[4] }], {
+      runClassification<TopicResult>([{ id: messageId, raw: async () => raw }], {
         connect: (n) => (sessions++ === 0 ? c.connect(n) : Promise.reject(new Error('the browser closed'))),
         onOutcome: () => assert.fail('no outcome before the stop'),
       }),
       /the browser closed/,
     );
-    assert.deepEqual(await settings.keptTopicIds(accountOf(p)), ['t5'], 'kept in IndexedDB');
+    assert.deepEqual(await settings.keptTopicIds(accountOf(p)), [messageId], 'kept in IndexedDB');
+  }
+
+  it('a topic request kept by a worker that stopped goes with the next call, though its message is long checked', async () => {
+    const p = { url: provider.server.httpUrl, token: user.token };
+    // Its spam verdict was stored; then its topic request was kept.
+    await keepTopicRequest(p, 't5', posts[4]);
     // The next call is about another message; the kept topic is shared with its own.
     const events = await classify(w, [{ messageId: 't6', raw: posts[5] }]);
     assert.deepEqual(topicsOf(events), [
@@ -140,6 +146,28 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
     ]);
     assert.notEqual(await provider.store.topicOf(user.userId, 't5'), undefined);
     assert.deepEqual(await settings.keptTopicIds(accountOf(p)), [], 'forgotten once shared');
+  });
+
+  it('a kept topic request is resumed when the background starts, with an empty batch; nothing is sent when none is kept', async () => {
+    const p = { url: provider.server.httpUrl, token: user.token };
+    await settings.setProvider(p);
+    const batches: ClassifyItem[][] = [];
+    let events: WorkerEvent[] = [];
+    const start = () =>
+      resumeKeptTopics(settings, async (_, items) => {
+        batches.push(items);
+        events = await classify(w, items);
+      });
+    assert.equal(await start(), false, 'nothing kept: the worker is not called');
+    await keepTopicRequest(p, 't7', posts[6]);
+    await settings.setSettings({ topics: false });
+    assert.equal(await start(), false, 'topics off: nothing leaves');
+    await settings.setSettings({ topics: true });
+    assert.equal(await start(), true);
+    assert.deepEqual(batches, [[]]);
+    assert.deepEqual(topicsOf(events), [['t7', 'shared']]);
+    assert.notEqual(await provider.store.topicOf(user.userId, 't7'), undefined);
+    assert.deepEqual(await settings.keptTopicIds(accountOf(p)), []);
   });
 
   it('an opt-out is recorded by the provider, and the worker then shares no topic', async () => {
