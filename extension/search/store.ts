@@ -102,7 +102,13 @@ export async function writeNew(db: SearchDb, ops: WriteOp[]): Promise<boolean> {
   return true;
 }
 
-/** Runs the writes in one transaction; resolves to what made it fail, or undefined once committed. */
+/**
+ * Runs the writes in one transaction; resolves to what made it fail, or
+ * undefined once committed. A failed write's own error comes first: its
+ * transaction's done rejects at the error event, before the abort that sets
+ * tx.error, so Chromium often reports a bare AbortError there for what was a
+ * ConstraintError (and a re-indexed message then failed its whole batch).
+ */
 async function commit(db: SearchDb, ops: WriteOp[]): Promise<unknown> {
   let tx: IDBPTransaction<SearchSchema, Store[], 'readwrite'>;
   try {
@@ -110,11 +116,12 @@ async function commit(db: SearchDb, ops: WriteOp[]): Promise<unknown> {
   } catch (err) {
     return err;
   }
+  let failedWrite: unknown;
   try {
     for (const op of ops) {
       const store = tx.objectStore(op.store);
       const req = 'delete' in op ? store.delete(op.delete) : store.put(op.put as never, op.key as never);
-      req.catch(() => undefined); // failures surface through tx.done
+      req.catch((err: unknown) => void (failedWrite ??= err));
     }
   } catch (err) {
     try {
@@ -129,7 +136,7 @@ async function commit(db: SearchDb, ops: WriteOp[]): Promise<unknown> {
     await tx.done;
     return undefined;
   } catch (err) {
-    return tx.error ?? err;
+    return failedWrite ?? tx.error ?? err;
   }
 }
 
