@@ -136,7 +136,9 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           const transient =
             limited || e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal');
           const since = (firstFailure ||= Date.now());
-          if (!transient || Date.now() - since > (limited ? rateWait : window)) {
+          // At the deadline, not only past it: the last wait ends there, and a timer that fires
+          // a millisecond early (Node's can) must not buy one more try.
+          if (!transient || Date.now() - since >= (limited ? rateWait : window)) {
             interrupted?.dispose();
             throw e;
           }
