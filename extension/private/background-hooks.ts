@@ -35,7 +35,7 @@ import {
   type UserVerdictRequest,
   type WebmailConnectRequest,
 } from './messages.js';
-import type { WorkerFailure } from './worker-protocol.js';
+import type { ClassifyItem, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
 let storePromise: Promise<PrivateStore> | undefined;
 const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
@@ -47,11 +47,17 @@ const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | k
 const failureOf = (e: unknown): WorkerFailure =>
   e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: e instanceof Error ? e.message : String(e) };
 
+/** One batch for the private worker (the queues' and the start's). */
+const classifyInWorker = async (
+  provider: ProviderConfig,
+  items: ClassifyItem[],
+  onEvent: (e: WorkerEvent) => void,
+): Promise<unknown> => (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent);
+
 const queue = new SpamQueue(
   {
     store,
-    classify: async (provider, items, onEvent) =>
-      (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    classify: classifyInWorker,
     notify: (target, sourceId, badge, fresh) =>
       void (async () => {
         const moveToJunk = fresh && badge.state === 'spam' && (await (await store()).settings()).moveSpam;
@@ -86,8 +92,7 @@ export function watchThunderbirdSpam(
   const watch = watchSpam(api, {
     pending,
     store,
-    classify: async (provider, items, onEvent) =>
-      (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent),
+    classify: classifyInWorker,
     decrypt,
     failureOf,
     onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
@@ -103,9 +108,7 @@ export function watchThunderbirdSpam(
  * worker is started only when there are some.
  */
 export async function resumeKeptWork(): Promise<void> {
-  await resumeKeptTopics(await store(), async (provider, items) =>
-    (await privateWorker()).call({ kind: 'classify', provider, items }, () => {}),
-  );
+  await resumeKeptTopics(await store(), (provider, items) => classifyInWorker(provider, items, () => {}));
 }
 
 /** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */
