@@ -30,11 +30,10 @@ import { OtReceiver } from '../wasm/ts/ot.js';
  * RFC 6455 masks client frames against proxies that cache what a browser's
  * script sends; the generator talks to its own provider on loopback.
  */
-const zeroMask = (mask: Buffer): void => void mask.fill(0);
+const unmasked = (url: string): WebSocket => new WebSocket(url, { generateMask: (mask) => void mask.fill(0) });
 
 /** The generator's sockets: as the CLI's, with zero masks. */
-export const loadSocket: SocketFactory = (url) =>
-  new WebSocket(url, { generateMask: zeroMask }) as unknown as ReturnType<SocketFactory>;
+export const loadSocket: SocketFactory = (url) => unmasked(url) as unknown as ReturnType<SocketFactory>;
 
 export class LoadSession extends ProviderSession {
   protected readonly otsPerEmail = this.opts.model.params.T;
@@ -87,7 +86,7 @@ class RawSocket {
   }
 
   static open(url: string): Promise<RawSocket> {
-    const ws = new WebSocket(url, { generateMask: zeroMask });
+    const ws = unmasked(url);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new RawSocket(ws)));
       ws.once('error', reject);
