@@ -171,7 +171,7 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: Database.Database,
     private readonly wal: string | undefined,
-    private readonly loopBusy: () => boolean,
+    private readonly loop: Pick<LoopLoad, 'busy'>,
   ) {}
 
   private prepare(sql: string): Database.Statement {
@@ -223,7 +223,7 @@ class SqliteDriver implements SqlDriver {
    */
   private scheduleFlush(): void {
     const wait = this.lastCommit + COMMIT_GAP_MS - performance.now();
-    if (wait > 0 && this.loopBusy()) setTimeout(() => this.flush(), wait);
+    if (wait > 0 && this.loop.busy()) setTimeout(() => this.flush(), wait);
     else setImmediate(() => this.flush());
   }
 
@@ -303,14 +303,13 @@ class SqliteDriver implements SqlDriver {
 }
 
 export interface SqliteStoreOptions {
-  /** Whether to space commits (scheduleFlush); tests fix it, the default asks a LoopLoad. */
-  loopBusy?: () => boolean;
+  /** Whether the event loop is busy, to space commits (scheduleFlush); tests fix it. */
+  loop?: Pick<LoopLoad, 'busy'>;
 }
 
 /** Opens (creating and migrating) an SQLite store; `':memory:'` for tests. */
 export function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Store {
-  const load = new LoopLoad();
-  const loopBusy = opts.loopBusy ?? (() => load.busy());
+  const loop = opts.loop ?? new LoopLoad();
   const db = openChecked(file);
   try {
     db.pragma('foreign_keys = ON');
@@ -321,10 +320,10 @@ export function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): St
     db.pragma('synchronous = FULL');
     migrate(db);
     if (db.memory || db.pragma('journal_mode', { simple: true }) !== 'wal')
-      return new Store(new SqliteDriver(db, undefined, loopBusy));
+      return new Store(new SqliteDriver(db, undefined, loop));
     // The driver syncs the WAL itself, off the event loop (SqliteDriver).
     db.pragma('synchronous = NORMAL');
-    return new Store(new SqliteDriver(db, `${path.resolve(file)}-wal`, loopBusy));
+    return new Store(new SqliteDriver(db, `${path.resolve(file)}-wal`, loop));
   } catch (e) {
     db.close();
     throw e;

@@ -435,7 +435,7 @@ test('sqlite: while the event loop is busy, writes of consecutive turns wait for
   // dependent writes are): a busy provider commits them in two transactions,
   // an idle one in three, each in the turn after it was issued.
   const commitsOf = async (busy: boolean): Promise<number> => {
-    const store = openSqliteStore(path.join(tmp(), 'store.db'), { loopBusy: () => busy });
+    const store = openSqliteStore(path.join(tmp(), 'store.db'), { loop: { busy: () => busy } });
     const a = (await store.addUser('alice')).userId;
     await new Promise((r) => setTimeout(r, 5)); // past the gap after addUser's commit
     const exec = mock.method(Database.prototype, 'exec');
