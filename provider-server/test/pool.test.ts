@@ -61,6 +61,22 @@ test('per-email work overtakes queued session setup on a busy worker', async () 
   }
 });
 
+test('a worker runs queued per-email tasks back to back, without waiting for the event loop to post each', async () => {
+  await pool.runOn('s', 'whoami');
+  const first = pool.runOn('s', 'spin', 100);
+  const second = pool.runOn('s', 'started');
+  const blockedUntil = Date.now() + 400; // the event loop is busy with other sessions meanwhile
+  while (Date.now() < blockedUntil) {
+    // busy
+  }
+  await first;
+  const started = await second;
+  assert.ok(
+    started < blockedUntil - 150,
+    `the second task waited for the event loop: it started ${started - blockedUntil} ms after the loop was free`,
+  );
+});
+
 test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, health says degraded', async () => {
   const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
   try {
