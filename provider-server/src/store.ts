@@ -112,6 +112,14 @@ function newAttempt(): Buffer {
 }
 
 export class Store {
+  /**
+   * The rate window (takeRate) whose users' past windows this process has
+   * dropped, and those users (`kind:userId`): each user's are dropped once a
+   * window, not at every request. Only the current window's users are kept.
+   */
+  private prunedWindow = NaN;
+  private readonly prunedUsers = new Set<string>();
+
   constructor(private readonly db: SqlDriver) {}
 
   schemaVersion(): Promise<number> {
@@ -371,7 +379,8 @@ export class Store {
   /**
    * Counts one request against the user's fixed one-minute window; false when
    * the limit is reached (the request must then be refused). One statement,
-   * so instances sharing the store count together.
+   * so instances sharing the store count together; the first of a window
+   * also drops the user's past windows.
    */
   async takeRate(
     userId: number,
@@ -382,9 +391,17 @@ export class Store {
     const table = RATE_TABLES[kind];
     const window = Math.floor(now / 60_000) * 60_000;
     if (limitPerMinute < 1) return false;
+    if (window !== this.prunedWindow) {
+      this.prunedWindow = window;
+      this.prunedUsers.clear();
+    }
+    const pruned = `${kind}:${userId}`;
+    const prune = !this.prunedUsers.has(pruned);
+    if (prune) this.prunedUsers.add(pruned);
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
-      this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
+      prune &&
+        this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
       this.db.all(
         `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
         [userId, window, limitPerMinute],

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, mock, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { Store } from '../src/store.js';
+import { Store, type SqlDriver } from '../src/store.js';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
@@ -471,6 +471,38 @@ async function gateSyncs(gate: () => Promise<void>): Promise<{ syncs: number; re
   });
   return state;
 }
+
+test("each user's past rate windows are dropped at its first request of a window, not at every request", async () => {
+  const file = path.join(tmp(), 'store.db');
+  const store = openSqliteStore(file);
+  const a = (await store.addUser('a')).userId;
+  const t0 = 1_700_000_040_000;
+  for (const minute of [0, 1, 2]) for (let i = 0; i < 3; i++) await store.takeRate(a, 10, t0 + minute * 60_000);
+  await store.takeRate(a, 10, t0 + 2 * 60_000, 'hello');
+  await store.close();
+  const reader = new Database(file, { readonly: true });
+  try {
+    const windows = reader.prepare('SELECT window_start, count FROM rate_windows WHERE user_id = ?').all(a);
+    assert.deepEqual(windows, [{ window_start: t0 + 2 * 60_000 - (t0 % 60_000), count: 3 }]);
+  } finally {
+    reader.close();
+  }
+
+  // The statements each request costs, on a driver that records them.
+  const statements: string[] = [];
+  const recorder = {
+    run: async (sql: string) => (statements.push(sql.split(' ')[0]), 0),
+    all: async <T>(sql: string) => (statements.push(sql.split(' ')[0]), [{ count: 1 }] as T[]),
+  } as unknown as SqlDriver;
+  const counted = new Store(recorder);
+  for (let i = 0; i < 3; i++) await counted.takeRate(7, 10, t0);
+  await counted.takeRate(8, 10, t0);
+  await counted.takeRate(7, 10, t0, 'hello');
+  await counted.takeRate(7, 10, t0 + 60_000);
+  const deletes = statements.filter((s) => s === 'DELETE').length;
+  assert.equal(statements.length - deletes, 6, 'every request is counted');
+  assert.equal(deletes, 4, "user 7 in two windows, user 8, user 7's hellos");
+});
 
 const committedAnswer = (file: string, user: number, id: string): Buffer | null | undefined => {
   const reader = new Database(file, { readonly: true });
