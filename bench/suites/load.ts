@@ -45,9 +45,9 @@ const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssM
 const TOPUP_EMAILS = 64;
 /**
  * The generator evaluates one garbled circuit in this many (each user's
- * first, ninth, ...) and checks its output: evaluating all of them cost it
- * about a sixth of its CPU per email (0.18–0.19 ms against 0.15–0.16, side
- * by side), on the cores the provider is measured on.
+ * first, ninth, ...) and checks its output: evaluating all of them took
+ * about a sixth of its main thread (a CPU profile of the closed loop), on
+ * the cores the provider is measured on.
  */
 const CHECK_EVERY = 8;
 /** Sessions opened at once: the provider sets them up one per worker anyway. */
