@@ -10,8 +10,9 @@
 // queue. Up to EMAIL_IN_FLIGHT per-email tasks are posted to a worker at
 // once: it runs them back to back instead of sleeping until the event loop
 // gets round to sending the next (waking a sleeping thread costs the loop
-// about three times what posting to a busy one does). A worker that dies is replaced; its running and queued tasks fail
-// with a TaskError (their per-session state died with it).
+// about three times what posting to a busy one does). A worker that dies is
+// replaced; its running and queued tasks fail with a TaskError (their
+// per-session state died with it).
 //
 // A worker module calls `serveTasks(handlers)` (worker-side half below) and
 // exports `typeof handlers` as its task table: WorkerPool<Tasks> then checks
