@@ -361,7 +361,7 @@ export class MailSearch {
    * at once). A crash before then loses the queued messages only (each write
    * is atomic); has() is false for them, so re-indexing adds them again.
    * Rejects with the error of an earlier queued write that failed (those
-   * messages are not indexed), before queuing this one.
+   * messages are not indexed); this one is queued all the same.
    */
   add(doc: MailDoc): Promise<void> {
     let valid: StoredDoc;
@@ -371,7 +371,6 @@ export class MailSearch {
       return Promise.reject(err);
     }
     return this.run(async () => {
-      this.throwDeferred();
       const replaced = this.queue.get(valid.id);
       if (replaced) this.queuedChars -= docChars(replaced);
       this.queue.delete(valid.id); // a new version goes last, after what was queued before it
@@ -379,13 +378,13 @@ export class MailSearch {
       this.queuedChars += docChars(valid);
       if (this.queue.size >= QUEUE_CAP || this.queuedChars >= QUEUE_CAP_CHARS) {
         await this.writeQueue();
-        this.throwDeferred();
       } else {
         this.flushTimer ??= setTimeout(() => {
           this.flushTimer = undefined;
           if (!this.closed) void this.run(() => this.writeQueue()).catch(() => undefined);
         }, FLUSH_DELAY_MS);
       }
+      this.throwDeferred();
     });
   }
 
