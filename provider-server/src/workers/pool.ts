@@ -181,26 +181,26 @@ export class WorkerPool<Tasks extends TaskTable> {
     });
   }
 
-  /**
-   * Posts the slot's next tasks: per-email ones while fewer than
-   * EMAIL_IN_FLIGHT run and no setup does; a setup only to an idle worker.
-   */
+  /** Posts the slot's next tasks, as many as `next` allows. */
   private pump(slot: Slot): void {
-    for (;;) {
-      const { running, queues } = slot;
-      const job =
-        running.length === 0
-          ? (queues.email.shift() ?? queues.setup.shift())
-          : running.length < EMAIL_IN_FLIGHT && running[0].priority === 'email'
-            ? queues.email.shift()
-            : undefined;
-      if (!job) break;
-      running.push(job);
+    for (let job = this.next(slot); job; job = this.next(slot)) {
+      slot.running.push(job);
       slot.worker.postMessage(job.request);
     }
     // A worker with tasks keeps the process alive; an idle one does not.
     if (slot.running.length > 0) slot.worker.ref();
     else slot.worker.unref();
+  }
+
+  /**
+   * The slot's next task to post: to an idle worker, per-email work first,
+   * else a setup; to a busy one, per-email work while fewer than
+   * EMAIL_IN_FLIGHT run and none of them is a setup.
+   */
+  private next({ running, queues }: Slot): Job | undefined {
+    if (running.length === 0) return queues.email.shift() ?? queues.setup.shift();
+    if (running.length < EMAIL_IN_FLIGHT && running[0].priority === 'email') return queues.email.shift();
+    return undefined;
   }
 
   async close(): Promise<void> {
