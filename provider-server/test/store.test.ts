@@ -472,7 +472,7 @@ async function gateSyncs(gate: () => Promise<void>): Promise<{ syncs: number; re
   return state;
 }
 
-test("each user's past rate windows are dropped at its first request of a window, not at every request", async () => {
+test("sqlite: each user's past rate windows are dropped at its first request of a window, not at every request", async () => {
   const file = path.join(tmp(), 'store.db');
   const store = openSqliteStore(file);
   const a = (await store.addUser('a')).userId;
