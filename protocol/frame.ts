@@ -52,13 +52,19 @@ export function decodeFrame(data: Uint8Array, maxFrameBytes = DEFAULT_MAX_FRAME_
 }
 
 export function encodeFrame(type: number, requestId: number, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(FRAME_HEADER_BYTES + body.length);
+  const out = newFrame(type, requestId, body.length);
+  out.set(body, FRAME_HEADER_BYTES);
+  return out;
+}
+
+/** A frame with its header written and a zeroed body of `bodyLength` bytes, for the caller to fill. */
+export function newFrame(type: number, requestId: number, bodyLength: number): Uint8Array {
+  const out = new Uint8Array(FRAME_HEADER_BYTES + bodyLength);
   const view = new DataView(out.buffer);
   view.setUint8(0, PROTOCOL_VERSION);
   view.setUint8(1, type);
   view.setUint32(2, requestId >>> 0);
-  view.setUint32(6, body.length);
-  out.set(body, FRAME_HEADER_BYTES);
+  view.setUint32(6, bodyLength);
   return out;
 }
 

@@ -7,7 +7,7 @@
 // the bytes remaining before slicing, and rejects trailing bytes, so a peer
 // cannot make us allocate more than it actually sent or than the schema allows.
 import { ProtocolError } from './errors.js';
-import { decodeFrame, encodeFrame } from './frame.js';
+import { decodeFrame, FRAME_HEADER_BYTES, newFrame } from './frame.js';
 import { LIMITS } from './limits.js';
 
 type FieldSpec =
@@ -171,40 +171,56 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Encodes one message into its frame. Fields are checked and measured first,
+ * then written into the one buffer the frame needs: a request's ciphertexts
+ * are copied once, not into a body and again into the frame.
+ */
 export function encodeMessage<K extends MessageName>(name: K, requestId: number, fields: Messages[K]): Uint8Array {
   const schema = SCHEMAS[name];
   const values = fields as unknown as Record<string, unknown>;
-  const parts: Uint8Array[] = [];
-  for (const f of schema.fields as readonly FieldSpec[]) {
+  const specs = schema.fields as readonly FieldSpec[];
+  const bytes: Uint8Array[] = []; // each str and bytes field's payload, in order
+  let length = 0;
+  for (const f of specs) {
     const v = values[f.name];
     if (f.kind === 'u32') {
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) {
         throw new RangeError(`${name}.${f.name} must be a u32`);
       }
-      const b = new Uint8Array(4);
-      new DataView(b.buffer).setUint32(0, v);
-      parts.push(b);
+      length += 4;
     } else if (f.kind === 'str') {
       const s = encoder.encode(String(v));
       if (s.length > f.max) throw new RangeError(`${name}.${f.name} is longer than ${f.max} bytes`);
-      parts.push(new Uint8Array([s.length >> 8, s.length & 0xff]), s);
+      bytes.push(s);
+      length += 2 + s.length;
     } else {
       const b = v as Uint8Array;
       if (!(b instanceof Uint8Array) || b.length < f.min || b.length > f.max) {
         throw new RangeError(`${name}.${f.name} must be ${f.min}..${f.max} bytes`);
       }
-      const len = new Uint8Array(4);
-      new DataView(len.buffer).setUint32(0, b.length);
-      parts.push(len, b);
+      bytes.push(b);
+      length += 4 + b.length;
     }
   }
-  const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    body.set(p, off);
-    off += p.length;
+  const out = newFrame(schema.type, requestId, length);
+  const view = new DataView(out.buffer);
+  let off = FRAME_HEADER_BYTES;
+  let next = 0;
+  for (const f of specs) {
+    if (f.kind === 'u32') {
+      view.setUint32(off, values[f.name] as number);
+      off += 4;
+      continue;
+    }
+    const b = bytes[next++];
+    if (f.kind === 'str') view.setUint16(off, b.length);
+    else view.setUint32(off, b.length);
+    off += f.kind === 'str' ? 2 : 4;
+    out.set(b, off);
+    off += b.length;
   }
-  return encodeFrame(schema.type, requestId, body);
+  return out;
 }
 
 /**

@@ -63,6 +63,30 @@ test('every message round-trips through encode/decode', () => {
   }
 });
 
+test('encodeMessage writes the documented bytes: header, then each field big-endian and length-prefixed', () => {
+  // docs/wire-formats.md, by hand: version 1, type, request id, body length;
+  // str = u16 length + UTF-8, bytes = u32 length + bytes, u32 as is.
+  const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+  const request = encodeMessage('spam_request', 0x01020304, {
+    messageId: 'mü',
+    lwe: new Uint8Array([0xaa, 0xbb]),
+    choices: new Uint8Array([0x07]),
+  });
+  const type = SCHEMAS.spam_request.type.toString(16).padStart(2, '0');
+  assert.equal(hex(request), `01${type}01020304` + '00000010' + '0003' + '6dc3bc' + '00000002aabb' + '0000000107');
+  const blocklist = encodeMessage('blocklist_request', 7, {
+    messageId: '',
+    listId: 'p',
+    listVersion: 0x0a0b0c0d,
+    blinded: new Uint8Array(32).fill(1),
+  });
+  const bt = SCHEMAS.blocklist_request.type.toString(16).padStart(2, '0');
+  assert.equal(
+    hex(blocklist),
+    `01${bt}00000007` + '0000002d' + '0000' + '000170' + '0a0b0c0d' + '00000020' + '01'.repeat(32),
+  );
+});
+
 test('frames that are too short, mis-sized, of another version or type are rejected by name', () => {
   const good = encodeMessage('ping', 1, { nonce: 5 });
   assert.equal(
