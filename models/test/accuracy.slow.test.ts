@@ -4,11 +4,11 @@
 // point of the float model.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { run } from '../cli.js';
 import { loadPlainModel } from '../plain/index.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 interface HeldOut {
   float: { accuracy: number; n: number };
@@ -17,7 +17,7 @@ interface HeldOut {
 }
 
 async function heldOut(args: string[]): Promise<HeldOut> {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-acc-')), 'm.pmfm');
+  const out = path.join(tempDir('pmf-acc-'), 'm.pmfm');
   await run(['train', ...args, '--out', out]);
   return loadPlainModel(new Uint8Array(fs.readFileSync(out))).header.heldOut as HeldOut;
 }

@@ -3,11 +3,11 @@
 // scores must equal scikit-learn's integer scores on every example.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { run, type EvaluateResult, type Prediction } from '../cli.js';
 import { loadPlainModel } from '../plain/index.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const VOCAB: Record<string, string[]> = {
   spam: ['viagra', 'winner', 'cash', 'prize', 'offer', 'unsubscribe', 'click', 'free'],
@@ -66,7 +66,7 @@ const PLAN = [
 ] as const;
 
 test('train and evaluate every algorithm from JSON-lines, mbox and Maildir', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
+  const dir = tempDir('pmf-cli-');
   const inputs = {
     spam: writeInputs(fs.mkdtempSync(path.join(dir, 's')), ['ham', 'spam']),
     topics: writeInputs(fs.mkdtempSync(path.join(dir, 't')), ['crypto', 'hockey', 'space']),
@@ -99,7 +99,7 @@ test('train and evaluate every algorithm from JSON-lines, mbox and Maildir', asy
 });
 
 test('evaluate reports F1 and writes per-message predictions on a seeded random split', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
+  const dir = tempDir('pmf-cli-');
   const data = writeInputs(dir, ['ham', 'spam']).jsonl;
   const model = path.join(dir, 'm.pmfm');
   const split = (seed: number) => ['--split', 'random', '--seed', String(seed), '--test-fraction', '0.25'];
@@ -132,7 +132,7 @@ test('evaluate reports F1 and writes per-message predictions on a seeded random 
 });
 
 test('CLI errors are clear and leave no model behind', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cli-'));
+  const dir = tempDir('pmf-cli-');
   const out = path.join(dir, 'm.pmfm');
   await assert.rejects(
     run(['train', '--task', 'spam', '--out', out, '--corpus', 'spamassassin']),

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
@@ -20,8 +19,9 @@ import { featurize } from '../data/featurize.js';
 import { labelOrder, loadSources } from '../data/sources.js';
 import { makeSpec } from '../features/index.js';
 import { libsvmLine, parseLibsvmLine } from '../data/libsvm.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-loaders-'));
+const tmp = () => tempDir('pmf-loaders-');
 const text = (raw: string | Uint8Array) => (typeof raw === 'string' ? raw : new TextDecoder().decode(raw));
 
 test('SpamAssassin: 6046 messages, 1896 spam, deterministic ~20% held out', () => {

@@ -2,17 +2,17 @@
 // JSON-lines (gzip too) under the ids the client asks about.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
 import { main } from '../src/cli.js';
 import { openStore } from '../src/provider.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const msg = (id: string, body: string) => `Message-ID: <${id}>\nSubject: ${body}\n\n${body}\n`;
 
 test('deliver takes message files, mbox and JSON-lines, gzip-compressed or not', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-deliver-'));
+  const dir = tempDir('pmf-deliver-');
   process.env.PMF_DATA_DIR = path.join(dir, 'data');
   t.mock.method(console, 'log', () => {});
   assert.equal(await main(['add-user', 'alice']), 0);

@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { receiveBaseHere } from '../../wasm/ts/ot.js';
 import { randomBytes } from '../../wasm/ts/ot-wire.js';
 import { mulBase, randomScalar } from '../../wasm/ts/ristretto.js';
 import { loadProblem, providerSodiumReady } from '../src/native-sodium.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 assert.equal(await providerSodiumReady(), true, 'the native binding is built (node scripts/build-native.mjs)');
 await import('../../wasm/test/ristretto.test.js');
@@ -105,7 +105,7 @@ test("a binding that does not load is reported with the loader's reason, a missi
     }
   })();
   assert.equal(loadProblem(notBuilt), 'not built (node scripts/build-native.mjs)');
-  const broken = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-native-')), 'broken.node');
+  const broken = path.join(tempDir('pmf-native-'), 'broken.node');
   fs.writeFileSync(broken, 'not a shared object');
   const failed = (() => {
     try {

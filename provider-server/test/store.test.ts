@@ -4,7 +4,6 @@
 // several provider processes would hold.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, mock, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -13,6 +12,7 @@ import { Store, type SqlDriver } from '../src/store.js';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const RAW =
   'From: Alice <a@x.org>\r\nSubject: hello\r\n  world\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n...';
@@ -22,7 +22,7 @@ const REQ_B = Buffer.alloc(32, 0xb);
 /** Opens handles on one fresh database of a kind. */
 type Fresh = () => Promise<() => Promise<Store>>;
 
-const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-store-'));
+const tmp = (): string => tempDir('pmf-store-');
 
 const sqliteFresh: Fresh = async () => {
   const file = path.join(tmp(), 'store.db');
