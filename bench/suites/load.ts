@@ -185,7 +185,11 @@ interface CpuShare {
   machine: number;
 }
 
-/** The machine's busy and total CPU time so far (/proc/stat's first line), in USER_HZ ticks. */
+/**
+ * The machine's busy and total CPU time so far (/proc/stat's first line), in
+ * USER_HZ ticks. Not os.cpus(): libuv leaves out softirq (loopback TCP's
+ * receive work, a large share here) and steal.
+ */
 function machineTicks(): { busy: number; total: number } {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
     .readFileSync('/proc/stat', 'utf8')
