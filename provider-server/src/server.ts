@@ -193,7 +193,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('message', (data, isBinary) => {
       clearTimeout(idle);
       idle = setTimeout(() => ws.close(1001, 'idle'), limits.idleTimeoutMs);
-      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      const buf = data as Buffer; // ws's default binaryType: one Buffer per message, fragments joined
       if (++pending >= limits.maxPendingFrames) ws.pause();
       void session.receive(isBinary ? ownBytes(buf) : buf.toString('utf8')).finally(() => {
         if (--pending < limits.maxPendingFrames && ws.isPaused) ws.resume();
