@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { parseRange } from '../src/http.js';
+import { nativeUnmask } from '../src/server.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
 
 let h: Harness;
@@ -111,9 +112,8 @@ test('the demo webmail is mounted under /mail and backed by the store (own messa
 });
 
 test('client frames are unmasked by the native bufferutil (ws falls back to a JavaScript loop without it)', () => {
-  // ws loads it by this name; the JavaScript fallback cost 13 µs per spam_request on the event loop.
+  assert.equal(nativeUnmask(), true, 'bufferutil is installed with its prebuilt binary');
   const { unmask } = createRequire(import.meta.url)('bufferutil') as { unmask(b: Buffer, m: Buffer): void };
-  assert.match(String(unmask), /\[native code\]/, 'bufferutil is installed with its prebuilt binary');
   const data = randomBytes(8750);
   const mask = randomBytes(4);
   const out = Buffer.from(data);
