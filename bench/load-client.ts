@@ -13,30 +13,16 @@
 // - setUpSession does what a new session costs the provider (hello → welcome,
 //   base OTs → ot_base_b) and hangs up without the client's half of the base
 //   OTs (~300 ms of client CPU in JS that the provider never sees).
-// - Frames go out with an all-zero mask (loadSocket), which ws then skips
-//   XORing and copying; the provider unmasks them as any other.
+// - Frames are masked as any client's (RFC 6455): ws skips unmasking a zero
+//   mask, so a generator sending those would spare the provider work that
+//   real clients give it.
 import WebSocket from 'ws';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
-import {
-  InterruptedRequest,
-  ProviderSession,
-  type LoadedModel,
-  type SessionOptions,
-  type SocketFactory,
-} from '../client/core/session.js';
+import { InterruptedRequest, ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { Accumulator, He } from '../wasm/ts/he.js';
 import { OtReceiver } from '../wasm/ts/ot.js';
-
-/**
- * RFC 6455 masks client frames against proxies that cache what a browser's
- * script sends; the generator talks to its own provider on loopback.
- */
-const unmasked = (url: string): WebSocket => new WebSocket(url, { generateMask: (mask) => void mask.fill(0) });
-
-/** The generator's sockets: as the CLI's, with zero masks. */
-export const loadSocket: SocketFactory = (url) => unmasked(url) as unknown as ReturnType<SocketFactory>;
 
 export class LoadSession extends ProviderSession {
   protected readonly otsPerEmail = this.opts.model.params.T;
@@ -92,7 +78,7 @@ class RawSocket {
   }
 
   static open(url: string): Promise<RawSocket> {
-    const ws = unmasked(url);
+    const ws = new WebSocket(url);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new RawSocket(ws)));
       ws.once('error', reject);

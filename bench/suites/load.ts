@@ -25,13 +25,14 @@ import path from 'node:path';
 import { ProtocolError } from '../../protocol/errors.js';
 import { ensurePackage } from '../../client/core/download.js';
 import { ConnectionClosed, loadModel, type LoadedModel } from '../../client/core/session.js';
+import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
 import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
-import { LoadSession, loadSocket, setUpSession } from '../load-client.js';
+import { LoadSession, setUpSession } from '../load-client.js';
 import { syntheticEmail } from '../private-pair.js';
 
 const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
@@ -162,7 +163,7 @@ async function ready(load: Load, slot: Slot, n: number): Promise<LoadSession | u
       token: slot.token,
       model: slot.model,
       he: load.he,
-      socket: loadSocket,
+      socket: nodeSocket,
       expectedEmails: 1 + Math.floor(Math.random() * TOPUP_EMAILS),
     },
     load.acc,
