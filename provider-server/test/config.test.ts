@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { clientAddress, isLoopback, loadConfig, originAllowed } from '../src/config.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 test('plain ws:// is refused on a non-loopback address', () => {
   assert.throws(() => loadConfig({ env: { PMF_HOST: '0.0.0.0' } }), /refusing plain ws:\/\//);
@@ -24,7 +24,7 @@ test('plain ws:// is refused on a non-loopback address', () => {
 });
 
 test('the file is overlaid by the environment and validated', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-cfg-'));
+  const dir = tempDir('pmf-cfg-');
   const file = path.join(dir, 'server.json');
   fs.writeFileSync(
     file,
@@ -49,7 +49,6 @@ test('the file is overlaid by the environment and validated', () => {
   assert.throws(() => loadConfig({ env: { PMF_RATE_PER_MINUTE: '0' } }), /requestsPerMinute/);
   assert.throws(() => loadConfig({ env: { PMF_MODELS: 'bad id=/x' } }), /id matching/);
   assert.throws(() => loadConfig({ file: path.join(dir, 'missing.json') }), /cannot read/);
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('allowed origins: exact or scheme-wide, validated, from the environment too', () => {

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openPackage } from '../../protocol/package.js';
 import { FileModelCatalog, readModelFile, readSecretFile } from '../src/models.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const DEFAULT_SPAM = path.resolve('models/default/spam.pmfm');
 
 test('first run generates a 0600 key and a verifiable package; a changed model becomes version 2', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-models-'));
+  const dir = tempDir('pmf-models-');
   const modelFile = path.join(dir, 'spam.pmfm');
   fs.copyFileSync(DEFAULT_SPAM, modelFile);
   fs.chmodSync(modelFile, 0o644);
@@ -69,11 +69,10 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
     ],
     'both versions are offered to the package log',
   );
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('a plaintext model file that group or others can read is used, with a warning naming it', (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-model-'));
+  const dir = tempDir('pmf-model-');
   const f = path.join(dir, 'm.pmfm');
   fs.writeFileSync(f, 'model');
   const warnings = t.mock.method(process, 'emitWarning');
@@ -90,11 +89,10 @@ test('a plaintext model file that group or others can read is used, with a warni
     if (warned)
       assert.match(String(warnings.mock.calls[0].arguments[0]), new RegExp(`${f} has mode ${mode.toString(8)}`));
   }
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('a secret key file is refused when it is a symbolic link or not a regular file', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-key-'));
+  const dir = tempDir('pmf-key-');
   const real = path.join(dir, 'real.key');
   fs.writeFileSync(real, 'k', { mode: 0o600 });
   const link = path.join(dir, 'link.key');
@@ -106,16 +104,14 @@ test('a secret key file is refused when it is a symbolic link or not a regular f
   fs.mkdirSync(path.join(dir, 'dir.key'), { mode: 0o700 });
   assert.throws(() => readSecretFile(path.join(dir, 'dir.key')), /not a regular file/);
   assert.equal(Buffer.from(readSecretFile(real)).toString(), 'k');
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('a secret key file readable by group or others is refused', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-key-'));
+  const dir = tempDir('pmf-key-');
   const f = path.join(dir, 'k');
   fs.writeFileSync(f, 'x', { mode: 0o644 });
   fs.chmodSync(f, 0o644);
   assert.throws(() => readSecretFile(f), /mode 644; it must be 600/);
   fs.chmodSync(f, 0o600);
   assert.equal(readSecretFile(f).length, 1);
-  fs.rmSync(dir, { recursive: true });
 });

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ed25519 } from '@noble/curves/ed25519.js';
@@ -10,6 +9,7 @@ import { chainHeads, headMessage, LOG_KEY_PATH, LOG_PATH, type LogEntry } from '
 import { createHttpHandler } from '../src/http.js';
 import { createMetrics } from '../src/metrics.js';
 import { LOG_FILE, LOG_KEY_FILE, PackageLog } from '../src/package-log.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const entry = (version: number, hashByte = 'aa'): LogEntry => ({
   modelId: 'spam',
@@ -18,12 +18,8 @@ const entry = (version: number, hashByte = 'aa'): LogEntry => ({
   createdAt: new Date(version * 1000).toISOString(),
 });
 
-function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-log-'));
-}
-
 test('first open creates a 0600 log key; the log appends once per version and survives a restart', () => {
-  const dir = tempDir();
+  const dir = tempDir('pmf-log-');
   const log = PackageLog.open(dir);
   const keyFile = path.join(dir, LOG_KEY_FILE);
   assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600, 'log key file mode');
@@ -43,28 +39,25 @@ test('first open creates a 0600 log key; the log appends once per version and su
   const again = PackageLog.open(dir);
   assert.equal(again.publicKey, log.publicKey, 'same key after a restart');
   assert.deepEqual(again.document(), doc, 'same signed head after a restart');
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('a published version whose package hash changed is refused, not re-logged', () => {
-  const dir = tempDir();
+  const dir = tempDir('pmf-log-');
   const log = PackageLog.open(dir);
   log.record([entry(1)]);
   assert.throws(() => log.record([entry(1, 'cc')]), /spam v1: package c+ differs from the logged a+/);
   assert.equal(log.document().size, 1);
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('a log key readable by others is refused at start', () => {
-  const dir = tempDir();
+  const dir = tempDir('pmf-log-');
   PackageLog.open(dir);
   fs.chmodSync(path.join(dir, LOG_KEY_FILE), 0o644);
   assert.throws(() => PackageLog.open(dir), /must be 600/);
-  fs.rmSync(dir, { recursive: true });
 });
 
 test('the log and its key are served at well-known URLs; the log revalidates by its head', async () => {
-  const dir = tempDir();
+  const dir = tempDir('pmf-log-');
   const log = PackageLog.open(dir);
   log.record([entry(1)]);
   const handler = createHttpHandler({ metrics: createMetrics(), models: () => [], packageLog: () => log.document() });
@@ -87,6 +80,5 @@ test('the log and its key are served at well-known URLs; the log revalidates by 
     assert.deepEqual(await key.json(), { format: 'pmf-package-log/1', alg: 'ed25519', publicKey: log.publicKey });
   } finally {
     server.close();
-    fs.rmSync(dir, { recursive: true });
   }
 });

@@ -3,20 +3,19 @@
 // key file, a package whose bytes changed, a versions list.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { startProvider } from '../src/provider.js';
 import { loopbackConfig } from './real-provider.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 let pristine: string;
-const dirs: string[] = [];
 
 const configFor = (dataDir: string) => loopbackConfig(dataDir);
 const quiet = { log: () => undefined, progress: () => undefined };
 
 before(async () => {
-  pristine = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-integrity-'));
+  pristine = tempDir('pmf-integrity-');
   const p = await startProvider(configFor(pristine), quiet);
   for (let u = 0; u < 40; u++) {
     const { userId } = await p.store.addUser(`user-${u}`);
@@ -25,14 +24,10 @@ before(async () => {
   }
   await p.close();
 });
-after(() => {
-  for (const d of [pristine, ...dirs]) fs.rmSync(d, { recursive: true, force: true });
-});
 
 /** A copy of the pristine data directory with one file damaged. */
 function damaged(file: string, damage: (f: string) => void): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-integrity-'));
-  dirs.push(dir);
+  const dir = tempDir('pmf-integrity-');
   fs.cpSync(pristine, dir, { recursive: true });
   damage(path.join(dir, file));
   return dir;
