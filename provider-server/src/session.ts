@@ -79,8 +79,8 @@ export class Session {
   private state: 'awaiting_hello' | 'ready' | 'closed' = 'awaiting_hello';
   private userId = 0;
   private model: ServedModel | undefined;
-  /** The user-key epoch this session's ciphertexts are switched to. */
-  private keyEpoch = 0;
+  /** The user key (account salt, epoch) this session's ciphertexts are switched to. */
+  private userKey: UserKeyId | undefined;
   /** Message (and its request digest) whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: { messageId: string; request: Buffer } | undefined;
   /** Message whose topic_gc was sent and whose topic_labels are expected. */
@@ -238,13 +238,15 @@ export class Session {
     }
     const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
     const key = await this.deps.store.userKey(userId, model.id, model.version);
+    if (!key) throw new ProtocolError('unauthenticated', 'this account no longer exists');
+    const userKey = { salt: key.salt, epoch: key.epoch };
     const ksk =
       msg.keyEpoch === key.epoch
         ? new Uint8Array(0)
-        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, { userId, epoch: key.epoch }));
+        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, userKey));
     this.userId = userId;
     this.model = model;
-    this.keyEpoch = key.epoch;
+    this.userKey = userKey;
     this.state = 'ready';
     this.deps.onReady?.();
     this.reply('welcome', msg.requestId, {
@@ -351,11 +353,11 @@ export class Session {
     const release = (): Promise<void> => store.releaseClaim(this.userId, messageId, task, claim.attempt);
     // Every decryption counts against the user key's budget (docs/security.md);
     // once another session rotated it, this session's ciphertexts are refused.
-    const user = { userId: this.userId, epoch: this.keyEpoch };
+    const user = this.userKey!;
     const budget = this.deps.limits.userKeyBudget;
     let out: Uint8Array;
     try {
-      const spent = await store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+      const spent = await store.spendUserKey(user.salt, model.id, model.version, user.epoch, budget, decryptions);
       if (spent === 'rotated')
         throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
       out = await work(user);

@@ -57,7 +57,7 @@ export async function startHarness(
       return createHash('sha256').update('p0').update(nonce).digest();
     },
     async keySwitchKey(_m, user) {
-      return createHash('sha256').update(`ksk ${user.userId} ${user.epoch}`).digest();
+      return createHash('sha256').update(`ksk ${user.epoch}`).update(user.salt).digest();
     },
     async ot(_s, _m, payload) {
       return payload.slice().reverse();
