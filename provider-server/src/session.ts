@@ -489,10 +489,10 @@ export class Session {
   }
 
   /**
-   * Evaluates the OPRF on one message's blinded items (docs/blocklist.md):
-   * once per delivered message id and at most ITEMS_PER_MESSAGE items, so the
-   * list cannot be dumped by querying. Everything is checked before the claim;
-   * the claim is released only if nothing left the provider.
+   * Evaluates the OPRF on one message's ITEMS_PER_MESSAGE blinded elements
+   * (its items and padding, docs/blocklist.md): once per delivered message
+   * id, so the list cannot be dumped by querying. Everything is checked
+   * before the claim; the claim is released only if nothing left the provider.
    */
   private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
@@ -504,14 +504,7 @@ export class Session {
         `blocklist ${list.id} version ${msg.listVersion} is not current; download version ${list.version}`,
       );
     }
-    checkElements(msg.blinded);
-    const items = msg.blinded.length / 32;
-    if (items > ITEMS_PER_MESSAGE) {
-      throw new ProtocolError(
-        'bad_field',
-        `blocklist_request has ${items} items; at most ${ITEMS_PER_MESSAGE} per message`,
-      );
-    }
+    checkElements(msg.blinded); // exactly ITEMS_PER_MESSAGE of them: decodeMessage checked the length
     const store = this.deps.store;
     const request = requestDigest('blocklist', msg.messageId, msg.blinded);
     const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
@@ -546,7 +539,7 @@ export class Session {
         'already_classified',
         `message ${msg.messageId} was claimed by another request (blocklist)`,
       );
-    this.deps.metrics.blocklistItems.inc({ list: list.id }, items);
+    this.deps.metrics.blocklistItems.inc({ list: list.id }, ITEMS_PER_MESSAGE);
     this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 
