@@ -28,6 +28,9 @@ import { ConnectionClosed } from '../core/session.js';
 import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
 import { BlocklistCatalog, evaluateElements, readOprfKey } from '../../provider-server/src/blocklist.js';
 import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';
+import type { Store } from '../../provider-server/src/store.js';
+import { openSqliteStore } from '../../provider-server/src/store-sqlite.js';
+import { tempDir } from '../../scripts/test/temp-dir.js';
 
 const SOURCE_V1 = [
   'domain\tevil.example\tphishing\t90\t2026-11-02',
@@ -283,6 +286,89 @@ test('kept blinds never blind other items: a message read with other items since
   const [o] = await runOnce('changed', other, device, false, sent);
   assert.equal(sent.length, 1, 'nothing sent for the other items');
   assert.equal(o.kind, 'already_classified');
+});
+
+test('the daily cap on OPRF evaluations holds per account across instances and restarts, and says when to retry', async () => {
+  const file = path.join(tempDir('pmf-bl-cap-'), 'store.db');
+  const cap = 2 * ITEMS_PER_MESSAGE; // two messages a day
+  const instance = (store: Store) =>
+    startHarness(
+      { requestsPerMinute: 10_000, blocklistEvaluationsPerDay: cap },
+      {},
+      { blocklists: BlocklistCatalog.open(listDir), store },
+    );
+  const stores = [openSqliteStore(file), openSqliteStore(file)];
+  const instances = [await instance(stores[0]), await instance(stores[1])];
+  const mallory = await stores[0].addUser('mallory');
+  const bob = await stores[0].addUser('bob');
+  for (const u of [mallory, bob])
+    for (let i = 0; i < 3; i++) await stores[0].deliver(u.userId, `c${i}`, 'Subject: x\n\nx');
+  const open = async (at: Harness, who: string) => {
+    const c = await TestClient.connect(at.server.wsUrl);
+    const w = await c.request('hello', 1, {
+      token: who,
+      modelId: 'spam',
+      modelVersion: 2,
+      clientNonce: NONCE,
+      keyEpoch: 0,
+    });
+    assert.equal(w.name, 'welcome');
+    return c;
+  };
+  const limited = (m: Message) => {
+    assert.ok(m.name === 'error' && m.code === 'daily_limit', JSON.stringify(m.name === 'error' ? m : m.name));
+    assert.match(
+      m.message,
+      /^at most 2 link checks \(64 OPRF evaluations\) per account per day; try again after \d{4}-\d\d-\d\dT00:00:00\.000Z$/,
+    );
+    assert.ok(Date.parse(m.message.slice(-24)) - Date.now() <= 86_400_000);
+  };
+  try {
+    // One message on each instance, then the third is refused on either, and stays unclaimed for tomorrow.
+    const [a, b] = [await open(instances[0], mallory.token), await open(instances[1], mallory.token)];
+    assert.equal((await ask(a, 'c0', blindedOf('c0'))).name, 'blocklist_reply');
+    assert.equal((await ask(b, 'c1', blindedOf('c1'))).name, 'blocklist_reply');
+    limited(await ask(a, 'c2', blindedOf('c2')));
+    limited(await ask(b, 'c2', blindedOf('c2')));
+    assert.equal(await stores[0].isClassified(mallory.userId, 'c2', 'blocklist'), false);
+    // A reply lost on the way is still given again: the same elements, no new guess.
+    assert.equal((await ask(b, 'c0', blindedOf('c0'))).name, 'blocklist_reply');
+    // Another account has its own count.
+    assert.equal((await ask(await open(instances[1], bob.token), 'c0', blindedOf('b0'))).name, 'blocklist_reply');
+
+    // A restarted instance counts on: the count is in the store.
+    await instances[0].close();
+    await stores[0].close();
+    stores[0] = openSqliteStore(file);
+    instances[0] = await instance(stores[0]);
+    limited(await ask(await open(instances[0], mallory.token), 'c2', blindedOf('c2')));
+
+    // The real client stops its run at once with the error, and records no outcome.
+    const outcomes: RunOutcome<BlocklistResult>[] = [];
+    const classifiers = blocklistClassifiers(async () => {
+      const c = await open(instances[0], mallory.token);
+      return {
+        async evaluateBlocklist(messageId, list, blinded) {
+          const m = await ask(c, messageId, blinded, list.version);
+          if (m.name !== 'blocklist_reply')
+            throw new ProtocolError(m.name === 'error' ? (m.code as never) : 'internal', m.name);
+          return { evaluated: m.evaluated, bytesSent: 0, bytesReceived: 0 };
+        },
+        close: () => c.close(),
+      };
+    }, v2);
+    await assert.rejects(
+      runClassification<BlocklistResult>([{ id: 'c2', raw: async () => 'Subject: x\n\nsee https://evil.example/' }], {
+        connect: classifiers.connect,
+        onOutcome: (o) => void outcomes.push(o),
+      }),
+      (e: Error) => e instanceof ProtocolError && e.code === 'daily_limit',
+    );
+    assert.deepEqual(outcomes, []);
+  } finally {
+    for (const i of instances) await i.close();
+    for (const st of stores) await st.close();
+  }
 });
 
 test('a list published without its public key is refused with an error saying so', async () => {

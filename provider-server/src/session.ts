@@ -28,7 +28,7 @@ import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
-import type { Store, Task } from './store.js';
+import { windowEnd, type Store, type Task } from './store.js';
 
 export interface SessionDeps {
   store: Store;
@@ -46,6 +46,7 @@ export interface SessionDeps {
     | 'pingsPerMinute'
     | 'userKeyBudget'
     | 'unacknowledgedAnswersPerUser'
+    | 'blocklistEvaluationsPerDay'
   >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
@@ -490,9 +491,10 @@ export class Session {
 
   /**
    * Evaluates the OPRF on one message's ITEMS_PER_MESSAGE blinded elements
-   * (its items and padding, docs/blocklist.md): once per delivered message
-   * id, so the list cannot be dumped by querying. Everything is checked
-   * before the claim; the claim is released only if nothing left the provider.
+   * (its items and padding, docs/blocklist.md): once per delivered message id
+   * and within the user's daily cap, so the list cannot be dumped by
+   * querying. Everything is checked before the claim; the claim is released
+   * only if nothing left the provider.
    */
   private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
@@ -522,6 +524,17 @@ export class Session {
       return;
     }
     const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
+    // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
+    // answered request above gets elements the client may already hold again, uncounted.
+    const cap = this.deps.limits.blocklistEvaluationsPerDay;
+    if (!(await store.takeRate(this.userId, cap, Date.now(), 'oprf', ITEMS_PER_MESSAGE))) {
+      await release();
+      throw new ProtocolError(
+        'daily_limit',
+        `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
+          `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
+      );
+    }
     let evaluated: Uint8Array;
     try {
       evaluated = await evaluate();

@@ -103,6 +103,13 @@ const MIGRATIONS: Migration[] = [
        SELECT u.key_salt, k.model_id, k.model_version, k.epoch + 1, 0 FROM user_keys k JOIN users u ON u.id = k.user_id;
      DROP TABLE user_keys;`);
   },
+  // 5: SQLite migration 9
+  `CREATE TABLE oprf_windows (
+     user_id INTEGER NOT NULL,
+     window_start BIGINT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -142,6 +142,13 @@ const MIGRATIONS: Migration[] = [
     db.prepare("DELETE FROM sqlite_sequence WHERE name = 'users'").run();
     db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('users', ?)").run(named ?? 0);
   },
+  // 9: blocklist OPRF evaluations per user and UTC day (docs/blocklist.md#daily-cap)
+  `CREATE TABLE oprf_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -41,8 +41,24 @@ export interface SqlDriver {
 /** The demo webmail's folders. */
 export type Folder = 'inbox' | 'junk';
 
-/** Rate-limit windows: spam/OT requests and hellos are counted apart. */
-const RATE_TABLES = { requests: 'rate_windows', hello: 'hello_windows' } as const;
+/**
+ * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
+ * link checks, OT) and hellos per minute, blocklist OPRF evaluations per
+ * UTC day (docs/blocklist.md#daily-cap).
+ */
+const WINDOWS = {
+  requests: { table: 'rate_windows', ms: 60_000 },
+  hello: { table: 'hello_windows', ms: 60_000 },
+  oprf: { table: 'oprf_windows', ms: 86_400_000 },
+} as const;
+
+export type RateKind = keyof typeof WINDOWS;
+
+/** When the window of `kind` that holds `now` ends (ms): a refused client may ask again then. */
+export function windowEnd(kind: RateKind, now = Date.now()): number {
+  const { ms } = WINDOWS[kind];
+  return (Math.floor(now / ms) + 1) * ms;
+}
 
 /** A user's key epoch for one model version and how many decryptions it has served. */
 export interface UserKeyState {
@@ -125,12 +141,11 @@ function newAttempt(): Buffer {
 
 export class Store {
   /**
-   * The rate window (takeRate) whose users' past windows this process has
-   * dropped, and those users (`kind:userId`): each user's are dropped once a
-   * window, not at every request. Only the current window's users are kept.
+   * Per kind, the window (takeRate) whose users' past windows this process
+   * has dropped, and those users: each user's are dropped once a window,
+   * not at every request. Only the current window's users are kept.
    */
-  private prunedWindow = NaN;
-  private readonly prunedUsers = new Set<string>();
+  private readonly pruned = new Map<RateKind, { window: number; users: Set<number> }>();
 
   constructor(private readonly db: SqlDriver) {}
 
@@ -181,7 +196,7 @@ export class Store {
     if (!row) return undefined;
     const id = Number(row.id);
     // Ids are never handed out again; this only frees the rows.
-    for (const table of Object.values(RATE_TABLES)) await this.db.run(`DELETE FROM ${table} WHERE user_id = ?`, [id]);
+    for (const { table } of Object.values(WINDOWS)) await this.db.run(`DELETE FROM ${table} WHERE user_id = ?`, [id]);
     return id;
   }
 
@@ -408,34 +423,27 @@ export class Store {
   }
 
   /**
-   * Counts one request against the user's fixed one-minute window; false when
-   * the limit is reached (the request must then be refused). One statement,
-   * so instances sharing the store count together; the first of a window
-   * also drops the user's past windows.
+   * Counts `amount` (one request, or a request's OPRF evaluations) against
+   * the user's current fixed window of `kind`; false when it would pass
+   * `limit` (the request must then be refused, and nothing is counted). One
+   * statement, so instances sharing the store count together; the first of
+   * a window also drops the user's past windows.
    */
-  async takeRate(
-    userId: number,
-    limitPerMinute: number,
-    now = Date.now(),
-    kind: keyof typeof RATE_TABLES = 'requests',
-  ): Promise<boolean> {
-    const table = RATE_TABLES[kind];
-    const window = Math.floor(now / 60_000) * 60_000;
-    if (limitPerMinute < 1) return false;
-    if (window !== this.prunedWindow) {
-      this.prunedWindow = window;
-      this.prunedUsers.clear();
-    }
-    const pruned = `${kind}:${userId}`;
-    const prune = !this.prunedUsers.has(pruned);
-    if (prune) this.prunedUsers.add(pruned);
+  async takeRate(userId: number, limit: number, now = Date.now(), kind: RateKind = 'requests', amount = 1): Promise<boolean> {
+    const { table, ms } = WINDOWS[kind];
+    const window = Math.floor(now / ms) * ms;
+    if (amount > limit) return false;
+    let pruned = this.pruned.get(kind);
+    if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
+    const prune = !pruned.users.has(userId);
+    if (prune) pruned.users.add(userId);
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
       prune &&
         this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
       this.db.all(
-        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
-        [userId, window, limitPerMinute],
+        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
+        [userId, window, amount, amount, amount, limit],
         BOOKKEEPING,
       ),
     ]);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, mock, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { Store, type SqlDriver } from '../src/store.js';
+import { Store, windowEnd, type SqlDriver } from '../src/store.js';
 import { migratePostgres, openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
 import { migrateSqlite, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
@@ -255,6 +255,24 @@ function storeSuite(kind: string, fresh: Fresh): void {
     assert.equal(await store.takeRate(b, 3, t0), true, 'other users are unaffected');
     assert.equal(await store.takeRate(a, 3, t0, 'hello'), true, 'hellos are counted apart');
     assert.equal(await store.takeRate(a, 3, t0 + 60_000), true, 'a new window starts fresh');
+    await store.close();
+  });
+
+  test(`${kind}: OPRF evaluations are counted per user and UTC day, a request's all or none`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    const day = 86_400_000;
+    const t0 = 20_000 * day + 5 * 3_600_000; // 05:00 UTC
+    const take = (now: number, amount = 32) => store.takeRate(a, 80, now, 'oprf', amount);
+    assert.deepEqual([await take(t0), await take(t0 + 3_600_000), await take(t0 + 2 * 3_600_000)], [true, true, false]);
+    assert.equal(await take(t0, 16), true, 'what is left (16) is taken by a request that fits');
+    assert.equal(await take(t0, 1), false);
+    assert.equal(await store.takeRate(a, 3, t0), true, 'requests per minute are counted apart');
+    assert.equal(await take(t0 + 19 * 3_600_000 - 1), false, 'until 23:59:59.999');
+    assert.equal(await take(t0 + 19 * 3_600_000), true, 'the next day starts fresh at 00:00 UTC');
+    assert.equal(await take(t0 + 19 * 3_600_000, 81), false, 'more than the cap at once: refused, not counted');
+    assert.equal(await take(t0 + 19 * 3_600_000, 48), true);
+    assert.equal(windowEnd('oprf', t0), t0 + 19 * 3_600_000);
     await store.close();
   });
 
