@@ -43,6 +43,20 @@ async function answered(store: Store, user: number, id: string, request = REQ_A)
   assert.equal(await store.recordAnswer(user, id, 'spam', (c as { attempt: Buffer }).attempt, Buffer.from('gc')), true);
 }
 
+/**
+ * After the salt migration, of accounts 1 and 2 whose keys were at epochs 3
+ * (40 used) and 1: each has its own salt, and its keys under it, being new
+ * ones, start at the epoch after its last with their whole budget.
+ */
+async function assertSalted(store: Store): Promise<void> {
+  const alice = (await store.userKey(1, 'spam', 1))!;
+  const bob = (await store.userKey(2, 'spam', 1))!;
+  assert.deepEqual({ epoch: alice.epoch, used: alice.used }, { epoch: 4, used: 0 });
+  assert.deepEqual({ epoch: bob.epoch, used: bob.used }, { epoch: 2, used: 0 });
+  assert.equal(alice.salt.length, 32);
+  assert.notDeepEqual(alice.salt, bob.salt);
+}
+
 function storeSuite(kind: string, fresh: Fresh): void {
   const open = async (): Promise<Store> => (await fresh())();
 
@@ -430,12 +444,7 @@ describe('postgres', { skip: missing }, () => {
     await raw.query("INSERT INTO user_keys VALUES (1, 'spam', 1, 3, 40), (2, 'spam', 1, 1, 5)");
     const store = await openPostgresStore(url);
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
-    const alice = (await store.userKey(1, 'spam', 1))!;
-    const bob = (await store.userKey(2, 'spam', 1))!;
-    assert.deepEqual({ epoch: alice.epoch, used: alice.used }, { epoch: 4, used: 0 });
-    assert.deepEqual({ epoch: bob.epoch, used: bob.used }, { epoch: 2, used: 0 });
-    assert.equal(alice.salt.length, 32);
-    assert.notDeepEqual(alice.salt, bob.salt);
+    await assertSalted(store);
     await store.close();
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
@@ -683,13 +692,7 @@ test('sqlite: migration 8 salts every account, moves its key epochs on, drops wh
   db.close();
 
   const store = openSqliteStore(file);
-  const alice = (await store.userKey(1, 'spam', 1))!;
-  const bob = (await store.userKey(2, 'spam', 1))!;
-  // Keys under the salt are new ones: each starts at the epoch after its last, with its whole budget.
-  assert.deepEqual({ epoch: alice.epoch, used: alice.used }, { epoch: 4, used: 0 });
-  assert.deepEqual({ epoch: bob.epoch, used: bob.used }, { epoch: 2, used: 0 });
-  assert.equal(alice.salt.length, 32);
-  assert.notDeepEqual(alice.salt, bob.salt);
+  await assertSalted(store);
   assert.equal(await store.authenticate('pmf_alice'), 1);
   assert.equal(await store.authenticate('pmf_carol'), undefined, "carol's token is gone");
   assert.equal(await store.getMessage(3, 'm'), undefined, 'and so is her message');
