@@ -86,10 +86,7 @@ export const SCHEMAS = {
   },
   blocklist_reply: {
     type: 20,
-    fields: [
-      str('messageId', LIMITS.id),
-      bytes('evaluated', LIMITS.blocklistItems * 32, LIMITS.blocklistItems * 32),
-    ],
+    fields: [str('messageId', LIMITS.id), bytes('evaluated', LIMITS.blocklistItems * 32, LIMITS.blocklistItems * 32)],
   },
   topic_resend: { type: 21, fields: TOPIC_REQUEST },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;

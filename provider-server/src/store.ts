@@ -429,7 +429,13 @@ export class Store {
    * statement, so instances sharing the store count together; the first of
    * a window also drops the user's past windows.
    */
-  async takeRate(userId: number, limit: number, now = Date.now(), kind: RateKind = 'requests', amount = 1): Promise<boolean> {
+  async takeRate(
+    userId: number,
+    limit: number,
+    now = Date.now(),
+    kind: RateKind = 'requests',
+    amount = 1,
+  ): Promise<boolean> {
     const { table, ms } = WINDOWS[kind];
     const window = Math.floor(now / ms) * ms;
     if (amount > limit) return false;
