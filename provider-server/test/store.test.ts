@@ -669,6 +669,21 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
   assert.throws(() => openSqliteStore(file), /newer than this server/);
 });
 
+test('sqlite: a store holding rows a raw delete left behind still migrates, and the rows open nothing', async () => {
+  const file = path.join(tmp(), 's.db');
+  const db = new Database(file);
+  migrateSqlite(db, 8);
+  db.prepare("INSERT INTO users (name, created_at, key_salt) VALUES ('gone', 0, randomblob(32))").run();
+  db.prepare('INSERT INTO tokens VALUES (?, 1, 0)').run(createHash('sha256').update('pmf_gone').digest());
+  db.pragma('foreign_keys = OFF');
+  db.prepare('DELETE FROM users').run();
+  db.close();
+  const store = openSqliteStore(file);
+  assert.equal(await store.schemaVersion(), SQLITE_SCHEMA_VERSION);
+  assert.equal(await store.authenticate('pmf_gone'), undefined);
+  await store.close();
+});
+
 test('sqlite: migration 8 salts every account, moves its key epochs on, drops what raw deletes left and never reuses an id', async () => {
   const file = path.join(tmp(), 's.db');
   const db = new Database(file);
