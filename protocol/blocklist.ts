@@ -20,7 +20,7 @@
 // checks it against the same pinned, logged package hash as a full download.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes } from '@noble/hashes/utils.js';
-import { MAX_HEADER_BYTES } from './limits.js';
+import { LIMITS, MAX_HEADER_BYTES } from './limits.js';
 import { sha512 } from '../wasm/ts/ristretto.js';
 
 /** RFC 9497 OPRF(ristretto255, SHA-512), base mode, and Evaluate (the provider building its list). */
@@ -28,8 +28,12 @@ export { evaluate, oprf, OprfElementError, oprfReady } from './oprf.js';
 /** Serialized ristretto255 element (blinded and evaluated elements on the wire). */
 export const ELEMENT_BYTES = 32;
 
-/** Items one message is looked up by: the provider evaluates at most this many per delivered message id. */
-export const ITEMS_PER_MESSAGE = 32;
+/**
+ * Items one message is looked up by, and the number of elements every
+ * request carries: the client pads with random elements to exactly this
+ * many, so the provider learns nothing from the count (docs/blocklist.md#padding).
+ */
+export const ITEMS_PER_MESSAGE = LIMITS.blocklistItems;
 
 export const TAG_BYTES = 8;
 export const RECORD_BYTES = 4;

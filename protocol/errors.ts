@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'unknown_message', // message id not delivered to this user
   'already_classified', // message id was classified before (docs/protocol.md#at-most-once-classification)
   'rate_limited', // per-user rate limit hit
+  'daily_limit', // a per-user daily allowance is used up (blocklist evaluations): retry at the time the message names
   'key_rotated', // the user's decryption key reached its budget: reconnect for the next key epoch
   'opted_out', // topic_request from a user who opted out of topic extraction (docs/protocol.md#topic-extraction)
   'not_answered', // spam_resend for a request whose answer never left the provider: send a new spam_request

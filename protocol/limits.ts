@@ -32,5 +32,5 @@ export const LIMITS = {
   labels: 2 + 1 + 12 * 16, // gc_labels: one 16-byte label per bit of a topic index (B ≤ 4096)
   ot: 4 * 1024 * 1024, // base OTs / one extension batch
   listId: 64, // blocklist ids (docs/blocklist.md)
-  blocklistItems: 64, // blinded elements per blocklist_request (a server's per-message budget is at most this)
+  blocklistItems: 32, // blinded elements in every blocklist_request and its reply: exactly this many (docs/blocklist.md#padding)
 } as const;

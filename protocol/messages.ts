@@ -81,12 +81,12 @@ export const SCHEMAS = {
       str('messageId', LIMITS.id),
       str('listId', LIMITS.listId),
       u32('listVersion'),
-      bytes('blinded', 32, LIMITS.blocklistItems * 32),
+      bytes('blinded', LIMITS.blocklistItems * 32, LIMITS.blocklistItems * 32),
     ],
   },
   blocklist_reply: {
     type: 20,
-    fields: [str('messageId', LIMITS.id), bytes('evaluated', 32, LIMITS.blocklistItems * 32)],
+    fields: [str('messageId', LIMITS.id), bytes('evaluated', LIMITS.blocklistItems * 32, LIMITS.blocklistItems * 32)],
   },
   topic_resend: { type: 21, fields: TOPIC_REQUEST },
 } as const satisfies Record<string, { type: number; fields: readonly FieldSpec[] }>;
@@ -150,7 +150,7 @@ export interface Messages {
   topic_setting_ack: { optOut: number };
   /** A spam_request sent again after a reconnect, byte for byte: answered only with the recorded spam_gc. */
   spam_resend: { messageId: string; lwe: Uint8Array; choices: Uint8Array };
-  /** blinded: one 32-byte ristretto255 element per item, back to back (docs/blocklist.md). */
+  /** blinded: 32 ristretto255 elements of 32 bytes, the items' and padding, back to back (docs/blocklist.md). */
   blocklist_request: { messageId: string; listId: string; listVersion: number; blinded: Uint8Array };
   /** evaluated: k·B for each blinded element B, in the same order. */
   blocklist_reply: { messageId: string; evaluated: Uint8Array };

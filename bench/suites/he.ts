@@ -71,8 +71,9 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const sk = h.loadSecretKey(h.generateSecretKey());
   const providerSeed = h.randomSeed();
   const nonce = h.randomSeed();
-  const session = localSession(h, sk, providerSeed);
-  const kskBytes = sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 });
+  const user = { salt: h.randomSeed(), epoch: 1 };
+  const session = localSession(h, sk, providerSeed, user);
+  const kskBytes = sk.keySwitchKey(providerSeed, session.user, user);
 
   // Provider: one model ciphertext, one public key, one decryption.
   const one = makeParams({ N: HE_N - 1, B: 1 });
@@ -81,10 +82,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
   ctx.report({ case: 'encrypt_ct', metric: 'time_us', value: encNs / 1e3, unit: 'us', note: 'seed ‖ b, both limbs' });
   const pkNs = timePerCall(() => sk.publicKeyFor(providerSeed, nonce), { minMs: ctx.quick ? 200 : 500 });
   ctx.report({ case: 'public_key', metric: 'time_us', value: pkNs / 1e3, unit: 'us', note: 'p0 for one client' });
-  const kskNs = timeRounds(
-    () => sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 }),
-    ctx.quick ? 3 : 10,
-  );
+  const kskNs = timeRounds(() => sk.keySwitchKey(providerSeed, session.user, user), ctx.quick ? 3 : 10);
   ctx.report({ case: 'ksk_generate', metric: 'time_ms', value: ms(kskNs), unit: 'ms', note: 'per user and key epoch' });
   ctx.report({
     case: 'ksk_bytes',

@@ -11,14 +11,13 @@ import {
   ITEMS_PER_MESSAGE,
   logIdOf,
   lookup,
-  OprfElementError,
   oprfReady,
   openList,
   type BlockList,
 } from '../../protocol/blocklist.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { additive, type BlindingPair } from '../../protocol/oprf.js';
-import { scalarCheck } from '../../wasm/ts/ristretto.js';
+import { checkElement, scalarCheck } from '../../wasm/ts/ristretto.js';
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
@@ -169,11 +168,22 @@ export function poolFor(list: BlockList): BlindingPool {
   return pool;
 }
 
+/** Bytewise order of two elements. */
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
 /**
- * Looks items up in the provider's list: blinds them with `pairs` (one per
- * item, fresh from the list's pool by default), sends the blinded elements
- * through `evaluate` (one provider request), unblinds, and decrypts the
- * records of the items that are listed. The pairs' blinds are wiped.
+ * Looks items up in the provider's list in one provider request (`evaluate`)
+ * of exactly ITEMS_PER_MESSAGE elements (docs/blocklist.md#padding): item
+ * `i` blinded with `pairs[i]` (H(x) + r·G), and for the rest padding, the
+ * pair's r·G alone. Both are uniform group elements, and they go in byte
+ * order, so neither the count of items nor which elements are real shows.
+ * Every answer is checked as a group element before any is used (a refusal
+ * must not depend on where the real ones are); then the items' answers are
+ * unblinded and the records of listed items decrypted, and the padding's
+ * dropped. The pairs (fresh from the list's pool by default) are wiped.
  */
 export async function lookupItems(
   list: BlockList,
@@ -181,28 +191,29 @@ export async function lookupItems(
   evaluate: (blinded: Uint8Array) => Promise<Uint8Array>,
   pairs?: BlindingPair[],
 ): Promise<BlocklistHit[]> {
-  if (items.length === 0) return [];
+  if (items.length > ITEMS_PER_MESSAGE) throw new Error(`at most ${ITEMS_PER_MESSAGE} items per message`);
   await oprfReady();
-  const used = pairs ?? poolFor(list).take(items.length);
+  const used = pairs ?? poolFor(list).take(ITEMS_PER_MESSAGE);
   try {
-    if (used.length !== items.length) throw new Error(`${used.length} blinding pairs for ${items.length} items`);
+    if (used.length !== ITEMS_PER_MESSAGE)
+      throw new Error(`${used.length} blinding pairs for ${ITEMS_PER_MESSAGE} elements`);
     const enc = new TextEncoder();
     const inputs = items.map((i) => enc.encode(i));
-    const blinded = new Uint8Array(items.length * ELEMENT_BYTES);
-    inputs.forEach((x, i) => blinded.set(additive.blind(x, used[i]), i * ELEMENT_BYTES));
+    const elements = used.map((pair, i) => (i < inputs.length ? additive.blind(inputs[i], pair) : pair.toAdd));
+    const order = elements.map((_, i) => i).sort((a, b) => compareBytes(elements[a], elements[b]));
+    const blinded = concatBytes(...order.map((i) => elements[i]));
     const evaluated = await evaluate(blinded);
     if (evaluated.length !== blinded.length)
-      throw new Error(`the provider evaluated ${evaluated.length / ELEMENT_BYTES} elements, not ${items.length}`);
+      throw new Error(`the provider evaluated ${evaluated.length / ELEMENT_BYTES} elements, not ${ITEMS_PER_MESSAGE}`);
+    const answer = (at: number) => evaluated.subarray(at * ELEMENT_BYTES, (at + 1) * ELEMENT_BYTES);
+    for (let at = 0; at < ITEMS_PER_MESSAGE; at++)
+      if (checkElement(answer(at)) !== 'ok')
+        throw new Error(`the provider's answer ${at} is not a valid ristretto255 element`);
     const hits: BlocklistHit[] = [];
+    const position = new Map(order.map((i, at) => [i, at]));
     inputs.forEach((x, i) => {
-      let output: Uint8Array;
-      try {
-        output = additive.finalize(x, used[i], evaluated.subarray(i * ELEMENT_BYTES, (i + 1) * ELEMENT_BYTES), i);
-      } catch (e) {
-        if (!(e instanceof OprfElementError)) throw e;
-        throw new Error(`the provider's answer ${i} is not a valid ristretto255 element`);
-      }
-      const r = lookup(list, output);
+      const at = position.get(i)!;
+      const r = lookup(list, additive.finalize(x, used[i], answer(at), at));
       if (!r) return;
       hits.push({
         item: items[i],
@@ -219,7 +230,7 @@ export async function lookupItems(
 
 export interface BlocklistResult {
   messageId: string;
-  /** How many items were looked up (what the provider learns). */
+  /** How many items were looked up (the provider sees ITEMS_PER_MESSAGE elements whatever the count). */
   items: number;
   hits: BlocklistHit[];
   /** Client time for this email without the network wait, ms. */
@@ -238,25 +249,28 @@ export interface BlocklistEvaluator {
   close(): void;
 }
 
-const KEPT_VERSION = 2;
+/** 3: every request padded to ITEMS_PER_MESSAGE elements; 2 (unpadded) is read as no kept lookup. */
+const KEPT_VERSION = 3;
+const KEPT_BYTES = 1 + 32 + ITEMS_PER_MESSAGE * 32;
 
-/** What is kept of a message's lookup until its outcome is stored: version ‖ SHA-256 of the request ‖ the blinds. */
+/**
+ * What is kept of a message's lookup until its outcome is stored: version ‖
+ * SHA-256 of the request ‖ the blinds of all its elements, items' first
+ * (they make the same request again: padding is r·G, and the order is the
+ * elements' own).
+ */
 function keptLookup(blinded: Uint8Array, pairs: readonly BlindingPair[]): Uint8Array {
   return concatBytes(Uint8Array.of(KEPT_VERSION), sha256(blinded), ...pairs.map((p) => p.blind));
 }
 
 /**
- * A kept lookup of `n` items, or undefined for anything else (none, damaged,
- * or a blinding key kept by a version before additive blinding: that lookup
- * cannot be sent again unchanged, so it goes as a new one and is refused).
+ * A kept lookup, or undefined for anything else (none, damaged, or kept by
+ * a version before padding or additive blinding: that lookup cannot be sent
+ * again unchanged, so it goes as a new one and is refused).
  */
-function readKept(
-  bytes: Uint8Array | undefined,
-  n: number,
-): { requestHash: Uint8Array; blinds: Uint8Array[] } | undefined {
-  if (!(bytes instanceof Uint8Array) || bytes.length !== 33 + 32 * n || bytes[0] !== KEPT_VERSION || n === 0)
-    return undefined;
-  const blinds = Array.from({ length: n }, (_, i) => bytes.slice(33 + 32 * i, 65 + 32 * i));
+function readKept(bytes: Uint8Array | undefined): { requestHash: Uint8Array; blinds: Uint8Array[] } | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.length !== KEPT_BYTES || bytes[0] !== KEPT_VERSION) return undefined;
+  const blinds = Array.from({ length: ITEMS_PER_MESSAGE }, (_, i) => bytes.slice(33 + 32 * i, 65 + 32 * i));
   if (!blinds.every((b) => scalarCheck(b) === 'ok')) return undefined;
   return { requestHash: bytes.slice(1, 33), blinds };
 }
@@ -319,8 +333,10 @@ export class BlocklistClassifier {
   async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
     const start = performance.now();
     const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
-    const kept = readKept(await this.keys.get(messageId), items.length);
-    const pairs = kept ? kept.blinds.map((b) => additive.pair(this.pool.publicKey, b)) : this.pool.take(items.length);
+    const kept = readKept(await this.keys.get(messageId));
+    const pairs = kept
+      ? kept.blinds.map((b) => additive.pair(this.pool.publicKey, b))
+      : this.pool.take(ITEMS_PER_MESSAGE);
     let waited = 0;
     let traffic = { bytesSent: 0, bytesReceived: 0 };
     const hits = await lookupItems(

@@ -305,8 +305,9 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const seed = he.randomSeed();
     const nonce = he.randomSeed();
     const p0 = sk.publicKeyFor(seed, nonce);
-    const user = sk.userKey(seed, { userId: 1, epoch: 1 });
-    const ksk = sk.keySwitchKey(seed, user, { userId: 1, epoch: 1 });
+    const id = { salt: he.randomSeed(), epoch: 1 };
+    const user = sk.userKey(seed, id);
+    const ksk = sk.keySwitchKey(seed, user, id);
     const lweLen = heLayout(params).lweBytes;
     const sized = (n: number) =>
       fc.oneof(

@@ -48,8 +48,8 @@ test('every message round-trips through encode/decode', () => {
     topic_setting: { optOut: 1 },
     topic_setting_ack: { optOut: 0 },
     spam_resend: { messageId: 'm-1', lwe: new Uint8Array(500).fill(9), choices: new Uint8Array([0xff, 0x01, 0x02]) },
-    blocklist_request: { messageId: 'm-3', listId: 'phishing', listVersion: 4, blinded: new Uint8Array(64).fill(8) },
-    blocklist_reply: { messageId: 'm-3', evaluated: new Uint8Array(64).fill(9) },
+    blocklist_request: { messageId: 'm-3', listId: 'phishing', listVersion: 4, blinded: new Uint8Array(1024).fill(8) },
+    blocklist_reply: { messageId: 'm-3', evaluated: new Uint8Array(1024).fill(9) },
     topic_resend: { messageId: 'm-4', lwes: new Uint8Array(700).fill(4), choices: new Uint8Array([0x0c, 0x01]) },
   } as const;
   assert.deepEqual(Object.keys(samples).sort(), Object.keys(SCHEMAS).sort());
@@ -78,12 +78,12 @@ test('encodeMessage writes the documented bytes: header, then each field big-end
     messageId: '',
     listId: 'p',
     listVersion: 0x0a0b0c0d,
-    blinded: new Uint8Array(32).fill(1),
+    blinded: new Uint8Array(1024).fill(1),
   });
   const bt = SCHEMAS.blocklist_request.type.toString(16).padStart(2, '0');
   assert.equal(
     hex(blocklist),
-    `01${bt}00000007` + '0000002d' + '0000' + '000170' + '0a0b0c0d' + '00000020' + '01'.repeat(32),
+    `01${bt}00000007` + '0000040d' + '0000' + '000170' + '0a0b0c0d' + '00000400' + '01'.repeat(1024),
   );
 });
 

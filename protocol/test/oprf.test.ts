@@ -1,6 +1,6 @@
-// protocol/oprf.ts (libsodium) against @noble/curves' ristretto255_oprf as the
-// reference on many random inputs, the RFC 9497 vectors including the blinded
-// elements, and every input it must refuse.
+// protocol/oprf.ts (libsodium) against the RFC 9497 test vectors (every value
+// of the OPRF mode's, rfc9497-vectors.ts), @noble/curves' ristretto255_oprf as
+// the reference on many random inputs, and every input it must refuse.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
@@ -8,6 +8,8 @@ import { ristretto255, ristretto255_oprf } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { bytesToNumberLE } from '@noble/curves/utils.js';
 import { additive, blindWith, evaluate, oprf, OprfElementError, oprfReady } from '../oprf.js';
+import { mulBase } from '../../wasm/ts/ristretto.js';
+import * as RFC from './rfc9497-vectors.js';
 
 await oprfReady();
 
@@ -18,17 +20,24 @@ const L = ristretto255.Point.Fn.ORDER;
 const leBytes = (n: bigint): Uint8Array =>
   Uint8Array.from({ length: 32 }, (_, k) => Number((n >> BigInt(8 * k)) & 0xffn));
 
-// RFC 9497 Appendix A.1.1, OPRF(ristretto255, SHA-512), base mode.
-const SK = hexToBytes('5ebcea5ee37023ccb9fc2d2019f9d7737be85591ae8652ffa9ef0f4d37063b0e');
-const BLIND = hexToBytes('64d37aed22a27f5191de1c1d69fadb899d8862b58eb4220029e036ec4c1f6706');
-const VECTORS = [
-  ['00', '609a0ae68c15a3cf6903766461307e5c8bb2f95e7e6550e1ffa2dc99e412803c'],
-  ['5a'.repeat(17), 'da27ef466870f5f15296299850aa088629945a17d1f5b7f5ff043f76b3c06418'],
-];
+const SK = hexToBytes(RFC.SK);
 
-test('the blinded elements of the RFC 9497 vectors come out of HashToGroup and the fixed blind', () => {
-  assert.equal(hex(oprf.deriveKeyPair(hexToBytes('a3'.repeat(32)), hexToBytes('74657374206b6579')).secretKey), hex(SK));
-  for (const [input, blinded] of VECTORS) assert.equal(hex(blindWith(hexToBytes(input), BLIND)), blinded);
+test('RFC 9497 A.1.1 vectors: key, BlindedElement, EvaluationElement (one and all at once) and Output', () => {
+  assert.equal(hex(oprf.deriveKeyPair(RFC.SEED, RFC.KEY_INFO).secretKey), RFC.SK);
+  for (const v of RFC.VECTORS) {
+    const input = hexToBytes(v.input);
+    assert.equal(hex(blindWith(input, RFC.BLIND)), v.blindedElement);
+    assert.equal(hex(oprf.blindEvaluate(SK, hexToBytes(v.blindedElement))), v.evaluationElement);
+    assert.equal(hex(oprf.finalize(input, RFC.BLIND, hexToBytes(v.evaluationElement))), v.output);
+    assert.equal(hex(evaluate(SK, input)), v.output);
+    // The blocklist client's additive blinding, with a fresh blind, reaches the RFC's Output.
+    const pair = additive.pair(mulBase(SK));
+    assert.equal(hex(additive.finalize(input, pair, oprf.blindEvaluate(SK, additive.blind(input, pair)))), v.output);
+  }
+  // The provider evaluates a request's elements in one call (natively, when
+  // provider-server/test/native-sodium.test.ts runs this file).
+  const all = oprf.blindEvaluateAll(SK, hexToBytes(RFC.VECTORS.map((v) => v.blindedElement).join('')));
+  assert.equal(hex(all), RFC.VECTORS.map((v) => v.evaluationElement).join(''));
 });
 
 test('every step gives the bytes of the noble reference on random keys, inputs and blinds', () => {

@@ -3,6 +3,8 @@
 //   (or, compiled by npm run build:server: node dist/server/provider-server/src/cli.js serve ...)
 //   tsx provider-server/src/cli.ts add-user NAME [--config FILE]        prints a new bearer token
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
+//   tsx provider-server/src/cli.ts delete-user NAME [--config FILE]     deletes an account and all it holds but
+//       its key epochs (README.md#deleting-an-account); the running server refuses its tokens at once
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
 //       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
 //   tsx provider-server/src/cli.ts lmtp [--config FILE]                 the LMTP stage in front of Dovecot (README)
@@ -33,7 +35,7 @@ import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|delete-user NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 /** Commands printing a fresh secret and the SHA-256 the configuration holds instead of it. */
@@ -117,6 +119,12 @@ export async function main(argv: string[]): Promise<number> {
       const id = await store.userId(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);
       console.log(await store.issueToken(id));
+    } else if (cmd === 'delete-user' && rest.length === 1) {
+      const id = await store.deleteUser(rest[0]);
+      if (id === undefined) throw new Error(`no user ${rest[0]}`);
+      console.log(
+        `deleted user ${rest[0]} (id ${id}): its tokens, messages, verdict claims and topics; key epochs kept`,
+      );
     } else if (cmd === 'deliver' && rest.length >= 2) {
       const id = await store.userId(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);

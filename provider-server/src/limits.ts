@@ -1,7 +1,7 @@
 // The provider's resource limits, said once: what each configurable limit
 // means, its default and the range a configuration may set it in, and the
 // fixed bounds no configuration changes.
-import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { DEFAULT_MAX_FRAME_BYTES, LIMITS } from '../../protocol/limits.js';
 
 export interface ServerLimits {
   maxFrameBytes: number;
@@ -42,6 +42,12 @@ export interface ServerLimits {
    * drops the oldest (a topic answer is about 57 KB, a spam answer 1.2 KB).
    */
   unacknowledgedAnswersPerUser: number;
+  /**
+   * Blocklist OPRF evaluations per user per UTC day, counted in the store
+   * (32 per looked-up message): what bounds a client testing guesses
+   * against the list (docs/blocklist.md#daily-cap).
+   */
+  blocklistEvaluationsPerDay: number;
 }
 
 /**
@@ -72,6 +78,8 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
   unacknowledgedAnswersPerUser: 64,
+  // 2,000 messages a day: more than a person receives; a backlog goes on the next day.
+  blocklistEvaluationsPerDay: 2_000 * LIMITS.blocklistItems,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -91,6 +99,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
+  blocklistEvaluationsPerDay: [LIMITS.blocklistItems, 1_000_000_000],
 };
 
 /** A session sending this many bad frames is closed. */

@@ -28,7 +28,7 @@ import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
-import type { Store, Task } from './store.js';
+import { windowEnd, type Store, type Task } from './store.js';
 
 export interface SessionDeps {
   store: Store;
@@ -46,6 +46,7 @@ export interface SessionDeps {
     | 'pingsPerMinute'
     | 'userKeyBudget'
     | 'unacknowledgedAnswersPerUser'
+    | 'blocklistEvaluationsPerDay'
   >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
@@ -79,8 +80,8 @@ export class Session {
   private state: 'awaiting_hello' | 'ready' | 'closed' = 'awaiting_hello';
   private userId = 0;
   private model: ServedModel | undefined;
-  /** The user-key epoch this session's ciphertexts are switched to. */
-  private keyEpoch = 0;
+  /** The user key (account salt, epoch) this session's ciphertexts are switched to. */
+  private userKey: UserKeyId | undefined;
   /** Message (and its request digest) whose spam_gc was sent and whose spam_done is expected. */
   private awaitingDone: { messageId: string; request: Buffer } | undefined;
   /** Message whose topic_gc was sent and whose topic_labels are expected. */
@@ -238,13 +239,15 @@ export class Session {
     }
     const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
     const key = await this.deps.store.userKey(userId, model.id, model.version);
+    if (!key) throw new ProtocolError('unauthenticated', 'this account no longer exists');
+    const userKey = { salt: key.salt, epoch: key.epoch };
     const ksk =
       msg.keyEpoch === key.epoch
         ? new Uint8Array(0)
-        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, { userId, epoch: key.epoch }));
+        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, userKey));
     this.userId = userId;
     this.model = model;
-    this.keyEpoch = key.epoch;
+    this.userKey = userKey;
     this.state = 'ready';
     this.deps.onReady?.();
     this.reply('welcome', msg.requestId, {
@@ -351,11 +354,11 @@ export class Session {
     const release = (): Promise<void> => store.releaseClaim(this.userId, messageId, task, claim.attempt);
     // Every decryption counts against the user key's budget (docs/security.md);
     // once another session rotated it, this session's ciphertexts are refused.
-    const user = { userId: this.userId, epoch: this.keyEpoch };
+    const user = this.userKey!;
     const budget = this.deps.limits.userKeyBudget;
     let out: Uint8Array;
     try {
-      const spent = await store.spendUserKey(user.userId, model.id, model.version, user.epoch, budget, decryptions);
+      const spent = await store.spendUserKey(user.salt, model.id, model.version, user.epoch, budget, decryptions);
       if (spent === 'rotated')
         throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
       out = await work(user);
@@ -487,10 +490,11 @@ export class Session {
   }
 
   /**
-   * Evaluates the OPRF on one message's blinded items (docs/blocklist.md):
-   * once per delivered message id and at most ITEMS_PER_MESSAGE items, so the
-   * list cannot be dumped by querying. Everything is checked before the claim;
-   * the claim is released only if nothing left the provider.
+   * Evaluates the OPRF on one message's ITEMS_PER_MESSAGE blinded elements
+   * (its items and padding, docs/blocklist.md): once per delivered message id
+   * and within the user's daily cap, so the list cannot be dumped by
+   * querying. Everything is checked before the claim; the claim is released
+   * only if nothing left the provider.
    */
   private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
@@ -502,14 +506,7 @@ export class Session {
         `blocklist ${list.id} version ${msg.listVersion} is not current; download version ${list.version}`,
       );
     }
-    checkElements(msg.blinded);
-    const items = msg.blinded.length / 32;
-    if (items > ITEMS_PER_MESSAGE) {
-      throw new ProtocolError(
-        'bad_field',
-        `blocklist_request has ${items} items; at most ${ITEMS_PER_MESSAGE} per message`,
-      );
-    }
+    checkElements(msg.blinded); // exactly ITEMS_PER_MESSAGE of them: decodeMessage checked the length
     const store = this.deps.store;
     const request = requestDigest('blocklist', msg.messageId, msg.blinded);
     const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
@@ -527,6 +524,17 @@ export class Session {
       return;
     }
     const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
+    // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
+    // answered request above gets elements the client may already hold again, uncounted.
+    const cap = this.deps.limits.blocklistEvaluationsPerDay;
+    if (!(await store.takeRate(this.userId, cap, Date.now(), 'oprf', ITEMS_PER_MESSAGE))) {
+      await release();
+      throw new ProtocolError(
+        'daily_limit',
+        `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
+          `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
+      );
+    }
     let evaluated: Uint8Array;
     try {
       evaluated = await evaluate();
@@ -544,7 +552,7 @@ export class Session {
         'already_classified',
         `message ${msg.messageId} was claimed by another request (blocklist)`,
       );
-    this.deps.metrics.blocklistItems.inc({ list: list.id }, items);
+    this.deps.metrics.blocklistItems.inc({ list: list.id }, ITEMS_PER_MESSAGE);
     this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 

@@ -3,9 +3,12 @@
 // semantics as store-sqlite.ts; the schema is created or migrated at start
 // under an advisory lock, so instances starting together do not race.
 import pg from 'pg';
-import { Store, type SqlDriver } from './store.js';
+import { newKeySalt, Store, type SqlDriver } from './store.js';
 
-const MIGRATIONS: string[] = [
+/** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
+type Migration = string | ((client: pg.PoolClient) => Promise<void>);
+
+const MIGRATIONS: Migration[] = [
   // 1: the schema of SQLite migrations 1-5 in one step
   `CREATE TABLE users (
      id SERIAL PRIMARY KEY,
@@ -78,6 +81,35 @@ const MIGRATIONS: string[] = [
   `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
   // 3: SQLite migration 7
   `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
+  // 4: SQLite migration 8 (SERIAL never hands an id out again)
+  async (client) => {
+    await client.query('ALTER TABLE users ADD COLUMN key_salt BYTEA');
+    const ids = (await client.query('SELECT id FROM users')).rows.map((r: { id: number }) => r.id);
+    await client.query(
+      'UPDATE users u SET key_salt = s.salt FROM unnest($1::int[], $2::bytea[]) AS s(id, salt) WHERE u.id = s.id',
+      [ids, ids.map(() => newKeySalt())],
+    );
+    await client.query(`ALTER TABLE users ALTER COLUMN key_salt SET NOT NULL,
+       ADD UNIQUE (key_salt), ADD CHECK (octet_length(key_salt) = 32);
+     CREATE TABLE key_epochs (
+       key_salt BYTEA NOT NULL,
+       model_id TEXT NOT NULL,
+       model_version INTEGER NOT NULL,
+       epoch INTEGER NOT NULL,
+       used INTEGER NOT NULL,
+       PRIMARY KEY (key_salt, model_id, model_version)
+     );
+     INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used)
+       SELECT u.key_salt, k.model_id, k.model_version, k.epoch + 1, 0 FROM user_keys k JOIN users u ON u.id = k.user_id;
+     DROP TABLE user_keys;`);
+  },
+  // 5: SQLite migration 9
+  `CREATE TABLE oprf_windows (
+     user_id INTEGER NOT NULL,
+     window_start BIGINT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
@@ -139,7 +171,8 @@ class PostgresDriver implements SqlDriver {
   }
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
+/** Brings the schema to version `to` (the latest by default; tests make older stores with less). @internal */
+export async function migratePostgres(pool: pg.Pool, to = MIGRATIONS.length): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -150,9 +183,14 @@ async function migrate(pool: pg.Pool): Promise<void> {
     if (current > MIGRATIONS.length) {
       throw new Error(`store schema version ${current} is newer than this server (${MIGRATIONS.length})`);
     }
-    for (let v = current; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]);
-    if (!row) await client.query('INSERT INTO pmf_schema (version) VALUES ($1)', [MIGRATIONS.length]);
-    else await client.query('UPDATE pmf_schema SET version = $1', [MIGRATIONS.length]);
+    for (let v = current; v < to; v++) {
+      const m = MIGRATIONS[v];
+      if (typeof m === 'string') await client.query(m);
+      else await m(client);
+    }
+    const version = Math.max(current, to);
+    if (!row) await client.query('INSERT INTO pmf_schema (version) VALUES ($1)', [version]);
+    else await client.query('UPDATE pmf_schema SET version = $1', [version]);
     await client.query('COMMIT');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -172,7 +210,7 @@ export async function openPostgresStore(url: string, opts: { maxConnections?: nu
   // An idle connection the server dropped must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
   try {
-    await migrate(pool);
+    await migratePostgres(pool);
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw new Error(`store ${redactedUrl(url)}: ${(e as Error).message}`);

@@ -6,9 +6,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
-import { Store, type Durability, type SqlDriver } from './store.js';
+import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 
-const MIGRATIONS: string[] = [
+/** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
+type Migration = string | ((db: Database.Database) => void);
+
+const MIGRATIONS: Migration[] = [
   // 1: initial schema
   `CREATE TABLE users (
      id INTEGER PRIMARY KEY,
@@ -87,6 +90,65 @@ const MIGRATIONS: string[] = [
   `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
   // 7: one user's recorded answers, newest first (Store.capAnswers)
   `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
+  // 8: user keys from a random salt per account (docs/security.md#deleted-accounts): ids are never
+  // handed out again (AUTOINCREMENT), and key epochs belong to the salt, kept when the account goes.
+  (db) => {
+    // No new account may take an id any row still names, even of a user deleted before.
+    const { named } = db
+      .prepare(
+        `SELECT MAX(id) AS named FROM (SELECT MAX(id) AS id FROM users
+           UNION ALL SELECT MAX(user_id) FROM tokens UNION ALL SELECT MAX(user_id) FROM messages
+           UNION ALL SELECT MAX(user_id) FROM user_keys UNION ALL SELECT MAX(user_id) FROM rate_windows
+           UNION ALL SELECT MAX(user_id) FROM hello_windows UNION ALL SELECT MAX(user_id) FROM topic_settings)`,
+      )
+      .get() as { named: number | null };
+    // First what ON DELETE CASCADE would have removed after users deleted with foreign keys off
+    // (the sqlite3 shell's default): their ids were free to come back with everything of theirs.
+    db.exec(`DELETE FROM tokens WHERE user_id NOT IN (SELECT id FROM users);
+     DELETE FROM topic_settings WHERE user_id NOT IN (SELECT id FROM users);
+     DELETE FROM messages WHERE user_id NOT IN (SELECT id FROM users);
+     DELETE FROM classified WHERE NOT EXISTS
+       (SELECT 1 FROM messages m WHERE m.user_id = classified.user_id AND m.message_id = classified.message_id);
+     DELETE FROM topics WHERE NOT EXISTS
+       (SELECT 1 FROM messages m WHERE m.user_id = topics.user_id AND m.message_id = topics.message_id);`);
+    db.exec(`CREATE TABLE users_v8 (
+       id INTEGER PRIMARY KEY AUTOINCREMENT,
+       name TEXT NOT NULL UNIQUE,
+       created_at INTEGER NOT NULL,
+       key_salt BLOB NOT NULL UNIQUE CHECK (length(key_salt) = 32)
+     );
+     CREATE TABLE key_epochs (
+       key_salt BLOB NOT NULL,
+       model_id TEXT NOT NULL,
+       model_version INTEGER NOT NULL,
+       epoch INTEGER NOT NULL,
+       used INTEGER NOT NULL,
+       PRIMARY KEY (key_salt, model_id, model_version)
+     );`);
+    const copy = db.prepare('INSERT INTO users_v8 (id, name, created_at, key_salt) VALUES (?, ?, ?, ?)');
+    for (const u of db.prepare('SELECT id, name, created_at FROM users').all() as {
+      id: number;
+      name: string;
+      created_at: number;
+    }[])
+      copy.run(u.id, u.name, u.created_at, newKeySalt());
+    // The keys of existing accounts came from (id, epoch); under the salt each starts at its next
+    // epoch, so a client holding the old epoch's key-switching key is sent the new one.
+    db.exec(`INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used)
+       SELECT u.key_salt, k.model_id, k.model_version, k.epoch + 1, 0 FROM user_keys k JOIN users_v8 u ON u.id = k.user_id;
+     DROP TABLE user_keys;
+     DROP TABLE users;
+     ALTER TABLE users_v8 RENAME TO users;`);
+    db.prepare("DELETE FROM sqlite_sequence WHERE name = 'users'").run();
+    db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('users', ?)").run(named ?? 0);
+  },
+  // 9: blocklist OPRF evaluations per user and UTC day (docs/blocklist.md#daily-cap)
+  `CREATE TABLE oprf_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
@@ -106,17 +168,28 @@ function openChecked(file: string): Database.Database {
   }
 }
 
-function migrate(db: Database.Database): void {
+/** Brings the schema to version `to` (the latest by default; tests make older stores with less). @internal */
+export function migrateSqlite(db: Database.Database, to = MIGRATIONS.length): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`store schema version ${current} is newer than this server (${MIGRATIONS.length})`);
   }
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  // Off while migrating, as SQLite's table rebuilds need (a dropped parent table would cascade);
+  // no migration may leave a row without its parent that was not so before (a raw delete with
+  // foreign keys off leaves some).
+  db.pragma('foreign_keys = OFF');
+  const orphans = (): number => (db.pragma('foreign_key_check') as unknown[]).length;
+  for (let v = current; v < to; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]);
+      const before = orphans();
+      const m = MIGRATIONS[v];
+      if (typeof m === 'string') db.exec(m);
+      else m(db);
+      if (orphans() > before) throw new Error(`migration ${v + 1} left rows without their parent`);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+  db.pragma('foreign_keys = ON');
 }
 
 interface PendingWrite {
@@ -318,7 +391,7 @@ export function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): St
     // (docs/protocol.md#exactly-once-verdicts) before it is sent, so no OS
     // crash can roll back a claim whose answer the client already has.
     db.pragma('synchronous = FULL');
-    migrate(db);
+    migrateSqlite(db);
     if (db.memory || db.pragma('journal_mode', { simple: true }) !== 'wal')
       return new Store(new SqliteDriver(db, undefined, loop));
     // The driver syncs the WAL itself, off the event loop (SqliteDriver).

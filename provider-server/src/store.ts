@@ -3,7 +3,7 @@
 // of delivered messages per user with their raw, still-encrypted MIME, the
 // claims on classified message ids with the recorded answer
 // (docs/protocol.md#exactly-once-verdicts), the per-user rate-limit windows and
-// key epochs. Everything several provider instances must agree on lives
+// the key epochs of each account's key salt (kept after the account is deleted). Everything several provider instances must agree on lives
 // here. One class over two SQL databases (store-sqlite.ts, the embedded
 // default, and store-postgres.ts, shared by several instances): every
 // statement below is portable and atomic on its own, so no operation needs a
@@ -41,14 +41,42 @@ export interface SqlDriver {
 /** The demo webmail's folders. */
 export type Folder = 'inbox' | 'junk';
 
-/** Rate-limit windows: spam/OT requests and hellos are counted apart. */
-const RATE_TABLES = { requests: 'rate_windows', hello: 'hello_windows' } as const;
+/**
+ * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
+ * link checks, OT) and hellos per minute, blocklist OPRF evaluations per
+ * UTC day (docs/blocklist.md#daily-cap).
+ */
+const WINDOWS = {
+  requests: { table: 'rate_windows', ms: 60_000 },
+  hello: { table: 'hello_windows', ms: 60_000 },
+  oprf: { table: 'oprf_windows', ms: 86_400_000 },
+} as const;
+
+export type RateKind = keyof typeof WINDOWS;
+
+/** When the window of `kind` that holds `now` ends (ms): a refused client may ask again then. */
+export function windowEnd(kind: RateKind, now = Date.now()): number {
+  const { ms } = WINDOWS[kind];
+  return (Math.floor(now / ms) + 1) * ms;
+}
 
 /** A user's key epoch for one model version and how many decryptions it has served. */
 export interface UserKeyState {
+  /** The account's key salt: with the epoch, what its user key is derived from (UserKeyId). */
+  salt: Buffer;
   epoch: number;
   used: number;
 }
+
+/** Bytes of an account's key salt. */
+export const KEY_SALT_BYTES = 32;
+
+/**
+ * A fresh account key salt from the CSPRNG: user keys are derived from it,
+ * never from the numeric id, so no account ever derives another's key, past
+ * or present (docs/security.md#deleted-accounts).
+ */
+export const newKeySalt = (): Buffer => randomBytes(KEY_SALT_BYTES);
 
 export const MESSAGE_ID_MAX = 256;
 
@@ -113,12 +141,11 @@ function newAttempt(): Buffer {
 
 export class Store {
   /**
-   * The rate window (takeRate) whose users' past windows this process has
-   * dropped, and those users (`kind:userId`): each user's are dropped once a
-   * window, not at every request. Only the current window's users are kept.
+   * Per kind, the window (takeRate) whose users' past windows this process
+   * has dropped, and those users: each user's are dropped once a window,
+   * not at every request. Only the current window's users are kept.
    */
-  private prunedWindow = NaN;
-  private readonly prunedUsers = new Set<string>();
+  private readonly pruned = new Map<RateKind, { window: number; users: Set<number> }>();
 
   constructor(private readonly db: SqlDriver) {}
 
@@ -139,10 +166,10 @@ export class Store {
     if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
     let row: { id: number } | undefined;
     try {
-      row = await this.get<{ id: number }>('INSERT INTO users (name, created_at) VALUES (?, ?) RETURNING id', [
-        name,
-        Date.now(),
-      ]);
+      row = await this.get<{ id: number }>(
+        'INSERT INTO users (name, created_at, key_salt) VALUES (?, ?, ?) RETURNING id',
+        [name, Date.now(), newKeySalt()],
+      );
     } catch (e) {
       if (this.db.violated(e) === 'unique') throw new Error(`user ${name} already exists`);
       throw e;
@@ -154,6 +181,23 @@ export class Store {
   async userId(name: string): Promise<number | undefined> {
     const row = await this.get<{ id: number }>('SELECT id FROM users WHERE name = ?', [name]);
     return row?.id;
+  }
+
+  /**
+   * Deletes an account: its tokens, delivered messages, claims, recorded
+   * answers, topics and settings, and its rate windows. Its key epochs stay
+   * (they belong to its key salt, which no other account gets): an account
+   * restored from a backup goes on from its epoch, and no new account starts
+   * a fresh budget on a key that leaked. Returns the deleted id, or undefined
+   * when there is no such user.
+   */
+  async deleteUser(name: string): Promise<number | undefined> {
+    const row = await this.get<{ id: number }>('DELETE FROM users WHERE name = ? RETURNING id', [name]);
+    if (!row) return undefined;
+    const id = Number(row.id);
+    // Ids are never handed out again; this only frees the rows.
+    for (const { table } of Object.values(WINDOWS)) await this.db.run(`DELETE FROM ${table} WHERE user_id = ?`, [id]);
+    return id;
   }
 
   /**
@@ -181,9 +225,11 @@ export class Store {
    */
   async authenticate(token: string): Promise<number | undefined> {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
-    const row = await this.get<{ user_id: number }>('SELECT user_id FROM tokens WHERE token_sha256 = ?', [
-      sha256(token),
-    ]);
+    // Joined with users: a token left behind by a raw row delete (foreign keys off) opens nothing.
+    const row = await this.get<{ user_id: number }>(
+      'SELECT t.user_id FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_sha256 = ?',
+      [sha256(token)],
+    );
     return row?.user_id;
   }
 
@@ -377,63 +423,82 @@ export class Store {
   }
 
   /**
-   * Counts one request against the user's fixed one-minute window; false when
-   * the limit is reached (the request must then be refused). One statement,
-   * so instances sharing the store count together; the first of a window
-   * also drops the user's past windows.
+   * Counts `amount` (one request, or a request's OPRF evaluations) against
+   * the user's current fixed window of `kind`; false when it would pass
+   * `limit` (the request must then be refused, and nothing is counted). One
+   * statement, so instances sharing the store count together; the first of
+   * a window also drops the user's past windows.
    */
   async takeRate(
     userId: number,
-    limitPerMinute: number,
+    limit: number,
     now = Date.now(),
-    kind: keyof typeof RATE_TABLES = 'requests',
+    kind: RateKind = 'requests',
+    amount = 1,
   ): Promise<boolean> {
-    const table = RATE_TABLES[kind];
-    const window = Math.floor(now / 60_000) * 60_000;
-    if (limitPerMinute < 1) return false;
-    if (window !== this.prunedWindow) {
-      this.prunedWindow = window;
-      this.prunedUsers.clear();
-    }
-    const pruned = `${kind}:${userId}`;
-    const prune = !this.prunedUsers.has(pruned);
-    if (prune) this.prunedUsers.add(pruned);
+    const { table, ms } = WINDOWS[kind];
+    const window = Math.floor(now / ms) * ms;
+    if (amount > limit) return false;
+    let pruned = this.pruned.get(kind);
+    if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
+    const prune = !pruned.users.has(userId);
+    if (prune) pruned.users.add(userId);
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
       prune &&
         this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
       this.db.all(
-        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, 1) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + 1 WHERE ${table}.count < ? RETURNING count`,
-        [userId, window, limitPerMinute],
+        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
+        [userId, window, amount, amount, amount, limit],
         BOOKKEEPING,
       ),
     ]);
     return counted.length === 1;
   }
 
-  /** The user's current key epoch for a model version (epoch 1 on first use). */
-  async userKey(userId: number, modelId: string, version: number): Promise<UserKeyState> {
+  /**
+   * The user's key salt and current key epoch for a model version (epoch 1
+   * when its salt first serves it); undefined when the account is gone.
+   */
+  async userKey(userId: number, modelId: string, version: number): Promise<UserKeyState | undefined> {
     await this.db.run(
-      'INSERT INTO user_keys (user_id, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0) ON CONFLICT DO NOTHING',
-      [userId, modelId, version],
-      BOOKKEEPING, // a lost first epoch is made again alike; its key is derived from (user, epoch)
+      'INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used) SELECT key_salt, ?, ?, 1, 0 FROM users WHERE id = ? ON CONFLICT DO NOTHING',
+      [modelId, version, userId],
+      BOOKKEEPING, // a lost first epoch is made again alike; its key is derived from (salt, epoch)
     );
-    return (await this.get<UserKeyState>(
-      'SELECT epoch, used FROM user_keys WHERE user_id = ? AND model_id = ? AND model_version = ?',
+    const row = await this.get<UserKeyState>(
+      'SELECT u.key_salt AS salt, k.epoch, k.used FROM users u JOIN key_epochs k ON k.key_salt = u.key_salt WHERE u.id = ? AND k.model_id = ? AND k.model_version = ?',
       [userId, modelId, version],
-    ))!;
+    );
+    return row && { ...row, salt: Buffer.from(row.salt) };
+  }
+
+  /** The current epoch of a key salt for a model version, made (epoch 1) on first use. */
+  private async keyEpoch(salt: Uint8Array, modelId: string, version: number): Promise<number> {
+    const key = [Buffer.from(salt), modelId, version];
+    await this.db.run(
+      'INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0) ON CONFLICT DO NOTHING',
+      key,
+      BOOKKEEPING,
+    );
+    const row = await this.get<{ epoch: number }>(
+      'SELECT epoch FROM key_epochs WHERE key_salt = ? AND model_id = ? AND model_version = ?',
+      key,
+    );
+    return row!.epoch;
   }
 
   /**
    * Counts `count` decryptions (1 per spam request, B' per topic request)
-   * under `epoch`, atomically across sessions and instances: 'rotated' when
-   * that epoch is no longer current (the client must fetch the next key); the
-   * request that leaves less than `count` still runs, and moves the user to
-   * the next epoch. A request that would overrun the budget rotates the key
-   * first, so no epoch serves more than `budget` decryptions.
+   * under the key of (`salt`, `epoch`), atomically across sessions and
+   * instances: 'rotated' when that epoch is no longer current (the client
+   * must fetch the next key); the request that leaves less than `count`
+   * still runs, and moves the salt to the next epoch. A request that would
+   * overrun the budget rotates the key first, so no epoch serves more than
+   * `budget` decryptions.
    */
   async spendUserKey(
-    userId: number,
+    salt: Uint8Array,
     modelId: string,
     version: number,
     epoch: number,
@@ -441,18 +506,18 @@ export class Store {
     count = 1,
   ): Promise<'ok' | 'rotated'> {
     if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
-    const key = [userId, modelId, version, epoch];
-    const where = 'WHERE user_id = ? AND model_id = ? AND model_version = ? AND epoch = ?';
+    const key = [Buffer.from(salt), modelId, version, epoch];
+    const where = 'WHERE key_salt = ? AND model_id = ? AND model_version = ? AND epoch = ?';
     // Each UPDATE is conditional on the epoch it read, so concurrent spenders
     // (other sessions, other instances) never both use the last decryptions.
-    // The common case is one statement: the spend. The user's row exists once
-    // a hello made the key; if not, both UPDATEs miss and userKey below makes it.
+    // The common case is one statement: the spend. The salt's row exists once
+    // a hello made the key; if not, both UPDATEs miss and keyEpoch below makes it.
     for (;;) {
       // Rotate as soon as the rest cannot serve another request of this size: a
       // client counting its budget (welcome.keyBudget) then reconnects before
       // sending, instead of having ciphertexts refused after they left.
       const spent = await this.db.run(
-        `UPDATE user_keys SET
+        `UPDATE key_epochs SET
            epoch = CASE WHEN ? - (used + ?) < ? THEN epoch + 1 ELSE epoch END,
            used = CASE WHEN ? - (used + ?) < ? THEN 0 ELSE used + ? END
          ${where} AND used + ? <= ?`,
@@ -461,12 +526,12 @@ export class Store {
       );
       if (spent === 1) return 'ok';
       const overran = await this.db.run(
-        `UPDATE user_keys SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`,
+        `UPDATE key_epochs SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`,
         [...key, count, budget],
         BOOKKEEPING,
       );
       if (overran === 1) return 'rotated';
-      if ((await this.userKey(userId, modelId, version)).epoch !== epoch) return 'rotated';
+      if ((await this.keyEpoch(salt, modelId, version)) !== epoch) return 'rotated';
     }
   }
 

@@ -35,7 +35,7 @@ export interface Harness {
 export async function startHarness(
   limits: Partial<ServerLimits> = {},
   overrides: Omit<ConfigOverrides, 'limits'> = {},
-  extra: Pick<ServerOptions, 'blocklists'> = {},
+  extra: Pick<ServerOptions, 'blocklists'> & { store?: Store } = {},
 ): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-srv-'));
   const pkg = path.join(dir, 'spam-v2.pmf');
@@ -57,7 +57,7 @@ export async function startHarness(
       return createHash('sha256').update('p0').update(nonce).digest();
     },
     async keySwitchKey(_m, user) {
-      return createHash('sha256').update(`ksk ${user.userId} ${user.epoch}`).digest();
+      return createHash('sha256').update(`ksk ${user.epoch}`).update(user.salt).digest();
     },
     async ot(_s, _m, payload) {
       return payload.slice().reverse();
@@ -86,7 +86,8 @@ export async function startHarness(
     health: () => ({ workers: 1, restarts: 0, degraded: false }),
     async close() {},
   };
-  const store = openSqliteStore(':memory:');
+  // A given store (instances sharing one) is the caller's to close.
+  const { store = openSqliteStore(':memory:'), ...options } = extra;
   const config = loadConfig({
     env: {},
     overrides: { ...overrides, port: 0, dataDir: dir, limits: { ...limitsDefaults(), ...limits } },
@@ -98,7 +99,7 @@ export async function startHarness(
     crypto,
     models: { current: (id) => (id === 'spam' ? model : undefined), all: () => [model] },
     log: (l) => logs.push(l),
-    ...extra,
+    ...options,
   });
   return {
     server,
@@ -109,7 +110,7 @@ export async function startHarness(
     logs,
     async close() {
       await server.close();
-      await store.close();
+      if (!extra.store) await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -107,7 +107,8 @@ test('the chosen-ciphertext oracle reads bits of a rotating user key, never of t
   const a = await attacker(0);
   assert.equal(a.w.keyEpoch, 1);
   assert.equal(a.w.keyBudget, BUDGET);
-  const userKey = modelKey.userKey(seed, { userId, epoch: 1 });
+  const { salt } = (await provider.store.userKey(userId, 'spam', served().version))!;
+  const userKey = modelKey.userKey(seed, { salt, epoch: 1 });
   let agreeWithModelKey = 0;
   for (let k = 0; k < BUDGET; k++) {
     const minusOne = await ask(a, `self-${k}`, k);
@@ -132,7 +133,7 @@ test('the chosen-ciphertext oracle reads bits of a rotating user key, never of t
   const b = await attacker(1);
   assert.equal(b.w.keyEpoch, 2);
   assert.ok(b.w.ksk.length > 0);
-  const next = modelKey.userKey(seed, { userId, epoch: 2 });
+  const next = modelKey.userKey(seed, { salt, epoch: 2 });
   let same = 0;
   for (let k = 0; k < HE_LWE_N; k += 16) if (coefficient(next, k, Q) === coefficient(userKey, k, Q)) same++;
   assert.ok(
@@ -155,7 +156,7 @@ test('the key-switching key is deterministic per (user, epoch): asking again ave
 
 test('a re-sent request with other OT choices gets no second garbling: only the recorded bytes, for the same request', async () => {
   const { T, Q } = served().params;
-  const key = () => provider.store.userKey(userId, 'spam', served().version);
+  const key = async () => (await provider.store.userKey(userId, 'spam', served().version))!;
   const id = `self-${2 * BUDGET}`;
   const a = await attacker((await key()).epoch);
   const lwe = probe(1, Q);

@@ -4,13 +4,17 @@
 // protocol/test/oprf.test.ts the RFC 9497 test vectors and wasm/test/ot.test.ts
 // the base-OT keys against a @noble/curves recomputation. Then the native
 // base-OT loop byte for byte against the TypeScript one, the native OPRF
-// evaluation against libsodium's multiplication, and the binding's own
-// argument checks, which libsodium itself cannot make.
+// evaluation (curve25519-dalek) against the RFC 9497 vectors and libsodium's
+// multiplication, and the binding's own argument checks, which libsodium
+// itself cannot make.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { oprf } from '../../protocol/oprf.js';
+import * as RFC from '../../protocol/test/rfc9497-vectors.js';
 import { receiveBaseHere } from '../../wasm/ts/ot.js';
 import { randomBytes } from '../../wasm/ts/ot-wire.js';
 import { mulBase, randomScalar } from '../../wasm/ts/ristretto.js';
@@ -61,6 +65,17 @@ test('the native base-OT loop answers exactly as the TypeScript one, and refuses
   notPoint[31] |= 0x80; // the non-canonical twin that libsodium 1.0.18 alone would take
   assert.throws(() => native.pmf_ot_base_receive(notPoint, s, randomBytes(64 * 128)), /invalid point/);
   assert.throws(() => native.pmf_ot_base_receive(new Uint8Array(32), s, randomBytes(64 * 128)), /invalid point/);
+});
+
+test('the native OPRF evaluation gives the RFC 9497 EvaluationElements, one call for all, and so the Outputs', () => {
+  const sk = hexToBytes(RFC.SK);
+  const blinded = hexToBytes(RFC.VECTORS.map((v) => v.blindedElement).join(''));
+  const evaluated = native.pmf_oprf_evaluate_all(sk, blinded) as Uint8Array;
+  assert.equal(bytesToHex(evaluated), RFC.VECTORS.map((v) => v.evaluationElement).join(''));
+  RFC.VECTORS.forEach((v, i) => {
+    const element = evaluated.subarray(32 * i, 32 * i + 32);
+    assert.equal(bytesToHex(oprf.finalize(hexToBytes(v.input), RFC.BLIND, element)), v.output);
+  });
 });
 
 test("the native OPRF evaluation answers as libsodium's multiplication per element, and refuses what it would", () => {

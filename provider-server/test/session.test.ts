@@ -273,7 +273,7 @@ test('exactly once: a reconnected client re-sends its request and gets the recor
   const first = await c.request('spam_request', 2, request);
   assert.equal(first.name, 'spam_gc');
   c.close(); // the answer "was lost": no spam_done
-  const used = (await h.store.userKey(userId, 'spam', 2)).used;
+  const used = (await h.store.userKey(userId, 'spam', 2))!.used;
 
   const c2 = await TestClient.connect(h.server.wsUrl);
   await hello(c2);
@@ -289,7 +289,7 @@ test('exactly once: a reconnected client re-sends its request and gets the recor
   assert.equal(again.name, 'spam_gc');
   assert.ok(first.name === 'spam_gc' && again.name === 'spam_gc');
   assert.deepEqual(again.gc, first.gc, 'the recorded garbling, not a new one');
-  assert.equal((await h.store.userKey(userId, 'spam', 2)).used, used, 'no second decryption');
+  assert.equal((await h.store.userKey(userId, 'spam', 2))!.used, used, 'no second decryption');
   // one email at a time: the resend is answered like a request, spam_done closes it
   expectError(await c2.request('spam_resend', 6, request), 'out_of_order', 6);
   c2.send('spam_done', 7, { messageId: 'm10' });

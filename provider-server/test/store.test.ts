@@ -3,14 +3,15 @@
 // (postgres.ts). "Instances" are separate Store handles on one database, as
 // several provider processes would hold.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, mock, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { Store, type SqlDriver } from '../src/store.js';
-import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
-import { openSqliteStore } from '../src/store-sqlite.js';
+import { Store, windowEnd, type SqlDriver } from '../src/store.js';
+import { migratePostgres, openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
+import { migrateSqlite, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 
@@ -40,6 +41,20 @@ async function answered(store: Store, user: number, id: string, request = REQ_A)
   const c = await store.claim(user, id, 'spam', request);
   assert.equal(typeof c, 'object', `claim of ${id}`);
   assert.equal(await store.recordAnswer(user, id, 'spam', (c as { attempt: Buffer }).attempt, Buffer.from('gc')), true);
+}
+
+/**
+ * After the salt migration, of accounts 1 and 2 whose keys were at epochs 3
+ * (40 used) and 1: each has its own salt, and its keys under it, being new
+ * ones, start at the epoch after its last with their whole budget.
+ */
+async function assertSalted(store: Store): Promise<void> {
+  const alice = (await store.userKey(1, 'spam', 1))!;
+  const bob = (await store.userKey(2, 'spam', 1))!;
+  assert.deepEqual({ epoch: alice.epoch, used: alice.used }, { epoch: 4, used: 0 });
+  assert.deepEqual({ epoch: bob.epoch, used: bob.used }, { epoch: 2, used: 0 });
+  assert.equal(alice.salt.length, 32);
+  assert.notDeepEqual(alice.salt, bob.salt);
 }
 
 function storeSuite(kind: string, fresh: Fresh): void {
@@ -257,6 +272,24 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
+  test(`${kind}: OPRF evaluations are counted per user and UTC day, a request's all or none`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    const day = 86_400_000;
+    const t0 = 20_000 * day + 5 * 3_600_000; // 05:00 UTC
+    const take = (now: number, amount = 32) => store.takeRate(a, 80, now, 'oprf', amount);
+    assert.deepEqual([await take(t0), await take(t0 + 3_600_000), await take(t0 + 2 * 3_600_000)], [true, true, false]);
+    assert.equal(await take(t0, 16), true, 'what is left (16) is taken by a request that fits');
+    assert.equal(await take(t0, 1), false);
+    assert.equal(await store.takeRate(a, 3, t0), true, 'requests per minute are counted apart');
+    assert.equal(await take(t0 + 19 * 3_600_000 - 1), false, 'until 23:59:59.999');
+    assert.equal(await take(t0 + 19 * 3_600_000), true, 'the next day starts fresh at 00:00 UTC');
+    assert.equal(await take(t0 + 19 * 3_600_000, 81), false, 'more than the cap at once: refused, not counted');
+    assert.equal(await take(t0 + 19 * 3_600_000, 48), true);
+    assert.equal(windowEnd('oprf', t0), t0 + 19 * 3_600_000);
+    await store.close();
+  });
+
   test(`${kind}: instances sharing the store race for claims, rates and the key budget, and never both win`, async () => {
     const openShared = await fresh();
     const stores = [await openShared(), await openShared(), await openShared()];
@@ -277,24 +310,54 @@ function storeSuite(kind: string, fresh: Fresh): void {
     const rates = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3].takeRate(a, 10, t0)));
     assert.equal(rates.filter(Boolean).length, 10, 'the per-user rate limit holds across instances');
     // 40 decryptions asked under epoch 1 with a budget of 10: at most 10 served
+    const { salt } = (await s0.userKey(a, 'spam', 1))!;
     const spent = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => stores[i % 3].spendUserKey(a, 'spam', 1, 1, 10)),
+      Array.from({ length: 40 }, (_, i) => stores[i % 3].spendUserKey(salt, 'spam', 1, 1, 10)),
     );
     assert.ok(spent.filter((r) => r === 'ok').length <= 10, `${spent.filter((r) => r === 'ok').length} served`);
-    assert.ok((await s0.userKey(a, 'spam', 1)).epoch >= 2, 'the key rotated');
+    assert.ok((await s0.userKey(a, 'spam', 1))!.epoch >= 2, 'the key rotated');
     for (const s of stores) await s.close();
+  });
+
+  test(`${kind}: a deleted account takes its tokens and mail; its id and key salt never return, its key epochs stay`, async () => {
+    const store = await open();
+    await store.addUser('a');
+    const b = await store.addUser('b'); // the highest id, which SQLite reused before AUTOINCREMENT
+    await store.deliver(b.userId, 'm1', RAW);
+    await answered(store, b.userId, 'm1');
+    assert.equal(await store.takeRate(b.userId, 10), true);
+    const old = (await store.userKey(b.userId, 'spam', 1))!;
+    assert.equal(await store.spendUserKey(old.salt, 'spam', 1, 1, 8, 3), 'ok');
+
+    assert.equal(await store.deleteUser('b'), b.userId);
+    assert.equal(await store.deleteUser('b'), undefined, 'gone');
+    assert.equal(await store.authenticate(b.token), undefined);
+    assert.equal(await store.getMessage(b.userId, 'm1'), undefined);
+    assert.equal(await store.isClassified(b.userId, 'm1'), false);
+    assert.equal(await store.userKey(b.userId, 'spam', 1), undefined);
+
+    const again = await store.addUser('b');
+    assert.ok(again.userId > b.userId, `id ${again.userId} after ${b.userId}`);
+    const fresh = (await store.userKey(again.userId, 'spam', 1))!;
+    assert.notDeepEqual(fresh.salt, old.salt);
+    assert.deepEqual({ epoch: fresh.epoch, used: fresh.used }, { epoch: 1, used: 0 });
+    // The deleted account's key goes on where it was: 3 of 8 used, so 4 more leave too few and rotate it.
+    assert.equal(await store.spendUserKey(old.salt, 'spam', 1, 1, 8, 4), 'ok');
+    assert.equal(await store.spendUserKey(old.salt, 'spam', 1, 1, 8, 1), 'rotated');
+    await store.close();
   });
 
   test(`${kind}: the key budget rotates the epoch before it is overrun`, async () => {
     const store = await open();
     const a = (await store.addUser('a')).userId;
-    assert.deepEqual(await store.userKey(a, 'spam', 1), { epoch: 1, used: 0 });
-    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'ok');
-    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'ok', 'leaves 1 < 2: rotates after');
-    assert.deepEqual(await store.userKey(a, 'spam', 1), { epoch: 2, used: 0 });
-    assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 5, 2), 'rotated', 'old epoch');
-    assert.equal(await store.spendUserKey(a, 'spam', 1, 2, 5, 1), 'ok');
-    await assert.rejects(store.spendUserKey(a, 'spam', 1, 2, 5, 6), /above the key budget/);
+    const { salt, ...state } = (await store.userKey(a, 'spam', 1))!;
+    assert.deepEqual(state, { epoch: 1, used: 0 });
+    assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 5, 2), 'ok');
+    assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 5, 2), 'ok', 'leaves 1 < 2: rotates after');
+    assert.deepEqual(await store.userKey(a, 'spam', 1), { salt, epoch: 2, used: 0 });
+    assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 5, 2), 'rotated', 'old epoch');
+    assert.equal(await store.spendUserKey(salt, 'spam', 1, 2, 5, 1), 'ok');
+    await assert.rejects(store.spendUserKey(salt, 'spam', 1, 2, 5, 6), /above the key budget/);
     await store.close();
   });
 }
@@ -372,17 +435,18 @@ describe('postgres', { skip: missing }, () => {
     assert.deepEqual(sorted(postgres), sorted(sqlite));
   });
 
-  test('postgres: a newer schema is refused and an unreachable store is named without its password', async () => {
+  test('postgres: an old schema is migrated (indexes, a key salt per account, key epochs one on), a newer one refused', async () => {
     const url = await cluster!.database();
+    const raw = new pg.Pool({ connectionString: url });
+    // A store of schema 1 with two accounts whose keys came from (id, epoch).
+    await migratePostgres(raw, 1);
+    await raw.query("INSERT INTO users (name, created_at) VALUES ('alice', 0), ('bob', 0)");
+    await raw.query("INSERT INTO user_keys VALUES (1, 'spam', 1, 3, 40), (2, 'spam', 1, 1, 5)");
     const store = await openPostgresStore(url);
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
+    await assertSalted(store);
     await store.close();
-    const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migrations 2 and 3 (the unacknowledged-answers indexes) on open.
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
-    for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
-    await raw.query('UPDATE pmf_schema SET version = 1');
-    await (await openPostgresStore(url)).close();
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
       indexes,
     ]);
@@ -544,8 +608,8 @@ test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at it
       assert.equal(await store.takeRate(a, 10), true);
       const claim = await store.claim(a, 'm1', 'spam', REQ_A);
       assert.equal(typeof claim, 'object');
-      await store.userKey(a, 'spam', 1);
-      assert.equal(await store.spendUserKey(a, 'spam', 1, 1, 128), 'ok');
+      const { salt } = (await store.userKey(a, 'spam', 1))!;
+      assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
       let recorded = false;
       const record = store
         .recordAnswer(a, 'm1', 'spam', (claim as { attempt: Buffer }).attempt, Buffer.from('gc'))
@@ -583,22 +647,19 @@ test('sqlite: a failed WAL sync fails the waiting answer and every write after i
 test('sqlite: migrations run once, old claims stay classified, and a newer schema is refused', async () => {
   const file = path.join(tmp(), 's.db');
   // a store of schema 4 (before exactly-once answers) with one classified message
-  const s1 = openSqliteStore(file);
-  const v = await s1.schemaVersion();
-  const a = (await s1.addUser('kept')).userId;
-  await s1.deliver(a, 'old', RAW);
-  await s1.close();
   const db = new Database(file);
-  db.exec('DROP TABLE classified');
-  db.exec(
-    'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
-  );
-  db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
-  db.pragma('user_version = 4');
+  migrateSqlite(db, 4);
+  db.prepare("INSERT INTO users (id, name, created_at) VALUES (1, 'kept', 0)").run();
+  db.prepare(
+    "INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (1, 'old', ?, '', '', '', 0)",
+  ).run(Buffer.from(RAW));
+  db.prepare("INSERT INTO classified VALUES (1, 'old', 'spam', 1)").run();
   db.close();
   const s2 = openSqliteStore(file);
-  assert.equal(await s2.schemaVersion(), v);
-  assert.notEqual(await s2.userId('kept'), undefined);
+  const v = await s2.schemaVersion();
+  assert.equal(v, SQLITE_SCHEMA_VERSION);
+  const a = (await s2.userId('kept'))!;
+  assert.equal(a, 1);
   assert.equal(await s2.isClassified(a, 'old'), true, 'a claim from before migration 5 stays classified');
   assert.equal(await s2.claim(a, 'old', 'spam', REQ_A), 'already_classified');
   await s2.close();
@@ -606,4 +667,57 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
   db2.pragma(`user_version = ${v + 1}`);
   db2.close();
   assert.throws(() => openSqliteStore(file), /newer than this server/);
+});
+
+test('sqlite: a store holding rows a raw delete left behind still migrates, and the rows open nothing', async () => {
+  const file = path.join(tmp(), 's.db');
+  const db = new Database(file);
+  migrateSqlite(db, 8);
+  db.prepare("INSERT INTO users (name, created_at, key_salt) VALUES ('gone', 0, randomblob(32))").run();
+  db.prepare('INSERT INTO tokens VALUES (?, 1, 0)').run(createHash('sha256').update('pmf_gone').digest());
+  db.pragma('foreign_keys = OFF');
+  db.prepare('DELETE FROM users').run();
+  db.close();
+  const store = openSqliteStore(file);
+  assert.equal(await store.schemaVersion(), SQLITE_SCHEMA_VERSION);
+  assert.equal(await store.authenticate('pmf_gone'), undefined);
+  await store.close();
+});
+
+test('sqlite: migration 8 salts every account, moves its key epochs on, drops what raw deletes left and never reuses an id', async () => {
+  const file = path.join(tmp(), 's.db');
+  const db = new Database(file);
+  migrateSqlite(db, 7);
+  const token = (t: string) => createHash('sha256').update(t).digest();
+  for (const [id, name] of [
+    [1, 'alice'],
+    [2, 'bob'],
+    [3, 'carol'],
+  ] as const) {
+    db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, 0)').run(id, name);
+    db.prepare('INSERT INTO tokens VALUES (?, ?, 0)').run(token(`pmf_${name}`), id);
+    db.prepare(
+      "INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, 'm', ?, '', '', '', 0)",
+    ).run(id, Buffer.from(RAW));
+  }
+  db.prepare("INSERT INTO user_keys VALUES (1, 'spam', 1, 3, 40), (2, 'spam', 1, 1, 5), (3, 'spam', 1, 1, 9)").run();
+  // carol deleted as the sqlite3 shell does, foreign keys off: her token and message stay behind
+  db.pragma('foreign_keys = OFF');
+  db.prepare('DELETE FROM users WHERE id = 3').run();
+  db.close();
+
+  const store = openSqliteStore(file);
+  await assertSalted(store);
+  assert.equal(await store.authenticate('pmf_alice'), 1);
+  assert.equal(await store.authenticate('pmf_carol'), undefined, "carol's token is gone");
+  assert.equal(await store.getMessage(3, 'm'), undefined, 'and so is her message');
+  // A new account never takes an id a row named, carol's included.
+  const dave = await store.addUser('dave');
+  assert.equal(dave.userId, 4);
+  await store.deleteUser('dave');
+  assert.equal((await store.addUser('erin')).userId, 5);
+  // Foreign keys hold again: deleting alice takes her token.
+  await store.deleteUser('alice');
+  assert.equal(await store.authenticate('pmf_alice'), undefined);
+  await store.close();
 });

@@ -112,7 +112,7 @@ test('a valid evaluation records the topic once; the same message again is alrea
   // All y_j equal 0 and the masks are 0: the first maximum, candidate 0, wins.
   assert.equal(await provider.store.topicOf(userId, 'm-0'), 0);
   assert.equal(
-    (await provider.store.userKey(userId, 'topics', served().version)).used,
+    (await provider.store.userKey(userId, 'topics', served().version))!.used,
     bPrime(),
     'B′ decryptions spent',
   );

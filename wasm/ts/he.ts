@@ -226,11 +226,24 @@ class SeedDeriver {
   }
 }
 
-/** Which per-user key a provider decrypts with: one per (user, epoch) per model version. */
+/**
+ * Which per-user key a provider decrypts with: one per (account salt, epoch)
+ * per model version. The salt is 32 random bytes the provider draws when it
+ * creates the account and never reuses, so a deleted and re-created account,
+ * or one given a freed id, never gets a key derived before
+ * (docs/crypto.md#deterministic-provider-randomness).
+ */
 export interface UserKeyId {
-  userId: number;
+  salt: Uint8Array;
   epoch: number;
 }
+
+/** The derivation inputs of a user key and its KSK: providerSeed ‖ salt ‖ u32be(epoch). */
+const userKeyInputs = (providerSeed: Uint8Array, id: UserKeyId): Uint8Array[] => [
+  bytes32(providerSeed, 'providerSeed'),
+  bytes32(id.salt, 'user key salt'),
+  u32be(id.epoch),
+];
 
 /**
  * A reusable wasm buffer for public inputs (LWE ciphertexts to decrypt, model
@@ -363,16 +376,12 @@ export class ProviderKey extends Handle {
     }
   }
 
-  /** The user key s_u of (user, epoch) under this model key: it decrypts that user's ciphertexts. */
+  /** The user key s_u of (account salt, epoch) under this model key: it decrypts that user's ciphertexts. */
   userKey(providerSeed: Uint8Array, id: UserKeyId): ProviderKey {
     const core = this.core;
     const size = core.fn('pmf_he_layout')(1);
-    const seed = this.deriver().seed(
-      'pmf-he-user-sk-v2', // v1 keys had dimension 4096 and the same stream: v2 keys must not share it
-      bytes32(providerSeed, 'providerSeed'),
-      u32be(id.userId),
-      u32be(id.epoch),
-    );
+    // v3: a random account salt replaced the numeric user id, which SQLite could hand out again.
+    const seed = this.deriver().seed('pmf-he-user-sk-v3', ...userKeyInputs(providerSeed, id));
     const out = core.alloc(size);
     try {
       core.withBuffers([seed], (sp) => core.fn('pmf_he_sk_derive_user')(sp, out));
@@ -388,15 +397,15 @@ export class ProviderKey extends Handle {
   /**
    * The key-switching key from this model key to `user` (wasm/src/he/keyswitch.h):
    * what the client needs to switch its ciphertexts to s_u. Deterministic per
-   * (user, epoch): its errors come from the provider's PRF, so asking again
+   * (account salt, epoch): its errors come from the provider's PRF, so asking again
    * returns the same bytes and averages nothing away.
    */
   keySwitchKey(providerSeed: Uint8Array, user: ProviderKey, id: UserKeyId): Uint8Array {
     const core = this.core;
     const size = core.fn('pmf_he_layout')(5);
-    const parts = [bytes32(providerSeed, 'providerSeed'), u32be(id.userId), u32be(id.epoch)];
-    const aSeed = this.deriver().seed('pmf-he-ksk-a-v2', ...parts);
-    const eSeed = this.deriver().seed('pmf-he-ksk-e-v2', ...parts);
+    const parts = userKeyInputs(providerSeed, id);
+    const aSeed = this.deriver().seed('pmf-he-ksk-a-v3', ...parts);
+    const eSeed = this.deriver().seed('pmf-he-ksk-e-v3', ...parts);
     try {
       return core.withBuffers([aSeed, eSeed], (ap, ep) => {
         const out = core.alloc(size);
@@ -780,7 +789,7 @@ export function localSession(
   he: He,
   sk: ProviderKey,
   providerSeed: Uint8Array,
-  id: UserKeyId = { userId: 1, epoch: 1 },
+  id: UserKeyId = { salt: he.randomSeed(), epoch: 1 },
 ): LocalSession {
   const nonce = he.randomSeed();
   const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);

@@ -54,7 +54,7 @@ function key(keyFile: string): ProviderKey {
 }
 
 function userKey(keyFile: string, providerSeedHex: string, id: UserKeyId): ProviderKey {
-  const name = `${keyFile}\0${id.userId}\0${id.epoch}`;
+  const name = `${keyFile}\0${Buffer.from(id.salt).toString('hex')}\0${id.epoch}`;
   let k = userKeys.get(name);
   if (k) {
     userKeys.delete(name);
