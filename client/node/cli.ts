@@ -186,7 +186,7 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
     .map((f) => Number(f.slice(prefix.length, -'.pmf'.length)))
     .filter(Number.isInteger);
   if (versions.length === 0) return undefined;
-  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${Math.max(...versions)}.pmf`));
+  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${versions.reduce((a, b) => Math.max(a, b))}.pmf`));
   try {
     return { list: openList(new Uint8Array(data)), sha256: '' };
   } catch {

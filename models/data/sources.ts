@@ -23,19 +23,21 @@ export const CORPORA: Record<string, () => Example[]> = {
 };
 
 export function loadSources(s: Sources): Example[] {
-  const out: Example[] = [];
+  const parts: Example[][] = [];
   for (const c of s.corpus ?? []) {
     const load = CORPORA[c];
     if (!load) throw new Error(`unknown corpus ${c} (one of ${Object.keys(CORPORA).join(', ')})`);
-    out.push(...load());
+    parts.push(load());
   }
-  for (const f of s.jsonl ?? []) out.push(...loadJsonl(f));
+  for (const f of s.jsonl ?? []) parts.push(loadJsonl(f));
   for (const m of s.mbox ?? []) {
     const eq = m.indexOf('=');
     if (eq <= 0) throw new Error(`--mbox expects LABEL=FILE, got ${m}`);
-    out.push(...loadMbox(m.slice(eq + 1), m.slice(0, eq)));
+    parts.push(loadMbox(m.slice(eq + 1), m.slice(0, eq)));
   }
-  for (const d of s.maildir ?? []) out.push(...loadMaildir(d));
+  for (const d of s.maildir ?? []) parts.push(loadMaildir(d));
+  // flat(), not push(...part): a mail store holds more messages than a call takes arguments.
+  const out = parts.flat();
   if (out.length === 0) throw new Error('no data: give --corpus, --jsonl, --mbox LABEL=FILE or --maildir DIR');
   return out;
 }
