@@ -8,6 +8,14 @@
 // client when the request was kept on the device (kept-requests.ts); if the
 // provider says a message was already classified otherwise, it is reported
 // as such, not retried.
+//
+// One message never stops the run: an error of the message's own (reading,
+// decrypting, features, evaluating its answer: anything but the provider's
+// refusals and a lost connection) is tried MESSAGE_ATTEMPTS times in all, on
+// a fresh session, then reported as `failed` with its reason, and the run
+// goes on with the next message. The provider's refusals (ProtocolError) are
+// the run's: a request's size and shape do not depend on the message (the
+// provider never sees it), so a refusal would repeat for every message.
 import { ProtocolError } from '../../protocol/errors.js';
 import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
 import type { RunJournal } from './kept-requests.js';
@@ -62,6 +70,9 @@ export interface RunOptions<V = SpamVerdict> {
 /** A minute and a margin: see rateLimitWaitMs. */
 export const RATE_LIMIT_WAIT_MS = 61_000;
 
+/** Tries of a message that fails for a reason of its own before it is reported failed and skipped. */
+export const MESSAGE_ATTEMPTS = 2;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runClassification<V = SpamVerdict>(items: RunItem[], opts: RunOptions<V>): Promise<void> {
@@ -101,9 +112,14 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
+      let ownFailures = 0;
+      let verdict: V | undefined;
       for (;;) {
+        /** Past connect(): what fails now is this message's, unless the provider says otherwise. */
+        let connected = false;
         try {
           session ??= await opts.connect(todo.length - i);
+          connected = true;
           let v: V | undefined;
           if (interrupted) {
             const resend = interrupted;
@@ -111,8 +127,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             v = await session.resume?.(resend);
           }
           if (v === undefined && raw === undefined && !(await read())) break;
-          v ??= await session.classify(item.id, raw!, todo.length - i);
-          await settle({ kind: 'verdict', ...v }, item.id);
+          verdict = v ?? (await session.classify(item.id, raw!, todo.length - i));
           break;
         } catch (caught) {
           let e = caught;
@@ -135,6 +150,12 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           const limited = e instanceof ProtocolError && e.code === 'rate_limited';
           const transient =
             limited || e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal');
+          if (!transient && connected && !(e instanceof ProtocolError)) {
+            if (++ownFailures < MESSAGE_ATTEMPTS) continue;
+            const detail = `could not be classified: ${(e as Error).message ?? String(e)}`;
+            await settle({ kind: 'failed', messageId: item.id, detail }, item.id);
+            break;
+          }
           const since = (firstFailure ||= Date.now());
           // At the deadline, not only past it: the last wait ends there, and a timer that fires
           // a millisecond early (Node's can) must not buy one more try.
@@ -153,6 +174,8 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           }
         }
       }
+      // Outside the loop: a failure to record the outcome is the run's, not the message's.
+      if (verdict !== undefined) await settle({ kind: 'verdict', ...verdict }, item.id);
     }
     if (opts.keepOpen) session = undefined;
   } finally {

@@ -63,7 +63,10 @@ const leaf: fc.Arbitrary<Leaf> = fc.record({
   charset: fc.constantFrom(...CHARSETS),
   encoding: fc.constantFrom(...ENCODINGS),
   body: TEXT,
-  repeat: fc.oneof({ weight: 8, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 50_000 }) }),
+  repeat: fc.oneof(
+    { weight: 8, arbitrary: fc.constant(1) },
+    { weight: 1, arbitrary: fc.integer({ min: 2, max: 50_000 }) },
+  ),
 });
 
 const tree = fc.letrec<{ node: Node }>((tie) => ({
