@@ -11,12 +11,10 @@
 // The work is bounded whatever the message: at most MAX_TEXT_CHARS of each
 // text are read and at most MAX_TOKENS tokens come out, all through
 // generators (no array of a message's words is ever built or spread).
-import type { MessageParts } from '../../mail/mime.js';
+import { MAX_TEXT_CHARS, type MessageParts } from '../../mail/mime.js';
 
 const MIN_LEN = 2;
 const MAX_LEN = 40;
-/** Characters of the body (and of the HTML, for link hosts) that are read. */
-export const MAX_TEXT_CHARS = 1 << 20;
 /** Tokens of one message, headers included. */
 export const MAX_TOKENS = 100_000;
 const SEGMENT_CHARS = 128;
