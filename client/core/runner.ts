@@ -9,14 +9,15 @@
 // provider says a message was already classified otherwise, it is reported
 // as such, not retried.
 //
-// One message never stops the run: an error of the message's own (reading,
-// decrypting, features, evaluating its answer: anything but the provider's
-// refusals and a lost connection) is tried MESSAGE_ATTEMPTS times in all, on
-// a fresh session, then reported as `failed` with its reason, and the run
-// goes on with the next message. The provider's refusals (ProtocolError) are
-// the run's: a request's size and shape do not depend on the message (the
-// provider never sees it), so a refusal would repeat for every message.
+// One message never stops the run: a failure of the message's own (it
+// cannot be read or decrypted, or its content cannot be read into features:
+// MessageFailure, message-failure.ts) is tried MESSAGE_ATTEMPTS times in
+// all, then reported as `failed` with its reason, and the run goes on with
+// the next message. Everything else is the run's: the provider's refusals
+// (a request's size and shape do not depend on the message, so a refusal
+// would repeat for every one), a lost connection past the reconnect window.
 import { ProtocolError } from '../../protocol/errors.js';
+import { MessageFailure } from './message-failure.js';
 import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
 import type { RunJournal } from './kept-requests.js';
 import { ReplayRefused } from './topic-replay.js';
@@ -115,11 +116,8 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let ownFailures = 0;
       let verdict: V | undefined;
       for (;;) {
-        /** Past connect(): what fails now is this message's, unless the provider says otherwise. */
-        let connected = false;
         try {
           session ??= await opts.connect(todo.length - i);
-          connected = true;
           let v: V | undefined;
           if (interrupted) {
             const resend = interrupted;
@@ -143,6 +141,15 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             await settle({ kind: e.code, messageId: item.id, detail: e.message }, item.id);
             break;
           }
+          // Nothing was sent for it: the session is fine for another try and the next message.
+          if (e instanceof MessageFailure) {
+            if (++ownFailures < MESSAGE_ATTEMPTS) continue;
+            await settle(
+              { kind: 'failed', messageId: item.id, detail: `could not be classified: ${e.message}` },
+              item.id,
+            );
+            break;
+          }
           session?.close();
           session = undefined;
           // The user key reached its budget: the next session brings the next key.
@@ -150,12 +157,6 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           const limited = e instanceof ProtocolError && e.code === 'rate_limited';
           const transient =
             limited || e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal');
-          if (!transient && connected && !(e instanceof ProtocolError)) {
-            if (++ownFailures < MESSAGE_ATTEMPTS) continue;
-            const detail = `could not be classified: ${(e as Error).message ?? String(e)}`;
-            await settle({ kind: 'failed', messageId: item.id, detail }, item.id);
-            break;
-          }
           const since = (firstFailure ||= Date.now());
           // At the deadline, not only past it: the last wait ends there, and a timer that fires
           // a millisecond early (Node's can) must not buy one more try.

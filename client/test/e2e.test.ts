@@ -263,13 +263,12 @@ test('an answer that arrived before the stop is evaluated again from the device,
 
   await stopMidRequest(`answered-${damaged.id}`, damaged.raw, kept, false);
   kept.records.get(`answered-${damaged.id}`)!.answer![0] ^= 0xff; // no longer a gc_spam
-  // A kept answer that does not evaluate is the message's own failure: it is dropped and the
-  // message asked about anew, which the provider, having answered it once, refuses; the run goes on.
+  await assert.rejects(nextRun(`answered-${damaged.id}`, damaged.raw, kept), /gc_spam/);
+  assert.equal(kept.records.size, 0, 'dropped, so that the next run is not stuck on it');
   assert.deepEqual(
     (await nextRun(`answered-${damaged.id}`, damaged.raw, kept)).outcomes.map((x) => x.kind),
     ['already_classified'],
   );
-  assert.equal(kept.records.size, 0, 'dropped, so that no run is stuck on it');
 });
 
 test('after the provider rotates its model, a client on the old version is told to update, downloads it and goes on', async () => {
