@@ -22,7 +22,7 @@ import * as openpgp from 'openpgp';
 import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
 import { PROVIDER_ID } from '../mail/message-id.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
-import { loadSpamAssassin } from '../models/data/loaders.js';
+import { caughtSpam } from './fixtures/caught-spam.js';
 import { openStore, type Provider } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
@@ -398,10 +398,8 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       }
     }
     await screenshot('thunderbird-spam-connected');
-    // Spam from the test split, each whole message encrypted to Alice inside an inline-PGP mail.
-    const spam = loadSpamAssassin()
-      .filter((e) => e.split === 'test' && e.label === 'spam')
-      .slice(0, 3);
+    // Spam from the test split that the model catches, each whole message encrypted to Alice inside an inline-PGP mail.
+    const spam = await caughtSpam(3);
     for (const [i, e] of spam.entries()) {
       const armored = await openpgp.encrypt({
         message: await openpgp.createMessage({ text: e.raw as string }),

@@ -30,6 +30,7 @@ import {
 } from '../../wasm/ts/he.js';
 import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
+import { fromMessage } from './message-failure.js';
 import { pacerFor, type RatePacer } from './pacer.js';
 import type { KeptRequests } from './kept-requests.js';
 import type { ReplayEntry } from './topic-replay.js';
@@ -426,7 +427,9 @@ export class SpamSession extends ProviderSession {
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
-    const features = await extractFeatures(raw, spec, (w) => this.opts.onMessageWarning?.(messageId, w));
+    const features = await fromMessage(() =>
+      extractFeatures(raw, spec, (w) => this.opts.onMessageWarning?.(messageId, w)),
+    );
     this.alive();
     const acc = model.dot(features);
     let lwe: Uint8Array;

@@ -11,6 +11,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { extractFeatures } from '../../models/features/index.js';
+import { fromMessage } from './message-failure.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { argmax, candidates, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { argmaxChoice, evaluateArgmax, type PendingEvaluation } from '../../wasm/ts/gc.js';
@@ -170,7 +171,7 @@ export class TopicSession extends ProviderSession {
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
-    const features = await extractFeatures(raw, m.spec);
+    const features = await fromMessage(() => extractFeatures(raw, m.spec));
     let set: Uint32Array;
     let guess: number;
     let lwes: Uint8Array;

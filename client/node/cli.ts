@@ -64,6 +64,8 @@ export interface Row {
   topic?: string;
   /** Blocklist: one line per listed item, with the provider's record. */
   hits?: string[];
+  /** Why a message has no verdict (failed, already classified, unknown), as the run reported it. */
+  detail?: string;
   label?: string;
   clientMs?: number;
   bytesSent?: number;
@@ -96,7 +98,7 @@ export function outcomeRow(o: RunOutcome<SpamVerdict | TopicResult | BlocklistRe
       bytesReceived: o.bytesReceived,
     };
   }
-  return { id: o.messageId, verdict: o.kind.replace('_', '-'), label };
+  return { id: o.messageId, verdict: o.kind.replace('_', '-'), detail: o.detail, label };
 }
 
 /** Spam and topic rows of one message side by side: the verdict and the topic in one line. */
@@ -186,7 +188,7 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
     .map((f) => Number(f.slice(prefix.length, -'.pmf'.length)))
     .filter(Number.isInteger);
   if (versions.length === 0) return undefined;
-  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${Math.max(...versions)}.pmf`));
+  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${versions.reduce((a, b) => Math.max(a, b))}.pmf`));
   try {
     return { list: openList(new Uint8Array(data)), sha256: '' };
   } catch {
@@ -330,6 +332,7 @@ export async function main(argv: string[]): Promise<number> {
     const topic = withTopics ? [pad(row.topic ?? '-', 24)] : [];
     console.log(formatRow(row, [...topic, ...(recorded ? ['(recorded)'] : [])]));
     for (const h of row.hits ?? []) console.log(`    ${h}`);
+    if (row.verdict === 'failed' && row.detail) console.log(`    ${row.detail}`);
   };
   console.log(header(withTopics ? ['topic (public model)'] : []));
   for (const task of tasks) {

@@ -97,7 +97,13 @@ export function failureText(code: FailureCode): string {
 }
 
 /** A fresh outcome from the worker or one stored in IndexedDB (private/store.ts StoredVerdict). */
-type Outcome = { kind: 'verdict'; spam: boolean } | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
+type Outcome =
+  | { kind: 'verdict'; spam: boolean }
+  | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string; final?: boolean };
+
+/** A message whose check failed too often: given up on, so it never holds up the mail after it. */
+export const NOT_CHECKED =
+  'Not checked for spam: the check failed on this message several times, so it is not tried again. The message is shown as usual.';
 
 export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBadge {
   // The user's own word wins over the check's, here (private/store.ts markByUser).
@@ -121,6 +127,6 @@ export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBad
         detail: o.detail,
       };
     case 'failed':
-      return { state: 'unavailable', text: FAILURES.protocol, detail: o.detail };
+      return { state: 'unavailable', text: o.final ? NOT_CHECKED : FAILURES.protocol, detail: o.detail };
   }
 }

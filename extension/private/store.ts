@@ -59,9 +59,27 @@ const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[]
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict = (
-  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number }
+  | { kind: 'verdict'; spam: boolean; at: number }
+  | { kind: 'already_classified' | 'unknown_message'; at: number }
+  | StoredFailure
 ) &
   VerdictNotes;
+
+/**
+ * A message whose check failed for a reason of its own, `tries` times (one per
+ * batch it was in). It is asked about again until FAILED_TRIES, then `final`:
+ * shown as not checked, never offered again, so it cannot hold up the mail
+ * after it however often it comes back.
+ */
+export interface StoredFailure {
+  kind: 'failed';
+  detail: string;
+  tries: number;
+  final: boolean;
+  at: number;
+}
+
+export const FAILED_TRIES = 3;
 
 /** What happened to a message after its check, kept with its outcome (never sent anywhere). */
 export interface VerdictNotes {
@@ -212,8 +230,21 @@ export class PrivateStore {
     await this.db.put('user-keys', rec, [account, packageKey]);
   }
 
+  /** The message's settled outcome: a failure counts only once it is final. */
   async verdict(account: string, messageId: string): Promise<StoredVerdict | undefined> {
-    return (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
+    const v = (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
+    return v?.kind === 'failed' && !v.final ? undefined : v;
+  }
+
+  /** Counts one more failed check of a message (in one transaction); the record says whether it is now final. */
+  async recordFailure(account: string, messageId: string, detail: string): Promise<StoredFailure> {
+    const tx = this.db.transaction('verdicts', 'readwrite');
+    const before = (await tx.store.get([account, messageId])) as StoredVerdict | undefined;
+    const tries = (before?.kind === 'failed' ? before.tries : 0) + 1;
+    const failure: StoredFailure = { kind: 'failed', detail, tries, final: tries >= FAILED_TRIES, at: Date.now() };
+    await tx.store.put({ ...before, ...failure }, [account, messageId]);
+    await tx.done;
+    return failure;
   }
 
   /** Records an outcome; notes kept with an earlier one (the user's correction) stay. */
@@ -255,7 +286,7 @@ export class PrivateStore {
       'verdicts',
       IDBKeyRange.bound([account, ''], [account, '\uffff']),
     )) as StoredVerdict[];
-    return all.filter((v) => v.at >= since).length;
+    return all.filter((v) => v.kind !== 'failed' && v.at >= since).length;
   }
 
   /** One account's kept spam requests (client/core/kept-requests.ts). */

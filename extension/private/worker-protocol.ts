@@ -29,7 +29,9 @@ export type WorkerRequest =
 
 export type ItemOutcome =
   | { kind: 'verdict'; messageId: string; spam: boolean }
-  | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
+  | { kind: 'already_classified' | 'unknown_message'; messageId: string; detail: string }
+  /** final: failed too often (private/store.ts FAILED_TRIES), not asked about again. */
+  | { kind: 'failed'; messageId: string; detail: string; final?: boolean };
 
 export interface PrepareResult {
   modelId: string;

@@ -168,13 +168,15 @@ async function classify(
     const v = await store.verdict(account, i.messageId);
     if (!v) continue;
     done.add(i.messageId);
-    if (v.kind !== 'unknown_message') checked.add(i.messageId);
+    if (v.kind !== 'unknown_message' && v.kind !== 'failed') checked.add(i.messageId);
     emit({
       event: 'outcome',
       outcome:
         v.kind === 'verdict'
           ? { kind: 'verdict', messageId: i.messageId, spam: v.spam }
-          : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
+          : v.kind === 'failed'
+            ? { kind: 'failed', messageId: i.messageId, detail: v.detail, final: true }
+            : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
     });
   }
   const verdicts = new Set<string>();
@@ -195,7 +197,10 @@ async function classify(
         const outcome = toItemOutcome(o);
         if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);
         if (outcome.kind === 'verdict' || outcome.kind === 'already_classified') checked.add(outcome.messageId);
-        if (outcome.kind !== 'failed') {
+        if (outcome.kind === 'failed') {
+          // Counted, so a message that keeps failing is given up on (and then never holds up a batch).
+          outcome.final = (await store.recordFailure(account, outcome.messageId, outcome.detail)).final;
+        } else {
           const at = Date.now();
           await store.putVerdict(
             account,

@@ -92,7 +92,7 @@ export async function allMessages(api: ThunderbirdApi, first: MessageList): Prom
   const out = [...first.messages];
   for (let page = first; page.id;) {
     page = await api.messages.continueList(page.id);
-    out.push(...page.messages);
+    for (const m of page.messages) out.push(m);
   }
   return out;
 }

@@ -9,6 +9,8 @@ export {
   argmax,
   isSpam,
   publicMetadata,
+  trainedOnPublicCorpora,
+  PUBLIC_CORPORA,
   type PlainModel,
   type PlainModelHeader,
 } from './model.js';

@@ -192,3 +192,13 @@ export function publicMetadata(header: PlainModelHeader): Record<string, unknown
   const keys = ['format', 'formatVersion', 'task', 'algorithm', 'labels', 'N', 'B', 'b_in', 'f_in', 'L_max', 'T'];
   return { ...Object.fromEntries(keys.map((k) => [k, header[k]])), featureSpec: header.featureSpec };
 }
+
+/** The public corpora models/ can train on by name (models/data/sources.ts CORPORA). */
+export const PUBLIC_CORPORA: readonly string[] = ['spamassassin', '20news', 'reuters'];
+
+/** Whether a model was trained on public corpora only (its header's trainedOn.source): a demo, not the provider's own mail. */
+export function trainedOnPublicCorpora(header: PlainModelHeader): boolean {
+  const source = (header.trainedOn as { source?: unknown } | undefined)?.source;
+  const names = typeof source === 'string' ? source.split(' ').filter(Boolean) : [];
+  return names.length > 0 && names.every((n) => PUBLIC_CORPORA.includes(n));
+}

@@ -66,6 +66,8 @@ export interface ServerConfig {
   models: ModelSource[];
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
+  /** Serving the bundled demo models on purpose (`npm run demo`): no warning about them (demo-models.ts). */
+  demo?: boolean;
 }
 
 export const DEFAULTS: ServerConfig = {
@@ -185,6 +187,7 @@ export function loadConfig(
   if (env.PMF_RATE_PER_MINUTE) merged.limits.requestsPerMinute = Number(env.PMF_RATE_PER_MINUTE);
   if (env.PMF_MAX_SESSIONS) merged.limits.maxSessions = Number(env.PMF_MAX_SESSIONS);
   if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
+  if (env.PMF_DEMO) merged.demo = env.PMF_DEMO === '1';
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
   if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
@@ -218,6 +221,8 @@ export function loadConfig(
   merged.dataDir = path.resolve(base, merged.dataDir);
   if (merged.store !== undefined && (typeof merged.store !== 'string' || !/^postgres(ql)?:\/\//.test(merged.store)))
     throw new Error('config: store must be a postgres:// URL (leave it out for the embedded SQLite store)');
+  if (merged.demo !== undefined && typeof merged.demo !== 'boolean')
+    throw new Error('config: demo must be true or false');
   if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
   const ids = new Set<string>();
   merged.models = merged.models.map((m) => {

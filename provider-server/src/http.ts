@@ -31,6 +31,8 @@ export interface HttpDeps {
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
   workers?: () => PoolHealth;
+  /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz. */
+  warnings?: readonly string[];
 }
 
 function json(
@@ -171,6 +173,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
         status: workers?.degraded ? 'degraded' : 'ok',
         models: deps.models().map((m) => ({ id: m.id, version: m.version })),
         ...(workers && { workers }),
+        ...(deps.warnings?.length && { warnings: deps.warnings }),
       });
     }
     if (url.pathname === '/metrics') {

@@ -17,6 +17,7 @@ import type { BlocklistCatalog } from './blocklist.js';
 import { createHttpHandler } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { demoModelWarnings } from './demo-models.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
@@ -85,6 +86,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log(
       'bufferutil is not installed or did not load: WebSocket frames are unmasked in JavaScript, more CPU per request (npm ci installs it)',
     );
+  const warnings = config.demo ? [] : demoModelWarnings(config.models);
+  for (const w of warnings) log(`WARNING: ${w}`);
   const metrics = createMetrics();
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute).
@@ -124,6 +127,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     admin,
     webmailToken,
     workers: () => crypto.health(),
+    warnings,
   });
   const server = config.tls
     ? https.createServer(
