@@ -64,7 +64,7 @@ async function decryptAndIndex(
   block: Parameters<typeof decryptBlockWithPlaintext>[0],
   source: MailSource,
 ): Promise<{ result: DecryptResult; plaintext?: string }> {
-  const opened = await decryptBlockWithPlaintext(block, await keyContext());
+  const opened = await decryptBlockWithPlaintext(block, await keyContext(), source.from);
   const { result } = opened;
   if (result.status === 'decrypted' && result.text !== undefined) {
     await indexQuietly(source, result.text, result.subject);

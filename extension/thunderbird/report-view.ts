@@ -18,7 +18,7 @@ export function tone(r: DisplayedMessageReport): 'ok' | 'warn' | 'error' | 'info
   if (r.path === 'plain') return 'info';
   if (r.path === 'thunderbird') return 'warn';
   if (sig === 'invalid') return 'error';
-  if (sig === 'valid') return 'ok';
+  if (sig === 'valid') return r.result?.signature.fromMatches === false ? 'warn' : 'ok';
   if (r.path === 'extension') return 'warn';
   return r.result?.status === 'locked' || r.result?.status === 'not-for-this-key' ? 'warn' : 'error';
 }
