@@ -53,6 +53,3 @@ export function fromMatchesSigner(from: string, addresses: string[]): boolean {
   const named = fromAddresses(from);
   return named.length === 1 && addresses.includes(named[0]);
 }
-
-/** A fingerprint in groups of four, as OpenPGP tools print it. */
-export const groupedFingerprint = (fp: string): string => fp.replace(/(.{4})(?=.)/g, '$1 ');

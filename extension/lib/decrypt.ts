@@ -12,7 +12,8 @@ import {
 } from '../../mail/decrypt.js';
 import { parseMessage, type Attachment } from '../../mail/mime.js';
 import type { PgpBlock } from '../../mail/pgp.js';
-import { fromAddresses, fromMatchesSigner, groupedFingerprint } from '../../mail/signer.js';
+import { fromAddresses, fromMatchesSigner } from '../../mail/signer.js';
+import { formatFingerprint } from './ui.js';
 
 export interface DecryptResult {
   status: DecryptStatus;
@@ -79,7 +80,7 @@ function describe({ status, signature, recipientKeyIds }: OpenedBlock, from?: st
 
 const when = (iso?: string) =>
   iso ? ` on ${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso))}` : '';
-const keyText = (fp?: string) => (fp ? `key ${groupedFingerprint(fp)}` : '');
+const keyText = (fp?: string) => (fp ? `key ${formatFingerprint(fp)}` : '');
 
 function signed(prefix: string, sig: SignatureInfo, from?: string): string {
   const by = `${sig.signer}${when(sig.signedAt)}`;
