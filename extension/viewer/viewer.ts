@@ -1,6 +1,8 @@
 // Extension frame inside the webmail page that shows decrypted plaintext.
 // Being on the extension's origin, its DOM is out of the page's reach.
+import browser from 'webextension-polyfill';
 import type { DecryptResult } from '../lib/decrypt.js';
+import { KEYS_LOCKED } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 
@@ -35,5 +37,20 @@ async function show(): Promise<void> {
   reportHeight();
 }
 
+/** Keys locked or expired: the decrypted text must not stay on screen. */
+function wipe(): void {
+  for (const id of ['subject', 'text', 'attachments']) {
+    $(id).replaceChildren();
+    $(id).hidden = true;
+  }
+  $('error').textContent =
+    'Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
+  $('error').hidden = false;
+}
+
+browser.runtime.onMessage.addListener((msg: unknown) => {
+  if ((msg as { type?: unknown } | null)?.type === KEYS_LOCKED.type) wipe();
+  return undefined;
+});
 new ResizeObserver(reportHeight).observe(document.body);
 void show();
