@@ -30,8 +30,9 @@ function render(kind: keyof typeof COLORS, lines: string[], text?: string): void
 async function show(): Promise<void> {
   const r = await ask<DisplayedMessageReport>({ type: 'tb-this-message' });
   if (r.path === 'plain') return;
-  // Thunderbird already shows text it decrypted; add ours only when it could not.
-  const shown = r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
+  // Thunderbird already shows text it decrypted; add ours only when it could not, or when the block is
+  // only part of the message: then the banner shows which text its verdict is about.
+  const shown = !r.partial && r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
   render(tone(r), [r.summary, PATH_TEXT[r.path]], shown ? undefined : r.text);
 }
 

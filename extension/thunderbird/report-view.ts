@@ -10,13 +10,14 @@ export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
 };
 
 /**
- * Green when readable with a verified signature, red for a bad signature or failure, amber for
+ * Never green for a block that is only part of the message. Green when readable with a verified
+ * signature by the key of the From address, red for a bad signature or failure, amber for
  * readable without a checked signature (Thunderbird's path never has one) and what the user can fix.
  */
 export function tone(r: DisplayedMessageReport): 'ok' | 'warn' | 'error' | 'info' {
   const sig = r.result?.signature.status;
   if (r.path === 'plain') return 'info';
-  if (r.path === 'thunderbird') return 'warn';
+  if (r.path === 'thunderbird' || (r.partial && sig !== 'invalid')) return 'warn';
   if (sig === 'invalid') return 'error';
   if (sig === 'valid') return r.result?.signature.fromMatches === false ? 'warn' : 'ok';
   if (r.path === 'extension') return 'warn';
