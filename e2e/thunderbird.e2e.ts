@@ -266,6 +266,18 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     await optionsPage(
       `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
     );
+    // The banner of the message still displayed (the partly signed one) wipes the text it showed.
+    const wiped = await inAddonPage<string>(
+      tb.marionette,
+      '#messagepane',
+      pageFn(`
+      const b = await until(() => {
+        const x = $('.pmf-banner')?.shadowRoot?.querySelector('.banner');
+        return x && x.textContent.includes('keys were locked') && x;
+      }, 'the banner wiped at the lock');
+      return b.textContent;`),
+    );
+    assert.ok(!wiped.includes('I approve the transfer.'), wiped);
     const imported = await tb.marionette.run<number>(
       `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
        const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');

@@ -10,7 +10,6 @@ import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
-  KEYS_LOCKED,
   TB_INDEX_PORT,
   validateDecryptRequest,
   isRequest,
@@ -29,6 +28,7 @@ import {
   resumeKeptWork,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
+import { signalLocked } from '../lib/lock-signal.js';
 import { loadSettings } from '../lib/settings.js';
 import { EXPIRY_ALARM, UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
@@ -91,12 +91,13 @@ const VIEW_TTL_MS = 10 * 60_000;
 
 /**
  * What goes when keys are locked or expire, whichever comes first: the index closes, pending
- * views are dropped, and open viewers wipe the text they show (they cannot fetch it again).
+ * views are dropped, and open views (viewer frames, Thunderbird's banner) wipe the text they
+ * show (they cannot fetch it again).
  */
 async function lockDown(): Promise<void> {
   views.clear();
   forgetWaitingMessages();
-  browser.runtime.sendMessage(KEYS_LOCKED).catch(() => {}); // no extension page open: nobody to tell
+  await signalLocked();
   await mailIndex.close();
 }
 

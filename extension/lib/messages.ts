@@ -58,9 +58,6 @@ export const TB_INDEX_PORT = 'pmf-tb-index';
 /** Broadcast to content scripts when keys were unlocked, locked or changed. */
 export const KEYS_CHANGED = { type: 'pmf-keys-changed' } as const;
 
-/** Broadcast to extension pages (open viewers) when keys were locked or expired: decrypted text goes. */
-export const KEYS_LOCKED = { type: 'pmf-keys-locked' } as const;
-
 const MAX_FIELD_CHARS = 4096;
 
 /**

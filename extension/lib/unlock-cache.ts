@@ -63,8 +63,9 @@ export class UnlockCache {
     private readonly alarms?: Alarms,
     private readonly onExpire: () => unknown = () => {},
   ) {
-    // Before anything is written: content scripts may not read the area (Chromium's default, made explicit).
-    this.restricted = session?.setAccessLevel?.({ accessLevel: 'TRUSTED_CONTEXTS' });
+    // Before anything is written: content scripts may not read the area (Chromium's default, made
+    // explicit). Where the call is missing or refused (Gecko), content scripts have no access anyway.
+    this.restricted = session?.setAccessLevel?.({ accessLevel: 'TRUSTED_CONTEXTS' }).catch(() => undefined);
   }
 
   /**

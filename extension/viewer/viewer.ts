@@ -1,8 +1,7 @@
 // Extension frame inside the webmail page that shows decrypted plaintext.
 // Being on the extension's origin, its DOM is out of the page's reach.
-import browser from 'webextension-polyfill';
 import type { DecryptResult } from '../lib/decrypt.js';
-import { KEYS_LOCKED } from '../lib/messages.js';
+import { onKeysLocked } from '../lib/lock-signal.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 
@@ -48,9 +47,6 @@ function wipe(): void {
   $('error').hidden = false;
 }
 
-browser.runtime.onMessage.addListener((msg: unknown) => {
-  if ((msg as { type?: unknown } | null)?.type === KEYS_LOCKED.type) wipe();
-  return undefined;
-});
+onKeysLocked(wipe);
 new ResizeObserver(reportHeight).observe(document.body);
 void show();
