@@ -5,6 +5,7 @@
 // checks (whom a badge names), so both agree.
 import { addressParser } from 'postal-mime';
 import type * as openpgp from 'openpgp';
+import { splitHeaders } from './headers.js';
 
 export interface KeyIdentity {
   /** The primary user ID among the certified ones (OpenPGP.js getPrimaryUser), e.g. "Bob <bob@example.org>". */
@@ -38,6 +39,15 @@ export async function keyIdentity(key: openpgp.Key, date = new Date()): Promise<
   const userIds = [...new Set(certified.map((u) => u.userID))].sort((a, b) => +(b === primary) - +(a === primary));
   const addresses = [...new Set(certified.map((u) => u.email.toLowerCase()).filter(Boolean))];
   return { primary, userIds, addresses, fingerprint: key.getFingerprint().toUpperCase() };
+}
+
+/**
+ * The From header of a raw message (unfolded), or undefined. A webmail may show only the
+ * sender's name; the raw message has the address the signer is checked against.
+ */
+export function fromHeader(raw: string): string | undefined {
+  const head = splitHeaders(raw).head.replace(/\r?\n[ \t]+/g, ' ');
+  return /^from:[ \t]*(.*)$/im.exec(head)?.[1].trim();
 }
 
 /** The addresses of a From header, lower case ("Name <a@b>", a bare address, or several). */

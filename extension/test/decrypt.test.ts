@@ -4,6 +4,7 @@ import * as openpgp from 'openpgp';
 import { MAX_ARMORED_BYTES, type KeyContext } from '../../mail/decrypt.js';
 import { decryptBlock } from '../lib/decrypt.js';
 import { findPgpBlocks, isPgpMime } from '../../mail/pgp.js';
+import { fromHeader } from '../../mail/signer.js';
 import { encryptText, inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from './mail-fixtures.js';
 
 let alice: Party, bob: Party, eve: Party;
@@ -73,6 +74,10 @@ describe('decryptBlock', () => {
     }
     // Without a From to check against (the client's own path), nothing is claimed about it.
     assert.equal((await decryptBlock(block, aliceKeys())).signature.fromMatches, undefined);
+    // Where a webmail shows only the name, the raw message's (folded) From gives the address.
+    const raw = `Subject: x\r\nFrom: "Bob"\r\n <bob@example.org>\r\nTo: alice@example.org\r\n\r\nFrom: ceo@example.org\r\n`;
+    assert.equal(fromHeader(raw), '"Bob" <bob@example.org>');
+    assert.equal((await decryptBlock(block, aliceKeys(), fromHeader(raw))).signature.fromMatches, true);
   });
 
   it('decrypts inline PGP with surrounding text', async () => {
