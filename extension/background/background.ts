@@ -169,9 +169,9 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
-      void mailIndex.unlock(req.passphrase);
+      // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
+      void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
       await broadcastKeysChanged();
-      catchUpNewMail();
       void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
       return opened.length;
     }

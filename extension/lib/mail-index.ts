@@ -16,6 +16,7 @@ import type { MailSource } from './messages.js';
 
 export class MailIndex {
   private opening: Promise<MailSearch | null> | undefined;
+  private unlocking: Promise<void> | undefined;
 
   /**
    * indexKey: the derived key kept for the current unlock, if any; keepKey: keeps the one an
@@ -29,6 +30,8 @@ export class MailIndex {
 
   /** The open index, or null while locked (no derived key kept). */
   private async open(): Promise<MailSearch | null> {
+    // Mail decrypted right after an unlock waits for the key that unlock is deriving.
+    await this.unlocking;
     const derivedKey = await this.indexKey();
     if (!derivedKey) {
       // Keys expired or were locked: the index key goes with them.
@@ -47,6 +50,15 @@ export class MailIndex {
    * arriving meanwhile wait for it. Failures surface at the next use.
    */
   async unlock(passphrase: string): Promise<void> {
+    const unlocking = (this.unlocking = this.openWith(passphrase));
+    try {
+      await unlocking;
+    } finally {
+      if (this.unlocking === unlocking) this.unlocking = undefined;
+    }
+  }
+
+  private async openWith(passphrase: string): Promise<void> {
     if (this.opening && (await this.opening.catch(() => null))) return;
     let derived: Uint8Array<ArrayBuffer> | undefined;
     const opening = openMailSearch({ passphrase, dbName: this.dbName, onDerivedKey: (k) => (derived = k) }).catch(

@@ -73,6 +73,16 @@ describe('MailIndex', () => {
     await index.close();
   });
 
+  it('mail decrypted while an unlock derives the index key waits for it and is indexed', async () => {
+    const { index } = indexWithKeptKey('mail-index-test-racing');
+    const unlocking = index.unlock('a passphrase'); // not awaited: content scripts retry at once
+    assert.equal(await index.add(source('a', 'Early'), 'the tapir report'), true);
+    await unlocking;
+    const found = await index.answer(query('tapir'));
+    assert.ok(found.ok && found.hits.length === 1);
+    await index.close();
+  });
+
   it('a restarted background opens the index with the kept derived key, without the passphrase', async () => {
     const first = indexWithKeptKey('mail-index-test-restart');
     await first.index.unlock('a passphrase');
