@@ -259,6 +259,18 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     assert.equal(banner.kind, 'warn');
     assert.match(banner.text, /^Partly encrypted or signed/);
     assert.ok(banner.text.includes('I approve the transfer.'), banner.text);
+    // Outside the message's content: the toolbar button's badge and tooltip.
+    const button = await tb.marionette.run<{ badge: string; tooltip: string }>(
+      `const win = Services.wm.getMostRecentWindow('mail:3pane');
+       for (let i = 0; i < 100; i++) {
+         const b = win.gTabmail.currentAboutMessage?.document.querySelector('[id$="-messageDisplayAction-toolbarbutton"]');
+         if (b?.getAttribute('badge')) return { badge: b.getAttribute('badge'), tooltip: b.getAttribute('tooltiptext') ?? '' };
+         await new Promise((r) => win.setTimeout(r, 100));
+       }
+       return { badge: '', tooltip: '' };`,
+    );
+    assert.equal(button.badge, '!');
+    assert.match(button.tooltip, /^OpenPGP: Partly encrypted or signed/);
     await screenshot('thunderbird-partly-signed-banner');
   });
 

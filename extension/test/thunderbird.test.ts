@@ -61,8 +61,11 @@ async function partlySigned(shape: 'mixed' | 'prefix' | 'two-blocks'): Promise<s
 describe('Thunderbird displayed message', () => {
   it('says "partly signed" and never shows green when the OpenPGP block is not the whole message', async () => {
     for (const shape of ['mixed', 'prefix', 'two-blocks'] as const) {
-      install({ mail: [mail(7, await partlySigned(shape))], displayed: 7 });
+      const fake = install({ mail: [mail(7, await partlySigned(shape))], displayed: 7 });
       const r = await describeDisplayedMessage(3, deps('alice').deps);
+      // Outside the message, where its HTML cannot draw: the toolbar button of tab 3.
+      assert.equal(fake.toolbar.get(3)?.text, '!', shape);
+      assert.match(fake.toolbar.get(3)?.title ?? '', /^OpenPGP: Partly encrypted or signed/, shape);
       assert.equal(r.result?.signature.status, 'valid', shape);
       assert.equal(r.partial, true, shape);
       assert.ok(r.summary.startsWith(PARTIAL_TEXT), shape);
@@ -75,10 +78,11 @@ describe('Thunderbird displayed message', () => {
       await pgpMimeMessage(bob, alice, 'Budget', 'approved'),
       await inlinePgpMessage(bob, alice, 'Hi', 'hello from bob'),
     ]) {
-      install({ mail: [mail(7, raw)], displayed: 7 });
+      const fake = install({ mail: [mail(7, raw)], displayed: 7 });
       const r = await describeDisplayedMessage(3, deps('alice').deps);
       assert.equal(r.partial, undefined);
       assert.equal(tone(r), 'ok');
+      assert.equal(fake.toolbar.get(3)?.text, '✓');
       delete (globalThis as { messenger?: unknown }).messenger;
     }
   });

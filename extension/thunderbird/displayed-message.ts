@@ -10,6 +10,7 @@ import { htmlToText } from '../../mail/html.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import { coversWholeMessage, findPgpBlocks } from '../../mail/pgp.js';
 import { allMessages, tb, type MessageHeader, type MessagePart, type ThunderbirdApi } from './api.js';
+import { showOnToolbar } from './report-view.js';
 
 export interface DisplayedMessageReport {
   subject: string;
@@ -46,7 +47,10 @@ export async function describeDisplayedMessage(tabId: number, deps: Deps): Promi
   const api = tb();
   const [header] = (await api.messageDisplay.getDisplayedMessages(tabId)).messages;
   if (!header) throw new Error('Select a message first: no message is shown in this tab.');
-  return readMessage(api, header, deps);
+  const report = await readMessage(api, header, deps);
+  // The toolbar only mirrors the verdict: a failure there must not hide it from the popup or banner.
+  await showOnToolbar(api, tabId, report).catch((e: unknown) => console.warn('toolbar status:', (e as Error).name));
+  return report;
 }
 
 export interface MailboxTally {
