@@ -13,7 +13,7 @@ import {
 import { parseMessage, type Attachment } from '../../mail/mime.js';
 import type { PgpBlock } from '../../mail/pgp.js';
 import { fromAddresses, fromMatchesSigner } from '../../mail/signer.js';
-import { formatFingerprint } from './ui.js';
+import { formatFingerprint } from './fingerprint.js';
 
 export interface DecryptResult {
   status: DecryptStatus;
