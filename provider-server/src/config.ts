@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
 import { MAX_B_PRIME } from '../../protocol/limits.js';
+import { PACKAGE_LOG_DEFAULTS, parsePackageLogConfig, type PackageLogConfig } from './log-witnesses.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
@@ -66,6 +67,8 @@ export interface ServerConfig {
   models: ModelSource[];
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
+  /** The package log's origin and the witnesses that cosign its checkpoints (log-witnesses.ts, README.md). */
+  packageLog: PackageLogConfig;
 }
 
 export const DEFAULTS: ServerConfig = {
@@ -80,6 +83,7 @@ export const DEFAULTS: ServerConfig = {
   webmailSecretSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
+  packageLog: PACKAGE_LOG_DEFAULTS,
 };
 
 /** Settings given in code (tests, embedding): any subset, limits included. */
@@ -218,6 +222,7 @@ export function loadConfig(
   merged.dataDir = path.resolve(base, merged.dataDir);
   if (merged.store !== undefined && (typeof merged.store !== 'string' || !/^postgres(ql)?:\/\//.test(merged.store)))
     throw new Error('config: store must be a postgres:// URL (leave it out for the embedded SQLite store)');
+  merged.packageLog = parsePackageLogConfig(merged.packageLog);
   if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
   const ids = new Set<string>();
   merged.models = merged.models.map((m) => {
