@@ -121,6 +121,8 @@ export class LogWitnesses {
   ): Promise<{ time: number; lines: NoteSignature[] }> {
     const size = this.log.size;
     let old = Math.min(this.known.get(w.key.name) ?? size, size);
+    // One deadline for the whole exchange, its retry included.
+    const signal = AbortSignal.timeout(this.opts.timeoutMs ?? 10_000);
     for (let attempt = 0; attempt < 2; attempt++) {
       const proof = old > 0 && old < size ? this.log.consistencyProof(old).map(toBase64) : [];
       const signed = this.log.logSignedCheckpoint();
@@ -128,7 +130,7 @@ export class LogWitnesses {
       const res = await (this.opts.fetch ?? fetch)(`${w.url}/add-checkpoint`, {
         method: 'POST',
         body: `old ${old}\n${proof.map((p) => `${p}\n`).join('')}\n${signed}`,
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        signal,
       });
       const answer = await answerText(res);
       if (res.status === 409) {
@@ -166,7 +168,14 @@ export class LogWitnesses {
   start(seconds: number): void {
     this.stop();
     if (this.witnesses.length === 0) return;
-    this.timer = setInterval(() => void this.cosign(), seconds * 1000);
+    let running = false;
+    this.timer = setInterval(() => {
+      if (running) return; // a slow witness must not pile up submissions
+      running = true;
+      this.cosign()
+        .catch((e: unknown) => this.opts.log?.(`package log: cosignatures not kept: ${(e as Error).message}`))
+        .finally(() => (running = false));
+    }, seconds * 1000);
     this.timer.unref();
   }
 

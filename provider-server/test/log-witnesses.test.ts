@@ -155,3 +155,28 @@ test('start-up: a provider whose log file was edited, or whose log key was repla
   const undamaged = await startProvider(loopbackConfig(copy(() => undefined)), quiet);
   await undamaged.close();
 });
+
+test('the head is resubmitted every refreshSeconds, never twice at once, and a failure is logged, not thrown', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  const log = PackageLog.open(dataDirKnownBy([]));
+  let calls = 0;
+  let release!: () => void;
+  const hanging = new Promise<Response>((_, reject) => (release = () => reject(new Error('connection reset'))));
+  const lines: string[] = [];
+  const lw = new LogWitnesses(log, witnessConfig([w[0]]).witnesses, {
+    fetch: (() => (calls++, hanging)) as typeof fetch,
+    log: (l) => lines.push(l),
+  });
+  lw.start(60);
+  t.mock.timers.tick(60_000);
+  t.mock.timers.tick(60_000);
+  assert.equal(calls, 1, 'the second tick waits for the first submission');
+  release();
+  await new Promise((r) => setImmediate(r));
+  assert.match(lines.join('\n'), /witness w1.example\/witness did not cosign .*connection reset/);
+  t.mock.timers.tick(60_000);
+  assert.equal(calls, 2);
+  lw.stop();
+  t.mock.timers.tick(120_000);
+  assert.equal(calls, 2, 'stopped');
+});
