@@ -110,6 +110,29 @@ export class MerkleTree {
 
 const lsb = (x: bigint): boolean => (x & 1n) === 1n;
 
+/**
+ * RFC 9162's walk up a proof path from node fn of a tree whose last node is
+ * sn: for each of `count` hashes, whether it is a left sibling. Undefined when
+ * the path does not end at the root (too long or too short).
+ */
+function leftSiblings(fn: bigint, sn: bigint, count: number): boolean[] | undefined {
+  const left: boolean[] = [];
+  for (let i = 0; i < count; i++) {
+    if (sn === 0n) return undefined;
+    const isLeft = lsb(fn) || fn === sn;
+    left.push(isLeft);
+    if (isLeft && !lsb(fn)) {
+      while (!lsb(fn) && fn !== 0n) {
+        fn >>= 1n;
+        sn >>= 1n;
+      }
+    }
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  return sn === 0n ? left : undefined;
+}
+
 /** RFC 9162 §2.1.3.2: whether `proof` shows `leafHash` at `index` in the tree of `size` leaves with `root`. */
 export function verifyInclusion(
   leafHash: Uint8Array,
@@ -120,26 +143,10 @@ export function verifyInclusion(
 ): boolean {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
   if (proof.length > MAX_PROOF_HASHES) return false;
-  let fn = BigInt(index);
-  let sn = BigInt(size - 1);
-  let r = leafHash;
-  for (const p of proof) {
-    if (sn === 0n) return false;
-    if (lsb(fn) || fn === sn) {
-      r = hashChildren(p, r);
-      if (!lsb(fn)) {
-        while (!lsb(fn) && fn !== 0n) {
-          fn >>= 1n;
-          sn >>= 1n;
-        }
-      }
-    } else {
-      r = hashChildren(r, p);
-    }
-    fn >>= 1n;
-    sn >>= 1n;
-  }
-  return sn === 0n && equalBytes(r, root);
+  const left = leftSiblings(BigInt(index), BigInt(size - 1), proof.length);
+  if (!left) return false;
+  const r = proof.reduce((r, p, i) => (left[i] ? hashChildren(p, r) : hashChildren(r, p)), leafHash);
+  return equalBytes(r, root);
 }
 
 /**
@@ -167,24 +174,13 @@ export function verifyConsistency(
     fn >>= 1n;
     sn >>= 1n;
   }
+  const left = leftSiblings(fn, sn, path.length - 1);
+  if (!left) return false;
   let fr = path[0];
   let sr = path[0];
-  for (const c of path.slice(1)) {
-    if (sn === 0n) return false;
-    if (lsb(fn) || fn === sn) {
-      fr = hashChildren(c, fr);
-      sr = hashChildren(c, sr);
-      if (!lsb(fn)) {
-        while (!lsb(fn) && fn !== 0n) {
-          fn >>= 1n;
-          sn >>= 1n;
-        }
-      }
-    } else {
-      sr = hashChildren(sr, c);
-    }
-    fn >>= 1n;
-    sn >>= 1n;
+  for (const [i, c] of path.slice(1).entries()) {
+    if (left[i]) fr = hashChildren(c, fr);
+    sr = left[i] ? hashChildren(c, sr) : hashChildren(sr, c);
   }
-  return sn === 0n && equalBytes(fr, oldRoot) && equalBytes(sr, newRoot);
+  return equalBytes(fr, oldRoot) && equalBytes(sr, newRoot);
 }

@@ -7,10 +7,10 @@
 // same key and a fresh database: it cosigns whatever it is sent first.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { freePort } from '../../e2e/fixtures/process.js';
 import { tempDir } from './temp-dir.js';
 
 const LITEWITNESS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.tools/bin/litewitness');
@@ -35,14 +35,6 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
   const r = spawnSync(cmd, args, { encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.error?.message ?? r.stderr}`);
   return r.stdout;
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 function stopped(p: ChildProcess): Promise<void> {
