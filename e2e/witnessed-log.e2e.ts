@@ -42,6 +42,23 @@ function cli(args: string[]): Promise<{ code: number; out: string; err: string }
   });
 }
 
+/** Sets the witness policy on the options page, as a user would. */
+async function setPolicy(ws: TestWitness[], quorum: number): Promise<void> {
+  const policy = page.locator('#witness-policy');
+  await policy.locator('textarea[name=witnesses]').fill(ws.map((x) => x.vkey).join('\n'));
+  await policy.locator('input[name=quorum]').fill(String(quorum));
+  await policy.locator('button[type=submit]').click();
+  await page.locator('#witness-policy-status[data-kind=ok]').waitFor();
+}
+
+/** Connects on the options page with alice's token. */
+async function connect(): Promise<void> {
+  const form = page.locator('#provider-connect');
+  await form.locator('input[name=url]').fill(provider.server.httpUrl);
+  await form.locator('input[name=token]').fill(alice.token);
+  await form.locator('button').click();
+}
+
 function policyFile(name: string, quorum: number, ws: TestWitness[]): string {
   const f = path.join(dir, `${name}.json`);
   fs.writeFileSync(f, JSON.stringify({ quorum, witnesses: ws.map((x) => x.vkey) }));
@@ -141,16 +158,8 @@ describe('the witnessed package log', { timeout: 300_000 }, () => {
     browser = await launchWithExtension();
     page = await browser.context.newPage();
     await page.goto(browser.extensionUrl('options.html'));
-    const policy = page.locator('#witness-policy');
-    await policy.locator('textarea[name=witnesses]').fill(w.map((x) => x.vkey).join('\n'));
-    await policy.locator('input[name=quorum]').fill('2');
-    await policy.locator('button[type=submit]').click();
-    await page.locator('#witness-policy-status[data-kind=ok]').waitFor();
-
-    const form = page.locator('#provider-connect');
-    await form.locator('input[name=url]').fill(provider.server.httpUrl);
-    await form.locator('input[name=token]').fill(alice.token);
-    await form.locator('button').click();
+    await setPolicy(w, 2);
+    await connect();
     await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
     await page.locator('#log-status[data-kind=ok]').waitFor();
     const status = (await page.locator('#log-status').textContent()) ?? '';
@@ -172,16 +181,9 @@ describe('the witnessed package log', { timeout: 300_000 }, () => {
   });
 
   it('a policy the head does not meet pauses the spam check, in plain words', async () => {
-    const policy = page.locator('#witness-policy');
-    await policy.locator('textarea[name=witnesses]').fill([w[0], idle].map((x) => x.vkey).join('\n'));
-    await policy.locator('input[name=quorum]').fill('2');
-    await policy.locator('button[type=submit]').click();
-    await page.locator('#witness-policy-status[data-kind=ok]').waitFor();
+    await setPolicy([w[0], idle], 2);
     await page.locator('#provider-disconnect').click();
-    const form = page.locator('#provider-connect');
-    await form.locator('input[name=url]').fill(provider.server.httpUrl);
-    await form.locator('input[name=token]').fill(alice.token);
-    await form.locator('button').click();
+    await connect();
     await page.locator('#provider-status[data-kind=error]').waitFor({ timeout: 120_000 });
     assert.match(
       (await page.locator('#provider-status').textContent()) ?? '',

@@ -13,7 +13,7 @@
 //   4. the package is in it (an inclusion proof of its entry, with this hash).
 // No Node-only API: the trust state is stored through an injected TrustStore.
 import { equalBytes } from '@noble/curves/utils.js';
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js';
 import { parseCheckpoint, type Checkpoint } from '../../protocol/checkpoint.js';
 import { MerkleTree, verifyConsistency, verifyInclusion } from '../../protocol/merkle.js';
 import {
@@ -244,6 +244,11 @@ export function compareHeads(entries: readonly LogEntry[], other: HeadRef): Goss
   return other.size === entries.length ? 'same' : 'other-behind';
 }
 
+/** A proof bundle: a checkpoint note (≤ 32 KiB) and two proofs of at most 64 hashes. */
+const MAX_BUNDLE_BYTES = 64 * 1024;
+/** The whole log: MAX_LOG_ENTRIES entries of at most about 300 bytes of JSON each. */
+const MAX_LOG_BYTES = 32 * 1024 * 1024;
+
 export interface LogVerifierOptions {
   /** The provider's HTTP base URL; trust is recorded per origin. */
   baseUrl: string;
@@ -270,10 +275,23 @@ export class PackageLogVerifier {
     if (opts.pinnedKey !== undefined) parseLogKey(opts.pinnedKey);
   }
 
-  private async get(path: string): Promise<unknown> {
+  /** A JSON answer of at most `maxBytes`: a provider cannot make this device buffer more. */
+  private async get(path: string, maxBytes: number): Promise<unknown> {
+    const origin = new URL(this.opts.baseUrl).origin;
     const r = await (this.opts.fetch ?? fetch)(new URL(path, this.opts.baseUrl));
-    if (!r.ok) throw new Error(`package log: HTTP ${r.status} from ${new URL(this.opts.baseUrl).origin}`);
-    return r.json();
+    if (!r.ok) throw new Error(`package log: HTTP ${r.status} from ${origin}`);
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const reader = r.body?.getReader();
+    for (let part = await reader?.read(); part && !part.done; part = await reader!.read()) {
+      size += part.value.length;
+      if (size > maxBytes) {
+        await reader!.cancel();
+        throw new Error(`package log: the answer from ${origin} is larger than ${maxBytes} bytes`);
+      }
+      chunks.push(part.value);
+    }
+    return JSON.parse(new TextDecoder().decode(concatBytes(...chunks)));
   }
 
   /** Verifies a head (steps 1–3) against the recorded state and, once `check` passes too, records it. */
@@ -310,7 +328,7 @@ export class PackageLogVerifier {
     const before = await this.opts.trust.get(new URL(this.opts.baseUrl).origin);
     const q = new URLSearchParams({ model: modelId, version: String(version) });
     if (before && before.size > 0) q.set('old', String(before.size));
-    const bundle = validateProofBundle(await this.get(`${LOG_PROOF_PATH}?${q}`));
+    const bundle = validateProofBundle(await this.get(`${LOG_PROOF_PATH}?${q}`, MAX_BUNDLE_BYTES));
     return this.accept(
       { note: bundle.checkpoint, logKey: bundle.logKey },
       (size, root, cp) => {
@@ -329,7 +347,7 @@ export class PackageLogVerifier {
 
   /** Fetches every entry, checks them against an accepted head, and returns them (the CLI's `log`). */
   async audit(): Promise<VerifiedHead & { entries: LogEntry[] }> {
-    const doc = validateLogDocument(await this.get(LOG_PATH));
+    const doc = validateLogDocument(await this.get(LOG_PATH, MAX_LOG_BYTES));
     const tree = new MerkleTree(doc.entries.map(entryLeafHash));
     const matches = (cp: Checkpoint): boolean => cp.size === tree.size && equalBytes(tree.root(), cp.root);
     const verified = await this.accept(

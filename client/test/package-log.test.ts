@@ -361,3 +361,11 @@ test('gossip: identical, older and newer honest heads are consistent; another he
   );
   assert.throws(() => parseFingerprint('2:abc'), /not a package log fingerprint/);
 });
+
+test('a provider that answers with more than a proof bundle or a log can hold is refused before parsing', async () => {
+  await publish([V1, V2]);
+  const padded = tampered({ bundle: (b) => ({ ...b, padding: 'x'.repeat(70_000) }) as ProofBundle });
+  await withServed(padded, () =>
+    assert.rejects(device().checkLogged('spam', 1, V1.packageSha256), /larger than 65536 bytes/),
+  );
+});
