@@ -128,7 +128,7 @@ export class PackageLog {
     const stored = storedText === undefined ? undefined : parseStored(storedText, checkpointFile);
     // Without a configured origin the log keeps the one it was signed under, so a replaced key shows as one.
     const logOrigin = origin ?? stored?.checkpoint.origin ?? defaultOrigin(ed25519.getPublicKey(secretKey));
-    if (stored) checkStored(stored, checkpointFile, logOrigin, secretKey, entries);
+    if (stored) checkStored(stored, { checkpointFile, logFile }, logOrigin, secretKey, entries);
     return new PackageLog(dataDir, secretKey, logOrigin, entries, stored?.note);
   }
 
@@ -259,12 +259,13 @@ function parseStored(text: string, file: string): { note: SignedNote; checkpoint
  */
 function checkStored(
   stored: { note: SignedNote; checkpoint: Checkpoint },
-  file: string,
+  files: { checkpointFile: string; logFile: string },
   origin: string,
   secretKey: Uint8Array,
   entries: readonly LogEntry[],
 ): void {
   const { note, checkpoint: cp } = stored;
+  const file = files.checkpointFile;
   if (cp.origin !== origin)
     throw new BrokenLogError(
       `${file} is the checkpoint of log ${cp.origin}, but this provider's log is ${origin}: witnesses and clients know the log by its origin; set packageLog.origin to ${cp.origin}`,
@@ -276,12 +277,12 @@ function checkStored(
     );
   if (cp.size > entries.length)
     throw new BrokenLogError(
-      `${LOG_FILE} has ${entries.length} entries but the signed checkpoint covers ${cp.size}: entries were removed; restore the file from a backup`,
+      `${files.logFile} has ${entries.length} entries but the signed checkpoint covers ${cp.size}: entries were removed; restore the file from a backup`,
     );
   const root = new MerkleTree(entries.slice(0, cp.size).map(entryLeafHash)).root();
   if (!equalBytes(root, cp.root))
     throw new BrokenLogError(
-      `${LOG_FILE} was edited: its first ${cp.size} entries hash to ${logFingerprint(cp.size, root)}, not to the signed checkpoint ${logFingerprint(cp.size, cp.root)}; restore it from a backup`,
+      `${files.logFile} was edited: its first ${cp.size} entries hash to ${logFingerprint(cp.size, root)}, not to the signed checkpoint ${logFingerprint(cp.size, cp.root)}; restore it from a backup`,
     );
   const own = (s: NoteSignature): boolean => s.name === key.name && s.keyId === key.keyId;
   note.signatures = [...note.signatures.filter(own).slice(0, 1), ...note.signatures.filter((s) => !own(s))];

@@ -142,7 +142,7 @@ test('start-up: a provider whose log file was edited, or whose log key was repla
   });
   await assert.rejects(
     startProvider(loopbackConfig(edited), quiet),
-    /package log: package-log.jsonl was edited: its first 1 entries hash to/,
+    new RegExp(`package log: ${path.join(edited, LOG_FILE)} was edited: its first 1 entries hash to`),
   );
   const rekeyed = copy((d) => {
     fs.rmSync(path.join(d, LOG_KEY_FILE));
