@@ -48,7 +48,9 @@ async function setPolicy(ws: TestWitness[], quorum: number): Promise<void> {
   await policy.locator('textarea[name=witnesses]').fill(ws.map((x) => x.vkey).join('\n'));
   await policy.locator('input[name=quorum]').fill(String(quorum));
   await policy.locator('button[type=submit]').click();
-  await page.locator('#witness-policy-status[data-kind=ok]').waitFor();
+  const status = page.locator('#witness-policy-status:not([hidden])');
+  await status.waitFor();
+  assert.equal(await status.getAttribute('data-kind'), 'ok', (await status.textContent()) ?? '');
 }
 
 /** Connects on the options page with alice's token. */

@@ -47,7 +47,9 @@ function show(s: PackageLogStatus): void {
   details.querySelector('pre')!.textContent = h
     ? `head ${h.fingerprint}\nlog key ${h.logKey} (${h.keySource === 'configured' ? 'configured' : 'recorded on first use'})\nwitness policy: ${s.policy.quorum} of ${n}${s.defaultPolicy ? ' (the default)' : ''}`
     : '';
+  // The policy fields show the stored policy, unless the user is editing them.
   const form = $<HTMLFormElement>('witness-policy');
+  if (form.dataset.edited === 'true') return;
   (form.elements.namedItem('witnesses') as HTMLTextAreaElement).value = s.policy.witnesses.join('\n');
   (form.elements.namedItem('quorum') as HTMLInputElement).value = String(s.policy.quorum);
 }
@@ -55,7 +57,9 @@ function show(s: PackageLogStatus): void {
 async function change(policy: PackageLogStatus['policy'] | null): Promise<void> {
   const status = $('witness-policy-status');
   try {
-    show(await askPrivate<PackageLogStatus>({ pmfPrivate: 'packageLog', policy }));
+    const next = await askPrivate<PackageLogStatus>({ pmfPrivate: 'packageLog', policy });
+    $('witness-policy').dataset.edited = 'false';
+    show(next);
     say(status, policy ? 'Saved: used from the next check on.' : 'Back to the default witnesses.', 'ok');
   } catch (e) {
     sayError(status, e, 'Not saved: ');
@@ -64,6 +68,7 @@ async function change(policy: PackageLogStatus['policy'] | null): Promise<void> 
 
 export function initPackageLogSection(): void {
   const form = $<HTMLFormElement>('witness-policy');
+  form.addEventListener('input', () => (form.dataset.edited = 'true'));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const text = (form.elements.namedItem('witnesses') as HTMLTextAreaElement).value;

@@ -14,7 +14,7 @@ export function goReference<T>(mode: 'tree' | 'sign' | 'open', request: unknown)
     encoding: 'utf8',
     // Offline: the modules come from the cache (scripts/setup.sh runs `go mod download` here).
     env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOTOOLCHAIN: 'local' },
-    timeout: 120_000,
+    timeout: 300_000, // the first run compiles x/mod and torchwood
   });
   if (r.error) throw new Error(`go run ${mode}: ${r.error.message} (is Go installed? see scripts/setup.sh)`);
   if (r.status !== 0) throw new Error(`go run ${mode} failed (run scripts/setup.sh to fetch its modules): ${r.stderr}`);
