@@ -110,16 +110,20 @@ describe('the witnessed package log', { timeout: 300_000 }, () => {
   });
 
   it('the headless client takes the model under a 2-of-3 policy and refuses it when its witnesses did not cosign', async () => {
-    const common = ['--server', provider.server.httpUrl, '--token', alice.token];
-    const ok = await cli([
-      'classify',
-      ...common,
-      '--cache',
-      path.join(dir, 'cli-ok'),
-      '--witness-policy',
-      policyFile('two-of-three', 2, w),
-      path.join(dir, 'mail.jsonl'),
-    ]);
+    // The CLI with its own cache (so its own recorded head) and a witness policy file.
+    const run = (cmd: string, cache: string, policy: string, ...rest: string[]) =>
+      cli([
+        cmd,
+        '--server',
+        provider.server.httpUrl,
+        '--cache',
+        path.join(dir, cache),
+        '--witness-policy',
+        policy,
+        ...rest,
+      ]);
+    const twoOfThree = policyFile('two-of-three', 2, w);
+    const ok = await run('classify', 'cli-ok', twoOfThree, '--token', alice.token, path.join(dir, 'mail.jsonl'));
     assert.equal(ok.code, 0, ok.err);
     assert.match(
       ok.err,
@@ -128,27 +132,11 @@ describe('the witnessed package log', { timeout: 300_000 }, () => {
       ),
     );
     assert.equal(ok.out.match(/^m[01]\s/gm)?.length, 2, ok.out);
-    const log = await cli([
-      'log',
-      '--server',
-      provider.server.httpUrl,
-      '--cache',
-      path.join(dir, 'cli-ok'),
-      '--witness-policy',
-      policyFile('two', 2, w),
-    ]);
+    const log = await run('log', 'cli-ok', twoOfThree);
     assert.equal(log.code, 0, log.err);
     assert.match(log.out, new RegExp(`^spam v1  ${provider.catalog.current('spam')!.packageSha256}`, 'm'));
 
-    const refused = await cli([
-      'log',
-      '--server',
-      provider.server.httpUrl,
-      '--cache',
-      path.join(dir, 'cli-refused'),
-      '--witness-policy',
-      policyFile('needs-idle', 2, [w[0], idle]),
-    ]);
+    const refused = await run('log', 'cli-refused', policyFile('needs-idle', 2, [w[0], idle]));
     assert.equal(refused.code, 3, 'a package log alert exits with code 3');
     assert.match(
       refused.err,
