@@ -1,7 +1,7 @@
 // Headless client CLI.
 //   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [options] MAILBOX
 //   tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN
-//   tsx client/node/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
+//   tsx client/node/cli.ts log --server URL [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
@@ -15,8 +15,10 @@
 // the provider's list (--list ID, docs/blocklist.md); hits are printed under
 // the message's row with the provider's record.
 // Both commands check the provider's package log (package-log.ts) with the key
-// from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
-// head's fingerprint to compare across devices (log --compare).
+// from --log-key / $PMF_LOG_KEY, or trust it on first use, and the witness
+// policy in --witness-policy FILE / $PMF_WITNESS_POLICY (JSON {quorum,
+// witnesses}; the built-in default otherwise), and print the log head's
+// fingerprint and its witnesses (log --compare checks another device's head).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,8 +34,9 @@ import {
   PackageLogAlert,
   PackageLogVerifier,
   parseFingerprint,
-  type VerifiedLog,
+  type VerifiedHead,
 } from '../core/package-log.js';
+import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
 import { runClassification, type RunItem, type RunOutcome } from '../core/runner.js';
 import type { SocketFactory, SpamVerdict } from '../core/session.js';
@@ -47,7 +50,6 @@ import {
   type BlocklistResult,
   type LoadedBlocklist,
 } from '../core/blocklist.js';
-import { checkLogged } from '../core/package-log.js';
 import { openList } from '../../protocol/blocklist.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
@@ -196,20 +198,33 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
   }
 }
 
-const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key VKEY] [--witness-policy FILE] MAILBOX
        tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN [--cache DIR]
-       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]`;
+       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
 export const ALERT_EXIT = 3;
 
-function describeLog(v: VerifiedLog): string {
+function describeLog(v: VerifiedHead): string {
   const key = v.firstUse
     ? `trusted on first use: compare it with the key the provider publishes, then pin it with --log-key`
     : v.trust.keySource === 'configured'
       ? 'pinned'
       : 'recorded on first use';
-  return `package log ${v.fingerprint} (key ${v.trust.publicKey}, ${key})`;
+  const witnesses = v.policy.quorum
+    ? `cosigned by ${v.trust.cosigners.map((c) => c.name).join(', ')} (${v.policy.quorum} required)`
+    : 'not witnessed: the witness policy requires no witness (--witness-policy)';
+  return `package log ${v.fingerprint} (key ${v.trust.logKey}, ${key}); ${witnesses}`;
+}
+
+/** The witness policy of --witness-policy FILE / $PMF_WITNESS_POLICY, else the built-in default. */
+function witnessPolicy(file: string | undefined): WitnessPolicy {
+  if (!file) return DEFAULT_WITNESS_POLICY;
+  try {
+    return parseWitnessPolicy(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch (e) {
+    throw new Error(`--witness-policy ${file}: ${(e as Error).message}`);
+  }
 }
 
 const GOSSIP = {
@@ -220,10 +235,10 @@ const GOSSIP = {
 } as const;
 
 async function showLog(verifier: PackageLogVerifier, compare: string | undefined): Promise<number> {
-  const v = await verifier.fetchVerified();
-  for (const e of v.log.entries) console.log(`${e.modelId} v${e.version}  ${e.packageSha256}  ${e.createdAt}`);
+  const v = await verifier.audit();
+  for (const e of v.entries) console.log(`${e.modelId} v${e.version}  ${e.packageSha256}  ${e.createdAt}`);
   console.log(describeLog(v));
-  if (compare) console.log(GOSSIP[compareHeads(v.log.entries, parseFingerprint(compare))]);
+  if (compare) console.log(GOSSIP[compareHeads(v.entries, parseFingerprint(compare))]);
   return 0;
 }
 
@@ -244,6 +259,7 @@ export async function main(argv: string[]): Promise<number> {
       state: { type: 'string' },
       cache: { type: 'string', default: path.join(os.homedir(), '.cache', 'pmf-client') },
       'log-key': { type: 'string' },
+      'witness-policy': { type: 'string' },
       compare: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -258,6 +274,7 @@ export async function main(argv: string[]): Promise<number> {
     baseUrl: values.server,
     trust: new FileTrustStore(values.cache!),
     pinnedKey: values['log-key'] ?? process.env.PMF_LOG_KEY,
+    policy: () => witnessPolicy(values['witness-policy'] ?? process.env.PMF_WITNESS_POLICY),
   });
   if (cmd === 'log') return showLog(verifier, values.compare);
   const token = values.token ?? process.env.PMF_TOKEN;
@@ -276,11 +293,8 @@ export async function main(argv: string[]): Promise<number> {
   /** The provider's list, from a delta when the version before is cached, checked against the package log. */
   const blocklist = async (listId: string): Promise<LoadedBlocklist> => {
     const opts = { baseUrl: values.server!, listId, storage: base.storage, onProgress: downloadProgress('blocklist') };
-    const logCheck = async (logId: string, version: number, sha256: string) => {
-      const v = await verifier.fetchVerified();
-      checkLogged(v.log.entries, logId, version, sha256);
-      console.error(describeLog(v));
-    };
+    const logCheck = async (logId: string, version: number, sha256: string) =>
+      console.error(describeLog(await verifier.checkLogged(logId, version, sha256)));
     return ensureBlocklist({ ...opts, logCheck, previous: cachedBlocklist(values.cache!, listId) });
   };
   const topics = async (keptTopics?: KeptTopicRequests) =>

@@ -17,7 +17,7 @@ import {
   type KeptTopicRequest,
   type KeptTopicRequests,
 } from '../core/kept-requests.js';
-import type { LogTrust, TrustStore } from '../core/package-log.js';
+import type { LegacyTrust, LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
   constructor(private readonly dir: string) {
@@ -72,11 +72,13 @@ export class FileTrustStore implements TrustStore {
     this.file = path.join(dir, 'package-log-trust.json');
   }
 
-  private all(): Record<string, LogTrust> {
-    return fs.existsSync(this.file) ? (JSON.parse(fs.readFileSync(this.file, 'utf8')) as Record<string, LogTrust>) : {};
+  private all(): Record<string, LogTrust | LegacyTrust> {
+    return fs.existsSync(this.file)
+      ? (JSON.parse(fs.readFileSync(this.file, 'utf8')) as Record<string, LogTrust | LegacyTrust>)
+      : {};
   }
 
-  async get(origin: string): Promise<LogTrust | undefined> {
+  async get(origin: string): Promise<LogTrust | LegacyTrust | undefined> {
     return this.all()[origin];
   }
 

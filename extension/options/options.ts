@@ -12,6 +12,7 @@ import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
 import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
+import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
 
 const storePromise = KeyStore.open();
@@ -255,3 +256,4 @@ onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
+initPackageLogSection();

@@ -80,6 +80,8 @@ const FAILURES: Record<FailureCode, string> = {
     'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
   package_log:
     'Spam check stopped: the provider’s published list of spam models does not vouch for this one, so it was not used. Nothing about your mail was sent. Tell your provider.',
+  package_unwitnessed:
+    'Spam check paused: not enough of the independent witnesses you rely on have confirmed that everyone gets this spam model, so it was not used. Nothing about your mail was sent. It is tried again when you open a message; if this lasts, see “Same spam model for everyone” in the extension’s options.',
   storage_full:
     'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
   rate_limited:

@@ -20,14 +20,16 @@
 //   blind-keys      [account, message id]  → the link check's kept blinds for the message, likewise
 //                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
 //                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
-//   config          "provider"           → {url, token}; "settings" → PrivateSettings
+//   config          "provider"           → {url, token}; "settings" → PrivateSettings;
+//                   "witness-policy"     → the user's witness policy (protocol/witness-policy.ts)
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
-import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
+import type { LegacyTrust, LogTrust, TrustStore } from '../../client/core/package-log.js';
+import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
 import type { BlindKeys, BlocklistHit } from '../../client/core/blocklist.js';
 import type {
@@ -149,7 +151,7 @@ export class PrivateStore {
       put: (key, data) => this.putPackage(key, data),
     };
     this.trust = {
-      get: async (origin) => (await db.get('trust', origin)) as LogTrust | undefined,
+      get: async (origin) => (await db.get('trust', origin)) as LogTrust | LegacyTrust | undefined,
       put: async (origin, t) => void (await db.put('trust', t, origin)),
     };
     this.replay = {
@@ -391,6 +393,34 @@ export class PrivateStore {
     for (const k of SETTING_NAMES) if (typeof change[k] === 'boolean') next[k] = change[k];
     await this.db.put('config', next, 'settings');
     return next;
+  }
+
+  /** The user's witness policy for the package log; the built-in default until the user sets one. */
+  async witnessPolicy(): Promise<WitnessPolicy> {
+    return (await this.witnessPolicyInUse()).policy;
+  }
+
+  async witnessPolicyInUse(): Promise<{ policy: WitnessPolicy; isDefault: boolean }> {
+    const saved: unknown = await this.db.get('config', 'witness-policy');
+    if (saved === undefined) return { policy: DEFAULT_WITNESS_POLICY, isDefault: true };
+    // Stored only after this same check: a failure here is a damaged store.
+    return { policy: parseWitnessPolicy(saved), isDefault: false };
+  }
+
+  /** Checks and stores the user's witness policy; undefined goes back to the default. */
+  async setWitnessPolicy(p: unknown): Promise<WitnessPolicy> {
+    if (p === undefined) {
+      await this.db.delete('config', 'witness-policy');
+      return DEFAULT_WITNESS_POLICY;
+    }
+    const policy = parseWitnessPolicy(p);
+    await this.db.put('config', policy, 'witness-policy');
+    return policy;
+  }
+
+  /** What this device recorded about a provider's package log (the options page shows it). */
+  async logTrust(origin: string): Promise<LogTrust | LegacyTrust | undefined> {
+    return this.trust.get(origin);
   }
 
   /**

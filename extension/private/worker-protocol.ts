@@ -82,6 +82,8 @@ export type FailureCode =
   | 'bad_token'
   | 'package_tampered'
   | 'package_log'
+  /** Fewer witnesses than the user's policy cosigned the package log's head (often passing). */
+  | 'package_unwitnessed'
   | 'storage_full'
   | 'rate_limited'
   /** The user turned the spam check off: the worker refuses before anything is sent. */

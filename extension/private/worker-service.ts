@@ -11,7 +11,7 @@
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
-import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
+import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
@@ -76,7 +76,12 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
   if (current?.account !== account) {
     const store = await privateStore();
     const he = await loadHe();
-    const verifier = new PackageLogVerifier({ baseUrl: provider.url, trust: store.trust, fetch: fetchUncached });
+    const verifier = new PackageLogVerifier({
+      baseUrl: provider.url,
+      trust: store.trust,
+      policy: () => store.witnessPolicy(),
+      fetch: fetchUncached,
+    });
     const common = {
       server: provider.url,
       token: provider.token,
@@ -111,8 +116,7 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         store,
         connect: () => connector.connect(1),
         fetch: fetchUncached,
-        logCheck: async (logId, version, sha256) =>
-          checkLogged((await verifier.fetchVerified()).log.entries, logId, version, sha256),
+        logCheck: (logId, version, sha256) => verifier.checkLogged(logId, version, sha256),
         onProgress: (r, t) => slot.onProgress(r, t),
         reconnectWindowMs: RECONNECT_WINDOW_MS,
       }),
@@ -314,7 +318,8 @@ export function toFailure(e: unknown): WorkerFailure {
   const name = (e as { name?: string } | undefined)?.name;
   if (e instanceof SpamCheckOff) return { code: 'spam_off', detail };
   if (e instanceof PackageIntegrityError) return { code: 'package_tampered', detail };
-  if (e instanceof PackageLogAlert) return { code: 'package_log', detail };
+  if (e instanceof PackageLogAlert)
+    return { code: e.kind === 'not_witnessed' ? 'package_unwitnessed' : 'package_log', detail };
   if (e instanceof ProtocolError) {
     if (e.code === 'unauthenticated') return { code: 'bad_token', detail };
     if (e.code === 'rate_limited') return { code: 'rate_limited', detail };

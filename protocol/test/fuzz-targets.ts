@@ -15,7 +15,10 @@ import { ProtocolError } from '../errors.js';
 import { decodeFrame, encodeFrame } from '../frame.js';
 import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
 import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
-import { validateLogDocument } from '../package-log.js';
+import { parseCheckpoint } from '../checkpoint.js';
+import { validateLogDocument, validateProofBundle } from '../package-log.js';
+import { parseNote, parseVerifierKey } from '../signed-note.js';
+import { parseWitnessPolicy } from '../witness-policy.js';
 import {
   applyDelta,
   encodeDelta,
@@ -194,6 +197,31 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
   test('package log: any JSON value is a valid document or a clear error', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (doc) => acceptsOrRejects(() => validateLogDocument(doc), isPlainError)),
+      opts,
+    );
+  });
+
+  test('package log proofs and witness policies: any JSON value is valid or a clear error', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (x) => {
+        acceptsOrRejects(() => validateProofBundle(x), isPlainError);
+        acceptsOrRejects(() => parseWitnessPolicy(x), isPlainError);
+      }),
+      opts,
+    );
+  });
+
+  test('signed notes, checkpoints and verifier keys: any text parses or is a clear error', () => {
+    const noteLike = fc.array(fc.oneof(fc.string(), fc.constantFrom('\n', '\n\n', '\u2014 ', '+', 'AAAA=')), {
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(noteLike, (parts) => {
+        const text = parts.join('');
+        acceptsOrRejects(() => parseNote(text), isPlainError);
+        acceptsOrRejects(() => parseCheckpoint(text), isPlainError);
+        acceptsOrRejects(() => parseVerifierKey(text), isPlainError);
+      }),
       opts,
     );
   });

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
 import { MAX_B_PRIME } from '../../protocol/limits.js';
+import { PACKAGE_LOG_DEFAULTS, parsePackageLogConfig, type PackageLogConfig } from './log-witnesses.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
@@ -68,6 +69,8 @@ export interface ServerConfig {
   lmtp?: unknown;
   /** Serving the bundled demo models on purpose (`npm run demo`): no warning about them (demo-models.ts). */
   demo?: boolean;
+  /** The package log's origin and the witnesses that cosign its checkpoints (log-witnesses.ts, README.md). */
+  packageLog: PackageLogConfig;
 }
 
 export const DEFAULTS: ServerConfig = {
@@ -82,6 +85,7 @@ export const DEFAULTS: ServerConfig = {
   webmailSecretSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
+  packageLog: PACKAGE_LOG_DEFAULTS,
 };
 
 /** Settings given in code (tests, embedding): any subset, limits included. */
@@ -223,6 +227,7 @@ export function loadConfig(
     throw new Error('config: store must be a postgres:// URL (leave it out for the embedded SQLite store)');
   if (merged.demo !== undefined && typeof merged.demo !== 'boolean')
     throw new Error('config: demo must be true or false');
+  merged.packageLog = parsePackageLogConfig(merged.packageLog);
   if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
   const ids = new Set<string>();
   merged.models = merged.models.map((m) => {

@@ -7,14 +7,13 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
-import { createHttpHandler } from './http.js';
+import { createHttpHandler, type ServedLog } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { demoModelWarnings } from './demo-models.js';
@@ -36,8 +35,8 @@ export interface ServerOptions {
   store: Store;
   crypto: ProviderCrypto;
   models: ModelCatalog;
-  /** The signed package transparency log, served at its well-known URL. */
-  packageLog?: () => PackageLogDocument;
+  /** The package transparency log, served at its well-known URLs. */
+  packageLog?: ServedLog;
   /** Private blocklists: their packages over HTTP, their OPRF in sessions (docs/blocklist.md). */
   blocklists?: BlocklistCatalog;
   log?: (line: string) => void;
