@@ -159,8 +159,12 @@ export class InterruptedRequest<R extends { messageId: string } = Messages['spam
 export const retryable = (e: unknown): boolean =>
   e instanceof ConnectionClosed || (e instanceof ProtocolError && RETRYABLE.has(e.code));
 
-/** Refusals after which a spam request may still have been answered, or can be answered later. */
-const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
+/**
+ * Refusals after which a request may still have been answered, or can be
+ * answered later: on a new session (session_lost: the provider lost this
+ * one's OT state), or after a wait.
+ */
+const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal', 'session_lost']);
 
 /** What spam and topic sessions share: connection, hello, OT pool, request/response. */
 export abstract class ProviderSession {

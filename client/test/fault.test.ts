@@ -1,6 +1,7 @@
 // The short kill -9 runs of fault-scenario.ts (the long ones, also on
 // PostgreSQL, are in fault.slow.test.ts): a few kills of the real provider
-// process while two clients classify, then every result delivered once.
+// process, or of its crypto worker, while clients classify, then every result
+// delivered once.
 import { test } from 'node:test';
 import { runFaultScenario } from './fault-scenario.js';
 
@@ -17,5 +18,23 @@ for (const task of ['spam', 'topics'] as const) {
     t.diagnostic(
       `${r.kills} kills, ${r.resent} requests re-sent (${r.replayed} answered from the record), ${r.seconds} s`,
     );
+  });
+
+  // The sessions whose OT state died with the worker, busy or idle, are told
+  // (session_lost) and the clients resume on new sessions.
+  test(`a crypto worker killed twice under load (${task}): every message exactly one verdict, the store intact`, async (t) => {
+    const r = await runFaultScenario({
+      task,
+      kill: 'worker',
+      users: 3,
+      messagesPerUser: 8,
+      kills: 2,
+      // Soon after an outcome, while that client reads its next message (its session idle), or
+      // right after a request left (its task in the worker).
+      killWindowMs: [0, 100],
+      aimed: { afterRequest: 0.2, onAnswer: 0 },
+      thinkMs: 500,
+    });
+    t.diagnostic(`${r.kills} worker kills, ${r.resent} requests re-sent, ${r.seconds} s`);
   });
 }

@@ -53,7 +53,7 @@ export interface SessionDeps {
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
-const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
+const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated', 'session_lost']);
 /**
  * Answers a client gets while resynchronising its mailbox after a reconnect:
  * normal, so they do not count as bad frames (each request still costs rate).
@@ -459,8 +459,9 @@ export class Session {
         this.deps.crypto.topicLabels(this.id, awaited.decoder, msg.labels),
       );
     } catch (e) {
-      // Used up: a resend and other labels would be a probe.
-      await acknowledge();
+      // Used up: a resend and other labels would be a probe. Not when the
+      // worker died under it (nothing was decoded): the client resends these labels.
+      if (!(e instanceof ProtocolError && e.code === 'session_lost')) await acknowledge();
       throw e;
     } finally {
       awaited.decoder.fill(0);

@@ -67,6 +67,8 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  /** How many times this slot's worker was replaced: state made in an earlier generation is gone. */
+  generation: number;
   queues: Record<Priority, Job[]>;
   /** Posted to the worker, in the order it runs them. */
   running: Job[];
@@ -103,7 +105,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     private readonly data: unknown = {},
   ) {
     for (let i = 0; i < size; i++) {
-      const slot: Slot = { worker: this.newWorker(), queues: { email: [], setup: [] }, running: [] };
+      const slot: Slot = { worker: this.newWorker(), generation: 0, queues: { email: [], setup: [] }, running: [] };
       this.attach(slot);
       this.slots.push(slot);
     }
@@ -135,6 +137,7 @@ export class WorkerPool<Tasks extends TaskTable> {
       slot.queues = { email: [], setup: [] };
       this.restarts++;
       this.lastRestart = Date.now();
+      slot.generation++;
       slot.worker = this.newWorker();
       this.attach(slot);
     });
@@ -151,6 +154,14 @@ export class WorkerPool<Tasks extends TaskTable> {
       restarts: this.restarts,
       degraded: now - this.lastRestart < DEGRADED_FOR_MS,
     };
+  }
+
+  /**
+   * The generation of the worker that owns `affinity`: it changes when that
+   * worker is replaced, and with it every piece of state kept there.
+   */
+  generation(affinity: string): number {
+    return this.pick(affinity).generation;
   }
 
   private pick(affinity?: string): Slot {
