@@ -2,7 +2,6 @@
 // topic models' public candidate models (strong ETag = the file's SHA-256,
 // Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
 // a well-known URL (ETag = its head), and the demo webmail when it is mounted.
-import type { PoolHealth } from './workers/pool.js';
 import fs from 'node:fs';
 import type http from 'node:http';
 import {
@@ -14,6 +13,7 @@ import {
 } from '../../protocol/package-log.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import type { ServedModel } from './crypto.js';
+import type { HealthReport } from './health.js';
 import type { Metrics } from './metrics.js';
 
 export interface HttpDeps {
@@ -29,8 +29,8 @@ export interface HttpDeps {
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
-  /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
-  workers?: () => PoolHealth;
+  /** The health check (health.ts): /healthz answers 503 while it is failing. Without it, /healthz only says it runs. */
+  health?: () => Promise<HealthReport>;
 }
 
 function json(
@@ -166,12 +166,10 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
     if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
-      const workers = deps.workers?.();
-      return json(res, 200, {
-        status: workers?.degraded ? 'degraded' : 'ok',
-        models: deps.models().map((m) => ({ id: m.id, version: m.version })),
-        ...(workers && { workers }),
-      });
+      const models = deps.models().map((m) => ({ id: m.id, version: m.version }));
+      if (!deps.health) return json(res, 200, { status: 'ok', models });
+      deps.health().then((h) => json(res, h.status === 'failing' ? 503 : 200, { ...h, models }));
+      return;
     }
     if (url.pathname === '/metrics') {
       deps.metrics.registry.metrics().then(

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
@@ -14,6 +15,7 @@ import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
+import { createHealthCheck } from './health.js';
 import { createHttpHandler } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -123,7 +125,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
-    workers: () => crypto.health(),
+    health: createHealthCheck({
+      store,
+      crypto,
+      deadlineMs: config.limits.healthTimeoutMs,
+      instance: () => `${os.hostname()}:${(server.address() as AddressInfo | null)?.port ?? config.port}`,
+    }),
   });
   const server = config.tls
     ? https.createServer(

@@ -78,6 +78,11 @@ const MIGRATIONS: string[] = [
   `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
   // 3: SQLite migration 7
   `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
+  // 4: SQLite migration 8
+  `CREATE TABLE health_probes (
+     instance TEXT PRIMARY KEY,
+     probed_at BIGINT NOT NULL
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -134,6 +134,23 @@ export class Store {
     return (await this.db.all<T>(sql, params))[0];
   }
 
+  /**
+   * The health check's round trip: writes this instance's row, durably, and
+   * reads it back. Fails when the store cannot take a write (a full disk, a
+   * failed WAL sync, a PostgreSQL that is down or read-only).
+   */
+  async probe(instance: string): Promise<void> {
+    const at = Date.now();
+    await this.db.run(
+      'INSERT INTO health_probes (instance, probed_at) VALUES (?, ?) ON CONFLICT (instance) DO UPDATE SET probed_at = excluded.probed_at',
+      [instance, at],
+    );
+    const row = await this.get<{ probed_at: number }>('SELECT probed_at FROM health_probes WHERE instance = ?', [
+      instance,
+    ]);
+    if (row?.probed_at !== at) throw new Error('the store did not read back what was just written');
+  }
+
   /** Creates a user and returns a fresh bearer token (shown once, stored hashed). */
   async addUser(name: string): Promise<{ userId: number; token: string }> {
     if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');

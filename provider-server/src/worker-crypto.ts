@@ -67,6 +67,10 @@ export class WorkerCrypto implements ProviderCrypto {
     return this.pool.health();
   }
 
+  ping(): Promise<void> {
+    return this.pool.ping();
+  }
+
   spam(
     sessionId: string,
     model: ServedModel,

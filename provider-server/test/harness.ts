@@ -84,6 +84,7 @@ export async function startHarness(
       crypto.ended.push(id);
     },
     health: () => ({ workers: 1, restarts: 0, degraded: false }),
+    async ping() {},
     async close() {},
   };
   const store = openSqliteStore(':memory:');

@@ -378,9 +378,10 @@ describe('postgres', { skip: missing }, () => {
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migrations 2 and 3 (the unacknowledged-answers indexes) on open.
+    // A store of schema 1 gets migrations 2 to 4 (the unacknowledged-answers indexes, health_probes) on open.
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
     for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
+    await raw.query('DROP TABLE health_probes'); // and migration 4's table
     await raw.query('UPDATE pmf_schema SET version = 1');
     await (await openPostgresStore(url)).close();
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
@@ -594,6 +595,7 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
     'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
   );
   db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
+  db.exec('DROP TABLE health_probes'); // migration 8's
   db.pragma('user_version = 4');
   db.close();
   const s2 = openSqliteStore(file);
