@@ -74,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
     const stage = await startLmtpStage({
       config: lmtp,
       journal,
-      registry: storeRegistry(store),
+      registry: storeRegistry(store, { keepBodies: lmtp.keepBodies }),
       storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
       log: (l) => console.error(`[lmtp] ${l}`),
     });

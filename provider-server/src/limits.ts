@@ -43,6 +43,12 @@ export interface ServerLimits {
    */
   unacknowledgedAnswersPerUser: number;
   /**
+   * Kept message bodies (the demo webmail's; a mail store such as Dovecot
+   * holds everyone else's) are dropped this long after delivery; the ids,
+   * sizes and claims stay.
+   */
+  messageBodyRetentionMs: number;
+  /**
    * /healthz writes and reads the store and pings every crypto worker; each
    * must answer within this long, or the instance reports failing (503).
    */
@@ -77,6 +83,7 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
   unacknowledgedAnswersPerUser: 64,
+  messageBodyRetentionMs: 30 * 86_400_000,
   // Inside HAProxy's check interval (deploy/haproxy.cfg: inter 2s).
   healthTimeoutMs: 1500,
 };
@@ -98,6 +105,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
+  messageBodyRetentionMs: [60_000, 3650 * 86_400_000],
   healthTimeoutMs: [100, 60_000],
 };
 

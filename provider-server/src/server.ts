@@ -239,15 +239,24 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('error', () => ws.terminate());
   }
 
-  // Recorded answers nobody acknowledged are dropped after answerRetentionMs: once at start, then
-  // at least hourly. Every instance may run it; the update is idempotent.
-  const pruneAnswers = () =>
-    store.pruneAnswers(Date.now() - limits.answerRetentionMs).then(
-      (n) => n > 0 && log(`dropped ${n} recorded answers never acknowledged`),
-      (e: Error) => log(`dropping unacknowledged answers failed: ${e.message}`),
+  // Recorded answers nobody acknowledged are dropped after answerRetentionMs, kept message bodies
+  // after messageBodyRetentionMs: once at start, then at least hourly. Every instance may run it;
+  // the updates are idempotent.
+  const prune = (what: string, drop: () => Promise<number>) =>
+    drop().then(
+      (n) => n > 0 && log(`dropped ${n} ${what}`),
+      (e: Error) => log(`dropping ${what} failed: ${e.message}`),
     );
-  await pruneAnswers();
-  const pruning = setInterval(pruneAnswers, Math.min(3_600_000, limits.answerRetentionMs / 2)).unref();
+  const pruneAll = () =>
+    Promise.all([
+      prune('recorded answers never acknowledged', () => store.pruneAnswers(Date.now() - limits.answerRetentionMs)),
+      prune('kept message bodies past their retention', () =>
+        store.pruneBodies(Date.now() - limits.messageBodyRetentionMs),
+      ),
+    ]);
+  await pruneAll();
+  const every = Math.min(3_600_000, limits.answerRetentionMs / 2, limits.messageBodyRetentionMs / 2);
+  const pruning = setInterval(pruneAll, every).unref();
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -83,6 +83,10 @@ const MIGRATIONS: string[] = [
      instance TEXT PRIMARY KEY,
      probed_at BIGINT NOT NULL
    );`,
+  // 5: SQLite migration 9
+  `ALTER TABLE messages ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+   UPDATE messages SET bytes = length(raw);
+   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -92,6 +92,11 @@ const MIGRATIONS: string[] = [
      instance TEXT PRIMARY KEY,
      probed_at INTEGER NOT NULL
    );`,
+  // 9: a delivery's size; bodies are kept only for the demo webmail, and dropped after a retention
+  // period (Store.pruneBodies: an empty raw is no body)
+  `ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+   UPDATE messages SET bytes = length(raw);
+   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,7 @@
 // The provider's only state (docs/protocol.md#provider-state: sessions are stateless apart from
 // this): users and their bearer tokens (stored as SHA-256 only), the registry
-// of delivered messages per user with their raw, still-encrypted MIME, the
+// of delivered messages per user (ids and sizes; the raw, still-encrypted
+// MIME only for the demo webmail, for a retention period), the
 // claims on classified message ids with the recorded answer
 // (docs/protocol.md#exactly-once-verdicts), the per-user rate-limit windows and
 // key epochs. Everything several provider instances must agree on lives
@@ -64,6 +65,16 @@ export type ClaimResult = { attempt: Buffer } | 'unknown_message' | 'already_cla
 /** What a re-sent request finds: the recorded answer, or why there is none. */
 export type RecordedAnswer = { answer: Buffer } | 'unknown_message' | 'already_classified' | 'not_answered';
 
+/** How a delivery is registered. */
+export interface DeliverOptions {
+  /**
+   * Keep the raw message and its outer From/Subject/Date, for the demo
+   * webmail (until pruneBodies drops them). Without: the id and size only,
+   * all the protocols need when a mail store such as Dovecot holds the mail.
+   */
+  keepBody?: boolean;
+}
+
 export interface MessageSummary {
   id: string;
   from: string;
@@ -86,6 +97,9 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
 }
 
 const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
+
+/** What `messages.raw` holds when no body is kept. */
+const NO_BODY = Buffer.alloc(0);
 
 /**
  * The per-request bookkeeping before and after an answer (rate windows,
@@ -204,17 +218,26 @@ export class Store {
     return row?.user_id;
   }
 
-  /** Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a user. */
-  async deliver(userId: number, messageId: string, rawMime: string | Uint8Array): Promise<void> {
+  /**
+   * Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a
+   * user: its id and size, and with `keepBody` (the default, for the demo
+   * webmail and its tests) the message itself.
+   */
+  async deliver(
+    userId: number,
+    messageId: string,
+    rawMime: string | Uint8Array,
+    { keepBody = true }: DeliverOptions = {},
+  ): Promise<void> {
     if (typeof messageId !== 'string' || messageId.length === 0 || Buffer.byteLength(messageId) > MESSAGE_ID_MAX) {
       throw new Error(`message id must be 1..${MESSAGE_ID_MAX} bytes`);
     }
     const raw = typeof rawMime === 'string' ? Buffer.from(rawMime, 'utf8') : Buffer.from(rawMime);
-    const h = outerHeaders(raw.toString('utf8'));
+    const h = keepBody ? outerHeaders(raw.toString('utf8')) : { from: '', subject: '', date: '' };
     try {
       await this.db.run(
-        'INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [userId, messageId, raw, h.from, h.subject, h.date, Date.now()],
+        'INSERT INTO messages (user_id, message_id, raw, bytes, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [userId, messageId, keepBody ? raw : NO_BODY, raw.length, h.from, h.subject, h.date, Date.now()],
       );
     } catch (e) {
       const broke = this.db.violated(e);
@@ -241,12 +264,23 @@ export class Store {
     return changed === 1;
   }
 
-  async getMessage(userId: number, messageId: string): Promise<{ raw: string } | undefined> {
-    const row = await this.get<{ raw: Buffer }>('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?', [
-      userId,
-      messageId,
-    ]);
-    return row ? { raw: Buffer.from(row.raw).toString('utf8') } : undefined;
+  /** A delivered message: its size, and its raw MIME while kept (DeliverOptions, pruneBodies). */
+  async getMessage(userId: number, messageId: string): Promise<{ raw?: string; bytes: number } | undefined> {
+    const row = await this.get<{ raw: Buffer; bytes: number }>(
+      'SELECT raw, bytes FROM messages WHERE user_id = ? AND message_id = ?',
+      [userId, messageId],
+    );
+    if (!row) return undefined;
+    return row.raw.length > 0 ? { raw: Buffer.from(row.raw).toString('utf8'), bytes: row.bytes } : { bytes: row.bytes };
+  }
+
+  /**
+   * Drops the kept bodies (and outer headers stay) of messages delivered
+   * before `before` (ms): the ids, sizes and claims stay, so the messages
+   * can still be classified, at most once. Returns how many were dropped.
+   */
+  pruneBodies(before: number): Promise<number> {
+    return this.db.run('UPDATE messages SET raw = ? WHERE length(raw) > 0 AND delivered_at < ?', [NO_BODY, before]);
   }
 
   /**
@@ -280,7 +314,7 @@ export class Store {
     return 'already_classified';
   }
 
-  private async isDelivered(userId: number, messageId: string): Promise<boolean> {
+  async isDelivered(userId: number, messageId: string): Promise<boolean> {
     const row = await this.get('SELECT 1 AS x FROM messages WHERE user_id = ? AND message_id = ?', [userId, messageId]);
     return row !== undefined;
   }

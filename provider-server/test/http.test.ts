@@ -114,6 +114,12 @@ test('the demo webmail is mounted under /mail and backed by the store (own messa
   assert.equal(view.status, 200);
   assert.match(await view.text(), /BEGIN PGP MESSAGE/);
   assert.equal((await fetch(url(`/mail/m/${encodeURIComponent('w2@x')}`), { headers: { cookie } })).status, 404);
+  // Past the retention the body is gone and the page says so; the message stays listed.
+  await h.store.pruneBodies(Date.now() + 1);
+  const gone = await (await fetch(url(`/mail/m/${encodeURIComponent('w1@x')}`), { headers: { cookie } })).text();
+  assert.match(gone, /no longer kept/);
+  assert.doesNotMatch(gone, /BEGIN PGP MESSAGE/);
+  assert.match(await (await fetch(url('/mail'), { headers: { cookie } })).text(), /data-message-id="w1@x"/);
 });
 
 test('client frames are unmasked by the native bufferutil (ws falls back to a JavaScript loop without it)', () => {

@@ -216,6 +216,25 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
+  test(`${kind}: without keepBody only the id and size are kept; kept bodies go after their retention, claims stay`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    await store.deliver(a, 'lmtp', RAW, { keepBody: false }); // Dovecot holds it
+    assert.deepEqual(await store.getMessage(a, 'lmtp'), { bytes: Buffer.byteLength(RAW) });
+    assert.deepEqual(await store.listMessages(a), [{ id: 'lmtp', from: '', subject: '', date: '', folder: 'inbox' }]);
+    await store.deliver(a, 'demo', RAW);
+    assert.equal(await store.pruneBodies(Date.now() - 60_000), 0, 'within the retention');
+    assert.equal((await store.getMessage(a, 'demo'))?.raw, RAW);
+    await answered(store, a, 'demo');
+    assert.equal(await store.pruneBodies(Date.now() + 1), 1, 'past it: the one kept body');
+    assert.deepEqual(await store.getMessage(a, 'demo'), { bytes: Buffer.byteLength(RAW) });
+    assert.equal(await store.isClassified(a, 'demo'), true, 'its claim stays: never classified twice');
+    assert.equal(await store.claim(a, 'demo', 'spam', REQ_B), 'already_classified');
+    assert.equal(typeof (await store.claim(a, 'lmtp', 'spam', REQ_A)), 'object', 'a bodiless delivery is classified');
+    assert.equal((await store.listMessages(a)).find((m) => m.id === 'demo')?.subject, 'hello world');
+    await store.close();
+  });
+
   test(`${kind}: topics and the opt-out are recorded per user`, async () => {
     const store = await open();
     const a = (await store.addUser('a')).userId;
@@ -378,10 +397,13 @@ describe('postgres', { skip: missing }, () => {
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migrations 2 to 4 (the unacknowledged-answers indexes, health_probes) on open.
+    // A store of schema 1 gets migrations 2 to 5 (the unacknowledged-answers indexes, health_probes, sizes) on open.
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
     for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
-    await raw.query('DROP TABLE health_probes'); // and migration 4's table
+    // and what migrations 4 and 5 add
+    await raw.query('DROP TABLE health_probes');
+    await raw.query('DROP INDEX messages_kept_bodies');
+    await raw.query('ALTER TABLE messages DROP COLUMN bytes');
     await raw.query('UPDATE pmf_schema SET version = 1');
     await (await openPostgresStore(url)).close();
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
@@ -595,13 +617,15 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
     'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
   );
   db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
-  db.exec('DROP TABLE health_probes'); // migration 8's
+  // and what migrations 8 and 9 add
+  db.exec('DROP TABLE health_probes; DROP INDEX messages_kept_bodies; ALTER TABLE messages DROP COLUMN bytes');
   db.pragma('user_version = 4');
   db.close();
   const s2 = openSqliteStore(file);
   assert.equal(await s2.schemaVersion(), v);
   assert.notEqual(await s2.userId('kept'), undefined);
   assert.equal(await s2.isClassified(a, 'old'), true, 'a claim from before migration 5 stays classified');
+  assert.equal((await s2.getMessage(a, 'old'))?.bytes, Buffer.byteLength(RAW), 'migration 9 records the sizes');
   assert.equal(await s2.claim(a, 'old', 'spam', REQ_A), 'already_classified');
   await s2.close();
   const db2 = new Database(file);
