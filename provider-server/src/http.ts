@@ -29,6 +29,8 @@ export interface HttpDeps {
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** A user's own tokens: GET /tokens, DELETE /tokens/<id> (token-endpoint.ts). */
+  tokens?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The health check (health.ts): /healthz answers 503 while it is failing. Without it, /healthz only says it runs. */
   health?: () => Promise<HealthReport>;
 }
@@ -163,7 +165,8 @@ function serveBlocklists(req: http.IncomingMessage, res: http.ServerResponse, ur
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res)) return;
+    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
+      return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       const models = deps.models().map((m) => ({ id: m.id, version: m.version }));

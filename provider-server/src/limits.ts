@@ -42,6 +42,10 @@ export interface ServerLimits {
    * drops the oldest (a topic answer is about 57 KB, a spam answer 1.2 KB).
    */
   unacknowledgedAnswersPerUser: number;
+  /** A bearer token unused for this long no longer authenticates (each use refreshes it, tokens.ts). */
+  tokenLifetimeMs: number;
+  /** Live bearer tokens one user may hold; issuing more revokes the least recently used. */
+  tokensPerUser: number;
   /**
    * Kept message bodies (the demo webmail's; a mail store such as Dovecot
    * holds everyone else's) are dropped this long after delivery; the ids,
@@ -83,6 +87,9 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
   unacknowledgedAnswersPerUser: 64,
+  tokenLifetimeMs: 90 * 86_400_000,
+  // Browsers, Thunderbird, a CLI: a few each; a webmail's one-click connect mints one per click.
+  tokensPerUser: 20,
   messageBodyRetentionMs: 30 * 86_400_000,
   // Inside HAProxy's check interval (deploy/haproxy.cfg: inter 2s).
   healthTimeoutMs: 1500,
@@ -105,6 +112,8 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
+  tokenLifetimeMs: [3_600_000, 3650 * 86_400_000],
+  tokensPerUser: [1, 1000],
   messageBodyRetentionMs: [60_000, 3650 * 86_400_000],
   healthTimeoutMs: [100, 60_000],
 };

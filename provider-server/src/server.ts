@@ -24,6 +24,8 @@ import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
+import { createTokenEndpoint } from './token-endpoint.js';
+import type { TokenKind } from './tokens.js';
 
 export const SESSION_PATH = '/session';
 
@@ -89,26 +91,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     );
   const metrics = createMetrics();
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
-  // a store row, bounded like the sessions it opens (hellos per user per minute).
-  const issueToken = async (userId: number) =>
+  // a store row, bounded like the sessions it opens (hellos per user per minute) and capped per user.
+  const tokenPolicy = { lifetimeMs: config.limits.tokenLifetimeMs, perUser: config.limits.tokensPerUser };
+  const issueToken = (kind: TokenKind) => async (userId: number) =>
     (await store.takeRate(userId, config.limits.hellosPerMinute, Date.now(), 'hello'))
-      ? store.issueToken(userId)
+      ? store.issueToken(userId, kind, tokenPolicy)
       : undefined;
   const webmail = createWebmailHandler({
     authenticate: async (token) => {
-      const id = await store.authenticate(token);
+      const id = await store.authenticate(token, tokenPolicy);
       return id === undefined ? undefined : String(id);
     },
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    issueToken: (userId) => issueToken(Number(userId)),
+    issueToken: (userId) => issueToken('demo')(Number(userId)),
   });
   const webmailToken = createWebmailTokenHandler({
     secretSha256: config.webmailSecretSha256,
     userName: lmtpConfig(config.lmtp, {}).userName,
     userId: (name) => store.userId(name),
-    issue: issueToken,
+    issue: issueToken('webmail'),
     log,
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
@@ -125,6 +128,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
+    tokens: createTokenEndpoint({ tokens: store.tokens, policy: tokenPolicy }),
     health: createHealthCheck({
       store,
       crypto,
@@ -253,6 +257,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       prune('kept message bodies past their retention', () =>
         store.pruneBodies(Date.now() - limits.messageBodyRetentionMs),
       ),
+      prune('expired tokens', () => store.tokens.prune({ lifetimeMs: limits.tokenLifetimeMs })),
     ]);
   await pruneAll();
   const every = Math.min(3_600_000, limits.answerRetentionMs / 2, limits.messageBodyRetentionMs / 2);

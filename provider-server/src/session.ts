@@ -46,6 +46,7 @@ export interface SessionDeps {
     | 'pingsPerMinute'
     | 'userKeyBudget'
     | 'unacknowledgedAnswersPerUser'
+    | 'tokenLifetimeMs'
   >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
@@ -216,8 +217,14 @@ export class Session {
   private async hello(msg: Extract<Message, { name: 'hello' }>): Promise<void> {
     if (this.state !== 'awaiting_hello')
       throw new ProtocolError('out_of_order', 'hello was already received in this session');
-    const userId = await this.deps.store.authenticate(msg.token);
-    if (userId === undefined) throw new ProtocolError('unauthenticated', 'the bearer token is not valid');
+    const found = await this.deps.store.tokens.authenticate(msg.token, {
+      lifetimeMs: this.deps.limits.tokenLifetimeMs,
+    });
+    if (found === 'expired')
+      throw new ProtocolError('unauthenticated', 'the bearer token expired unused: connect again for a new one');
+    if (found === 'unknown')
+      throw new ProtocolError('unauthenticated', 'the bearer token is not valid (or was revoked)');
+    const { userId } = found;
     // Each hello costs a public key (and maybe a KSK): bounded per user, across instances (the store counts).
     if (!(await this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello'))) {
       throw new ProtocolError('rate_limited', `at most ${this.deps.limits.hellosPerMinute} sessions per minute`);

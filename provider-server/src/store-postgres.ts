@@ -87,6 +87,12 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE messages ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
    UPDATE messages SET bytes = length(raw);
    CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
+  // 6: SQLite migration 10
+  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
+   ALTER TABLE tokens ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
+   UPDATE tokens SET last_used_at = (extract(epoch FROM now()) * 1000)::bigint;
+   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
+   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -97,6 +97,12 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
    UPDATE messages SET bytes = length(raw);
    CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
+  // 10: token lifetimes, kinds and per-user caps (tokens.ts); tokens issued before live from the upgrade on
+  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
+   ALTER TABLE tokens ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+   UPDATE tokens SET last_used_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
+   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

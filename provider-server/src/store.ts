@@ -9,7 +9,9 @@
 // default, and store-postgres.ts, shared by several instances): every
 // statement below is portable and atomic on its own, so no operation needs a
 // multi-statement transaction and none can interleave badly across instances.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { LIMIT_DEFAULTS } from './limits.js';
+import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
 /**
  * When a write resolves. `durable` (the default): once its commit is on disk.
@@ -83,8 +85,6 @@ export interface MessageSummary {
   folder: Folder;
 }
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
 /** Reads From/Subject/Date from the (cleartext) outer header block. */
 function outerHeaders(raw: string): { from: string; subject: string; date: string } {
   const end = raw.search(/\r?\n\r?\n/);
@@ -97,6 +97,11 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
 }
 
 const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
+
+const DEFAULT_TOKEN_POLICY: TokenPolicy = {
+  lifetimeMs: LIMIT_DEFAULTS.tokenLifetimeMs,
+  perUser: LIMIT_DEFAULTS.tokensPerUser,
+};
 
 /** What `messages.raw` holds when no body is kept. */
 const NO_BODY = Buffer.alloc(0);
@@ -134,7 +139,12 @@ export class Store {
   private prunedWindow = NaN;
   private readonly prunedUsers = new Set<string>();
 
-  constructor(private readonly db: SqlDriver) {}
+  /** Bearer tokens: issued, checked, listed, revoked (tokens.ts). */
+  readonly tokens: Tokens;
+
+  constructor(private readonly db: SqlDriver) {
+    this.tokens = new Tokens(db);
+  }
 
   schemaVersion(): Promise<number> {
     return this.db.schemaVersion();
@@ -166,7 +176,7 @@ export class Store {
   }
 
   /** Creates a user and returns a fresh bearer token (shown once, stored hashed). */
-  async addUser(name: string): Promise<{ userId: number; token: string }> {
+  async addUser(name: string, policy = DEFAULT_TOKEN_POLICY): Promise<{ userId: number; token: string }> {
     if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
     let row: { id: number } | undefined;
     try {
@@ -179,7 +189,7 @@ export class Store {
       throw e;
     }
     const userId = Number(row!.id);
-    return { userId, token: await this.issueToken(userId) };
+    return { userId, token: await this.tokens.issue(userId, 'cli', policy) };
   }
 
   async userId(name: string): Promise<number | undefined> {
@@ -187,35 +197,19 @@ export class Store {
     return row?.id;
   }
 
-  /**
-   * A fresh bearer token: 256 random bits, base64url, behind a "pmf_" prefix so
-   * it never starts with "-" (command lines would read it as an option) and
-   * secret scanners can recognize a leaked one.
-   */
-  async issueToken(userId: number): Promise<string> {
-    const token = `pmf_${randomBytes(32).toString('base64url')}`;
-    await this.db.run('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)', [
-      sha256(token),
-      userId,
-      Date.now(),
-    ]);
-    return token;
+  /** A fresh bearer token for the user (tokens.ts); the policy defaults to the default limits. */
+  issueToken(userId: number, kind: TokenKind = 'cli', policy: TokenPolicy = DEFAULT_TOKEN_POLICY): Promise<string> {
+    return this.tokens.issue(userId, kind, policy);
   }
 
-  async revokeToken(token: string): Promise<void> {
-    await this.db.run('DELETE FROM tokens WHERE token_sha256 = ?', [sha256(token)]);
+  revokeToken(token: string): Promise<void> {
+    return this.tokens.revokeToken(token);
   }
 
-  /**
-   * The user a bearer token belongs to. Lookup is by the token's SHA-256, so
-   * timing reveals nothing useful about stored tokens.
-   */
-  async authenticate(token: string): Promise<number | undefined> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
-    const row = await this.get<{ user_id: number }>('SELECT user_id FROM tokens WHERE token_sha256 = ?', [
-      sha256(token),
-    ]);
-    return row?.user_id;
+  /** The user a live bearer token belongs to (tokens.ts), or undefined. */
+  async authenticate(token: string, policy: TokenPolicy = DEFAULT_TOKEN_POLICY): Promise<number | undefined> {
+    const found = await this.tokens.authenticate(token, policy);
+    return typeof found === 'object' ? found.userId : undefined;
   }
 
   /**

@@ -63,7 +63,8 @@ function storeSuite(kind: string, fresh: Fresh): void {
   test(`${kind}: issued tokens are fresh, prefixed and safe to pass on a command line`, async () => {
     const store = await open();
     const { userId } = await store.addUser('carol');
-    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.issueToken(userId)));
+    const many = { lifetimeMs: 86_400_000, perUser: 100 }; // none revoked by the per-user cap (tokens.test.ts)
+    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.issueToken(userId, 'cli', many)));
     assert.equal(new Set(tokens).size, tokens.length);
     for (const t of tokens) {
       // 32 random bytes in base64url behind the prefix; a leading "-" would be
@@ -397,13 +398,15 @@ describe('postgres', { skip: missing }, () => {
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migrations 2 to 5 (the unacknowledged-answers indexes, health_probes, sizes) on open.
+    // A store of schema 1 gets migrations 2 to 6 (the unacknowledged-answers indexes, health_probes, sizes, token lifetimes) on open.
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
     for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
-    // and what migrations 4 and 5 add
+    // and what migrations 4 to 6 add
     await raw.query('DROP TABLE health_probes');
     await raw.query('DROP INDEX messages_kept_bodies');
     await raw.query('ALTER TABLE messages DROP COLUMN bytes');
+    await raw.query('DROP INDEX tokens_user, tokens_last_used');
+    await raw.query('ALTER TABLE tokens DROP COLUMN kind, DROP COLUMN last_used_at');
     await raw.query('UPDATE pmf_schema SET version = 1');
     await (await openPostgresStore(url)).close();
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
@@ -617,8 +620,11 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
     'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
   );
   db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
-  // and what migrations 8 and 9 add
+  // and what migrations 8 to 10 add
   db.exec('DROP TABLE health_probes; DROP INDEX messages_kept_bodies; ALTER TABLE messages DROP COLUMN bytes');
+  db.exec(
+    'DROP INDEX tokens_user; DROP INDEX tokens_last_used; ALTER TABLE tokens DROP COLUMN kind; ALTER TABLE tokens DROP COLUMN last_used_at',
+  );
   db.pragma('user_version = 4');
   db.close();
   const s2 = openSqliteStore(file);
