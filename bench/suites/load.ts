@@ -62,8 +62,10 @@ const LIMITS = {
   requestsPerMinute: 1_000_000,
   hellosPerMinute: 1_000_000,
   connectionsPerMinutePerAddress: 1_000_000,
+  connectionsPerMinutePerPrefix: 1_000_000,
   connectionsPerAddress: 1_000_000,
   maxUnauthenticated: 10_000,
+  unauthenticatedPerPrefix: 10_000,
   helloTimeoutMs: 120_000,
   // Setting up 200 sessions takes minutes on a busy machine: the first must not idle out meanwhile.
   idleTimeoutMs: 3_600_000,

@@ -12,12 +12,20 @@ export interface ServerLimits {
   idleTimeoutMs: number;
   /** hello frames per user per minute (each costs a public key and maybe a KSK). */
   hellosPerMinute: number;
-  /** New WebSocket connections per client address per minute. */
+  /** New WebSocket connections per client address per minute (counted in the store, across instances). */
   connectionsPerMinutePerAddress: number;
+  /** New WebSocket connections per /24 (IPv4) or /64 (IPv6) per minute (likewise). */
+  connectionsPerMinutePerPrefix: number;
   /** Open WebSocket connections per client address at any time. */
   connectionsPerAddress: number;
-  /** Open connections that have not completed hello yet (they get a deadline). */
+  /**
+   * Open connections that have not completed hello yet (they get a
+   * deadline); when all are taken, a newcomer from a less crowded network
+   * takes the place of the oldest from the most crowded (connection-gate.ts).
+   */
   maxUnauthenticated: number;
+  /** Of those, at most this many from one /24 or /64. */
+  unauthenticatedPerPrefix: number;
   /** A connection without a successful hello this long after opening is closed. */
   helloTimeoutMs: number;
   /** ping frames per session per minute (pings keep a session alive: bounded). */
@@ -77,8 +85,11 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   // opening one message after another stays well under it.
   hellosPerMinute: 90,
   connectionsPerMinutePerAddress: 120,
+  // An office or a carrier's NAT behind one /24: many users, a few connections each.
+  connectionsPerMinutePerPrefix: 1200,
   connectionsPerAddress: 32,
   maxUnauthenticated: 256,
+  unauthenticatedPerPrefix: 64,
   helloTimeoutMs: 10_000,
   pingsPerMinute: 60,
   maxPendingFrames: 4,
@@ -103,8 +114,10 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   idleTimeoutMs: [1000, 86_400_000],
   hellosPerMinute: [1, 1_000_000],
   connectionsPerMinutePerAddress: [1, 1_000_000],
+  connectionsPerMinutePerPrefix: [1, 1_000_000],
   connectionsPerAddress: [1, 1_000_000],
   maxUnauthenticated: [1, 1_000_000],
+  unauthenticatedPerPrefix: [1, 1_000_000],
   helloTimeoutMs: [100, 600_000],
   pingsPerMinute: [1, 1_000_000],
   maxPendingFrames: [1, 1024],

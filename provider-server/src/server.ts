@@ -12,7 +12,7 @@ import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
-import { AddressLimiter } from './address-limiter.js';
+import { ConnectionGate, type Ticket } from './connection-gate.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import { createHealthCheck } from './health.js';
@@ -148,43 +148,53 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * config.limits.maxFrameBytes });
   const sessions = new Set<Session>();
   const { limits } = config;
-  const addresses = new AddressLimiter(limits.connectionsPerMinutePerAddress);
-  const openPerAddress = new Map<string, number>();
-  let unauthenticated = 0;
+  const gate = new ConnectionGate(limits, store.connections);
+  const STATUS = {
+    403: '403 Forbidden',
+    404: '404 Not Found',
+    429: '429 Too Many Requests',
+    503: '503 Service Unavailable',
+  };
   server.on('upgrade', (req, socket, head) => {
+    const refuse = (status: keyof typeof STATUS) => {
+      metrics.refusedConnections.inc({ status });
+      if (!socket.destroyed) socket.end(`HTTP/1.1 ${STATUS[status]}\r\nconnection: close\r\n\r\n`);
+    };
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== SESSION_PATH) return refuse(404);
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, config.allowedOrigins)) return refuse(403);
     const address = clientAddress(
       req.socket.remoteAddress ?? '',
       req.headers['x-forwarded-for'],
       config.trustedProxies,
     );
-    const origin = req.headers.origin;
-    const status =
-      path !== SESSION_PATH
-        ? '404 Not Found'
-        : origin !== undefined && !originAllowed(origin, config.allowedOrigins)
-          ? '403 Forbidden'
-          : (openPerAddress.get(address) ?? 0) >= limits.connectionsPerAddress || !addresses.take(address)
-            ? '429 Too Many Requests'
-            : sessions.size >= limits.maxSessions || unauthenticated >= limits.maxUnauthenticated
-              ? '503 Service Unavailable'
-              : undefined;
-    if (status) {
-      metrics.refusedConnections.inc({ status: status.slice(0, 3) });
-      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
-      return;
-    }
-    openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
-    unauthenticated++;
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, address));
+    socket.on('error', () => socket.destroy()); // a client gone while the gate decides
+    gate.admit(address).then(
+      (ticket) => {
+        if (typeof ticket === 'number') return refuse(ticket);
+        if (socket.destroyed) return ticket.closed();
+        wss.handleUpgrade(req, socket, head, (ws) => attach(ws, ticket));
+      },
+      (e: Error) => {
+        log(`connection gate failed: ${e.message}`);
+        refuse(503);
+      },
+    );
   });
 
-  function attach(ws: WebSocket, address: string): void {
+  function attach(ws: WebSocket, ticket: Ticket): void {
     let authenticated = false;
     const authenticatedNow = () => {
-      if (!authenticated) unauthenticated--;
       authenticated = true;
+      ticket.authenticated();
     };
+    // A newcomer from a network that is not flooding took this waiting socket's place (connection-gate.ts).
+    ticket.onEvict = () => {
+      metrics.droppedConnections.inc({ reason: 'evicted_waiting_for_hello' });
+      ws.close(1008, 'too many connections waiting for hello');
+    };
+    if (ticket.evicted) ticket.onEvict();
     const session = new Session(
       {
         store,
@@ -232,10 +242,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('close', () => {
       clearTimeout(idle);
       clearTimeout(helloDeadline);
-      authenticatedNow();
-      const open = (openPerAddress.get(address) ?? 1) - 1;
-      if (open > 0) openPerAddress.set(address, open);
-      else openPerAddress.delete(address);
+      ticket.closed();
       sessions.delete(session);
       metrics.sessionsActive.dec();
       void session.end();
@@ -262,6 +269,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   await pruneAll();
   const every = Math.min(3_600_000, limits.answerRetentionMs / 2, limits.messageBodyRetentionMs / 2);
   const pruning = setInterval(pruneAll, every).unref();
+  const windows = setInterval(
+    () => store.connections.prune().catch((e: Error) => log(`dropping past connection windows failed: ${e.message}`)),
+    60_000,
+  ).unref();
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -278,6 +289,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     sessions,
     async close() {
       clearInterval(pruning);
+      clearInterval(windows);
       for (const c of wss.clients) c.close(1001, 'server shutting down');
       await Promise.all([...sessions].map((s) => s.end()));
       await new Promise<void>((resolve) => {

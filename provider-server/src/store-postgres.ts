@@ -93,6 +93,13 @@ const MIGRATIONS: string[] = [
    UPDATE tokens SET last_used_at = (extract(epoch FROM now()) * 1000)::bigint;
    CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
    CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
+  // 7: SQLite migration 11
+  `CREATE TABLE connection_windows (
+     window_start BIGINT NOT NULL,
+     key TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (window_start, key)
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -103,6 +103,13 @@ const MIGRATIONS: string[] = [
    UPDATE tokens SET last_used_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
    CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
    CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
+  // 11: new connections per address and network per minute, counted across instances (connection-gate.ts)
+  `CREATE TABLE connection_windows (
+     window_start INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (window_start, key)
+   );`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,6 +10,7 @@
 // statement below is portable and atomic on its own, so no operation needs a
 // multi-statement transaction and none can interleave badly across instances.
 import { randomBytes } from 'node:crypto';
+import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
 import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
@@ -141,9 +142,12 @@ export class Store {
 
   /** Bearer tokens: issued, checked, listed, revoked (tokens.ts). */
   readonly tokens: Tokens;
+  /** New connections per address and network, shared by instances (connection-gate.ts). */
+  readonly connections: ConnectionWindows;
 
   constructor(private readonly db: SqlDriver) {
     this.tokens = new Tokens(db);
+    this.connections = new ConnectionWindows(db);
   }
 
   schemaVersion(): Promise<number> {

@@ -277,7 +277,7 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
-  test(`${kind}: instances sharing the store race for claims, rates and the key budget, and never both win`, async () => {
+  test(`${kind}: instances sharing the store race for claims, rates, connection counts and the key budget, and never both win`, async () => {
     const openShared = await fresh();
     const stores = [await openShared(), await openShared(), await openShared()];
     const [s0] = stores;
@@ -296,6 +296,12 @@ function storeSuite(kind: string, fresh: Fresh): void {
     const t0 = 1_700_000_040_000;
     const rates = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3].takeRate(a, 10, t0)));
     assert.equal(rates.filter(Boolean).length, 10, 'the per-user rate limit holds across instances');
+    const connections = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => stores[i % 3].connections.take('a 203.0.113.7', 10, t0)),
+    );
+    assert.equal(connections.filter(Boolean).length, 10, 'new connections per address too');
+    assert.equal(await s0.connections.take('a 203.0.113.7', 10, t0 + 60_000), true, 'a new minute, a new count');
+    assert.equal(await s0.connections.prune(t0 + 60_000), 1, 'past windows are dropped');
     // 40 decryptions asked under epoch 1 with a budget of 10: at most 10 served
     const spent = await Promise.all(
       Array.from({ length: 40 }, (_, i) => stores[i % 3].spendUserKey(a, 'spam', 1, 1, 10)),
@@ -398,15 +404,16 @@ describe('postgres', { skip: missing }, () => {
     assert.equal(await store.schemaVersion(), POSTGRES_SCHEMA_VERSION);
     await store.close();
     const raw = new pg.Pool({ connectionString: url });
-    // A store of schema 1 gets migrations 2 to 6 (the unacknowledged-answers indexes, health_probes, sizes, token lifetimes) on open.
+    // A store of schema 1 gets migrations 2 to 6 (the unacknowledged-answers indexes, health_probes, sizes, token lifetimes, connection windows) on open.
     const indexes = ['classified_unacknowledged', 'classified_user_unacknowledged'];
     for (const name of indexes) await raw.query(`DROP INDEX ${name}`);
-    // and what migrations 4 to 6 add
+    // and what migrations 4 to 7 add
     await raw.query('DROP TABLE health_probes');
     await raw.query('DROP INDEX messages_kept_bodies');
     await raw.query('ALTER TABLE messages DROP COLUMN bytes');
     await raw.query('DROP INDEX tokens_user, tokens_last_used');
     await raw.query('ALTER TABLE tokens DROP COLUMN kind, DROP COLUMN last_used_at');
+    await raw.query('DROP TABLE connection_windows');
     await raw.query('UPDATE pmf_schema SET version = 1');
     await (await openPostgresStore(url)).close();
     const found = await raw.query('SELECT indexname FROM pg_indexes WHERE indexname = ANY($1) ORDER BY indexname', [
@@ -620,10 +627,10 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
     'CREATE TABLE classified (user_id INTEGER NOT NULL, message_id TEXT NOT NULL, task TEXT NOT NULL, classified_at INTEGER NOT NULL, PRIMARY KEY (user_id, message_id, task))',
   );
   db.prepare('INSERT INTO classified VALUES (?, ?, ?, ?)').run(a, 'old', 'spam', 1);
-  // and what migrations 8 to 10 add
+  // and what migrations 8 to 11 add
   db.exec('DROP TABLE health_probes; DROP INDEX messages_kept_bodies; ALTER TABLE messages DROP COLUMN bytes');
   db.exec(
-    'DROP INDEX tokens_user; DROP INDEX tokens_last_used; ALTER TABLE tokens DROP COLUMN kind; ALTER TABLE tokens DROP COLUMN last_used_at',
+    'DROP INDEX tokens_user; DROP INDEX tokens_last_used; ALTER TABLE tokens DROP COLUMN kind; ALTER TABLE tokens DROP COLUMN last_used_at; DROP TABLE connection_windows',
   );
   db.pragma('user_version = 4');
   db.close();
