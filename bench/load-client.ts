@@ -22,7 +22,7 @@ import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
 import { InterruptedRequest, ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { Accumulator, He } from '../wasm/ts/he.js';
-import { OtReceiver } from '../wasm/ts/ot.js';
+import { MAX_POOL, maxExtendWithin, OtReceiver } from '../wasm/ts/ot.js';
 
 export class LoadSession extends ProviderSession {
   protected readonly otsPerEmail = this.opts.model.params.T;
@@ -147,5 +147,53 @@ export async function setUpSession(
     return w.keyEpoch;
   } finally {
     s.close();
+  }
+}
+
+/**
+ * A session that fills its OT pool as far as the provider lets it, as a
+ * heavy or hostile client can: hello, base OTs, then extensions of the
+ * largest size that fits a frame until the pool holds two batches
+ * (MAX_POOL) or the provider refuses one. Left open until `close()`.
+ */
+export async function fillOtPool(
+  he: He,
+  sessionUrl: string,
+  token: string,
+  model: LoadedModel,
+): Promise<{ ots: number; refused: string | undefined; close(): void }> {
+  const s = await RawSocket.open(sessionUrl);
+  try {
+    const w = await s.request(
+      'hello',
+      {
+        token,
+        modelId: model.header.modelId,
+        modelVersion: model.header.modelVersion,
+        clientNonce: he.randomSeed(),
+        keyEpoch: 0,
+      },
+      'welcome',
+    );
+    const bound = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
+    const b = await s.request('ot', { payload: bound.start() }, 'ot_reply');
+    bound.finish(b.payload);
+    const fit = maxExtendWithin(w.maxFrameBytes);
+    let ots = 0;
+    let refused: string | undefined;
+    while (bound.available + fit <= MAX_POOL) {
+      try {
+        await s.request('ot', { payload: bound.extend(fit) }, 'ot_reply');
+        ots += fit;
+      } catch (e) {
+        refused = (e as Error).message;
+        break;
+      }
+    }
+    bound.close();
+    return { ots, refused, close: () => s.close() };
+  } catch (e) {
+    s.close();
+    throw e;
   }
 }

@@ -17,6 +17,8 @@
 //   victim_p99_ms_setup_storm  one session paced at 20 emails/s while 40 others set up sessions back to back
 //   rss_mb_200                 the provider's largest RSS (VmRSS, worker threads included) during the two 200-session rows
 //   scaleout_2_instances_ratio closed-loop throughput of 2 instances behind HAProxy over 1 behind HAProxy
+//   rss_mb_otpool_300          the provider's largest RSS while 300 sessions fill their OT pools as far as it lets
+//                              them (twice over, closing all between), a fresh provider
 // --quick runs the same rows with fewer sessions (the note says how many)
 // and scales the paced rate with them (15 emails/s per session either way).
 import fs from 'node:fs';
@@ -29,13 +31,15 @@ import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { maxExtendWithin } from '../../wasm/ts/ot.js';
 import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
-import { LoadSession, setUpSession } from '../load-client.js';
+import { fillOtPool, LoadSession, setUpSession } from '../load-client.js';
 import { syntheticEmail } from '../private-pair.js';
 
-const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
+const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400, otPoolRssMb: 600 };
 /**
  * Emails per OT top-up (the client's batch size). A session's first batch
  * covers a random 1 to 64 emails, so sessions top up at independent times,
@@ -73,6 +77,7 @@ const LIMITS = {
 
 interface Sizes {
   sessions: number;
+  otPoolSessions: number;
   closedMs: number;
   pacedMs: number;
   setups: number;
@@ -82,6 +87,7 @@ interface Sizes {
 }
 const FULL: Sizes = {
   sessions: 200,
+  otPoolSessions: 300,
   closedMs: 6000,
   pacedMs: 6000,
   setups: 200,
@@ -91,6 +97,7 @@ const FULL: Sizes = {
 };
 const QUICK: Sizes = {
   sessions: 12,
+  otPoolSessions: 30,
   closedMs: 1500,
   pacedMs: 2000,
   setups: 6,
@@ -393,8 +400,73 @@ async function throughputBehindHaproxy(
 export default async function load(ctx: BenchContext): Promise<void> {
   const z = ctx.quick ? QUICK : FULL;
   const he = await loadHe();
-  await oneInstance(ctx, z, he);
-  await scaleout(ctx, z, he);
+  const wants = (...rows: string[]) => !ctx.only || rows.some((r) => ctx.only!.has(r));
+  if (wants('classifications_per_s_200', 'p99_ms_200', 'rss_mb_200', 'sessions_per_s', 'victim_p99_ms_setup_storm'))
+    await oneInstance(ctx, z, he);
+  if (wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
+  if (wants('rss_mb_otpool_300')) await otPool(ctx, z, he);
+}
+
+/**
+ * OT pool memory: `otPoolSessions` sessions at once, each filling its OT
+ * pool with the largest extensions until it holds two batches or the
+ * provider refuses one; all close; the same again, so that memory not
+ * returned or reused shows as growth.
+ */
+async function otPool(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
+  const n = z.otPoolSessions;
+  const cluster = await startCluster({ instances: 1, limits: LIMITS });
+  try {
+    const pid = cluster.instances[0].pid;
+    const names = Array.from({ length: n }, (_, i) => `pool${i}`);
+    const tokens = await cluster.provision(names.map((name) => ({ name, messages: [] })));
+    const pkg = await ensurePackage({
+      baseUrl: cluster.url,
+      modelId: 'spam',
+      storage: new DirectoryStorage(path.join(cluster.dir, 'client')),
+    });
+    const model = loadModel(he, pkg);
+    const url = `${cluster.url.replace(/^http/, 'ws')}/session`;
+    const start = rssMb(pid);
+    let rss = start;
+    const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
+    const after: number[] = [];
+    let ots = 0;
+    let refused = 0;
+    try {
+      for (let round = 0; round < 2; round++) {
+        const open: Awaited<ReturnType<typeof fillOtPool>>[] = [];
+        await inFlight(
+          SETUP_IN_FLIGHT,
+          names.map((name) => async () => {
+            const s = await fillOtPool(he, url, tokens.get(name)!, model);
+            open.push(s);
+            ots += s.ots;
+            if (s.refused) refused++;
+          }),
+        );
+        rss = Math.max(rss, rssMb(pid));
+        for (const s of open) s.close();
+        await sleep(3000); // the sessions end and their pools are dropped
+        after.push(rssMb(pid));
+      }
+    } finally {
+      clearInterval(sampler);
+      model.model.dispose();
+    }
+    const mib = (ots * 16) / 2 ** 20 / 2;
+    ctx.report({
+      case: 'rss_mb_otpool_300',
+      metric: 'rss_mb',
+      value: rss,
+      unit: 'MiB',
+      reference: TARGET.otPoolRssMb,
+      ratio: rss / TARGET.otPoolRssMb,
+      note: `target ≤ ${TARGET.otPoolRssMb} MiB; largest provider VmRSS (${start.toFixed(0)} MiB at start) while ${n} sessions at once fill their OT pools (two batches of ${maxExtendWithin(DEFAULT_MAX_FRAME_BYTES)} OTs asked each), twice over; the provider took ${mib.toFixed(0)} MiB of OTs a round and refused ${refused} sessions' extensions; ${after.map((a) => a.toFixed(0)).join(' and ')} MiB once each round's sessions closed`,
+    });
+  } finally {
+    await cluster.close();
+  }
 }
 
 /** The rows of one instance, without a load balancer. */

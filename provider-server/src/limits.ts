@@ -35,6 +35,12 @@ export interface ServerLimits {
   /** Bytes queued for a client that does not read; past this the connection is dropped. */
   maxSendBufferBytes: number;
   /**
+   * Unused OTs all sessions may hold together, in MiB (16 bytes per OT; a
+   * session holds at most two batches, 4 MiB): an extension past it is
+   * refused with ot_pool_full and the client reconnects later.
+   */
+  otPoolMiB: number;
+  /**
    * Decryptions under one user key before it rotates: each leaks at most one
    * bit of that key to a malicious client (docs/security.md).
    */
@@ -94,6 +100,8 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   pingsPerMinute: 60,
   maxPendingFrames: 4,
   maxSendBufferBytes: 16 * 1024 * 1024,
+  // Clients top up 256 KiB at a time (client/core/session.ts TOPUP_OTS): hundreds of sessions fit.
+  otPoolMiB: 160,
   userKeyBudget: USER_KEY_BUDGET_MAX,
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
@@ -122,6 +130,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   pingsPerMinute: [1, 1_000_000],
   maxPendingFrames: [1, 1024],
   maxSendBufferBytes: [2048, 1 << 30],
+  otPoolMiB: [1, 64 * 1024],
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],

@@ -54,7 +54,7 @@ export interface SessionDeps {
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
-const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated', 'session_lost']);
+const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated', 'session_lost', 'ot_pool_full']);
 /**
  * Answers a client gets while resynchronising its mailbox after a reconnect:
  * normal, so they do not count as bad frames (each request still costs rate).

@@ -8,7 +8,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import type { UserKeyId } from '../../wasm/ts/he.js';
 import { Tag } from '../../wasm/ts/ot-wire.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
-import type { CryptoTasks } from './workers/crypto-worker.js';
+import type { CryptoTasks, CryptoWorkerOptions } from './workers/crypto-worker.js';
 import { WorkerPool, type Placement, type PoolHealth } from './workers/pool.js';
 
 const SETUP: Placement = { priority: 'setup' };
@@ -24,10 +24,12 @@ export class WorkerCrypto implements ProviderCrypto {
   /** The generation of its worker (WorkerPool.generation) in which each session's OT state was made. */
   private readonly otState = new Map<string, number>();
 
-  constructor(threads: number) {
+  /** `otPoolBytes`: the unused OTs all sessions may hold, shared out equally among the workers. */
+  constructor(threads: number, { otPoolBytes = Infinity }: { otPoolBytes?: number } = {}) {
     // Beside this file: crypto-worker.ts under tsx, crypto-worker.js once compiled (npm run build:server).
     const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-    this.pool = new WorkerPool(new URL(`./workers/crypto-worker.${ext}`, import.meta.url), threads);
+    const options: CryptoWorkerOptions = { otPoolBytes: otPoolBytes / threads };
+    this.pool = new WorkerPool(new URL(`./workers/crypto-worker.${ext}`, import.meta.url), threads, options);
   }
 
   // Session setup (public key, key-switching key, base OTs) yields to per-email work.
