@@ -113,6 +113,24 @@ class RawSocket {
   }
 }
 
+/** hello → welcome, and the base-OT request → its reply: the provider's whole part of a new session. */
+async function setUp(s: RawSocket, he: He, token: string, model: LoadedModel, keyEpoch: number) {
+  const w = await s.request(
+    'hello',
+    {
+      token,
+      modelId: model.header.modelId,
+      modelVersion: model.header.modelVersion,
+      clientNonce: he.randomSeed(),
+      keyEpoch,
+    },
+    'welcome',
+  );
+  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
+  const b = await s.request('ot', { payload: receiver.start() }, 'ot_reply');
+  return { w, receiver, baseB: b.payload };
+}
+
 /**
  * The provider's half of a new session: welcome (public key, and the user key
  * when `keyEpoch` is not the current one) and the base-OT reply. Returns the
@@ -127,23 +145,8 @@ export async function setUpSession(
 ): Promise<number> {
   const s = await RawSocket.open(sessionUrl);
   try {
-    const w = await s.request(
-      'hello',
-      {
-        token,
-        modelId: model.header.modelId,
-        modelVersion: model.header.modelVersion,
-        clientNonce: he.randomSeed(),
-        keyEpoch,
-      },
-      'welcome',
-    );
-    const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
-    try {
-      await s.request('ot', { payload: receiver.start() }, 'ot_reply');
-    } finally {
-      receiver.close();
-    }
+    const { w, receiver } = await setUp(s, he, token, model, keyEpoch);
+    receiver.close(); // the client's half of the base OTs is skipped: the provider never sees it
     return w.keyEpoch;
   } finally {
     s.close();
@@ -164,34 +167,24 @@ export async function fillOtPool(
 ): Promise<{ ots: number; refused: string | undefined; close(): void }> {
   const s = await RawSocket.open(sessionUrl);
   try {
-    const w = await s.request(
-      'hello',
-      {
-        token,
-        modelId: model.header.modelId,
-        modelVersion: model.header.modelVersion,
-        clientNonce: he.randomSeed(),
-        keyEpoch: 0,
-      },
-      'welcome',
-    );
-    const bound = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
-    const b = await s.request('ot', { payload: bound.start() }, 'ot_reply');
-    bound.finish(b.payload);
-    const fit = maxExtendWithin(w.maxFrameBytes);
-    let ots = 0;
-    let refused: string | undefined;
-    while (bound.available + fit <= MAX_POOL) {
-      try {
-        await s.request('ot', { payload: bound.extend(fit) }, 'ot_reply');
-        ots += fit;
-      } catch (e) {
-        refused = (e as Error).message;
-        break;
+    const { w, receiver, baseB } = await setUp(s, he, token, model, 0);
+    try {
+      receiver.finish(baseB);
+      const fit = maxExtendWithin(w.maxFrameBytes);
+      let ots = 0;
+      let refused: string | undefined;
+      while (receiver.available + fit <= MAX_POOL && !refused) {
+        try {
+          await s.request('ot', { payload: receiver.extend(fit) }, 'ot_reply');
+          ots += fit;
+        } catch (e) {
+          refused = (e as Error).message;
+        }
       }
+      return { ots, refused, close: () => s.close() };
+    } finally {
+      receiver.close();
     }
-    bound.close();
-    return { ots, refused, close: () => s.close() };
   } catch (e) {
     s.close();
     throw e;

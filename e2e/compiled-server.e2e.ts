@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { main as client } from '../client/node/cli.js';
-import { runFaultScenario } from '../client/test/fault-scenario.js';
+import { runFaultScenario, WORKER_KILLS } from '../client/test/fault-scenario.js';
 
 const CLI = path.resolve('dist/server/provider-server/src/cli.js');
 let dir: string;
@@ -79,15 +79,6 @@ test('the compiled provider serves a private verdict to the client', async () =>
 });
 
 test('the compiled provider replaces a killed crypto worker twice: every client gets exactly one verdict per message', async (t) => {
-  const r = await runFaultScenario({
-    compiled: CLI,
-    kill: 'worker',
-    users: 3,
-    messagesPerUser: 8,
-    kills: 2,
-    killWindowMs: [0, 100],
-    aimed: { afterRequest: 0.2, onAnswer: 0 },
-    thinkMs: 500,
-  });
+  const r = await runFaultScenario({ ...WORKER_KILLS, compiled: CLI });
   t.diagnostic(`${r.kills} worker kills, ${r.resent} requests re-sent, ${r.seconds} s`);
 });

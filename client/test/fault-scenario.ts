@@ -70,6 +70,21 @@ export interface FaultOptions {
   thinkMs?: number;
 }
 
+/**
+ * A crypto worker killed twice while three clients classify: soon after an
+ * outcome, while that client reads its next message (its session idle), or
+ * right after a request left (its task in the worker).
+ */
+export const WORKER_KILLS: FaultOptions = {
+  kill: 'worker',
+  users: 3,
+  messagesPerUser: 8,
+  kills: 2,
+  killWindowMs: [0, 100],
+  aimed: { afterRequest: 0.2, onAnswer: 0 },
+  thinkMs: 500,
+};
+
 export interface FaultReport {
   kills: number;
   /** Requests re-sent after a reconnect, and how many of them got a recorded answer. */

@@ -3,7 +3,7 @@
 // process, or of its crypto worker, while clients classify, then every result
 // delivered once.
 import { test } from 'node:test';
-import { runFaultScenario } from './fault-scenario.js';
+import { runFaultScenario, WORKER_KILLS } from './fault-scenario.js';
 
 for (const task of ['spam', 'topics'] as const) {
   test(`kill -9 under load (${task}): every message classified exactly once, every result delivered, the store intact`, async (t) => {
@@ -23,18 +23,7 @@ for (const task of ['spam', 'topics'] as const) {
   // The sessions whose OT state died with the worker, busy or idle, are told
   // (session_lost) and the clients resume on new sessions.
   test(`a crypto worker killed twice under load (${task}): every message exactly one verdict, the store intact`, async (t) => {
-    const r = await runFaultScenario({
-      task,
-      kill: 'worker',
-      users: 3,
-      messagesPerUser: 8,
-      kills: 2,
-      // Soon after an outcome, while that client reads its next message (its session idle), or
-      // right after a request left (its task in the worker).
-      killWindowMs: [0, 100],
-      aimed: { afterRequest: 0.2, onAnswer: 0 },
-      thinkMs: 500,
-    });
+    const r = await runFaultScenario({ ...WORKER_KILLS, task });
     t.diagnostic(`${r.kills} worker kills, ${r.resent} requests re-sent, ${r.seconds} s`);
   });
 }

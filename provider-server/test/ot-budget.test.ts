@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { TOPUP_OTS } from '../../protocol/limits.js';
 import { loadHe, type He } from '../../wasm/ts/he.js';
-import { MAX_EXTEND, OtReceiver } from '../../wasm/ts/ot.js';
-import { TestClient } from './harness.js';
+import { MAX_EXTEND, type OtReceiver } from '../../wasm/ts/ot.js';
+import { helloSession, type TestClient } from './harness.js';
 import { startRealProvider, type RealProvider } from './real-provider.js';
 
 const BUDGET_MIB = 4; // two full extensions, or sixteen honest top-ups
@@ -26,22 +26,8 @@ before(async () => {
 after(() => provider.close());
 
 /** A session with its base OTs done. */
-async function session(): Promise<{ c: TestClient; receiver: OtReceiver }> {
-  const c = await TestClient.connect(provider.server.wsUrl);
-  const w = await c.request('hello', 1, {
-    token,
-    modelId: 'spam',
-    modelVersion: 1,
-    clientNonce: he.randomSeed(),
-    keyEpoch: 0,
-  });
-  assert.ok(w.name === 'welcome', JSON.stringify(w));
-  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
-  const b = await c.request('ot', 2, { payload: receiver.start() });
-  assert.ok(b.name === 'ot_reply');
-  receiver.finish(b.payload);
-  return { c, receiver };
-}
+const session = () =>
+  helloSession(provider.server.wsUrl, he, { token, modelId: 'spam', modelVersion: 1 }, { baseOts: true });
 
 /** Extends by `n` OTs; the provider's answer. */
 const extend = (s: { c: TestClient; receiver: OtReceiver }, n: number, id: number) =>
