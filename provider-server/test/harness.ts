@@ -221,7 +221,7 @@ export async function helloSession(
   he: He,
   hello: { token: string; modelId: string; modelVersion: number },
   opts: { otContext?: string; baseOts?: boolean } = {},
-): Promise<{ c: TestClient; receiver: OtReceiver }> {
+): Promise<{ c: TestClient; w: Extract<Message, { name: 'welcome' }>; receiver: OtReceiver }> {
   const c = await TestClient.connect(url);
   const w = await c.request('hello', 1, { ...hello, clientNonce: he.randomSeed(), keyEpoch: 0 });
   if (w.name !== 'welcome') throw new Error(`hello refused: ${JSON.stringify(w)}`);
@@ -231,5 +231,5 @@ export async function helloSession(
     if (b.name !== 'ot_reply') throw new Error(`base OTs refused: ${JSON.stringify(b)}`);
     receiver.finish(b.payload);
   }
-  return { c, receiver };
+  return { c, w, receiver };
 }

@@ -44,7 +44,7 @@ function expectError(m: Message, code: string, mention?: string): void {
 /** A session on the topic model with OTs for a few emails. */
 async function session(modelId = 'topics') {
   const modelVersion = provider.catalog.current(modelId)!.version;
-  const { c, receiver } = await helloSession(
+  const { c, w, receiver } = await helloSession(
     provider.server.wsUrl,
     he,
     { token, modelId, modelVersion },
