@@ -66,6 +66,16 @@ export class LoadSession extends ProviderSession {
   }
 }
 
+/** Runs `tasks` with at most `n` at a time. */
+export async function inFlight(n: number, tasks: (() => Promise<unknown>)[]): Promise<void> {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, tasks.length) }, async () => {
+      while (i < tasks.length) await tasks[i++]();
+    }),
+  );
+}
+
 /** A socket with one outstanding request at a time. */
 class RawSocket {
   private next: ((m: Message) => void) | undefined;

@@ -31,15 +31,14 @@ import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
-import { DEFAULT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
-import { maxExtendWithin } from '../../wasm/ts/ot.js';
 import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
-import { fillOtPool, LoadSession, setUpSession } from '../load-client.js';
+import { inFlight, LoadSession, setUpSession } from '../load-client.js';
+import { otPoolRow } from '../load-otpool.js';
 import { syntheticEmail } from '../private-pair.js';
 
-const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400, otPoolRssMb: 600 };
+const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
 /**
  * Emails per OT top-up (the client's batch size). A session's first batch
  * covers a random 1 to 64 emails, so sessions top up at independent times,
@@ -128,16 +127,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function p99(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))];
-}
-
-/** Runs `tasks` with at most `n` at a time. */
-async function inFlight(n: number, tasks: (() => Promise<unknown>)[]): Promise<void> {
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, tasks.length) }, async () => {
-      while (i < tasks.length) await tasks[i++]();
-    }),
-  );
 }
 
 /** Users with delivered messages, their package and one email's dot product. */
@@ -404,69 +393,8 @@ export default async function load(ctx: BenchContext): Promise<void> {
   if (wants('classifications_per_s_200', 'p99_ms_200', 'rss_mb_200', 'sessions_per_s', 'victim_p99_ms_setup_storm'))
     await oneInstance(ctx, z, he);
   if (wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
-  if (wants('rss_mb_otpool_300')) await otPool(ctx, z, he);
-}
-
-/**
- * OT pool memory: `otPoolSessions` sessions at once, each filling its OT
- * pool with the largest extensions until it holds two batches or the
- * provider refuses one; all close; the same again, so that memory not
- * returned or reused shows as growth.
- */
-async function otPool(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
-  const n = z.otPoolSessions;
-  const cluster = await startCluster({ instances: 1, limits: LIMITS });
-  try {
-    const pid = cluster.instances[0].pid;
-    const names = Array.from({ length: n }, (_, i) => `pool${i}`);
-    const tokens = await cluster.provision(names.map((name) => ({ name, messages: [] })));
-    const pkg = await ensurePackage({
-      baseUrl: cluster.url,
-      modelId: 'spam',
-      storage: new DirectoryStorage(path.join(cluster.dir, 'client')),
-    });
-    const model = loadModel(he, pkg);
-    const url = `${cluster.url.replace(/^http/, 'ws')}/session`;
-    const start = rssMb(pid);
-    let rss = start;
-    const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
-    const after: number[] = [];
-    let ots = 0;
-    let refused = 0;
-    try {
-      for (let round = 0; round < 2; round++) {
-        const open: Awaited<ReturnType<typeof fillOtPool>>[] = [];
-        await inFlight(
-          SETUP_IN_FLIGHT,
-          names.map((name) => async () => {
-            const s = await fillOtPool(he, url, tokens.get(name)!, model);
-            open.push(s);
-            ots += s.ots;
-            if (s.refused) refused++;
-          }),
-        );
-        rss = Math.max(rss, rssMb(pid));
-        for (const s of open) s.close();
-        await sleep(3000); // the sessions end and their pools are dropped
-        after.push(rssMb(pid));
-      }
-    } finally {
-      clearInterval(sampler);
-      model.model.dispose();
-    }
-    const mib = (ots * 16) / 2 ** 20 / 2;
-    ctx.report({
-      case: 'rss_mb_otpool_300',
-      metric: 'rss_mb',
-      value: rss,
-      unit: 'MiB',
-      reference: TARGET.otPoolRssMb,
-      ratio: rss / TARGET.otPoolRssMb,
-      note: `target ≤ ${TARGET.otPoolRssMb} MiB; largest provider VmRSS (${start.toFixed(0)} MiB at start) while ${n} sessions at once fill their OT pools (two batches of ${maxExtendWithin(DEFAULT_MAX_FRAME_BYTES)} OTs asked each), twice over; the provider took ${mib.toFixed(0)} MiB of OTs a round and refused ${refused} sessions' extensions; ${after.map((a) => a.toFixed(0)).join(' and ')} MiB once each round's sessions closed`,
-    });
-  } finally {
-    await cluster.close();
-  }
+  if (wants('rss_mb_otpool_300'))
+    await otPoolRow(ctx, he, { sessions: z.otPoolSessions, limits: LIMITS, inFlight: SETUP_IN_FLIGHT });
 }
 
 /** The rows of one instance, without a load balancer. */
