@@ -23,6 +23,8 @@ export interface BenchRow {
 export interface BenchContext {
   /** Smaller sizes so the suite finishes in under a minute. */
   quick: boolean;
+  /** Only these rows, when given (--rows): a suite may skip the work of the others. */
+  only?: ReadonlySet<string>;
   report(row: Omit<BenchRow, 'suite'>): void;
 }
 

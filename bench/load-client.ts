@@ -22,7 +22,7 @@ import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
 import { InterruptedRequest, ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { Accumulator, He } from '../wasm/ts/he.js';
-import { OtReceiver } from '../wasm/ts/ot.js';
+import { MAX_POOL, maxExtendWithin, OtReceiver } from '../wasm/ts/ot.js';
 
 export class LoadSession extends ProviderSession {
   protected readonly otsPerEmail = this.opts.model.params.T;
@@ -64,6 +64,16 @@ export class LoadSession extends ProviderSession {
     this.sendFrame('spam_done', this.nextRequest++, { messageId });
     return valid;
   }
+}
+
+/** Runs `tasks` with at most `n` at a time. */
+export async function inFlight(n: number, tasks: (() => Promise<unknown>)[]): Promise<void> {
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, tasks.length) }, async () => {
+      while (i < tasks.length) await tasks[i++]();
+    }),
+  );
 }
 
 /** A socket with one outstanding request at a time. */
@@ -113,6 +123,24 @@ class RawSocket {
   }
 }
 
+/** hello → welcome, and the base-OT request → its reply: the provider's whole part of a new session. */
+async function setUp(s: RawSocket, he: He, token: string, model: LoadedModel, keyEpoch: number) {
+  const w = await s.request(
+    'hello',
+    {
+      token,
+      modelId: model.header.modelId,
+      modelVersion: model.header.modelVersion,
+      clientNonce: he.randomSeed(),
+      keyEpoch,
+    },
+    'welcome',
+  );
+  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
+  const b = await s.request('ot', { payload: receiver.start() }, 'ot_reply');
+  return { w, receiver, baseB: b.payload };
+}
+
 /**
  * The provider's half of a new session: welcome (public key, and the user key
  * when `keyEpoch` is not the current one) and the base-OT reply. Returns the
@@ -127,25 +155,48 @@ export async function setUpSession(
 ): Promise<number> {
   const s = await RawSocket.open(sessionUrl);
   try {
-    const w = await s.request(
-      'hello',
-      {
-        token,
-        modelId: model.header.modelId,
-        modelVersion: model.header.modelVersion,
-        clientNonce: he.randomSeed(),
-        keyEpoch,
-      },
-      'welcome',
-    );
-    const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
-    try {
-      await s.request('ot', { payload: receiver.start() }, 'ot_reply');
-    } finally {
-      receiver.close();
-    }
+    const { w, receiver } = await setUp(s, he, token, model, keyEpoch);
+    receiver.close(); // the client's half of the base OTs is skipped: the provider never sees it
     return w.keyEpoch;
   } finally {
     s.close();
+  }
+}
+
+/**
+ * A session that fills its OT pool as far as the provider lets it, as a
+ * heavy or hostile client can: hello, base OTs, then extensions of the
+ * largest size that fits a frame until the pool holds two batches
+ * (MAX_POOL) or the provider refuses one. Left open until `close()`.
+ */
+export async function fillOtPool(
+  he: He,
+  sessionUrl: string,
+  token: string,
+  model: LoadedModel,
+): Promise<{ ots: number; refused: string | undefined; close(): void }> {
+  const s = await RawSocket.open(sessionUrl);
+  try {
+    const { w, receiver, baseB } = await setUp(s, he, token, model, 0);
+    try {
+      receiver.finish(baseB);
+      const fit = maxExtendWithin(w.maxFrameBytes);
+      let ots = 0;
+      let refused: string | undefined;
+      while (receiver.available + fit <= MAX_POOL && !refused) {
+        try {
+          await s.request('ot', { payload: receiver.extend(fit) }, 'ot_reply');
+          ots += fit;
+        } catch (e) {
+          refused = (e as Error).message;
+        }
+      }
+      return { ots, refused, close: () => s.close() };
+    } finally {
+      receiver.close();
+    }
+  } catch (e) {
+    s.close();
+    throw e;
   }
 }

@@ -1,4 +1,4 @@
-// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json]
+// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json] [--rows CASE,...]
 // Each suite is bench/suites/NAME.ts exporting a default Suite. With --json
 // every row is one JSON object per line; otherwise a table.
 import fs from 'node:fs';
@@ -15,7 +15,7 @@ const available = fs
 
 function usage(message?: string): never {
   if (message) console.error(message);
-  console.error(`usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json]`);
+  console.error(`usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json] [--rows CASE,...]`);
   process.exit(2);
 }
 
@@ -23,6 +23,8 @@ const args = process.argv.slice(2);
 const suiteArg = args.includes('--suite') ? args[args.indexOf('--suite') + 1] : undefined;
 if (!suiteArg) usage('missing --suite');
 const quick = args.includes('--quick');
+const rowsArg = args.includes('--rows') ? args[args.indexOf('--rows') + 1] : undefined;
+const only = rowsArg ? new Set(rowsArg.split(',')) : undefined;
 const json = args.includes('--json');
 const names = suiteArg === 'all' ? available : suiteArg.split(',');
 for (const n of names) if (!available.includes(n)) usage(`unknown suite ${n}`);
@@ -53,9 +55,10 @@ for (const name of names) {
   try {
     await mod.default({
       quick,
+      only,
       report: (row) => {
         if (!Number.isFinite(row.value)) throw new Error(`${name}/${row.case}: non-finite value`);
-        print({ suite: name, ...row });
+        if (!only || only.has(row.case)) print({ suite: name, ...row });
       },
     });
   } catch (err) {

@@ -1,7 +1,8 @@
 // The provider as a provider runs it: compiled to JavaScript (npm run
 // build:server) and started with plain `node`, no TypeScript loader. Its admin
 // commands add a user and deliver a message; the headless client classifies
-// it privately against that process over WebSocket.
+// it privately against that process over WebSocket. Then its crypto worker
+// is killed twice while clients classify (client/test/fault-scenario.ts).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { main as client } from '../client/node/cli.js';
+import { runFaultScenario, WORKER_KILLS } from '../client/test/fault-scenario.js';
 
 const CLI = path.resolve('dist/server/provider-server/src/cli.js');
 let dir: string;
@@ -74,4 +76,9 @@ test('the compiled provider serves a private verdict to the client', async () =>
   assert.match(lines.join('\n'), /compiled-1@test\s+(ham|spam)/);
   // The compiled tree carries the native libsodium binding (the server logs when it runs without).
   assert.doesNotMatch(err, /native libsodium binding/);
+});
+
+test('the compiled provider replaces a killed crypto worker twice: every client gets exactly one verdict per message', async (t) => {
+  const r = await runFaultScenario({ ...WORKER_KILLS, compiled: CLI });
+  t.diagnostic(`${r.kills} worker kills, ${r.resent} requests re-sent, ${r.seconds} s`);
 });

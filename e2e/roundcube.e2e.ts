@@ -136,6 +136,18 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
       async () => (await fetch('?_task=mail&_action=plugin.pmf_connect&_remote=1', { method: 'POST' })).status,
     );
     assert.equal(withoutRequestToken, 403);
+    // Nor can any script on Roundcube's own pages, which can read the request token and send the
+    // cookie but not the extension's Origin: only the extension's background gets a token.
+    const pageScript = await page.evaluate(async () => {
+      const token = (window as unknown as { rcmail: { env: { request_token: string } } }).rcmail.env.request_token;
+      const r = await fetch('?_task=mail&_action=plugin.pmf_connect&_remote=1', {
+        method: 'POST',
+        headers: { 'X-Roundcube-Request': token },
+      });
+      return `${r.status} ${await r.text()}`;
+    });
+    assert.match(pageScript, /^403 /);
+    assert.doesNotMatch(pageScript, /pmf_/, 'no token');
     // A click by the page's own scripts is not the user's: nothing starts.
     assert.equal(
       await page.evaluate(() => {

@@ -6,6 +6,8 @@
 // to the other with every message given exactly one verdict: a request whose
 // answer was lost with the instance is re-sent to the other, which returns the
 // recorded answer from the shared store (docs/protocol.md#exactly-once-verdicts).
+// New connections per client address per minute are counted in the shared
+// store too, so two instances together let no more in than one would.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +20,7 @@ import { DirectoryStorage } from '../client/node/node-storage.js';
 import { startCluster, waitFor, type Cluster } from '../provider-server/test/cluster.js';
 import { postgresMissing, startPostgres, type TestPostgres } from '../provider-server/test/postgres.js';
 import { loadHe, type He } from '../wasm/ts/he.js';
+import WebSocket from 'ws';
 
 const RATE = 80;
 const CLIENTS = 6;
@@ -186,4 +189,65 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 async function activeSessions(inst: { url: string }): Promise<number> {
   const text = await (await fetch(`${inst.url}/metrics`)).text();
   return Number(text.match(/^pmf_sessions_active (\d+)/m)?.[1] ?? 0);
+}
+
+describe('connection limits behind HAProxy', () => {
+  const PER_MINUTE = 6;
+  let limited: Cluster;
+  before(async () => {
+    limited = await startCluster({
+      instances: 2,
+      haproxy: true,
+      workers: 1,
+      limits: { connectionsPerMinutePerAddress: PER_MINUTE },
+    });
+  });
+  after(() => limited?.close());
+
+  test('new connections per address per minute hold across both instances (the shared store counts them)', async () => {
+    const wsUrl = `${limited.url.replace(/^http/, 'ws')}/session`;
+    // Fixed one-minute windows: a run that straddles a window boundary is repeated.
+    for (let attempt = 1; ; attempt++) {
+      const minute = Math.floor(Date.now() / 60_000);
+      const open: WebSocket[] = [];
+      const statuses: number[] = [];
+      try {
+        // Kept open (waiting for hello), so leastconn spreads them over both instances.
+        for (let i = 0; i < 2 * PER_MINUTE; i++) {
+          statuses.push(
+            await new Promise<number>((resolve, reject) => {
+              const ws = new WebSocket(wsUrl);
+              ws.once('open', () => {
+                open.push(ws);
+                resolve(101);
+              });
+              ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+              ws.once('error', reject);
+            }),
+          );
+        }
+        const used = await Promise.all(limited.instances.map(sessionsTotal));
+        if (Math.floor(Date.now() / 60_000) !== minute && attempt < 3) continue;
+        assert.ok(
+          used.every((n) => n > 0),
+          `both instances took connections: ${used.join(', ')}`,
+        );
+        assert.deepEqual(
+          statuses.filter((x) => x === 101).length,
+          PER_MINUTE,
+          `accepted by both together: ${statuses.join(' ')}`,
+        );
+        assert.ok(statuses.every((x) => x === 101 || x === 429));
+        return;
+      } finally {
+        for (const ws of open) ws.close();
+      }
+    }
+  });
+});
+
+/** pmf_sessions_total of one instance. */
+async function sessionsTotal(inst: { url: string }): Promise<number> {
+  const text = await (await fetch(`${inst.url}/metrics`)).text();
+  return Number(text.match(/^pmf_sessions_total (\d+)/m)?.[1] ?? 0);
 }

@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   'opted_out', // topic_request from a user who opted out of topic extraction (docs/protocol.md#topic-extraction)
   'not_answered', // spam_resend for a request whose answer never left the provider: send a new spam_request
   'crypto_rejected', // a cryptographic check failed (e.g. OT consistency)
+  'session_lost', // the provider lost this session's crypto state (a crypto worker restarted): reconnect, send the request again
+  'ot_pool_full', // the provider holds as many unused OTs as its memory budget allows: reconnect later
   'internal', // server-side failure; details stay in the server log
 ] as const;
 

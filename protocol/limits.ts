@@ -9,6 +9,15 @@ export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Largest frame a client accepts from a provider, whatever limit the provider announces. */
 export const CLIENT_MAX_FRAME_BYTES = 1 << 24;
 
+/**
+ * The most OTs a client asks for in one top-up (a batch of 16,384 columns
+ * less the 256 the KOS check uses; 252 KiB in the provider's memory): about
+ * 600 spam or 26 topic emails. The provider keeps every session's unused
+ * OTs within one budget for all of them (otPoolMiB), so a client asks for
+ * what its next emails need, not for its whole mailbox.
+ */
+export const TOPUP_OTS = 16_384 - 256;
+
 /** Largest JSON header of a model package (docs/wire-formats.md#model-package). */
 export const MAX_HEADER_BYTES = 1 << 20;
 

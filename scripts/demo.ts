@@ -288,7 +288,7 @@ async function runDemo(dir: string, count: number, topicCount: number): Promise<
     const store = await openStore({ dataDir });
     try {
       const uid = (await store.userId('demo'))!;
-      return (await store.getMessage(uid, id))!.raw;
+      return (await store.getMessage(uid, id))!.raw!;
     } finally {
       await store.close();
     }

@@ -17,6 +17,8 @@
 //   victim_p99_ms_setup_storm  one session paced at 20 emails/s while 40 others set up sessions back to back
 //   rss_mb_200                 the provider's largest RSS (VmRSS, worker threads included) during the two 200-session rows
 //   scaleout_2_instances_ratio closed-loop throughput of 2 instances behind HAProxy over 1 behind HAProxy
+//   rss_mb_otpool_300          the provider's largest RSS while 300 sessions fill their OT pools as far as it lets
+//                              them (twice over, closing all between), a fresh provider
 // --quick runs the same rows with fewer sessions (the note says how many)
 // and scales the paced rate with them (15 emails/s per session either way).
 import fs from 'node:fs';
@@ -32,7 +34,8 @@ import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
 import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
-import { LoadSession, setUpSession } from '../load-client.js';
+import { inFlight, LoadSession, setUpSession } from '../load-client.js';
+import { otPoolRow } from '../load-otpool.js';
 import { syntheticEmail } from '../private-pair.js';
 
 const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
@@ -62,8 +65,10 @@ const LIMITS = {
   requestsPerMinute: 1_000_000,
   hellosPerMinute: 1_000_000,
   connectionsPerMinutePerAddress: 1_000_000,
+  connectionsPerMinutePerPrefix: 1_000_000,
   connectionsPerAddress: 1_000_000,
   maxUnauthenticated: 10_000,
+  unauthenticatedPerPrefix: 10_000,
   helloTimeoutMs: 120_000,
   // Setting up 200 sessions takes minutes on a busy machine: the first must not idle out meanwhile.
   idleTimeoutMs: 3_600_000,
@@ -71,6 +76,7 @@ const LIMITS = {
 
 interface Sizes {
   sessions: number;
+  otPoolSessions: number;
   closedMs: number;
   pacedMs: number;
   setups: number;
@@ -80,6 +86,7 @@ interface Sizes {
 }
 const FULL: Sizes = {
   sessions: 200,
+  otPoolSessions: 300,
   closedMs: 6000,
   pacedMs: 6000,
   setups: 200,
@@ -89,6 +96,7 @@ const FULL: Sizes = {
 };
 const QUICK: Sizes = {
   sessions: 12,
+  otPoolSessions: 30,
   closedMs: 1500,
   pacedMs: 2000,
   setups: 6,
@@ -119,16 +127,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function p99(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))];
-}
-
-/** Runs `tasks` with at most `n` at a time. */
-async function inFlight(n: number, tasks: (() => Promise<unknown>)[]): Promise<void> {
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, tasks.length) }, async () => {
-      while (i < tasks.length) await tasks[i++]();
-    }),
-  );
 }
 
 /** Users with delivered messages, their package and one email's dot product. */
@@ -391,8 +389,12 @@ async function throughputBehindHaproxy(
 export default async function load(ctx: BenchContext): Promise<void> {
   const z = ctx.quick ? QUICK : FULL;
   const he = await loadHe();
-  await oneInstance(ctx, z, he);
-  await scaleout(ctx, z, he);
+  const wants = (...rows: string[]) => !ctx.only || rows.some((r) => ctx.only!.has(r));
+  if (wants('classifications_per_s_200', 'p99_ms_200', 'rss_mb_200', 'sessions_per_s', 'victim_p99_ms_setup_storm'))
+    await oneInstance(ctx, z, he);
+  if (wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
+  if (wants('rss_mb_otpool_300'))
+    await otPoolRow(ctx, he, { sessions: z.otPoolSessions, limits: LIMITS, inFlight: SETUP_IN_FLIGHT });
 }
 
 /** The rows of one instance, without a load balancer. */

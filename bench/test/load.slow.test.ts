@@ -15,6 +15,7 @@ const ROWS = [
   'victim_p99_ms_setup_storm',
   'rss_mb_200',
   'scaleout_2_instances_ratio',
+  'rss_mb_otpool_300',
 ];
 
 test('--suite load --quick prints every row with a positive value', () => {

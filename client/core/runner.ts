@@ -18,7 +18,7 @@
 // would repeat for every one), a lost connection past the reconnect window.
 import { ProtocolError } from '../../protocol/errors.js';
 import { MessageFailure } from './message-failure.js';
-import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
+import { InterruptedRequest, retryable, type SpamVerdict } from './session.js';
 import type { RunJournal } from './kept-requests.js';
 import { ReplayRefused } from './topic-replay.js';
 
@@ -155,8 +155,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           // The user key reached its budget: the next session brings the next key.
           if (e instanceof ProtocolError && e.code === 'key_rotated' && ++rotations <= 3) continue;
           const limited = e instanceof ProtocolError && e.code === 'rate_limited';
-          const transient =
-            limited || e instanceof ConnectionClosed || (e instanceof ProtocolError && e.code === 'internal');
+          const transient = limited || retryable(e);
           const since = (firstFailure ||= Date.now());
           // At the deadline, not only past it: the last wait ends there, and a timer that fires
           // a millisecond early (Node's can) must not buy one more try.

@@ -16,7 +16,7 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
-import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { CLIENT_MAX_FRAME_BYTES, TOPUP_OTS } from '../../protocol/limits.js';
 import type { PackageHeader } from '../../protocol/package.js';
 import { extractFeatures, validateSpec, type FeatureSpec } from '../../models/features/index.js';
 import { evaluateSpam, spamChoice, type PendingEvaluation } from '../../wasm/ts/gc.js';
@@ -28,7 +28,7 @@ import {
   type He,
   type HeParams,
 } from '../../wasm/ts/he.js';
-import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
+import { maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 import { fromMessage } from './message-failure.js';
 import { pacerFor, type RatePacer } from './pacer.js';
@@ -160,8 +160,13 @@ export class InterruptedRequest<R extends { messageId: string } = Messages['spam
 export const retryable = (e: unknown): boolean =>
   e instanceof ConnectionClosed || (e instanceof ProtocolError && RETRYABLE.has(e.code));
 
-/** Refusals after which a spam request may still have been answered, or can be answered later. */
-const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
+/**
+ * Refusals after which a request may still have been answered, or can be
+ * answered later: on a new session (session_lost: the provider lost this
+ * one's OT state), or after a wait (ot_pool_full: the provider's memory for
+ * OTs is taken).
+ */
+const RETRYABLE: ReadonlySet<string> = new Set(['rate_limited', 'internal', 'session_lost', 'ot_pool_full']);
 
 /** What spam and topic sessions share: connection, hello, OT pool, request/response. */
 export abstract class ProviderSession {
@@ -254,12 +259,15 @@ export abstract class ProviderSession {
     await this.topUp(this.opts.expectedEmails ?? 16);
   }
 
-  /** Extends the OT pool to cover `emails` more emails, in extensions that fit the provider's frames. */
+  /**
+   * Extends the OT pool to cover `emails` more emails, at most TOPUP_OTS at
+   * a time, in extensions that fit the provider's frames.
+   */
   private async topUp(emails: number): Promise<void> {
     const per = this.otsPerEmail;
     const fit = maxExtendWithin(this.maxFrameBytes);
     if (fit === 0) throw new Error(`the provider reads frames of at most ${this.maxFrameBytes} bytes: too few for OTs`);
-    for (let left = Math.min(MAX_EXTEND, Math.max(per, emails * per)); left > 0; left -= fit)
+    for (let left = Math.min(Math.max(TOPUP_OTS, per), Math.max(per, emails * per)); left > 0; left -= fit)
       await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(Math.min(fit, left)) });
   }
 

@@ -211,7 +211,7 @@ test('the client sends an interrupted lookup again unchanged after reconnecting,
   }, v2);
   const outcomes: RunOutcome<BlocklistResult>[] = [];
   await runClassification<BlocklistResult>(
-    [{ id: 'lost-reply', raw: async () => (await h.store.getMessage(userId, 'lost-reply'))!.raw }],
+    [{ id: 'lost-reply', raw: async () => (await h.store.getMessage(userId, 'lost-reply'))!.raw! }],
     { connect: classifiers.connect, onOutcome: (o) => void outcomes.push(o) },
   );
   assert.equal(sessions, 2);

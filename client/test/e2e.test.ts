@@ -14,6 +14,7 @@ import { startProvider, type Provider } from '../../provider-server/src/provider
 import { markClassified } from '../../provider-server/test/harness.js';
 import { loopbackConfig, startRealProvider } from '../../provider-server/test/real-provider.js';
 import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
+import { maxExtendWithin } from '../../wasm/ts/ot.js';
 import { nodeSocket } from '../node/cli.js';
 import { createConnector, type ConnectorOptions } from '../core/connect.js';
 import { DirectoryStorage } from '../node/node-storage.js';
@@ -21,7 +22,7 @@ import { decryptMessage } from '../../mail/decrypt.js';
 import { runJournal, type KeptRequests, type KeptSpamRequest } from '../core/kept-requests.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { tappedSocket } from './tapped-socket.js';
-import { CLIENT_MAX_FRAME_BYTES } from '../../protocol/limits.js';
+import { CLIENT_MAX_FRAME_BYTES, TOPUP_OTS } from '../../protocol/limits.js';
 import { decodeMessage, encodeMessage, SCHEMAS } from '../../protocol/messages.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
@@ -386,7 +387,7 @@ test('a provider that reads small frames gets OT extensions that fit them, and t
       socket: recordingSocket(sent),
     });
     const outcomes: RunOutcome[] = [];
-    // A session announced for many emails asks for about 2 MiB of OTs at once: more than one frame holds.
+    // A session announced for many emails asks for TOPUP_OTS at once (252 KiB of OTs): more than one frame holds.
     await runClassification(
       some.map((m) => ({ id: m.id, raw: async () => m.raw })),
       { connect: () => connector.connect(5000), onOutcome: (o) => void outcomes.push(o) },
@@ -401,7 +402,8 @@ test('a provider that reads small frames gets OT extensions that fit them, and t
     const largest = Math.max(...sent.map((f) => f.length));
     assert.ok(largest <= maxFrameBytes, `largest frame ${largest} B`);
     const extensions = sent.map((f) => decodeMessage(f, CLIENT_MAX_FRAME_BYTES)).filter((f) => f.name === 'ot');
-    assert.ok(extensions.length > 10, `${extensions.length} ot frames`);
+    const perFrame = maxExtendWithin(maxFrameBytes);
+    assert.ok(extensions.length >= 1 + TOPUP_OTS / perFrame, `${extensions.length} ot frames`);
   } finally {
     await small.close();
   }

@@ -1,8 +1,10 @@
 // Kill -9 under load (docs/protocol.md#exactly-once-verdicts): the
-// real provider runs as its own process (node + tsx, the CLI's `serve`),
-// several headless clients classify their mailboxes through it at once (spam
-// verdicts, or topics), and the provider is killed with SIGKILL at random
-// moments and restarted on the same store and port, again and again; some
+// real provider runs as its own process (node + tsx, the CLI's `serve`, or
+// the compiled server), several headless clients classify their mailboxes
+// through it at once (spam verdicts, or topics), and the provider is killed
+// with SIGKILL at random moments and restarted on the same store and port,
+// again and again (or only its crypto worker is killed, and the provider
+// replaces it: its sessions' OT state is lost with it); some
 // kills are aimed (a request just sent, its garbled answer just arrived and
 // dropped before the client saw it, topic labels just sent), so the paths of
 // a lost answer are taken in every run. Afterwards every message must have
@@ -41,6 +43,13 @@ export interface FaultOptions {
   users: number;
   messagesPerUser: number;
   kills: number;
+  /**
+   * What is killed: the provider process (the default; restarted), or one of
+   * its crypto workers (fixtures/kill-worker.mjs; the provider replaces it).
+   */
+  kill?: 'process' | 'worker';
+  /** The compiled provider CLI (npm run build:server) to run with plain node, instead of the sources under tsx. */
+  compiled?: string;
   /** A postgres:// URL; SQLite in the data directory without one. */
   store?: string;
   /**
@@ -54,7 +63,27 @@ export interface FaultOptions {
    * garbled answer just received (then dropped), kills the provider at once.
    */
   aimed?: { afterRequest: number; onAnswer: number };
+  /**
+   * Each message takes the client up to this long to read (a random part of
+   * it, as decrypting it would), so sessions also sit idle between requests.
+   */
+  thinkMs?: number;
 }
+
+/**
+ * A crypto worker killed twice while three clients classify: soon after an
+ * outcome, while that client reads its next message (its session idle), or
+ * right after a request left (its task in the worker).
+ */
+export const WORKER_KILLS: FaultOptions = {
+  kill: 'worker',
+  users: 3,
+  messagesPerUser: 8,
+  kills: 2,
+  killWindowMs: [0, 100],
+  aimed: { afterRequest: 0.2, onAnswer: 0 },
+  thinkMs: 500,
+};
 
 export interface FaultReport {
   kills: number;
@@ -77,24 +106,30 @@ function freePort(): Promise<number> {
   });
 }
 
-/** One provider process; resolves once it listens. */
-async function startProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'provider-server/src/cli.ts', 'serve'], {
+const KILL_WORKER = path.resolve('provider-server/test/fixtures/kill-worker.mjs');
+
+/**
+ * One provider process (SIGUSR2 kills one of its crypto workers); resolves
+ * once it listens. Its log is appended to `log.text` (the last 16 KB are kept).
+ */
+async function startProcess(env: NodeJS.ProcessEnv, log: { text: string }, compiled?: string): Promise<ChildProcess> {
+  const cli = compiled ? [compiled] : ['--import', 'tsx', 'provider-server/src/cli.ts'];
+  const child = spawn(process.execPath, ['--import', KILL_WORKER, ...cli, 'serve'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  // Drained all along: a full pipe would block the provider.
+  child.stderr!.on('data', (d: Buffer) => (log.text = (log.text + d.toString()).slice(-16_384)));
   await new Promise<void>((resolve, reject) => {
-    let err = '';
+    let own = '';
     const onData = (d: Buffer): void => {
-      err += d.toString();
-      if (/listening on http/.test(err)) {
-        child.stderr!.off('data', onData);
-        child.stderr!.resume(); // keep draining: a full pipe would block the provider
-        resolve();
-      }
+      own += d.toString();
+      if (!/listening on http/.test(own)) return;
+      child.stderr!.off('data', onData);
+      resolve();
     };
     child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => reject(new Error(`provider exited (${code ?? signal}): ${err}`)));
+    child.once('exit', (code, signal) => reject(new Error(`provider exited (${code ?? signal}): ${own}`)));
   });
   return child;
 }
@@ -174,7 +209,9 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
   }
   await setup.close();
 
-  let provider = await startProcess(env);
+  const log = { text: '' };
+  const start = () => startProcess(env, log, opts.compiled);
+  let provider = await start();
   const he = await loadHe();
   const plain = loadPlainModel(new Uint8Array(fs.readFileSync(BUNDLED_MODELS[task])));
   const report: FaultReport = { kills: 0, resent: 0, replayed: 0, seconds: 0 };
@@ -216,7 +253,7 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
         };
       };
       await runClassification(
-        u.mails.map((m) => ({ id: m.id, raw: async () => m.raw })),
+        u.mails.map((m) => ({ id: m.id, raw: async () => (await sleep(Math.random() * (opts.thinkMs ?? 0)), m.raw) })),
         {
           connect,
           reconnectWindowMs: 120_000,
@@ -240,9 +277,13 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
         });
         aimed = undefined;
         if (!running) break;
-        await killed(provider);
         report.kills++;
-        provider = await startProcess(env);
+        if (opts.kill === 'worker') {
+          provider.kill('SIGUSR2');
+          continue;
+        }
+        await killed(provider);
+        provider = await start();
       }
     })();
     const models = await Promise.all(clients);
@@ -281,6 +322,8 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
       }
     }
     await check.close();
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n--- the provider's log\n${log.text}`, { cause: e });
   } finally {
     running = false;
     await killed(provider);

@@ -9,6 +9,7 @@ import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
 import type { ThunderbirdApi } from '../thunderbird/api.js';
 import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
+import { issuedToken } from '../content/adapters/adapter.js';
 import { failureBadge, failureText, RECONNECTED } from './faults.js';
 import { deliveredId } from './message-ref.js';
 import {
@@ -244,13 +245,34 @@ async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.Message
   const connected = (await (await store()).provider()) !== undefined;
   if (req[WEBMAIL_CONNECT] === 'offer') return !connected;
   if (connected) throw new Error('Already connected to a provider.');
-  const { token, provider } = req as { token?: unknown; provider?: unknown };
+  const { token, provider } =
+    req[WEBMAIL_CONNECT] === 'roundcube'
+      ? await roundcubeToken(req, sender.url!)
+      : (req as { token?: unknown; provider?: unknown });
   if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
   const url = oneClickProvider(provider, sender.url!);
   const wanted = providerPermission(url);
   if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(oneClickNeedsPermission(url));
   await connect(url, token);
   return new URL(url).host;
+}
+
+/**
+ * Asks Roundcube's pmf_connect for the user's token from here, not from the
+ * page: this request carries the extension's Origin, which the plugin
+ * requires, so no script on the webmail's pages can get a token, and the
+ * answer never reaches the page. Only the asking page's own origin, with its
+ * request token (Roundcube's CSRF guard) and its cookies.
+ */
+async function roundcubeToken(req: { action?: unknown; requestToken?: unknown }, pageUrl: string) {
+  const { action, requestToken } = req;
+  if (typeof action !== 'string' || typeof requestToken !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(requestToken))
+    throw new Error('Invalid request.');
+  const url = new URL(action);
+  if (url.origin !== new URL(pageUrl).origin) throw new Error('The webmail asked for a token elsewhere than itself.');
+  return issuedToken(
+    await fetch(url, { method: 'POST', credentials: 'include', headers: { 'X-Roundcube-Request': requestToken } }),
+  );
 }
 
 /** The listed messages of the asking tab's webmail that have no spam-check outcome yet. */

@@ -1,9 +1,11 @@
 // Content script side of one-click connect: on a logged-in webmail page whose
 // adapter offers it, and while the extension is not connected, a bar offers to
 // turn on the private spam check. The token (and, for a webmail that is not
-// the provider's own, the provider's origin) goes from the webmail's server
-// (a same-origin request in the user's session) straight to the background;
-// the page's scripts never see it, and nothing in the page's DOM chooses it.
+// the provider's own, the provider's origin) comes from the webmail's server
+// in the user's session, to the background: Roundcube's plugin answers the
+// background's own request only (its extension Origin), the demo webmail a
+// same-origin request of this script. The page's scripts never see it, and
+// nothing in the page's DOM chooses it.
 import browser from 'webextension-polyfill';
 import type { WebmailAdapter } from '../content/adapters/adapter.js';
 import { WEBMAIL_CONNECT, type WebmailConnectRequest } from './messages.js';
@@ -38,8 +40,9 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
     button.disabled = true;
     label.textContent = 'Connecting and fetching the spam model…';
     try {
-      const { token, provider } = await offer.issueToken();
-      const reply = await ask({ [WEBMAIL_CONNECT]: 'connect', token, provider });
+      const reply = offer.fromBackground
+        ? await ask({ [WEBMAIL_CONNECT]: 'roundcube', ...offer.fromBackground })
+        : await ask({ [WEBMAIL_CONNECT]: 'connect', ...(await offer.issueToken!()) });
       if (!reply?.ok) throw new Error(reply?.error ?? 'The extension background did not answer.');
       bar.dataset.state = 'done';
       label.textContent = `Connected to ${String(reply.value)}: messages you open are now checked for spam privately.`;

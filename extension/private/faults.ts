@@ -75,7 +75,8 @@ export const RECONNECTED: SpamBadge = {
 const FAILURES: Record<FailureCode, string> = {
   provider_unreachable:
     'Spam check unavailable: your mail provider cannot be reached right now. The message is shown as usual; it will be checked when you open it again.',
-  bad_token: 'Spam check off: the provider did not accept your access token. Connect again in the extension’s options.',
+  bad_token:
+    'Spam check off: the provider did not accept your access token (it may have expired or been revoked). Connect again in the extension’s options.',
   package_tampered:
     'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
   package_log:

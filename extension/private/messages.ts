@@ -53,7 +53,9 @@ export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
 export type WebmailConnectRequest =
   | { [WEBMAIL_CONNECT]: 'offer' }
   /** provider: the provider's origin as the webmail's server named it; absent, the page's own origin. */
-  | { [WEBMAIL_CONNECT]: 'connect'; token: string; provider?: string };
+  | { [WEBMAIL_CONNECT]: 'connect'; token: string; provider?: string }
+  /** The background asks the page's own webmail server (Roundcube's pmf_connect, with the page's request token) for both. */
+  | { [WEBMAIL_CONNECT]: 'roundcube'; action: string; requestToken: string };
 
 /**
  * Content script → background: which of these listed messages (MailSource ids)

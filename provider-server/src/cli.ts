@@ -5,6 +5,8 @@
 //   tsx provider-server/src/cli.ts issue-token NAME [--config FILE]
 //   tsx provider-server/src/cli.ts delete-user NAME [--config FILE]     deletes an account and all it holds but
 //       its key epochs (README.md#deleting-an-account); the running server refuses its tokens at once
+//   tsx provider-server/src/cli.ts tokens NAME [--config FILE]          a user's live tokens (id, kind, last use, expiry)
+//   tsx provider-server/src/cli.ts revoke-token NAME ID|all [--config FILE]
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
 //       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
 //   tsx provider-server/src/cli.ts lmtp [--config FILE]                 the LMTP stage in front of Dovecot (README)
@@ -34,7 +36,7 @@ import { topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|delete-user NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|delete-user NAME|tokens NAME|revoke-token NAME ID|all|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 /** Commands printing a fresh secret and the SHA-256 the configuration holds instead of it. */
@@ -74,7 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     const stage = await startLmtpStage({
       config: lmtp,
       journal,
-      registry: storeRegistry(store),
+      registry: storeRegistry(store, { keepBodies: lmtp.keepBodies }),
       storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
       log: (l) => console.error(`[lmtp] ${l}`),
     });
@@ -110,22 +112,34 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const store = await openStore(config);
+  const policy = { lifetimeMs: config.limits.tokenLifetimeMs, perUser: config.limits.tokensPerUser };
+  const user = async (name: string): Promise<number> => {
+    const id = await store.userId(name);
+    if (id === undefined) throw new Error(`no user ${name}`);
+    return id;
+  };
   try {
     if (cmd === 'add-user' && rest.length === 1) {
-      console.log((await store.addUser(rest[0])).token);
+      console.log((await store.addUser(rest[0], policy)).token);
     } else if (cmd === 'issue-token' && rest.length === 1) {
-      const id = await store.userId(rest[0]);
-      if (id === undefined) throw new Error(`no user ${rest[0]}`);
-      console.log(await store.issueToken(id));
+      console.log(await store.issueToken(await user(rest[0]), 'cli', policy));
     } else if (cmd === 'delete-user' && rest.length === 1) {
       const id = await store.deleteUser(rest[0]);
       if (id === undefined) throw new Error(`no user ${rest[0]}`);
       console.log(
         `deleted user ${rest[0]} (id ${id}): its tokens, messages, verdict claims and topics; key epochs kept`,
       );
+    } else if (cmd === 'tokens' && rest.length === 1) {
+      const day = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+      for (const t of await store.tokens.list(await user(rest[0]), policy))
+        console.log(`${t.id}  ${t.kind.padEnd(7)}  used ${day(t.lastUsedAt)}  expires ${day(t.expiresAt)}`);
+    } else if (cmd === 'revoke-token' && rest.length === 2) {
+      const id = await user(rest[0]);
+      if (rest[1] === 'all') console.log(`revoked ${await store.tokens.revokeAll(id)} token(s) of ${rest[0]}`);
+      else if (await store.tokens.revoke(id, rest[1])) console.log(`revoked token ${rest[1]} of ${rest[0]}`);
+      else throw new Error(`${rest[0]} has no token ${rest[1]} (provider-server tokens ${rest[0]} lists them)`);
     } else if (cmd === 'deliver' && rest.length >= 2) {
-      const id = await store.userId(rest[0]);
-      if (id === undefined) throw new Error(`no user ${rest[0]}`);
+      const id = await user(rest[0]);
       for (const file of rest.slice(1)) {
         for (const m of readMailbox(file)) {
           await store.deliver(id, m.id, m.raw);
@@ -139,8 +153,7 @@ export async function main(argv: string[]): Promise<number> {
         for (const r of await store.topicCounts())
           console.log(`${r.modelId} v${r.version}  ${r.count}  ${name(r.modelId, r.version, r.topic)}`);
       } else {
-        const id = await store.userId(rest[0]);
-        if (id === undefined) throw new Error(`no user ${rest[0]}`);
+        const id = await user(rest[0]);
         const optOut = (await store.topicOptOut(id)) ? ' (opted out of topic extraction)' : '';
         console.log(`${rest[0]}${optOut}`);
         for (const r of await store.topicHistory(id))

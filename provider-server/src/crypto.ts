@@ -75,7 +75,9 @@ export interface ProviderCrypto {
   blocklist(keyFile: string, blinded: Uint8Array): Promise<Uint8Array>;
   /** Drops and wipes a session's OT state. */
   endSession(sessionId: string): Promise<void>;
-  /** Whether the workers are healthy (reported by /healthz). */
+  /** Worker restarts (reported by /healthz). */
   health(): PoolHealth;
+  /** Resolves once every crypto worker answered (the health check). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -2,7 +2,6 @@
 // topic models' public candidate models (strong ETag = the file's SHA-256,
 // Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the package log's
 // cosigned checkpoint, proofs and entries at well-known URLs, and the demo webmail when it is mounted.
-import type { PoolHealth } from './workers/pool.js';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
@@ -18,6 +17,7 @@ import {
 } from '../../protocol/package-log.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import type { ServedModel } from './crypto.js';
+import type { HealthReport } from './health.js';
 import type { Metrics } from './metrics.js';
 
 /** What HTTP serves of the package log (package-log.ts's PackageLog). */
@@ -41,10 +41,12 @@ export interface HttpDeps {
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
-  /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
-  workers?: () => PoolHealth;
-  /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz. */
+  /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz in every state. */
   warnings?: readonly string[];
+  /** A user's own tokens: GET /tokens, DELETE /tokens/<id> (token-endpoint.ts). */
+  tokens?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The health check (health.ts): /healthz answers 503 while it is failing. Without it, /healthz only says it runs. */
+  health?: () => Promise<HealthReport>;
 }
 
 function json(
@@ -207,16 +209,15 @@ function serveBlocklists(req: http.IncomingMessage, res: http.ServerResponse, ur
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res)) return;
+    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
+      return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
-      const workers = deps.workers?.();
-      return json(res, 200, {
-        status: workers?.degraded ? 'degraded' : 'ok',
-        models: deps.models().map((m) => ({ id: m.id, version: m.version })),
-        ...(workers && { workers }),
-        ...(deps.warnings?.length && { warnings: deps.warnings }),
-      });
+      const models = deps.models().map((m) => ({ id: m.id, version: m.version }));
+      const warnings = deps.warnings?.length ? { warnings: deps.warnings } : {};
+      if (!deps.health) return json(res, 200, { status: 'ok', models, ...warnings });
+      deps.health().then((h) => json(res, h.status === 'failing' ? 503 : 200, { ...h, models, ...warnings }));
+      return;
     }
     if (url.pathname === '/metrics') {
       deps.metrics.registry.metrics().then(

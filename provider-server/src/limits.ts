@@ -12,12 +12,20 @@ export interface ServerLimits {
   idleTimeoutMs: number;
   /** hello frames per user per minute (each costs a public key and maybe a KSK). */
   hellosPerMinute: number;
-  /** New WebSocket connections per client address per minute. */
+  /** New WebSocket connections per client address per minute (counted in the store, across instances). */
   connectionsPerMinutePerAddress: number;
+  /** New WebSocket connections per /24 (IPv4) or /64 (IPv6) per minute (likewise). */
+  connectionsPerMinutePerPrefix: number;
   /** Open WebSocket connections per client address at any time. */
   connectionsPerAddress: number;
-  /** Open connections that have not completed hello yet (they get a deadline). */
+  /**
+   * Open connections that have not completed hello yet (they get a
+   * deadline); when all are taken, a newcomer from a less crowded network
+   * takes the place of the oldest from the most crowded (connection-gate.ts).
+   */
   maxUnauthenticated: number;
+  /** Of those, at most this many from one /24 or /64. */
+  unauthenticatedPerPrefix: number;
   /** A connection without a successful hello this long after opening is closed. */
   helloTimeoutMs: number;
   /** ping frames per session per minute (pings keep a session alive: bounded). */
@@ -26,6 +34,12 @@ export interface ServerLimits {
   maxPendingFrames: number;
   /** Bytes queued for a client that does not read; past this the connection is dropped. */
   maxSendBufferBytes: number;
+  /**
+   * Unused OTs all sessions may hold together, in MiB (16 bytes per OT; a
+   * session holds at most two batches, 4 MiB): an extension past it is
+   * refused with ot_pool_full and the client reconnects later.
+   */
+  otPoolMiB: number;
   /**
    * Decryptions under one user key before it rotates: each leaks at most one
    * bit of that key to a malicious client (docs/security.md).
@@ -48,6 +62,21 @@ export interface ServerLimits {
    * against the list (docs/blocklist.md#daily-cap).
    */
   blocklistEvaluationsPerDay: number;
+  /** A bearer token unused for this long no longer authenticates (each use refreshes it, tokens.ts). */
+  tokenLifetimeMs: number;
+  /** Live bearer tokens one user may hold; issuing more revokes the least recently used. */
+  tokensPerUser: number;
+  /**
+   * Kept message bodies (the demo webmail's; a mail store such as Dovecot
+   * holds everyone else's) are dropped this long after delivery; the ids,
+   * sizes and claims stay.
+   */
+  messageBodyRetentionMs: number;
+  /**
+   * /healthz writes and reads the store and pings every crypto worker; each
+   * must answer within this long, or the instance reports failing (503).
+   */
+  healthTimeoutMs: number;
 }
 
 /**
@@ -68,18 +97,29 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   // opening one message after another stays well under it.
   hellosPerMinute: 90,
   connectionsPerMinutePerAddress: 120,
+  // An office or a carrier's NAT behind one /24: many users, a few connections each.
+  connectionsPerMinutePerPrefix: 1200,
   connectionsPerAddress: 32,
   maxUnauthenticated: 256,
+  unauthenticatedPerPrefix: 64,
   helloTimeoutMs: 10_000,
   pingsPerMinute: 60,
   maxPendingFrames: 4,
   maxSendBufferBytes: 16 * 1024 * 1024,
+  // Clients top up 256 KiB at a time (client/core/session.ts TOPUP_OTS): hundreds of sessions fit.
+  otPoolMiB: 160,
   userKeyBudget: USER_KEY_BUDGET_MAX,
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
   unacknowledgedAnswersPerUser: 64,
   // 2,000 messages a day: more than a person receives; a backlog goes on the next day.
   blocklistEvaluationsPerDay: 2_000 * LIMITS.blocklistItems,
+  tokenLifetimeMs: 90 * 86_400_000,
+  // Browsers, Thunderbird, a CLI: a few each; a webmail's one-click connect mints one per click.
+  tokensPerUser: 20,
+  messageBodyRetentionMs: 30 * 86_400_000,
+  // Inside HAProxy's check interval (deploy/haproxy.cfg: inter 2s).
+  healthTimeoutMs: 1500,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -90,16 +130,23 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   idleTimeoutMs: [1000, 86_400_000],
   hellosPerMinute: [1, 1_000_000],
   connectionsPerMinutePerAddress: [1, 1_000_000],
+  connectionsPerMinutePerPrefix: [1, 1_000_000],
   connectionsPerAddress: [1, 1_000_000],
   maxUnauthenticated: [1, 1_000_000],
+  unauthenticatedPerPrefix: [1, 1_000_000],
   helloTimeoutMs: [100, 600_000],
   pingsPerMinute: [1, 1_000_000],
   maxPendingFrames: [1, 1024],
   maxSendBufferBytes: [2048, 1 << 30],
+  otPoolMiB: [1, 64 * 1024],
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
   blocklistEvaluationsPerDay: [LIMITS.blocklistItems, 1_000_000_000],
+  tokenLifetimeMs: [3_600_000, 3650 * 86_400_000],
+  tokensPerUser: [1, 1000],
+  messageBodyRetentionMs: [60_000, 3650 * 86_400_000],
+  healthTimeoutMs: [100, 60_000],
 };
 
 /** A session sending this many bad frames is closed. */

@@ -71,7 +71,7 @@ export async function startProvider(
     await store.close();
     throw e;
   }
-  const crypto = new WorkerCrypto(config.workers);
+  const crypto = new WorkerCrypto(config.workers, { otPoolBytes: config.limits.otPoolMiB * 2 ** 20 });
   let server: RunningServer;
   try {
     server = await startServer({

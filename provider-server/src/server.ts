@@ -5,14 +5,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
-import { AddressLimiter } from './address-limiter.js';
+import { ConnectionGate, type Ticket } from './connection-gate.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
+import { createHealthCheck } from './health.js';
 import { createHttpHandler, type ServedLog } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -22,6 +24,8 @@ import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
+import { createTokenEndpoint } from './token-endpoint.js';
+import type { TokenKind } from './tokens.js';
 
 export const SESSION_PATH = '/session';
 
@@ -89,26 +93,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const w of warnings) log(`WARNING: ${w}`);
   const metrics = createMetrics();
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
-  // a store row, bounded like the sessions it opens (hellos per user per minute).
-  const issueToken = async (userId: number) =>
+  // a store row, bounded like the sessions it opens (hellos per user per minute) and capped per user.
+  const tokenPolicy = { lifetimeMs: config.limits.tokenLifetimeMs, perUser: config.limits.tokensPerUser };
+  const issueToken = (kind: TokenKind) => async (userId: number) =>
     (await store.takeRate(userId, config.limits.hellosPerMinute, Date.now(), 'hello'))
-      ? store.issueToken(userId)
+      ? store.issueToken(userId, kind, tokenPolicy)
       : undefined;
   const webmail = createWebmailHandler({
     authenticate: async (token) => {
-      const id = await store.authenticate(token);
+      const id = await store.authenticate(token, tokenPolicy);
       return id === undefined ? undefined : String(id);
     },
     listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
     getMessage: (userId, id) => store.getMessage(Number(userId), id),
     moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    issueToken: (userId) => issueToken(Number(userId)),
+    issueToken: (userId) => issueToken('demo')(Number(userId)),
   });
   const webmailToken = createWebmailTokenHandler({
     secretSha256: config.webmailSecretSha256,
     userName: lmtpConfig(config.lmtp, {}).userName,
     userId: (name) => store.userId(name),
-    issue: issueToken,
+    issue: issueToken('webmail'),
     log,
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
@@ -125,8 +130,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
-    workers: () => crypto.health(),
     warnings,
+    tokens: createTokenEndpoint({ tokens: store.tokens, policy: tokenPolicy }),
+    health: createHealthCheck({
+      store,
+      crypto,
+      deadlineMs: config.limits.healthTimeoutMs,
+      instance: () => `${os.hostname()}:${(server.address() as AddressInfo | null)?.port ?? config.port}`,
+    }),
   });
   const server = config.tls
     ? https.createServer(
@@ -140,43 +151,53 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * config.limits.maxFrameBytes });
   const sessions = new Set<Session>();
   const { limits } = config;
-  const addresses = new AddressLimiter(limits.connectionsPerMinutePerAddress);
-  const openPerAddress = new Map<string, number>();
-  let unauthenticated = 0;
+  const gate = new ConnectionGate(limits, store.connections);
+  const STATUS = {
+    403: '403 Forbidden',
+    404: '404 Not Found',
+    429: '429 Too Many Requests',
+    503: '503 Service Unavailable',
+  };
   server.on('upgrade', (req, socket, head) => {
+    const refuse = (status: keyof typeof STATUS) => {
+      metrics.refusedConnections.inc({ status });
+      if (!socket.destroyed) socket.end(`HTTP/1.1 ${STATUS[status]}\r\nconnection: close\r\n\r\n`);
+    };
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== SESSION_PATH) return refuse(404);
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin, config.allowedOrigins)) return refuse(403);
     const address = clientAddress(
       req.socket.remoteAddress ?? '',
       req.headers['x-forwarded-for'],
       config.trustedProxies,
     );
-    const origin = req.headers.origin;
-    const status =
-      path !== SESSION_PATH
-        ? '404 Not Found'
-        : origin !== undefined && !originAllowed(origin, config.allowedOrigins)
-          ? '403 Forbidden'
-          : (openPerAddress.get(address) ?? 0) >= limits.connectionsPerAddress || !addresses.take(address)
-            ? '429 Too Many Requests'
-            : sessions.size >= limits.maxSessions || unauthenticated >= limits.maxUnauthenticated
-              ? '503 Service Unavailable'
-              : undefined;
-    if (status) {
-      metrics.refusedConnections.inc({ status: status.slice(0, 3) });
-      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
-      return;
-    }
-    openPerAddress.set(address, (openPerAddress.get(address) ?? 0) + 1);
-    unauthenticated++;
-    wss.handleUpgrade(req, socket, head, (ws) => attach(ws, address));
+    socket.on('error', () => socket.destroy()); // a client gone while the gate decides
+    gate.admit(address).then(
+      (ticket) => {
+        if (typeof ticket === 'number') return refuse(ticket);
+        if (socket.destroyed) return ticket.closed();
+        wss.handleUpgrade(req, socket, head, (ws) => attach(ws, ticket));
+      },
+      (e: Error) => {
+        log(`connection gate failed: ${e.message}`);
+        refuse(503);
+      },
+    );
   });
 
-  function attach(ws: WebSocket, address: string): void {
+  function attach(ws: WebSocket, ticket: Ticket): void {
     let authenticated = false;
     const authenticatedNow = () => {
-      if (!authenticated) unauthenticated--;
       authenticated = true;
+      ticket.authenticated();
     };
+    // A newcomer from a network that is not flooding took this waiting socket's place (connection-gate.ts).
+    ticket.onEvict = () => {
+      metrics.droppedConnections.inc({ reason: 'evicted_waiting_for_hello' });
+      ws.close(1008, 'too many connections waiting for hello');
+    };
+    if (ticket.evicted) ticket.onEvict();
     const session = new Session(
       {
         store,
@@ -224,10 +245,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('close', () => {
       clearTimeout(idle);
       clearTimeout(helloDeadline);
-      authenticatedNow();
-      const open = (openPerAddress.get(address) ?? 1) - 1;
-      if (open > 0) openPerAddress.set(address, open);
-      else openPerAddress.delete(address);
+      ticket.closed();
       sessions.delete(session);
       metrics.sessionsActive.dec();
       void session.end();
@@ -235,15 +253,29 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ws.on('error', () => ws.terminate());
   }
 
-  // Recorded answers nobody acknowledged are dropped after answerRetentionMs: once at start, then
-  // at least hourly. Every instance may run it; the update is idempotent.
-  const pruneAnswers = () =>
-    store.pruneAnswers(Date.now() - limits.answerRetentionMs).then(
-      (n) => n > 0 && log(`dropped ${n} recorded answers never acknowledged`),
-      (e: Error) => log(`dropping unacknowledged answers failed: ${e.message}`),
+  // Recorded answers nobody acknowledged are dropped after answerRetentionMs, kept message bodies
+  // after messageBodyRetentionMs: once at start, then at least hourly. Every instance may run it;
+  // the updates are idempotent.
+  const prune = (what: string, drop: () => Promise<number>) =>
+    drop().then(
+      (n) => n > 0 && log(`dropped ${n} ${what}`),
+      (e: Error) => log(`dropping ${what} failed: ${e.message}`),
     );
-  await pruneAnswers();
-  const pruning = setInterval(pruneAnswers, Math.min(3_600_000, limits.answerRetentionMs / 2)).unref();
+  const pruneAll = () =>
+    Promise.all([
+      prune('recorded answers never acknowledged', () => store.pruneAnswers(Date.now() - limits.answerRetentionMs)),
+      prune('kept message bodies past their retention', () =>
+        store.pruneBodies(Date.now() - limits.messageBodyRetentionMs),
+      ),
+      prune('expired tokens', () => store.tokens.prune({ lifetimeMs: limits.tokenLifetimeMs })),
+    ]);
+  await pruneAll();
+  const every = Math.min(3_600_000, limits.answerRetentionMs / 2, limits.messageBodyRetentionMs / 2);
+  const pruning = setInterval(pruneAll, every).unref();
+  const windows = setInterval(
+    () => store.connections.prune().catch((e: Error) => log(`dropping past connection windows failed: ${e.message}`)),
+    60_000,
+  ).unref();
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -260,6 +292,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     sessions,
     async close() {
       clearInterval(pruning);
+      clearInterval(windows);
       for (const c of wss.clients) c.close(1001, 'server shutting down');
       await Promise.all([...sessions].map((s) => s.end()));
       await new Promise<void>((resolve) => {

@@ -47,6 +47,7 @@ export interface SessionDeps {
     | 'userKeyBudget'
     | 'unacknowledgedAnswersPerUser'
     | 'blocklistEvaluationsPerDay'
+    | 'tokenLifetimeMs'
   >;
   log(line: string): void;
   /** Called once, when hello succeeds. */
@@ -54,7 +55,7 @@ export interface SessionDeps {
 }
 
 /** Errors after which the session is closed (nothing more can usefully happen). */
-const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated']);
+const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated', 'session_lost', 'ot_pool_full']);
 /**
  * Answers a client gets while resynchronising its mailbox after a reconnect:
  * normal, so they do not count as bad frames (each request still costs rate).
@@ -217,8 +218,14 @@ export class Session {
   private async hello(msg: Extract<Message, { name: 'hello' }>): Promise<void> {
     if (this.state !== 'awaiting_hello')
       throw new ProtocolError('out_of_order', 'hello was already received in this session');
-    const userId = await this.deps.store.authenticate(msg.token);
-    if (userId === undefined) throw new ProtocolError('unauthenticated', 'the bearer token is not valid');
+    const found = await this.deps.store.tokens.authenticate(msg.token, {
+      lifetimeMs: this.deps.limits.tokenLifetimeMs,
+    });
+    if (found === 'expired')
+      throw new ProtocolError('unauthenticated', 'the bearer token expired unused: connect again for a new one');
+    if (found === 'unknown')
+      throw new ProtocolError('unauthenticated', 'the bearer token is not valid (or was revoked)');
+    const { userId } = found;
     // Each hello costs a public key (and maybe a KSK): bounded per user, across instances (the store counts).
     if (!(await this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello'))) {
       throw new ProtocolError('rate_limited', `at most ${this.deps.limits.hellosPerMinute} sessions per minute`);
@@ -462,8 +469,9 @@ export class Session {
         this.deps.crypto.topicLabels(this.id, awaited.decoder, msg.labels),
       );
     } catch (e) {
-      // Used up: a resend and other labels would be a probe.
-      await acknowledge();
+      // Used up: a resend and other labels would be a probe. Not when the
+      // worker died under it (nothing was decoded): the client resends these labels.
+      if (!(e instanceof ProtocolError && e.code === 'session_lost')) await acknowledge();
       throw e;
     } finally {
       awaited.decoder.fill(0);

@@ -110,6 +110,28 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 6: SQLite migration 10
+  `CREATE TABLE health_probes (
+     instance TEXT PRIMARY KEY,
+     probed_at BIGINT NOT NULL
+   );`,
+  // 7: SQLite migration 11
+  `ALTER TABLE messages ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+   UPDATE messages SET bytes = length(raw);
+   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
+  // 8: SQLite migration 12
+  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
+   ALTER TABLE tokens ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
+   UPDATE tokens SET last_used_at = (extract(epoch FROM now()) * 1000)::bigint;
+   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
+   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
+  // 9: SQLite migration 13
+  `CREATE TABLE connection_windows (
+     window_start BIGINT NOT NULL,
+     key TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (window_start, key)
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -149,9 +149,71 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 10: the health check's write and read (Store.probe), one row per instance
+  `CREATE TABLE health_probes (
+     instance TEXT PRIMARY KEY,
+     probed_at INTEGER NOT NULL
+   );`,
+  // 11: a delivery's size; bodies are kept only for the demo webmail, and dropped after a retention
+  // period (Store.pruneBodies: an empty raw is no body)
+  `ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+   UPDATE messages SET bytes = length(raw);
+   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
+  // 12: token lifetimes, kinds and per-user caps (tokens.ts); tokens issued before live from the upgrade on
+  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
+   ALTER TABLE tokens ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+   UPDATE tokens SET last_used_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
+   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
+   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
+  // 13: new connections per address and network per minute, counted across instances (connection-gate.ts)
+  `CREATE TABLE connection_windows (
+     window_start INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (window_start, key)
+   );`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Why the server cannot write in `dir`, if that is so: a read-only file system, or permissions. */
+function unwritable(dir: string): string | undefined {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') return `${dir} is on a read-only file system (check how it is mounted)`;
+    if (code === 'EACCES' || code === 'EPERM') return `the server may not write in ${dir} (check its owner and mode)`;
+    if (code === 'ENOENT') return `${dir} does not exist`;
+    return `${dir} cannot be written (${code})`;
+  }
+}
+
+/**
+ * What to tell an operator when the store cannot be opened, by SQLite's
+ * error code: only damage calls for a backup; a read-only or full disk, a
+ * directory the server may not write, another process's lock do not.
+ */
+function openFailure(file: string, e: unknown): Error {
+  const code = String((e as { code?: unknown }).code ?? '');
+  const why = (e as Error).message;
+  if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN') {
+    const dir = unwritable(path.dirname(file));
+    const what = code === 'SQLITE_CANTOPEN' ? 'cannot be opened' : 'cannot be written';
+    return new Error(
+      dir
+        ? `store ${file} ${what} (${why}): ${dir}; the store and the WAL beside it need a writable directory`
+        : `store ${file} ${what} (${why}): make the file and its directory writable for the server`,
+    );
+  }
+  if (code === 'SQLITE_FULL') return new Error(`store ${file}: the disk is full (${why}); free space on it`);
+  if (code.startsWith('SQLITE_IOERR'))
+    return new Error(`store ${file}: the disk failed to read or write (${why}); check the disk and the kernel log`);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+    return new Error(`store ${file} is locked by another process (${why}); stop it or wait`);
+  return new Error(`store ${file} is damaged (${why}); restore it from a backup`);
+}
 
 /** Opens the database and checks every page: a damaged store stops the server at start, not at each request. */
 function openChecked(file: string): Database.Database {
@@ -160,11 +222,11 @@ function openChecked(file: string): Database.Database {
     db = new Database(file);
     db.pragma('journal_mode = WAL');
     const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new Error(String(check));
+    if (check !== 'ok') throw Object.assign(new Error(String(check)), { code: 'SQLITE_CORRUPT' });
     return db;
   } catch (e) {
     db?.close();
-    throw new Error(`store ${file} is damaged (${(e as Error).message}); restore it from a backup`);
+    throw openFailure(file, e);
   }
 }
 

@@ -1,6 +1,7 @@
 // The provider's only state (docs/protocol.md#provider-state: sessions are stateless apart from
 // this): users and their bearer tokens (stored as SHA-256 only), the registry
-// of delivered messages per user with their raw, still-encrypted MIME, the
+// of delivered messages per user (ids and sizes; the raw, still-encrypted
+// MIME only for the demo webmail, for a retention period), the
 // claims on classified message ids with the recorded answer
 // (docs/protocol.md#exactly-once-verdicts), the per-user rate-limit windows and
 // the key epochs of each account's key salt (kept after the account is deleted). Everything several provider instances must agree on lives
@@ -8,7 +9,10 @@
 // default, and store-postgres.ts, shared by several instances): every
 // statement below is portable and atomic on its own, so no operation needs a
 // multi-statement transaction and none can interleave badly across instances.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { ConnectionWindows } from './connection-gate.js';
+import { LIMIT_DEFAULTS } from './limits.js';
+import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
 /**
  * When a write resolves. `durable` (the default): once its commit is on disk.
@@ -92,6 +96,16 @@ export type ClaimResult = { attempt: Buffer } | 'unknown_message' | 'already_cla
 /** What a re-sent request finds: the recorded answer, or why there is none. */
 export type RecordedAnswer = { answer: Buffer } | 'unknown_message' | 'already_classified' | 'not_answered';
 
+/** How a delivery is registered. */
+export interface DeliverOptions {
+  /**
+   * Keep the raw message and its outer From/Subject/Date, for the demo
+   * webmail (until pruneBodies drops them). Without: the id and size only,
+   * all the protocols need when a mail store such as Dovecot holds the mail.
+   */
+  keepBody?: boolean;
+}
+
 export interface MessageSummary {
   id: string;
   from: string;
@@ -99,8 +113,6 @@ export interface MessageSummary {
   date: string;
   folder: Folder;
 }
-
-const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
 /** Reads From/Subject/Date from the (cleartext) outer header block. */
 function outerHeaders(raw: string): { from: string; subject: string; date: string } {
@@ -114,6 +126,14 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
 }
 
 const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
+
+const DEFAULT_TOKEN_POLICY: TokenPolicy = {
+  lifetimeMs: LIMIT_DEFAULTS.tokenLifetimeMs,
+  perUser: LIMIT_DEFAULTS.tokensPerUser,
+};
+
+/** What `messages.raw` holds when no body is kept. */
+const NO_BODY = Buffer.alloc(0);
 
 /**
  * The per-request bookkeeping before and after an answer (rate windows,
@@ -147,7 +167,15 @@ export class Store {
    */
   private readonly pruned = new Map<RateKind, { window: number; users: Set<number> }>();
 
-  constructor(private readonly db: SqlDriver) {}
+  /** Bearer tokens: issued, checked, listed, revoked (tokens.ts). */
+  readonly tokens: Tokens;
+  /** New connections per address and network, shared by instances (connection-gate.ts). */
+  readonly connections: ConnectionWindows;
+
+  constructor(private readonly db: SqlDriver) {
+    this.tokens = new Tokens(db);
+    this.connections = new ConnectionWindows(db);
+  }
 
   schemaVersion(): Promise<number> {
     return this.db.schemaVersion();
@@ -161,8 +189,25 @@ export class Store {
     return (await this.db.all<T>(sql, params))[0];
   }
 
+  /**
+   * The health check's round trip: writes this instance's row, durably, and
+   * reads it back. Fails when the store cannot take a write (a full disk, a
+   * failed WAL sync, a PostgreSQL that is down or read-only).
+   */
+  async probe(instance: string): Promise<void> {
+    const at = Date.now();
+    await this.db.run(
+      'INSERT INTO health_probes (instance, probed_at) VALUES (?, ?) ON CONFLICT (instance) DO UPDATE SET probed_at = excluded.probed_at',
+      [instance, at],
+    );
+    const row = await this.get<{ probed_at: number }>('SELECT probed_at FROM health_probes WHERE instance = ?', [
+      instance,
+    ]);
+    if (row?.probed_at !== at) throw new Error('the store did not read back what was just written');
+  }
+
   /** Creates a user and returns a fresh bearer token (shown once, stored hashed). */
-  async addUser(name: string): Promise<{ userId: number; token: string }> {
+  async addUser(name: string, policy = DEFAULT_TOKEN_POLICY): Promise<{ userId: number; token: string }> {
     if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
     let row: { id: number } | undefined;
     try {
@@ -175,7 +220,7 @@ export class Store {
       throw e;
     }
     const userId = Number(row!.id);
-    return { userId, token: await this.issueToken(userId) };
+    return { userId, token: await this.tokens.issue(userId, 'cli', policy) };
   }
 
   async userId(name: string): Promise<number | undefined> {
@@ -200,50 +245,41 @@ export class Store {
     return id;
   }
 
-  /**
-   * A fresh bearer token: 256 random bits, base64url, behind a "pmf_" prefix so
-   * it never starts with "-" (command lines would read it as an option) and
-   * secret scanners can recognize a leaked one.
-   */
-  async issueToken(userId: number): Promise<string> {
-    const token = `pmf_${randomBytes(32).toString('base64url')}`;
-    await this.db.run('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, ?)', [
-      sha256(token),
-      userId,
-      Date.now(),
-    ]);
-    return token;
+  /** A fresh bearer token for the user (tokens.ts); the policy defaults to the default limits. */
+  issueToken(userId: number, kind: TokenKind = 'cli', policy: TokenPolicy = DEFAULT_TOKEN_POLICY): Promise<string> {
+    return this.tokens.issue(userId, kind, policy);
   }
 
-  async revokeToken(token: string): Promise<void> {
-    await this.db.run('DELETE FROM tokens WHERE token_sha256 = ?', [sha256(token)]);
+  revokeToken(token: string): Promise<void> {
+    return this.tokens.revokeToken(token);
+  }
+
+  /** The user a live bearer token belongs to (tokens.ts), or undefined. */
+  async authenticate(token: string, policy: TokenPolicy = DEFAULT_TOKEN_POLICY): Promise<number | undefined> {
+    const found = await this.tokens.authenticate(token, policy);
+    return typeof found === 'object' ? found.userId : undefined;
   }
 
   /**
-   * The user a bearer token belongs to. Lookup is by the token's SHA-256, so
-   * timing reveals nothing useful about stored tokens.
+   * Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a
+   * user: its id and size, and with `keepBody` (the default, for the demo
+   * webmail and its tests) the message itself.
    */
-  async authenticate(token: string): Promise<number | undefined> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 256) return undefined;
-    // Joined with users: a token left behind by a raw row delete (foreign keys off) opens nothing.
-    const row = await this.get<{ user_id: number }>(
-      'SELECT t.user_id FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_sha256 = ?',
-      [sha256(token)],
-    );
-    return row?.user_id;
-  }
-
-  /** Registers a delivered message (raw MIME, usually OpenPGP-encrypted) for a user. */
-  async deliver(userId: number, messageId: string, rawMime: string | Uint8Array): Promise<void> {
+  async deliver(
+    userId: number,
+    messageId: string,
+    rawMime: string | Uint8Array,
+    { keepBody = true }: DeliverOptions = {},
+  ): Promise<void> {
     if (typeof messageId !== 'string' || messageId.length === 0 || Buffer.byteLength(messageId) > MESSAGE_ID_MAX) {
       throw new Error(`message id must be 1..${MESSAGE_ID_MAX} bytes`);
     }
     const raw = typeof rawMime === 'string' ? Buffer.from(rawMime, 'utf8') : Buffer.from(rawMime);
-    const h = outerHeaders(raw.toString('utf8'));
+    const h = keepBody ? outerHeaders(raw.toString('utf8')) : { from: '', subject: '', date: '' };
     try {
       await this.db.run(
-        'INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [userId, messageId, raw, h.from, h.subject, h.date, Date.now()],
+        'INSERT INTO messages (user_id, message_id, raw, bytes, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [userId, messageId, keepBody ? raw : NO_BODY, raw.length, h.from, h.subject, h.date, Date.now()],
       );
     } catch (e) {
       const broke = this.db.violated(e);
@@ -270,12 +306,23 @@ export class Store {
     return changed === 1;
   }
 
-  async getMessage(userId: number, messageId: string): Promise<{ raw: string } | undefined> {
-    const row = await this.get<{ raw: Buffer }>('SELECT raw FROM messages WHERE user_id = ? AND message_id = ?', [
-      userId,
-      messageId,
-    ]);
-    return row ? { raw: Buffer.from(row.raw).toString('utf8') } : undefined;
+  /** A delivered message: its size, and its raw MIME while kept (DeliverOptions, pruneBodies). */
+  async getMessage(userId: number, messageId: string): Promise<{ raw?: string; bytes: number } | undefined> {
+    const row = await this.get<{ raw: Buffer; bytes: number }>(
+      'SELECT raw, bytes FROM messages WHERE user_id = ? AND message_id = ?',
+      [userId, messageId],
+    );
+    if (!row) return undefined;
+    return row.raw.length > 0 ? { raw: Buffer.from(row.raw).toString('utf8'), bytes: row.bytes } : { bytes: row.bytes };
+  }
+
+  /**
+   * Drops the kept bodies (and outer headers stay) of messages delivered
+   * before `before` (ms): the ids, sizes and claims stay, so the messages
+   * can still be classified, at most once. Returns how many were dropped.
+   */
+  pruneBodies(before: number): Promise<number> {
+    return this.db.run('UPDATE messages SET raw = ? WHERE length(raw) > 0 AND delivered_at < ?', [NO_BODY, before]);
   }
 
   /**
@@ -309,7 +356,7 @@ export class Store {
     return 'already_classified';
   }
 
-  private async isDelivered(userId: number, messageId: string): Promise<boolean> {
+  async isDelivered(userId: number, messageId: string): Promise<boolean> {
     const row = await this.get('SELECT 1 AS x FROM messages WHERE user_id = ? AND message_id = ?', [userId, messageId]);
     return row !== undefined;
   }

@@ -3,8 +3,9 @@
 // foreign web page, or resynchronises a whole mailbox. Each must cost the
 // provider a bounded amount and never lock other users out.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { prefixOf } from '../src/connection-gate.js';
 import { markClassified, NONCE, startHarness, TestClient, type Harness } from './harness.js';
 
 let h: Harness;
@@ -28,9 +29,9 @@ const hello = (c: TestClient) =>
   c.request('hello', 1, { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 });
 
 /** The HTTP status the server refuses an upgrade with, or 101 when it accepts. */
-function upgradeStatus(options?: WebSocket.ClientOptions): Promise<number> {
+function upgradeStatus(options?: WebSocket.ClientOptions, url = h.server.wsUrl): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(h.server.wsUrl, options);
+    const ws = new WebSocket(url, options);
     ws.once('open', () => {
       ws.close();
       resolve(101);
@@ -186,6 +187,84 @@ test('a logged-in webmail page cannot mint provider tokens without limit', async
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await issue()).status);
     assert.deepEqual(statuses, [200, 200, 200, 429, 429]);
+  } finally {
+    await tight.close();
+  }
+});
+
+test('networks are /24 (IPv4, mapped too) and /64 (IPv6)', () => {
+  assert.equal(prefixOf('203.0.113.77'), '203.0.113.0/24');
+  assert.equal(prefixOf('::ffff:203.0.113.77'), '203.0.113.0/24');
+  assert.equal(prefixOf('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+  assert.equal(prefixOf('2001:0db8:0001:0002::9'), '2001:db8:1:2::/64');
+  assert.equal(prefixOf('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.equal(prefixOf('::1'), '0:0:0:0::/64');
+});
+
+describe('sockets waiting for hello', () => {
+  let w: Harness;
+  let real: string;
+  before(async () => {
+    w = await startHarness({
+      maxUnauthenticated: 8,
+      unauthenticatedPerPrefix: 4,
+      helloTimeoutMs: 60_000, // the attacker's sockets stay as long as it likes
+      connectionsPerMinutePerPrefix: 1000,
+    });
+    real = (await w.store.addUser('real-user')).token;
+  });
+  after(() => w.close());
+
+  /** A socket from `address` (on loopback: any 127.x.y.z) that never says hello, or the status it was refused with. */
+  const idle = (address: string) =>
+    TestClient.connect(w.server.wsUrl, { localAddress: address }).catch(
+      (e: Error) => Number(/\d{3}/.exec(e.message)?.[0]) || Promise.reject(e),
+    );
+
+  test('from flooding networks never lock out a user from another network', async () => {
+    const attacker: (TestClient | number)[] = [];
+    // Four networks, eight addresses each: more than all the waiting places, again and again.
+    for (let round = 0; round < 3; round++)
+      for (let net = 1; net <= 4; net++)
+        for (let host = 1; host <= 8; host++) attacker.push(await idle(`127.${net}.0.${host}`));
+    for (let i = 0; i < 20; i++) {
+      const c = await TestClient.connect(w.server.wsUrl, { localAddress: '127.200.0.1' });
+      const r = await c.request('hello', 1, {
+        token: real,
+        modelId: 'spam',
+        modelVersion: 2,
+        clientNonce: NONCE,
+        keyEpoch: 0,
+      });
+      assert.equal(r.name, 'welcome', `try ${i}: ${JSON.stringify(r)}`);
+      c.close();
+    }
+    assert.ok(
+      attacker.some((a) => a === 429),
+      'each network holds at most unauthenticatedPerPrefix',
+    );
+    // The flood still holds what it may: never more than the waiting budget.
+    const open = attacker.filter((a): a is TestClient => typeof a !== 'number' && !a.closed);
+    assert.ok(open.length <= 8, `${open.length} waiting sockets open`);
+    for (const a of open) a.close();
+  });
+
+  test('one network holds at most unauthenticatedPerPrefix of them, whichever addresses it uses', async () => {
+    const held = await Promise.all([1, 2, 3, 4].map((host) => idle(`127.9.0.${host}`)));
+    assert.ok(held.every((c) => typeof c !== 'number'));
+    assert.equal(await upgradeStatus({ localAddress: '127.9.0.99' }, w.server.wsUrl), 429);
+    assert.equal(await upgradeStatus({ localAddress: '127.10.0.1' }, w.server.wsUrl), 101, 'another network gets in');
+    for (const c of held) (c as TestClient).close();
+  });
+});
+
+test('new connections per network per minute are limited, whichever addresses of it they come from', async () => {
+  const tight = await startHarness({ connectionsPerMinutePerPrefix: 3 });
+  try {
+    const url = tight.server.wsUrl;
+    for (const host of [1, 2, 3]) assert.equal(await upgradeStatus({ localAddress: `127.20.0.${host}` }, url), 101);
+    assert.equal(await upgradeStatus({ localAddress: '127.20.0.4' }, url), 429);
+    assert.equal(await upgradeStatus({ localAddress: '127.21.0.1' }, url), 101, 'another network is counted apart');
   } finally {
     await tight.close();
   }

@@ -49,7 +49,7 @@ test('deliver takes message files, mbox and JSON-lines, gzip-compressed or not',
       ids.sort(),
       ['e1@x', 'no-id.eml', 'm1@x', 'm2@x', 'g1@x', 'given-id', 'j4@x', 'list.jsonl:4', 'jg@x'].sort(),
     );
-    assert.match((await store.getMessage(user, 'm2@x'))!.raw, /^two\nFrom escaped$/m);
+    assert.match((await store.getMessage(user, 'm2@x'))!.raw!, /^two\nFrom escaped$/m);
     assert.equal((await store.getMessage(user, 'list.jsonl:4'))!.raw, 'Subject: no id\n\nfive');
   } finally {
     await store.close();

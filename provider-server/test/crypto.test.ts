@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
-import { OtReceiver } from '../../wasm/ts/ot.js';
-import { TestClient } from './harness.js';
+import { helloSession, TestClient } from './harness.js';
 import { startRealProvider, type RealProvider } from './real-provider.js';
 import type { Message } from '../../protocol/messages.js';
 
@@ -31,18 +30,8 @@ before(async () => {
 after(() => provider.close());
 
 /** A connected client; its OT receiver binds to the session id of the welcome unless told another. */
-async function session(otContext?: string): Promise<{ c: TestClient; receiver: OtReceiver }> {
-  const c = await TestClient.connect(provider.server.wsUrl);
-  const w = await c.request('hello', 1, {
-    token,
-    modelId: 'spam',
-    modelVersion: 1,
-    clientNonce: he.randomSeed(),
-    keyEpoch: 0,
-  });
-  assert.ok(w.name === 'welcome');
-  return { c, receiver: new OtReceiver(he.core, new TextEncoder().encode(otContext ?? w.sessionId)) };
-}
+const session = (otContext?: string) =>
+  helloSession(provider.server.wsUrl, he, { token, modelId: 'spam', modelVersion: 1 }, { otContext });
 
 function record(m: Message): Message {
   if (m.name === 'error') errors.push(m);

@@ -13,7 +13,8 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
-import { makeParams } from '../../wasm/ts/he.js';
+import { makeParams, type He } from '../../wasm/ts/he.js';
+import { OtReceiver } from '../../wasm/ts/ot.js';
 import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
 import { evaluateElements, readOprfKey } from '../src/blocklist.js';
@@ -84,6 +85,7 @@ export async function startHarness(
       crypto.ended.push(id);
     },
     health: () => ({ workers: 1, restarts: 0, degraded: false }),
+    async ping() {},
     async close() {},
   };
   // A given store (instances sharing one) is the caller's to close.
@@ -209,3 +211,26 @@ export class TestClient {
 }
 
 export const NONCE = new Uint8Array(32).fill(1);
+
+/**
+ * A session on a real provider at `url`: hello with a fresh nonce, and its
+ * OT receiver, bound to the session id (or to `otContext`), with the base
+ * OTs done when `baseOts`.
+ */
+export async function helloSession(
+  url: string,
+  he: He,
+  hello: { token: string; modelId: string; modelVersion: number },
+  opts: { otContext?: string; baseOts?: boolean } = {},
+): Promise<{ c: TestClient; w: Extract<Message, { name: 'welcome' }>; receiver: OtReceiver }> {
+  const c = await TestClient.connect(url);
+  const w = await c.request('hello', 1, { ...hello, clientNonce: he.randomSeed(), keyEpoch: 0 });
+  if (w.name !== 'welcome') throw new Error(`hello refused: ${JSON.stringify(w)}`);
+  const receiver = new OtReceiver(he.core, new TextEncoder().encode(opts.otContext ?? w.sessionId));
+  if (opts.baseOts) {
+    const b = await c.request('ot', 2, { payload: receiver.start() });
+    if (b.name !== 'ot_reply') throw new Error(`base OTs refused: ${JSON.stringify(b)}`);
+    receiver.finish(b.payload);
+  }
+  return { c, w, receiver };
+}

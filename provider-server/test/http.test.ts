@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
+import type { HealthReport } from '../src/health.js';
 import { parseRange } from '../src/http.js';
 import { nativeUnmask } from '../src/server.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
@@ -15,18 +16,22 @@ after(() => h.close());
 
 const url = (p: string): string => `${h.server.httpUrl}${p}`;
 
-test('/healthz reports ok, the served models and the workers; degraded after a worker was replaced', async () => {
-  const r = await fetch(url('/healthz'));
-  assert.equal(r.status, 200);
-  const workers = { workers: 1, restarts: 0, degraded: false };
-  assert.deepEqual(await r.json(), { status: 'ok', models: [{ id: 'spam', version: 2 }], workers });
+test('/healthz reports ok, the served models, the workers and its checks; 200 degraded after a worker was replaced', async () => {
   const healthy = h.crypto.health;
   h.crypto.health = () => ({ workers: 1, restarts: 1, degraded: true });
   try {
-    assert.equal(((await (await fetch(url('/healthz'))).json()) as { status: string }).status, 'degraded');
+    const r = await fetch(url('/healthz'));
+    assert.equal(r.status, 200, 'a replaced worker still serves');
+    const body = (await r.json()) as HealthReport & { models: unknown };
+    assert.equal(body.status, 'degraded');
+    assert.deepEqual(body.models, [{ id: 'spam', version: 2 }]);
+    assert.deepEqual(body.workers, { workers: 1, restarts: 1, degraded: true });
+    assert.deepEqual([body.checks.store.ok, body.checks.workers.ok], [true, true]);
   } finally {
     h.crypto.health = healthy;
   }
+  await new Promise((r) => setTimeout(r, 1000)); // a probe answers the checks of the next second
+  assert.equal(((await (await fetch(url('/healthz'))).json()) as HealthReport).status, 'ok');
 });
 
 test('/metrics exposes sessions, requests per type, errors per kind and crypto latency in Prometheus text', async () => {
@@ -109,6 +114,12 @@ test('the demo webmail is mounted under /mail and backed by the store (own messa
   assert.equal(view.status, 200);
   assert.match(await view.text(), /BEGIN PGP MESSAGE/);
   assert.equal((await fetch(url(`/mail/m/${encodeURIComponent('w2@x')}`), { headers: { cookie } })).status, 404);
+  // Past the retention the body is gone and the page says so; the message stays listed.
+  await h.store.pruneBodies(Date.now() + 1);
+  const gone = await (await fetch(url(`/mail/m/${encodeURIComponent('w1@x')}`), { headers: { cookie } })).text();
+  assert.match(gone, /no longer kept/);
+  assert.doesNotMatch(gone, /BEGIN PGP MESSAGE/);
+  assert.match(await (await fetch(url('/mail'), { headers: { cookie } })).text(), /data-message-id="w1@x"/);
 });
 
 test('client frames are unmasked by the native bufferutil (ws falls back to a JavaScript loop without it)', () => {

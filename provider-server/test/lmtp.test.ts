@@ -7,7 +7,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { SMTPServer } from 'smtp-server';
 import { messageIdOf, PROVIDER_ID } from '../../mail/message-id.js';
 import { lmtpConfig, LMTP_DEFAULTS, type LmtpConfig } from '../src/lmtp/config.js';
 import { DeliveryJournal, deliveryKey } from '../src/lmtp/journal.js';
@@ -17,6 +16,7 @@ import { startLmtpStage, type LmtpStage } from '../src/lmtp/stage.js';
 import { StampRefused, stampProviderId } from '../src/lmtp/stamp.js';
 import type { Store } from '../src/store.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
+import { startFakeMailStore, type FakeMailStore } from './fake-mail-store.js';
 
 const ID = 'pmf-0123456789abcdef0123456789abcdef';
 
@@ -123,15 +123,11 @@ describe('the LMTP stage', () => {
   let store: Store;
   let journal: DeliveryJournal;
   let stage: LmtpStage;
-  let fake: SMTPServer;
-  let fakePort: number;
-  /** What the stand-in mail store stored, and how it answers each recipient. */
-  const stored: { to: string; raw: Buffer }[] = [];
-  let answer: (to: string) => Error | undefined = () => undefined;
+  let fake: FakeMailStore;
   const config = (over: Partial<LmtpConfig> = {}): LmtpConfig => ({
     ...LMTP_DEFAULTS,
     port: 0,
-    relay: { host: '127.0.0.1', port: fakePort, timeoutMs: 5_000 },
+    relay: { host: '127.0.0.1', port: fake.port, timeoutMs: 5_000 },
     maxMessageBytes: 64 * 1024,
     maxRecipients: 3,
     maxConnections: 2,
@@ -149,47 +145,21 @@ describe('the LMTP stage', () => {
     store = openSqliteStore(path.join(dir, 'store.db'));
     await store.addUser('alice');
     journal = new DeliveryJournal(path.join(dir, 'journal.db'));
-    fake = new SMTPServer({
-      lmtp: true,
-      authOptional: true,
-      disabledCommands: ['AUTH', 'STARTTLS'],
-      logger: false,
-      onMailFrom(address, _session, callback) {
-        callback(
-          address.address === 'refused@example.org'
-            ? Object.assign(new Error('5.7.1 sender refused'), { responseCode: 550 })
-            : undefined,
-        );
-      },
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          const results = session.envelope.rcptTo.map((r) => {
-            const e = answer(r.address);
-            if (!e) stored.push({ to: r.address, raw: Buffer.concat(chunks) });
-            return e ?? 'stored';
-          });
-          callback(null, results as unknown as string);
-        });
-      },
-    });
-    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-    fakePort = (fake.server.address() as net.AddressInfo).port;
+    fake = await startFakeMailStore();
     stage = await startLmtpStage({ config: config(), journal, registry: storeRegistry(store) });
   });
 
   after(async () => {
     await stage.close();
-    await new Promise<void>((resolve) => fake.close(() => resolve()));
+    await fake.close();
     journal.close();
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers each recipient with the mail store’s answer; registers only the provider’s users', async () => {
-    stored.length = 0;
-    answer = (to) =>
+    fake.stored.length = 0;
+    fake.answer = (to) =>
       to.startsWith('nobody') ? Object.assign(new Error('5.1.1 no such user'), { responseCode: 550 }) : undefined;
     const msg = 'Subject: to three\r\n\r\nline\r\n.\r\n..two dots\r\n.\r\n';
     const r = await send(['alice@example.org', 'carol@example.org', 'nobody@example.org'], msg);
@@ -199,12 +169,12 @@ describe('the LMTP stage', () => {
     );
     assert.match(r.data[2]!.text, /no such user/);
     assert.deepEqual(
-      stored.map((s) => s.to),
+      fake.stored.map((s) => s.to),
       ['alice@example.org', 'carol@example.org'],
     );
-    for (const s of stored)
+    for (const s of fake.stored)
       assert.ok(s.raw.toString().endsWith('\r\n\r\nline\r\n.\r\n..two dots\r\n.\r\n'), 'dot-stuffed on the way');
-    const [alice, carol] = stored.map((s) => messageIdOf(s.raw.toString(), ''));
+    const [alice, carol] = fake.stored.map((s) => messageIdOf(s.raw.toString(), ''));
     assert.match(alice, PROVIDER_ID);
     assert.match(carol, PROVIDER_ID);
     assert.notEqual(alice, carol, 'one id per recipient');
@@ -214,11 +184,37 @@ describe('the LMTP stage', () => {
       [alice],
       'carol is not a user of the provider: relayed, not registered',
     );
-    assert.deepEqual((await store.getMessage(aliceId, alice))!.raw, stored[0].raw.toString());
+    assert.deepEqual(
+      await store.getMessage(aliceId, alice),
+      { bytes: fake.stored[0].raw.length },
+      'Dovecot holds the message: its id and size are registered, not the message',
+    );
+  });
+
+  it('keeps the stamped message for the demo webmail when told to (lmtp.keepBodies)', async () => {
+    fake.stored.length = 0;
+    fake.answer = () => undefined;
+    const keeping = await startLmtpStage({
+      config: config({ keepBodies: true }),
+      journal,
+      registry: storeRegistry(store, { keepBodies: true }),
+    });
+    try {
+      const r = await lmtpSend(
+        { host: '127.0.0.1', port: keeping.port, timeoutMs: 10_000 },
+        { from: '', to: ['alice@example.org'], data: Buffer.from('Subject: kept\r\n\r\nbody\r\n') },
+      );
+      assert.equal(r.data[0]?.code, 250);
+      const id = messageIdOf(fake.stored[0].raw.toString(), '');
+      const kept = await store.getMessage((await store.userId('alice'))!, id);
+      assert.equal(kept?.raw, fake.stored[0].raw.toString());
+    } finally {
+      await keeping.close();
+    }
   });
 
   it('refuses a message over the size limit for every recipient, before relaying or registering anything', async () => {
-    stored.length = 0;
+    fake.stored.length = 0;
     const before = (await store.listMessages((await store.userId('alice'))!)).length;
     const r = await send(
       ['alice@example.org', 'carol@example.org'],
@@ -228,7 +224,7 @@ describe('the LMTP stage', () => {
       r.data.map((d) => d?.code),
       [552, 552],
     );
-    assert.equal(stored.length, 0);
+    assert.equal(fake.stored.length, 0);
     assert.equal((await store.listMessages((await store.userId('alice'))!)).length, before);
   });
 

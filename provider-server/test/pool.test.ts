@@ -81,12 +81,14 @@ test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, 
   const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
   try {
     assert.deepEqual(p.health(), { workers: 1, restarts: 0, degraded: false });
+    assert.equal(p.generation('s'), 0);
     const crashed = p.runOn('s', 'crash');
     const queued = p.runOn('s', 'whoami');
     await assert.rejects(crashed, (e: unknown) => e instanceof TaskError && /replaced/.test(e.message));
     await assert.rejects(queued, TaskError);
     assert.equal(typeof (await p.run('whoami')), 'number');
     assert.deepEqual(p.health(), { workers: 1, restarts: 1, degraded: true });
+    assert.equal(p.generation('s'), 1, "state kept for 's' in the dead worker is known to be gone");
     assert.equal(p.health(Date.now() + 61_000).degraded, false);
   } finally {
     await p.close();

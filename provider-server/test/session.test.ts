@@ -254,7 +254,10 @@ test('bye closes the session normally', async () => {
 test('beyond maxSessions new connections are refused (503) while open sessions keep working; idle sessions are closed', async () => {
   const hh = await startHarness({ maxSessions: 1, idleTimeoutMs: 1000 });
   try {
+    const { token } = await hh.store.addUser('only-one');
     const first = await TestClient.connect(hh.server.wsUrl);
+    const fields = { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
+    assert.equal((await first.request('hello', 9, fields)).name, 'welcome');
     await assert.rejects(TestClient.connect(hh.server.wsUrl), /503/);
     assert.equal((await first.request('ping', 1, { nonce: 3 })).name, 'pong');
     assert.equal((await first.waitClosed(3000)).code, 1001, 'closed after the idle timeout');

@@ -1,11 +1,14 @@
 // A provider whose files were damaged must refuse to start, naming the file,
 // instead of starting "healthy" and failing every request: a store page, a
-// key file, a package whose bytes changed, a versions list.
+// key file, a package whose bytes changed, a versions list. A store it cannot
+// write (a read-only data directory) also stops the start, saying so rather
+// than calling the file damaged.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { before, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { startProvider } from '../src/provider.js';
+import { mountsMissing, readOnly } from './mounts.js';
 import { loopbackConfig } from './real-provider.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 
@@ -77,4 +80,18 @@ test('a garbled versions list stops the start', async () => {
   const file = 'models/spam/versions.json';
   const dir = damaged(file, (f) => fs.writeFileSync(f, '[{"version": 1,'));
   await refusesNaming(dir, file, /not a list of versions/);
+});
+
+describe('a read-only data directory', { skip: mountsMissing() }, () => {
+  test('stops the start saying the store cannot be written, not that it is damaged', async () => {
+    const dir = damaged('store.db', () => undefined);
+    for (const f of fs.readdirSync(dir)) if (/^store\.db-/.test(f)) fs.rmSync(path.join(dir, f)); // a cleanly stopped store
+    readOnly(dir);
+    await assert.rejects(startProvider(configFor(dir), quiet), (e: Error) => {
+      assert.ok(e.message.includes(path.join(dir, 'store.db')), e.message);
+      assert.match(e.message, /read-only/);
+      assert.doesNotMatch(e.message, /damaged|backup/);
+      return true;
+    });
+  });
 });

@@ -78,7 +78,8 @@ function storeSuite(kind: string, fresh: Fresh): void {
   test(`${kind}: issued tokens are fresh, prefixed and safe to pass on a command line`, async () => {
     const store = await open();
     const { userId } = await store.addUser('carol');
-    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.issueToken(userId)));
+    const many = { lifetimeMs: 86_400_000, perUser: 100 }; // none revoked by the per-user cap (tokens.test.ts)
+    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.issueToken(userId, 'cli', many)));
     assert.equal(new Set(tokens).size, tokens.length);
     for (const t of tokens) {
       // 32 random bytes in base64url behind the prefix; a leading "-" would be
@@ -231,6 +232,25 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
+  test(`${kind}: without keepBody only the id and size are kept; kept bodies go after their retention, claims stay`, async () => {
+    const store = await open();
+    const a = (await store.addUser('a')).userId;
+    await store.deliver(a, 'lmtp', RAW, { keepBody: false }); // Dovecot holds it
+    assert.deepEqual(await store.getMessage(a, 'lmtp'), { bytes: Buffer.byteLength(RAW) });
+    assert.deepEqual(await store.listMessages(a), [{ id: 'lmtp', from: '', subject: '', date: '', folder: 'inbox' }]);
+    await store.deliver(a, 'demo', RAW);
+    assert.equal(await store.pruneBodies(Date.now() - 60_000), 0, 'within the retention');
+    assert.equal((await store.getMessage(a, 'demo'))?.raw, RAW);
+    await answered(store, a, 'demo');
+    assert.equal(await store.pruneBodies(Date.now() + 1), 1, 'past it: the one kept body');
+    assert.deepEqual(await store.getMessage(a, 'demo'), { bytes: Buffer.byteLength(RAW) });
+    assert.equal(await store.isClassified(a, 'demo'), true, 'its claim stays: never classified twice');
+    assert.equal(await store.claim(a, 'demo', 'spam', REQ_B), 'already_classified');
+    assert.equal(typeof (await store.claim(a, 'lmtp', 'spam', REQ_A)), 'object', 'a bodiless delivery is classified');
+    assert.equal((await store.listMessages(a)).find((m) => m.id === 'demo')?.subject, 'hello world');
+    await store.close();
+  });
+
   test(`${kind}: topics and the opt-out are recorded per user`, async () => {
     const store = await open();
     const a = (await store.addUser('a')).userId;
@@ -290,7 +310,7 @@ function storeSuite(kind: string, fresh: Fresh): void {
     await store.close();
   });
 
-  test(`${kind}: instances sharing the store race for claims, rates and the key budget, and never both win`, async () => {
+  test(`${kind}: instances sharing the store race for claims, rates, connection counts and the key budget, and never both win`, async () => {
     const openShared = await fresh();
     const stores = [await openShared(), await openShared(), await openShared()];
     const [s0] = stores;
@@ -309,6 +329,12 @@ function storeSuite(kind: string, fresh: Fresh): void {
     const t0 = 1_700_000_040_000;
     const rates = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3].takeRate(a, 10, t0)));
     assert.equal(rates.filter(Boolean).length, 10, 'the per-user rate limit holds across instances');
+    const connections = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => stores[i % 3].connections.take('a 203.0.113.7', 10, t0)),
+    );
+    assert.equal(connections.filter(Boolean).length, 10, 'new connections per address too');
+    assert.equal(await s0.connections.take('a 203.0.113.7', 10, t0 + 60_000), true, 'a new minute, a new count');
+    assert.equal(await s0.connections.prune(t0 + 60_000), 1, 'past windows are dropped');
     // 40 decryptions asked under epoch 1 with a budget of 10: at most 10 served
     const { salt } = (await s0.userKey(a, 'spam', 1))!;
     const spent = await Promise.all(
@@ -661,6 +687,7 @@ test('sqlite: migrations run once, old claims stay classified, and a newer schem
   const a = (await s2.userId('kept'))!;
   assert.equal(a, 1);
   assert.equal(await s2.isClassified(a, 'old'), true, 'a claim from before migration 5 stays classified');
+  assert.equal((await s2.getMessage(a, 'old'))?.bytes, Buffer.byteLength(RAW), 'migration 11 records the sizes');
   assert.equal(await s2.claim(a, 'old', 'spam', REQ_A), 'already_classified');
   await s2.close();
   const db2 = new Database(file);

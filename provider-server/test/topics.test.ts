@@ -8,11 +8,10 @@ import { after, before, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { argmaxChoice, evaluateArgmax } from '../../wasm/ts/gc.js';
 import { heLayout, loadHe, topicCiphertexts, type He } from '../../wasm/ts/he.js';
-import { OtReceiver } from '../../wasm/ts/ot.js';
 import { loadConfig } from '../src/config.js';
 import { topicNames } from '../src/models.js';
 import { startProvider } from '../src/provider.js';
-import { TestClient } from './harness.js';
+import { helloSession } from './harness.js';
 import { BUNDLED_MODELS, startRealProvider, type RealProvider } from './real-provider.js';
 import { LWE_VERSION, packedHeader } from '../../wasm/test/he/lwe-layout.js';
 
@@ -44,20 +43,13 @@ function expectError(m: Message, code: string, mention?: string): void {
 
 /** A session on the topic model with OTs for a few emails. */
 async function session(modelId = 'topics') {
-  const c = await TestClient.connect(provider.server.wsUrl);
-  const model = provider.catalog.current(modelId)!;
-  const w = await c.request('hello', 1, {
-    token,
-    modelId,
-    modelVersion: model.version,
-    clientNonce: he.randomSeed(),
-    keyEpoch: 0,
-  });
-  assert.ok(w.name === 'welcome', JSON.stringify(w));
-  const receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId));
-  const b = await c.request('ot', 2, { payload: receiver.start() });
-  assert.ok(b.name === 'ot_reply');
-  receiver.finish(b.payload);
+  const modelVersion = provider.catalog.current(modelId)!.version;
+  const { c, w, receiver } = await helloSession(
+    provider.server.wsUrl,
+    he,
+    { token, modelId, modelVersion },
+    { baseOts: true },
+  );
   const ots = 4 * bPrime() * (served().params.T + indexBits());
   assert.equal((await c.request('ot', 3, { payload: receiver.extend(ots) })).name, 'ot_reply');
   return { c, w, receiver, next: 10 };

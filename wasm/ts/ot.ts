@@ -106,6 +106,20 @@ function batchLength(n: number): number {
   return Math.ceil((n + KOS_EXTRA) / 512) * 512;
 }
 
+/**
+ * The usable OTs an ot_extend message would add to a pool (0 for anything
+ * else): what a sender checks against its memory budget before accepting it.
+ */
+export function extensionSize(msg: Uint8Array): number {
+  try {
+    const r = new Reader(msg, 'ot_extend').header(Tag.OtExtend);
+    r.u32(); // batch
+    return Math.max(0, r.u32() - KOS_EXTRA);
+  } catch {
+    return 0;
+  }
+}
+
 /** Room kept in a frame for its header and the ot message around the ot_extend payload. */
 const FRAME_ROOM = 1024;
 

@@ -55,7 +55,13 @@ export interface ConnectOffer {
    * (a same-origin request), with the provider's origin when it is not the page's. Both come from
    * that answer, never from the page's DOM, which the page's scripts and mail content can forge.
    */
-  issueToken(): Promise<IssuedToken>;
+  issueToken?(): Promise<IssuedToken>;
+  /**
+   * Or where the extension's background asks for them (Roundcube's pmf_connect): its request
+   * carries the extension's own Origin, which no script on the webmail's pages can send, so the
+   * webmail's server gives a token to the extension only, and the answer never reaches the page.
+   */
+  fromBackground?: { action: string; requestToken: string };
 }
 
 export interface IssuedToken {

@@ -11,7 +11,7 @@
 // provider's Roundcube plugin (`_action=plugin.pmf_connect`) for a token.
 import { providerIdOf } from '../../../mail/message-id.js';
 import { ask } from '../../lib/rpc.js';
-import { issuedToken, type LoadedMessage, type MailFolder, type MessageView, type WebmailAdapter } from './adapter.js';
+import { type LoadedMessage, type MailFolder, type MessageView, type WebmailAdapter } from './adapter.js';
 
 /** Where each view's message is now (a move changes its folder and its uid); kept out of the page's DOM. */
 const where = new WeakMap<HTMLElement, { mbox: string; uid?: string; junk: string; providerId?: string }>();
@@ -156,19 +156,12 @@ export const roundcube: WebmailAdapter = {
     // (provider-server/roundcube-plugin/pmf_connect). The answer, not this page, names the provider.
     const token = env(doc, 'request_token');
     if (!token || env(doc, 'pmf_connect') !== 'available' || !doc.querySelector('#messagelist')) return undefined;
+    const action = base(url);
+    action.search = new URLSearchParams({ _task: 'mail', _action: 'plugin.pmf_connect', _remote: '1' }).toString();
     return {
       at: doc.querySelector('#messagelist')?.closest('.scroller') ?? doc.body, // above the list, under its header
-      async issueToken() {
-        const action = base(url);
-        action.search = new URLSearchParams({ _task: 'mail', _action: 'plugin.pmf_connect', _remote: '1' }).toString();
-        return issuedToken(
-          await fetch(action, {
-            method: 'POST',
-            headers: { 'X-Roundcube-Request': token },
-            credentials: 'same-origin',
-          }),
-        );
-      },
+      // The plugin answers the extension's background only (its Origin), never this page's scripts.
+      fromBackground: { action: action.href, requestToken: token },
     };
   },
 };

@@ -3,10 +3,13 @@
 /**
  * One-click connect for the private mail functions extension.
  *
- * For the user logged in to Roundcube, the extension's content script asks
- * this plugin (POST ?_task=mail&_action=plugin.pmf_connect, with Roundcube's
- * request token in X-Roundcube-Request like Roundcube's own AJAX calls); the
- * plugin asks provider-server for a fresh token for that user over its
+ * For the user logged in to Roundcube, the extension's background asks this
+ * plugin (POST ?_task=mail&_action=plugin.pmf_connect, with Roundcube's
+ * request token in X-Roundcube-Request like Roundcube's own AJAX calls). Only
+ * a request whose Origin is the extension's own is answered: a script on
+ * Roundcube's pages (an injected one, another plugin's) can read the request
+ * token and send the cookie, but not that Origin, so it cannot get a token.
+ * The plugin asks provider-server for a fresh token for that user over its
  * server-to-server endpoint (POST /webmail/token, authenticated with the
  * shared secret, which never reaches the browser) and answers
  * {provider, token}: the extension connects to that provider with that token.
@@ -15,7 +18,7 @@
  * sides log it without the token.
  *
  * Settings (config.inc.php.dist): pmf_connect_provider_url, pmf_connect_secret,
- * optionally pmf_connect_api_url.
+ * optionally pmf_connect_api_url and pmf_connect_extension_origins.
  */
 class pmf_connect extends rcube_plugin
 {
@@ -44,6 +47,10 @@ class pmf_connect extends rcube_plugin
         if ($_SERVER['REQUEST_METHOD'] !== 'POST' || !is_string($sent) || !hash_equals($rcmail->get_request_token(), $sent)) {
             $this->reply(403, ['error' => 'Invalid request: reload the page.']);
         }
+        if (!$this->from_extension()) {
+            rcube::write_log('pmf_connect', 'no token: the request did not come from the extension');
+            $this->reply(403, ['error' => 'Only the extension may ask for a token.']);
+        }
         $provider = $this->provider_url();
         $api = $this->server_url($rcmail->config->get('pmf_connect_api_url') ?: $provider);
         $secret = (string) $rcmail->config->get('pmf_connect_secret', '');
@@ -62,6 +69,21 @@ class pmf_connect extends rcube_plugin
                 ? 'Too many connections this minute; try again in a minute.'
                 : 'Your provider did not issue a token; ask your provider.',
         ]);
+    }
+
+    /**
+     * Whether the request comes from the extension's background: its Origin
+     * (which browsers set and no page script can) is an extension's, one of
+     * pmf_connect_extension_origins when that list is set.
+     */
+    private function from_extension()
+    {
+        $origin = isset($_SERVER['HTTP_ORIGIN']) ? (string) $_SERVER['HTTP_ORIGIN'] : '';
+        $allowed = (array) rcmail::get_instance()->config->get('pmf_connect_extension_origins', []);
+        if (!empty($allowed)) {
+            return in_array($origin, $allowed, true);
+        }
+        return (bool) preg_match('#^(chrome-extension|moz-extension)://[A-Za-z0-9-]{1,64}$#', $origin);
     }
 
     /** [HTTP status, token or null] from provider-server's POST /webmail/token. */

@@ -21,6 +21,12 @@ export interface LmtpConfig {
   timeoutMs: number;
   /** Ask Dovecot over IMAP before relaying a retry again (stored-check.ts); none: relay it. */
   storedCheck?: StoredCheckConfig;
+  /**
+   * Keep each message in the store for the demo webmail (until
+   * limits.messageBodyRetentionMs). Off: Dovecot holds the mail, and the
+   * store keeps only ids and sizes.
+   */
+  keepBodies: boolean;
 }
 
 export const LMTP_DEFAULTS: LmtpConfig = {
@@ -32,6 +38,7 @@ export const LMTP_DEFAULTS: LmtpConfig = {
   maxRecipients: 50,
   maxConnections: 20,
   timeoutMs: 60_000,
+  keepBodies: false,
 };
 
 /** The store user a mail address (or login) is, as Dovecot's username_format: %n (the local part) or %u (the whole address). */
@@ -70,6 +77,7 @@ export function lmtpConfig(fromFile: unknown, env: NodeJS.ProcessEnv): LmtpConfi
   c.maxRecipients = int(c.maxRecipients, 'maxRecipients', 1, 1000);
   c.maxConnections = int(c.maxConnections, 'maxConnections', 1, 10_000);
   c.timeoutMs = int(c.timeoutMs, 'timeoutMs', 1_000, 600_000);
+  if (typeof c.keepBodies !== 'boolean') throw new Error('config: lmtp.keepBodies must be true or false');
   if (c.storedCheck !== undefined) {
     const k: StoredCheckConfig = { ...{ host: '127.0.0.1', port: 143, timeoutMs: 10_000 }, ...c.storedCheck };
     if (typeof k.host !== 'string' || !isLoopback(k.host))

@@ -15,7 +15,8 @@ export interface WebmailSource {
     userId: string,
     folder?: Folder,
   ): Promise<{ id: string; from: string; subject: string; date: string | number; folder?: Folder }[]>;
-  getMessage(userId: string, id: string): Promise<{ raw: string } | undefined>;
+  /** A message; `raw` is missing once its body is no longer kept (the store's retention period). */
+  getMessage(userId: string, id: string): Promise<{ raw?: string } | undefined>;
   /** Moves a message (the extension moves spam to Junk); false if the user has no such message. */
   moveMessage(userId: string, id: string, folder: Folder): Promise<boolean>;
   /** A fresh bearer token for the extension's one-click connect, or undefined when the user asked for too many this minute. */
@@ -81,6 +82,16 @@ async function route(
         page('Not found', '<p class="error">No such message.</p><p><a href="/mail">Back to inbox</a></p>'),
       );
     const listed = (await source.listMessages(userId)).find((x) => x.id === id);
+    if (msg.raw === undefined)
+      return send(
+        res,
+        200,
+        page(
+          'Message',
+          `${folderNav(listed?.folder ?? 'inbox')}<p class="gone">This message is no longer kept here: messages are kept for a while only.</p><p><a href="/mail">Back to inbox</a></p>`,
+          true,
+        ),
+      );
     return send(res, 200, messagePage(id, msg.raw, listed?.date, listed?.folder ?? 'inbox'));
   }
   send(res, 404, page('Not found', '<p class="error">Not found.</p>'));

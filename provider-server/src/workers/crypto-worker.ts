@@ -5,7 +5,7 @@
 // (sessions are pinned to one worker by the pool's affinity key).
 import { loadHe, type HeParams, type ProviderKey, type UserKeyId } from '../../../wasm/ts/he.js';
 import { ArgmaxDecoder, decodeArgmaxLabels, garbleArgmax, garbleSpam } from '../../../wasm/ts/gc.js';
-import { OtSender } from '../../../wasm/ts/ot.js';
+import { extensionSize, OtSender } from '../../../wasm/ts/ot.js';
 import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
@@ -21,6 +21,20 @@ const keys = new Map<string, ProviderKey>();
 /** Derived user keys, most recently used last. */
 const userKeys = new Map<string, ProviderKey>();
 const sessions = new Map<string, OtSender>();
+
+/** What the pool gives each worker (worker-crypto.ts). */
+export interface CryptoWorkerOptions {
+  /** Bytes of unused OTs all sessions of this worker may hold together (16 per OT). */
+  otPoolBytes: number;
+}
+let otPoolBytes = Infinity;
+
+/** Bytes of unused OTs this worker's sessions hold. */
+function pooledBytes(): number {
+  let ots = 0;
+  for (const s of sessions.values()) ots += s.available;
+  return 16 * ots;
+}
 
 function coded(message: string, code: ErrorCode): Error {
   return Object.assign(new Error(message), { code });
@@ -114,6 +128,9 @@ const tasks = {
     try {
       if (payload[0] === Tag.OtBaseA) return s.respond(payload);
       if (payload[0] === Tag.OtExtend) {
+        // Refused before anything is allocated; the session cannot go on (its client's pool ran ahead).
+        if (pooledBytes() + 16 * extensionSize(payload) > otPoolBytes)
+          throw coded('ot: the provider holds as many unused OTs as it can now; reconnect later', 'ot_pool_full');
         s.acceptExtension(payload);
         return new Uint8Array(0);
       }
@@ -193,4 +210,4 @@ const tasks = {
 /** The task table as the pool sees it (a type only: importing it loads nothing). */
 export type CryptoTasks = typeof tasks;
 
-serveTasks(tasks);
+otPoolBytes = (serveTasks(tasks) as Partial<CryptoWorkerOptions> | undefined)?.otPoolBytes ?? Infinity;

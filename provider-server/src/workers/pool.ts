@@ -67,6 +67,8 @@ interface Job {
 
 interface Slot {
   worker: Worker;
+  /** How many times this slot's worker was replaced: state made in an earlier generation is gone. */
+  generation: number;
   queues: Record<Priority, Job[]>;
   /** Posted to the worker, in the order it runs them. */
   running: Job[];
@@ -82,6 +84,8 @@ export interface PoolHealth {
 }
 
 const DEGRADED_FOR_MS = 60_000;
+/** The no-op every worker answers (WorkerPool.ping), whatever its task table. */
+const PING = '__ping';
 /** Per-email tasks posted to one worker at once (each is about a tenth of a millisecond). */
 const EMAIL_IN_FLIGHT = 4;
 
@@ -103,7 +107,7 @@ export class WorkerPool<Tasks extends TaskTable> {
     private readonly data: unknown = {},
   ) {
     for (let i = 0; i < size; i++) {
-      const slot: Slot = { worker: this.newWorker(), queues: { email: [], setup: [] }, running: [] };
+      const slot: Slot = { worker: this.newWorker(), generation: 0, queues: { email: [], setup: [] }, running: [] };
       this.attach(slot);
       this.slots.push(slot);
     }
@@ -135,6 +139,7 @@ export class WorkerPool<Tasks extends TaskTable> {
       slot.queues = { email: [], setup: [] };
       this.restarts++;
       this.lastRestart = Date.now();
+      slot.generation++;
       slot.worker = this.newWorker();
       this.attach(slot);
     });
@@ -151,6 +156,14 @@ export class WorkerPool<Tasks extends TaskTable> {
       restarts: this.restarts,
       degraded: now - this.lastRestart < DEGRADED_FOR_MS,
     };
+  }
+
+  /**
+   * The generation of the worker that owns `affinity`: it changes when that
+   * worker is replaced, and with it every piece of state kept there.
+   */
+  generation(affinity: string): number {
+    return this.pick(affinity).generation;
   }
 
   private pick(affinity?: string): Slot {
@@ -171,12 +184,22 @@ export class WorkerPool<Tasks extends TaskTable> {
 
   /** Runs `op` where and as urgently as `placement` says. */
   schedule<K extends keyof Tasks & string>(placement: Placement, op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
+    return this.enqueue(this.pick(placement.affinity), placement.priority ?? 'email', op, args) as Result<Tasks, K>;
+  }
+
+  /**
+   * Resolves once every worker has answered a no-op task, queued as per-email
+   * work (the health check): a worker that hangs or dies meanwhile never does.
+   */
+  async ping(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => this.enqueue(slot, 'email', PING, [])));
+  }
+
+  private enqueue(slot: Slot, priority: Priority, op: string, args: unknown[]): Promise<unknown> {
     if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
-    const slot = this.pick(placement.affinity);
-    const priority = placement.priority ?? 'email';
     return new Promise((resolve, reject) => {
       const request: Request = { id: this.nextId++, op, args };
-      slot.queues[priority].push({ request, priority, resolve: resolve as (v: unknown) => void, reject });
+      slot.queues[priority].push({ request, priority, resolve, reject });
       this.pump(slot);
     });
   }
@@ -236,7 +259,7 @@ export function serveTasks(handlers: TaskTable): unknown {
   const port = parentPort;
   port.on('message', async (req: Request) => {
     try {
-      const h = handlers[req.op];
+      const h = req.op === PING ? () => undefined : handlers[req.op];
       if (!h) throw new TaskError(`unknown task ${req.op}`);
       const value = await (h as (...a: unknown[]) => unknown)(...req.args);
       const transfer =
