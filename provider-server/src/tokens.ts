@@ -86,9 +86,10 @@ export class Tokens {
   ): Promise<{ userId: number; id: string } | 'unknown' | 'expired'> {
     if (typeof token !== 'string' || !TOKEN.test(token)) return 'unknown';
     const sha = digest(token);
+    // Joined with users: a token left behind by a raw row delete (foreign keys off) opens nothing.
     const row = (
       await this.db.all<{ user_id: number; last_used_at: number }>(
-        'SELECT user_id, last_used_at FROM tokens WHERE token_sha256 = ?',
+        'SELECT t.user_id, t.last_used_at FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_sha256 = ?',
         [sha],
       )
     )[0];

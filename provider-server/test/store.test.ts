@@ -20,6 +20,10 @@ const RAW =
 const REQ_A = Buffer.alloc(32, 0xa);
 const REQ_B = Buffer.alloc(32, 0xb);
 
+/** A token of the issued form (pmf_ and 43 base64url characters) named for a test, and its stored SHA-256. */
+const tokenNamed = (name: string): string => `pmf_${createHash('sha256').update(name).digest('base64url')}`;
+const tokenSha = (token: string): Buffer => createHash('sha256').update(token).digest();
+
 /** Opens handles on one fresh database of a kind. */
 type Fresh = () => Promise<() => Promise<Store>>;
 
@@ -701,13 +705,13 @@ test('sqlite: a store holding rows a raw delete left behind still migrates, and 
   const db = new Database(file);
   migrateSqlite(db, 8);
   db.prepare("INSERT INTO users (name, created_at, key_salt) VALUES ('gone', 0, randomblob(32))").run();
-  db.prepare('INSERT INTO tokens VALUES (?, 1, 0)').run(createHash('sha256').update('pmf_gone').digest());
+  db.prepare('INSERT INTO tokens VALUES (?, 1, 0)').run(tokenSha(tokenNamed('gone')));
   db.pragma('foreign_keys = OFF');
   db.prepare('DELETE FROM users').run();
   db.close();
   const store = openSqliteStore(file);
   assert.equal(await store.schemaVersion(), SQLITE_SCHEMA_VERSION);
-  assert.equal(await store.authenticate('pmf_gone'), undefined);
+  assert.equal(await store.authenticate(tokenNamed('gone')), undefined);
   await store.close();
 });
 
@@ -715,14 +719,13 @@ test('sqlite: migration 8 salts every account, moves its key epochs on, drops wh
   const file = path.join(tmp(), 's.db');
   const db = new Database(file);
   migrateSqlite(db, 7);
-  const token = (t: string) => createHash('sha256').update(t).digest();
   for (const [id, name] of [
     [1, 'alice'],
     [2, 'bob'],
     [3, 'carol'],
   ] as const) {
     db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, 0)').run(id, name);
-    db.prepare('INSERT INTO tokens VALUES (?, ?, 0)').run(token(`pmf_${name}`), id);
+    db.prepare('INSERT INTO tokens VALUES (?, ?, 0)').run(tokenSha(tokenNamed(name)), id);
     db.prepare(
       "INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (?, 'm', ?, '', '', '', 0)",
     ).run(id, Buffer.from(RAW));
@@ -735,8 +738,8 @@ test('sqlite: migration 8 salts every account, moves its key epochs on, drops wh
 
   const store = openSqliteStore(file);
   await assertSalted(store);
-  assert.equal(await store.authenticate('pmf_alice'), 1);
-  assert.equal(await store.authenticate('pmf_carol'), undefined, "carol's token is gone");
+  assert.equal(await store.authenticate(tokenNamed('alice')), 1);
+  assert.equal(await store.authenticate(tokenNamed('carol')), undefined, "carol's token is gone");
   assert.equal(await store.getMessage(3, 'm'), undefined, 'and so is her message');
   // A new account never takes an id a row named, carol's included.
   const dave = await store.addUser('dave');
@@ -745,6 +748,6 @@ test('sqlite: migration 8 salts every account, moves its key epochs on, drops wh
   assert.equal((await store.addUser('erin')).userId, 5);
   // Foreign keys hold again: deleting alice takes her token.
   await store.deleteUser('alice');
-  assert.equal(await store.authenticate('pmf_alice'), undefined);
+  assert.equal(await store.authenticate(tokenNamed('alice')), undefined);
   await store.close();
 });
