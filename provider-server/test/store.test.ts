@@ -61,6 +61,64 @@ async function assertSalted(store: Store): Promise<void> {
   assert.notDeepEqual(alice.salt, bob.salt);
 }
 
+/** Runs one statement on a database of either kind, outside the store: `?` placeholders. */
+type RawRun = (sql: string, params?: unknown[]) => Promise<unknown>;
+
+/**
+ * The versions a deployed store can be at when the operations migrations
+ * (health probes, sizes, token lifetimes, connection windows) first reach it:
+ * written by the code before the accounts work (SQLite 7, PostgreSQL 3: user
+ * keys from the account id) or by the accounts work (SQLite 9, PostgreSQL 5:
+ * a key salt per account, OPRF windows). Rows as that code wrote them are
+ * put in through `run`; opened by this code, they must serve on: tokens live
+ * (their lifetime starts at the upgrade, not at 1970), the mail with its
+ * size, the key epochs, the day's OPRF count, and what later migrations add
+ * must work.
+ */
+async function assertUpgrades(run: RawRun, salted: boolean, open: () => Promise<Store>, latest: number): Promise<void> {
+  const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  const salts = [Buffer.alloc(32, 7), Buffer.alloc(32, 8)];
+  for (const [i, name] of ['alice', 'bob'].entries()) {
+    if (salted) await run('INSERT INTO users (name, created_at, key_salt) VALUES (?, 0, ?)', [name, salts[i]]);
+    else await run('INSERT INTO users (name, created_at) VALUES (?, 0)', [name]);
+    await run('INSERT INTO tokens (token_sha256, user_id, created_at) VALUES (?, ?, 0)', [
+      tokenSha(tokenNamed(name)),
+      i + 1,
+    ]);
+  }
+  await run(
+    "INSERT INTO messages (user_id, message_id, raw, from_addr, subject, date, delivered_at) VALUES (1, 'm', ?, '', '', '', 0)",
+    [Buffer.from(RAW)],
+  );
+  if (salted) {
+    await run("INSERT INTO key_epochs VALUES (?, 'spam', 1, 3, 40)", [salts[0]]);
+    await run('INSERT INTO oprf_windows VALUES (1, ?, 32)', [day]);
+  } else await run("INSERT INTO user_keys VALUES (1, 'spam', 1, 3, 40), (2, 'spam', 1, 1, 5)");
+
+  const upgradedAfter = Math.floor(Date.now() / 1000) * 1000;
+  const store = await open();
+  assert.equal(await store.schemaVersion(), latest);
+  assert.equal(await store.authenticate(tokenNamed('alice')), 1, 'a token issued before the upgrade lives on');
+  const [token] = await store.tokens.list(1, { lifetimeMs: 3_600_000 });
+  assert.equal(token.kind, 'cli');
+  assert.ok(token.lastUsedAt >= upgradedAfter, `its lifetime starts at the upgrade (${token.lastUsedAt})`);
+  assert.deepEqual(await store.getMessage(1, 'm'), { raw: RAW, bytes: Buffer.byteLength(RAW) });
+  if (salted) {
+    assert.deepEqual(await store.userKey(1, 'spam', 1), { salt: salts[0], epoch: 3, used: 40 }, 'key epochs stay');
+    assert.equal(await store.takeRate(1, 33, day, 'oprf'), true);
+    assert.equal(await store.takeRate(1, 33, day, 'oprf'), false, "the day's OPRF count goes on");
+  } else await assertSalted(store);
+  await store.probe('upgraded');
+  assert.equal(await store.connections.take('a 192.0.2.1', 1), true);
+  assert.equal(await store.connections.take('a 192.0.2.1', 1), false);
+  assert.equal(await store.pruneBodies(Date.now()), 1, 'the kept body goes after its retention');
+  assert.deepEqual(await store.getMessage(1, 'm'), { bytes: Buffer.byteLength(RAW) });
+  assert.equal((await store.addUser('carol')).userId, 3);
+  assert.equal(await store.deleteUser('bob'), 2);
+  assert.equal(await store.authenticate(tokenNamed('bob')), undefined);
+  await store.close();
+}
+
 function storeSuite(kind: string, fresh: Fresh): void {
   const open = async (): Promise<Store> => (await fresh())();
 
@@ -493,6 +551,29 @@ describe('postgres', { skip: missing }, () => {
       (e: Error) => /store postgres:/.test(e.message) && !/s3cret/.test(e.message),
     );
   });
+
+  test('postgres: stores written before the accounts work (schema 3) and by it (schema 5) upgrade to the latest with their rows', async () => {
+    for (const [from, salted] of [
+      [3, false],
+      [5, true],
+    ] as const) {
+      const url = await cluster!.database();
+      const raw = new pg.Pool({ connectionString: url });
+      await migratePostgres(raw, from);
+      const run: RawRun = (sql, params = []) => {
+        let n = 0;
+        return raw.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        );
+      };
+      const open = async (): Promise<Store> => {
+        await raw.end();
+        return openPostgresStore(url);
+      };
+      await assertUpgrades(run, salted, open, POSTGRES_SCHEMA_VERSION);
+    }
+  });
 });
 
 test('sqlite: tokens are stored only as hashes', async () => {
@@ -750,4 +831,21 @@ test('sqlite: migration 8 salts every account, moves its key epochs on, drops wh
   await store.deleteUser('alice');
   assert.equal(await store.authenticate(tokenNamed('alice')), undefined);
   await store.close();
+});
+
+test('sqlite: stores written before the accounts work (schema 7) and by it (schema 9) upgrade to the latest with their rows', async () => {
+  for (const [from, salted] of [
+    [7, false],
+    [9, true],
+  ] as const) {
+    const file = path.join(tmp(), 's.db');
+    const db = new Database(file);
+    migrateSqlite(db, from);
+    const run: RawRun = async (sql, params = []) => db.prepare(sql).run(...params);
+    const open = async (): Promise<Store> => {
+      db.close();
+      return openSqliteStore(file);
+    };
+    await assertUpgrades(run, salted, open, SQLITE_SCHEMA_VERSION);
+  }
 });
