@@ -1,4 +1,4 @@
-// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json]
+// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json] [--rows CASE,...]
 // Each suite is bench/suites/NAME.ts exporting a default Suite. With --json
 // every row is one JSON object per line; otherwise a table.
 import fs from 'node:fs';
@@ -15,7 +15,7 @@ const available = fs
 
 function usage(message?: string): never {
   if (message) console.error(message);
-  console.error(`usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json]`);
+  console.error(`usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json] [--rows CASE,...]`);
   process.exit(2);
 }
 
@@ -24,6 +24,10 @@ const suiteArg = args.includes('--suite') ? args[args.indexOf('--suite') + 1] : 
 if (!suiteArg) usage('missing --suite');
 const quick = args.includes('--quick');
 const json = args.includes('--json');
+const rowsArg = args.includes('--rows') ? args[args.indexOf('--rows') + 1] : undefined;
+if (args.includes('--rows') && !rowsArg) usage('--rows needs a comma-separated list of row names');
+const rows = rowsArg ? new Set(rowsArg.split(',')) : undefined;
+const wants = (row: string): boolean => rows === undefined || rows.has(row);
 const names = suiteArg === 'all' ? available : suiteArg.split(',');
 for (const n of names) if (!available.includes(n)) usage(`unknown suite ${n}`);
 
@@ -53,9 +57,10 @@ for (const name of names) {
   try {
     await mod.default({
       quick,
+      wants,
       report: (row) => {
         if (!Number.isFinite(row.value)) throw new Error(`${name}/${row.case}: non-finite value`);
-        print({ suite: name, ...row });
+        if (wants(row.case)) print({ suite: name, ...row });
       },
     });
   } catch (err) {

@@ -17,6 +17,9 @@
 //   victim_p99_ms_setup_storm  one session paced at 20 emails/s while 40 others set up sessions back to back
 //   rss_mb_200                 the provider's largest RSS (VmRSS, worker threads included) during the two 200-session rows
 //   scaleout_2_instances_ratio closed-loop throughput of 2 instances behind HAProxy over 1 behind HAProxy
+//   classifications_per_s_200_postgres  the closed loop on a PostgreSQL store (fsync on, as in production);
+//                              its ratio is over classifications_per_s_200 of the same run
+//   scaleout_2_instances_ratio_postgres the scale-out row on a PostgreSQL store
 // --quick runs the same rows with fewer sessions (the note says how many)
 // and scales the paced rate with them (15 emails/s per session either way).
 import fs from 'node:fs';
@@ -30,12 +33,21 @@ import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
 import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
+import { postgresMissing, startPostgres, type TestPostgres } from '../../provider-server/test/postgres.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
 import { LoadSession, setUpSession } from '../load-client.js';
 import { syntheticEmail } from '../private-pair.js';
 
-const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
+const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400, postgresOverSqlite: 0.8 };
+/** The rows of one instance on SQLite, in the order they run on the same sessions. */
+const ONE_INSTANCE_ROWS = [
+  'classifications_per_s_200',
+  'p99_ms_200',
+  'rss_mb_200',
+  'sessions_per_s',
+  'victim_p99_ms_setup_storm',
+];
 /**
  * Emails per OT top-up (the client's batch size). A session's first batch
  * covers a random 1 to 64 emails, so sessions top up at independent times,
@@ -367,8 +379,9 @@ async function throughputBehindHaproxy(
   he: He,
   instances: number,
   z: Sizes,
+  store?: string,
 ): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
-  const cluster = await startCluster({ instances, haproxy: true, limits: LIMITS });
+  const cluster = await startCluster({ instances, haproxy: true, limits: LIMITS, store });
   try {
     return await withLogs(cluster, async () => {
       const load = await prepare(he, cluster, z.scaleSessions, `x${instances}_`);
@@ -391,13 +404,61 @@ async function throughputBehindHaproxy(
 export default async function load(ctx: BenchContext): Promise<void> {
   const z = ctx.quick ? QUICK : FULL;
   const he = await loadHe();
-  await oneInstance(ctx, z, he);
-  await scaleout(ctx, z, he);
+  const sqlitePerS = await oneInstance(ctx, z, he);
+  const postgresRows = ['classifications_per_s_200_postgres', 'scaleout_2_instances_ratio_postgres'];
+  const missing = postgresMissing();
+  if (missing && postgresRows.some((r) => ctx.wants(r))) console.error(`load: no PostgreSQL rows: ${missing}`);
+  const postgres =
+    !missing && postgresRows.some((r) => ctx.wants(r)) ? await startPostgres({ durable: true }) : undefined;
+  try {
+    if (postgres && ctx.wants(postgresRows[0])) await onPostgres(ctx, z, he, postgres, sqlitePerS);
+    if (ctx.wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
+    if (postgres && ctx.wants(postgresRows[1])) await scaleout(ctx, z, he, postgres);
+  } finally {
+    await postgres?.stop();
+  }
 }
 
-/** The rows of one instance, without a load balancer. */
-async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
+/** The closed loop of one instance on a PostgreSQL store (a database of its own), beside the SQLite row. */
+async function onPostgres(
+  ctx: BenchContext,
+  z: Sizes,
+  he: He,
+  postgres: TestPostgres,
+  sqlitePerS: number | undefined,
+): Promise<void> {
+  const cluster = await startCluster({ instances: 1, limits: LIMITS, store: await postgres.database() });
+  try {
+    const { perS, cpu } = await withLogs(cluster, async () => {
+      const ld = await prepare(he, cluster, z.sessions, 'p');
+      try {
+        return await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX, [cluster.instances[0].pid]);
+      } finally {
+        closeAll(ld);
+      }
+    });
+    const reference = sqlitePerS === undefined ? undefined : TARGET.postgresOverSqlite * sqlitePerS;
+    ctx.report({
+      case: 'classifications_per_s_200_postgres',
+      metric: 'ops_per_s',
+      value: perS,
+      unit: 'ops/s',
+      ...(sqlitePerS !== undefined && { reference: sqlitePerS, ratio: perS / sqlitePerS }),
+      note: `target ≥ ${TARGET.postgresOverSqlite} × classifications_per_s_200 of the same run${reference === undefined ? ' (not run: no ratio)' : ` (${reference.toFixed(0)}/s)`}; ${z.sessions} sessions, closed loop, 1 instance on PostgreSQL 15 (fsync on, same machine); ${cpuNote(cpu, perS)}`,
+    });
+  } finally {
+    await cluster.close();
+  }
+}
+
+/**
+ * The rows of one instance on SQLite, without a load balancer; the closed
+ * loop's throughput, when it ran (the PostgreSQL row is compared with it).
+ */
+async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<number | undefined> {
   const sessions = `${z.sessions} sessions`;
+  const closedOnly = !ONE_INSTANCE_ROWS.slice(1).some((r) => ctx.wants(r));
+  if (closedOnly && !ctx.wants(ONE_INSTANCE_ROWS[0]) && !ctx.wants('classifications_per_s_200_postgres')) return;
   const cluster = await startCluster({ instances: 1, limits: LIMITS });
   try {
     const pid = cluster.instances[0].pid;
@@ -405,12 +466,14 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     // The setup-storm victim is a user of its own: the rows before it use up the others' key budgets.
     const victim = ld.slots.pop()!;
     let rss = 0;
+    let closedPerS: number;
     const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
     try {
       // The paced row reuses these sessions: together they stay within one user key's budget.
       const pacedPerSession = TARGET.perS / 200;
       const pacedEmails = Math.ceil((pacedPerSession * z.pacedMs) / 1000);
       const { perS, cpu } = await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX - pacedEmails, [pid]);
+      closedPerS = perS;
       ctx.report({
         case: 'classifications_per_s_200',
         metric: 'ops_per_s',
@@ -420,6 +483,11 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
         ratio: perS / TARGET.perS,
         note: `target ≥ ${TARGET.perS}/s; ${sessions}, closed loop, 1 instance; ${cpuNote(cpu, perS)}`,
       });
+      if (closedOnly) {
+        ld.slots.push(victim);
+        closeAll(ld);
+        return closedPerS;
+      }
       const offered = pacedPerSession * z.sessions;
       const row = await paced(ld, ld.slots, pacedPerSession, z.pacedMs, [pid]);
       const p = p99(row.latencies);
@@ -486,19 +554,21 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     closeAll(ld);
     await cluster.close();
     await storm;
+    return closedPerS;
   } finally {
     await cluster.close();
   }
 }
 
-async function scaleout(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
-  const one = await throughputBehindHaproxy(he, 1, z);
-  const two = await throughputBehindHaproxy(he, 2, z);
+/** The scale-out row, on the shared SQLite file or, given a PostgreSQL server, on a database of its own per run. */
+async function scaleout(ctx: BenchContext, z: Sizes, he: He, postgres?: TestPostgres): Promise<void> {
+  const one = await throughputBehindHaproxy(he, 1, z, await postgres?.database());
+  const two = await throughputBehindHaproxy(he, 2, z, await postgres?.database());
   ctx.report({
-    case: 'scaleout_2_instances_ratio',
+    case: postgres ? 'scaleout_2_instances_ratio_postgres' : 'scaleout_2_instances_ratio',
     metric: 'ratio',
     value: two.perS / one.perS,
     unit: 'x',
-    note: `${two.perS.toFixed(0)}/s (${two.errors} provider errors) over ${one.perS.toFixed(0)}/s, ${z.scaleSessions} sessions each, same ${os.availableParallelism()}-core machine: instances share its cores`,
+    note: `${two.perS.toFixed(0)}/s (${two.errors} provider errors) over ${one.perS.toFixed(0)}/s, ${z.scaleSessions} sessions each, ${postgres ? 'a PostgreSQL 15 store (fsync on), ' : ''}same ${os.availableParallelism()}-core machine: instances, generator${postgres ? ' and PostgreSQL' : ''} share its cores, so the ratio is a floor`,
   });
 }

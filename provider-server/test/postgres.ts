@@ -37,7 +37,11 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
   return ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', cmd, ...args]];
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `durable`: fsync on, as a production server runs (the load bench compares it
+ * with SQLite, which syncs its WAL); tests run with fsync off, for speed.
+ */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-pg-'));
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
   const data = path.join(dir, 'data');
@@ -60,7 +64,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     '-c',
     'listen_addresses=',
     '-c',
-    'fsync=off',
+    `fsync=${opts.durable ? 'on' : 'off'}`,
     '-c',
     'max_connections=200',
   ]);
