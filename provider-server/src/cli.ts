@@ -29,7 +29,8 @@ import { startLmtpStage } from './lmtp/stage.js';
 import { storedCheck } from './lmtp/stored-check.js';
 import { readMailbox } from '../../models/data/mailbox.js';
 import { BlocklistCatalog } from './blocklist.js';
-import { topicNames } from './models.js';
+import { createLog, logWarnings, type Log } from './log.js';
+import { progressBar, topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
@@ -42,6 +43,9 @@ const SECRETS = new Map([
   ['webmail-secret', { prefix: 'pmfwebmail', configure: 'webmailSecretSha256 or PMF_WEBMAIL_SECRET_SHA256' }],
 ]);
 
+/** The log of a long-running command (serve, lmtp): its failure to start is a log line too. */
+let daemonLog: Log | undefined;
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -51,16 +55,18 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = positionals;
   const config = loadConfig({ file: values.config, overrides: values.store ? { store: values.store } : {} });
   if (cmd === 'serve') {
-    const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
-    console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
-    for (const m of p.catalog.all()) console.error(`[provider] model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
-    const log = p.packageLog.document();
-    console.error(`[provider] package log ${logFingerprint(log.size, log.head)}; log public key ${log.publicKey}`);
-    console.error(
-      '[provider]   publish this key out of band (website, DNS TXT, your service README) for clients to pin',
+    const log = (daemonLog = createLog({ name: 'provider' }));
+    logWarnings(log);
+    const progress = process.stderr.isTTY ? progressBar() : progressBar(process.stderr, (text) => log(text));
+    const p = await startProvider(config, { progress });
+    log(`listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
+    for (const m of p.catalog.all()) log(`model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
+    const packages = p.packageLog.document();
+    log(
+      `package log ${logFingerprint(packages.size, packages.head)}; log public key ${packages.publicKey} (publish it out of band: website, DNS TXT, your service README, for clients to pin)`,
     );
     const stop = (): void => {
-      console.error('[provider] shutting down');
+      log('shutting down');
       p.close().then(() => process.exit(0));
     };
     process.once('SIGINT', stop);
@@ -68,6 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     return new Promise<number>(() => {}); // runs until a signal
   }
   if (cmd === 'lmtp' && rest.length === 0) {
+    const log = (daemonLog = createLog({ name: 'lmtp' }));
+    logWarnings(log);
     const lmtp = lmtpConfig(config.lmtp, process.env);
     const store = await openStore(config);
     const journal = new DeliveryJournal(path.join(config.dataDir, 'lmtp-journal.db'));
@@ -76,9 +84,9 @@ export async function main(argv: string[]): Promise<number> {
       journal,
       registry: storeRegistry(store),
       storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
-      log: (l) => console.error(`[lmtp] ${l}`),
+      log,
     });
-    console.error(`[lmtp] listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);
+    log(`listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);
     const stop = (): void => {
       stage
         .close()
@@ -154,7 +162,8 @@ if (/provider-server\/src\/cli\.[jt]s$/.test(process.argv[1] ?? '')) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      console.error(`error: ${(e as Error).message}`);
+      if (daemonLog) daemonLog.error(`cannot start: ${(e as Error).message}`);
+      else console.error(`error: ${(e as Error).message}`);
       process.exit(1);
     },
   );

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BlocklistCatalog } from './blocklist.js';
 import type { ServerConfig } from './config.js';
+import { createLog } from './log.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
 import { PackageLog } from './package-log.js';
 import { startServer, type RunningServer } from './server.js';
@@ -41,8 +42,13 @@ function checkBudget(catalog: FileModelCatalog, budget: number): void {
 
 export async function startProvider(
   config: ServerConfig,
-  opts: { log?: (line: string) => void; progress?: Progress } = {},
+  opts: {
+    /** Where the log's JSON lines go (log.ts); stderr by default. */
+    log?: (line: string) => void;
+    progress?: Progress;
+  } = {},
 ): Promise<Provider> {
+  const log = createLog({ name: 'provider', write: opts.log });
   const store = await openStore(config);
   let catalog: FileModelCatalog;
   let packageLog: PackageLog;
@@ -55,7 +61,7 @@ export async function startProvider(
     blocklists = BlocklistCatalog.open(config.dataDir);
     packageLog = PackageLog.open(config.dataDir);
     for (const e of packageLog.record([...catalog.published(), ...blocklists.published()])) {
-      opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+      log(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
     }
   } catch (e) {
     await store.close();

@@ -16,6 +16,7 @@ import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import { createHttpHandler } from './http.js';
 import { topicNames } from './models.js';
+import { createLog } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
@@ -39,6 +40,7 @@ export interface ServerOptions {
   packageLog?: () => PackageLogDocument;
   /** Private blocklists: their packages over HTTP, their OPRF in sessions (docs/blocklist.md). */
   blocklists?: BlocklistCatalog;
+  /** Where the log's JSON lines go (log.ts); stderr by default. */
   log?: (line: string) => void;
 }
 
@@ -78,14 +80,18 @@ function ownBytes(buf: Buffer): Uint8Array {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
-  const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
+  const log = createLog({ name: 'provider', write: opts.log });
   // blocklist_request elements are checked on this thread (ristretto255)
-  if (!(await providerSodiumReady())) log(nativeSodiumMissing());
+  if (!(await providerSodiumReady())) log.warn(nativeSodiumMissing());
   if (!nativeUnmask())
-    log(
+    log.warn(
       'bufferutil is not installed or did not load: WebSocket frames are unmasked in JavaScript, more CPU per request (npm ci installs it)',
     );
-  const metrics = createMetrics();
+  const metrics = createMetrics({ workers: () => crypto.health(), workerMemory: crypto.memory?.bind(crypto) });
+  store.observe((statement, seconds, failed) => {
+    metrics.storeSeconds.observe({ statement }, seconds);
+    if (failed) metrics.storeErrors.inc({ statement });
+  });
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute).
   const issueToken = async (userId: number) =>
@@ -160,6 +166,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
               : undefined;
     if (status) {
       metrics.refusedConnections.inc({ status: status.slice(0, 3) });
+      log.failed(`connection_refused_${status.slice(0, 3)}`, `WebSocket connection refused: ${status}`, { address });
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
       return;
     }
@@ -237,7 +244,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const pruneAnswers = () =>
     store.pruneAnswers(Date.now() - limits.answerRetentionMs).then(
       (n) => n > 0 && log(`dropped ${n} recorded answers never acknowledged`),
-      (e: Error) => log(`dropping unacknowledged answers failed: ${e.message}`),
+      (e: Error) => log.error(`dropping unacknowledged answers failed: ${e.message}`),
     );
   await pruneAnswers();
   const pruning = setInterval(pruneAnswers, Math.min(3_600_000, limits.answerRetentionMs / 2)).unref();

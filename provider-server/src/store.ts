@@ -9,6 +9,7 @@
 // statement below is portable and atomic on its own, so no operation needs a
 // multi-statement transaction and none can interleave badly across instances.
 import { createHash, randomBytes } from 'node:crypto';
+import { observedDriver, type StatementObserver } from './store-observer.js';
 
 /**
  * When a write resolves. `durable` (the default): once its commit is on disk.
@@ -120,7 +121,12 @@ export class Store {
   private prunedWindow = NaN;
   private readonly prunedUsers = new Set<string>();
 
-  constructor(private readonly db: SqlDriver) {}
+  constructor(private db: SqlDriver) {}
+
+  /** Reports every statement's time and failures from now on (metrics). */
+  observe(observer: StatementObserver): void {
+    this.db = observedDriver(this.db, observer);
+  }
 
   schemaVersion(): Promise<number> {
     return this.db.schemaVersion();

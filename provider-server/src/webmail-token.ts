@@ -12,6 +12,7 @@
 // its mail is delivered to. Each answer is logged with the store's user id,
 // never the token.
 import type http from 'node:http';
+import type { Log } from './log.js';
 import { authorized } from './admin.js';
 import { storeUserOf, type LmtpConfig } from './lmtp/config.js';
 
@@ -25,7 +26,7 @@ export interface WebmailTokenDeps {
   userId(name: string): Promise<number | undefined>;
   /** A fresh token, or undefined when the user was issued too many this minute. */
   issue(userId: number): Promise<string | undefined>;
-  log(line: string): void;
+  log: Log;
   /** Counts answers by outcome (issued, unauthorized, unknown_user, rate_limited, bad_request). */
   count(outcome: string): void;
 }
@@ -90,7 +91,7 @@ async function answer(
   const peer = req.socket.remoteAddress ?? '?';
   const refuse = (status: number, outcome: string, error: string, why: string) => {
     deps.count(outcome);
-    deps.log(`webmail token refused (${why}) for a request from ${peer}`);
+    deps.log.failed(`webmail_token_${outcome}`, `webmail token refused (${why}) for a request from ${peer}`);
     send(res, status, { error });
   };
   if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });

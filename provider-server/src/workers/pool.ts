@@ -81,6 +81,15 @@ export interface PoolHealth {
   degraded: boolean;
 }
 
+/** One worker's memory: its V8 heap, and what lives outside it (the WebAssembly memory: keys, OT pools). */
+export interface WorkerMemory {
+  heapBytes: number;
+  externalBytes: number;
+}
+
+/** The pool's own request, answered by serveTasks before any task table (no task can have this name). */
+const MEMORY_OP = '\0memory';
+
 const DEGRADED_FOR_MS = 60_000;
 /** Per-email tasks posted to one worker at once (each is about a tenth of a millisecond). */
 const EMAIL_IN_FLIGHT = 4;
@@ -171,12 +180,19 @@ export class WorkerPool<Tasks extends TaskTable> {
 
   /** Runs `op` where and as urgently as `placement` says. */
   schedule<K extends keyof Tasks & string>(placement: Placement, op: K, ...args: Args<Tasks, K>): Result<Tasks, K> {
+    return this.enqueue(this.pick(placement.affinity), placement.priority ?? 'email', op, args) as Result<Tasks, K>;
+  }
+
+  /** Each worker's memory, asked as per-email work (for metrics; a scrape waits at most for a running setup). */
+  memory(): Promise<WorkerMemory[]> {
+    return Promise.all(this.slots.map((slot) => this.enqueue(slot, 'email', MEMORY_OP, []) as Promise<WorkerMemory>));
+  }
+
+  private enqueue(slot: Slot, priority: Priority, op: string, args: unknown[]): Promise<unknown> {
     if (this.closed) return Promise.reject(new TaskError('worker pool is closed'));
-    const slot = this.pick(placement.affinity);
-    const priority = placement.priority ?? 'email';
     return new Promise((resolve, reject) => {
       const request: Request = { id: this.nextId++, op, args };
-      slot.queues[priority].push({ request, priority, resolve: resolve as (v: unknown) => void, reject });
+      slot.queues[priority].push({ request, priority, resolve, reject });
       this.pump(slot);
     });
   }
@@ -225,6 +241,12 @@ function fnv1a(key: string): number {
   return h >>> 0;
 }
 
+/** This worker thread's memory (process.memoryUsage's heap and external figures are per thread). */
+function workerMemory(): WorkerMemory {
+  const { heapUsed, external } = process.memoryUsage();
+  return { heapBytes: heapUsed, externalBytes: external };
+}
+
 /**
  * Worker side: answers the pool's requests with `handlers[op](...args)`.
  * Errors cross back with their message and an optional `code` property only;
@@ -236,7 +258,7 @@ export function serveTasks(handlers: TaskTable): unknown {
   const port = parentPort;
   port.on('message', async (req: Request) => {
     try {
-      const h = handlers[req.op];
+      const h = req.op === MEMORY_OP ? workerMemory : handlers[req.op];
       if (!h) throw new TaskError(`unknown task ${req.op}`);
       const value = await (h as (...a: unknown[]) => unknown)(...req.args);
       const transfer =
