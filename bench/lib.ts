@@ -24,11 +24,11 @@ export interface BenchContext {
   /** Smaller sizes so the suite finishes in under a minute. */
   quick: boolean;
   /**
-   * Whether a row was asked for (`--rows a,b`; every row without it): a
-   * suite may skip the work of rows nobody asked for, and rows not asked
-   * for are not printed.
+   * Whether a row was asked for (`--rows a,b`; every row without it, or
+   * without this function): a suite may skip the work of rows nobody asked
+   * for, and rows not asked for are not printed.
    */
-  wants(row: string): boolean;
+  wants?(row: string): boolean;
   report(row: Omit<BenchRow, 'suite'>): void;
 }
 

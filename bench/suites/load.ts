@@ -126,6 +126,9 @@ interface Load {
   slots: Slot[];
 }
 
+/** Whether the run asked for `row` (bench/lib.ts: every row unless --rows names others). */
+const wants = (ctx: BenchContext, row: string): boolean => ctx.wants?.(row) ?? true;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function p99(xs: number[]): number {
@@ -407,13 +410,13 @@ export default async function load(ctx: BenchContext): Promise<void> {
   const sqlitePerS = await oneInstance(ctx, z, he);
   const postgresRows = ['classifications_per_s_200_postgres', 'scaleout_2_instances_ratio_postgres'];
   const missing = postgresMissing();
-  if (missing && postgresRows.some((r) => ctx.wants(r))) console.error(`load: no PostgreSQL rows: ${missing}`);
+  if (missing && postgresRows.some((r) => wants(ctx, r))) console.error(`load: no PostgreSQL rows: ${missing}`);
   const postgres =
-    !missing && postgresRows.some((r) => ctx.wants(r)) ? await startPostgres({ durable: true }) : undefined;
+    !missing && postgresRows.some((r) => wants(ctx, r)) ? await startPostgres({ durable: true }) : undefined;
   try {
-    if (postgres && ctx.wants(postgresRows[0])) await onPostgres(ctx, z, he, postgres, sqlitePerS);
-    if (ctx.wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
-    if (postgres && ctx.wants(postgresRows[1])) await scaleout(ctx, z, he, postgres);
+    if (postgres && wants(ctx, postgresRows[0])) await onPostgres(ctx, z, he, postgres, sqlitePerS);
+    if (wants(ctx, 'scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
+    if (postgres && wants(ctx, postgresRows[1])) await scaleout(ctx, z, he, postgres);
   } finally {
     await postgres?.stop();
   }
@@ -457,8 +460,8 @@ async function onPostgres(
  */
 async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<number | undefined> {
   const sessions = `${z.sessions} sessions`;
-  const closedOnly = !ONE_INSTANCE_ROWS.slice(1).some((r) => ctx.wants(r));
-  if (closedOnly && !ctx.wants(ONE_INSTANCE_ROWS[0]) && !ctx.wants('classifications_per_s_200_postgres')) return;
+  const closedOnly = !ONE_INSTANCE_ROWS.slice(1).some((r) => wants(ctx, r));
+  if (closedOnly && !wants(ctx, ONE_INSTANCE_ROWS[0]) && !wants(ctx, 'classifications_per_s_200_postgres')) return;
   const cluster = await startCluster({ instances: 1, limits: LIMITS });
   try {
     const pid = cluster.instances[0].pid;
