@@ -10,13 +10,22 @@ export class AddressLimiter {
 
   /** Counts one connection from `address`; false when it is over the limit. */
   take(address: string, now = Date.now()): boolean {
+    const n = this.count(address, now) + 1;
+    this.counts.set(address, n);
+    return n <= this.perMinute;
+  }
+
+  /** Whether `address` has reached the limit in this window (counting nothing). */
+  reached(address: string, now = Date.now()): boolean {
+    return this.count(address, now) >= this.perMinute;
+  }
+
+  private count(address: string, now: number): number {
     const window = Math.floor(now / 60_000);
     if (window !== this.window) {
       this.window = window;
       this.counts.clear();
     }
-    const n = (this.counts.get(address) ?? 0) + 1;
-    this.counts.set(address, n);
-    return n <= this.perMinute;
+    return this.counts.get(address) ?? 0;
   }
 }

@@ -42,6 +42,11 @@ export interface ServerLimits {
    * drops the oldest (a topic answer is about 57 KB, a spam answer 1.2 KB).
    */
   unacknowledgedAnswersPerUser: number;
+  /**
+   * Wrong admin tokens or webmail secrets per client address per minute;
+   * past it, the address gets 429 until the minute ends, whatever it sends.
+   */
+  authFailuresPerMinute: number;
 }
 
 /**
@@ -72,6 +77,7 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   answerRetentionMs: 7 * 86_400_000,
   // An honest client acknowledges each answer once it has it: only requests in flight are open.
   unacknowledgedAnswersPerUser: 64,
+  authFailuresPerMinute: 10,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -91,6 +97,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   userKeyBudget: [1, USER_KEY_BUDGET_MAX],
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
+  authFailuresPerMinute: [1, 10_000],
 };
 
 /** A session sending this many bad frames is closed. */

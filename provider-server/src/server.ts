@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { PackageLogDocument } from '../../protocol/package-log.js';
-import { clientAddress, originAllowed, type ServerConfig } from './config.js';
+import { addressList, clientAddress, listed, originAllowed, overTls, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
@@ -18,6 +18,7 @@ import { createHttpHandler } from './http.js';
 import { topicNames } from './models.js';
 import { createLog } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { SecretGuard } from './secret-guard.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
@@ -92,24 +93,44 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metrics.storeSeconds.observe({ statement }, seconds);
     if (failed) metrics.storeErrors.inc({ statement });
   });
+  const clientOf = (req: http.IncomingMessage): string =>
+    clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], config.trustedProxies);
+  const guard = (hashes: string[]): SecretGuard | undefined =>
+    hashes.length === 0
+      ? undefined
+      : new SecretGuard(
+          hashes.map((h) => Buffer.from(h, 'hex')),
+          config.limits.authFailuresPerMinute,
+          clientOf,
+        );
+  const internal = addressList(config.internalAllowlist);
+  const internalAllowed = (req: http.IncomingMessage): boolean => {
+    // Forwarded by a proxy that is not trusted: the real client is unknown.
+    const forwarded = req.headers['x-forwarded-for'] !== undefined;
+    if (forwarded && !config.trustedProxies.includes(req.socket.remoteAddress ?? '')) return false;
+    return listed(internal, clientOf(req));
+  };
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute).
   const issueToken = async (userId: number) =>
     (await store.takeRate(userId, config.limits.hellosPerMinute, Date.now(), 'hello'))
       ? store.issueToken(userId)
       : undefined;
-  const webmail = createWebmailHandler({
-    authenticate: async (token) => {
-      const id = await store.authenticate(token);
-      return id === undefined ? undefined : String(id);
+  const webmail = createWebmailHandler(
+    {
+      authenticate: async (token) => {
+        const id = await store.authenticate(token);
+        return id === undefined ? undefined : String(id);
+      },
+      listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
+      getMessage: (userId, id) => store.getMessage(Number(userId), id),
+      moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
+      issueToken: (userId) => issueToken(Number(userId)),
     },
-    listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
-    getMessage: (userId, id) => store.getMessage(Number(userId), id),
-    moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    issueToken: (userId) => issueToken(Number(userId)),
-  });
+    { secure: (req) => overTls(req, config.trustedProxies) },
+  );
   const webmailToken = createWebmailTokenHandler({
-    secretSha256: config.webmailSecretSha256,
+    guard: guard(config.webmailSecretSha256),
     userName: lmtpConfig(config.lmtp, {}).userName,
     userId: (name) => store.userId(name),
     issue: issueToken,
@@ -117,9 +138,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
   const admin = createAdminHandler({
-    tokenSha256: config.adminTokenSha256,
+    guard: guard(config.adminTokenSha256),
     store,
     labels: topicNames(config.dataDir),
+    log,
+    metrics,
   });
   const handler = createHttpHandler({
     metrics,
@@ -130,6 +153,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     admin,
     webmailToken,
     workers: () => crypto.health(),
+    internalAllowed,
   });
   const server = config.tls
     ? https.createServer(
