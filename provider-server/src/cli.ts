@@ -10,6 +10,8 @@
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 //   tsx provider-server/src/cli.ts webmail-secret                       a new webmail secret (Roundcube plugin) and its SHA-256
+//   tsx provider-server/src/cli.ts backup DEST [--config FILE]           copies the data directory and the store, online
+//   tsx provider-server/src/cli.ts restore SRC [--config FILE]           puts a backup in place (every instance stopped)
 //   tsx provider-server/src/cli.ts blocklist-publish ID FILE [--config FILE]  imports a list source (docs/blocklist.md)
 //       as the next version of private blocklist ID, with a delta from the current one; restart serve to publish it
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
@@ -21,6 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { logFingerprint } from '../../protocol/package-log.js';
+import { backup, restore } from './backup.js';
 import { loadConfig } from './config.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { DeliveryJournal } from './lmtp/journal.js';
@@ -34,7 +37,7 @@ import { progressBar, topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE|backup DEST|restore SRC> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 /** Commands printing a fresh secret and the SHA-256 the configuration holds instead of it. */
@@ -111,6 +114,15 @@ export async function main(argv: string[]): Promise<number> {
     const r = await BlocklistCatalog.publish(config.dataDir, rest[0], fs.readFileSync(rest[1], 'utf8'));
     const what = r.published ? 'published' : 'unchanged, still';
     console.log(`blocklist ${rest[0]} ${what} version ${r.version} (${r.entries} entries); restart serve to offer it`);
+    return 0;
+  }
+  if ((cmd === 'backup' || cmd === 'restore') && rest.length === 1) {
+    const { dataDir, store } = config;
+    const r = await (cmd === 'backup'
+      ? backup({ dataDir, store, dest: rest[0] })
+      : restore({ dataDir, store, src: rest[0] }));
+    const done = cmd === 'backup' ? `backed up ${dataDir} to ${rest[0]}` : `restored ${rest[0]} as ${dataDir}`;
+    console.log(`${done}: ${r.files} files, ${r.stores.join(' and ') || 'no store'}`);
     return 0;
   }
   if (cmd === 'log-key' && rest.length === 0) {
