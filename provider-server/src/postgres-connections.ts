@@ -76,7 +76,7 @@ export const SYNC_SEQUENCE = 'pmf_sync';
  * The connection of the sync rounds, with synchronous_commit on whatever the
  * server's default: its commit returns once the log is flushed up to it,
  * which covers every commit before it, of any connection or instance. A
- * failed round drops the connection; the next round connects again.
+ * dropped connection is replaced, and the round tried once more on the new one.
  */
 export class SyncConnection {
   private client: Promise<pg.Client> | undefined;
@@ -89,14 +89,18 @@ export class SyncConnection {
     await first(client);
   }
 
+  /** One sync round; on a dropped connection, once more on a new one (its commit covers the same). */
   async sync(): Promise<void> {
-    const client = await (this.client ??= this.connect());
-    try {
-      await client.query(`SELECT setval('${SYNC_SEQUENCE}', 1)`);
-    } catch (e) {
-      this.client = undefined;
-      await client.end().catch(() => undefined);
-      throw new Error(`store: syncing the log failed (${(e as Error).message})`);
+    for (let attempt = 1; ; attempt++) {
+      const client = await (this.client ??= this.connect());
+      try {
+        await client.query(`SELECT setval('${SYNC_SEQUENCE}', 1)`);
+        return;
+      } catch (e) {
+        this.client = undefined;
+        await client.end().catch(() => undefined);
+        if (attempt === 2) throw new Error(`store: syncing the log failed (${(e as Error).message})`);
+      }
     }
   }
 
