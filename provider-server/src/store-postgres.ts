@@ -123,7 +123,7 @@ const TYPES = {
  * every commit before it, of this instance or another, and all durable
  * writes of a round share one disk sync. Bookkeeping (store.ts,
  * Durability) waits for nothing. Before, every statement waited for a sync
- * of its own: five per classification.
+ * of its own: six per classification (rate, claim, key budget, answer, cap, acknowledgement).
  */
 class PostgresDriver implements SqlDriver {
   private readonly syncs: SyncRounds;
