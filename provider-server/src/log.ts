@@ -11,6 +11,9 @@ import pino from 'pino';
 
 export type LogFields = Record<string, unknown>;
 
+/** How bad a kind of failure is: `info` for answers that are normal now and then (a client resynchronising). */
+export type FailureLevel = 'info' | 'warn' | 'error';
+
 /** Logs at level info when called; `warn`, `error` and `failed` for the rest. */
 export interface Log {
   (msg: string, fields?: LogFields): void;
@@ -21,7 +24,7 @@ export interface Log {
    * unless one of that kind was in this interval; at the end of an interval
    * in which some were left out, one line says how many.
    */
-  failed(kind: string, msg: string, fields?: LogFields & { level?: 'warn' | 'error' }): void;
+  failed(kind: string, msg: string, fields?: LogFields & { level?: FailureLevel }): void;
 }
 
 export interface LogOptions {
@@ -47,7 +50,7 @@ export function createLog(opts: LogOptions): Log {
   );
   const interval = opts.failureIntervalMs ?? FAILURE_INTERVAL_MS;
   /** Kinds logged in the current interval, and how many of each were left out since. */
-  const quiet = new Map<string, { left: number; level: 'warn' | 'error' }>();
+  const quiet = new Map<string, { left: number; level: FailureLevel }>();
 
   const endInterval = (kind: string): void => {
     const q = quiet.get(kind)!;

@@ -160,7 +160,7 @@ export class Session {
     this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
       session: this.id,
       ...(this.userId && { user: this.userId }),
-      level: code === 'internal' ? 'error' : 'warn',
+      level: code === 'internal' ? 'error' : RESYNC.has(code) ? 'info' : 'warn',
     });
     this.deps.metrics.errors.inc({ kind: code });
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
