@@ -21,6 +21,8 @@ interface Pipelined {
 export class PipelinedConnections {
   private readonly clients: (Pipelined | undefined)[];
   private readonly names = new Map<string, string>();
+  /** Connections whose socket holds its writes until the end of this turn of the event loop (`hold`). */
+  private readonly held = new Set<Pipelined>();
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -37,10 +39,28 @@ export class PipelinedConnections {
     c.busy++;
     try {
       await c.ready;
+      this.hold(c);
       return await c.client.query({ name, text, values });
     } finally {
       c.busy--;
     }
+  }
+
+  /**
+   * Holds the connection's writes until the end of this turn: the statements
+   * of every session served in it go out in one write, where pg writes each
+   * on its own (one writev per statement was two fifths of the store's cost
+   * to the event loop under load).
+   */
+  private hold(c: Pipelined): void {
+    if (this.held.has(c)) return;
+    this.held.add(c);
+    const socket = c.client.connection.stream;
+    socket.cork();
+    setImmediate(() => {
+      this.held.delete(c);
+      socket.uncork();
+    });
   }
 
   /** The connection with the fewest statements in flight; a new one rather than a busy one while there is room. */

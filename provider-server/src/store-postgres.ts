@@ -90,10 +90,17 @@ const MIGRATION_LOCK = 0x706d66;
 /** Statements that only read: nothing to wait for. */
 const READ = /^\s*SELECT\b/i;
 
+/** The store's statements with PostgreSQL's `$n` placeholders: a fixed set, each rewritten once. */
+const NUMBERED = new Map<string, string>();
+
 /** `?` placeholders (the store's) to PostgreSQL's `$n`; the store's SQL has no `?` inside literals. */
 function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
+  let text = NUMBERED.get(sql);
+  if (text === undefined) {
+    let n = 0;
+    NUMBERED.set(sql, (text = sql.replace(/\?/g, () => `$${++n}`)));
+  }
+  return text;
 }
 
 /** The URL without its password, for error messages and logs. */
