@@ -197,6 +197,8 @@ async function classifyNext(slot: Slot, session: LoadSession): Promise<void> {
 interface CpuShare {
   provider: number;
   generator: number;
+  /** The PostgreSQL server's processes, on the PostgreSQL rows (on the same cores, as the generator). */
+  store?: number;
   /** Every process on the machine (/proc/stat): other tenants, and how hard the host made the same work. */
   machine: number;
 }
@@ -218,11 +220,26 @@ function machineTicks(): { busy: number; total: number } {
   return { busy, total: busy + idle + iowait };
 }
 
-/** Starts measuring CPU; the returned function ends it. `pids`: the provider processes. */
-function cpuSince(pids: number[]): () => CpuShare {
+/** CPU seconds of these processes so far (a process that ended since counts nothing). */
+const cpuOf = (pids: number[]): number =>
+  pids.reduce((sum, pid) => {
+    try {
+      return sum + cpuSeconds(pid);
+    } catch {
+      return sum;
+    }
+  }, 0);
+
+/**
+ * Starts measuring CPU; the returned function ends it. `pids`: the provider
+ * processes; `storePids`: the PostgreSQL server's, read at start and end.
+ */
+function cpuSince(pids: number[], storePids?: () => number[]): () => CpuShare {
   const providerCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const t0 = performance.now();
   const provider0 = providerCpu();
+  const storeAtStart = storePids?.();
+  const store0 = storeAtStart && cpuOf(storeAtStart);
   const generator0 = process.cpuUsage();
   const machine0 = machineTicks();
   return () => {
@@ -233,6 +250,8 @@ function cpuSince(pids: number[]): () => CpuShare {
     return {
       provider: (providerCpu() - provider0) / seconds,
       generator: (generator.user + generator.system) / 1e6 / seconds,
+      // Backends of connections opened meanwhile count from zero; none are here (the connections are up).
+      ...(storeAtStart && { store: (cpuOf(storeAtStart) - store0!) / seconds }),
       machine: ((machine.busy - machine0.busy) / (machine.total - machine0.total || 1)) * cores,
     };
   };
@@ -249,12 +268,13 @@ async function closedLoop(
   ms: number,
   maxPerSlot: number,
   pids: number[],
+  storePids?: () => number[],
 ): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
   await inFlight(
     SETUP_IN_FLIGHT,
     load.slots.map((s) => () => ready(load, s, maxPerSlot)),
   );
-  const cpuUsed = cpuSince(pids);
+  const cpuUsed = cpuSince(pids, storePids);
   const t0 = performance.now();
   const end = t0 + ms;
   let count = 0;
@@ -284,7 +304,8 @@ async function closedLoop(
 function cpuNote(cpu: CpuShare, perS: number): string {
   const cores = os.availableParallelism();
   const perEmail = (c: number) => ((c / perS) * 1000).toFixed(2);
-  return `provider ${cpu.provider.toFixed(2)} cores (${perEmail(cpu.provider)} ms CPU per email), generator ${cpu.generator.toFixed(2)} cores (${perEmail(cpu.generator)} ms), machine ${cpu.machine.toFixed(2)} cores busy (${perEmail(cpu.machine)} ms, every process), of ${cores}; load average ${os.loadavg()[0].toFixed(1)}`;
+  const store = cpu.store === undefined ? '' : `PostgreSQL ${cpu.store.toFixed(2)} cores (${perEmail(cpu.store)} ms), `;
+  return `provider ${cpu.provider.toFixed(2)} cores (${perEmail(cpu.provider)} ms CPU per email), ${store}generator ${cpu.generator.toFixed(2)} cores (${perEmail(cpu.generator)} ms), machine ${cpu.machine.toFixed(2)} cores busy (${perEmail(cpu.machine)} ms, every process), of ${cores}; load average ${os.loadavg()[0].toFixed(1)}`;
 }
 
 /**
@@ -435,7 +456,7 @@ async function onPostgres(
     const { perS, cpu } = await withLogs(cluster, async () => {
       const ld = await prepare(he, cluster, z.sessions, 'p');
       try {
-        return await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX, [cluster.instances[0].pid]);
+        return await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX, [cluster.instances[0].pid], postgres.pids);
       } finally {
         closeAll(ld);
       }

@@ -14,6 +14,8 @@ const BIN = '/usr/lib/postgresql/15/bin';
 export interface TestPostgres {
   /** A URL of a new, empty database. */
   database(): Promise<string>;
+  /** The server's processes now: the postmaster and its children (backends, WAL writer, …). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -91,6 +93,21 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<T
   }
   let n = 0;
   return {
+    pids() {
+      const children = fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+            return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === child.pid;
+          } catch {
+            return false; // ended meanwhile
+          }
+        })
+        .map(Number);
+      return [child.pid!, ...children];
+    },
     async database() {
       const name = `pmf_${++n}`;
       await admin.query(`CREATE DATABASE ${name}`);
