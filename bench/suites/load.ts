@@ -22,7 +22,6 @@
 //   scaleout_2_instances_ratio_postgres the scale-out row on a PostgreSQL store
 // --quick runs the same rows with fewer sessions (the note says how many)
 // and scales the paced rate with them (15 emails/s per session either way).
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProtocolError } from '../../protocol/errors.js';
@@ -32,10 +31,11 @@ import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
-import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
+import { rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
 import { postgresMissing, startPostgres, type TestPostgres } from '../../provider-server/test/postgres.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
+import { cpuNote, cpuSince, type CpuShare } from '../load-cpu.js';
 import { LoadSession, setUpSession } from '../load-client.js';
 import { syntheticEmail } from '../private-pair.js';
 
@@ -193,70 +193,6 @@ async function classifyNext(slot: Slot, session: LoadSession): Promise<void> {
   }
 }
 
-/** CPU the providers, this generator and the whole machine used while classifying, in cores (of os.availableParallelism()). */
-interface CpuShare {
-  provider: number;
-  generator: number;
-  /** The PostgreSQL server's processes, on the PostgreSQL rows (on the same cores, as the generator). */
-  store?: number;
-  /** Every process on the machine (/proc/stat): other tenants, and how hard the host made the same work. */
-  machine: number;
-}
-
-/**
- * The machine's busy and total CPU time so far (/proc/stat's first line), in
- * USER_HZ ticks. Not os.cpus(): libuv leaves out softirq (loopback TCP's
- * receive work, a large share here) and steal.
- */
-function machineTicks(): { busy: number; total: number } {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  return { busy, total: busy + idle + iowait };
-}
-
-/** CPU seconds of these processes so far (a process that ended since counts nothing). */
-const cpuOf = (pids: number[]): number =>
-  pids.reduce((sum, pid) => {
-    try {
-      return sum + cpuSeconds(pid);
-    } catch {
-      return sum;
-    }
-  }, 0);
-
-/**
- * Starts measuring CPU; the returned function ends it. `pids`: the provider
- * processes; `storePids`: the PostgreSQL server's, read at start and end.
- */
-function cpuSince(pids: number[], storePids?: () => number[]): () => CpuShare {
-  const providerCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const t0 = performance.now();
-  const provider0 = providerCpu();
-  const storeAtStart = storePids?.();
-  const store0 = storeAtStart && cpuOf(storeAtStart);
-  const generator0 = process.cpuUsage();
-  const machine0 = machineTicks();
-  return () => {
-    const seconds = (performance.now() - t0) / 1000;
-    const generator = process.cpuUsage(generator0);
-    const machine = machineTicks();
-    const cores = os.availableParallelism();
-    return {
-      provider: (providerCpu() - provider0) / seconds,
-      generator: (generator.user + generator.system) / 1e6 / seconds,
-      // Backends of connections opened meanwhile count from zero; none are here (the connections are up).
-      ...(storeAtStart && { store: (cpuOf(storeAtStart) - store0!) / seconds }),
-      machine: ((machine.busy - machine0.busy) / (machine.total - machine0.total || 1)) * cores,
-    };
-  };
-}
-
 /**
  * Every slot classifies back to back for `ms`. A provider error or a dropped
  * connection (today: the shared SQLite store's "database is locked" between
@@ -298,14 +234,6 @@ async function closedLoop(
   );
   const seconds = (performance.now() - t0) / 1000;
   return { perS: count / seconds, errors, cpu: cpuUsed() };
-}
-
-/** What a classifying row's note says about CPU: the generator and the host's other tenants share the provider's cores. */
-function cpuNote(cpu: CpuShare, perS: number): string {
-  const cores = os.availableParallelism();
-  const perEmail = (c: number) => ((c / perS) * 1000).toFixed(2);
-  const store = cpu.store === undefined ? '' : `PostgreSQL ${cpu.store.toFixed(2)} cores (${perEmail(cpu.store)} ms), `;
-  return `provider ${cpu.provider.toFixed(2)} cores (${perEmail(cpu.provider)} ms CPU per email), ${store}generator ${cpu.generator.toFixed(2)} cores (${perEmail(cpu.generator)} ms), machine ${cpu.machine.toFixed(2)} cores busy (${perEmail(cpu.machine)} ms, every process), of ${cores}; load average ${os.loadavg()[0].toFixed(1)}`;
 }
 
 /**
