@@ -23,8 +23,12 @@ export interface BenchRow {
 export interface BenchContext {
   /** Smaller sizes so the suite finishes in under a minute. */
   quick: boolean;
-  /** Only these rows, when given (--rows): a suite may skip the work of the others. */
-  only?: ReadonlySet<string>;
+  /**
+   * Whether a row was asked for (`--rows a,b`; every row without it, or
+   * without this function): a suite may skip the work of rows nobody asked
+   * for, and rows not asked for are not printed.
+   */
+  wants?(row: string): boolean;
   report(row: Omit<BenchRow, 'suite'>): void;
 }
 

@@ -23,9 +23,11 @@ const args = process.argv.slice(2);
 const suiteArg = args.includes('--suite') ? args[args.indexOf('--suite') + 1] : undefined;
 if (!suiteArg) usage('missing --suite');
 const quick = args.includes('--quick');
-const rowsArg = args.includes('--rows') ? args[args.indexOf('--rows') + 1] : undefined;
-const only = rowsArg ? new Set(rowsArg.split(',')) : undefined;
 const json = args.includes('--json');
+const rowsArg = args.includes('--rows') ? args[args.indexOf('--rows') + 1] : undefined;
+if (args.includes('--rows') && !rowsArg) usage('--rows needs a comma-separated list of row names');
+const rows = rowsArg ? new Set(rowsArg.split(',')) : undefined;
+const wants = (row: string): boolean => rows === undefined || rows.has(row);
 const names = suiteArg === 'all' ? available : suiteArg.split(',');
 for (const n of names) if (!available.includes(n)) usage(`unknown suite ${n}`);
 
@@ -55,10 +57,10 @@ for (const name of names) {
   try {
     await mod.default({
       quick,
-      only,
+      wants,
       report: (row) => {
         if (!Number.isFinite(row.value)) throw new Error(`${name}/${row.case}: non-finite value`);
-        if (!only || only.has(row.case)) print({ suite: name, ...row });
+        if (wants(row.case)) print({ suite: name, ...row });
       },
     });
   } catch (err) {

@@ -19,9 +19,11 @@
 //   scaleout_2_instances_ratio closed-loop throughput of 2 instances behind HAProxy over 1 behind HAProxy
 //   rss_mb_otpool_300          the provider's largest RSS while 300 sessions fill their OT pools as far as it lets
 //                              them (twice over, closing all between), a fresh provider
+//   classifications_per_s_200_postgres  the closed loop on a PostgreSQL store (fsync on, as in production);
+//                              its ratio is over classifications_per_s_200 of the same run
+//   scaleout_2_instances_ratio_postgres the scale-out row on a PostgreSQL store
 // --quick runs the same rows with fewer sessions (the note says how many)
 // and scales the paced rate with them (15 emails/s per session either way).
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ProtocolError } from '../../protocol/errors.js';
@@ -31,14 +33,24 @@ import { nodeSocket } from '../../client/node/cli.js';
 import { DirectoryStorage } from '../../client/node/node-storage.js';
 import { extractFeatures } from '../../models/features/index.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
-import { cpuSeconds, rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
+import { rssMb, startCluster, type Cluster } from '../../provider-server/test/cluster.js';
+import { postgresMissing, startPostgres, type TestPostgres } from '../../provider-server/test/postgres.js';
 import { loadHe, type Accumulator, type He } from '../../wasm/ts/he.js';
 import type { BenchContext } from '../lib.js';
+import { cpuNote, cpuSince, type CpuShare } from '../load-cpu.js';
 import { inFlight, LoadSession, setUpSession } from '../load-client.js';
 import { otPoolRow } from '../load-otpool.js';
 import { syntheticEmail } from '../private-pair.js';
 
-const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400 };
+const TARGET = { perS: 3000, p99Ms: 50, sessionsPerS: 100, victimP99Ms: 50, rssMb: 400, postgresOverSqlite: 0.8 };
+/** The rows of one instance on SQLite, in the order they run on the same sessions. */
+const ONE_INSTANCE_ROWS = [
+  'classifications_per_s_200',
+  'p99_ms_200',
+  'rss_mb_200',
+  'sessions_per_s',
+  'victim_p99_ms_setup_storm',
+];
 /**
  * Emails per OT top-up (the client's batch size). A session's first batch
  * covers a random 1 to 64 emails, so sessions top up at independent times,
@@ -122,6 +134,9 @@ interface Load {
   slots: Slot[];
 }
 
+/** Whether the run asked for `row` (bench/lib.ts: every row unless --rows names others). */
+const wants = (ctx: BenchContext, row: string): boolean => ctx.wants?.(row) ?? true;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function p99(xs: number[]): number {
@@ -176,51 +191,6 @@ async function classifyNext(slot: Slot, session: LoadSession): Promise<void> {
   }
 }
 
-/** CPU the providers, this generator and the whole machine used while classifying, in cores (of os.availableParallelism()). */
-interface CpuShare {
-  provider: number;
-  generator: number;
-  /** Every process on the machine (/proc/stat): other tenants, and how hard the host made the same work. */
-  machine: number;
-}
-
-/**
- * The machine's busy and total CPU time so far (/proc/stat's first line), in
- * USER_HZ ticks. Not os.cpus(): libuv leaves out softirq (loopback TCP's
- * receive work, a large share here) and steal.
- */
-function machineTicks(): { busy: number; total: number } {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  return { busy, total: busy + idle + iowait };
-}
-
-/** Starts measuring CPU; the returned function ends it. `pids`: the provider processes. */
-function cpuSince(pids: number[]): () => CpuShare {
-  const providerCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const t0 = performance.now();
-  const provider0 = providerCpu();
-  const generator0 = process.cpuUsage();
-  const machine0 = machineTicks();
-  return () => {
-    const seconds = (performance.now() - t0) / 1000;
-    const generator = process.cpuUsage(generator0);
-    const machine = machineTicks();
-    const cores = os.availableParallelism();
-    return {
-      provider: (providerCpu() - provider0) / seconds,
-      generator: (generator.user + generator.system) / 1e6 / seconds,
-      machine: ((machine.busy - machine0.busy) / (machine.total - machine0.total || 1)) * cores,
-    };
-  };
-}
-
 /**
  * Every slot classifies back to back for `ms`. A provider error or a dropped
  * connection (today: the shared SQLite store's "database is locked" between
@@ -232,12 +202,13 @@ async function closedLoop(
   ms: number,
   maxPerSlot: number,
   pids: number[],
+  storePids?: () => number[],
 ): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
   await inFlight(
     SETUP_IN_FLIGHT,
     load.slots.map((s) => () => ready(load, s, maxPerSlot)),
   );
-  const cpuUsed = cpuSince(pids);
+  const cpuUsed = cpuSince(pids, storePids);
   const t0 = performance.now();
   const end = t0 + ms;
   let count = 0;
@@ -261,13 +232,6 @@ async function closedLoop(
   );
   const seconds = (performance.now() - t0) / 1000;
   return { perS: count / seconds, errors, cpu: cpuUsed() };
-}
-
-/** What a classifying row's note says about CPU: the generator and the host's other tenants share the provider's cores. */
-function cpuNote(cpu: CpuShare, perS: number): string {
-  const cores = os.availableParallelism();
-  const perEmail = (c: number) => ((c / perS) * 1000).toFixed(2);
-  return `provider ${cpu.provider.toFixed(2)} cores (${perEmail(cpu.provider)} ms CPU per email), generator ${cpu.generator.toFixed(2)} cores (${perEmail(cpu.generator)} ms), machine ${cpu.machine.toFixed(2)} cores busy (${perEmail(cpu.machine)} ms, every process), of ${cores}; load average ${os.loadavg()[0].toFixed(1)}`;
 }
 
 /**
@@ -365,8 +329,9 @@ async function throughputBehindHaproxy(
   he: He,
   instances: number,
   z: Sizes,
+  store?: string,
 ): Promise<{ perS: number; errors: number; cpu: CpuShare }> {
-  const cluster = await startCluster({ instances, haproxy: true, limits: LIMITS });
+  const cluster = await startCluster({ instances, haproxy: true, limits: LIMITS, store });
   try {
     return await withLogs(cluster, async () => {
       const load = await prepare(he, cluster, z.scaleSessions, `x${instances}_`);
@@ -389,17 +354,63 @@ async function throughputBehindHaproxy(
 export default async function load(ctx: BenchContext): Promise<void> {
   const z = ctx.quick ? QUICK : FULL;
   const he = await loadHe();
-  const wants = (...rows: string[]) => !ctx.only || rows.some((r) => ctx.only!.has(r));
-  if (wants('classifications_per_s_200', 'p99_ms_200', 'rss_mb_200', 'sessions_per_s', 'victim_p99_ms_setup_storm'))
-    await oneInstance(ctx, z, he);
-  if (wants('scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
-  if (wants('rss_mb_otpool_300'))
+  const sqlitePerS = await oneInstance(ctx, z, he);
+  const postgresRows = ['classifications_per_s_200_postgres', 'scaleout_2_instances_ratio_postgres'];
+  const missing = postgresMissing();
+  if (missing && postgresRows.some((r) => wants(ctx, r))) console.error(`load: no PostgreSQL rows: ${missing}`);
+  const postgres =
+    !missing && postgresRows.some((r) => wants(ctx, r)) ? await startPostgres({ durable: true }) : undefined;
+  try {
+    if (postgres && wants(ctx, postgresRows[0])) await onPostgres(ctx, z, he, postgres, sqlitePerS);
+    if (wants(ctx, 'scaleout_2_instances_ratio')) await scaleout(ctx, z, he);
+    if (postgres && wants(ctx, postgresRows[1])) await scaleout(ctx, z, he, postgres);
+  } finally {
+    await postgres?.stop();
+  }
+  if (wants(ctx, 'rss_mb_otpool_300'))
     await otPoolRow(ctx, he, { sessions: z.otPoolSessions, limits: LIMITS, inFlight: SETUP_IN_FLIGHT });
 }
 
-/** The rows of one instance, without a load balancer. */
-async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
+/** The closed loop of one instance on a PostgreSQL store (a database of its own), beside the SQLite row. */
+async function onPostgres(
+  ctx: BenchContext,
+  z: Sizes,
+  he: He,
+  postgres: TestPostgres,
+  sqlitePerS: number | undefined,
+): Promise<void> {
+  const cluster = await startCluster({ instances: 1, limits: LIMITS, store: await postgres.database() });
+  try {
+    const { perS, cpu } = await withLogs(cluster, async () => {
+      const ld = await prepare(he, cluster, z.sessions, 'p');
+      try {
+        return await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX, [cluster.instances[0].pid], postgres.pids);
+      } finally {
+        closeAll(ld);
+      }
+    });
+    const reference = sqlitePerS === undefined ? undefined : TARGET.postgresOverSqlite * sqlitePerS;
+    ctx.report({
+      case: 'classifications_per_s_200_postgres',
+      metric: 'ops_per_s',
+      value: perS,
+      unit: 'ops/s',
+      ...(sqlitePerS !== undefined && { reference: sqlitePerS, ratio: perS / sqlitePerS }),
+      note: `target ≥ ${TARGET.postgresOverSqlite} × classifications_per_s_200 of the same run${reference === undefined ? ' (not run: no ratio)' : ` (${reference.toFixed(0)}/s)`}; ${z.sessions} sessions, closed loop, 1 instance on PostgreSQL 15 (fsync on, same machine); ${cpuNote(cpu, perS)}`,
+    });
+  } finally {
+    await cluster.close();
+  }
+}
+
+/**
+ * The rows of one instance on SQLite, without a load balancer; the closed
+ * loop's throughput, when it ran (the PostgreSQL row is compared with it).
+ */
+async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<number | undefined> {
   const sessions = `${z.sessions} sessions`;
+  const closedOnly = !ONE_INSTANCE_ROWS.slice(1).some((r) => wants(ctx, r));
+  if (closedOnly && !wants(ctx, ONE_INSTANCE_ROWS[0]) && !wants(ctx, 'classifications_per_s_200_postgres')) return;
   const cluster = await startCluster({ instances: 1, limits: LIMITS });
   try {
     const pid = cluster.instances[0].pid;
@@ -407,12 +418,14 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     // The setup-storm victim is a user of its own: the rows before it use up the others' key budgets.
     const victim = ld.slots.pop()!;
     let rss = 0;
+    let closedPerS: number;
     const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
     try {
       // The paced row reuses these sessions: together they stay within one user key's budget.
       const pacedPerSession = TARGET.perS / 200;
       const pacedEmails = Math.ceil((pacedPerSession * z.pacedMs) / 1000);
       const { perS, cpu } = await closedLoop(ld, z.closedMs, USER_KEY_BUDGET_MAX - pacedEmails, [pid]);
+      closedPerS = perS;
       ctx.report({
         case: 'classifications_per_s_200',
         metric: 'ops_per_s',
@@ -422,6 +435,11 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
         ratio: perS / TARGET.perS,
         note: `target ≥ ${TARGET.perS}/s; ${sessions}, closed loop, 1 instance; ${cpuNote(cpu, perS)}`,
       });
+      if (closedOnly) {
+        ld.slots.push(victim);
+        closeAll(ld);
+        return closedPerS;
+      }
       const offered = pacedPerSession * z.sessions;
       const row = await paced(ld, ld.slots, pacedPerSession, z.pacedMs, [pid]);
       const p = p99(row.latencies);
@@ -488,19 +506,21 @@ async function oneInstance(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
     closeAll(ld);
     await cluster.close();
     await storm;
+    return closedPerS;
   } finally {
     await cluster.close();
   }
 }
 
-async function scaleout(ctx: BenchContext, z: Sizes, he: He): Promise<void> {
-  const one = await throughputBehindHaproxy(he, 1, z);
-  const two = await throughputBehindHaproxy(he, 2, z);
+/** The scale-out row, on the shared SQLite file or, given a PostgreSQL server, on a database of its own per run. */
+async function scaleout(ctx: BenchContext, z: Sizes, he: He, postgres?: TestPostgres): Promise<void> {
+  const one = await throughputBehindHaproxy(he, 1, z, await postgres?.database());
+  const two = await throughputBehindHaproxy(he, 2, z, await postgres?.database());
   ctx.report({
-    case: 'scaleout_2_instances_ratio',
+    case: postgres ? 'scaleout_2_instances_ratio_postgres' : 'scaleout_2_instances_ratio',
     metric: 'ratio',
     value: two.perS / one.perS,
     unit: 'x',
-    note: `${two.perS.toFixed(0)}/s (${two.errors} provider errors) over ${one.perS.toFixed(0)}/s, ${z.scaleSessions} sessions each, same ${os.availableParallelism()}-core machine: instances share its cores`,
+    note: `${two.perS.toFixed(0)}/s (${two.errors} provider errors) over ${one.perS.toFixed(0)}/s, ${z.scaleSessions} sessions each, ${postgres ? 'a PostgreSQL 15 store (fsync on), ' : ''}same ${os.availableParallelism()}-core machine: instances, generator${postgres ? ' and PostgreSQL' : ''} share its cores, so the ratio is a floor`,
   });
 }

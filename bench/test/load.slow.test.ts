@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { postgresMissing } from '../../provider-server/test/postgres.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ROWS = [
@@ -16,6 +17,8 @@ const ROWS = [
   'rss_mb_200',
   'scaleout_2_instances_ratio',
   'rss_mb_otpool_300',
+  // on PostgreSQL (Debian's binaries; scripts/setup.sh installs them)
+  ...(postgresMissing() ? [] : ['classifications_per_s_200_postgres', 'scaleout_2_instances_ratio_postgres']),
 ];
 
 test('--suite load --quick prints every row with a positive value', () => {

@@ -29,6 +29,19 @@ test('--suite wasm --quick --json prints one valid row per line', () => {
   assert.equal(overhead?.metric, 'time_ns');
 });
 
+test('--rows prints only the rows named', () => {
+  const res = bench('--suite', 'wasm', '--quick', '--json', '--rows', 'call_overhead');
+  assert.equal(res.status, 0, res.stderr);
+  const rows = res.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { case: string });
+  assert.deepEqual(
+    rows.map((r) => r.case),
+    ['call_overhead'],
+  );
+});
+
 test('unknown suite and missing --suite exit 2 with usage', () => {
   for (const args of [['--suite', 'no-such-suite'], []]) {
     const res = bench(...args);

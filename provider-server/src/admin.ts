@@ -5,16 +5,23 @@
 //   GET /admin/topics?user=NAME    → { user, optedOut, history: [{ messageId, modelId, version, topic, name, at }] }
 // Admin tokens are configured by SHA-256 only (config.adminTokenSha256) and
 // compared in constant time; without any, the endpoint does not exist (404).
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Wrong tokens are throttled per client address (secret-guard.ts): 429 once
+// an address used up its tries for the minute. Only clients in
+// internalAllowlist get here at all (http.ts).
 import type http from 'node:http';
+import type { Log } from './log.js';
+import type { Metrics } from './metrics.js';
+import { SecretGuard } from './secret-guard.js';
 import type { Store } from './store.js';
 
 export interface AdminDeps {
-  /** Hex SHA-256 of each accepted admin token. */
-  tokenSha256: readonly string[];
+  /** Checks the admin token, throttling wrong ones; none without configured tokens. */
+  guard: SecretGuard | undefined;
   store: Store;
   /** Topic names of a model version (its package labels). */
   labels(modelId: string, version: number): string[];
+  log: Log;
+  metrics: Metrics;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
@@ -28,24 +35,25 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.end(text);
 }
 
-/** Whether an Authorization header carries a bearer secret whose SHA-256 is one of hashes (constant time). */
-export function authorized(header: string | undefined, hashes: readonly Buffer[]): boolean {
-  const m = /^Bearer ([\x21-\x7e]{1,256})$/.exec(header ?? '');
-  if (!m) return false;
-  const digest = createHash('sha256').update(m[1]).digest();
-  let ok = false;
-  for (const h of hashes) ok = timingSafeEqual(digest, h) || ok; // every hash compared, whichever matches
-  return ok;
-}
-
 /** Handles /admin/… and returns true; false for every other path. */
 export function createAdminHandler(deps: AdminDeps): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
-  const hashes = deps.tokenSha256.map((h) => Buffer.from(h, 'hex'));
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (!url.pathname.startsWith('/admin/') || hashes.length === 0) return false;
-    if (!authorized(req.headers.authorization, hashes)) {
-      send(res, 401, { error: 'admin token required' }, { 'www-authenticate': 'Bearer realm="pmf-admin"' });
+    if (!url.pathname.startsWith('/admin/') || !deps.guard) return false;
+    const verdict = deps.guard.check(req);
+    if (verdict !== 'ok') {
+      deps.metrics.authFailures.inc({ endpoint: 'admin', reason: verdict });
+      deps.log.failed(`admin_${verdict}`, `admin request refused (${verdict})`, { address: deps.guard.address(req) });
+      if (verdict === 'throttled')
+        send(
+          res,
+          429,
+          { error: 'too many wrong admin tokens; try again later' },
+          {
+            'retry-after': String(SecretGuard.retryAfter()),
+          },
+        );
+      else send(res, 401, { error: 'admin token required' }, { 'www-authenticate': 'Bearer realm="pmf-admin"' });
       return true;
     }
     if (req.method !== 'GET' || url.pathname !== '/admin/topics') {

@@ -14,6 +14,8 @@
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 //   tsx provider-server/src/cli.ts webmail-secret                       a new webmail secret (Roundcube plugin) and its SHA-256
+//   tsx provider-server/src/cli.ts backup DEST [--config FILE]           copies the data directory and the store, online
+//   tsx provider-server/src/cli.ts restore SRC [--config FILE]           puts a backup in place (every instance stopped)
 //   tsx provider-server/src/cli.ts blocklist-publish ID FILE [--config FILE]  imports a list source (docs/blocklist.md)
 //       as the next version of private blocklist ID, with a delta from the current one; restart serve to publish it
 // Configuration: the JSON file and PMF_* environment variables (config.ts).
@@ -24,6 +26,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { backup, restore } from './backup.js';
 import { loadConfig } from './config.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { DeliveryJournal } from './lmtp/journal.js';
@@ -32,11 +35,12 @@ import { startLmtpStage } from './lmtp/stage.js';
 import { storedCheck } from './lmtp/stored-check.js';
 import { readMailbox } from '../../models/data/mailbox.js';
 import { BlocklistCatalog } from './blocklist.js';
-import { topicNames } from './models.js';
+import { createLog, logWarnings, type Log } from './log.js';
+import { progressBar, topicNames } from './models.js';
 import { PackageLog } from './package-log.js';
 import { openStore, startProvider } from './provider.js';
 
-const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|delete-user NAME|tokens NAME|revoke-token NAME ID|all|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE> [--config FILE] [--store postgres://URL]
+const USAGE = `usage: provider-server <serve|lmtp|add-user NAME|issue-token NAME|delete-user NAME|tokens NAME|revoke-token NAME ID|all|deliver NAME FILE...|log-key|topics [NAME]|admin-token|webmail-secret|blocklist-publish ID FILE|backup DEST|restore SRC> [--config FILE] [--store postgres://URL]
   deliver: FILE is a message, an mbox (*.mbox[.gz]) or JSON-lines (*.jsonl[.gz], {"id"?, "raw"|"text"} per line)`;
 
 /** Commands printing a fresh secret and the SHA-256 the configuration holds instead of it. */
@@ -44,6 +48,9 @@ const SECRETS = new Map([
   ['admin-token', { prefix: 'pmfadmin', configure: 'adminTokenSha256 or PMF_ADMIN_TOKEN_SHA256' }],
   ['webmail-secret', { prefix: 'pmfwebmail', configure: 'webmailSecretSha256 or PMF_WEBMAIL_SECRET_SHA256' }],
 ]);
+
+/** The log of a long-running command (serve, lmtp): its failure to start is a log line too. */
+let daemonLog: Log | undefined;
 
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -54,15 +61,17 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = positionals;
   const config = loadConfig({ file: values.config, overrides: values.store ? { store: values.store } : {} });
   if (cmd === 'serve') {
-    const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
-    console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
-    for (const m of p.catalog.all()) console.error(`[provider] model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
-    console.error(`[provider] package log ${p.packageLog.fingerprint}; log key ${p.packageLog.vkey}`);
-    console.error(
-      '[provider]   publish this key out of band (website, DNS TXT, your service README) for clients to pin, and give it to the witnesses (README.md#package-transparency-log)',
+    const log = (daemonLog = createLog({ name: 'provider' }));
+    logWarnings(log);
+    const progress = process.stderr.isTTY ? progressBar() : progressBar(process.stderr, (text) => log(text));
+    const p = await startProvider(config, { progress });
+    log(`listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
+    for (const m of p.catalog.all()) log(`model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
+    log(
+      `package log ${p.packageLog.fingerprint}; log key ${p.packageLog.vkey} (publish it out of band: website, DNS TXT, your service README, for clients to pin, and give it to the witnesses: README.md#package-transparency-log)`,
     );
     const stop = (): void => {
-      console.error('[provider] shutting down');
+      log('shutting down');
       p.close().then(() => process.exit(0));
     };
     process.once('SIGINT', stop);
@@ -70,6 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     return new Promise<number>(() => {}); // runs until a signal
   }
   if (cmd === 'lmtp' && rest.length === 0) {
+    const log = (daemonLog = createLog({ name: 'lmtp' }));
+    logWarnings(log);
     const lmtp = lmtpConfig(config.lmtp, process.env);
     const store = await openStore(config);
     const journal = new DeliveryJournal(path.join(config.dataDir, 'lmtp-journal.db'));
@@ -78,9 +89,9 @@ export async function main(argv: string[]): Promise<number> {
       journal,
       registry: storeRegistry(store, { keepBodies: lmtp.keepBodies }),
       storedCheck: lmtp.storedCheck && storedCheck(lmtp.storedCheck),
-      log: (l) => console.error(`[lmtp] ${l}`),
+      log,
     });
-    console.error(`[lmtp] listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);
+    log(`listening on ${lmtp.host}:${stage.port}, relaying to ${lmtp.relay.host}:${lmtp.relay.port}`);
     const stop = (): void => {
       stage
         .close()
@@ -105,6 +116,15 @@ export async function main(argv: string[]): Promise<number> {
     const r = await BlocklistCatalog.publish(config.dataDir, rest[0], fs.readFileSync(rest[1], 'utf8'));
     const what = r.published ? 'published' : 'unchanged, still';
     console.log(`blocklist ${rest[0]} ${what} version ${r.version} (${r.entries} entries); restart serve to offer it`);
+    return 0;
+  }
+  if ((cmd === 'backup' || cmd === 'restore') && rest.length === 1) {
+    const { dataDir, store } = config;
+    const r = await (cmd === 'backup'
+      ? backup({ dataDir, store, dest: rest[0] })
+      : restore({ dataDir, store, src: rest[0] }));
+    const done = cmd === 'backup' ? `backed up ${dataDir} to ${rest[0]}` : `restored ${rest[0]} as ${dataDir}`;
+    console.log(`${done}: ${r.files} files, ${r.stores.join(' and ') || 'no store'}`);
     return 0;
   }
   if (cmd === 'log-key' && rest.length === 0) {
@@ -173,7 +193,8 @@ if (/provider-server\/src\/cli\.[jt]s$/.test(process.argv[1] ?? '')) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e) => {
-      console.error(`error: ${(e as Error).message}`);
+      if (daemonLog) daemonLog.error(`cannot start: ${(e as Error).message}`);
+      else console.error(`error: ${(e as Error).message}`);
       process.exit(1);
     },
   );

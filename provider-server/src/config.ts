@@ -51,6 +51,13 @@ export interface ServerConfig {
    */
   trustedProxies: string[];
   /**
+   * Who may reach the internal endpoints (/metrics, /admin/*): addresses or
+   * CIDR ranges, matched against the client address (behind a trusted
+   * proxy, the one it forwarded). Loopback only by default: Prometheus and
+   * operators on the host, never the public through the proxy.
+   */
+  internalAllowlist: string[];
+  /**
    * Hex SHA-256 of each admin bearer token (`provider-server admin-token`
    * prints one); the /admin endpoints exist only when this is not empty.
    */
@@ -81,6 +88,7 @@ export const DEFAULTS: ServerConfig = {
   // The extension's pages and worker; Firefox gives each install its own host.
   allowedOrigins: ['chrome-extension://*', 'moz-extension://*'],
   trustedProxies: [],
+  internalAllowlist: ['127.0.0.1', '::1'],
   adminTokenSha256: [],
   webmailSecretSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
@@ -134,6 +142,54 @@ export function clientAddress(
   return net.isIP(last) ? last : peer;
 }
 
+/** An IPv4 address as a dual-stack socket reports it (::ffff:a.b.c.d), as itself. */
+function unmapped(address: string): string {
+  return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
+}
+
+/** The addresses and CIDR ranges of `list` (`internalAllowlist`), or an error naming the first bad entry. */
+export function addressList(list: readonly string[]): net.BlockList {
+  const blocks = new net.BlockList();
+  for (const entry of list) {
+    const [address, bits, ...rest] = String(entry).split('/');
+    const type = net.isIPv4(address) ? 'ipv4' : net.isIPv6(address) ? 'ipv6' : undefined;
+    const prefix = bits === undefined ? undefined : Number(bits);
+    const max = type === 'ipv4' ? 32 : 128;
+    if (
+      !type ||
+      rest.length > 0 ||
+      (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= max))
+    )
+      throw new Error(`config: internalAllowlist entry "${entry}" must be an IP address or a CIDR range`);
+    if (prefix === undefined) blocks.addAddress(address, type);
+    else blocks.addSubnet(address, prefix, type);
+  }
+  return blocks;
+}
+
+/** Whether `address` is in a list made by addressList. */
+export function listed(list: net.BlockList, address: string): boolean {
+  const a = unmapped(address);
+  const type = net.isIPv4(a) ? 'ipv4' : net.isIPv6(a) ? 'ipv6' : undefined;
+  return type !== undefined && list.check(a, type);
+}
+
+/**
+ * Whether the client reached us over TLS: our own, or a trusted proxy's that
+ * said so (X-Forwarded-Proto: https, which deploy/haproxy.cfg sets).
+ */
+export function overTls(
+  req: {
+    socket: { remoteAddress?: string; encrypted?: boolean };
+    headers: Record<string, string | string[] | undefined>;
+  },
+  trustedProxies: readonly string[],
+): boolean {
+  if (req.socket.encrypted) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  return trustedProxies.includes(req.socket.remoteAddress ?? '') && proto === 'https';
+}
+
 /** A configured list of hex SHA-256 digests of secrets (the secrets themselves are never configured). */
 function digests(list: unknown, name: string, command: string): void {
   if (!Array.isArray(list) || !list.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h)))
@@ -157,7 +213,7 @@ function parseModelList(s: string): ModelSource[] {
  * given), then environment variables (PMF_HOST, PMF_PORT, PMF_TLS_CERT,
  * PMF_TLS_KEY, PMF_DATA_DIR, PMF_MAX_FRAME_BYTES, PMF_RATE_PER_MINUTE,
  * PMF_MAX_SESSIONS, PMF_WORKERS, PMF_MODELS, PMF_ALLOWED_ORIGINS, PMF_TRUSTED_PROXIES,
- * PMF_ADMIN_TOKEN_SHA256). Relative paths in the file are
+ * PMF_INTERNAL_ALLOWLIST, PMF_ADMIN_TOKEN_SHA256). Relative paths in the file are
  * resolved against the file's directory.
  */
 export function loadConfig(
@@ -195,6 +251,7 @@ export function loadConfig(
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
   if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
+  if (env.PMF_INTERNAL_ALLOWLIST) merged.internalAllowlist = env.PMF_INTERNAL_ALLOWLIST.split(',').filter(Boolean);
   if (env.PMF_ADMIN_TOKEN_SHA256) merged.adminTokenSha256 = env.PMF_ADMIN_TOKEN_SHA256.split(',').filter(Boolean);
   if (env.PMF_WEBMAIL_SECRET_SHA256)
     merged.webmailSecretSha256 = env.PMF_WEBMAIL_SECRET_SHA256.split(',').filter(Boolean);
@@ -210,6 +267,9 @@ export function loadConfig(
   if (!Array.isArray(merged.trustedProxies) || !merged.trustedProxies.every((a) => net.isIP(a) !== 0)) {
     throw new Error('config: trustedProxies must be a list of IP addresses');
   }
+  if (!Array.isArray(merged.internalAllowlist))
+    throw new Error('config: internalAllowlist must be a list of IP addresses or CIDR ranges');
+  addressList(merged.internalAllowlist);
   digests(merged.adminTokenSha256, 'adminTokenSha256', 'admin-token');
   digests(merged.webmailSecretSha256, 'webmailSecretSha256', 'webmail-secret');
   if (typeof merged.host !== 'string' || merged.host === '') throw new Error('config: host must be a non-empty string');

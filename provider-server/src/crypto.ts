@@ -3,7 +3,7 @@
 // (wasm/ts/he*) and the garbler/OT sender (wasm/ts/gc*, ot*) in the worker
 // pool (see workers/crypto-worker.ts); tests of the session layer can plug a
 // test double in here without touching the protocol code.
-import type { PoolHealth } from './workers/pool.js';
+import type { PoolHealth, WorkerMemory } from './workers/pool.js';
 import type { TopicsSection } from '../../protocol/package.js';
 import type { HeParams, UserKeyId } from '../../wasm/ts/he.js';
 
@@ -79,5 +79,7 @@ export interface ProviderCrypto {
   health(): PoolHealth;
   /** Resolves once every crypto worker answered (the health check). */
   ping(): Promise<void>;
+  /** Each crypto worker's memory (metrics); absent where there are no workers. */
+  memory?(): Promise<WorkerMemory[]>;
   close(): Promise<void>;
 }

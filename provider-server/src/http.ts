@@ -47,6 +47,13 @@ export interface HttpDeps {
   tokens?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The health check (health.ts): /healthz answers 503 while it is failing. Without it, /healthz only says it runs. */
   health?: () => Promise<HealthReport>;
+  /** Whether a request may reach the internal endpoints (/metrics, /admin/*); all may without it. */
+  internalAllowed?: (req: http.IncomingMessage) => boolean;
+}
+
+/** Endpoints for the provider's own operators and monitoring, never for the public. */
+export function isInternal(pathname: string): boolean {
+  return pathname === '/metrics' || pathname.startsWith('/admin/');
 }
 
 function json(
@@ -209,6 +216,10 @@ function serveBlocklists(req: http.IncomingMessage, res: http.ServerResponse, ur
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (isInternal(url.pathname) && deps.internalAllowed && !deps.internalAllowed(req)) {
+      deps.metrics.internalRefused.inc();
+      return json(res, 403, { error: 'internal endpoint: reachable from internalAllowlist only' });
+    }
     if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
       return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });

@@ -77,6 +77,11 @@ export interface ServerLimits {
    * must answer within this long, or the instance reports failing (503).
    */
   healthTimeoutMs: number;
+  /**
+   * Wrong admin tokens or webmail secrets per client address per minute;
+   * past it, the address gets 429 until the minute ends, whatever it sends.
+   */
+  authFailuresPerMinute: number;
 }
 
 /**
@@ -120,6 +125,7 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   messageBodyRetentionMs: 30 * 86_400_000,
   // Inside HAProxy's check interval (deploy/haproxy.cfg: inter 2s).
   healthTimeoutMs: 1500,
+  authFailuresPerMinute: 10,
 };
 
 /** The integer range a configuration may set each limit in, in the order they are checked. */
@@ -147,6 +153,7 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   tokensPerUser: [1, 1000],
   messageBodyRetentionMs: [60_000, 3650 * 86_400_000],
   healthTimeoutMs: [100, 60_000],
+  authFailuresPerMinute: [1, 10_000],
 };
 
 /** A session sending this many bad frames is closed. */

@@ -84,8 +84,11 @@ export function readModelFile(file: string): Uint8Array {
   });
 }
 
-/** A terminal progress bar on stderr (plain lines when not a TTY). */
-export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progress {
+/** A terminal progress bar on stderr; when not a TTY, a line every quarter (to `lines` if given). */
+export function progressBar(
+  stream: NodeJS.WriteStream = process.stderr,
+  lines: (text: string) => void = (text) => stream.write(`${text}\n`),
+): Progress {
   let lastPct = -1;
   return (done, total, label) => {
     const pct = total === 0 ? 100 : Math.floor((100 * done) / total);
@@ -96,7 +99,7 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
       const fill = Math.round((width * pct) / 100);
       stream.write(`\r${label} [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${pct}%${done === total ? '\n' : ''}`);
     } else if (pct % 25 === 0) {
-      stream.write(`${label}: ${pct}%\n`);
+      lines(`${label}: ${pct}%`);
     }
   };
 }

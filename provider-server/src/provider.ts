@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BlocklistCatalog } from './blocklist.js';
 import type { ServerConfig } from './config.js';
+import { createLog } from './log.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
 import { LogWitnesses } from './log-witnesses.js';
 import { PackageLog } from './package-log.js';
@@ -44,8 +45,13 @@ function checkBudget(catalog: FileModelCatalog, budget: number): void {
 
 export async function startProvider(
   config: ServerConfig,
-  opts: { log?: (line: string) => void; progress?: Progress } = {},
+  opts: {
+    /** Where the log's JSON lines go (log.ts); stderr by default. */
+    log?: (line: string) => void;
+    progress?: Progress;
+  } = {},
 ): Promise<Provider> {
+  const log = createLog({ name: 'provider', write: opts.log });
   const store = await openStore(config);
   let catalog: FileModelCatalog;
   let packageLog: PackageLog;
@@ -60,7 +66,7 @@ export async function startProvider(
     blocklists = BlocklistCatalog.open(config.dataDir);
     packageLog = PackageLog.open(config.dataDir, config.packageLog.origin);
     for (const e of packageLog.record([...catalog.published(), ...blocklists.published()])) {
-      opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
+      log(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
     }
     // The head is cosigned before the first client asks for it (each witness
     // within its timeout), then again every refreshSeconds.

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { clientAddress, originAllowed, type ServerConfig } from './config.js';
+import { addressList, clientAddress, listed, originAllowed, overTls, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { ConnectionGate, type Ticket } from './connection-gate.js';
@@ -17,8 +17,10 @@ import type { BlocklistCatalog } from './blocklist.js';
 import { createHealthCheck } from './health.js';
 import { createHttpHandler, type ServedLog } from './http.js';
 import { topicNames } from './models.js';
+import { createLog } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { demoModelWarnings } from './demo-models.js';
+import { SecretGuard } from './secret-guard.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
@@ -43,6 +45,7 @@ export interface ServerOptions {
   packageLog?: ServedLog;
   /** Private blocklists: their packages over HTTP, their OPRF in sessions (docs/blocklist.md). */
   blocklists?: BlocklistCatalog;
+  /** Where the log's JSON lines go (log.ts); stderr by default. */
   log?: (line: string) => void;
 }
 
@@ -82,16 +85,37 @@ function ownBytes(buf: Buffer): Uint8Array {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { config, store, crypto, models } = opts;
-  const log = opts.log ?? ((line: string) => console.error(`[provider] ${line}`));
+  const log = createLog({ name: 'provider', write: opts.log });
   // blocklist_request elements are checked on this thread (ristretto255)
-  if (!(await providerSodiumReady())) log(nativeSodiumMissing());
+  if (!(await providerSodiumReady())) log.warn(nativeSodiumMissing());
   if (!nativeUnmask())
-    log(
+    log.warn(
       'bufferutil is not installed or did not load: WebSocket frames are unmasked in JavaScript, more CPU per request (npm ci installs it)',
     );
   const warnings = config.demo ? [] : demoModelWarnings(config.models);
-  for (const w of warnings) log(`WARNING: ${w}`);
-  const metrics = createMetrics();
+  for (const w of warnings) log.warn(w);
+  const metrics = createMetrics({ workers: () => crypto.health(), workerMemory: crypto.memory?.bind(crypto) });
+  store.observe((statement, seconds, failed) => {
+    metrics.storeSeconds.observe({ statement }, seconds);
+    if (failed) metrics.storeErrors.inc({ statement });
+  });
+  const clientOf = (req: http.IncomingMessage): string =>
+    clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], config.trustedProxies);
+  const guard = (hashes: string[]): SecretGuard | undefined =>
+    hashes.length === 0
+      ? undefined
+      : new SecretGuard(
+          hashes.map((h) => Buffer.from(h, 'hex')),
+          config.limits.authFailuresPerMinute,
+          clientOf,
+        );
+  const internal = addressList(config.internalAllowlist);
+  const internalAllowed = (req: http.IncomingMessage): boolean => {
+    // Forwarded by a proxy that is not trusted: the real client is unknown.
+    const forwarded = req.headers['x-forwarded-for'] !== undefined;
+    if (forwarded && !config.trustedProxies.includes(req.socket.remoteAddress ?? '')) return false;
+    return listed(internal, clientOf(req));
+  };
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute) and capped per user.
   const tokenPolicy = { lifetimeMs: config.limits.tokenLifetimeMs, perUser: config.limits.tokensPerUser };
@@ -99,18 +123,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     (await store.takeRate(userId, config.limits.hellosPerMinute, Date.now(), 'hello'))
       ? store.issueToken(userId, kind, tokenPolicy)
       : undefined;
-  const webmail = createWebmailHandler({
-    authenticate: async (token) => {
-      const id = await store.authenticate(token, tokenPolicy);
-      return id === undefined ? undefined : String(id);
+  const webmail = createWebmailHandler(
+    {
+      authenticate: async (token) => {
+        const id = await store.authenticate(token, tokenPolicy);
+        return id === undefined ? undefined : String(id);
+      },
+      listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
+      getMessage: (userId, id) => store.getMessage(Number(userId), id),
+      moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
+      issueToken: (userId) => issueToken('demo')(Number(userId)),
     },
-    listMessages: (userId, folder) => store.listMessages(Number(userId), folder),
-    getMessage: (userId, id) => store.getMessage(Number(userId), id),
-    moveMessage: (userId, id, folder) => store.moveMessage(Number(userId), id, folder),
-    issueToken: (userId) => issueToken('demo')(Number(userId)),
-  });
+    { secure: (req) => overTls(req, config.trustedProxies) },
+  );
   const webmailToken = createWebmailTokenHandler({
-    secretSha256: config.webmailSecretSha256,
+    guard: guard(config.webmailSecretSha256),
     userName: lmtpConfig(config.lmtp, {}).userName,
     userId: (name) => store.userId(name),
     issue: issueToken('webmail'),
@@ -118,9 +145,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
   const admin = createAdminHandler({
-    tokenSha256: config.adminTokenSha256,
+    guard: guard(config.adminTokenSha256),
     store,
     labels: topicNames(config.dataDir),
+    log,
+    metrics,
   });
   const handler = createHttpHandler({
     metrics,
@@ -138,6 +167,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       deadlineMs: config.limits.healthTimeoutMs,
       instance: () => `${os.hostname()}:${(server.address() as AddressInfo | null)?.port ?? config.port}`,
     }),
+    internalAllowed,
   });
   const server = config.tls
     ? https.createServer(
@@ -159,19 +189,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     503: '503 Service Unavailable',
   };
   server.on('upgrade', (req, socket, head) => {
+    const address = clientOf(req);
     const refuse = (status: keyof typeof STATUS) => {
       metrics.refusedConnections.inc({ status });
+      log.failed(`connection_refused_${status}`, `WebSocket connection refused: ${STATUS[status]}`, { address });
       if (!socket.destroyed) socket.end(`HTTP/1.1 ${STATUS[status]}\r\nconnection: close\r\n\r\n`);
     };
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== SESSION_PATH) return refuse(404);
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin, config.allowedOrigins)) return refuse(403);
-    const address = clientAddress(
-      req.socket.remoteAddress ?? '',
-      req.headers['x-forwarded-for'],
-      config.trustedProxies,
-    );
     socket.on('error', () => socket.destroy()); // a client gone while the gate decides
     gate.admit(address).then(
       (ticket) => {
@@ -180,7 +207,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         wss.handleUpgrade(req, socket, head, (ws) => attach(ws, ticket));
       },
       (e: Error) => {
-        log(`connection gate failed: ${e.message}`);
+        log.error(`connection gate failed: ${e.message}`);
         refuse(503);
       },
     );
@@ -259,7 +286,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const prune = (what: string, drop: () => Promise<number>) =>
     drop().then(
       (n) => n > 0 && log(`dropped ${n} ${what}`),
-      (e: Error) => log(`dropping ${what} failed: ${e.message}`),
+      (e: Error) => log.error(`dropping ${what} failed: ${e.message}`),
     );
   const pruneAll = () =>
     Promise.all([
@@ -273,7 +300,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const every = Math.min(3_600_000, limits.answerRetentionMs / 2, limits.messageBodyRetentionMs / 2);
   const pruning = setInterval(pruneAll, every).unref();
   const windows = setInterval(
-    () => store.connections.prune().catch((e: Error) => log(`dropping past connection windows failed: ${e.message}`)),
+    () =>
+      store.connections.prune().catch((e: Error) => log.error(`dropping past connection windows failed: ${e.message}`)),
     60_000,
   ).unref();
 

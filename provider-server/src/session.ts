@@ -27,6 +27,7 @@ import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
 import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
+import type { Log } from './log.js';
 import type { Metrics } from './metrics.js';
 import { windowEnd, type Store, type Task } from './store.js';
 
@@ -49,7 +50,7 @@ export interface SessionDeps {
     | 'blocklistEvaluationsPerDay'
     | 'tokenLifetimeMs'
   >;
-  log(line: string): void;
+  log: Log;
   /** Called once, when hello succeeds. */
   onReady?(): void;
 }
@@ -154,11 +155,15 @@ export class Session {
       if (typeof c === 'string' && isErrorCode(c) && c !== 'internal') {
         code = c;
         message = (e as Error).message;
-      } else {
-        // Details go to the server log only (messages are secret-free by construction).
-        this.deps.log(`session ${this.id}: internal error: ${(e as Error)?.message ?? e}`);
       }
     }
+    // Details of our own failures go to the log only (messages are secret-free by construction).
+    const detail = code === 'internal' ? `: ${(e as Error)?.message ?? e}` : '';
+    this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
+      session: this.id,
+      ...(this.userId && { user: this.userId }),
+      level: code === 'internal' ? 'error' : RESYNC.has(code) ? 'info' : 'warn',
+    });
     this.deps.metrics.errors.inc({ kind: code });
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
     if (!RESYNC.has(code)) this.errors++;

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
+import { SyncRounds } from './sync-rounds.js';
 
 /** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
 type Migration = string | ((db: Database.Database) => void);
@@ -286,10 +287,8 @@ const COMMIT_GAP_MS = 1;
 class SqliteDriver implements SqlDriver {
   private pending: PendingWrite[] = [];
   private lastCommit = -Infinity;
-  /** WAL syncs started so far; the one numbered `round` must finish before a waiter may go on. */
-  private started = 0;
-  private waiting: { round: number; done(failed?: Error): void }[] = [];
-  private syncing: Promise<void> | undefined;
+  /** WAL syncs, one at a time: commits made while one runs share the next. */
+  private readonly syncs = new SyncRounds(() => this.syncWal());
   /**
    * The WAL, opened once: SQLite keeps the file (it truncates it in place,
    * and deletes it only when the last connection closes, never this one
@@ -336,10 +335,7 @@ class SqliteDriver implements SqlDriver {
     if (this.broken) return Promise.reject(this.broken);
     if (!this.wal) return Promise.resolve();
     // Only a sync that starts after now covers everything committed until now.
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ round: this.started + 1, done: (failed) => (failed ? reject(failed) : resolve()) });
-      this.syncing ??= this.sync();
-    });
+    return this.syncs.wait();
   }
 
   private write(stmt: Database.Statement, params: unknown[], durability: Durability): Promise<unknown[] | number> {
@@ -397,25 +393,18 @@ class SqliteDriver implements SqlDriver {
     }
   }
 
-  /** Syncs the WAL until nobody waits. */
-  private async sync(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const round = ++this.started;
-      try {
-        this.walFile ??= await fs.promises.open(this.wal!, 'r+');
-        await this.walFile.datasync();
-      } catch (e) {
-        // As PostgreSQL after a failed fsync: the kernel may have dropped the
-        // unwritten pages, so no later write may be called durable either.
-        this.broken = new Error(`store: syncing ${this.wal} failed (${(e as Error).message}); restart the server`);
-        for (const w of this.waiting.splice(0)) w.done(this.broken);
-        break;
-      }
-      const still = this.waiting.filter((w) => w.round > round);
-      for (const w of this.waiting) if (w.round <= round) w.done();
-      this.waiting = still;
+  /** One WAL sync; after a failed one, every later one fails too. */
+  private async syncWal(): Promise<void> {
+    if (this.broken) throw this.broken;
+    try {
+      this.walFile ??= await fs.promises.open(this.wal!, 'r+');
+      await this.walFile.datasync();
+    } catch (e) {
+      // As PostgreSQL after a failed fsync: the kernel may have dropped the
+      // unwritten pages, so no later write may be called durable either.
+      this.broken = new Error(`store: syncing ${this.wal} failed (${(e as Error).message}); restart the server`);
+      throw this.broken;
     }
-    this.syncing = undefined;
   }
 
   violated(e: unknown): 'unique' | 'foreign_key' | undefined {
@@ -431,7 +420,7 @@ class SqliteDriver implements SqlDriver {
 
   async close(): Promise<void> {
     this.flush();
-    await this.syncing;
+    await this.syncs.idle();
     await this.walFile?.close();
     this.db.close();
   }

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
+import { observedDriver, type StatementObserver } from './store-observer.js';
 import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
 /**
@@ -171,10 +172,19 @@ export class Store {
   readonly tokens: Tokens;
   /** New connections per address and network, shared by instances (connection-gate.ts). */
   readonly connections: ConnectionWindows;
+  private observer: StatementObserver | undefined;
+  private readonly db: SqlDriver;
 
-  constructor(private readonly db: SqlDriver) {
-    this.tokens = new Tokens(db);
-    this.connections = new ConnectionWindows(db);
+  constructor(driver: SqlDriver) {
+    // One observed driver for every statement, the tokens' and connection windows' too (observe).
+    this.db = observedDriver(driver, (statement, seconds, failed) => this.observer?.(statement, seconds, failed));
+    this.tokens = new Tokens(this.db);
+    this.connections = new ConnectionWindows(this.db);
+  }
+
+  /** Reports every statement's time and failures from now on (metrics). */
+  observe(observer: StatementObserver): void {
+    this.observer = observer;
   }
 
   schemaVersion(): Promise<number> {

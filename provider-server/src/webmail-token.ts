@@ -12,20 +12,21 @@
 // its mail is delivered to. Each answer is logged with the store's user id,
 // never the token.
 import type http from 'node:http';
-import { authorized } from './admin.js';
+import type { Log } from './log.js';
+import type { SecretGuard } from './secret-guard.js';
 import { storeUserOf, type LmtpConfig } from './lmtp/config.js';
 
 export const WEBMAIL_TOKEN_PATH = '/webmail/token';
 const MAX_BODY_BYTES = 1024;
 
 export interface WebmailTokenDeps {
-  /** Hex SHA-256 of each accepted webmail secret. */
-  secretSha256: readonly string[];
+  /** Checks the webmail secret, throttling wrong ones; none without configured secrets. */
+  guard: SecretGuard | undefined;
   userName: LmtpConfig['userName'];
   userId(name: string): Promise<number | undefined>;
   /** A fresh token, or undefined when the user was issued too many this minute. */
   issue(userId: number): Promise<string | undefined>;
-  log(line: string): void;
+  log: Log;
   /** Counts answers by outcome (issued, unauthorized, unknown_user, rate_limited, bad_request). */
   count(outcome: string): void;
 }
@@ -70,11 +71,10 @@ function loginOf(body: string): string | undefined {
 export function createWebmailTokenHandler(
   deps: WebmailTokenDeps,
 ): (req: http.IncomingMessage, res: http.ServerResponse) => boolean {
-  const hashes = deps.secretSha256.map((h) => Buffer.from(h, 'hex'));
   return (req, res) => {
-    if (hashes.length === 0 || new URL(req.url ?? '/', 'http://localhost').pathname !== WEBMAIL_TOKEN_PATH)
-      return false;
-    answer(deps, hashes, req, res).catch(() => {
+    const guard = deps.guard;
+    if (!guard || new URL(req.url ?? '/', 'http://localhost').pathname !== WEBMAIL_TOKEN_PATH) return false;
+    answer(deps, guard, req, res).catch(() => {
       if (!res.headersSent) send(res, 500, { error: 'internal error' });
     });
     return true;
@@ -83,18 +83,21 @@ export function createWebmailTokenHandler(
 
 async function answer(
   deps: WebmailTokenDeps,
-  hashes: readonly Buffer[],
+  guard: SecretGuard,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): Promise<void> {
-  const peer = req.socket.remoteAddress ?? '?';
+  const peer = guard.address(req);
   const refuse = (status: number, outcome: string, error: string, why: string) => {
     deps.count(outcome);
-    deps.log(`webmail token refused (${why}) for a request from ${peer}`);
+    deps.log.failed(`webmail_token_${outcome}`, `webmail token refused (${why}) for a request from ${peer}`);
     send(res, status, { error });
   };
   if (req.method !== 'POST') return send(res, 405, { error: 'method not allowed' });
-  if (!authorized(req.headers.authorization, hashes))
+  const verdict = guard.check(req);
+  if (verdict === 'throttled')
+    return refuse(429, 'throttled', 'too many wrong secrets; try again later', 'too many wrong secrets');
+  if (verdict === 'unauthorized')
     return refuse(401, 'unauthorized', 'webmail secret required', 'wrong or missing secret');
   const body = await readBody(req);
   if (body === undefined) return refuse(413, 'bad_request', 'request too large', 'request too large');

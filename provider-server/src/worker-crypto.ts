@@ -9,7 +9,7 @@ import type { UserKeyId } from '../../wasm/ts/he.js';
 import { Tag } from '../../wasm/ts/ot-wire.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import type { CryptoTasks, CryptoWorkerOptions } from './workers/crypto-worker.js';
-import { WorkerPool, type Placement, type PoolHealth } from './workers/pool.js';
+import { WorkerPool, type Placement, type PoolHealth, type WorkerMemory } from './workers/pool.js';
 
 const SETUP: Placement = { priority: 'setup' };
 
@@ -71,6 +71,10 @@ export class WorkerCrypto implements ProviderCrypto {
 
   ping(): Promise<void> {
     return this.pool.ping();
+  }
+
+  memory(): Promise<WorkerMemory[]> {
+    return this.pool.memory();
   }
 
   spam(

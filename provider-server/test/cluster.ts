@@ -85,7 +85,8 @@ export async function waitFor<T>(what: string, ms: number, probe: () => Promise<
   }
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now (for a child process to bind). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -114,20 +115,21 @@ async function stop(pid: number, exited: Promise<unknown>, signal: NodeJS.Signal
 }
 
 /**
- * deploy/haproxy.cfg with its TLS bind replaced by a loopback port, its server
- * lines by `ports` (same check options) and its global maxconn lowered to 4096
- * (HAProxy refuses to start when the open-file limit cannot hold 2 × maxconn),
- * so tests run the shipped configuration.
+ * deploy/haproxy.cfg with its bind on a loopback port (plain, or with TLS
+ * under `tlsPem` instead of the shipped certificate path), its server lines
+ * by `ports` (same check options) and its global maxconn lowered to 4096
+ * (HAProxy refuses to start when the open-file limit cannot hold 2 ×
+ * maxconn), so tests run the shipped configuration.
  */
-export function haproxyConfig(port: number, ports: number[]): string {
+export function haproxyConfig(port: number, ports: number[], tlsPem?: string): string {
   const cfg = fs.readFileSync(DEPLOY_CFG, 'utf8');
   const server = cfg.match(/^(\s+)server \S+ \S+ (.*)$/m);
-  const bind = /^(\s+)bind .*$/m;
-  if (!server || !bind.test(cfg)) throw new Error(`${DEPLOY_CFG}: expected a bind line and server lines`);
+  const bind = /^(\s+bind )\S+ ssl crt \S+(.*)$/m;
+  if (!server || !bind.test(cfg)) throw new Error(`${DEPLOY_CFG}: expected a TLS bind line and server lines`);
   const servers = ports.map((p, i) => `${server[1]}server p${i + 1} 127.0.0.1:${p} ${server[2]}`).join('\n');
   return cfg
     .replace(/^(\s+)maxconn \d+$/m, '$1maxconn 4096')
-    .replace(bind, `$1bind 127.0.0.1:${port}`)
+    .replace(bind, tlsPem ? `$1127.0.0.1:${port} ssl crt ${tlsPem}$2` : `$1127.0.0.1:${port}`)
     .replace(/^\s+server .*$(\n\s+server .*$)*/m, servers);
 }
 

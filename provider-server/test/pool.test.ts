@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { createMetrics } from '../src/metrics.js';
 import { TaskError, WorkerPool } from '../src/workers/pool.js';
 import type { BusyTasks } from './fixtures/busy-worker.js';
 
@@ -90,6 +91,32 @@ test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, 
     assert.deepEqual(p.health(), { workers: 1, restarts: 1, degraded: true });
     assert.equal(p.generation('s'), 1, "state kept for 's' in the dead worker is known to be gone");
     assert.equal(p.health(Date.now() + 61_000).degraded, false);
+  } finally {
+    await p.close();
+  }
+});
+
+test("metrics read each worker's memory and count restarts", async () => {
+  const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
+  try {
+    const metrics = createMetrics({ workers: () => p.health(), workerMemory: () => p.memory() });
+    const scrape = async (name: string) =>
+      (await metrics.registry.getSingleMetric(name)!.get()).values.map((v) => [v.labels.kind, v.value]);
+    const [before] = await p.memory();
+    await p.run('hold', 64 << 20);
+    const [after] = await p.memory();
+    assert.ok(
+      after.externalBytes - before.externalBytes >= 60 << 20,
+      `${before.externalBytes} → ${after.externalBytes}`,
+    );
+    assert.ok(after.heapBytes > 0);
+    const memory = new Map((await scrape('pmf_worker_memory_bytes')) as [string, number][]);
+    assert.ok(memory.get('external')! >= 60 << 20 && memory.get('heap')! > 0, JSON.stringify([...memory]));
+    assert.deepEqual(await scrape('pmf_worker_restarts_total'), [[undefined, 0]]);
+    await assert.rejects(p.run('crash'));
+    await p.run('whoami');
+    assert.deepEqual(await scrape('pmf_worker_restarts_total'), [[undefined, 1]]);
+    assert.deepEqual(await scrape('pmf_worker_restarts_total'), [[undefined, 1]], 'counted once');
   } finally {
     await p.close();
   }

@@ -14,6 +14,8 @@ const BIN = '/usr/lib/postgresql/15/bin';
 export interface TestPostgres {
   /** A URL of a new, empty database. */
   database(): Promise<string>;
+  /** The server's processes now: the postmaster and its children (backends, WAL writer, …). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -37,7 +39,11 @@ function asPostgres(cmd: string, args: string[]): [string, string[]] {
   return ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', cmd, ...args]];
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * `durable`: fsync on, as a production server runs (the load bench compares it
+ * with SQLite, which syncs its WAL); tests run with fsync off, for speed.
+ */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<TestPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-pg-'));
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
   const data = path.join(dir, 'data');
@@ -60,7 +66,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     '-c',
     'listen_addresses=',
     '-c',
-    'fsync=off',
+    `fsync=${opts.durable ? 'on' : 'off'}`,
     '-c',
     'max_connections=200',
   ]);
@@ -87,6 +93,21 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   let n = 0;
   return {
+    pids() {
+      const children = fs
+        .readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+            return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === child.pid;
+          } catch {
+            return false; // ended meanwhile
+          }
+        })
+        .map(Number);
+      return [child.pid!, ...children];
+    },
     async database() {
       const name = `pmf_${++n}`;
       await admin.query(`CREATE DATABASE ${name}`);

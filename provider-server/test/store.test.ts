@@ -64,6 +64,16 @@ async function assertSalted(store: Store): Promise<void> {
 /** Runs one statement on a database of either kind, outside the store: `?` placeholders. */
 type RawRun = (sql: string, params?: unknown[]) => Promise<unknown>;
 
+/** Migrates the database behind `pool` to schema `to`, on one connection (the migration is one transaction). */
+async function migratePool(pool: pg.Pool, to: number): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await migratePostgres(client, to);
+  } finally {
+    client.release();
+  }
+}
+
 /**
  * The versions a deployed store can be at when the operations migrations
  * (health probes, sizes, token lifetimes, connection windows) first reach it:
@@ -527,7 +537,7 @@ describe('postgres', { skip: missing }, () => {
     const url = await cluster!.database();
     const raw = new pg.Pool({ connectionString: url });
     // A store of schema 1 with two accounts whose keys came from (id, epoch).
-    await migratePostgres(raw, 1);
+    await migratePool(raw, 1);
     await raw.query("INSERT INTO users (name, created_at) VALUES ('alice', 0), ('bob', 0)");
     await raw.query("INSERT INTO user_keys VALUES (1, 'spam', 1, 3, 40), (2, 'spam', 1, 1, 5)");
     const store = await openPostgresStore(url);
@@ -559,7 +569,7 @@ describe('postgres', { skip: missing }, () => {
     ] as const) {
       const url = await cluster!.database();
       const raw = new pg.Pool({ connectionString: url });
-      await migratePostgres(raw, from);
+      await migratePool(raw, from);
       const run: RawRun = (sql, params = []) => {
         let n = 0;
         return raw.query(

@@ -23,6 +23,7 @@ import { LmtpUnavailable, lmtpSend } from './lmtp-client.js';
 import { storeUserOf, type LmtpConfig } from './config.js';
 import { StampRefused, stampProviderId } from './stamp.js';
 import type { StoredCheck } from './stored-check.js';
+import { createLog, type Log } from '../log.js';
 
 /** Where stamped messages are registered (for recipients who are users of the provider). */
 export interface Registry {
@@ -44,10 +45,10 @@ export async function startLmtpStage(deps: {
   journal: DeliveryJournal;
   registry: Registry;
   storedCheck?: StoredCheck;
-  log?: (line: string) => void;
+  log?: Log;
 }): Promise<LmtpStage> {
   const { config, journal, registry } = deps;
-  const log = deps.log ?? (() => undefined);
+  const log = deps.log ?? createLog({ name: 'lmtp', write: () => undefined });
   const inFlight = new Set<string>();
   const userOf = (address: string) => storeUserOf(address, config.userName);
 
@@ -82,7 +83,9 @@ export async function startLmtpStage(deps: {
       if (answer.code >= 500) journal.forget(key);
       return refusal(answer.code, answer.text);
     } catch (e) {
-      if (!(e instanceof LmtpUnavailable)) log(`delivery failed: ${(e as Error).message}`);
+      if (!(e instanceof LmtpUnavailable))
+        log.failed('lmtp_delivery_failed', `delivery failed: ${(e as Error).message}`, { level: 'error' });
+      else log.failed('lmtp_store_unavailable', 'delivery deferred: the mail store is not available');
       return refusal(451, '4.4.0 the mail store is not available; try again later');
     } finally {
       inFlight.delete(hex);
@@ -132,7 +135,7 @@ export async function startLmtpStage(deps: {
       );
     },
   });
-  server.on('error', (e) => log(`LMTP: ${e.message}`));
+  server.on('error', (e) => log.error(`LMTP: ${e.message}`));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());

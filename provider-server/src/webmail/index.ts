@@ -32,12 +32,27 @@ const MAX_FORM_BYTES = 4096;
 const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-export function createWebmailHandler(source: WebmailSource): WebmailHandler {
+export interface WebmailOptions {
+  /**
+   * Whether the request came over TLS (directly or through a trusted
+   * proxy): the session cookie, a bearer token, is then `Secure`, so the
+   * browser never sends it over plain HTTP.
+   */
+  secure?(req: http.IncomingMessage): boolean;
+}
+
+/** The session cookie's attributes: never readable by scripts, never sent by other sites, over TLS only when served so. */
+function cookie(value: string, secure: boolean, extra = ''): string {
+  return `${COOKIE}=${value}; Path=/mail;${extra} HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+}
+
+export function createWebmailHandler(source: WebmailSource, opts: WebmailOptions = {}): WebmailHandler {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mail' && !url.pathname.startsWith('/mail/')) return false;
+    const secure = opts.secure?.(req) ?? false;
     // Never echo internals (message ids, tokens) into an error page.
-    route(source, req, res, url).catch(() => {
+    route(source, req, res, url, secure).catch(() => {
       if (!res.headersSent) send(res, 500, page('Error', '<p class="error">Something went wrong.</p>'));
       else res.end();
     });
@@ -50,18 +65,18 @@ async function route(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   url: URL,
+  secure: boolean,
 ): Promise<void> {
   if (url.pathname === '/mail/login' && req.method === 'POST')
     return readForm(req, res, async (form) => {
       const token = form.get('token')?.trim() ?? '';
       if (!token || !(await source.authenticate(token))) return redirect(res, '/mail?failed=1');
-      redirect(res, '/mail', `${COOKIE}=${encodeURIComponent(token)}; Path=/mail; HttpOnly; SameSite=Strict`);
+      redirect(res, '/mail', cookie(encodeURIComponent(token), secure));
     });
   if (url.pathname === '/mail/extension-token' && req.method === 'POST') return extensionToken(source, req, res);
   const move = /^\/mail\/m\/([^/]{1,600})\/move$/.exec(url.pathname);
   if (move && req.method === 'POST') return moveMessage(source, req, res, safeDecode(move[1]));
-  if (url.pathname === '/mail/logout')
-    return redirect(res, '/mail', `${COOKIE}=; Path=/mail; Max-Age=0; HttpOnly; SameSite=Strict`);
+  if (url.pathname === '/mail/logout') return redirect(res, '/mail', cookie('', secure, ' Max-Age=0;'));
   if (req.method !== 'GET' && req.method !== 'HEAD')
     return send(res, 405, page('Method not allowed', '<p class="error">Method not allowed.</p>'));
 

@@ -83,9 +83,17 @@ export interface PoolHealth {
   degraded: boolean;
 }
 
+/** One worker's memory: its V8 heap, and what lives outside it (the WebAssembly memory: keys, OT pools). */
+export interface WorkerMemory {
+  heapBytes: number;
+  externalBytes: number;
+}
+
+/** The pool's own requests, answered by serveTasks before any task table (no task can have these names). */
+const PING_OP = '\0ping';
+const MEMORY_OP = '\0memory';
+
 const DEGRADED_FOR_MS = 60_000;
-/** The no-op every worker answers (WorkerPool.ping), whatever its task table. */
-const PING = '__ping';
 /** Per-email tasks posted to one worker at once (each is about a tenth of a millisecond). */
 const EMAIL_IN_FLIGHT = 4;
 
@@ -192,7 +200,12 @@ export class WorkerPool<Tasks extends TaskTable> {
    * work (the health check): a worker that hangs or dies meanwhile never does.
    */
   async ping(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => this.enqueue(slot, 'email', PING, [])));
+    await Promise.all(this.slots.map((slot) => this.enqueue(slot, 'email', PING_OP, [])));
+  }
+
+  /** Each worker's memory, asked as per-email work (for metrics; a scrape waits at most for a running setup). */
+  memory(): Promise<WorkerMemory[]> {
+    return Promise.all(this.slots.map((slot) => this.enqueue(slot, 'email', MEMORY_OP, []) as Promise<WorkerMemory>));
   }
 
   private enqueue(slot: Slot, priority: Priority, op: string, args: unknown[]): Promise<unknown> {
@@ -248,6 +261,18 @@ function fnv1a(key: string): number {
   return h >>> 0;
 }
 
+/** This worker thread's memory (process.memoryUsage's heap and external figures are per thread). */
+function workerMemory(): WorkerMemory {
+  const { heapUsed, external } = process.memoryUsage();
+  return { heapBytes: heapUsed, externalBytes: external };
+}
+
+/** What every worker answers whatever its task table: a no-op (WorkerPool.ping) and its memory. */
+const POOL_OPS = new Map<string, () => unknown>([
+  [PING_OP, () => undefined],
+  [MEMORY_OP, workerMemory],
+]);
+
 /**
  * Worker side: answers the pool's requests with `handlers[op](...args)`.
  * Errors cross back with their message and an optional `code` property only;
@@ -259,7 +284,7 @@ export function serveTasks(handlers: TaskTable): unknown {
   const port = parentPort;
   port.on('message', async (req: Request) => {
     try {
-      const h = req.op === PING ? () => undefined : handlers[req.op];
+      const h = POOL_OPS.get(req.op) ?? handlers[req.op];
       if (!h) throw new TaskError(`unknown task ${req.op}`);
       const value = await (h as (...a: unknown[]) => unknown)(...req.args);
       const transfer =

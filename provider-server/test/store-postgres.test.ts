@@ -1,0 +1,162 @@
+// Group commit on the PostgreSQL store (store-postgres.ts): bookkeeping
+// commits without waiting for the disk, a durable write (a recorded answer,
+// a delivery) resolves only after a sync round that started after its
+// commit, writes issued together share one round, and a failed round fails
+// only its own writers. The sync rounds are held back or failed by wrapping
+// the driver's `setval` on the sync sequence; the rules of the store itself
+// run on both databases in store.test.ts.
+import assert from 'node:assert/strict';
+import { after, before, describe, mock, test } from 'node:test';
+import pg from 'pg';
+import { SYNC_SEQUENCE } from '../src/postgres-connections.js';
+import type { Store } from '../src/store.js';
+import { openPostgresStore } from '../src/store-postgres.js';
+import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+
+const RAW = 'From: a@x.org\r\nSubject: s\r\n\r\nbody';
+const REQ = Buffer.alloc(32, 0xa);
+let postgres: TestPostgres;
+
+/** Every sync round waits for `gate()` and is counted, while `body` runs on a fresh store with alice's m1. */
+async function withGatedSyncs(
+  gate: () => Promise<void>,
+  body: (s: { store: Store; url: string; a: number; rounds: () => number }) => Promise<void>,
+): Promise<void> {
+  const url = await postgres.database();
+  const store = await openPostgresStore(url);
+  const a = (await store.addUser('alice')).userId;
+  await store.deliver(a, 'm1', RAW);
+  let rounds = 0;
+  const query = pg.Client.prototype.query;
+  const m = mock.method(pg.Client.prototype, 'query', async function (this: pg.Client, ...args: unknown[]) {
+    if (typeof args[0] === 'string' && args[0].includes(`setval('${SYNC_SEQUENCE}'`)) {
+      await gate();
+      rounds++;
+    }
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  });
+  try {
+    await body({ store, url, a, rounds: () => rounds });
+  } finally {
+    m.mock.restore();
+    await store.close();
+  }
+}
+
+/** The answer column as another connection sees it (committed, whatever the disk). */
+async function committedAnswer(url: string, user: number, id: string): Promise<Buffer | null | undefined> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query("SELECT answer FROM classified WHERE user_id = $1 AND message_id = $2 AND task = 'spam'", [
+      user,
+      id,
+    ]);
+    return r.rows[0]?.answer;
+  } finally {
+    await c.end();
+  }
+}
+
+const settled = (ms = 150): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('postgres group commit', { skip: postgresMissing() }, () => {
+  before(async () => {
+    postgres = await startPostgres();
+  });
+  after(async () => {
+    await postgres?.stop();
+  });
+
+  test('bookkeeping resolves at its commit; an answer and its resend only after a sync round', async () => {
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    await withGatedSyncs(
+      () => opened,
+      async ({ store, url, a, rounds }) => {
+        assert.equal(await store.takeRate(a, 10), true);
+        const claim = (await store.claim(a, 'm1', 'spam', REQ)) as { attempt: Buffer };
+        const { salt } = (await store.userKey(a, 'spam', 1))!;
+        assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
+        let recorded = false;
+        const record = store
+          .recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc'))
+          .then((ok) => ((recorded = true), ok));
+        await settled();
+        // Committed (another connection reads it) but not yet synced: nobody may send it.
+        assert.deepEqual(await committedAnswer(url, a, 'm1'), Buffer.from('gc'));
+        let resent = false;
+        const resend = store.recordedAnswer(a, 'm1', 'spam', REQ).then((r) => ((resent = true), r));
+        await settled();
+        assert.equal(recorded, false, 'the answer resolved before a sync round');
+        assert.equal(resent, false, 'a resend went out before a sync round');
+        open();
+        assert.equal(await record, true);
+        assert.deepEqual(await resend, { answer: Buffer.from('gc') });
+        assert.ok(rounds() >= 1 && rounds() <= 2, `${rounds()} sync rounds`);
+      },
+    );
+  });
+
+  test('durable writes issued together share one sync round, each with its own outcome', async () => {
+    await withGatedSyncs(
+      () => settled(50), // a slow disk: the writes commit while the first round runs
+      async ({ store, a, rounds }) => {
+        // 30 deliveries at once, the last a duplicate of m1.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 30 }, (_, i) => store.deliver(a, i === 29 ? 'm1' : `n${i}`, RAW)),
+        );
+        assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 29);
+        assert.match(String((outcomes[29] as PromiseRejectedResult).reason), /already delivered/);
+        // One round starts with the first write done; the rest share at most one more.
+        assert.ok(rounds() >= 1 && rounds() <= 2, `${rounds()} sync rounds for 29 durable writes`);
+      },
+    );
+  });
+
+  test('a failed sync round fails its writers only; the next round connects again', async () => {
+    let failures = 2; // the round and its retry on a new connection
+    await withGatedSyncs(
+      async () => {
+        if (failures > 0) {
+          failures--;
+          throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+        }
+      },
+      async ({ store, a }) => {
+        await assert.rejects(store.deliver(a, 'm2', RAW), /syncing the log failed/);
+        await store.deliver(a, 'm3', RAW);
+        assert.deepEqual(
+          (await store.listMessages(a)).map((m) => m.id),
+          ['m1', 'm2', 'm3'], // m2 committed; only its caller was not told it is on disk
+        );
+      },
+    );
+  });
+
+  test('connections the server drops are opened again: a statement in flight may fail, the next ones work', async () => {
+    const url = await postgres.database();
+    const store = await openPostgresStore(url);
+    const { userId } = await store.addUser('frank');
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.deliver(userId, `a${i}`, RAW)));
+    // As a PostgreSQL restart or an idle-connection reaper would: every backend of the database ends.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    await admin.end();
+    await settled(100);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => store.deliver(userId, `b${i}`, RAW)),
+    );
+    const failed = outcomes.filter((o) => o.status === 'rejected').length;
+    // Then everything works again, durable writes (sync rounds) included.
+    await store.deliver(userId, 'c0', RAW);
+    assert.equal(await store.claim(userId, 'c0', 'spam', REQ).then((c) => typeof c), 'object');
+    const ids = (await store.listMessages(userId)).map((m) => m.id);
+    // (A statement that failed may still have committed: the connection died before its answer came.)
+    assert.ok(ids.includes('c0') && ids.filter((id) => id.startsWith('b')).length >= 20 - failed, `${failed} failed`);
+    await store.close();
+  });
+});
