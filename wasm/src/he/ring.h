@@ -64,9 +64,19 @@ inline uint64_t sub_mod(uint64_t a, uint64_t b, uint64_t q) {
 inline uint64_t neg_mod(uint64_t a, uint64_t q) { return sub_mod(0, a, q); }
 
 // Shoup multiplication by a fixed w < q with w' = floor(w·2^64 / q):
-// correct for any x < 2^64 and constant-time.
+// correct for any x < 2^64 and constant-time. w' is computed by restoring
+// division, one quotient bit per step with masks: w is often secret (a key's
+// NTT coefficients, sk_precompute), and a 128-bit division's running time
+// depends on its operands.
 inline uint64_t shoup_precompute(uint64_t w, uint64_t q) {
-  return uint64_t((static_cast<unsigned __int128>(w) << 64) / q);
+  uint64_t rem = w, quo = 0;  // rem < q < 2^55 throughout
+  for (int i = 0; i < 64; ++i) {
+    rem <<= 1;
+    const uint64_t take = ge_mask(rem, q);
+    rem -= q & take;
+    quo = (quo << 1) | (take & 1);
+  }
+  return quo;
 }
 
 inline uint64_t mul_shoup(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
