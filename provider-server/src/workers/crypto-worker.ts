@@ -10,7 +10,7 @@ import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { USER_KEY_CACHE } from '../limits.js';
-import { evaluateElements, readOprfKey } from '../blocklist.js';
+import { evaluateWithKeyFile } from '../blocklist.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
 import { providerSodiumReady } from '../native-sodium.js';
@@ -181,7 +181,7 @@ const tasks = {
   },
 
   blocklist(keyFile: string, blinded: Uint8Array): Uint8Array {
-    return evaluateElements(readOprfKey(keyFile), blinded);
+    return evaluateWithKeyFile(keyFile, blinded);
   },
 
   endSession(sessionId: string): void {
