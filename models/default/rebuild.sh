@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 cli() { node --import tsx models/cli.ts "$@"; }
 # Spam: binary logistic regression (liblinear) on SpamAssassin, 2^16 hashed rows;
-# 12-bit weights and at most 1024 rows per email give T = 26, which keeps the
-# per-email traffic under 20 KB with no accuracy or float/quantized change.
+# 12-bit weights and at most 1024 rows per email give these weights T = 24, which
+# keeps the per-email traffic under 10 KB with no accuracy or float/quantized change.
 cli train --task spam --algorithm lr --corpus spamassassin --N 65536 --b-in 12 --lmax 1024 \
   --out models/default/spam.pmfm --meta-out models/default/spam.public.json
 # Topics: multinomial NB on 20 Newsgroups (bydate train split), 2^14 rows, float
