@@ -15,6 +15,7 @@ import {
   heLayout,
   loadHe,
   localSession,
+  ksGadget,
   makeParams,
 } from '../../wasm/ts/he.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
@@ -71,8 +72,9 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const sk = h.loadSecretKey(h.generateSecretKey());
   const providerSeed = h.randomSeed();
   const nonce = h.randomSeed();
-  const session = localSession(h, sk, providerSeed);
-  const kskBytes = sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 });
+  const T = makeParams({ N: 1, B: 1 }).T; // the default plaintext width of these rows
+  const session = localSession(h, sk, providerSeed, T);
+  const kskBytes = sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 }, T);
 
   // Provider: one model ciphertext, one public key, one decryption.
   const one = makeParams({ N: HE_N - 1, B: 1 });
@@ -82,7 +84,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const pkNs = timePerCall(() => sk.publicKeyFor(providerSeed, nonce), { minMs: ctx.quick ? 200 : 500 });
   ctx.report({ case: 'public_key', metric: 'time_us', value: pkNs / 1e3, unit: 'us', note: 'p0 for one client' });
   const kskNs = timeRounds(
-    () => sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 }),
+    () => sk.keySwitchKey(providerSeed, session.user, { userId: 1, epoch: 1 }, T),
     ctx.quick ? 3 : 10,
   );
   ctx.report({ case: 'ksk_generate', metric: 'time_ms', value: ms(kskNs), unit: 'ms', note: 'per user and key epoch' });
@@ -91,7 +93,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     metric: 'bytes',
     value: kskBytes.length,
     unit: 'B',
-    note: '7 digits of one limb (q2), a parts seeded',
+    note: `T = ${T}: ${ksGadget(T).digits} digits modulo q_ks < 2^50, a parts seeded`,
   });
   const kskLoadNs = timeRounds(() => h.loadKeySwitchKey(kskBytes).dispose(), ctx.quick ? 3 : 10);
   ctx.report({

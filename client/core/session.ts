@@ -235,6 +235,12 @@ export abstract class ProviderSession {
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
     if (w.ksk.length > 0) {
       const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges
+      try {
+        ksk.checkServes(model.params);
+      } catch (e) {
+        ksk.dispose();
+        throw e;
+      }
       model.userKey?.ksk.dispose();
       model.userKey = { epoch: w.keyEpoch, ksk };
       await this.opts.onUserKey?.(w.keyEpoch, w.ksk.slice());

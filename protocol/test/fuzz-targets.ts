@@ -306,7 +306,7 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const nonce = he.randomSeed();
     const p0 = sk.publicKeyFor(seed, nonce);
     const user = sk.userKey(seed, { userId: 1, epoch: 1 });
-    const ksk = sk.keySwitchKey(seed, user, { userId: 1, epoch: 1 });
+    const ksk = sk.keySwitchKey(seed, user, { userId: 1, epoch: 1 }, params.T);
     const lweLen = heLayout(params).lweBytes;
     const sized = (n: number) =>
       fc.oneof(

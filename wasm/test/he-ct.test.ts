@@ -16,6 +16,7 @@ it('no branch or memory index depends on secrets in the checked lattice routines
     });
     assert.equal(run.status, 0, `memcheck found secret-dependent control flow:\n${run.stderr}`);
     assert.match(run.stdout, /sk_precompute \d+/);
+    assert.match(run.stdout, /key_switch T=8 \d+/);
   } finally {
     dispose();
   }

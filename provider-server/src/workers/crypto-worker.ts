@@ -105,8 +105,9 @@ const tasks = {
     return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
   },
 
-  keySwitchKey(keyFile: string, providerSeedHex: string, id: UserKeyId): Uint8Array {
-    return key(keyFile).keySwitchKey(Buffer.from(providerSeedHex, 'hex'), userKey(keyFile, providerSeedHex, id), id);
+  keySwitchKey(keyFile: string, providerSeedHex: string, id: UserKeyId, T: number): Uint8Array {
+    const seed = Buffer.from(providerSeedHex, 'hex');
+    return key(keyFile).keySwitchKey(seed, userKey(keyFile, providerSeedHex, id), id, T);
   },
 
   ot(sessionId: string, payload: Uint8Array): Uint8Array {

@@ -1,12 +1,16 @@
 // Frozen ring parameters (docs/crypto.md#parameters) and constant-time arithmetic modulo
-// the two RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2.
+// the RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2; the key switch runs modulo
+// a third prime q_ks.
 //
-// The primes are the two largest k·2^32 + 1 below 2^54 (search downward from
+// q1, q2 are the two largest k·2^32 + 1 below 2^54 (search downward from
 // k = 2^22 − 1, deterministic Miller–Rabin): qi ≡ 1 mod 2^32 makes them
 // NTT-friendly for n = 4096 (≡ 1 mod 2n) and makes q ≡ 1 mod 2^T for every
-// T ≤ 32, so Δ = (q−1)/2^T is exact. psi_i = g^((qi−1)/2n) for the smallest g
-// that gives a primitive 2n-th root. wasm/test/he-params.test.ts re-checks all
-// of this with BigInt arithmetic.
+// T ≤ 32, so Δ = (q−1)/2^T is exact. q_ks = 2^50 − 2^14 + 1 is the largest
+// prime ≡ 1 mod 2n below 2^50: the modulus of the user-key instance, whose
+// security after a budget of leaked bits needs log2 q_ks ≤ 50
+// (docs/crypto.md#security-of-the-keys). psi_i = g^((qi−1)/2n) for the
+// smallest g that gives a primitive 2n-th root. wasm/test/he-params.test.ts
+// re-checks all of this with BigInt arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -18,17 +22,26 @@ constexpr size_t kN = 4096;
 constexpr unsigned kLogN = 12;
 constexpr size_t kLimbs = 2;
 constexpr uint64_t kQ[kLimbs] = {0x3ffff700000001ULL, 0x3fffc000000001ULL};
-constexpr uint64_t kPsi[kLimbs] = {17742327281753919ULL, 2591887741274009ULL};
 constexpr unsigned kQBits = 54;                       // bit length of each qi
 constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
-constexpr unsigned kCbdEta = 21;                      // error: centered binomial
+// Every modulus with NTT tables: q1, q2 and, at index kQksIndex, q_ks.
+constexpr size_t kModuli = 3;
+constexpr size_t kQksIndex = 2;
+constexpr uint64_t kQks = 0x3ffffffffc001ULL;
+constexpr unsigned kQksBits = 50;
+constexpr uint64_t kModulus[kModuli] = {kQ[0], kQ[1], kQks};
+constexpr unsigned kModulusBits[kModuli] = {kQBits, kQBits, kQksBits};
+constexpr uint64_t kPsi[kModuli] = {17742327281753919ULL, 2591887741274009ULL, 1094367314627419ULL};
+constexpr unsigned kCbdEta = 21;  // error: centered binomial
 constexpr unsigned kMaxT = 32;
-// LWE output modulus 2^Q: the modulus switch's fixed-point scale 2^(64+Q)/q2 must fit 64 bits.
-constexpr unsigned kMaxQ = 52;
-// Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the switch's
-// rounding noise (n' = 2048 terms: σ ≈ 10.7, its 2^-60 tail ≈ 117), the key
-// switch's (σ ≈ 2^(T−29.6) ≤ 5.3, he/keyswitch.h) plus the flood (≤ 32 after
-// the switch, see max_flood_bits). wasm/test/he-failure.slow.test.ts measures it.
+// LWE output modulus 2^Q: the switch from q_ks, with fixed-point scale
+// 2^(64+Q)/q_ks, needs 2^Q < q_ks.
+constexpr unsigned kMaxQ = 49;
+// Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the rounding of the
+// switch to 2^Q (n' = 2048 terms: variance ≤ 683), the key switch's (variance
+// ≤ 45 at every T, he/keyswitch.h) plus the flood (≤ 32 after the switch, see
+// max_flood_bits): failure ≤ 2^-44 (docs/crypto.md#plaintext-and-output-modulus).
+// wasm/test/he-failure.slow.test.ts measures it.
 constexpr unsigned kMinQMinusT = 9;
 // The flood must exceed the honest noise by this many bits: statistical
 // distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext, so a user's first 2^11
