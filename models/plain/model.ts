@@ -65,7 +65,7 @@ function checkHeader(h: Record<string, unknown>): PlainModelHeader {
   };
   const N = int('N', 1, MAX_N);
   const B = int('B', 1, 1 << 16);
-  const bIn = int('b_in', 2, 31);
+  int('b_in', 2, 31);
   int('T', MIN_T, MAX_T);
   if (N !== spec.N || h.f_in !== spec.fIn || h.L_max !== spec.lMax) fail('N, f_in, L_max disagree with featureSpec');
   const labels = h.labels;
