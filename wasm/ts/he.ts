@@ -605,6 +605,25 @@ export class ClientModel extends Handle {
   }
 
   /**
+   * The statistical distance, in units of 2^-128, that `coefficients`
+   * extractions of this accumulator give the provider over a view without the
+   * email's noise: flood_bound/2^(F+1) each (docs/crypto.md#noise-budget). A
+   * device's sum of these stays ≤ 2^-40 (client/core/flood-ledger.ts).
+   */
+  floodDistance(acc: Accumulator, coefficients = 1): bigint {
+    const core = this.core;
+    const out = core.alloc(8);
+    try {
+      core.fn('pmf_he_flood_bound')(acc.live(), out);
+      const [lo, hi] = new Uint32Array(core.heap.buffer, out, 2);
+      const bound = (BigInt(hi) << 32n) | BigInt(lo);
+      return (bound * BigInt(coefficients)) << BigInt(127 - this.params.F);
+    } finally {
+      core.free(out);
+    }
+  }
+
+  /**
    * docs/crypto.md#extraction-pipeline for each requested coefficient: fresh public-key encryption of zero,
    * LWE extraction, blinding by Δ·r_j, flooding, switch to 2^Q, bit-packing.
    * Spam: indices [0]. Topics: the B' candidate indices.

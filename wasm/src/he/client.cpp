@@ -162,15 +162,13 @@ uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
 // b coefficients (blind_coefficient).
 Status rerandomize(const Model& m, const Accumulator& acc, const PublicKey& pk, unsigned T,
                    unsigned F, ExtractScratch& sc, FreshPrg& prg) {
-  // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
-  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
-  // Flooding hides it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per
-  // coefficient. What comes later (dropping q1, the key switch, the switch to
-  // 2^Q) adds noise that depends on the re-randomized a part alone.
+  // Flooding hides the honest noise at statistical distance
+  // flood_bound/2^(F+1) ≤ 2^-51 per coefficient. What comes later (dropping
+  // q1, the key switch, the switch to 2^Q) adds noise that depends on the
+  // re-randomized a part alone.
   if (T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T)) return kBadParams;
   if (acc.model != &m) return kBadState;
-  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
-  if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
+  if (flood_bound(acc) > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
 
   for (size_t i = 0; i < kN; ++i) sc.u[i] = sample_ternary(prg);
   for (size_t i = 0; i < kN; ++i) sc.e2[i] = int8_t(sample_cbd(prg));

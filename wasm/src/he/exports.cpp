@@ -157,6 +157,13 @@ PMF_EXPORT Accumulator* pmf_he_acc_new() { return new (std::nothrow) Accumulator
 
 PMF_EXPORT void pmf_he_acc_free(Accumulator* acc) { delete acc; }
 
+// flood_bound of a computed accumulator (0 when it holds none), as two 32-bit halves.
+PMF_EXPORT void pmf_he_flood_bound(const Accumulator* acc, uint32_t* out) {
+  const uint64_t b = acc->model ? flood_bound(*acc) : 0;
+  out[0] = uint32_t(b);
+  out[1] = uint32_t(b >> 32);
+}
+
 PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len,
                           uint32_t max_count, Accumulator* acc) {
   return dot(*m, rows, counts, len, max_count, *acc);

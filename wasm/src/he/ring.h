@@ -43,11 +43,16 @@ constexpr unsigned kMaxQ = 49;
 // max_flood_bits): failure ≤ 2^-44 (docs/crypto.md#plaintext-and-output-modulus).
 // wasm/test/he-failure.slow.test.ts measures it.
 constexpr unsigned kMinQMinusT = 9;
-// The flood must exceed the honest noise by this many bits: statistical
-// distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext, so a user's first 2^11
-// ciphertexts stay within 2^-40 together at the worst-case noise bound (and
-// typical noise is 2^5–2^8 smaller).
+// The flood must exceed the honest noise bound by this many bits: statistical
+// distance ≤ bound/2^(F+1) ≤ 2^-51 per ciphertext. Distances add up over every
+// ciphertext a device sends; the client keeps their sum below 2^-40 over the
+// device's lifetime (client/core/flood-ledger.ts, docs/security.md#flooding-over-a-lifetime).
 constexpr unsigned kFloodMarginBits = 50;
+// E|Z| for the encryption of zero's noise Z = −(e·u)[j] + e1 + (e2·s)[j], with
+// u, e1, e2 the client's fresh randomness: E[Z²] ≤ n·21²·⅔ + η/2 + n·η/2 ≈ 1116.8²
+// even for a p0 error and a key at their extremes. The flood covers E|ν|, not
+// the worst case: the distance of E + ν from E is E|ν|/2^(F+1) for ν independent of E.
+constexpr uint64_t kEncZeroNoise = 1117;
 // Largest flood exponent F for plaintext bits T: after the switch to 2^Q the
 // flood is 2^(F+Q)/q ≈ 2^(F+Q−108) ≤ 2^(Q−T−4), an eighth of the margin;
 // capped at 100 bits (sampled from 128 random bits).
