@@ -7,7 +7,16 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { countCap, extractFeatures, makeSpec } from '../features/index.js';
-import { chooseT, dotBound, loadPlainModel, modelT, plainScores, qmax, worstScore, type PlainModel } from '../plain/index.js';
+import {
+  chooseT,
+  dotBound,
+  loadPlainModel,
+  modelT,
+  plainScores,
+  qmax,
+  worstScore,
+  type PlainModel,
+} from '../plain/index.js';
 import { MAX_T } from '../../wasm/ts/limits.js';
 import { headerFor, modelBytes } from './model-bytes.js';
 
