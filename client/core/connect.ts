@@ -58,7 +58,7 @@ export interface Connector<M extends LoadedModel = LoadedModel, S = SpamSession>
 
 /**
  * A stored user key, or none when an older build stored it in a layout this
- * one no longer reads (the key-switching key's version 1): the session then
+ * one no longer reads (the key-switching key's layouts 1 and 2): the session then
  * asks for the current epoch's key again. Any other defect is an error.
  */
 function storedUserKey(

@@ -13,6 +13,7 @@ import {
   HE_QKS,
   heLayout,
   keySwitchKeyBytes,
+  KSK_LAYOUT,
   ksGadget,
   loadHe,
   localSession,
@@ -137,6 +138,7 @@ describe('he known answers', () => {
     const ksk = sk.keySwitchKey(SEED, user, { salt: SALT, epoch: 3 }, T);
     assert.equal(ksk.length, keySwitchKeyBytes(T));
     assert.deepEqual([...ksk.subarray(0, 3)], [0x4b, 3, T]);
+    assert.equal(KSK_LAYOUT, ksk[1], 'KSK_LAYOUT names the layout the core writes');
     const aSeed = ksk.subarray(3, 35);
     for (let i = 0; i < digits; i++) {
       const a = referenceExpand(aSeed, 2, i + 1);

@@ -142,6 +142,9 @@ export function ksGadget(T: number): { inBits: number; baseBits: number; digits:
   return { inBits, baseBits, digits: Math.ceil(inBits / baseBits) };
 }
 
+/** The key-switching key's layout (kKskVersion, wasm/src/he/keyswitch.h): 3 switches modulo q_ks with ksGadget(T). */
+export const KSK_LAYOUT = 3;
+
 /** Bytes of a user's key-switching key for plaintext bits T: tag, version, T, seed, 50-bit packed b per digit. */
 export function keySwitchKeyBytes(T: number): number {
   return 3 + SEED_BYTES + (ksGadget(T).digits * HE_N * 50) / 8;
