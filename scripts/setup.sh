@@ -93,7 +93,7 @@ export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
 node scripts/build-native.mjs
 if [ -f webpack.config.js ]; then
-  ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
+  ext_key=$( (grep -v '^#' scripts/extension-inputs.txt | xargs -I{} find {} -type f -not -name '*.test.ts' 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
   if ! fresh extension "$ext_key" || [ ! -d dist ]; then
     log "building the extension (webpack)"
     npx webpack --mode production >/dev/null
