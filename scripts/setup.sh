@@ -28,6 +28,8 @@ command -v emcc >/dev/null || pkgs+=(emscripten)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
+# Valgrind's memcheck checks the lattice code's constant-time discipline (wasm/test/he-ct.test.ts).
+command -v valgrind >/dev/null || pkgs+=(valgrind)
 # libsodium's headers for the provider's native ristretto255 (provider-server/native/),
 # and Rust for its base OTs' group arithmetic (rustup's toolchain when there is one).
 [ -f /usr/include/sodium.h ] || pkgs+=(libsodium-dev)
@@ -91,7 +93,7 @@ export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
 node scripts/build-native.mjs
 if [ -f webpack.config.js ]; then
-  ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
+  ext_key=$( (grep -v '^#' scripts/extension-inputs.txt | xargs -I{} find {} -type f -not -name '*.test.ts' 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
   if ! fresh extension "$ext_key" || [ ! -d dist ]; then
     log "building the extension (webpack)"
     npx webpack --mode production >/dev/null
