@@ -41,6 +41,7 @@ import { loadPlainModel, plainVerdict } from '../models/plain/index.js';
 import { openStore } from '../provider-server/src/provider.js';
 import { loadHe } from '../wasm/ts/he.js';
 import { blocklistDemo, DEMO_LIST, publishDemoList } from './demo-blocklist.js';
+import { humanLog } from './demo-log.js';
 import { topicsDemo } from './demo-topics.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -123,8 +124,10 @@ async function startDemoProvider(dataDir: string, port: number): Promise<DemoPro
       PMF_WORKERS: '1',
       PMF_DEMO: '1',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'pipe'],
   });
+  // The provider logs JSON lines (for log shippers); the demo shows them as text.
+  humanLog(child.stderr!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = (): void => {
     if (child.exitCode === null) child.kill('SIGTERM');
