@@ -209,6 +209,8 @@ describe('the operator walkthrough', { skip, timeout: 600_000 }, () => {
   it('serves the public API through HAProxy over TLS and keeps the internal endpoints in', async () => {
     assert.equal(await viaHaproxy('/healthz'), 200);
     assert.equal(await viaHaproxy('/models'), 200);
+    // A user's own tokens (src/token-endpoint.ts) are public: the instance answers, asking for a token.
+    assert.equal(await viaHaproxy('/tokens'), 401);
     assert.equal(await viaHaproxy('/metrics'), 404);
     assert.equal(await viaHaproxy('/admin/topics'), 404);
     // Prometheus scrapes each instance on loopback (step 9).
