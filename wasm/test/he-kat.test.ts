@@ -126,6 +126,36 @@ describe('he known answers', () => {
     }
   });
 
+  it('seed expansion continues the stream past rejected words (seeds that reject, limb q2)', async () => {
+    const core = await loadCore();
+    const limb = 1; // q2 = (2^22 − 64)·2^32 + 1: about one polynomial in 16 rejects a word
+    const nonce = Buffer.concat([Buffer.from('pmf-he-a'), Buffer.from([limb, 0, 0, 0])]);
+    const mask = 2n ** BigInt(BITS[limb]) - 1n;
+    const rejects = (seed: Uint8Array): number => {
+      const ks = keystream(seed, nonce, 8 * HE_N);
+      let n = 0;
+      for (let o = 0; o < ks.length; o += 8) n += (ks.readBigUInt64LE(o) & mask) >= QS[limb] ? 1 : 0;
+      return n;
+    };
+    const seeds: Uint8Array[] = [];
+    for (let i = 0; seeds.length < 2; i++) {
+      const seed = new Uint8Array(createHash('sha256').update(`reject ${i}`).digest());
+      if (rejects(seed) > 0) seeds.push(seed);
+    }
+    for (const seed of seeds) {
+      const got = core.withBuffers([seed], (sp) => {
+        const o = core.alloc(8 * HE_N);
+        core.fn('pmf_he_expand_a')(sp, limb, o);
+        const r = core.copyOut(o, 8 * HE_N);
+        core.free(o);
+        return r;
+      });
+      const view = new DataView(got.buffer);
+      const ref = referenceExpand(seed, limb);
+      for (let i = 0; i < HE_N; i++) assert.equal(view.getBigUint64(8 * i, true), ref[i], `coefficient ${i}`);
+    }
+  });
+
   it("key-switching key layout: 'K', version 3, T, a-seed, then per digit b_i = −a_i·s_u(X²) + e_i + g_i·s mod q_ks at 50 bits", async () => {
     const he = await loadHe();
     const T = 24;
