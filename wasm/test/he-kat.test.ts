@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { loadCore } from '../ts/core.js';
+import { loadCore, type WasmCore } from '../ts/core.js';
 import {
   HE_LWE_N,
   HE_N,
@@ -46,6 +46,17 @@ function referenceExpand(seed: Uint8Array, limb: number, index = 0): bigint[] {
     if (v < QS[limb]) out.push(v);
   }
   return out;
+}
+
+/** The module's expansion of a from `seed` for `limb`, as bytes. */
+function expandA(core: WasmCore, seed: Uint8Array, limb: number): Uint8Array {
+  return core.withBuffers([seed], (sp) => {
+    const o = core.alloc(8 * HE_N);
+    core.fn('pmf_he_expand_a')(sp, limb, o);
+    const r = core.copyOut(o, 8 * HE_N);
+    core.free(o);
+    return r;
+  });
 }
 
 /** Little-endian bit-unpacking of `count` values of `width` bits. */
@@ -110,13 +121,7 @@ describe('he known answers', () => {
   it('seed expansion of a equals the reference XOF and the pinned digest', async () => {
     const core = await loadCore();
     for (const limb of [0, 1, 2]) {
-      const got = core.withBuffers([SEED], (sp) => {
-        const o = core.alloc(8 * HE_N);
-        core.fn('pmf_he_expand_a')(sp, limb, o);
-        const r = core.copyOut(o, 8 * HE_N);
-        core.free(o);
-        return r;
-      });
+      const got = expandA(core, SEED, limb);
       const ref = referenceExpand(SEED, limb);
       const view = new DataView(got.buffer);
       for (let i = 0; i < HE_N; i++)
@@ -143,13 +148,7 @@ describe('he known answers', () => {
       if (rejects(seed) > 0) seeds.push(seed);
     }
     for (const seed of seeds) {
-      const got = core.withBuffers([seed], (sp) => {
-        const o = core.alloc(8 * HE_N);
-        core.fn('pmf_he_expand_a')(sp, limb, o);
-        const r = core.copyOut(o, 8 * HE_N);
-        core.free(o);
-        return r;
-      });
+      const got = expandA(core, seed, limb);
       const view = new DataView(got.buffer);
       const ref = referenceExpand(seed, limb);
       for (let i = 0; i < HE_N; i++) assert.equal(view.getBigUint64(8 * i, true), ref[i], `coefficient ${i}`);
