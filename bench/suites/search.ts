@@ -408,7 +408,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     metric: 'time_ms',
     value: performance.now() - t0,
     unit: 'ms',
-    note: `first query after new mail (writes the queued add, recomputes the hot shard's weights); ${size}`,
+    note: `first query after new mail (writes the queued add, weighs the query's terms in the hot shard); ${size}`,
   });
 
   // The same queries while the background indexes new mail (a backlog being

@@ -6,10 +6,20 @@
 // index, one object per (term, field, document), was most of the cost of an add.
 import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
-import { fieldWords, FIELD_BOOST, FIELDS, type FieldWords, type IndexableDoc, type WordEntry } from './lunr-shard.js';
+import {
+  accepts,
+  fieldWords,
+  FIELD_BOOST,
+  FIELDS,
+  type CompiledQuery,
+  type FieldWords,
+  type IndexableDoc,
+  type WordEntry,
+} from './lunr-shard.js';
 import { TermBytes, TermTable } from './term-table.js';
 
 const F = FIELDS.length;
+const fromUtf8 = new TextDecoder();
 /** lunr's BM25 parameters. */
 const K1 = 1.2;
 const B = 0.75;
@@ -140,16 +150,41 @@ export class ShardBuilder {
 
   /** The query form of everything added so far (cached until the next add). */
   build(): CompactShard {
-    return (this.built ??= this.compute());
+    return (this.built ??= this.compute(TermTable.sorted(this.terms)));
   }
 
-  private compute(): CompactShard {
+  /**
+   * The query form of everything added so far, for one query: only the terms
+   * its clauses reach, each with the postings and weights build() gives it
+   * (same idf, lengths and operations). A query of the hot shard, which gains
+   * a message at every add, then pays for its own terms, not for every
+   * weight of up to SHARD_SIZE messages.
+   */
+  forQuery(q: CompiledQuery): CompactShard {
+    if (this.built) return this.built;
+    const reached = new Map<string, number>();
+    for (const c of q.clauses) {
+      for (const p of c.patterns) {
+        if (p.exact !== undefined) {
+          const id = this.ids.get(p.exact);
+          if (id !== undefined) reached.set(p.exact, id);
+          continue;
+        }
+        const prefix = fromUtf8.decode(p.key);
+        for (const [term, id] of this.ids) if (term.startsWith(prefix) && accepts(p.set!, term)) reached.set(term, id);
+      }
+    }
+    const { table, order } = TermTable.sorted([...reached.keys()]);
+    const ids = [...reached.values()];
+    return this.compute({ table, order: order.map((i) => ids[i]) });
+  }
+
+  /** The compact form of the terms `order` lists (builder term ids, in `table`'s order). */
+  private compute({ table, order }: { table: TermTable; order: number[] }): CompactShard {
     const N = this.seqs.length;
-    const T = this.terms.count;
+    const T = order.length;
     const { postIds, postTfs, fieldEnds, lengths } = this;
-    // Term ids in sorted order, which the compact form's lookups need.
-    const { table, order } = TermTable.sorted(this.terms);
-    const rank = new Int32Array(T);
+    const rank = new Int32Array(this.terms.count).fill(-1);
     order.forEach((id, r) => (rank[id] = r));
 
     const offsets = new Int32Array(T * F + 1);
@@ -157,7 +192,10 @@ export class ShardBuilder {
     for (let d = 0, k = 0; d < N; d++) {
       for (let f = 0; f < F; f++) {
         totalLength[f] += lengths[d * F + f];
-        for (const end = fieldEnds[d * F + f]; k < end; k++) offsets[rank[postIds[k]] * F + f + 1]++;
+        for (const end = fieldEnds[d * F + f]; k < end; k++) {
+          const r = rank[postIds[k]];
+          if (r >= 0) offsets[r * F + f + 1]++;
+        }
       }
     }
     for (let i = 1; i < offsets.length; i++) offsets[i] += offsets[i - 1];
@@ -174,6 +212,7 @@ export class ShardBuilder {
         const norm = K1 * (1 - B + B * (lengths[d * F + f] / avgLength[f]));
         for (const end = fieldEnds[d * F + f]; k < end; k++) {
           const r = rank[postIds[k]];
+          if (r < 0) continue;
           const tf = postTfs[k];
           // lunr: score = idf·(k1+1)·tf / (k1·(1−b+b·len/avg) + tf), times field boost, rounded.
           let score = (idfs[r] * ((K1 + 1) * tf)) / (norm + tf);
