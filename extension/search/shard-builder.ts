@@ -4,7 +4,7 @@
 // rounded to 1/1000 as lunr rounds), so a shard answers exactly as a lunr
 // index of the same mail would. lunr.Builder itself is not used: its inverted
 // index, one object per (term, field, document), was most of the cost of an add.
-import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
+import { CompactShard, idf, WEIGHT_SCALE, type ShardArrays } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
 import {
   accepts,
@@ -90,6 +90,8 @@ export class ShardBuilder {
   private readonly totalLength = new Array<number>(F).fill(0);
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
+  /** The documents' columns as the compact form takes them (cached until the next add, like `built`). */
+  private columns?: Pick<ShardArrays, 'seqs' | 'dates' | 'meta'>;
 
   /** Tokenizes and counts one message; changes nothing in the builder. */
   prepare(doc: IndexableDoc): PreparedDoc {
@@ -146,6 +148,7 @@ export class ShardBuilder {
     this.dates.push(p.date);
     this.metas.push(p.meta);
     this.built = undefined;
+    this.columns = undefined;
   }
 
   /** The id of a word's term in this builder, cached on the word's memo entry. */
@@ -291,16 +294,12 @@ export class ShardBuilder {
     docs: Uint16Array | Uint32Array,
     weights: Uint16Array,
   ): CompactShard {
-    return new CompactShard({
-      docCount: this.seqs.length,
-      terms,
+    this.columns ??= {
       seqs: Int32Array.from(this.seqs),
       dates: Float64Array.from(this.dates),
-      offsets,
-      docs,
-      weights,
       meta: DocTable.join(this.metas),
-    });
+    };
+    return new CompactShard({ docCount: this.seqs.length, terms, offsets, docs, weights, ...this.columns });
   }
 }
 
