@@ -3,7 +3,7 @@
 //
 // Scheme (costs measured in README.md):
 // - New mail goes into a "hot" shard (shard-builder.ts) that only tokenizes
-//   on add; its weights are (re)computed lazily when a query needs them.
+//   on add; a query weighs only its own terms there (forQuery).
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
 //   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
 //   as one record. Sealed shards are immutable and loaded only by the first
@@ -893,7 +893,7 @@ export class MailSearch {
     const parts: Part[] = this.manifest.shards
       .filter((s) => loaded.has(s.id))
       .map((s) => ({ shard: loaded.get(s.id)!, dead: this.tombstones.get(s.id)! }));
-    if (this.hot.size > 0) parts.push({ shard: this.hot.build(), dead: this.hotDead });
+    if (this.hot.size > 0) parts.push({ shard: this.hot.forQuery(q), dead: this.hotDead });
     const expansions = parts.map((p) => p.shard.expand(q));
 
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).
