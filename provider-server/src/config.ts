@@ -66,6 +66,8 @@ export interface ServerConfig {
   models: ModelSource[];
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
+  /** The remote search index's per-account limits as written; checked at start (remote-index/limits.ts). */
+  remoteIndex?: unknown;
 }
 
 export const DEFAULTS: ServerConfig = {

@@ -29,6 +29,8 @@ export interface HttpDeps {
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The remote search index (remote-index/http.ts). */
+  remoteIndex?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
   workers?: () => PoolHealth;
 }
@@ -164,6 +166,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res)) return;
+    if (deps.remoteIndex?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       const workers = deps.workers?.();

@@ -22,6 +22,7 @@ import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
+import { remoteIndexHandler } from './remote-index/index.js';
 
 export const SESSION_PATH = '/session';
 
@@ -123,6 +124,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
+    remoteIndex: remoteIndexHandler(store, config.remoteIndex, log),
     workers: () => crypto.health(),
   });
   const server = config.tls

@@ -3,6 +3,7 @@
 // semantics as store-sqlite.ts; the schema is created or migrated at start
 // under an advisory lock, so instances starting together do not race.
 import pg from 'pg';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type SqlDriver } from './store.js';
 
 /** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
@@ -110,6 +111,8 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 6: SQLite migration 10
+  remoteIndexSchema('postgres'),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 
 /** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
@@ -149,6 +150,8 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (user_id, window_start)
    );`,
+  // 10: the remote search index (docs/remote-search.md#provider-store)
+  remoteIndexSchema('sqlite'),
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,176 @@
+// HTTP calls to the provider's /remote-index endpoints (docs/remote-search.md#wire),
+// with the account's bearer token. Bodies are protocol/remote-search.ts's
+// layouts; every answer is decoded with its bounds. Failures are
+// RemoteIndexError with a code a caller can act on.
+import {
+  decodeRecords,
+  decodeSearchAnswer,
+  decodeState,
+  encodeCompact,
+  encodeUpdate,
+  REMOTE_INDEX_PATH,
+  REQUEST_LIMITS,
+  TAG_BYTES,
+  type CompactBody,
+  type SearchAnswer,
+  type StateBody,
+  type UpdateBody,
+} from '../../../protocol/remote-search.js';
+
+export type RemoteIndexErrorCode =
+  | 'unauthenticated' // the token is not (or no longer) valid
+  | 'rate_limited' // too many requests this minute: retry later
+  | 'quota' // the account's index is full
+  | 'conflict' // another device committed first: sync and retry
+  | 'duplicate' // some messages are indexed already (duplicates)
+  | 'compact_first' // too many deltas since the snapshot: compact, then retry
+  | 'exists' // the search key is set already
+  | 'not_found' // no search key is set yet
+  | 'bad_request' // the provider refused the request's format
+  | 'unavailable'; // the provider could not be reached or failed
+
+export class RemoteIndexError extends Error {
+  override name = 'RemoteIndexError';
+  constructor(
+    readonly code: RemoteIndexErrorCode,
+    message: string,
+    /** conflict: the provider's version; duplicate: the tags already indexed (hex). */
+    readonly detail: { version?: number; duplicates?: string[]; retryAfterS?: number } = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiOptions {
+  /** The provider's base URL (https://, or http:// on loopback). */
+  baseUrl: string;
+  token: string;
+  fetch?: typeof fetch;
+}
+
+const STATUS: Record<number, RemoteIndexErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'quota',
+  429: 'rate_limited',
+};
+
+/** Bytes moved, for the bench and the CLI's summary. */
+export interface Traffic {
+  sent: number;
+  received: number;
+}
+
+export class RemoteIndexApi {
+  readonly traffic: Traffic = { sent: 0, received: 0 };
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: ApiOptions) {
+    this.fetch = opts.fetch ?? ((...a) => fetch(...a));
+  }
+
+  private async call(method: string, path: string, body?: Uint8Array): Promise<Uint8Array> {
+    let res: Response;
+    try {
+      res = await this.fetch(new URL(`${REMOTE_INDEX_PATH}${path}`, this.opts.baseUrl), {
+        method,
+        headers: { authorization: `Bearer ${this.opts.token}`, 'content-type': 'application/octet-stream' },
+        body: body as BodyInit | undefined,
+      });
+    } catch (e) {
+      throw new RemoteIndexError('unavailable', `the provider could not be reached (${(e as Error).message})`);
+    }
+    this.traffic.sent += body?.length ?? 0;
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    this.traffic.received += bytes.length;
+    if (res.ok) return bytes;
+    let info: { error?: string; message?: string; version?: number; duplicates?: string[] } = {};
+    try {
+      info = JSON.parse(new TextDecoder().decode(bytes)) as typeof info;
+    } catch {
+      // not JSON: the status says enough
+    }
+    const code = (info.error as RemoteIndexErrorCode | undefined) ?? STATUS[res.status] ?? 'unavailable';
+    const retry = Number(res.headers.get('retry-after'));
+    throw new RemoteIndexError(code, info.message ?? `the provider answered ${res.status}`, {
+      version: info.version,
+      duplicates: info.duplicates,
+      retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    });
+  }
+
+  /** Deltas after `since` and, when the snapshot is newer (or buckets are named), its buckets. */
+  async state(since: number, buckets?: number[]): Promise<StateBody> {
+    const q = new URLSearchParams({ since: String(since) });
+    if (buckets) q.set('buckets', buckets.join(','));
+    return decodeState(await this.call('GET', `/state?${q}`));
+  }
+
+  /** Commits baseVersion + 1; `compact`: the provider asks for a new snapshot. */
+  async update(u: UpdateBody): Promise<{ version: number; compact: boolean }> {
+    return json(await this.call('POST', '/update', encodeUpdate(u)));
+  }
+
+  async compact(c: CompactBody): Promise<{ version: number }> {
+    return json(await this.call('POST', '/compact', encodeCompact(c)));
+  }
+
+  async search(addrs: Uint8Array): Promise<SearchAnswer> {
+    return decodeSearchAnswer(await this.call('POST', '/search', addrs), addrs.length / 16);
+  }
+
+  async records(tags: Uint8Array[]): Promise<(Uint8Array | undefined)[]> {
+    if (tags.length > REQUEST_LIMITS.recordsPerRequest) throw new RangeError('too many records in one request');
+    return decodeRecords(await this.call('POST', '/records', join(tags)), tags.length);
+  }
+
+  /** Whether each tag's message is indexed. */
+  async has(tags: Uint8Array[]): Promise<boolean[]> {
+    const answer = await this.call('POST', '/has', join(tags));
+    if (answer.length !== tags.length)
+      throw new RemoteIndexError('unavailable', 'the provider answered has() with the wrong length');
+    return [...answer].map((b) => b === 1);
+  }
+
+  async remove(tags: Uint8Array[]): Promise<number> {
+    return json<{ deleted: number }>(await this.call('POST', '/delete', join(tags))).deleted;
+  }
+
+  /** The wrapped search key, or undefined when none is set. */
+  async getKey(): Promise<Uint8Array | undefined> {
+    try {
+      return await this.call('GET', '/key');
+    } catch (e) {
+      if (e instanceof RemoteIndexError && e.code === 'not_found') return undefined;
+      throw e;
+    }
+  }
+
+  /** Sets the wrapped search key once; 'exists' when another device set one first. */
+  async putKey(wrapped: Uint8Array): Promise<'created' | 'exists'> {
+    try {
+      await this.call('PUT', '/key', wrapped);
+      return 'created';
+    } catch (e) {
+      if (e instanceof RemoteIndexError && e.code === 'exists') return 'exists';
+      throw e;
+    }
+  }
+
+  /** Deletes everything of this account's index at the provider, the wrapped key too. */
+  async deleteAll(): Promise<void> {
+    await this.call('DELETE', '');
+  }
+}
+
+function json<T>(b: Uint8Array): T {
+  return JSON.parse(new TextDecoder().decode(b)) as T;
+}
+
+function join(tags: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(tags.length * TAG_BYTES);
+  tags.forEach((t, i) => out.set(t, i * TAG_BYTES));
+  return out;
+}

@@ -1,0 +1,138 @@
+// The remote index's keys and pseudorandom functions (docs/remote-search.md#scheme).
+// Everything comes from one 32-byte search key, which the user's OpenPGP key
+// wraps (wrap.ts) and the provider only stores:
+//
+//   K_kw, K_tag, K_sort = BLAKE3-derive_key("pmf remote-index v1 <purpose>", search key)
+//   K_seal              = the same with purpose "seal", as an AES-256-GCM key
+//   (k_w, slot(w))      = BLAKE3-keyed(K_kw, w)[0..32), u32(…[32..36)) mod SLOTS
+//   address(w, c)       = BLAKE3-keyed(k_w, u32be(c))[0..16)      Mitra's G(K, w‖c‖0)
+//   tag(id)             = BLAKE3-keyed(K_tag, id)[0..16)
+//   sortPad(tag)        = BLAKE3-keyed(K_sort, tag)[0..8)
+//
+// BLAKE3 in keyed mode is a PRF (one compression for inputs up to 64 bytes);
+// @noble/hashes provides it. Sealing is WebCrypto's AES-GCM with a random
+// 96-bit nonce and associated data naming what is sealed.
+import { blake3 } from '@noble/hashes/blake3.js';
+import { SEAL_OVERHEAD, SLOTS, SORT_BYTES, TAG_BYTES, ADDR_BYTES } from '../../../protocol/remote-search.js';
+
+export const SEARCH_KEY_BYTES = 32;
+
+export interface RemoteKeys {
+  keyword: Uint8Array;
+  tag: Uint8Array;
+  sort: Uint8Array;
+  seal: CryptoKey;
+}
+
+const utf8 = new TextEncoder();
+const derive = (key: Uint8Array, purpose: string): Uint8Array =>
+  blake3(key, { context: utf8.encode(`pmf remote-index v1 ${purpose}`), dkLen: 32 });
+
+export async function deriveKeys(searchKey: Uint8Array): Promise<RemoteKeys> {
+  if (searchKey.length !== SEARCH_KEY_BYTES) throw new RangeError(`a search key is ${SEARCH_KEY_BYTES} bytes`);
+  const sealBytes = derive(searchKey, 'seal');
+  const seal = await crypto.subtle.importKey('raw', sealBytes as BufferSource, 'AES-GCM', false, [
+    'encrypt',
+    'decrypt',
+  ]);
+  sealBytes.fill(0);
+  return {
+    keyword: derive(searchKey, 'keyword'),
+    tag: derive(searchKey, 'tag'),
+    sort: derive(searchKey, 'sort'),
+    seal,
+  };
+}
+
+/** A keyword's own key and its counter's slot. */
+export interface KeywordKey {
+  key: Uint8Array;
+  slot: number;
+}
+
+export function keywordKey(keys: RemoteKeys, keyword: string): KeywordKey {
+  const out = blake3(utf8.encode(keyword), { key: keys.keyword, dkLen: 36 });
+  const slot = ((out[32] << 24) | (out[33] << 16) | (out[34] << 8) | out[35]) >>> 0;
+  return { key: out.subarray(0, 32), slot: slot % SLOTS };
+}
+
+/** The address of the keyword's `counter`-th entry (counters start at 1). */
+export function address(k: KeywordKey, counter: number, out?: Uint8Array): Uint8Array {
+  const c = Uint8Array.of(counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff);
+  const h = blake3.create({ key: k.key, dkLen: ADDR_BYTES }).update(c);
+  if (!out) return h.digest();
+  h.digestInto(out);
+  return out;
+}
+
+/** Addresses 1..count of a keyword, back to back (a search token). */
+export function addresses(k: KeywordKey, count: number): Uint8Array {
+  const out = new Uint8Array(count * ADDR_BYTES);
+  for (let c = 1; c <= count; c++) address(k, c, out.subarray((c - 1) * ADDR_BYTES, c * ADDR_BYTES));
+  return out;
+}
+
+export const tagOf = (keys: RemoteKeys, deliveryId: string): Uint8Array =>
+  blake3(utf8.encode(deliveryId), { key: keys.tag, dkLen: TAG_BYTES });
+
+/** The date (ms since the epoch, 0 ≤ date < 2^53) XOR a pad only the key holder can make: 8 bytes. */
+export function sealSort(keys: RemoteKeys, tag: Uint8Array, date: number): Uint8Array {
+  const pad = blake3(tag, { key: keys.sort, dkLen: SORT_BYTES });
+  const v = new DataView(pad.buffer, pad.byteOffset, SORT_BYTES);
+  v.setUint32(0, v.getUint32(0) ^ Math.floor(date / 2 ** 32));
+  v.setUint32(4, v.getUint32(4) ^ (date >>> 0));
+  return pad;
+}
+
+export function openSort(keys: RemoteKeys, tag: Uint8Array, sealed: Uint8Array): number {
+  const pad = blake3(tag, { key: keys.sort, dkLen: SORT_BYTES });
+  const p = new DataView(pad.buffer, pad.byteOffset, SORT_BYTES);
+  const s = new DataView(sealed.buffer, sealed.byteOffset, SORT_BYTES);
+  return ((p.getUint32(0) ^ s.getUint32(0)) >>> 0) * 2 ** 32 + ((p.getUint32(4) ^ s.getUint32(4)) >>> 0);
+}
+
+/** Associated data: what a sealed blob is, so one is never accepted as another. */
+export const sealedAs = (what: string, ...parts: (number | Uint8Array)[]): Uint8Array => {
+  const bytes: number[] = [...utf8.encode(`pmf remote-index v1 ${what}`)];
+  for (const p of parts) {
+    if (typeof p === 'number') bytes.push(p >>> 24, (p >>> 16) & 0xff, (p >>> 8) & 0xff, p & 0xff);
+    else bytes.push(...p);
+  }
+  return Uint8Array.from(bytes);
+};
+
+export async function seal(keys: RemoteKeys, plain: Uint8Array, ad: Uint8Array): Promise<Uint8Array> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: 'AES-GCM', iv, additionalData: ad as BufferSource },
+      keys.seal,
+      plain as BufferSource,
+    ),
+  );
+  const out = new Uint8Array(12 + ct.length);
+  out.set(iv);
+  out.set(ct, 12);
+  return out;
+}
+
+/** Throws RemoteIndexIntegrityError when the blob was not sealed under this key as `ad`. */
+export async function open(keys: RemoteKeys, sealed: Uint8Array, ad: Uint8Array): Promise<Uint8Array> {
+  if (sealed.length < SEAL_OVERHEAD) throw new RemoteIndexIntegrityError('a sealed blob is too short');
+  try {
+    return new Uint8Array(
+      await crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: sealed.subarray(0, 12) as BufferSource, additionalData: ad as BufferSource },
+        keys.seal,
+        sealed.subarray(12) as BufferSource,
+      ),
+    );
+  } catch {
+    throw new RemoteIndexIntegrityError('the provider returned data this search key did not seal (or it was altered)');
+  }
+}
+
+/** What the provider returned was not made by this search key: a wrong key, damage or tampering. */
+export class RemoteIndexIntegrityError extends Error {
+  override name = 'RemoteIndexIntegrityError';
+}

@@ -1,0 +1,109 @@
+// Mitra's Search for a query's keywords at once (docs/remote-search.md#search):
+// every address 1..counter(slot) of every keyword, padded with random
+// addresses to the next power of two (√2 steps) and shuffled, so the
+// provider sees neither where one keyword's addresses end nor exactly how
+// many there are; then the answer turned into the messages that have every
+// required keyword and no excluded one, newest first.
+import { ADDR_BYTES, type SearchAnswer } from '../../../protocol/remote-search.js';
+import { address, openSort, type RemoteKeys } from './keys.js';
+import type { RemoteQuery } from './keywords.js';
+import type { Counters } from './state.js';
+import type { KeywordKeys } from './update.js';
+
+export interface SearchPlan {
+  /** The request: every address, shuffled, with the padding. */
+  addrs: Uint8Array;
+  /** Per keyword of the query (required first), the request positions of its addresses. */
+  positions: Uint32Array[];
+  required: number;
+}
+
+/** The padded size of a request of n addresses: the next 2^(k/2), rounded up. */
+export function paddedRequest(n: number): number {
+  if (n <= 16) return 16;
+  return Math.ceil(2 ** (Math.ceil(2 * Math.log2(n)) / 2));
+}
+
+/** A uniform random integer in [0, n) from the CSPRNG (n ≤ 2^32). */
+function randomBelow(n: number, pool: { buf: Uint32Array; at: number }): number {
+  const limit = Math.floor(2 ** 32 / n) * n;
+  for (;;) {
+    if (pool.at >= pool.buf.length) {
+      crypto.getRandomValues(pool.buf);
+      pool.at = 0;
+    }
+    const x = pool.buf[pool.at++];
+    if (x < limit) return x % n;
+  }
+}
+
+export function planSearch(kw: KeywordKeys, counters: Counters, q: RemoteQuery): SearchPlan {
+  const words = [...q.required, ...q.excluded];
+  const keys = words.map((w) => kw.get(w));
+  for (const k of keys) if (!counters.knows(k.slot)) throw new Error('the counters of a query keyword are not loaded');
+  const counts = keys.map((k) => counters.slots[k.slot]);
+  const real = counts.reduce((a, b) => a + b, 0);
+  const total = paddedRequest(real);
+  // A random permutation of the request's positions (Fisher–Yates).
+  const order = new Uint32Array(total);
+  for (let i = 0; i < total; i++) order[i] = i;
+  const pool = { buf: new Uint32Array(1024), at: 1024 };
+  for (let i = total - 1; i > 0; i--) {
+    const j = randomBelow(i + 1, pool);
+    const t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  const addrs = crypto.getRandomValues(new Uint8Array(total * ADDR_BYTES));
+  const positions: Uint32Array[] = [];
+  let next = 0;
+  keys.forEach((k, w) => {
+    const pos = new Uint32Array(counts[w]);
+    for (let c = 1; c <= counts[w]; c++) {
+      const p = order[next++];
+      pos[c - 1] = p;
+      address(k, c, addrs.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES));
+    }
+    positions.push(pos);
+  });
+  return { addrs, positions, required: q.required.length };
+}
+
+export interface RankedDoc {
+  tag: Uint8Array;
+  date: number;
+}
+
+/**
+ * The messages the answer names under every required keyword and under no
+ * excluded one, newest first (ties by tag), and how many there are.
+ */
+export function rankAnswer(
+  keys: RemoteKeys,
+  plan: SearchPlan,
+  answer: SearchAnswer,
+  limit: number,
+): { docs: RankedDoc[]; total: number } {
+  const docsOf = (w: number): Set<number> => {
+    const s = new Set<number>();
+    for (const p of plan.positions[w]) if (answer.hits[p] !== 0) s.add(answer.hits[p] - 1);
+    return s;
+  };
+  const sets = plan.positions.map((_, w) => docsOf(w));
+  const required = sets.slice(0, plan.required).sort((a, b) => a.size - b.size);
+  const excluded = sets.slice(plan.required);
+  const found: number[] = [];
+  for (const d of required[0] ?? [])
+    if (required.every((s) => s.has(d)) && !excluded.some((s) => s.has(d))) found.push(d);
+  const ranked = found.map((d) => ({
+    tag: answer.docs[d].tag,
+    date: openSort(keys, answer.docs[d].tag, answer.docs[d].sort),
+  }));
+  ranked.sort((a, b) => b.date - a.date || compareTags(a.tag, b.tag));
+  return { docs: ranked.slice(0, limit), total: ranked.length };
+}
+
+function compareTags(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}

@@ -1,0 +1,102 @@
+// Building one update (a batch of messages) on the counters of a given
+// version: Mitra's Update for every (keyword, message) pair, padded per
+// message to its size class with random addresses, plus each message's tag,
+// sealed sort key and sealed record, and the sealed delta of the slots the
+// batch advanced (docs/remote-search.md#update).
+import {
+  ADDR_BYTES,
+  MAX_KEYWORDS,
+  SIZE_CLASSES,
+  sizeClass,
+  type UpdateBody,
+  type UpdateDoc,
+} from '../../../protocol/remote-search.js';
+import { address, keywordKey, seal, sealedAs, sealSort, tagOf, type KeywordKey, type RemoteKeys } from './keys.js';
+import { encodeRecord, type DocRecord } from './record.js';
+import { encodeDelta, type Counters } from './state.js';
+
+/** A decrypted message as the remote index takes it. */
+export interface IndexDoc extends DocRecord {
+  /** Its keywords (keywords.ts documentKeywords); at most MAX_KEYWORDS are indexed. */
+  keywords: string[];
+}
+
+/** Keyword keys by keyword: a mailbox's vocabulary repeats. Bounded; cleared when full. */
+export class KeywordKeys {
+  private memo = new Map<string, KeywordKey>();
+  constructor(
+    private readonly keys: RemoteKeys,
+    private readonly max = 100_000,
+  ) {}
+
+  get(keyword: string): KeywordKey {
+    let k = this.memo.get(keyword);
+    if (!k) {
+      k = keywordKey(this.keys, keyword);
+      if (this.memo.size >= this.max) this.memo = new Map();
+      this.memo.set(keyword, k);
+    }
+    return k;
+  }
+}
+
+export interface BuiltUpdate {
+  body: UpdateBody;
+  /** Undoes the counters this update advanced (the provider refused it). */
+  rollback(): void;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+
+/**
+ * Advances `counters` (which must be at `counters.version`, the update's base)
+ * for every keyword of every doc. The addresses of one message are sorted,
+ * so where its padding sits says nothing.
+ */
+export async function buildUpdate(
+  keys: RemoteKeys,
+  kw: KeywordKeys,
+  counters: Counters,
+  docs: IndexDoc[],
+): Promise<BuiltUpdate> {
+  if (!counters.complete) throw new Error('only a device holding every counter can index');
+  const advanced: number[] = [];
+  const out: UpdateDoc[] = [];
+  try {
+    for (const d of docs) {
+      const words = d.keywords.slice(0, MAX_KEYWORDS);
+      const cls = sizeClass(words.length);
+      const padded = SIZE_CLASSES[cls];
+      const entries: Uint8Array[] = [];
+      for (const w of words) {
+        const k = kw.get(w);
+        const c = ++counters.slots[k.slot];
+        advanced.push(k.slot);
+        entries.push(address(k, c));
+      }
+      const random = crypto.getRandomValues(new Uint8Array((padded - words.length) * ADDR_BYTES));
+      for (let off = 0; off < random.length; off += ADDR_BYTES) entries.push(random.subarray(off, off + ADDR_BYTES));
+      entries.sort(compareBytes);
+      const addrs = new Uint8Array(padded * ADDR_BYTES);
+      entries.forEach((e, i) => addrs.set(e, i * ADDR_BYTES));
+      const tag = tagOf(keys, d.deliveryId);
+      const record = await seal(keys, encodeRecord(d), sealedAs('record', tag));
+      out.push({ tag, sort: sealSort(keys, tag, d.date), sizeClass: cls, record, addrs });
+    }
+  } catch (e) {
+    for (const s of advanced) counters.slots[s]--;
+    throw e;
+  }
+  const version = counters.version + 1;
+  const padded = out.reduce((n, d) => n + SIZE_CLASSES[d.sizeClass], 0);
+  const delta = await seal(keys, encodeDelta(advanced, padded), sealedAs('delta', version));
+  return {
+    body: { baseVersion: counters.version, docs: out, delta },
+    rollback: () => {
+      for (const s of advanced) counters.slots[s]--;
+    },
+  };
+}
