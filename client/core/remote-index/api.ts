@@ -77,7 +77,7 @@ export class RemoteIndexApi {
       res = await this.fetch(new URL(`${REMOTE_INDEX_PATH}${path}`, this.opts.baseUrl), {
         method,
         headers: { authorization: `Bearer ${this.opts.token}`, 'content-type': 'application/octet-stream' },
-        body: body as BodyInit | undefined,
+        body: body as NonNullable<Parameters<typeof fetch>[1]>['body'],
       });
     } catch (e) {
       throw new RemoteIndexError('unavailable', `the provider could not be reached (${(e as Error).message})`);

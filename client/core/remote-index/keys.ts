@@ -17,11 +17,15 @@ import { SEAL_OVERHEAD, SLOTS, SORT_BYTES, TAG_BYTES, ADDR_BYTES } from '../../.
 
 export const SEARCH_KEY_BYTES = 32;
 
+/** WebCrypto's types, named through the API so the code checks under DOM, WebWorker and Node's types alike. */
+type AesKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+type Bytes = Parameters<typeof crypto.subtle.encrypt>[2];
+
 export interface RemoteKeys {
   keyword: Uint8Array;
   tag: Uint8Array;
   sort: Uint8Array;
-  seal: CryptoKey;
+  seal: AesKey;
 }
 
 const utf8 = new TextEncoder();
@@ -31,10 +35,7 @@ const derive = (key: Uint8Array, purpose: string): Uint8Array =>
 export async function deriveKeys(searchKey: Uint8Array): Promise<RemoteKeys> {
   if (searchKey.length !== SEARCH_KEY_BYTES) throw new RangeError(`a search key is ${SEARCH_KEY_BYTES} bytes`);
   const sealBytes = derive(searchKey, 'seal');
-  const seal = await crypto.subtle.importKey('raw', sealBytes as BufferSource, 'AES-GCM', false, [
-    'encrypt',
-    'decrypt',
-  ]);
+  const seal = await crypto.subtle.importKey('raw', sealBytes as Bytes, 'AES-GCM', false, ['encrypt', 'decrypt']);
   sealBytes.fill(0);
   return {
     keyword: derive(searchKey, 'keyword'),
@@ -104,11 +105,7 @@ export const sealedAs = (what: string, ...parts: (number | Uint8Array)[]): Uint8
 export async function seal(keys: RemoteKeys, plain: Uint8Array, ad: Uint8Array): Promise<Uint8Array> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const ct = new Uint8Array(
-    await crypto.subtle.encrypt(
-      { name: 'AES-GCM', iv, additionalData: ad as BufferSource },
-      keys.seal,
-      plain as BufferSource,
-    ),
+    await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: ad as Bytes }, keys.seal, plain as Bytes),
   );
   const out = new Uint8Array(12 + ct.length);
   out.set(iv);
@@ -122,9 +119,9 @@ export async function open(keys: RemoteKeys, sealed: Uint8Array, ad: Uint8Array)
   try {
     return new Uint8Array(
       await crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv: sealed.subarray(0, 12) as BufferSource, additionalData: ad as BufferSource },
+        { name: 'AES-GCM', iv: sealed.subarray(0, 12) as Bytes, additionalData: ad as Bytes },
         keys.seal,
-        sealed.subarray(12) as BufferSource,
+        sealed.subarray(12) as Bytes,
       ),
     );
   } catch {
