@@ -15,7 +15,7 @@ import { buildUpdate, KeywordKeys, type IndexDoc } from './update.js';
 import { obtainSearchKey } from './wrap.js';
 
 /** Attempts at one update before giving up (each lost race costs one round of sync and rebuild). */
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 32;
 /** Messages per update request. */
 export const BATCH_DOCS = 128;
 
@@ -112,28 +112,39 @@ export class RemoteIndex {
     for (let attempt = 1; ; attempt++) {
       if (docs.length === 0) return 0;
       const built = await buildUpdate(this.keys, this.kw, this.counters, docs);
+      let done: { version: number; compact: boolean };
       try {
-        const { version, compact } = await this.api.update(built.body);
-        this.counters.version = version;
-        if (compact) await this.compactNow();
-        return docs.length;
+        done = await this.api.update(built.body);
       } catch (e) {
         built.rollback();
         if (!(e instanceof RemoteIndexError) || attempt >= MAX_ATTEMPTS) throw e;
-        if (e.code === 'duplicate') {
-          const dup = new Set(e.detail.duplicates ?? []);
-          docs = docs.filter((d) => !dup.has(hex(tagOf(this.keys, d.deliveryId))));
-        } else if (e.code === 'compact_first') {
-          await this.sync();
-          await this.compactNow();
-        } else if (e.code !== 'conflict') throw e;
-        // Another device committed first: its deltas advance the counters, and its messages are skipped.
-        await this.sync();
-        const known = new Set((await this.has(docs.map((d) => d.deliveryId))).flatMap((h, i) => (h ? [i] : [])));
-        docs = docs.filter((_, i) => !known.has(i));
-        await new Promise((r) => setTimeout(r, Math.random() * 50 * attempt));
+        docs = await this.recover(e, docs, attempt);
+        continue;
       }
+      this.counters.version = done.version;
+      // Asked for, not needed: a device that loses this race leaves it to the winner or a later update.
+      if (done.compact)
+        await this.compactNow().catch((e: unknown) => {
+          if (!(e instanceof RemoteIndexError)) throw e;
+        });
+      return docs.length;
     }
+  }
+
+  /** After a refused update: what to send next (another device committed or holds some of it). */
+  private async recover(e: RemoteIndexError, docs: IndexDoc[], attempt: number): Promise<IndexDoc[]> {
+    if (e.code === 'duplicate') {
+      const dup = new Set(e.detail.duplicates ?? []);
+      docs = docs.filter((d) => !dup.has(hex(tagOf(this.keys, d.deliveryId))));
+    } else if (e.code === 'compact_first') {
+      await this.sync();
+      await this.compactNow();
+    } else if (e.code !== 'conflict') throw e;
+    // Lost a race: wait a random while (the winner may be mid-run), then take its deltas and skip its messages.
+    await new Promise((r) => setTimeout(r, Math.random() * Math.min(1000, 10 * 2 ** attempt)));
+    await this.sync();
+    const known = await this.has(docs.map((d) => d.deliveryId));
+    return docs.filter((_, i) => !known[i]);
   }
 
   /** Replaces the deltas with a snapshot of every counter (the provider asks for one as deltas pile up). */
@@ -157,6 +168,7 @@ export class RemoteIndex {
         return;
       } catch (e) {
         if (!(e instanceof RemoteIndexError) || e.code !== 'conflict' || attempt >= MAX_ATTEMPTS) throw e;
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(1000, 10 * 2 ** attempt)));
         await this.sync();
       }
     }

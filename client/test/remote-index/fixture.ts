@@ -17,8 +17,9 @@ export interface IndexServer {
   file?: string;
   /** Request bodies the provider received, by path (e.g. "/remote-index/search"), from clients using `fetch`. */
   seen: Map<string, Uint8Array[]>;
-  /** fetch, recording each request body into `seen` (what the provider sees). */
+  /** fetch, recording each request body into `seen` (what the provider sees) and each answer's status into `statuses`. */
   fetch: typeof fetch;
+  statuses: Map<string, number[]>;
   user(name: string): Promise<{ userId: number; token: string }>;
   close(): Promise<void>;
 }
@@ -30,6 +31,8 @@ export async function startIndexServer(
   const store = opts.store ?? openSqliteStore(file!);
   const handler = remoteIndexHandler(store, opts.limits, () => undefined);
   const seen = new Map<string, Uint8Array[]>();
+  const statuses = new Map<string, number[]>();
+  const push = <T>(m: Map<string, T[]>, k: string, v: T): void => void m.set(k, [...(m.get(k) ?? []), v]);
   const server = http.createServer((req, res) => {
     if (!handler(req, res)) {
       res.writeHead(404);
@@ -43,12 +46,13 @@ export async function startIndexServer(
     store,
     file,
     seen,
-    fetch: (input, init) => {
+    statuses,
+    fetch: async (input, init) => {
       const { pathname } = new URL(String(input instanceof Request ? input.url : input));
-      const list = seen.get(pathname) ?? [];
-      list.push(init?.body instanceof Uint8Array ? new Uint8Array(init.body) : new Uint8Array(0));
-      seen.set(pathname, list);
-      return fetch(input, init);
+      push(seen, pathname, init?.body instanceof Uint8Array ? new Uint8Array(init.body) : new Uint8Array(0));
+      const res = await fetch(input, init);
+      push(statuses, pathname, res.status);
+      return res;
     },
     user: (name) => store.addUser(name),
     close: async () => {
