@@ -29,7 +29,7 @@ const QUICK = 5_000;
 const QUICK_LARGE = 8_000;
 
 /** 1–3 term queries a user might type into a mail search box. */
-const QUERIES = [
+export const QUERIES = [
   'space',
   'oil',
   'windows',

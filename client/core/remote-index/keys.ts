@@ -9,10 +9,12 @@
 //   tag(id)             = BLAKE3-keyed(K_tag, id)[0..16)
 //   sortPad(tag)        = BLAKE3-keyed(K_sort, tag)[0..8)
 //
-// BLAKE3 in keyed mode is a PRF (one compression for inputs up to 64 bytes);
-// @noble/hashes provides it. Sealing is WebCrypto's AES-GCM with a random
-// 96-bit nonce and associated data naming what is sealed.
+// BLAKE3 in keyed mode is a PRF (one compression for inputs up to 64 bytes,
+// blake3-block.ts; @noble/hashes' blake3() for longer ones). Sealing is
+// WebCrypto's AES-GCM with a random 96-bit nonce and associated data naming
+// what is sealed.
 import { blake3 } from '@noble/hashes/blake3.js';
+import { keyedBlock, keyWords } from './blake3-block.js';
 import { SEAL_OVERHEAD, SLOTS, SORT_BYTES, TAG_BYTES, ADDR_BYTES } from '../../../protocol/remote-search.js';
 
 export const SEARCH_KEY_BYTES = 32;
@@ -21,11 +23,25 @@ export const SEARCH_KEY_BYTES = 32;
 type AesKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 type Bytes = Parameters<typeof crypto.subtle.encrypt>[2];
 
+/** A PRF key, also as the words BLAKE3 chains from. */
+export interface PrfKey {
+  bytes: Uint8Array;
+  words: Uint32Array;
+}
+
 export interface RemoteKeys {
-  keyword: Uint8Array;
-  tag: Uint8Array;
-  sort: Uint8Array;
+  keyword: PrfKey;
+  tag: PrfKey;
+  sort: PrfKey;
   seal: AesKey;
+}
+
+const prfKey = (bytes: Uint8Array): PrfKey => ({ bytes, words: keyWords(bytes) });
+
+/** BLAKE3-keyed(key, input), dkLen bytes: one compression when it fits in a block. */
+function prf(key: PrfKey, input: Uint8Array, dkLen: number): Uint8Array {
+  if (input.length <= 64 && dkLen <= 64) return keyedBlock(key.words, input, new Uint8Array(dkLen));
+  return blake3(input, { key: key.bytes, dkLen });
 }
 
 const utf8 = new TextEncoder();
@@ -38,32 +54,34 @@ export async function deriveKeys(searchKey: Uint8Array): Promise<RemoteKeys> {
   const seal = await crypto.subtle.importKey('raw', sealBytes as Bytes, 'AES-GCM', false, ['encrypt', 'decrypt']);
   sealBytes.fill(0);
   return {
-    keyword: derive(searchKey, 'keyword'),
-    tag: derive(searchKey, 'tag'),
-    sort: derive(searchKey, 'sort'),
+    keyword: prfKey(derive(searchKey, 'keyword')),
+    tag: prfKey(derive(searchKey, 'tag')),
+    sort: prfKey(derive(searchKey, 'sort')),
     seal,
   };
 }
 
 /** A keyword's own key and its counter's slot. */
 export interface KeywordKey {
-  key: Uint8Array;
+  key: PrfKey;
   slot: number;
 }
 
 export function keywordKey(keys: RemoteKeys, keyword: string): KeywordKey {
-  const out = blake3(utf8.encode(keyword), { key: keys.keyword, dkLen: 36 });
+  const out = prf(keys.keyword, utf8.encode(keyword), 36);
   const slot = ((out[32] << 24) | (out[33] << 16) | (out[34] << 8) | out[35]) >>> 0;
-  return { key: out.subarray(0, 32), slot: slot % SLOTS };
+  return { key: prfKey(out.slice(0, 32)), slot: slot % SLOTS };
 }
 
-/** The address of the keyword's `counter`-th entry (counters start at 1). */
-export function address(k: KeywordKey, counter: number, out?: Uint8Array): Uint8Array {
-  const c = Uint8Array.of(counter >>> 24, (counter >>> 16) & 0xff, (counter >>> 8) & 0xff, counter & 0xff);
-  const h = blake3.create({ key: k.key, dkLen: ADDR_BYTES }).update(c);
-  if (!out) return h.digest();
-  h.digestInto(out);
-  return out;
+const counterBytes = new Uint8Array(4);
+
+/** The address of the keyword's `counter`-th entry (counters start at 1), into `out` when given. */
+export function address(k: KeywordKey, counter: number, out = new Uint8Array(ADDR_BYTES)): Uint8Array {
+  counterBytes[0] = counter >>> 24;
+  counterBytes[1] = (counter >>> 16) & 0xff;
+  counterBytes[2] = (counter >>> 8) & 0xff;
+  counterBytes[3] = counter & 0xff;
+  return keyedBlock(k.key.words, counterBytes, out);
 }
 
 /** Addresses 1..count of a keyword, back to back (a search token). */
@@ -74,11 +92,11 @@ export function addresses(k: KeywordKey, count: number): Uint8Array {
 }
 
 export const tagOf = (keys: RemoteKeys, deliveryId: string): Uint8Array =>
-  blake3(utf8.encode(deliveryId), { key: keys.tag, dkLen: TAG_BYTES });
+  prf(keys.tag, utf8.encode(deliveryId), TAG_BYTES);
 
 /** The date (ms since the epoch, 0 ≤ date < 2^53) XOR a pad only the key holder can make: 8 bytes. */
 export function sealSort(keys: RemoteKeys, tag: Uint8Array, date: number): Uint8Array {
-  const pad = blake3(tag, { key: keys.sort, dkLen: SORT_BYTES });
+  const pad = prf(keys.sort, tag, SORT_BYTES);
   const v = new DataView(pad.buffer, pad.byteOffset, SORT_BYTES);
   v.setUint32(0, v.getUint32(0) ^ Math.floor(date / 2 ** 32));
   v.setUint32(4, v.getUint32(4) ^ (date >>> 0));
@@ -86,7 +104,7 @@ export function sealSort(keys: RemoteKeys, tag: Uint8Array, date: number): Uint8
 }
 
 export function openSort(keys: RemoteKeys, tag: Uint8Array, sealed: Uint8Array): number {
-  const pad = blake3(tag, { key: keys.sort, dkLen: SORT_BYTES });
+  const pad = prf(keys.sort, tag, SORT_BYTES);
   const p = new DataView(pad.buffer, pad.byteOffset, SORT_BYTES);
   const s = new DataView(sealed.buffer, sealed.byteOffset, SORT_BYTES);
   return ((p.getUint32(0) ^ s.getUint32(0)) >>> 0) * 2 ** 32 + ((p.getUint32(4) ^ s.getUint32(4)) >>> 0);

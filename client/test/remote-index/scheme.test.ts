@@ -17,7 +17,9 @@ import {
   SLOTS,
   sizeClass,
 } from '../../../protocol/remote-search.js';
+import { blake3 } from '@noble/hashes/blake3.js';
 import { RemoteIndexApi } from '../../core/remote-index/api.js';
+import { keyedBlock, keyWords } from '../../core/remote-index/blake3-block.js';
 import { address, deriveKeys, keywordKey, open, sealedAs, sealSort, tagOf } from '../../core/remote-index/keys.js';
 import { documentKeywords } from '../../core/remote-index/keywords.js';
 import { RemoteIndex } from '../../core/remote-index/remote-index.js';
@@ -44,8 +46,8 @@ const refAddress = (w: string, c: number): string =>
 
 test('derivations are the specified BLAKE3 modes (independent reference, frozen answers)', async () => {
   const keys = await deriveKeys(SEARCH_KEY);
-  assert.equal(hex(keys.keyword), '1cceca8d73ea76f68f3362ab201c8faa3cf261360cde9de003a9991c734b0160');
-  assert.equal(hex(keys.keyword), hex(referenceDeriveKey('pmf remote-index v1 keyword', SEARCH_KEY, 32)));
+  assert.equal(hex(keys.keyword.bytes), '1cceca8d73ea76f68f3362ab201c8faa3cf261360cde9de003a9991c734b0160');
+  assert.equal(hex(keys.keyword.bytes), hex(referenceDeriveKey('pmf remote-index v1 keyword', SEARCH_KEY, 32)));
   const k = keywordKey(keys, 'pangolin');
   assert.equal(k.slot, 46286);
   assert.equal(hex(address(k, 1)), 'd1f5684ed9e41801e58c5dbb703436dd');
@@ -61,6 +63,18 @@ test('derivations are the specified BLAKE3 modes (independent reference, frozen 
   const plain = Buffer.alloc(8);
   plain.writeBigUInt64BE(BigInt(date));
   assert.equal(hex(sealSort(keys, tag, date)), hex(plain.map((b, i) => b ^ pad[i])));
+});
+
+test('the one-block BLAKE3 is noble’s blake3() and the specification’s, for every input and output length', () => {
+  for (let len = 0; len <= 64; len++)
+    for (const dkLen of [1, 4, 8, 16, 31, 32, 33, 36, 63, 64]) {
+      const key = crypto.getRandomValues(new Uint8Array(32));
+      const input = crypto.getRandomValues(new Uint8Array(len));
+      const fast = hex(keyedBlock(keyWords(key), input, new Uint8Array(dkLen)));
+      assert.equal(fast, hex(blake3(input, { key, dkLen })), `${len} → ${dkLen}`);
+      assert.equal(fast, hex(referenceKeyed(key, input, dkLen)), `${len} → ${dkLen}`);
+    }
+  assert.throws(() => keyedBlock(keyWords(new Uint8Array(32)), new Uint8Array(65), new Uint8Array(16)), RangeError);
 });
 
 /**
