@@ -54,7 +54,14 @@ export async function runAllMail(
   parts.results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, parts.open)));
   parts.empty.hidden = answer.hits.length > 0;
   parts.empty.textContent = `No messages match “${query}”.`;
+  const { total } = answer;
   const shown =
-    answer.hits.length < answer.total ? `The newest ${answer.hits.length} of ${answer.total}` : String(answer.total);
-  parts.show(`${shown} messages of all your mail match (from the encrypted index at your provider).`);
+    answer.hits.length < total
+      ? `The newest ${answer.hits.length} of ${total} messages`
+      : total === 1
+        ? '1 message'
+        : `${total} messages`;
+  parts.show(
+    `${shown} of all your mail ${total === 1 ? 'matches' : 'match'} (from the encrypted index at your provider).`,
+  );
 }
