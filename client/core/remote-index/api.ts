@@ -71,7 +71,24 @@ export class RemoteIndexApi {
     this.fetch = opts.fetch ?? ((...a) => fetch(...a));
   }
 
-  private async call(method: string, path: string, body?: Uint8Array): Promise<Uint8Array> {
+  /**
+   * One request. `patient` (the writes and what they need, which run in the
+   * background): a 429 is waited out (its Retry-After, at most a minute) and
+   * the request sent again, twice at most; a search fails at once instead.
+   */
+  private async call(method: string, path: string, body?: Uint8Array, patient = false): Promise<Uint8Array> {
+    for (let waited = 0; ; waited++) {
+      try {
+        return await this.once(method, path, body);
+      } catch (e) {
+        const wait = e instanceof RemoteIndexError && e.code === 'rate_limited' ? e.detail.retryAfterS : undefined;
+        if (!patient || wait === undefined || wait > 60 || waited >= 2) throw e;
+        await new Promise((r) => setTimeout(r, wait * 1000));
+      }
+    }
+  }
+
+  private async once(method: string, path: string, body?: Uint8Array): Promise<Uint8Array> {
     let res: Response;
     try {
       res = await this.fetch(new URL(`${REMOTE_INDEX_PATH}${path}`, this.opts.baseUrl), {
@@ -105,16 +122,16 @@ export class RemoteIndexApi {
   async state(since: number, buckets?: number[]): Promise<StateBody> {
     const q = new URLSearchParams({ since: String(since) });
     if (buckets) q.set('buckets', buckets.join(','));
-    return decodeState(await this.call('GET', `/state?${q}`));
+    return decodeState(await this.call('GET', `/state?${q}`, undefined, true));
   }
 
   /** Commits baseVersion + 1; `compact`: the provider asks for a new snapshot. */
   async update(u: UpdateBody): Promise<{ version: number; compact: boolean }> {
-    return json(await this.call('POST', '/update', encodeUpdate(u)));
+    return json(await this.call('POST', '/update', encodeUpdate(u), true));
   }
 
   async compact(c: CompactBody): Promise<{ version: number }> {
-    return json(await this.call('POST', '/compact', encodeCompact(c)));
+    return json(await this.call('POST', '/compact', encodeCompact(c), true));
   }
 
   async search(addrs: Uint8Array): Promise<SearchAnswer> {
@@ -128,7 +145,7 @@ export class RemoteIndexApi {
 
   /** Whether each tag's message is indexed. */
   async has(tags: Uint8Array[]): Promise<boolean[]> {
-    const answer = await this.call('POST', '/has', join(tags));
+    const answer = await this.call('POST', '/has', join(tags), true);
     if (answer.length !== tags.length)
       throw new RemoteIndexError('unavailable', 'the provider answered has() with the wrong length');
     return [...answer].map((b) => b === 1);

@@ -84,6 +84,30 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
       assert.deepEqual(codes, [200, 200, 200, 429, 429]);
     });
 
+    test('a rate-limited write waits out Retry-After and goes on; a search fails at once', async () => {
+      const { token } = await server.user('patient');
+      let refuse = 0;
+      const busy: typeof fetch = async (input, init) => {
+        const { pathname } = new URL(String(input));
+        if ((pathname.endsWith('/update') || pathname.endsWith('/search')) && refuse-- > 0)
+          return new Response(JSON.stringify({ error: 'rate_limited', message: 'slow down' }), {
+            status: 429,
+            headers: { 'retry-after': '1' },
+          });
+        return fetch(input, init);
+      };
+      const idx = new RemoteIndex(
+        new RemoteIndexApi({ baseUrl: server.url, token, fetch: busy }),
+        await deriveKeys(new Uint8Array(32).fill(4)),
+      );
+      refuse = 1;
+      const t0 = Date.now();
+      assert.deepEqual(await idx.add([mail(1)]), { added: 1, skipped: 0 });
+      assert.ok(Date.now() - t0 >= 1000, 'waited the second it was told');
+      refuse = 1;
+      await assert.rejects(idx.search('word1'), (e: RemoteIndexError) => e.code === 'rate_limited');
+    });
+
     test('malformed and oversized bodies get 400 / 413 and change nothing', async () => {
       const b = await builder(1);
       const good = encodeUpdate((await b.build([mail(1)])).body);
