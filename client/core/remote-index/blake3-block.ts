@@ -2,7 +2,7 @@
 // output of at most 64 bytes: one compression, no allocation. The remote
 // index computes one per (keyword, message) pair and tens of thousands per
 // search; @noble/hashes' blake3() builds a hasher object per call, which
-// cost 10 µs and more each here. The compression itself is noble's
+// was most of an update's time. The compression itself is noble's
 // (`_compress`, BLAKE2s's rounds with BLAKE3's message schedule); this file
 // only frames one block as the BLAKE3 specification does (§2.1, §2.6):
 // chaining value = the key, counter 0, flags CHUNK_START | CHUNK_END | ROOT |
