@@ -1,4 +1,4 @@
-// Mitra's Search for a query's keywords at once (docs/remote-search.md#search):
+// Mitra's Search for a query's keywords at once (docs/remote-search.md#as-implemented):
 // every address 1..counter(slot) of every keyword, padded with random
 // addresses to the next power of two (√2 steps) and shuffled, so the
 // provider sees neither where one keyword's addresses end nor exactly how

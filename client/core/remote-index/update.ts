@@ -2,7 +2,7 @@
 // version: Mitra's Update for every (keyword, message) pair, padded per
 // message to its size class with random addresses, plus each message's tag,
 // sealed sort key and sealed record, and the sealed delta of the slots the
-// batch advanced (docs/remote-search.md#update).
+// batch advanced (docs/remote-search.md#as-implemented).
 import {
   ADDR_BYTES,
   MAX_KEYWORDS,
