@@ -35,7 +35,8 @@ export interface HttpDeps {
   workers?: () => PoolHealth;
 }
 
-function json(
+/** A JSON answer; `headers` replace the default `cache-control: no-store`. */
+export function json(
   res: http.ServerResponse,
   status: number,
   body: unknown,

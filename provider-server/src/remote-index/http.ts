@@ -31,6 +31,7 @@ import {
   split,
   TAG_BYTES,
 } from '../../../protocol/remote-search.js';
+import { json } from '../http.js';
 import { windowEnd, type Store } from '../store.js';
 import type { RemoteIndexLimits } from './limits.js';
 import type { CommitRefusal, RemoteIndexStore } from './store.js';
@@ -54,21 +55,8 @@ class HttpError extends Error {
   }
 }
 
-function sendJson(
-  res: http.ServerResponse,
-  status: number,
-  body: unknown,
-  headers: http.OutgoingHttpHeaders = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
-}
+const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}) =>
+  json(res, status, body, { 'cache-control': 'no-store', ...headers });
 
 function sendBytes(res: http.ServerResponse, body: Uint8Array): void {
   res.writeHead(200, {
