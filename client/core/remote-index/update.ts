@@ -46,9 +46,17 @@ export interface BuiltUpdate {
   rollback(): void;
 }
 
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return 0;
+/** The ADDR_BYTES-byte records of `buf`, in byte order, in a new buffer. */
+function sortedRecords(buf: Uint8Array): Uint8Array {
+  const n = buf.length / ADDR_BYTES;
+  const order = Array.from({ length: n }, (_, i) => i * ADDR_BYTES);
+  order.sort((a, b) => {
+    for (let i = 0; i < ADDR_BYTES; i++) if (buf[a + i] !== buf[b + i]) return buf[a + i] - buf[b + i];
+    return 0;
+  });
+  const out = new Uint8Array(buf.length);
+  order.forEach((from, i) => out.set(buf.subarray(from, from + ADDR_BYTES), i * ADDR_BYTES));
+  return out;
 }
 
 /**
@@ -70,18 +78,15 @@ export async function buildUpdate(
       const words = d.keywords.slice(0, MAX_KEYWORDS);
       const cls = sizeClass(words.length);
       const padded = SIZE_CLASSES[cls];
-      const entries: Uint8Array[] = [];
-      for (const w of words) {
+      const entries = new Uint8Array(padded * ADDR_BYTES);
+      words.forEach((w, i) => {
         const k = kw.get(w);
         const c = ++counters.slots[k.slot];
         advanced.push(k.slot);
-        entries.push(address(k, c));
-      }
-      const random = crypto.getRandomValues(new Uint8Array((padded - words.length) * ADDR_BYTES));
-      for (let off = 0; off < random.length; off += ADDR_BYTES) entries.push(random.subarray(off, off + ADDR_BYTES));
-      entries.sort(compareBytes);
-      const addrs = new Uint8Array(padded * ADDR_BYTES);
-      entries.forEach((e, i) => addrs.set(e, i * ADDR_BYTES));
+        address(k, c, entries.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
+      });
+      crypto.getRandomValues(entries.subarray(words.length * ADDR_BYTES));
+      const addrs = sortedRecords(entries);
       const tag = tagOf(keys, d.deliveryId);
       const record = await seal(keys, encodeRecord(d), sealedAs('record', tag));
       out.push({ tag, sort: sealSort(keys, tag, d.date), sizeClass: cls, record, addrs });
