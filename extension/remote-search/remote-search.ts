@@ -31,6 +31,8 @@ export interface RemoteSearchDeps {
   keys(): Promise<openpgp.PrivateKey[]>;
   /** Where the setting lives (tests give their own). */
   dbName?: string;
+  /** The network (tests give a recording or tampering one). */
+  fetch?: typeof fetch;
 }
 
 /** Messages waiting to be sent go in one update once this many wait, or this long after the last. */
@@ -73,12 +75,32 @@ export class RemoteSearch {
     const id = `${provider.url}|${provider.token}|${keys.map((k) => k.getFingerprint()).join(',')}`;
     if (id !== this.openedFor) {
       this.openedFor = id;
-      this.index = RemoteIndex.open({ baseUrl: provider.url, token: provider.token, privateKeys: keys });
+      this.index = RemoteIndex.open({
+        baseUrl: provider.url,
+        token: provider.token,
+        privateKeys: keys,
+        fetch: this.deps.fetch,
+      }).then((index) => this.recall(index));
       this.index.catch(() => {
         if (this.openedFor === id) this.openedFor = ''; // try again next time
       });
     }
     return this.index;
+  }
+
+  /**
+   * The highest version of this search key's index this device has seen, in
+   * any run: a provider showing an older one after the background restarted
+   * is caught as a rollback (docs/remote-search.md#malicious-provider).
+   */
+  private async recall(index: RemoteIndex): Promise<RemoteIndex> {
+    const seen = await (await this.settings()).get('settings', `seen:${index.keyId}`);
+    if (typeof seen === 'number') index.counters.seen = Math.max(index.counters.seen, seen);
+    return index;
+  }
+
+  private async remember(index: RemoteIndex): Promise<void> {
+    await (await this.settings()).put('settings', index.counters.seen, `seen:${index.keyId}`);
   }
 
   /**
@@ -113,7 +135,10 @@ export class RemoteSearch {
       this.sending = this.sending.then(async () => {
         try {
           const index = await this.open();
-          if (index) await index.add(docs);
+          if (index) {
+            await index.add(docs);
+            await this.remember(index);
+          }
           this.lastError = undefined;
         } catch (e) {
           // Not kept: the message is offered again when it is next decrypted (or the mailbox indexed).
@@ -139,6 +164,7 @@ export class RemoteSearch {
             };
       await this.flush();
       const { hits, total } = await index.search(req.query, Math.min(Math.max(1, req.limit ?? 50), 1000));
+      await this.remember(index);
       return { ok: true, total, hits: hits.map(toSearchHit) };
     } catch (e) {
       if (e instanceof RemoteQueryError) return { ok: false, code: 'query', error: e.message };

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type * as openpgp from 'openpgp';
 import { startIndexServer, type IndexServer } from '../../client/test/remote-index/fixture.js';
+import { decodeState, encodeState } from '../../protocol/remote-search.js';
 import type { MailSource } from '../lib/messages.js';
 import type { ProviderConfig } from '../private/store.js';
 import { REMOTE_SEARCH_MESSAGE } from '../remote-search/messages.js';
@@ -81,6 +82,26 @@ test('turned off, nothing is sent and All mail says so; locked or not connected,
   provider = saved;
   const query = await ask(r, 'laun*');
   assert.ok(!query.ok && query.code === 'query' && /whole words/.test(query.error));
+});
+
+test('after a restart, an index older than the one seen before is refused as a rollback', async () => {
+  const dbName = `remote-search-${++n}`;
+  const before = new RemoteSearch({ provider: async () => provider, keys: async () => keys, dbName });
+  before.offer(source('later-1', 'Later'), 'a later message about walrus');
+  await before.flush();
+  assert.ok((await ask(before, 'walrus')).ok);
+  // The background restarts; the provider now answers as it did before that update.
+  const older: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    if (!new URL(String(input)).pathname.endsWith('/state')) return res;
+    const s = decodeState(new Uint8Array(await res.arrayBuffer()));
+    return new Response(
+      encodeState({ ...s, version: s.version - 1, deltas: s.deltas.slice(0, -1) }) as unknown as ArrayBuffer,
+    );
+  };
+  const after = new RemoteSearch({ provider: async () => provider, keys: async () => keys, dbName, fetch: older });
+  const answer = await ask(after, 'walrus');
+  assert.ok(!answer.ok && answer.code === 'integrity', JSON.stringify(answer));
 });
 
 test('deleting the index at the provider leaves nothing there', async () => {

@@ -37,11 +37,19 @@ export class RemoteIndex {
   /** Serializes this device's writes: one update or compaction at a time. */
   private writing: Promise<unknown> = Promise.resolve();
 
+  /**
+   * Names this search key without revealing it (a keyed hash): what a device
+   * files the version it has seen under, so that another key (the index
+   * deleted and begun again) starts afresh.
+   */
+  readonly keyId: string;
+
   constructor(
     readonly api: RemoteIndexApi,
     private readonly keys: RemoteKeys,
   ) {
     this.kw = new KeywordKeys(keys);
+    this.keyId = hex(tagOf(keys, 'pmf remote-index v1 key id'));
   }
 
   /** Opens the account's index with its search key, unwrapped (or first made) with the user's OpenPGP keys. */
@@ -121,7 +129,7 @@ export class RemoteIndex {
         docs = await this.recover(e, docs, attempt);
         continue;
       }
-      this.counters.version = done.version;
+      this.counters.committed(done.version);
       // Asked for, not needed: a device that loses this race leaves it to the winner or a later update.
       if (done.compact)
         await this.compactNow().catch((e: unknown) => {
@@ -163,8 +171,7 @@ export class RemoteIndex {
       const buckets = await this.counters.snapshot(this.keys, base + 1);
       try {
         const { version } = await this.api.compact({ baseVersion: base, buckets });
-        this.counters.version = version;
-        this.counters.snapshotVersion = version;
+        this.counters.committed(version, true);
         return;
       } catch (e) {
         if (!(e instanceof RemoteIndexError) || e.code !== 'conflict' || attempt >= MAX_ATTEMPTS) throw e;

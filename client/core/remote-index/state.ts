@@ -26,6 +26,11 @@ export class Counters {
   readonly slots = new Uint32Array(SLOTS);
   /** The latest version applied (0: nothing yet). */
   version = 0;
+  /**
+   * The highest version this device has seen, also in earlier runs (its
+   * caller keeps it): a state older than this is a rollback.
+   */
+  seen = 0;
   snapshotVersion = 0;
   /** Which buckets' counters are known (a searching device fetches only some). */
   private readonly known = new Uint8Array(BUCKETS);
@@ -51,9 +56,9 @@ export class Counters {
    * than what this device has seen, and one that skips or repeats a version.
    */
   async apply(keys: RemoteKeys, s: StateBody): Promise<void> {
-    if (s.version < this.version)
+    if (s.version < Math.max(this.version, this.seen))
       throw new RemoteIndexRollbackError(
-        `the provider's index is at version ${s.version}, older than the ${this.version} this device has seen`,
+        `the provider's index is at version ${s.version}, older than the ${Math.max(this.version, this.seen)} this device has seen`,
       );
     const fresh = s.snapshotVersion > this.snapshotVersion;
     if (s.snapshotVersion < this.snapshotVersion)
@@ -82,6 +87,14 @@ export class Counters {
     }
     if (at !== s.version) throw new RemoteIndexIntegrityError(`the provider's deltas end at ${at}, not ${s.version}`);
     this.version = s.version;
+    this.seen = Math.max(this.seen, s.version);
+  }
+
+  /** This device committed `version` (a snapshot when `snapshot`): the counters are at it. */
+  committed(version: number, snapshot = false): void {
+    this.version = version;
+    this.seen = Math.max(this.seen, version);
+    if (snapshot) this.snapshotVersion = version;
   }
 
   /** The sealed buckets of a snapshot taken at `version` (the version a compaction commits). */

@@ -325,35 +325,47 @@ export class RemoteIndexStore {
 
   // ---- reading ----------------------------------------------------------------------------------
 
-  /** The state a device asked for (protocol/remote-search.ts StateBody). */
+  /**
+   * The state a device asked for (protocol/remote-search.ts StateBody), as
+   * of one version: read again when another device committed or compacted
+   * between the reads (a compaction drops the rows before it).
+   */
   async state(userId: number, since: number, buckets?: number[]): Promise<StateBody> {
     await this.catchUp(userId);
-    const { version, snapshot } = await this.latest(userId);
-    let out: StateBody['buckets'] = [];
-    const send = buckets ?? (since < snapshot ? [...Array(BUCKETS).keys()] : []);
-    if (snapshot > 0 && send.length > 0) {
-      const row = await this.one<{ state: Buffer }>('SELECT state FROM ri_log WHERE user_id = ? AND version = ?', [
-        userId,
-        snapshot,
-      ]);
-      const packed = Buffer.from(row!.state);
-      out = send.map((index) => ({ index, sealed: bucketOf(packed, index) }));
+    for (let attempt = 1; ; attempt++) {
+      const { version, snapshot } = await this.latest(userId);
+      const send = buckets ?? (since < snapshot ? [...Array(BUCKETS).keys()] : []);
+      const row =
+        snapshot > 0 && send.length > 0
+          ? await this.one<{ state: Buffer }>('SELECT state FROM ri_log WHERE user_id = ? AND version = ?', [
+              userId,
+              snapshot,
+            ])
+          : undefined;
+      const after = since < snapshot ? snapshot : since;
+      const deltas = await this.db.all<{ version: number; tags: Buffer; state: Buffer }>(
+        `SELECT version, tags, state FROM ri_log WHERE user_id = ? AND kind = ${UPDATE} AND version > ? AND version <= ? ORDER BY version`,
+        [userId, after, version],
+      );
+      // Every version after the snapshot is an update: all of them must be there.
+      const whole =
+        deltas.length === Math.max(0, version - after) && (row !== undefined || snapshot === 0 || send.length === 0);
+      if (!whole) {
+        if (attempt >= 5) throw new Error(`remote index: user ${userId}'s index kept changing while it was read`);
+        continue;
+      }
+      const packed = row && Buffer.from(row.state);
+      return {
+        version,
+        snapshotVersion: snapshot,
+        buckets: packed ? send.map((index) => ({ index, sealed: bucketOf(packed, index) })) : [],
+        deltas: deltas.map((d) => ({
+          version: Number(d.version),
+          tags: Buffer.from(d.tags),
+          sealed: Buffer.from(d.state),
+        })),
+      };
     }
-    const after = since < snapshot ? snapshot : since;
-    const deltas = await this.db.all<{ version: number; tags: Buffer; state: Buffer }>(
-      `SELECT version, tags, state FROM ri_log WHERE user_id = ? AND kind = ${UPDATE} AND version > ? ORDER BY version`,
-      [userId, after],
-    );
-    return {
-      version,
-      snapshotVersion: snapshot,
-      buckets: out,
-      deltas: deltas.map((d) => ({
-        version: Number(d.version),
-        tags: Buffer.from(d.tags),
-        sealed: Buffer.from(d.state),
-      })),
-    };
   }
 
   /**
