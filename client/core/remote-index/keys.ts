@@ -110,6 +110,12 @@ export function openSort(keys: RemoteKeys, tag: Uint8Array, sealed: Uint8Array):
   return ((p.getUint32(0) ^ s.getUint32(0)) >>> 0) * 2 ** 32 + ((p.getUint32(4) ^ s.getUint32(4)) >>> 0);
 }
 
+/** Fills `buf` from the CSPRNG (getRandomValues gives at most 64 KiB a call). */
+export function randomFill<T extends Uint8Array>(buf: T): T {
+  for (let off = 0; off < buf.length; off += 65_536) crypto.getRandomValues(buf.subarray(off, off + 65_536));
+  return buf;
+}
+
 /** Associated data: what a sealed blob is, so one is never accepted as another. */
 export const sealedAs = (what: string, ...parts: (number | Uint8Array)[]): Uint8Array => {
   const bytes: number[] = [...utf8.encode(`pmf remote-index v1 ${what}`)];

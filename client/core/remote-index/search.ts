@@ -5,7 +5,7 @@
 // many there are; then the answer turned into the messages that have every
 // required keyword and no excluded one, newest first.
 import { ADDR_BYTES, type SearchAnswer } from '../../../protocol/remote-search.js';
-import { address, openSort, type RemoteKeys } from './keys.js';
+import { address, openSort, randomFill, type RemoteKeys } from './keys.js';
 import type { RemoteQuery } from './keywords.js';
 import type { Counters } from './state.js';
 import type { KeywordKeys } from './update.js';
@@ -54,7 +54,7 @@ export function planSearch(kw: KeywordKeys, counters: Counters, q: RemoteQuery):
     order[i] = order[j];
     order[j] = t;
   }
-  const addrs = crypto.getRandomValues(new Uint8Array(total * ADDR_BYTES));
+  const addrs = randomFill(new Uint8Array(total * ADDR_BYTES));
   const positions: Uint32Array[] = [];
   let next = 0;
   keys.forEach((k, w) => {

@@ -11,7 +11,17 @@ import {
   type UpdateBody,
   type UpdateDoc,
 } from '../../../protocol/remote-search.js';
-import { address, keywordKey, seal, sealedAs, sealSort, tagOf, type KeywordKey, type RemoteKeys } from './keys.js';
+import {
+  address,
+  keywordKey,
+  randomFill,
+  seal,
+  sealedAs,
+  sealSort,
+  tagOf,
+  type KeywordKey,
+  type RemoteKeys,
+} from './keys.js';
 import { encodeRecord, type DocRecord } from './record.js';
 import { encodeDelta, type Counters } from './state.js';
 
@@ -85,7 +95,7 @@ export async function buildUpdate(
         advanced.push(k.slot);
         address(k, c, entries.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
       });
-      crypto.getRandomValues(entries.subarray(words.length * ADDR_BYTES));
+      randomFill(entries.subarray(words.length * ADDR_BYTES));
       const addrs = sortedRecords(entries);
       const tag = tagOf(keys, d.deliveryId);
       const record = await seal(keys, encodeRecord(d), sealedAs('record', tag));

@@ -25,6 +25,7 @@ import { documentKeywords } from '../../core/remote-index/keywords.js';
 import { RemoteIndex } from '../../core/remote-index/remote-index.js';
 import { Counters } from '../../core/remote-index/state.js';
 import { buildUpdate, KeywordKeys, type IndexDoc } from '../../core/remote-index/update.js';
+import { paddedRequest, planSearch } from '../../core/remote-index/search.js';
 import { referenceDeriveKey, referenceKeyed } from './blake3-reference.js';
 import { startIndexServer, type IndexServer } from './fixture.js';
 
@@ -147,6 +148,27 @@ test('an update is Mitra’s Update per keyword, padded per message to its size 
     assert.ok(listed.slice(expected.slots.length).every((s) => s === PAD_SLOT));
     counters.version++;
   }
+});
+
+test('a search plan for a keyword in 100,000 messages: every address once, padded, shuffled', async () => {
+  const keys = await deriveKeys(SEARCH_KEY);
+  const counters = new Counters();
+  await counters.apply(keys, { version: 0, snapshotVersion: 0, buckets: [], deltas: [] });
+  const kw = new KeywordKeys(keys);
+  counters.slots[kw.get('common').slot] = 100_000;
+  counters.slots[kw.get('rare').slot] = 3;
+  const plan = planSearch(kw, counters, { required: ['common', 'rare'], excluded: [] });
+  assert.equal(plan.addrs.length / 16, paddedRequest(100_003));
+  assert.deepEqual(
+    plan.positions.map((p) => p.length),
+    [100_000, 3],
+  );
+  const at = (p: number) => hex(plan.addrs.subarray(16 * p, 16 * p + 16));
+  assert.equal(at(plan.positions[0][99_999]), refAddress('common', 100_000));
+  assert.equal(at(plan.positions[1][0]), refAddress('rare', 1));
+  const used = new Set([...plan.positions[0], ...plan.positions[1]]);
+  assert.equal(used.size, 100_003, 'no position twice');
+  assert.ok(plan.positions[0][0] !== 0 || plan.positions[0][1] !== 1, 'shuffled');
 });
 
 describe('through provider-server’s handler and store', () => {
