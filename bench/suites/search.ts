@@ -13,12 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import {
-  openMailSearch,
-  SHARD_SIZE,
-  type MailDoc,
-  type MailSearch,
-} from '../../extension/search/index.js';
+import { openMailSearch, SHARD_SIZE, type MailDoc, type MailSearch } from '../../extension/search/index.js';
 import { collectGarbage, median, type BenchContext } from '../lib.js';
 
 const DATASETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets');
