@@ -100,7 +100,7 @@ export class RemoteIndexApi {
       throw new RemoteIndexError('unavailable', `the provider could not be reached (${(e as Error).message})`);
     }
     this.traffic.sent += body?.length ?? 0;
-    const bytes = new Uint8Array(await res.arrayBuffer());
+    const bytes = await readCapped(res, MAX_ANSWER_BYTES);
     this.traffic.received += bytes.length;
     if (res.ok) return bytes;
     let info: { error?: string; message?: string; version?: number; duplicates?: string[] } = {};
@@ -180,6 +180,42 @@ export class RemoteIndexApi {
   async deleteAll(): Promise<void> {
     await this.call('DELETE', '');
   }
+}
+
+/**
+ * The largest answer read: a full state (a snapshot and the deltas the
+ * provider's quota allows since it) or a search of the most addresses fit
+ * well within it; a provider sending more is refused, not buffered.
+ */
+const MAX_ANSWER_BYTES = 64 << 20;
+
+async function readCapped(res: Response, max: number): Promise<Uint8Array> {
+  const tooLarge = () => new RemoteIndexError('unavailable', `the provider's answer exceeds ${max} bytes`);
+  if (Number(res.headers.get('content-length')) > max) {
+    await res.body?.cancel();
+    throw tooLarge();
+  }
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    parts.push(value);
+  }
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
 }
 
 function json<T>(b: Uint8Array): T {

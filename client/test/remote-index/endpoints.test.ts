@@ -80,8 +80,18 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
         codes.push(
           (await fetch(`${limited.url}/remote-index/state`, { headers: { authorization: `Bearer ${token}` } })).status,
         );
-      await limited.close();
       assert.deepEqual(codes, [200, 200, 200, 429, 429]);
+      // A large search counts as several requests: 4,096 addresses a unit.
+      const { token: big } = await limited.user('thorough');
+      const search = (n: number) =>
+        fetch(`${limited.url}/remote-index/search`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${big}` },
+          body: new Uint8Array(16 * n),
+        }).then((r) => r.status);
+      assert.equal(await search(4096), 200, '1 + 1 units');
+      assert.equal(await search(4096), 429, '2 + 2 units: past 3');
+      await limited.close();
     });
 
     test('a rate-limited write waits out Retry-After and goes on; a search fails at once', async () => {

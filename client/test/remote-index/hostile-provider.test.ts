@@ -127,6 +127,23 @@ test('rollback, skipped and replayed deltas, swapped records and altered dates a
   );
   await assert.rejects(redated.search('pangolin'), RemoteIndexIntegrityError);
 
+  // An endless answer is cut off at the client's bound, not buffered.
+  let sent = 0;
+  const endless = await device(async (input, init) =>
+    new URL(String(input)).pathname.endsWith('/state')
+      ? new Response(
+          new ReadableStream({
+            pull(c) {
+              sent += 1 << 20;
+              c.enqueue(new Uint8Array(1 << 20));
+            },
+          }),
+        )
+      : fetch(input, init),
+  );
+  await assert.rejects(endless.search('walrus'), /exceeds/);
+  assert.ok(sent <= 66 << 20, `${sent} bytes were produced`);
+
   // Untouched, the same device finds both.
   const fine = await device(fetch);
   assert.deepEqual(

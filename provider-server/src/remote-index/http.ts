@@ -146,6 +146,13 @@ export function createRemoteIndexHandler(
   };
 }
 
+/**
+ * Addresses looked up or entries stored per request unit: a search of 2^18
+ * addresses counts as 64 requests, so one account cannot make the provider
+ * look up more than about 2.5M addresses a minute at the default rate.
+ */
+const ENTRIES_PER_UNIT = 4096;
+
 async function route(
   deps: RemoteIndexHttpDeps,
   req: http.IncomingMessage,
@@ -162,18 +169,19 @@ async function route(
       {},
       { 'www-authenticate': 'Bearer realm="pmf"' },
     );
-  if (!(await deps.store.takeRate(userId, deps.limits.requestsPerMinute, Date.now(), 'index'))) {
-    const wait = Math.max(1, Math.ceil((windowEnd('index') - Date.now()) / 1000));
-    throw new HttpError(
-      429,
-      'rate_limited',
-      `at most ${deps.limits.requestsPerMinute} search index requests per minute`,
-      {},
-      {
-        'retry-after': String(wait),
-      },
-    );
-  }
+  const charge = async (units: number): Promise<void> => {
+    if (units > 0 && !(await deps.store.takeRate(userId, deps.limits.requestsPerMinute, Date.now(), 'index', units))) {
+      const wait = Math.max(1, Math.ceil((windowEnd('index') - Date.now()) / 1000));
+      throw new HttpError(
+        429,
+        'rate_limited',
+        `at most ${deps.limits.requestsPerMinute} search index requests per minute (a large search or update counts as several)`,
+        {},
+        { 'retry-after': String(wait) },
+      );
+    }
+  };
+  await charge(1);
   const { index } = deps;
   const op = `${req.method} ${url.pathname.slice(REMOTE_INDEX_PATH.length) || '/'}`;
   const tags = async (): Promise<Uint8Array[]> => {
@@ -189,6 +197,7 @@ async function route(
     case 'POST /update': {
       const raw = await readBody(req, BODY_LIMITS.update);
       const u = decodeUpdate(raw);
+      await charge(Math.floor(u.docs.reduce((n, d) => n + d.addrs.length / ADDR_BYTES, 0) / ENTRIES_PER_UNIT));
       if (new Set(u.docs.map((d) => Buffer.from(d.tag).toString('hex'))).size !== u.docs.length)
         throw new RemoteIndexFormatError('update: a message appears twice');
       const done = await index.commitUpdate(userId, u, raw);
@@ -203,8 +212,9 @@ async function route(
     }
     case 'POST /search': {
       const addrs = await readBody(req, BODY_LIMITS.search);
-      if (items(addrs, ADDR_BYTES, REQUEST_LIMITS.searchAddresses, 'search') === 0)
-        throw new RemoteIndexFormatError('search: no addresses');
+      const n = items(addrs, ADDR_BYTES, REQUEST_LIMITS.searchAddresses, 'search');
+      if (n === 0) throw new RemoteIndexFormatError('search: no addresses');
+      await charge(Math.floor(n / ENTRIES_PER_UNIT));
       return sendBytes(res, encodeSearchAnswer(await index.search(userId, addrs)));
     }
     case 'POST /records': {
