@@ -74,15 +74,20 @@ export class RemoteIndexApi {
   /**
    * One request. `patient` (the writes and what they need, which run in the
    * background): a 429 is waited out (its Retry-After, at most a minute) and
-   * the request sent again, twice at most; a search fails at once instead.
+   * a request that did not reach the provider or got no answer is sent again
+   * after a second or two, twice at most; a search fails at once instead.
+   * Sending a write again is safe: an update the provider committed but
+   * whose answer was lost comes back as a conflict, and the device then
+   * finds its messages indexed.
    */
   private async call(method: string, path: string, body?: Uint8Array, patient = false): Promise<Uint8Array> {
-    for (let waited = 0; ; waited++) {
+    for (let tried = 1; ; tried++) {
       try {
         return await this.once(method, path, body);
       } catch (e) {
-        const wait = e instanceof RemoteIndexError && e.code === 'rate_limited' ? e.detail.retryAfterS : undefined;
-        if (!patient || wait === undefined || wait > 60 || waited >= 2) throw e;
+        if (!patient || tried > 2 || !(e instanceof RemoteIndexError)) throw e;
+        const wait = e.code === 'rate_limited' ? e.detail.retryAfterS : e.code === 'unavailable' ? tried : undefined;
+        if (wait === undefined || wait > 60) throw e;
         await new Promise((r) => setTimeout(r, wait * 1000));
       }
     }
@@ -97,7 +102,10 @@ export class RemoteIndexApi {
         body: body as NonNullable<Parameters<typeof fetch>[1]>['body'],
       });
     } catch (e) {
-      throw new RemoteIndexError('unavailable', `the provider could not be reached (${(e as Error).message})`);
+      // fetch's own message is generic ("fetch failed"); the cause names the failure.
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = [(e as Error).message, cause?.code ?? cause?.message].filter(Boolean).join(': ');
+      throw new RemoteIndexError('unavailable', `the provider could not be reached (${why})`);
     }
     this.traffic.sent += body?.length ?? 0;
     const bytes = await readCapped(res, MAX_ANSWER_BYTES);
