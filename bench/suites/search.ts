@@ -126,7 +126,7 @@ export function loadCorpus(n: number): MailDoc[] {
  * schedstat; undefined elsewhere). On a shared machine that, not the query,
  * makes most slow runs.
  */
-function cpuWaitMs(): number | undefined {
+export function cpuWaitMs(): number | undefined {
   try {
     return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
   } catch {
