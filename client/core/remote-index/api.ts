@@ -34,8 +34,11 @@ export class RemoteIndexError extends Error {
   constructor(
     readonly code: RemoteIndexErrorCode,
     message: string,
-    /** conflict: the provider's version; duplicate: the tags already indexed (hex). */
-    readonly detail: { version?: number; duplicates?: string[]; retryAfterS?: number } = {},
+    /**
+     * conflict: the provider's version; duplicate: the tags already indexed (hex);
+     * transient: no answer came, or the provider failed (5xx), so the same request may succeed again.
+     */
+    readonly detail: { version?: number; duplicates?: string[]; retryAfterS?: number; transient?: boolean } = {},
   ) {
     super(message);
   }
@@ -74,8 +77,9 @@ export class RemoteIndexApi {
   /**
    * One request. `patient` (the writes and what they need, which run in the
    * background): a 429 is waited out (its Retry-After, at most a minute) and
-   * a request that did not reach the provider or got no answer is sent again
-   * after a second or two, twice at most; a search fails at once instead.
+   * a request that did not reach the provider, got no answer or a 5xx is sent
+   * again after a second or two, twice at most; a search fails at once
+   * instead, and so does any request whose answer was refused (too large).
    * Sending a write again is safe: an update the provider committed but
    * whose answer was lost comes back as a conflict, and the device then
    * finds its messages indexed.
@@ -86,7 +90,7 @@ export class RemoteIndexApi {
         return await this.once(method, path, body);
       } catch (e) {
         if (!patient || tried > 2 || !(e instanceof RemoteIndexError)) throw e;
-        const wait = e.code === 'rate_limited' ? e.detail.retryAfterS : e.code === 'unavailable' ? tried : undefined;
+        const wait = e.code === 'rate_limited' ? e.detail.retryAfterS : e.detail.transient ? tried : undefined;
         if (wait === undefined || wait > 60) throw e;
         await new Promise((r) => setTimeout(r, wait * 1000));
       }
@@ -105,7 +109,7 @@ export class RemoteIndexApi {
       // fetch's own message is generic ("fetch failed"); the cause names the failure.
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const why = [(e as Error).message, cause?.code ?? cause?.message].filter(Boolean).join(': ');
-      throw new RemoteIndexError('unavailable', `the provider could not be reached (${why})`);
+      throw new RemoteIndexError('unavailable', `the provider could not be reached (${why})`, { transient: true });
     }
     this.traffic.sent += body?.length ?? 0;
     const bytes = await readCapped(res, MAX_ANSWER_BYTES);
@@ -123,6 +127,7 @@ export class RemoteIndexApi {
       version: info.version,
       duplicates: info.duplicates,
       retryAfterS: Number.isFinite(retry) && retry > 0 ? retry : undefined,
+      transient: res.status >= 500,
     });
   }
 
