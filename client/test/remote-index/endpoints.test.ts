@@ -327,6 +327,38 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
       }
     });
 
+    test('removing a message drops its record and every entry of it, padding too; the quota counts them no more', async () => {
+      const dave = await server.user('dave');
+      const api = new RemoteIndexApi({ baseUrl: server.url, token: dave.token });
+      const b = await builder(4);
+      const built = await b.build([mail(1, 'pangolin'), mail(2, 'pangolin walrus')]);
+      await api.update(built.body);
+      const [gone, kept] = built.body.docs;
+      const entries = async () => {
+        const [rows] = await server.store
+          .sql()
+          .all<{ n: number }>('SELECT COUNT(*) AS n FROM ri_entries WHERE user_id = ?', [dave.userId]);
+        const [account] = await server.store
+          .sql()
+          .all<{ n: number }>('SELECT entries AS n FROM ri_accounts WHERE user_id = ?', [dave.userId]);
+        return [Number(rows.n), Number(account.n)];
+      };
+      const padded = (d: typeof gone) => d.addrs.length / 16;
+      assert.deepEqual(await entries(), [padded(gone) + padded(kept), padded(gone) + padded(kept)]);
+      assert.equal(await api.remove([gone.tag]), 1);
+      // Replayed, the removal finds nothing more to remove.
+      assert.equal(await api.remove([gone.tag]), 0);
+      assert.deepEqual(
+        await entries(),
+        [padded(kept), padded(kept)],
+        'every entry of the message went, and the count with it',
+      );
+      assert.deepEqual(await api.has([gone.tag, kept.tag]), [false, true]);
+      assert.deepEqual(await api.records([gone.tag]), [undefined]);
+      assert.equal((await api.search(gone.addrs)).docs.length, 0);
+      assert.equal((await api.search(kept.addrs)).docs.length, 1);
+    });
+
     test('deleting the index removes every row of the account and only those', async () => {
       const api = new RemoteIndexApi({ baseUrl: server.url, token: alice.token });
       await api.deleteAll();

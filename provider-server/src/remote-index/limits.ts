@@ -8,7 +8,7 @@ export interface RemoteIndexLimits {
   requestsPerMinute: number;
   /** Indexed messages per account. */
   maxDocs: number;
-  /** Stored entries per account, padding included (about 28 bytes each in SQLite). */
+  /** Stored entries per account, padding included (bytes each: bench remote-search, provider_bytes_per_entry). */
   maxEntries: number;
   /** Updates since the last snapshot; past it an update is refused until a device compacts. */
   maxDeltas: number;

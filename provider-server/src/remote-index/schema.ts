@@ -12,14 +12,15 @@
 //   ri_docs      one row per indexed message: tag (unique per account),
 //                sealed sort key and sealed record
 //   ri_entries   one row per (keyword, message) pair and per padding entry:
-//                the address and the document it belongs to
+//                the address and the document it belongs to; indexed by
+//                document too, so removing a message removes its entries
 //   ri_windows   requests per account and minute (Store.takeRate, kind 'index')
 export type Dialect = 'sqlite' | 'postgres';
 
 export function remoteIndexSchema(dialect: Dialect): string {
   const bytes = dialect === 'sqlite' ? 'BLOB' : 'BYTEA';
   const big = dialect === 'sqlite' ? 'INTEGER' : 'BIGINT';
-  // A table that is only its primary key: SQLite stores it once, without a rowid (28 bytes an entry).
+  // A table that is only its primary key: SQLite stores it once, without a rowid.
   const keyOnly = dialect === 'sqlite' ? ' WITHOUT ROWID' : '';
   const user = 'user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE';
   return `
@@ -58,6 +59,7 @@ CREATE TABLE ri_entries (
   doc ${big} NOT NULL,
   PRIMARY KEY (user_id, addr)
 )${keyOnly};
+CREATE INDEX ri_entries_doc ON ri_entries (user_id, doc);
 CREATE TABLE ri_windows (
   user_id INTEGER NOT NULL,
   window_start ${big} NOT NULL,

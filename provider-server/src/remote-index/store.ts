@@ -369,8 +369,9 @@ export class RemoteIndexStore {
   }
 
   /**
-   * The documents of the given addresses. Entries whose document was removed
-   * are dropped as they are found (their addresses are right here).
+   * The documents of the given addresses. An entry whose document is gone
+   * (put in place again by a materialization that raced the removal) is
+   * dropped as it is found.
    */
   async search(userId: number, addrs: Uint8Array): Promise<SearchAnswer> {
     await this.catchUp(userId);
@@ -461,20 +462,33 @@ export class RemoteIndexStore {
   }
 
   /**
-   * Removes messages: their records go now, their entries when a search
-   * next finds them (search). Returns how many were indexed.
+   * Removes messages: their entries (padding too), then their records, so a
+   * removal cut short leaves a record to remove again, never an entry
+   * nobody can reach. Returns how many were indexed.
    */
   async remove(userId: number, tags: Uint8Array[]): Promise<number> {
     await this.catchUp(userId);
     let removed = 0;
+    let entries = 0;
     for (let i = 0; i < tags.length; i += IN_LIST) {
       const part = tags.slice(i, i + IN_LIST).map(buf);
-      removed += await this.db.run(`DELETE FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)})`, [
-        userId,
-        ...part,
-      ]);
+      const these = [userId, ...part];
+      entries += await this.db.run(
+        `DELETE FROM ri_entries WHERE user_id = ? AND doc IN
+           (SELECT doc FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)}))`,
+        [userId, ...these],
+        'committed',
+      );
+      removed += await this.db.run(
+        `DELETE FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)})`,
+        these,
+      );
     }
-    await this.db.run('UPDATE ri_accounts SET docs = docs - ? WHERE user_id = ?', [removed, userId]);
+    await this.db.run('UPDATE ri_accounts SET docs = docs - ?, entries = entries - ? WHERE user_id = ?', [
+      removed,
+      entries,
+      userId,
+    ]);
     return removed;
   }
 
