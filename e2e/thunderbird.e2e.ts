@@ -19,10 +19,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as openpgp from 'openpgp';
-import { inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
+import {
+  inlinePgpMessage,
+  makeParty,
+  partlySignedMessage,
+  pgpMimeMessage,
+  type Party,
+} from '../extension/test/mail-fixtures.js';
 import { PROVIDER_ID } from '../mail/message-id.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
-import { loadSpamAssassin } from '../models/data/loaders.js';
+import { caughtSpam } from './fixtures/caught-spam.js';
 import { openStore, type Provider } from '../provider-server/src/provider.js';
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
@@ -145,6 +151,10 @@ before(
       await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget for 2027 is approved.'),
     );
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
+    dovecot.deliver(
+      'alice',
+      await partlySignedMessage(bob, alice, 'Transfer', 'I approve the transfer.', 'Send it to IBAN XX00 6666.'),
+    );
     // The provider's LMTP stage in front of Dovecot, as a provider runs it; alice is a user of the provider.
     const store = await openStore({ dataDir: path.join(dir, 'provider') });
     aliceToken = (await store.addUser('alice')).token;
@@ -226,7 +236,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       const popup = await readStatusPopup(`thunderbird-${subject.split(' ')[0].toLowerCase()}`);
       assert.equal(popup.subject, subject);
       assert.equal(popup.text.trim(), text);
-      assert.match(popup.summary, /signed by Bob <bob@example\.org> \(signature verified\)/);
+      assert.match(popup.summary, /signed by Bob <bob@example\.org> on .* \(signature verified; key /);
       assert.equal(popup.kind, 'ok');
       assert.match(popup.by, /keys stored in this add-on/);
       // Thunderbird lacks the key: the banner in the message pane shows the text, no click needed.
@@ -238,10 +248,48 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     });
   }
 
+  it('a hostile sender\'s unsigned part beside Bob\'s signed block is not vouched for: "partly signed", not green', async () => {
+    await openStatusPopup('Transfer');
+    const popup = await readStatusPopup('thunderbird-partly-signed');
+    assert.match(popup.summary, /^Partly encrypted or signed: only the text the add-on shows here was checked/);
+    assert.match(popup.summary, /signed by Bob <bob@example\.org>/);
+    assert.equal(popup.kind, 'warn');
+    assert.equal(popup.text.trim(), 'I approve the transfer.', 'the popup shows which text was checked');
+    const banner = await messageBanner();
+    assert.equal(banner.kind, 'warn');
+    assert.match(banner.text, /^Partly encrypted or signed/);
+    assert.ok(banner.text.includes('I approve the transfer.'), banner.text);
+    // Outside the message's content: the toolbar button's badge and tooltip.
+    const button = await tb.marionette.run<{ badge: string; tooltip: string }>(
+      `const win = Services.wm.getMostRecentWindow('mail:3pane');
+       for (let i = 0; i < 100; i++) {
+         const b = win.gTabmail.currentAboutMessage?.document.querySelector('[id$="-messageDisplayAction-toolbarbutton"]');
+         if (b?.getAttribute('badge')) return { badge: b.getAttribute('badge'), tooltip: b.getAttribute('tooltiptext') ?? '' };
+         await new Promise((r) => win.setTimeout(r, 100));
+       }
+       return { badge: '', tooltip: '' };`,
+    );
+    assert.equal(button.badge, '!');
+    assert.match(button.tooltip, /^OpenPGP: Partly encrypted or signed/);
+    await screenshot('thunderbird-partly-signed-banner');
+  });
+
   it("imports Alice's key into Thunderbird's own key ring and locks the add-on's", async () => {
     await optionsPage(
       `$('#lock').click(); await until(() => $('#key-status').dataset.unlocked === '0', 'the lock'); return true;`,
     );
+    // The banner of the message still displayed (the partly signed one) wipes the text it showed.
+    const wiped = await inAddonPage<string>(
+      tb.marionette,
+      '#messagepane',
+      pageFn(`
+      const b = await until(() => {
+        const x = $('.pmf-banner')?.shadowRoot?.querySelector('.banner');
+        return x && x.textContent.includes('keys were locked') && x;
+      }, 'the banner wiped at the lock');
+      return b.textContent;`),
+    );
+    assert.ok(!wiped.includes('I approve the transfer.'), wiped);
     const imported = await tb.marionette.run<number>(
       `const { RNP } = ChromeUtils.importESModule('chrome://openpgp/content/modules/RNP.sys.mjs');
        const { EnigmailKeyRing } = ChromeUtils.importESModule('chrome://openpgp/content/modules/keyRing.sys.mjs');
@@ -398,10 +446,8 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       }
     }
     await screenshot('thunderbird-spam-connected');
-    // Spam from the test split, each whole message encrypted to Alice inside an inline-PGP mail.
-    const spam = loadSpamAssassin()
-      .filter((e) => e.split === 'test' && e.label === 'spam')
-      .slice(0, 3);
+    // Spam from the test split that the model catches, each whole message encrypted to Alice inside an inline-PGP mail.
+    const spam = await caughtSpam(3);
     for (const [i, e] of spam.entries()) {
       const armored = await openpgp.encrypt({
         message: await openpgp.createMessage({ text: e.raw as string }),

@@ -33,11 +33,19 @@ describe('WASM core in the browser', { timeout: 120_000 }, () => {
     const form = page.locator('#generate');
     await form.locator('input[name=name]').fill('Carol');
     await form.locator('input[name=email]').fill('carol@example.org');
-    await form.locator('input[name=passphrase]').fill('carol passphrase');
-    await form.locator('input[name=confirm]').fill('carol passphrase!');
+    // An easily guessed passphrase is refused, with advice shown while typing and on submit.
+    await form.locator('input[name=passphrase]').fill('password1234');
+    await page.locator('#passphrase-advice[data-kind=warn]', { hasText: 'too easy to guess' }).waitFor();
+    await form.locator('input[name=confirm]').fill('password1234');
+    await form.locator('button[type=submit]').click();
+    await page.locator('#generate-status[data-kind=error]').filter({ hasText: 'too easy to guess' }).waitFor();
+    const strong = 'violet kettle harbour dusk';
+    await form.locator('input[name=passphrase]').fill(strong);
+    assert.equal(await page.locator('#passphrase-advice').isHidden(), true, 'no advice for a strong passphrase');
+    await form.locator('input[name=confirm]').fill(`${strong}!`);
     await form.locator('button[type=submit]').click();
     await page.locator('#generate-status[data-kind=error]').filter({ hasText: 'do not match' }).waitFor();
-    await form.locator('input[name=confirm]').fill('carol passphrase');
+    await form.locator('input[name=confirm]').fill(strong);
     await form.locator('button[type=submit]').click();
     await page.locator('#generate-status[data-kind=ok]').waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('#generate-progress').isHidden(), true, 'progress bar hides when done');

@@ -69,7 +69,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await page.locator('input[name=token]').fill(TOKEN);
     await page.locator('form.login button').click();
     await page.locator('tr.message-row').first().waitFor();
-    assert.equal(await page.locator('tr.message-row').count(), 6);
+    assert.equal(await page.locator('tr.message-row').count(), 7);
     await screenshot(page, 'webmail-inbox');
 
     await page.locator('tr.message-row[data-message-id="pgpmime-1"] a').click();
@@ -90,8 +90,10 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     type Session = { chrome: { storage: { session: { get(k: string): Promise<Record<string, unknown>> } } } };
     const saved = (await popup.evaluate(() =>
       (globalThis as unknown as Session).chrome.storage.session.get('pmf-unlocked'),
-    )) as { 'pmf-unlocked'?: Record<string, { expiresAt: number }> };
-    const entries = Object.values(saved['pmf-unlocked'] ?? {});
+    )) as { 'pmf-unlocked'?: { keys: Record<string, { expiresAt: number }> } };
+    // Key material for the unlock period, never the passphrase, which would open the keys at rest for good.
+    assert.ok(!JSON.stringify(saved).includes(alice.passphrase), 'the passphrase is not in session storage');
+    const entries = Object.values(saved['pmf-unlocked']?.keys ?? {});
     assert.equal(entries.length, 1);
     const minutes = (entries[0].expiresAt - Date.now()) / 60_000;
     assert.ok(minutes > 14 && minutes <= 15, `expires in ${minutes} min (default 15)`);
@@ -100,7 +102,11 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     // The content script retries on its own once keys change.
     await page.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 20_000 });
     assert.equal(await badge().getAttribute('data-signature'), 'valid');
-    assert.match((await badge().textContent()) ?? '', /signed by Bob <bob@example.org> \(signature verified\)/);
+    assert.match(
+      (await badge().textContent()) ?? '',
+      /signed by Bob <bob@example.org> on .* \(signature verified; key [0-9A-F]{4} /,
+    );
+    assert.match((await badge().getAttribute('class')) ?? '', /\bok\b/);
     const viewer = page.locator('.pmf-host iframe').contentFrame();
     await viewer.locator('#text').filter({ hasText: 'pangolin' }).waitFor({ timeout: 20_000 });
     assert.equal((await viewer.locator('#text').textContent())?.trim(), 'The pangolin budget for 2027 is approved.');
@@ -132,6 +138,16 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
       await screenshot(page, `webmail-${id}`);
     }
     assert.equal(await badge().getAttribute('data-signature'), 'invalid');
+
+    // Bob's valid signature under someone else's From: not green, and it says why.
+    await openMessage('replayed');
+    assert.equal(await badge().getAttribute('data-signature'), 'valid');
+    assert.match((await badge().getAttribute('class')) ?? '', /\bwarn\b/);
+    assert.match(
+      (await badge().textContent()) ?? '',
+      /sender may be forged: signed by Bob <bob@example.org> on .*says it is from ceo@example.org/,
+    );
+    await screenshot(page, 'webmail-replayed');
   });
 
   it('indexes the whole mailbox from the inbox, with a progress bar', async () => {
@@ -139,7 +155,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     const bar = page.locator('.pmf-mailbox .bar');
     await bar.locator('button').click();
     await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 60_000 });
-    assert.equal(await bar.locator('progress').getAttribute('value'), '6');
+    assert.equal(await bar.locator('progress').getAttribute('value'), '7');
     assert.equal((await bar.locator('span').textContent())?.trim(), INDEXED_ALL);
     await screenshot(page, 'webmail-mailbox-indexed');
   });
@@ -199,7 +215,10 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await search.close();
   });
 
-  it('locks on request: keys and the search index close, messages show as locked again', async () => {
+  it('locks on request: keys and the search index close, open viewers wipe their text, messages show as locked again', async () => {
+    await openMessage('pgpmime-1');
+    const viewer = page.locator('.pmf-host iframe').contentFrame();
+    await viewer.locator('#text').filter({ hasText: 'pangolin' }).waitFor({ timeout: 20_000 });
     const popup = await browser.context.newPage();
     await popup.goto(browser.extensionUrl('popup.html'));
     await popup.locator('#lock').click();
@@ -209,6 +228,10 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
       /locked\. Unlocking keeps them open for 15 min/,
     );
     await popup.close();
+    // The viewer still open in the webmail tab no longer shows the decrypted text.
+    await viewer.locator('#error', { hasText: 'keys were locked' }).waitFor({ timeout: 10_000 });
+    assert.equal(await viewer.locator('#text').textContent(), '');
+    assert.equal(await viewer.locator('#subject').textContent(), '');
 
     await openMessage('pgpmime-1');
     assert.equal(await badge().getAttribute('data-status'), 'locked');

@@ -6,6 +6,7 @@
 import * as openpgp from 'openpgp';
 import { byteText, HEADER_LINE, splitHeaders } from './headers.js';
 import { findPgpBlocks, type PgpBlock } from './pgp.js';
+import { keyIdentity } from './signer.js';
 
 export interface KeyContext {
   /** Private keys the user has unlocked (decrypted in memory). */
@@ -27,9 +28,25 @@ export type DecryptStatus =
 
 export interface SignatureInfo {
   status: 'valid' | 'invalid' | 'unknown-signer' | 'unsigned';
-  /** Primary user id of the signing key, when we have it. */
+  /**
+   * The signing key's primary user ID among those its owner certified (mail/signer.ts), when we
+   * have the key; absent when it certifies none.
+   */
   signer?: string;
+  /** The signing key's fingerprint (upper-case hex), when we have the key. */
+  fingerprint?: string;
+  /** Every address the signing key certifies, lower case: what the From header is checked against. */
+  addresses?: string[];
+  /** The signing key is revoked. */
+  revoked?: boolean;
+  /** When the signature says it was made (ISO 8601). */
+  signedAt?: string;
   keyId?: string;
+  /**
+   * Whether the message's From address is one the signing key certifies; set by callers that
+   * know the From header (extension/lib/decrypt.ts), for valid signatures.
+   */
+  fromMatches?: boolean;
 }
 
 export interface OpenedBlock {
@@ -107,12 +124,19 @@ async function checkSignatures(
   const keyId = sig.keyID.toHex().toUpperCase();
   const signerKey = verificationKeys.find((k) => k.getKeyIDs().some((id) => id.toHex().toUpperCase() === keyId));
   if (!signerKey) return { status: 'unknown-signer', keyId };
-  const signer = signerKey.getUserIDs()[0];
+  const { primary: signer, addresses, fingerprint } = await keyIdentity(signerKey);
+  const revoked = await signerKey.isRevoked().catch(() => false);
+  const signedAt = await sig.signature.then(
+    (s) => s.packets[0]?.created?.toISOString(),
+    () => undefined,
+  );
+  const who = { signer, fingerprint, addresses, keyId, signedAt, ...(revoked ? { revoked } : {}) };
   try {
     await sig.verified;
-    return { status: 'valid', signer, keyId };
+    // A key without a certified user names nobody: its signature vouches for no one.
+    return { status: signer ? 'valid' : 'invalid', ...who };
   } catch {
-    return { status: 'invalid', signer, keyId };
+    return { status: 'invalid', ...who };
   }
 }
 

@@ -5,6 +5,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import PostalMime, { type Address } from 'postal-mime';
+import { labelCharset } from './charset.js';
 import { byteText, missingSeparator } from './headers.js';
 import { htmlToText } from './html.js';
 
@@ -13,7 +14,7 @@ export interface MessageParts {
   subject: string;
   /** Display names and addresses per address header ("from", "to", ...). */
   addresses: { header: string; name: string; address: string }[];
-  /** Plain-text body, or the HTML body converted to text. */
+  /** The text part, and the HTML part as text when there is none or most of its words are not in it (bodyOf). */
   body: string;
   /** Raw HTML body (for link hosts), '' if none. */
   html: string;
@@ -38,6 +39,10 @@ export type WarningSink = (warning: string) => void;
 
 /** Messages are cut here before parsing (bounds the parser's work). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Characters of a body that are compared and read (models/features reads no more). */
+export const MAX_TEXT_CHARS = 1 << 20;
+/** HTML converted to text: a bound on the converter's work that keeps far more text than is read. */
+const HTML_CHARS = 4 * MAX_TEXT_CHARS;
 const ADDRESS_HEADERS = ['from', 'replyTo', 'to', 'cc'] as const;
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const NEWLINE = 0x0a;
@@ -56,13 +61,43 @@ function normalizeRaw(raw: string | Uint8Array): string | Uint8Array {
     b = nl < 0 ? b.subarray(b.length) : b.subarray(nl + 1);
   }
   const gap = missingSeparator(byteText(b));
-  if (!gap) return b;
+  if (!gap) return labelCharset(b);
   const newline = new TextEncoder().encode(gap.newline);
   const out = new Uint8Array(b.length + newline.length);
   out.set(b.subarray(0, gap.at));
   out.set(newline, gap.at);
   out.set(b.subarray(gap.at), gap.at + newline.length);
+  return labelCharset(out);
+}
+
+/** Distinct words (lower-cased runs of letters and digits) in the first MAX_TEXT_CHARS of a text. */
+function wordSet(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text
+    .slice(0, MAX_TEXT_CHARS)
+    .toLowerCase()
+    .matchAll(/[\p{L}\p{N}]+/gu))
+    out.add(m[0]);
   return out;
+}
+
+/**
+ * The body to read: the text part, followed by the HTML part's text when most
+ * of the HTML's words are not in the text part. A multipart/alternative whose
+ * text part is a stub ("This message is in HTML format") or says something
+ * else would otherwise hide every word of its HTML; in an ordinary one both
+ * parts say the same, and the text part alone is read (so its features do
+ * not change).
+ */
+function bodyOf(text: string, html: string): string {
+  if (html === '') return text;
+  const htmlText = htmlToText(html.slice(0, HTML_CHARS));
+  if (text.trim() === '') return htmlText;
+  const inText = wordSet(text);
+  const htmlWords = wordSet(htmlText);
+  let missing = 0;
+  for (const w of htmlWords) if (!inText.has(w)) missing++;
+  return 2 * missing > htmlWords.size ? `${text}\n\n${htmlText}` : text;
 }
 
 function flatten(a: Address | Address[] | undefined): { name: string; address: string }[] {
@@ -88,7 +123,7 @@ async function parse(input: string | Uint8Array): Promise<ParsedMessage> {
       addresses: ADDRESS_HEADERS.flatMap((h) =>
         flatten(email[h] as Address | Address[] | undefined).map((m) => ({ header: h.toLowerCase(), ...m })),
       ),
-      body: email.text && email.text.trim() !== '' ? email.text : htmlToText(html),
+      body: bodyOf(email.text ?? '', html),
       html,
       mimeTypes: [...(html ? ['text/html'] : []), ...email.attachments.map((a) => a.mimeType)],
       attachments: email.attachments.map((a) => ({

@@ -1,6 +1,8 @@
 // Finds OpenPGP content in a message or in what a mail view shows: the
 // armored block of an inline-PGP body or of a PGP/MIME multipart/encrypted
-// message (RFC 3156), or a cleartext-signed block.
+// message (RFC 3156), or a cleartext-signed block; and whether a block is the
+// whole message or only part of it.
+import { splitHeaders } from './headers.js';
 
 export type PgpBlockKind = 'encrypted' | 'cleartext-signed';
 
@@ -32,4 +34,24 @@ export function findPgpBlocks(text: string, contentType?: string): PgpBlock[] {
   for (const m of text.matchAll(ENCRYPTED)) blocks.push({ kind: 'encrypted', armored: m[0], pgpMime });
   for (const m of text.matchAll(SIGNED)) blocks.push({ kind: 'cleartext-signed', armored: m[0], pgpMime: false });
   return blocks;
+}
+
+/**
+ * Whether an armored block found in a raw message is all the reader is shown: the message's root
+ * is PGP/MIME (multipart/encrypted, RFC 3156 §4), or it is a single-part text message whose
+ * whole body is the block (inline PGP). Otherwise the message has parts the block does not
+ * cover (a sender may put unsigned text above or below Bob's signed block), and a verdict on the
+ * block must not be read as one on the message.
+ */
+export function coversWholeMessage(raw: string, block: PgpBlock): boolean {
+  const { head, bodyStart } = splitHeaders(raw);
+  const contentType = /^content-type:[ \t]*([^;\r\n]*)/im
+    .exec(head.replace(/\r?\n[ \t]+/g, ' '))?.[1]
+    .trim()
+    .toLowerCase();
+  if (contentType === 'multipart/encrypted') return block.pgpMime && isPgpMime(head);
+  if (contentType !== undefined && contentType !== 'text/plain') return false;
+  const encoding = /^content-transfer-encoding:[ \t]*(\S+)/im.exec(head)?.[1].toLowerCase();
+  if (encoding && !['7bit', '8bit'].includes(encoding)) return false;
+  return raw.slice(bodyStart).trim() === block.armored.trim();
 }

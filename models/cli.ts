@@ -24,6 +24,8 @@ const OPTIONS = {
   jsonl: { type: 'string', multiple: true },
   mbox: { type: 'string', multiple: true },
   maildir: { type: 'string', multiple: true },
+  mailstore: { type: 'string', multiple: true },
+  'pmf-store': { type: 'string', multiple: true },
   N: { type: 'string' },
   fin: { type: 'string' },
   lmax: { type: 'string' },
@@ -31,6 +33,7 @@ const OPTIONS = {
   'b-in': { type: 'string' },
   select: { type: 'string' },
   threshold: { type: 'string' },
+  'target-fpr': { type: 'string' },
   C: { type: 'string' },
   alpha: { type: 'string' },
   'test-fraction': { type: 'string' },
@@ -52,11 +55,14 @@ data (repeatable, combinable):
   --jsonl FILE[.gz]                      {"label","text","id"?,"split"?} per line
   --mbox LABEL=FILE                      one mbox per label
   --maildir DIR                          DIR/<label>/ Maildirs or folders of messages
+  --mailstore DIR                        a Dovecot mail store (Maildir or mbox folders): Junk is spam, the rest ham
+  --pmf-store FILE                       provider-server's store.db: its messages by webmail folder
+                                         (mail stores: deduplicated, encrypted mail skipped, split by time)
 split: data keeps its own (corpora, jsonl "split"); train and export hold out the rest by a hash of its id
   --test-fraction f                      held-out share of the hash and random splits (default 0.2)
   --split random [--seed N]              a seeded random split of all data instead (same seed and data, same split)
 train:    --task spam|topics --algorithm A --out MODEL [--N n] [--fin bits] [--lmax L] [--boolean]
-          [--b-in bits] [--select N'] [--threshold t] [--C c] [--alpha a]
+          [--b-in bits] [--select N'] [--target-fpr f | --threshold t] [--C c] [--alpha a]
           [--public-out FILE --public-fraction f] [--meta-out FILE] [--no-float]
           spam algorithms: grnb lr svm; topic algorithms: mnb mlr ovr-svm
 evaluate: --model MODEL [--all] [--out FILE]
@@ -88,7 +94,7 @@ function specFrom(a: Args, task: 'spam' | 'topics'): FeatureSpec {
 
 /** The examples, with --split random's seeded split in place of their own. */
 function loadSplit(a: Args): Example[] {
-  const examples = loadSources(a);
+  const examples = loadSources(a, testFraction(a));
   if (a.split === undefined) return examples;
   if (a.split !== 'random') throw new Error(`--split must be random, got ${a.split}`);
   const seed = num(a.seed, 'seed', 0)!;
@@ -112,7 +118,7 @@ function taskOf(a: Args): 'spam' | 'topics' {
 const warn = (id: string, warning: string): void => console.error(`warning: ${id}: ${warning}`);
 
 async function exportTo(dir: string, task: 'spam' | 'topics', spec: FeatureSpec, examples: Example[], a: Args) {
-  const source = [...(a.corpus ?? []), ...(a.jsonl ?? []), ...(a.mbox ?? []), ...(a.maildir ?? [])].join(' ');
+  const source = [a.corpus, a.jsonl, a.mbox, a.maildir, a.mailstore, a['pmf-store']].flatMap((v) => v ?? []).join(' ');
   const r = await exportExamples(dir, { task, spec, source, testFraction: testFraction(a), onWarning: warn }, examples);
   if (r.skipped) console.log(`skipping ${r.skipped} held-out examples whose label has no training data`);
   console.log(`${r.train + r.test} examples (${r.train} train, ${r.test} held out), labels: ${r.labels.join(', ')}`);
@@ -133,6 +139,7 @@ async function train(a: Args): Promise<void> {
       ...opt('--b-in', a['b-in']),
       ...opt('--select', a.select),
       ...opt('--threshold', a.threshold),
+      ...opt('--target-fpr', a['target-fpr']),
       ...opt('--C', a.C),
       ...opt('--alpha', a.alpha),
       ...opt('--public-out', a['public-out'] && path.resolve(a['public-out'])),

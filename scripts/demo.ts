@@ -121,6 +121,7 @@ async function startDemoProvider(dataDir: string, port: number): Promise<DemoPro
       PMF_DATA_DIR: dataDir,
       PMF_MODELS: `spam=${MODEL_FILE},topics=${TOPICS_FILE}`,
       PMF_WORKERS: '1',
+      PMF_DEMO: '1',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -28,6 +28,8 @@ command -v emcc >/dev/null || pkgs+=(emscripten)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
+# Valgrind's memcheck checks the lattice code's constant-time discipline (wasm/test/he-ct.test.ts).
+command -v valgrind >/dev/null || pkgs+=(valgrind)
 # libsodium's headers for the provider's native ristretto255 (provider-server/native/),
 # and Rust for its base OTs' group arithmetic (rustup's toolchain when there is one).
 [ -f /usr/include/sodium.h ] || pkgs+=(libsodium-dev)
@@ -40,6 +42,8 @@ command -v import >/dev/null || pkgs+=(imagemagick)
 command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
+# ssh-agent holds the test witnesses' keys (litewitness signs through it).
+command -v ssh-agent >/dev/null || pkgs+=(openssh-client)
 # Roundcube under php -S (php8.2-cgi keeps php from pulling in Apache).
 [ -d /usr/share/roundcube ] || pkgs+=(php-cli php8.2-cgi php-sqlite3 roundcube roundcube-core roundcube-sqlite3 roundcube-plugins)
 if [ ${#pkgs[@]} -gt 0 ]; then
@@ -68,7 +72,23 @@ if [ -f models/requirements.txt ]; then
   fi
 fi
 
-# 4. Builds (each is incremental on its own).
+# 4. The package log's witness for the tests: litewitness (filippo.io/torchwood)
+#    into the git-ignored .tools/bin, and the modules of the Go program that
+#    computes the log's test vectors (protocol/test/tlog-vectors). torchwood
+#    needs Go >= 1.24, newer than Debian 12's golang-go. (Its witnessctl needs
+#    sigsum.org/sigsum-go, which the module proxy here refuses; the tests add
+#    logs to a witness with witnessctl's two SQL rows, scripts/test/witnesses.ts.)
+if ! command -v go >/dev/null; then
+  echo "[setup] Go >= 1.24 is needed (https://go.dev/dl/): the package-log tests run litewitness" >&2
+  exit 1
+fi
+if [ ! -x .tools/bin/litewitness ]; then
+  log "installing litewitness (filippo.io/torchwood v0.6.1) into .tools/bin"
+  GOBIN="$root/.tools/bin" GOFLAGS=-buildvcs=false go install filippo.io/torchwood/cmd/litewitness@v0.6.1
+fi
+(cd protocol/test/tlog-vectors && go mod download)
+
+# 5. Builds (each is incremental on its own).
 export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
 node scripts/build-native.mjs

@@ -20,6 +20,7 @@ import { additive, type BlindingPair } from '../../protocol/oprf.js';
 import { checkElement, scalarCheck } from '../../wasm/ts/ristretto.js';
 import { blocklistItems } from '../../mail/blocklist-items.js';
 import { parseMessage } from '../../mail/mime.js';
+import { fromMessage } from './message-failure.js';
 import { fetchPinned, PackageIntegrityError, type DownloadOptions } from './download.js';
 import type { KeptStore, RunJournal } from './kept-requests.js';
 
@@ -332,7 +333,7 @@ export class BlocklistClassifier {
   /** Looks a message up; its `clientMs` leaves out the wait for the provider and the pool's refill after it. */
   async classify(messageId: string, raw: string | Uint8Array): Promise<BlocklistResult> {
     const start = performance.now();
-    const items = blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE);
+    const items = await fromMessage(async () => blocklistItems(await parseMessage(raw), ITEMS_PER_MESSAGE));
     const kept = readKept(await this.keys.get(messageId));
     const pairs = kept
       ? kept.blinds.map((b) => additive.pair(this.pool.publicKey, b))

@@ -8,7 +8,16 @@
 // client when the request was kept on the device (kept-requests.ts); if the
 // provider says a message was already classified otherwise, it is reported
 // as such, not retried.
+//
+// One message never stops the run: a failure of the message's own (it
+// cannot be read or decrypted, or its content cannot be read into features:
+// MessageFailure, message-failure.ts) is tried MESSAGE_ATTEMPTS times in
+// all, then reported as `failed` with its reason, and the run goes on with
+// the next message. Everything else is the run's: the provider's refusals
+// (a request's size and shape do not depend on the message, so a refusal
+// would repeat for every one), a lost connection past the reconnect window.
 import { ProtocolError } from '../../protocol/errors.js';
+import { MessageFailure } from './message-failure.js';
 import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from './session.js';
 import type { RunJournal } from './kept-requests.js';
 import { ReplayRefused } from './topic-replay.js';
@@ -62,6 +71,9 @@ export interface RunOptions<V = SpamVerdict> {
 /** A minute and a margin: see rateLimitWaitMs. */
 export const RATE_LIMIT_WAIT_MS = 61_000;
 
+/** Tries of a message that fails for a reason of its own before it is reported failed and skipped. */
+export const MESSAGE_ATTEMPTS = 2;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function runClassification<V = SpamVerdict>(items: RunItem[], opts: RunOptions<V>): Promise<void> {
@@ -101,6 +113,8 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
       let firstFailure = 0;
       let attempt = 0;
       let rotations = 0;
+      let ownFailures = 0;
+      let verdict: V | undefined;
       for (;;) {
         try {
           session ??= await opts.connect(todo.length - i);
@@ -111,8 +125,7 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
             v = await session.resume?.(resend);
           }
           if (v === undefined && raw === undefined && !(await read())) break;
-          v ??= await session.classify(item.id, raw!, todo.length - i);
-          await settle({ kind: 'verdict', ...v }, item.id);
+          verdict = v ?? (await session.classify(item.id, raw!, todo.length - i));
           break;
         } catch (caught) {
           let e = caught;
@@ -126,6 +139,15 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           }
           if (e instanceof ProtocolError && (e.code === 'already_classified' || e.code === 'unknown_message')) {
             await settle({ kind: e.code, messageId: item.id, detail: e.message }, item.id);
+            break;
+          }
+          // Nothing was sent for it: the session is fine for another try and the next message.
+          if (e instanceof MessageFailure) {
+            if (++ownFailures < MESSAGE_ATTEMPTS) continue;
+            await settle(
+              { kind: 'failed', messageId: item.id, detail: `could not be classified: ${e.message}` },
+              item.id,
+            );
             break;
           }
           session?.close();
@@ -153,6 +175,8 @@ export async function runClassification<V = SpamVerdict>(items: RunItem[], opts:
           }
         }
       }
+      // Outside the loop: a failure to record the outcome is the run's, not the message's.
+      if (verdict !== undefined) await settle({ kind: 'verdict', ...verdict }, item.id);
     }
     if (opts.keepOpen) session = undefined;
   } finally {

@@ -11,6 +11,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { extractFeatures } from '../../models/features/index.js';
+import { fromMessage } from './message-failure.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { argmax, candidates, loadPlainModel, plainScores, type PlainModel } from '../../models/plain/index.js';
 import { argmaxChoice, evaluateArgmax, type PendingEvaluation } from '../../wasm/ts/gc.js';
@@ -170,7 +171,7 @@ export class TopicSession extends ProviderSession {
     const sent0 = this.sent;
     const recv0 = this.received;
     let cpu = performance.now();
-    const features = await extractFeatures(raw, m.spec);
+    const features = await fromMessage(() => extractFeatures(raw, m.spec));
     let set: Uint32Array;
     let guess: number;
     let lwes: Uint8Array;
@@ -185,12 +186,14 @@ export class TopicSession extends ProviderSession {
           'key_rotated',
           `${this.keyBudget} decryptions left under this key, fewer than B′ = ${m.bPrime}`,
         );
-      await this.topicOpts.replay.admit(entry);
-      this.alive();
-      set = candidates(m.candidateModel, features, m.bPrime);
-      guess = argmax(plainScores(m.candidateModel, features));
       const acc = m.model.dot(features);
       try {
+        // Charged before the email is admitted: a refusal leaves it unfed and sends nothing.
+        await this.opts.flood?.charge(m.model.floodDistance(acc, m.bPrime));
+        await this.topicOpts.replay.admit(entry);
+        this.alive();
+        set = candidates(m.candidateModel, features, m.bPrime);
+        guess = argmax(plainScores(m.candidateModel, features));
         // One fresh encryption of zero per candidate, so the provider cannot link
         // them to S'; one packed ciphertext when S' is every topic (docs/crypto.md#packed-extraction).
         const { ciphertexts, masks } = m.model.extractTopics(acc, set, this.pk!, this.ksk!);

@@ -1,7 +1,7 @@
 // Headless client CLI.
 //   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [options] MAILBOX
 //   tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN
-//   tsx client/node/cli.ts log --server URL [--log-key HEX] [--compare SIZE:HEX]
+//   tsx client/node/cli.ts log --server URL [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]
 //   tsx client/node/cli.ts index|search ... (the remote search index, remote-search-cli.ts)
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
@@ -16,8 +16,10 @@
 // the provider's list (--list ID, docs/blocklist.md); hits are printed under
 // the message's row with the provider's record.
 // Both commands check the provider's package log (package-log.ts) with the key
-// from --log-key / $PMF_LOG_KEY, or trust it on first use, and print the log
-// head's fingerprint to compare across devices (log --compare).
+// from --log-key / $PMF_LOG_KEY, or trust it on first use, and the witness
+// policy in --witness-policy FILE / $PMF_WITNESS_POLICY (JSON {quorum,
+// witnesses}; the built-in default otherwise), and print the log head's
+// fingerprint and its witnesses (log --compare checks another device's head).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,14 +29,16 @@ import { loadHe } from '../../wasm/ts/he.js';
 import { createConnector } from '../core/connect.js';
 import { runJournal, topicJournal, type KeptTopicRequests } from '../core/kept-requests.js';
 import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
-import { DirectoryStorage, FileTrustStore, KeptDirectory } from './node-storage.js';
+import { DirectoryStorage, FileFloodStore, FileTrustStore, KeptDirectory } from './node-storage.js';
+import { FloodLedger } from '../core/flood-ledger.js';
 import {
   compareHeads,
   PackageLogAlert,
   PackageLogVerifier,
   parseFingerprint,
-  type VerifiedLog,
+  type VerifiedHead,
 } from '../core/package-log.js';
+import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
 import { runClassification, type RunItem, type RunOutcome } from '../core/runner.js';
 import type { SocketFactory, SpamVerdict } from '../core/session.js';
@@ -48,7 +52,6 @@ import {
   type BlocklistResult,
   type LoadedBlocklist,
 } from '../core/blocklist.js';
-import { checkLogged } from '../core/package-log.js';
 import { openList } from '../../protocol/blocklist.js';
 import { remoteSearchMain, REMOTE_USAGE } from './remote-search-cli.js';
 
@@ -66,6 +69,8 @@ export interface Row {
   topic?: string;
   /** Blocklist: one line per listed item, with the provider's record. */
   hits?: string[];
+  /** Why a message has no verdict (failed, already classified, unknown), as the run reported it. */
+  detail?: string;
   label?: string;
   clientMs?: number;
   bytesSent?: number;
@@ -98,7 +103,7 @@ export function outcomeRow(o: RunOutcome<SpamVerdict | TopicResult | BlocklistRe
       bytesReceived: o.bytesReceived,
     };
   }
-  return { id: o.messageId, verdict: o.kind.replace('_', '-'), label };
+  return { id: o.messageId, verdict: o.kind.replace('_', '-'), detail: o.detail, label };
 }
 
 /** Spam and topic rows of one message side by side: the verdict and the topic in one line. */
@@ -188,7 +193,7 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
     .map((f) => Number(f.slice(prefix.length, -'.pmf'.length)))
     .filter(Number.isInteger);
   if (versions.length === 0) return undefined;
-  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${Math.max(...versions)}.pmf`));
+  const data = fs.readFileSync(path.join(dir, `blocklist-${listId}-v${versions.reduce((a, b) => Math.max(a, b))}.pmf`));
   try {
     return { list: openList(new Uint8Array(data)), sha256: '' };
   } catch {
@@ -196,21 +201,34 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
   }
 }
 
-const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key HEX] MAILBOX
+const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key VKEY] [--witness-policy FILE] MAILBOX
        tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN [--cache DIR]
-       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key HEX] [--compare SIZE:HEX]
+       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]
 ${REMOTE_USAGE}`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
 export const ALERT_EXIT = 3;
 
-function describeLog(v: VerifiedLog): string {
+function describeLog(v: VerifiedHead): string {
   const key = v.firstUse
     ? `trusted on first use: compare it with the key the provider publishes, then pin it with --log-key`
     : v.trust.keySource === 'configured'
       ? 'pinned'
       : 'recorded on first use';
-  return `package log ${v.fingerprint} (key ${v.trust.publicKey}, ${key})`;
+  const witnesses = v.policy.quorum
+    ? `cosigned by ${v.trust.cosigners.map((c) => c.name).join(', ')} (${v.policy.quorum} required)`
+    : 'not witnessed: the witness policy requires no witness (--witness-policy)';
+  return `package log ${v.fingerprint} (key ${v.trust.logKey}, ${key}); ${witnesses}`;
+}
+
+/** The witness policy of --witness-policy FILE / $PMF_WITNESS_POLICY, else the built-in default. */
+function witnessPolicy(file: string | undefined): WitnessPolicy {
+  if (!file) return DEFAULT_WITNESS_POLICY;
+  try {
+    return parseWitnessPolicy(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch (e) {
+    throw new Error(`--witness-policy ${file}: ${(e as Error).message}`);
+  }
 }
 
 const GOSSIP = {
@@ -221,10 +239,10 @@ const GOSSIP = {
 } as const;
 
 async function showLog(verifier: PackageLogVerifier, compare: string | undefined): Promise<number> {
-  const v = await verifier.fetchVerified();
-  for (const e of v.log.entries) console.log(`${e.modelId} v${e.version}  ${e.packageSha256}  ${e.createdAt}`);
+  const v = await verifier.audit();
+  for (const e of v.entries) console.log(`${e.modelId} v${e.version}  ${e.packageSha256}  ${e.createdAt}`);
   console.log(describeLog(v));
-  if (compare) console.log(GOSSIP[compareHeads(v.log.entries, parseFingerprint(compare))]);
+  if (compare) console.log(GOSSIP[compareHeads(v.entries, parseFingerprint(compare))]);
   return 0;
 }
 
@@ -246,6 +264,7 @@ export async function main(argv: string[]): Promise<number> {
       state: { type: 'string' },
       cache: { type: 'string', default: path.join(os.homedir(), '.cache', 'pmf-client') },
       'log-key': { type: 'string' },
+      'witness-policy': { type: 'string' },
       compare: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -260,6 +279,7 @@ export async function main(argv: string[]): Promise<number> {
     baseUrl: values.server,
     trust: new FileTrustStore(values.cache!),
     pinnedKey: values['log-key'] ?? process.env.PMF_LOG_KEY,
+    policy: () => witnessPolicy(values['witness-policy'] ?? process.env.PMF_WITNESS_POLICY),
   });
   if (cmd === 'log') return showLog(verifier, values.compare);
   const token = values.token ?? process.env.PMF_TOKEN;
@@ -274,15 +294,13 @@ export async function main(argv: string[]): Promise<number> {
     logCheck: async (pkg: Parameters<PackageLogVerifier['checkPackage']>[0]) =>
       console.error(describeLog(await verifier.checkPackage(pkg))),
     onMessageWarning: (id: string, warning: string) => console.error(`warning: ${id}: ${warning}`),
+    flood: new FloodLedger(new FileFloodStore(values.cache!)),
   };
   /** The provider's list, from a delta when the version before is cached, checked against the package log. */
   const blocklist = async (listId: string): Promise<LoadedBlocklist> => {
     const opts = { baseUrl: values.server!, listId, storage: base.storage, onProgress: downloadProgress('blocklist') };
-    const logCheck = async (logId: string, version: number, sha256: string) => {
-      const v = await verifier.fetchVerified();
-      checkLogged(v.log.entries, logId, version, sha256);
-      console.error(describeLog(v));
-    };
+    const logCheck = async (logId: string, version: number, sha256: string) =>
+      console.error(describeLog(await verifier.checkLogged(logId, version, sha256)));
     return ensureBlocklist({ ...opts, logCheck, previous: cachedBlocklist(values.cache!, listId) });
   };
   const topics = async (keptTopics?: KeptTopicRequests) =>
@@ -334,6 +352,7 @@ export async function main(argv: string[]): Promise<number> {
     const topic = withTopics ? [pad(row.topic ?? '-', 24)] : [];
     console.log(formatRow(row, [...topic, ...(recorded ? ['(recorded)'] : [])]));
     for (const h of row.hits ?? []) console.log(`    ${h}`);
+    if (row.verdict === 'failed' && row.detail) console.log(`    ${row.detail}`);
   };
   console.log(header(withTopics ? ['topic (public model)'] : []));
   for (const task of tasks) {

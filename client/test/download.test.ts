@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import { createHttpHandler } from '../../provider-server/src/http.js';
 import { createMetrics } from '../../provider-server/src/metrics.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { PackageLog } from '../../provider-server/src/package-log.js';
 import { ensurePackage, type VerifiedPackage } from '../core/download.js';
 import { DirectoryStorage, FileTrustStore } from '../node/node-storage.js';
@@ -44,7 +45,7 @@ before(async () => {
   const handler = createHttpHandler({
     metrics: createMetrics(),
     models: () => [model],
-    packageLog: () => log.document(),
+    packageLog: log,
   });
   server = http.createServer((req, res) => {
     if (req.url?.startsWith('/models/'))
@@ -149,10 +150,13 @@ test('with logCheck, a package is used only once the signed package log lists it
   await assert.rejects(ensurePackage(opts), (e) => e instanceof PackageLogAlert && e.kind === 'not_in_log');
   log.record([{ modelId: 'spam', version: 1, packageSha256: sha, createdAt: new Date(0).toISOString() }]);
   assert.equal((await ensurePackage(opts)).sha256, sha);
-  assert.deepEqual(await trust.get(new URL(base).origin), {
-    publicKey: log.publicKey,
+  const recorded = await trust.get(new URL(base).origin);
+  assert.deepEqual(recorded && { ...recorded, checkedAt: 0 }, {
+    logKey: log.vkey,
     keySource: 'first-use',
     size: 1,
-    head: log.document().head,
+    root: bytesToHex(log.checkpoint.root),
+    checkedAt: 0,
+    cosigners: [],
   });
 });

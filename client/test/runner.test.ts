@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ProtocolError } from '../../protocol/errors.js';
-import { runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
+import { MessageFailure } from '../core/message-failure.js';
+import { MESSAGE_ATTEMPTS, runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
 import type { RunJournal } from '../core/kept-requests.js';
 import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from '../core/session.js';
 
@@ -117,4 +118,54 @@ test('kept requests: resumed first, forgotten once stored (also a stale one of a
     ConnectionClosed,
   );
   assert.ok(kept.has('m1'), 'a run that gave up keeps the request for the next one');
+});
+
+test('a message whose content cannot be read is tried again once, reported failed with its reason, and never blocks the next', async () => {
+  const tries = new Map<string, number>();
+  let sessions = 0;
+  const connect = async (): Promise<Classifier<SpamVerdict>> => {
+    sessions++;
+    return {
+      classify: async (messageId) => {
+        tries.set(messageId, (tries.get(messageId) ?? 0) + 1);
+        // What one huge message did to the extractor before it was bounded (session.ts wraps the extraction).
+        if (messageId === 'huge') throw new MessageFailure(new RangeError('Maximum call stack size exceeded'));
+        return { messageId, spam: false } as SpamVerdict;
+      },
+      close: () => {},
+    };
+  };
+  const outcomes: RunOutcome[] = [];
+  const items = ['before', 'huge', 'after'].map((id) => ({ ...item, id }));
+  await runClassification(items, { connect, onOutcome: (o) => void outcomes.push(o) });
+  assert.deepEqual(
+    outcomes.map((o) => `${o.kind} ${o.messageId}`),
+    ['verdict before', 'failed huge', 'verdict after'],
+  );
+  const failed = outcomes[1];
+  assert.ok(
+    failed.kind === 'failed' && /Maximum call stack size exceeded/.test(failed.detail),
+    'the reason is recorded',
+  );
+  assert.equal(tries.get('huge'), MESSAGE_ATTEMPTS, 'tried a bounded number of times');
+  assert.equal(sessions, 1, 'nothing was sent for it: the session goes on');
+});
+
+test('a failure to record an outcome stops the run: it is not the message’s, and the message is not asked about twice', async () => {
+  let asked = 0;
+  const connect = async (): Promise<Classifier<SpamVerdict>> => ({
+    classify: async (messageId) => (asked++, { messageId, spam: false }) as SpamVerdict,
+    close: () => {},
+  });
+  const full = new Error('QuotaExceededError');
+  await assert.rejects(
+    runClassification([item], {
+      connect,
+      onOutcome: () => {
+        throw full;
+      },
+    }),
+    (e) => e === full,
+  );
+  assert.equal(asked, 1);
 });

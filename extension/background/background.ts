@@ -31,8 +31,9 @@ import {
   resumeKeptWork,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
+import { signalLocked } from '../lib/lock-signal.js';
 import { loadSettings } from '../lib/settings.js';
-import { UnlockCache } from '../lib/unlock-cache.js';
+import { EXPIRY_ALARM, UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
@@ -44,9 +45,17 @@ const keyStore = () => (storePromise ??= KeyStore.open());
 const cache = new UnlockCache(
   { list: async () => (await keyStore()).list(), unlock: async (fp, p) => (await keyStore()).unlock(fp, p) },
   browser.storage.session,
+  Date.now,
+  browser.alarms,
+  () => lockDown(),
 );
+// The expiry alarm wakes a stopped background, which then drops the expired keys.
+browser.alarms.onAlarm.addListener((alarm) => void (alarm.name === EXPIRY_ALARM && cache.expire()));
 
-const mailIndex = new MailIndex(() => cache.passphrases());
+const mailIndex = new MailIndex(
+  () => cache.indexKey(),
+  (key) => cache.setIndexKey(key),
+);
 // Search of all mail: what is decrypted here also goes to the encrypted index at the connected provider.
 let privateStore: Promise<PrivateStore> | undefined;
 const remoteSearch = new RemoteSearch({
@@ -74,7 +83,7 @@ async function decryptAndIndex(
   block: Parameters<typeof decryptBlockWithPlaintext>[0],
   source: MailSource,
 ): Promise<{ result: DecryptResult; plaintext?: string }> {
-  const opened = await decryptBlockWithPlaintext(block, await keyContext());
+  const opened = await decryptBlockWithPlaintext(block, await keyContext(), source.from);
   const { result } = opened;
   if (result.status === 'decrypted' && result.text !== undefined) {
     await indexQuietly(source, result.text, result.subject);
@@ -89,6 +98,19 @@ async function decryptAndIndex(
  */
 const views = new Map<string, { result: DecryptResult; expires: number }>();
 const VIEW_TTL_MS = 10 * 60_000;
+
+/**
+ * What goes when keys are locked or expire, whichever comes first: the index closes, pending
+ * views are dropped, and open views (viewer frames, Thunderbird's banner) wipe the text they
+ * show (they cannot fetch it again).
+ */
+async function lockDown(): Promise<void> {
+  views.clear();
+  forgetWaitingMessages();
+  await signalLocked();
+  await mailIndex.close();
+  remoteSearch.close();
+}
 
 function toBadge(result: DecryptResult): BadgeInfo {
   const { text, subject: _s, attachments: _a, ...badge } = result;
@@ -158,19 +180,16 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
-      void mailIndex.warmUp();
+      // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
+      void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
       await broadcastKeysChanged();
-      catchUpNewMail();
       void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
       return opened.length;
     }
     case 'lock':
       if (!page) throw new Error('Only extension pages may lock keys.');
       await cache.lock();
-      await mailIndex.close();
-      remoteSearch.close();
-      views.clear();
-      forgetWaitingMessages();
+      await lockDown();
       return true;
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');
@@ -237,7 +256,7 @@ const catchUpNewMail = tbApi
   ? watchMail(
       tbApi,
       thunderbirdDeps,
-      { isOpen: async () => (await cache.passphrases()).length > 0, remove: (id) => mailIndex.remove(id) },
+      { isOpen: async () => (await cache.indexKey()) !== undefined, remove: (id) => mailIndex.remove(id) },
       browser.storage.local,
     )
   : () => {};

@@ -10,13 +10,13 @@ const STYLE = `
 .bad{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.info{background:#eef1f5;border-color:#8a99ad;color:#2c3a4d}
 button{font:12px system-ui,sans-serif;margin-left:8px}iframe{width:100%;border:1px solid #ccc;border-radius:6px;min-height:80px}`;
 
-/** Colour class per outcome: green only for decrypted-and-verified. */
+/** Colour class per outcome: green only for a verified signature by the key of the From address. */
 function tone(info: BadgeInfo): string {
   if (info.status === 'locked') return 'warn';
   if (info.status === 'not-for-this-key') return 'info';
   if (info.status !== 'decrypted' && info.status !== 'verified-only') return 'bad';
   if (info.signature.status === 'invalid') return 'bad';
-  return info.signature.status === 'valid' ? 'ok' : 'warn';
+  return info.signature.status === 'valid' && info.signature.fromMatches !== false ? 'ok' : 'warn';
 }
 
 const LOCKED_HINT = ' Click the extension icon, enter your passphrase, and this message decrypts by itself.';

@@ -3,6 +3,7 @@
 // outcome in place. Messages that were locked are retried when keys change.
 import browser from 'webextension-polyfill';
 import { findPgpBlocks } from '../../mail/pgp.js';
+import { fromHeader } from '../../mail/signer.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
@@ -46,6 +47,9 @@ async function scan(retry = false): Promise<void> {
           const loaded = await adapter.loadMessage(view);
           [block = block] = findPgpBlocks(loaded.text);
           if (loaded.providerId) source = { ...source, providerId: loaded.providerId };
+          // The page may show only the sender's name: the signer is checked against the raw From.
+          const from = fromHeader(loaded.text);
+          if (from) source = { ...source, from };
         } catch (e) {
           console.warn('PMF: could not read the raw message:', toPlain(e).message);
         }

@@ -12,6 +12,8 @@ import {
 } from '../../mail/decrypt.js';
 import { parseMessage, type Attachment } from '../../mail/mime.js';
 import type { PgpBlock } from '../../mail/pgp.js';
+import { fromAddresses, fromMatchesSigner } from '../../mail/signer.js';
+import { formatFingerprint } from './fingerprint.js';
 
 export interface DecryptResult {
   status: DecryptStatus;
@@ -27,8 +29,9 @@ export interface DecryptResult {
   recipientKeyIds?: string[];
 }
 
-export async function decryptBlock(block: PgpBlock, keys: KeyContext): Promise<DecryptResult> {
-  return (await decryptBlockWithPlaintext(block, keys)).result;
+/** from: the message's From header as the user sees it; a valid signature is checked against it. */
+export async function decryptBlock(block: PgpBlock, keys: KeyContext, from?: string): Promise<DecryptResult> {
+  return (await decryptBlockWithPlaintext(block, keys, from)).result;
 }
 
 /**
@@ -39,9 +42,13 @@ export async function decryptBlock(block: PgpBlock, keys: KeyContext): Promise<D
 export async function decryptBlockWithPlaintext(
   block: PgpBlock,
   keys: KeyContext,
+  from?: string,
 ): Promise<{ result: DecryptResult; plaintext?: string }> {
   const { plaintext, ...opened } = await openBlock(block, keys);
-  const result = { ...opened, summary: describe(opened) };
+  const sig = opened.signature;
+  if (from !== undefined && sig.status === 'valid')
+    opened.signature = { ...sig, fromMatches: fromMatchesSigner(from, sig.addresses ?? []) };
+  const result = { ...opened, summary: describe(opened, from) };
   if (plaintext === undefined) return { result };
   if (opened.status !== 'decrypted' || !block.pgpMime) return { result: { ...result, text: plaintext }, plaintext };
   // The decrypted body of a PGP/MIME message is itself a MIME entity.
@@ -52,12 +59,12 @@ export async function decryptBlockWithPlaintext(
   };
 }
 
-function describe({ status, signature, recipientKeyIds }: OpenedBlock): string {
+function describe({ status, signature, recipientKeyIds }: OpenedBlock, from?: string): string {
   switch (status) {
     case 'decrypted':
-      return signed('Decrypted', signature);
+      return signed('Decrypted', signature, from);
     case 'verified-only':
-      return signed('Not encrypted', signature);
+      return signed('Not encrypted', signature, from);
     case 'locked':
       return 'Encrypted to your key: unlock it with your passphrase to read.';
     case 'not-for-this-key':
@@ -71,11 +78,25 @@ function describe({ status, signature, recipientKeyIds }: OpenedBlock): string {
   }
 }
 
-function signed(prefix: string, sig: SignatureInfo): string {
+const when = (iso?: string) =>
+  iso ? ` on ${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso))}` : '';
+const keyText = (fp?: string) => (fp ? `key ${formatFingerprint(fp)}` : '');
+
+function signed(prefix: string, sig: SignatureInfo, from?: string): string {
+  const by = `${sig.signer}${when(sig.signedAt)}`;
   switch (sig.status) {
     case 'valid':
-      return `${prefix}; signed by ${sig.signer} (signature verified).`;
+      if (sig.fromMatches === false)
+        return (
+          `${prefix}; the sender may be forged: signed by ${by}, but the message says it is from ` +
+          `${fromAddresses(from ?? '').join(', ') || 'nobody'}, an address this key does not belong to (${keyText(sig.fingerprint)}).`
+        );
+      return `${prefix}; signed by ${by} (signature verified; ${keyText(sig.fingerprint)}).`;
     case 'invalid':
+      if (sig.revoked)
+        return `${prefix}; signed with a revoked key (${sig.signer ?? sig.keyId}): its owner withdrew it, do not trust this signature.`;
+      if (!sig.signer)
+        return `${prefix}; SIGNATURE NOT TRUSTED: key ${sig.keyId} names no owner it has confirmed itself.`;
       return `${prefix}; SIGNATURE VERIFICATION FAILED for ${sig.signer}: the content may have been altered.`;
     case 'unknown-signer':
       return `${prefix}; signed by unknown key ${sig.keyId} (import the sender's public key to verify).`;

@@ -2,7 +2,14 @@
 // that never contains key material or message content.
 
 export type KeyErrorCode =
-  'bad-input' | 'malformed' | 'too-large' | 'wrong-passphrase' | 'no-private' | 'not-found' | 'storage';
+  | 'bad-input'
+  | 'weak-passphrase'
+  | 'malformed'
+  | 'too-large'
+  | 'wrong-passphrase'
+  | 'no-private'
+  | 'not-found'
+  | 'storage';
 
 export class KeyError extends Error {
   constructor(

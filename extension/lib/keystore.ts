@@ -1,16 +1,23 @@
 // OpenPGP keys at rest in IndexedDB. Private keys are stored only in their
-// passphrase-encrypted armored form; an unencrypted private key offered for
-// import is encrypted with the passphrase given before it is written. Every
-// write is one IndexedDB transaction, so a failure (quota, abort) leaves the
-// previous state intact.
+// passphrase-encrypted armored form, protected with Argon2id and AEAD
+// (RFC 9580 S2K usage 253) whatever protection they came with; an
+// unencrypted private key offered for import is encrypted with the passphrase
+// given, which must be hard to guess (passphrase-strength.ts). A key imported
+// again is merged into the stored copy (OpenPGP.js key.update), never
+// replaces it: what was certified or revoked before stays. Every write is one
+// IndexedDB transaction, so a failure (quota, abort) leaves the previous
+// state intact.
 import { openDB, type IDBPDatabase } from 'idb';
 import * as openpgp from 'openpgp';
+import { keyIdentity } from '../../mail/signer.js';
 import { KeyError, describeStorageError } from './errors.js';
+import { passphraseStrength } from './passphrase-strength.js';
 
 export interface KeyInfo {
   fingerprint: string;
   /** Key IDs (hex) of the primary key and all subkeys, for recipient matching. */
   keyIds: string[];
+  /** The user IDs the key's owner certified, primary first (unsigned or revoked ones are left out). */
   userIds: string[];
   hasPrivate: boolean;
   algorithm: string;
@@ -28,6 +35,12 @@ export type Progress = (fraction: number, label: string) => void;
 const STORE = 'keys';
 /** Armored keys larger than this are rejected before parsing. */
 export const MAX_KEY_ARMOR_BYTES = 1 << 20;
+/**
+ * How private keys are protected at rest: Argon2id (OpenPGP.js's default parameters: 3 passes,
+ * 4 lanes, 64 MiB) instead of iterated SHA-256, and AES-256 in AEAD mode (OCB) instead of CFB
+ * with a SHA-1 checksum, so a stolen key file costs memory-hard work per guess.
+ */
+export const PROTECTION: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.argon2, aeadProtect: true };
 
 export class KeyStore {
   private constructor(private readonly db: IDBPDatabase) {}
@@ -64,13 +77,15 @@ export class KeyStore {
     } catch {
       throw new KeyError('malformed', 'That is not a valid armored OpenPGP key block.');
     }
-    const records: KeyRecord[] = [];
+    const records = new Map<string, KeyRecord>();
     for (const key of keys) {
-      if (key.isPrivate()) records.push(await privateRecord(key, passphrase));
-      else records.push(await publicRecord(key));
+      const fingerprint = key.getFingerprint().toUpperCase();
+      const stored = records.get(fingerprint) ?? (await this.find(fingerprint));
+      const record = key.isPrivate() ? await privateRecord(key, passphrase, stored) : await publicRecord(key, stored);
+      records.set(fingerprint, record);
     }
-    await this.putAll(records);
-    return records.map(toInfo);
+    await this.putAll([...records.values()]);
+    return [...records.values()].map(toInfo);
   }
 
   /** Generates a Curve25519 key pair protected by passphrase. */
@@ -78,18 +93,18 @@ export class KeyStore {
     opts: { name: string; email: string; passphrase: string },
     onProgress: Progress = () => {},
   ): Promise<KeyInfo> {
-    requirePassphrase(opts.passphrase);
+    requireStrong(opts.passphrase);
     if (!/^[^\s@<>]+@[^\s@<>]+$/.test(opts.email)) throw new KeyError('bad-input', 'Enter a valid email address.');
     onProgress(0.1, 'Generating key pair…');
     const { privateKey } = await openpgp.generateKey({
       type: 'ecc',
       curve: 'curve25519Legacy',
       userIDs: [{ name: opts.name.trim() || undefined, email: opts.email }],
-      passphrase: opts.passphrase,
       format: 'object',
     });
-    onProgress(0.7, 'Saving…');
+    onProgress(0.4, 'Protecting it with your passphrase…');
     const record = await privateRecord(privateKey, opts.passphrase);
+    onProgress(0.9, 'Saving…');
     await this.putAll([record]);
     onProgress(1, 'Done');
     return toInfo(record);
@@ -117,8 +132,12 @@ export class KeyStore {
     return Promise.all(records.map((r) => openpgp.readKey({ armoredKey: r.armoredPublic })));
   }
 
+  private async find(fingerprint: string): Promise<KeyRecord | undefined> {
+    return (await this.db.get(STORE, fingerprint)) as KeyRecord | undefined;
+  }
+
   private async get(fingerprint: string): Promise<KeyRecord> {
-    const rec = (await this.db.get(STORE, fingerprint)) as KeyRecord | undefined;
+    const rec = await this.find(fingerprint);
     if (!rec) throw new KeyError('not-found', `No key with fingerprint ${fingerprint}.`);
     return rec;
   }
@@ -126,15 +145,7 @@ export class KeyStore {
   private async putAll(records: KeyRecord[]): Promise<void> {
     const tx = this.db.transaction(STORE, 'readwrite');
     try {
-      for (const rec of records) {
-        const old = (await tx.store.get(rec.fingerprint)) as KeyRecord | undefined;
-        // Importing a contact's public key must not drop our private half.
-        const merged =
-          old?.armoredPrivate && !rec.armoredPrivate
-            ? { ...rec, armoredPrivate: old.armoredPrivate, hasPrivate: true }
-            : rec;
-        await tx.store.put(merged);
-      }
+      for (const rec of records) await tx.store.put(rec);
       await tx.done;
     } catch (e) {
       // All or nothing: roll back the records already put in this transaction.
@@ -150,9 +161,14 @@ export class KeyStore {
 }
 
 function requirePassphrase(passphrase: string | undefined): asserts passphrase is string {
-  if (!passphrase || passphrase.length < 8) {
-    throw new KeyError('bad-input', 'A passphrase of at least 8 characters is required to protect a private key.');
-  }
+  if (!passphrase) throw new KeyError('bad-input', 'Enter the passphrase of this private key.');
+}
+
+/** A passphrase the extension chooses protection with must be hard to guess. */
+function requireStrong(passphrase: string | undefined): asserts passphrase is string {
+  if (!passphrase) throw new KeyError('bad-input', 'Choose a passphrase to protect your private key.');
+  const { strong, advice } = passphraseStrength(passphrase);
+  if (!strong) throw new KeyError('weak-passphrase', advice);
 }
 
 async function decryptWith(key: openpgp.PrivateKey, passphrase: string): Promise<openpgp.PrivateKey> {
@@ -163,24 +179,41 @@ async function decryptWith(key: openpgp.PrivateKey, passphrase: string): Promise
   }
 }
 
-async function privateRecord(key: openpgp.PrivateKey, passphrase: string | undefined): Promise<KeyRecord> {
-  requirePassphrase(passphrase);
-  // Prove the passphrase unlocks it, or encrypt a bare key with it.
-  const armoredPrivate = key.isDecrypted()
-    ? (await openpgp.encryptKey({ privateKey: key, passphrase })).armor()
-    : (await decryptWith(key, passphrase), key.armor());
-  return { ...(await publicRecord(key.toPublic())), hasPrivate: true, armoredPrivate };
+/**
+ * A private key re-protected for storage: an encrypted one must open with the passphrase (which
+ * proves it is the user's) and is protected again with it under PROTECTION; a bare one is
+ * protected with a new passphrase, which must be strong. Merged with the stored copy, if any.
+ */
+async function privateRecord(
+  key: openpgp.PrivateKey,
+  passphrase: string | undefined,
+  stored?: KeyRecord,
+): Promise<KeyRecord> {
+  if (key.isDecrypted()) requireStrong(passphrase);
+  else requirePassphrase(passphrase);
+  const bare = key.isDecrypted() ? key : await decryptWith(key, passphrase);
+  const protectedKey = await openpgp.encryptKey({ privateKey: bare, passphrase, config: PROTECTION });
+  const pub = await publicRecord(protectedKey.toPublic(), stored);
+  // The private copy gets what the stored public one had too (revocations, certified users).
+  const merged = await protectedKey.update(await openpgp.readKey({ armoredKey: pub.armoredPublic }));
+  return { ...pub, hasPrivate: true, armoredPrivate: merged.armor() };
 }
 
-async function publicRecord(key: openpgp.PublicKey): Promise<KeyRecord> {
+/**
+ * A public key merged into the stored copy (key.update): a copy imported again, however old, adds
+ * what it has and drops nothing, so a revocation stays; the private half, if stored, is kept.
+ */
+async function publicRecord(key: openpgp.PublicKey, stored?: KeyRecord): Promise<KeyRecord> {
+  const merged = stored ? await (await openpgp.readKey({ armoredKey: stored.armoredPublic })).update(key) : key;
   return {
-    fingerprint: key.getFingerprint().toUpperCase(),
-    keyIds: key.getKeyIDs().map((id) => id.toHex().toUpperCase()),
-    userIds: key.getUserIDs(),
-    hasPrivate: false,
-    algorithm: describeAlgorithm(key),
-    created: key.getCreationTime().toISOString(),
-    armoredPublic: key.armor(),
+    fingerprint: merged.getFingerprint().toUpperCase(),
+    keyIds: merged.getKeyIDs().map((id) => id.toHex().toUpperCase()),
+    userIds: (await keyIdentity(merged)).userIds,
+    hasPrivate: !!stored?.armoredPrivate,
+    algorithm: describeAlgorithm(merged),
+    created: merged.getCreationTime().toISOString(),
+    armoredPublic: merged.armor(),
+    ...(stored?.armoredPrivate ? { armoredPrivate: stored.armoredPrivate } : {}),
   };
 }
 

@@ -1,8 +1,9 @@
 // Bridges decryption and the local search index (extension/search). The index
-// is encrypted with a key derived from the user's passphrase, so it opens
-// only while a key is unlocked, with the passphrase that unlocked it; it
-// closes on lock. Decrypted mail is added here, in the background, and the
-// search page queries it through runtime messages (search/messages.ts).
+// is encrypted with a key derived from the user's passphrase: an unlock
+// derives it (unlock()), and the derived key, not the passphrase, is what
+// the unlock cache keeps; the index opens only while that key is kept, and
+// closes on lock and expiry. Decrypted mail is added here, in the background,
+// and the search page queries it through runtime messages (search/messages.ts).
 import {
   answerSearchRequest,
   MailSearchError,
@@ -15,49 +16,76 @@ import type { MailSource } from './messages.js';
 
 export class MailIndex {
   private opening: Promise<MailSearch | null> | undefined;
+  private unlocking: Promise<void> | undefined;
 
-  /** passphrases: those of the currently unlocked keys, first unlocked first. */
+  /**
+   * indexKey: the derived key kept for the current unlock, if any; keepKey: keeps the one an
+   * unlock derived (UnlockCache.setIndexKey).
+   */
   constructor(
-    private readonly passphrases: () => Promise<string[]>,
+    private readonly indexKey: () => Promise<Uint8Array<ArrayBuffer> | undefined>,
+    private readonly keepKey: (key: Uint8Array<ArrayBuffer>) => Promise<void>,
     private readonly dbName?: string,
   ) {}
 
-  /** The open index, or null while locked (or no passphrase opens it). */
+  /** The open index, or null while locked (no derived key kept). */
   private async open(): Promise<MailSearch | null> {
-    const live = await this.passphrases();
-    if (live.length === 0) {
+    // Mail decrypted right after an unlock waits for the key that unlock is deriving.
+    await this.unlocking;
+    const derivedKey = await this.indexKey();
+    if (!derivedKey) {
       // Keys expired or were locked: the index key goes with them.
       await this.close();
       return null;
     }
-    this.opening ??= (async () => {
-      for (const passphrase of live) {
-        try {
-          return await openMailSearch({ passphrase, dbName: this.dbName });
-        } catch (e) {
-          // The index was created under another key's passphrase: try the next.
-          if (!(e instanceof MailSearchError && e.code === 'wrong-key')) throw e;
-        }
-      }
-      return null;
-    })().catch((e) => {
-      this.opening = undefined;
-      throw e;
-    });
-    return this.opening.then((s) => {
-      if (!s) this.opening = undefined; // retry after the next unlock
-      return s;
-    });
+    this.opening ??= openMailSearch({ derivedKey, dbName: this.dbName });
+    return this.settle(this.opening);
   }
 
   /**
-   * Opens the index right after an unlock, so deriving its key (600,000
-   * rounds of PBKDF2: ~0.2 s on a quiet machine, over 1 s on a busy one) runs
-   * while the user types a query rather than after. Failures surface at the
-   * next use.
+   * After an unlock: opens (or creates) the index with that passphrase unless one is open, and
+   * keeps the key it derives. An index created under another key's passphrase stays closed
+   * until that one is unlocked. Deriving (600,000 rounds of PBKDF2: ~0.2 s on a quiet machine,
+   * over 1 s on a busy one) runs while the user types a query rather than after; requests
+   * arriving meanwhile wait for it. Failures surface at the next use.
    */
-  async warmUp(): Promise<void> {
-    await this.open().catch(() => null);
+  async unlock(passphrase: string): Promise<void> {
+    const unlocking = (this.unlocking = this.openWith(passphrase));
+    try {
+      await unlocking;
+    } finally {
+      if (this.unlocking === unlocking) this.unlocking = undefined;
+    }
+  }
+
+  private async openWith(passphrase: string): Promise<void> {
+    if (this.opening && (await this.opening.catch(() => null))) return;
+    let derived: Uint8Array<ArrayBuffer> | undefined;
+    const opening = openMailSearch({ passphrase, dbName: this.dbName, onDerivedKey: (k) => (derived = k) }).catch(
+      (e: unknown) => {
+        if (e instanceof MailSearchError && e.code === 'wrong-key') return null;
+        throw e;
+      },
+    );
+    this.opening = opening.then(async (s) => {
+      if (s && derived) await this.keepKey(derived);
+      return s;
+    });
+    await this.settle(this.opening).catch(() => null);
+  }
+
+  /** A failed or refused opening is forgotten, so the next use or unlock tries again. */
+  private settle(opening: Promise<MailSearch | null>): Promise<MailSearch | null> {
+    return opening.then(
+      (s) => {
+        if (!s && this.opening === opening) this.opening = undefined;
+        return s;
+      },
+      (e: unknown) => {
+        if (this.opening === opening) this.opening = undefined;
+        throw e;
+      },
+    );
   }
 
   async add(source: MailSource, body: string, protectedSubject?: string): Promise<boolean> {

@@ -28,10 +28,7 @@ export function sayError(el: HTMLElement, e: unknown, prefix = ''): void {
   el.append(details);
 }
 
-/** "ABCD EF01 …" as OpenPGP tools print fingerprints. */
-export function formatFingerprint(fp: string): string {
-  return fp.replace(/(.{4})/g, '$1 ').trim();
-}
+export { formatFingerprint } from './fingerprint.js';
 
 export function formatTime(epochMs: number): string {
   return new Date(epochMs).toLocaleTimeString();

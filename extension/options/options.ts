@@ -3,6 +3,7 @@
 // (same IndexedDB as the background); the background is told to refresh.
 import { describeSelfTest, runCoreSelfTest, startCoreWorker } from '../lib/core-status.js';
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';
+import { passphraseStrength } from '../lib/passphrase-strength.js';
 import { TB_INDEX_PORT } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { thunderbird } from '../thunderbird/api.js';
@@ -11,6 +12,7 @@ import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
 import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
+import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
 import { initRemoteSearchSection } from '../remote-search/options.js';
 
@@ -88,7 +90,18 @@ async function deleteKey(k: KeyInfo): Promise<void> {
   await renderKeys();
 }
 
+/** How hard the new passphrase is to guess, as the user types it; the key store enforces the same bar. */
+function showStrength(input: HTMLInputElement): void {
+  input.addEventListener('input', () => {
+    const { strong, fraction, advice } = passphraseStrength(input.value);
+    $<HTMLMeterElement>('passphrase-meter').value = fraction;
+    if (strong || !input.value) $('passphrase-advice').hidden = true;
+    else say($('passphrase-advice'), advice, 'warn');
+  });
+}
+
 function onGenerate(form: HTMLFormElement): void {
+  showStrength(form.elements.namedItem('passphrase') as HTMLInputElement);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const f = new FormData(form);
@@ -244,4 +257,5 @@ onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
+initPackageLogSection();
 initRemoteSearchSection();

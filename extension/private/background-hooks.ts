@@ -17,6 +17,7 @@ import {
   permissionRefused,
   providerPermission,
 } from './provider-permission.js';
+import { packageLogStatus } from './log-status.js';
 import { resumeKeptTopics } from './resume-kept.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
@@ -225,6 +226,9 @@ async function handle(req: PrivateRequest): Promise<unknown> {
     }
     case 'status':
       return status();
+    case 'packageLog':
+      if (req.policy !== undefined) await (await store()).setWitnessPolicy(req.policy ?? undefined);
+      return packageLogStatus(await store());
   }
 }
 

@@ -80,6 +80,8 @@ const FAILURES: Record<FailureCode, string> = {
     'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
   package_log:
     'Spam check stopped: the provider’s published list of spam models does not vouch for this one, so it was not used. Nothing about your mail was sent. Tell your provider.',
+  package_unwitnessed:
+    'Spam check paused: not enough of the independent witnesses you rely on have confirmed that everyone gets this spam model, so it was not used. Nothing about your mail was sent. It is tried again when you open a message; if this lasts, see “Same spam model for everyone” in the extension’s options.',
   storage_full:
     'Spam check paused: the browser’s storage is full, so the spam model could not be saved. Free some space and reload.',
   rate_limited:
@@ -97,7 +99,13 @@ export function failureText(code: FailureCode): string {
 }
 
 /** A fresh outcome from the worker or one stored in IndexedDB (private/store.ts StoredVerdict). */
-type Outcome = { kind: 'verdict'; spam: boolean } | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string };
+type Outcome =
+  | { kind: 'verdict'; spam: boolean }
+  | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string; final?: boolean };
+
+/** A message whose check failed too often: given up on, so it never holds up the mail after it. */
+export const NOT_CHECKED =
+  'Not checked for spam: the check failed on this message several times, so it is not tried again. The message is shown as usual.';
 
 export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBadge {
   // The user's own word wins over the check's, here (private/store.ts markByUser).
@@ -121,6 +129,6 @@ export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBad
         detail: o.detail,
       };
     case 'failed':
-      return { state: 'unavailable', text: FAILURES.protocol, detail: o.detail };
+      return { state: 'unavailable', text: o.final ? NOT_CHECKED : FAILURES.protocol, detail: o.detail };
   }
 }

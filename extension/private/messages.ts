@@ -1,5 +1,6 @@
 // Messages of the private functions between extension pages, the background
 // and content scripts (the worker's own are in worker-protocol.ts).
+import type { Cosigner, WitnessPolicy } from '../../protocol/witness-policy.js';
 import type { SpamBadge } from './faults.js';
 
 /** From the options page and popup to the background. */
@@ -8,7 +9,29 @@ export type PrivateRequest =
   | { pmfPrivate: 'disconnect' }
   /** Changes the settings given (booleans only); the others stay. */
   | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean; linkCheck?: boolean }
-  | { pmfPrivate: 'status' };
+  | { pmfPrivate: 'status' }
+  /** The package log's state (log-status.ts); with `policy`, first sets the witness policy (null: the default). */
+  | { pmfPrivate: 'packageLog'; policy?: WitnessPolicy | null };
+
+/** What the options page shows of the provider's package log (log-section.ts). */
+export interface PackageLogStatus {
+  /** The connected provider's origin. */
+  provider?: string;
+  policy: WitnessPolicy;
+  /** The built-in default policy is in use (the user set none). */
+  defaultPolicy: boolean;
+  /** The head this browser last accepted; absent before the first check. */
+  head?: {
+    size: number;
+    /** size:first 32 hex of the root. */
+    fingerprint: string;
+    logKey: string;
+    keySource: 'configured' | 'first-use';
+    checkedAt: number;
+    /** The policy's witnesses that cosigned it. */
+    cosigners: Cosigner[];
+  };
+}
 
 export interface PrivateStatus {
   connected: boolean;

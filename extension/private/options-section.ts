@@ -8,6 +8,9 @@ import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateRequest, PrivateStatus } from './messages.js';
 import { permissionRefused, providerPermission } from './provider-permission.js';
 
+/** Dispatched on the document once a connect succeeded. */
+export const PROVIDER_CONNECTED = 'pmf-provider-connected';
+
 export async function askPrivate<T>(req: PrivateRequest): Promise<T> {
   const reply = (await browser.runtime.sendMessage(req)) as { ok: boolean; value?: T; error?: string } | undefined;
   if (!reply) throw new Error('The extension background did not answer.');
@@ -92,6 +95,7 @@ export function initProviderSection(): void {
         }),
       );
       field('token').value = '';
+      document.dispatchEvent(new Event(PROVIDER_CONNECTED)); // the log section shows the head just checked
     } catch (e) {
       await refresh().catch(() => {});
       sayError($('provider-status'), e);

@@ -20,14 +20,19 @@
 //   blind-keys      [account, message id]  → the link check's kept blinds for the message, likewise
 //                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
 //                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
-//   config          "provider"           → {url, token}; "settings" → PrivateSettings
+//   config          "provider"           → {url, token}; "settings" → PrivateSettings;
+//                   "witness-policy"     → the user's witness policy (protocol/witness-policy.ts);
+//                   "flood-ledger"       → the device's flooding budget spent (client/core/flood-ledger.ts),
+//                                          a decimal string, one for every account: the bound is the device's
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
-import type { LogTrust, TrustStore } from '../../client/core/package-log.js';
+import type { FloodLedgerStore } from '../../client/core/flood-ledger.js';
+import type { LegacyTrust, LogTrust, TrustStore } from '../../client/core/package-log.js';
+import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
 import type { BlindKeys, BlocklistHit } from '../../client/core/blocklist.js';
 import type {
@@ -59,9 +64,27 @@ const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[]
 
 /** Outcomes the badge can show again after a restart. */
 export type StoredVerdict = (
-  { kind: 'verdict'; spam: boolean; at: number } | { kind: 'already_classified' | 'unknown_message'; at: number }
+  | { kind: 'verdict'; spam: boolean; at: number }
+  | { kind: 'already_classified' | 'unknown_message'; at: number }
+  | StoredFailure
 ) &
   VerdictNotes;
+
+/**
+ * A message whose check failed for a reason of its own, `tries` times (one per
+ * batch it was in). It is asked about again until FAILED_TRIES, then `final`:
+ * shown as not checked, never offered again, so it cannot hold up the mail
+ * after it however often it comes back.
+ */
+export interface StoredFailure {
+  kind: 'failed';
+  detail: string;
+  tries: number;
+  final: boolean;
+  at: number;
+}
+
+export const FAILED_TRIES = 3;
 
 /** What happened to a message after its check, kept with its outcome (never sent anywhere). */
 export interface VerdictNotes {
@@ -131,7 +154,7 @@ export class PrivateStore {
       put: (key, data) => this.putPackage(key, data),
     };
     this.trust = {
-      get: async (origin) => (await db.get('trust', origin)) as LogTrust | undefined,
+      get: async (origin) => (await db.get('trust', origin)) as LogTrust | LegacyTrust | undefined,
       put: async (origin, t) => void (await db.put('trust', t, origin)),
     };
     this.replay = {
@@ -212,8 +235,21 @@ export class PrivateStore {
     await this.db.put('user-keys', rec, [account, packageKey]);
   }
 
+  /** The message's settled outcome: a failure counts only once it is final. */
   async verdict(account: string, messageId: string): Promise<StoredVerdict | undefined> {
-    return (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
+    const v = (await this.db.get('verdicts', [account, messageId])) as StoredVerdict | undefined;
+    return v?.kind === 'failed' && !v.final ? undefined : v;
+  }
+
+  /** Counts one more failed check of a message (in one transaction); the record says whether it is now final. */
+  async recordFailure(account: string, messageId: string, detail: string): Promise<StoredFailure> {
+    const tx = this.db.transaction('verdicts', 'readwrite');
+    const before = (await tx.store.get([account, messageId])) as StoredVerdict | undefined;
+    const tries = (before?.kind === 'failed' ? before.tries : 0) + 1;
+    const failure: StoredFailure = { kind: 'failed', detail, tries, final: tries >= FAILED_TRIES, at: Date.now() };
+    await tx.store.put({ ...before, ...failure }, [account, messageId]);
+    await tx.done;
+    return failure;
   }
 
   /** Records an outcome; notes kept with an earlier one (the user's correction) stay. */
@@ -255,7 +291,7 @@ export class PrivateStore {
       'verdicts',
       IDBKeyRange.bound([account, ''], [account, '\uffff']),
     )) as StoredVerdict[];
-    return all.filter((v) => v.at >= since).length;
+    return all.filter((v) => v.kind !== 'failed' && v.at >= since).length;
   }
 
   /** One account's kept spam requests (client/core/kept-requests.ts). */
@@ -343,6 +379,19 @@ export class PrivateStore {
     return key !== undefined && data ? { key, data } : undefined;
   }
 
+  /** The device's flooding ledger (client/core/flood-ledger.ts): one sum for every account and provider. */
+  get flood(): FloodLedgerStore {
+    return {
+      load: async () => {
+        const v: unknown = await this.db.get('config', 'flood-ledger');
+        if (v === undefined) return undefined;
+        if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
+        return BigInt(v);
+      },
+      save: async (spent) => void (await this.db.put('config', spent.toString(), 'flood-ledger')),
+    };
+  }
+
   async provider(): Promise<ProviderConfig | undefined> {
     return (await this.db.get('config', 'provider')) as ProviderConfig | undefined;
   }
@@ -360,6 +409,34 @@ export class PrivateStore {
     for (const k of SETTING_NAMES) if (typeof change[k] === 'boolean') next[k] = change[k];
     await this.db.put('config', next, 'settings');
     return next;
+  }
+
+  /** The user's witness policy for the package log; the built-in default until the user sets one. */
+  async witnessPolicy(): Promise<WitnessPolicy> {
+    return (await this.witnessPolicyInUse()).policy;
+  }
+
+  async witnessPolicyInUse(): Promise<{ policy: WitnessPolicy; isDefault: boolean }> {
+    const saved: unknown = await this.db.get('config', 'witness-policy');
+    if (saved === undefined) return { policy: DEFAULT_WITNESS_POLICY, isDefault: true };
+    // Stored only after this same check: a failure here is a damaged store.
+    return { policy: parseWitnessPolicy(saved), isDefault: false };
+  }
+
+  /** Checks and stores the user's witness policy; undefined goes back to the default. */
+  async setWitnessPolicy(p: unknown): Promise<WitnessPolicy> {
+    if (p === undefined) {
+      await this.db.delete('config', 'witness-policy');
+      return DEFAULT_WITNESS_POLICY;
+    }
+    const policy = parseWitnessPolicy(p);
+    await this.db.put('config', policy, 'witness-policy');
+    return policy;
+  }
+
+  /** What this device recorded about a provider's package log (the options page shows it). */
+  async logTrust(origin: string): Promise<LogTrust | LegacyTrust | undefined> {
+    return this.trust.get(origin);
   }
 
   /**

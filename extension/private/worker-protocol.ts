@@ -29,7 +29,9 @@ export type WorkerRequest =
 
 export type ItemOutcome =
   | { kind: 'verdict'; messageId: string; spam: boolean }
-  | { kind: 'already_classified' | 'unknown_message' | 'failed'; messageId: string; detail: string };
+  | { kind: 'already_classified' | 'unknown_message'; messageId: string; detail: string }
+  /** final: failed too often (private/store.ts FAILED_TRIES), not asked about again. */
+  | { kind: 'failed'; messageId: string; detail: string; final?: boolean };
 
 export interface PrepareResult {
   modelId: string;
@@ -80,6 +82,8 @@ export type FailureCode =
   | 'bad_token'
   | 'package_tampered'
   | 'package_log'
+  /** Fewer witnesses than the user's policy cosigned the package log's head (often passing). */
+  | 'package_unwitnessed'
   | 'storage_full'
   | 'rate_limited'
   /** The user turned the spam check off: the worker refuses before anything is sent. */

@@ -10,8 +10,9 @@
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
+import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
-import { checkLogged, PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
+import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
@@ -76,7 +77,12 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
   if (current?.account !== account) {
     const store = await privateStore();
     const he = await loadHe();
-    const verifier = new PackageLogVerifier({ baseUrl: provider.url, trust: store.trust, fetch: fetchUncached });
+    const verifier = new PackageLogVerifier({
+      baseUrl: provider.url,
+      trust: store.trust,
+      policy: () => store.witnessPolicy(),
+      fetch: fetchUncached,
+    });
     const common = {
       server: provider.url,
       token: provider.token,
@@ -90,6 +96,7 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         get: (pkgKey: string) => store.userKey(account, pkgKey),
         put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
       },
+      flood: new FloodLedger(store.flood),
     };
     // Unsettled after a week, a kept request can no longer be answered (the provider's answer retention).
     await store.dropStaleKept(Date.now() - KEPT_FOR_MS);
@@ -111,8 +118,7 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         store,
         connect: () => connector.connect(1),
         fetch: fetchUncached,
-        logCheck: async (logId, version, sha256) =>
-          checkLogged((await verifier.fetchVerified()).log.entries, logId, version, sha256),
+        logCheck: (logId, version, sha256) => verifier.checkLogged(logId, version, sha256),
         onProgress: (r, t) => slot.onProgress(r, t),
         reconnectWindowMs: RECONNECT_WINDOW_MS,
       }),
@@ -168,13 +174,15 @@ async function classify(
     const v = await store.verdict(account, i.messageId);
     if (!v) continue;
     done.add(i.messageId);
-    if (v.kind !== 'unknown_message') checked.add(i.messageId);
+    if (v.kind !== 'unknown_message' && v.kind !== 'failed') checked.add(i.messageId);
     emit({
       event: 'outcome',
       outcome:
         v.kind === 'verdict'
           ? { kind: 'verdict', messageId: i.messageId, spam: v.spam }
-          : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
+          : v.kind === 'failed'
+            ? { kind: 'failed', messageId: i.messageId, detail: v.detail, final: true }
+            : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
     });
   }
   const verdicts = new Set<string>();
@@ -195,7 +203,10 @@ async function classify(
         const outcome = toItemOutcome(o);
         if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);
         if (outcome.kind === 'verdict' || outcome.kind === 'already_classified') checked.add(outcome.messageId);
-        if (outcome.kind !== 'failed') {
+        if (outcome.kind === 'failed') {
+          // Counted, so a message that keeps failing is given up on (and then never holds up a batch).
+          outcome.final = (await store.recordFailure(account, outcome.messageId, outcome.detail)).final;
+        } else {
           const at = Date.now();
           await store.putVerdict(
             account,
@@ -309,7 +320,8 @@ export function toFailure(e: unknown): WorkerFailure {
   const name = (e as { name?: string } | undefined)?.name;
   if (e instanceof SpamCheckOff) return { code: 'spam_off', detail };
   if (e instanceof PackageIntegrityError) return { code: 'package_tampered', detail };
-  if (e instanceof PackageLogAlert) return { code: 'package_log', detail };
+  if (e instanceof PackageLogAlert)
+    return { code: e.kind === 'not_witnessed' ? 'package_unwitnessed' : 'package_log', detail };
   if (e instanceof ProtocolError) {
     if (e.code === 'unauthenticated') return { code: 'bad_token', detail };
     if (e.code === 'rate_limited') return { code: 'rate_limited', detail };

@@ -12,6 +12,13 @@ import { MailSearchError } from './errors.js';
 
 /** OWASP's 2023 recommendation for PBKDF2-HMAC-SHA256. */
 export const PBKDF2_ITERATIONS = 600_000;
+/**
+ * The iteration counts a stored header may name. The header is read before anything is
+ * authenticated: a count far above ours would make every unlock hang, one below the floor
+ * would be cheap to attack.
+ */
+export const MIN_PBKDF2_ITERATIONS = 100_000;
+export const MAX_PBKDF2_ITERATIONS = 10 * PBKDF2_ITERATIONS;
 const SALT_BYTES = 16;
 const IV_BYTES = 12;
 const KEY_BYTES = 32;
@@ -34,23 +41,38 @@ export function randomSalt(): Bytes {
   return globalThis.crypto.getRandomValues(new Uint8Array(SALT_BYTES));
 }
 
+/**
+ * The index's key-encryption key derived from the user's passphrase, as bytes: what a caller
+ * may keep for the unlock period instead of the passphrase (OpenOptions.derivedKey).
+ */
+export async function derivePassphraseBits(passphrase: string, salt: Bytes, iterations: number): Promise<Bytes> {
+  if (typeof passphrase !== 'string' || passphrase.length === 0) {
+    throw new MailSearchError('bad-input', 'The search index passphrase must be a non-empty string');
+  }
+  const base = await subtle().importKey('raw', utf8.encode(passphrase), 'PBKDF2', false, ['deriveBits']);
+  const bits = await subtle().deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, base, 8 * KEY_BYTES);
+  return new Uint8Array(bits);
+}
+
+/** Key-encryption key bytes as a non-extractable AES-GCM key. */
+export async function importKeyEncryptionKey(raw: Bytes): Promise<CryptoKey> {
+  if (!(raw instanceof Uint8Array) || raw.length !== KEY_BYTES)
+    throw new MailSearchError('bad-input', `A derived search index key is ${KEY_BYTES} bytes`);
+  return subtle().importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
+}
+
 /** Derives the index's key-encryption key from the user's passphrase. */
 export async function deriveKeyFromPassphrase(
   passphrase: string,
   salt: Bytes,
   iterations = PBKDF2_ITERATIONS,
 ): Promise<CryptoKey> {
-  if (typeof passphrase !== 'string' || passphrase.length === 0) {
-    throw new MailSearchError('bad-input', 'The search index passphrase must be a non-empty string');
+  const raw = await derivePassphraseBits(passphrase, salt, iterations);
+  try {
+    return await importKeyEncryptionKey(raw);
+  } finally {
+    raw.fill(0);
   }
-  const base = await subtle().importKey('raw', utf8.encode(passphrase), 'PBKDF2', false, ['deriveKey']);
-  return subtle().deriveKey(
-    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations },
-    base,
-    { name: 'AES-GCM', length: 256 },
-    false,
-    ['encrypt', 'decrypt'],
-  );
 }
 
 function assertAesGcmKey(key: CryptoKey): void {
@@ -96,7 +118,14 @@ async function gcmOpen(key: CryptoKey, aad: string, rec: unknown): Promise<Bytes
   }
 }
 
-const KEYS_AAD = 'pmf-search/v1|meta|keys';
+/**
+ * The AAD of the wrapped data keys. `binding` is the plaintext header they belong to
+ * (store.ts headerBinding): any change to the header then fails the unwrap, even when the
+ * caller brings an already derived key and never re-derives from the header. Format 1 bound
+ * nothing (binding undefined), read only to migrate.
+ */
+const keysAad = (binding?: string): string =>
+  binding === undefined ? 'pmf-search/v1|meta|keys' : `pmf-search/v2|meta|keys|${binding}`;
 
 /** Encrypts and authenticates records; each record's storage address is its AAD. */
 export class RecordCipher {
@@ -105,30 +134,40 @@ export class RecordCipher {
     private readonly tagMac: KeyedHmac,
   ) {}
 
-  /** Fresh random data keys for a new index, and their wrapped form to store. */
-  static async create(master: CryptoKey): Promise<{ cipher: RecordCipher; wrapped: SealedRecord }> {
+  /** Fresh random data keys for a new index, and their wrapped form (bound to the header) to store. */
+  static async create(master: CryptoKey, binding: string): Promise<{ cipher: RecordCipher; wrapped: SealedRecord }> {
     assertAesGcmKey(master);
     const raw = globalThis.crypto.getRandomValues(new Uint8Array(2 * KEY_BYTES));
     try {
-      const wrapped = await gcmSeal(master, KEYS_AAD, raw);
+      const wrapped = await gcmSeal(master, keysAad(binding), raw);
       return { cipher: await RecordCipher.fromRaw(raw), wrapped };
     } finally {
       raw.fill(0);
     }
   }
 
-  /** Unwraps the stored data keys; a wrong master key is reported as such. */
-  static async unwrap(master: CryptoKey, wrapped: unknown): Promise<RecordCipher> {
+  /**
+   * Unwraps the stored data keys; a wrong master key, or a header that is not the one they
+   * were bound to, is reported as such. With `rebind`, the keys are also wrapped again for
+   * that header (the migration of a format 1 index).
+   */
+  static async unwrap(
+    master: CryptoKey,
+    wrapped: unknown,
+    binding: string | undefined,
+    rebind?: string,
+  ): Promise<{ cipher: RecordCipher; rewrapped?: SealedRecord }> {
     assertAesGcmKey(master);
-    const raw = await gcmOpen(master, KEYS_AAD, wrapped);
+    const raw = await gcmOpen(master, keysAad(binding), wrapped);
     if (!raw || raw.length !== 2 * KEY_BYTES) {
       throw new MailSearchError(
         'wrong-key',
-        'Wrong key or passphrase for this search index (or its key record is damaged)',
+        'Wrong key or passphrase for this search index (or its key record or header is damaged)',
       );
     }
     try {
-      return await RecordCipher.fromRaw(raw);
+      const rewrapped = rebind === undefined ? undefined : await gcmSeal(master, keysAad(rebind), raw);
+      return { cipher: await RecordCipher.fromRaw(raw), rewrapped };
     } finally {
       raw.fill(0);
     }

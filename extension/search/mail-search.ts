@@ -19,8 +19,9 @@
 // - Scores from different shards are made comparable by swapping each shard's
 //   idf for the global one (CompactShard#run).
 import { deleteDB } from 'idb';
-import { deriveKeyFromPassphrase, PBKDF2_ITERATIONS, randomSalt, RecordCipher } from './crypto.js';
+import type { RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
+import { checkKeySource, newIndexKeys, openIndexKeys, type KeySource } from './index-key.js';
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { CHUNK_DOCS, decodeChunk, encodeChunk, type ChunkEntry } from './doc-chunks.js';
 import { compileQuery, parseQuery, PRESENCE, type IndexableDoc } from './lunr-shard.js';
@@ -30,7 +31,6 @@ import { TopHits } from './top-hits.js';
 import {
   chunkAad,
   docAad,
-  FORMAT,
   MANIFEST_AAD,
   openStore,
   recordBytes,
@@ -112,12 +112,9 @@ export interface SearchOptions {
   snippets?: boolean;
 }
 
-export interface OpenOptions {
+/** Where the index is and one of `key`, `passphrase`, `derivedKey` (index-key.ts). */
+export interface OpenOptions extends KeySource {
   dbName?: string;
-  /** AES-GCM key (encrypt+decrypt) protecting the index; or give `passphrase`. */
-  key?: CryptoKey;
-  /** Passphrase from which the key is derived (PBKDF2-SHA256, stored salt). */
-  passphrase?: string;
 }
 
 export interface SearchStats {
@@ -162,12 +159,7 @@ const fromUtf8 = new TextDecoder();
 
 /** Opens (creating if needed) the encrypted search index. */
 export async function openMailSearch(opts: OpenOptions = {}): Promise<MailSearch> {
-  if (opts.key && opts.passphrase !== undefined) {
-    throw new MailSearchError('bad-input', 'Give either a key or a passphrase for the search index, not both');
-  }
-  if (!opts.key && opts.passphrase === undefined) {
-    throw new MailSearchError('no-key', 'The search index is encrypted: a key or passphrase is required to open it');
-  }
+  checkKeySource(opts);
   const dbName = opts.dbName ?? DEFAULT_DB_NAME;
   const db = await openStore(dbName);
   try {
@@ -188,12 +180,9 @@ export async function deleteMailSearch(dbName = DEFAULT_DB_NAME): Promise<void> 
 }
 
 async function initialize(db: SearchDb, opts: OpenOptions): Promise<{ cipher: RecordCipher; manifest: Manifest }> {
-  const kdf = opts.key ? null : { name: 'PBKDF2-SHA256' as const, salt: randomSalt(), iterations: PBKDF2_ITERATIONS };
-  const master = opts.key ?? (await deriveKeyFromPassphrase(opts.passphrase!, kdf!.salt, kdf!.iterations));
-  const { cipher, wrapped } = await RecordCipher.create(master);
+  const { header, wrapped, cipher } = await newIndexKeys(opts);
   const manifest: Manifest = { sealedUpTo: 0, nextShardId: 1, shards: [] };
   const manifestRec = await cipher.sealJson(MANIFEST_AAD, manifest);
-  const header: Header = { format: FORMAT, kdf };
   await writeAtomically(db, [
     { store: 'meta', put: header, key: 'header' },
     { store: 'meta', put: wrapped, key: 'keys' },
@@ -207,29 +196,15 @@ async function unlock(
   header: Header,
   opts: OpenOptions,
 ): Promise<{ cipher: RecordCipher; manifest: Manifest }> {
-  if (header.format !== FORMAT) {
-    throw new MailSearchError(
-      'integrity',
-      `Search index format ${String(header.format)} is not supported by this version`,
-    );
-  }
-  let master: CryptoKey;
-  if (header.kdf) {
-    const { salt, iterations } = header.kdf;
-    if (opts.passphrase === undefined) {
-      throw new MailSearchError('bad-input', 'This search index is protected by a passphrase, not a key');
-    }
-    if (!(salt instanceof Uint8Array) || !Number.isInteger(iterations) || iterations < 100_000) {
-      throw new MailSearchError('integrity', 'The search index key-derivation header is damaged');
-    }
-    master = await deriveKeyFromPassphrase(opts.passphrase, salt, iterations);
-  } else {
-    if (!opts.key) throw new MailSearchError('bad-input', 'This search index is protected by a key, not a passphrase');
-    master = opts.key;
-  }
-  const cipher = await RecordCipher.unwrap(master, await db.get('meta', 'keys'));
+  const { cipher, migrated } = await openIndexKeys(header, await db.get('meta', 'keys'), opts);
   const manifest = await cipher.openJson<Manifest>(MANIFEST_AAD, await db.get('meta', 'manifest'));
   if (!isManifest(manifest)) throw new MailSearchError('integrity', 'The search index manifest is malformed');
+  if (migrated) {
+    await writeAtomically(db, [
+      { store: 'meta', put: migrated.header, key: 'header' },
+      { store: 'meta', put: migrated.wrapped, key: 'keys' },
+    ]);
+  }
   return { cipher, manifest };
 }
 

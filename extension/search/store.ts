@@ -2,7 +2,8 @@
 // header is AES-GCM encrypted (see crypto.ts); record addresses are the AAD.
 //
 //   meta    'header'   plaintext {format, kdf}: how to get the key (salt is not secret)
-//           'keys'     wrapped data keys (AAD  pmf-search/v1|meta|keys)
+//           'keys'     wrapped data keys (AAD pmf-search/v2|meta|keys|<header>: bound to it;
+//                      format 1 used pmf-search/v1|meta|keys and is migrated at open)
 //           'manifest' shard list, tombstones, sealed boundary (AAD meta|manifest)
 //   docs    key seq    {h, c}: one message; h = HMAC(id) for lookups by id, c = the key of
 //                      the chunk holding it; index 'h' (unique). Stores of version 1 also
@@ -13,8 +14,11 @@ import { openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction, type St
 import type { Bytes, SealedRecord } from './crypto.js';
 import { MailSearchError } from './errors.js';
 
-/** The header's format: how the key is derived and records are sealed (unchanged by DB_VERSION 2). */
-export const FORMAT = 1;
+/**
+ * The header's format: how the key is derived and records are sealed (unchanged by DB_VERSION 2).
+ * 2 binds the header into the wrapped keys' AAD; a format 1 index is rewritten as 2 when opened.
+ */
+export const FORMAT = 2;
 /** IndexedDB schema version: 2 added the chunks store. */
 const DB_VERSION = 2;
 
@@ -35,6 +39,14 @@ export interface SearchSchema extends DBSchema {
 }
 
 export type SearchDb = IDBPDatabase<SearchSchema>;
+
+/** The header as the wrapped keys' AAD binds it: every field, in a fixed order. */
+export function headerBinding(h: Header): string {
+  const kdf =
+    h.kdf &&
+    `${h.kdf.name}|${Array.from(h.kdf.salt, (b) => b.toString(16).padStart(2, '0')).join('')}|${h.kdf.iterations}`;
+  return `format=${h.format}|kdf=${kdf ?? 'none'}`;
+}
 type Store = StoreNames<SearchSchema>;
 
 export const docAad = (seq: number, h: string): string => `doc|${seq}|${h}`;

@@ -4,6 +4,7 @@ import * as openpgp from 'openpgp';
 import { MAX_ARMORED_BYTES, type KeyContext } from '../../mail/decrypt.js';
 import { decryptBlock } from '../lib/decrypt.js';
 import { findPgpBlocks, isPgpMime } from '../../mail/pgp.js';
+import { fromHeader } from '../../mail/signer.js';
 import { encryptText, inlinePgpMessage, makeParty, pgpMimeMessage, type Party } from './mail-fixtures.js';
 
 let alice: Party, bob: Party, eve: Party;
@@ -41,11 +42,42 @@ describe('decryptBlock', () => {
       r.attachments?.map((a) => [a.filename, a.mimeType]),
       [['report.pdf', 'application/pdf']],
     );
-    assert.deepEqual(r.signature, { status: 'valid', signer: 'Bob <bob@example.org>', keyId: r.signature.keyId });
+    assert.equal(r.signature.status, 'valid');
+    assert.equal(r.signature.signer, 'Bob <bob@example.org>');
+    assert.equal(r.signature.fingerprint, bob.publicKey.getFingerprint().toUpperCase());
     assert.ok(ids(bob).includes(r.signature.keyId!));
-    assert.match(r.summary, /signed by Bob <bob@example.org> \(signature verified\)/);
+    assert.match(r.summary, /signed by Bob <bob@example.org> on .* \(signature verified; key [0-9A-F]{4} /);
     // The result's badge part goes to webmail pages: the decrypted entity stays out of it.
     assert.doesNotMatch(JSON.stringify(r), /Content-Disposition|JVBERi0xLjQK/);
+  });
+
+  it('a message Bob signed, replayed under another From, warns that the sender may be forged', async () => {
+    const signedAt = Date.now();
+    const armored = await encryptText('Please wire 10,000 EUR today.', [alice], bob);
+    const block = { kind: 'encrypted', pgpMime: false, armored } as const;
+    const asBob = await decryptBlock(block, aliceKeys(), '"Bob" <Bob@Example.org>');
+    assert.equal(asBob.signature.status, 'valid');
+    assert.equal(asBob.signature.fromMatches, true);
+    const at = Date.parse(asBob.signature.signedAt!);
+    assert.ok(Math.abs(at - signedAt) < 60_000, `signature time ${asBob.signature.signedAt} is when it was made`);
+    for (const from of [
+      'CEO <ceo@example.org>',
+      '"bob@example.org" <ceo@example.org>', // Bob's address as a display name
+      'Bob <bob@example.org>, CEO <ceo@example.org>',
+      '',
+    ]) {
+      const replayed = await decryptBlock(block, aliceKeys(), from);
+      assert.equal(replayed.signature.status, 'valid', from);
+      assert.equal(replayed.signature.fromMatches, false, from);
+      assert.match(replayed.summary, /sender may be forged: signed by Bob <bob@example.org> on /, from);
+      assert.doesNotMatch(replayed.summary, /signature verified/, from);
+    }
+    // Without a From to check against (the client's own path), nothing is claimed about it.
+    assert.equal((await decryptBlock(block, aliceKeys())).signature.fromMatches, undefined);
+    // Where a webmail shows only the name, the raw message's (folded) From gives the address.
+    const raw = `Subject: x\r\nFrom: "Bob"\r\n <bob@example.org>\r\nTo: alice@example.org\r\n\r\nFrom: ceo@example.org\r\n`;
+    assert.equal(fromHeader(raw), '"Bob" <bob@example.org>');
+    assert.equal((await decryptBlock(block, aliceKeys(), fromHeader(raw))).signature.fromMatches, true);
   });
 
   it('decrypts inline PGP with surrounding text', async () => {

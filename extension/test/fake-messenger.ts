@@ -44,7 +44,16 @@ export function fakeMessenger(opts: {
   const fire = (name: string, ...args: unknown[]) =>
     (listeners[name] ?? []).forEach((l) => (l as (...a: unknown[]) => void)(...args));
   const scripts: { id: string }[] = [];
+  /** What the message display action's toolbar button shows, per tab. */
+  const toolbar = new Map<number, { text?: string | null; color?: string | null; title?: string | null }>();
+  const setOn = (tabId: number | undefined, v: object) =>
+    void toolbar.set(tabId ?? -1, { ...toolbar.get(tabId ?? -1), ...v });
   const api: ThunderbirdApi = {
+    messageDisplayAction: {
+      setBadgeText: async ({ text, tabId }) => setOn(tabId, { text }),
+      setBadgeBackgroundColor: async ({ color, tabId }) => setOn(tabId, { color }),
+      setTitle: async ({ title, tabId }) => setOn(tabId, { title }),
+    },
     scripting: {
       messageDisplay: {
         getRegisteredScripts: async () => [...scripts],
@@ -119,7 +128,7 @@ export function fakeMessenger(opts: {
       onDeleted: event('messages.onDeleted'),
     },
   };
-  return { api, calls, listeners, junk, fire };
+  return { api, calls, listeners, junk, fire, toolbar };
 }
 
 /** A message header as Thunderbird lists it. */

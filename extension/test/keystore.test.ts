@@ -22,6 +22,18 @@ async function rejectsWith(p: Promise<unknown>, code: string) {
   await assert.rejects(p, (e: unknown) => e instanceof KeyError && e.code === code);
 }
 
+/** How the stored private key is protected: S2K type and usage octet (253 = AEAD, 254 = CFB + SHA-1). */
+async function storedProtection(dbName: string, fingerprint: string) {
+  const db = await (await import('idb')).openDB(dbName);
+  const rec = await db.get('keys', fingerprint);
+  db.close();
+  const key = await openpgp.readPrivateKey({ armoredKey: rec.armoredPrivate });
+  return [key.keyPacket, ...key.subkeys.map((s) => s.keyPacket)].map((p) => {
+    const packet = p as unknown as { s2k: { type: string }; s2kUsage: number; isEncrypted: boolean };
+    return { s2k: packet.s2k.type, usage: packet.s2kUsage, encrypted: packet.isEncrypted };
+  });
+}
+
 describe('KeyStore', () => {
   it('generates a key that is passphrase-encrypted at rest and round-trips through unlock', async () => {
     const store = await freshStore();
@@ -83,6 +95,44 @@ describe('KeyStore', () => {
     const [listed] = await store.list();
     assert.equal(listed.hasPrivate, true);
     assert.ok((await store.unlock(info.fingerprint, PASS)).isDecrypted());
+    store.close();
+  });
+
+  it('protects generated and imported private keys with Argon2id and AEAD, not iterated SHA-256 and CFB', async () => {
+    const name = `keystore-test-${dbCounter}`;
+    const store = await freshStore();
+    const generated = await store.generate({ name: 'A', email: 'a@example.org', passphrase: PASS });
+    // An OpenPGP.js default key: iterated-and-salted S2K, CFB with a SHA-1 checksum.
+    const { privateKey } = await externalKey(PASS);
+    const before = await openpgp.readPrivateKey({ armoredKey: privateKey });
+    assert.equal((before.keyPacket as unknown as { s2k: { type: string } }).s2k.type, 'iterated');
+    const [imported] = await store.importArmored(privateKey, PASS);
+    const bare = await store.importArmored((await externalKey()).privateKey, PASS);
+    for (const fp of [generated.fingerprint, imported.fingerprint, bare[0].fingerprint]) {
+      const packets = await storedProtection(name, fp);
+      assert.deepEqual(
+        packets,
+        packets.map(() => ({ s2k: 'argon2', usage: 253, encrypted: true })),
+      );
+      assert.ok((await store.unlock(fp, PASS)).isDecrypted(), 'the same passphrase still unlocks it');
+    }
+    store.close();
+  });
+
+  it('refuses an easily guessed passphrase for a key it protects, with advice in plain words', async () => {
+    const store = await freshStore();
+    for (const weak of ['password1234', 'qwertyuiop', 'Summer2024!']) {
+      await assert.rejects(
+        store.generate({ name: 'A', email: 'a@example.org', passphrase: weak }),
+        (e: unknown) => e instanceof KeyError && e.code === 'weak-passphrase' && /too easy to guess/.test(e.message),
+        weak,
+      );
+      await rejectsWith(store.importArmored((await externalKey()).privateKey, weak), 'weak-passphrase');
+    }
+    assert.deepEqual(await store.list(), []);
+    // A key that already has a passphrase keeps it: it is the user's, not one chosen here.
+    const { privateKey } = await externalKey('hunter22');
+    assert.equal((await store.importArmored(privateKey, 'hunter22')).length, 1);
     store.close();
   });
 

@@ -76,3 +76,23 @@ export async function inlinePgpMessage(
     (await encryptText(body, [to], sign ? from : undefined))
   );
 }
+
+/**
+ * A hostile sender's message: Bob's signed and encrypted block as the first part of a
+ * multipart/mixed, and below it an HTML part the attacker wrote. The block is not the message.
+ */
+export async function partlySignedMessage(
+  from: Party,
+  to: Party,
+  subject: string,
+  signedText: string,
+  attackerText: string,
+): Promise<string> {
+  const block = await encryptText(signedText, [to], from);
+  return (
+    headers(from, to, subject) +
+    `Content-Type: multipart/mixed; boundary="b"\r\n\r\n` +
+    `--b\r\nContent-Type: text/plain\r\n\r\n${block}\r\n` +
+    `--b\r\nContent-Type: text/html\r\n\r\n<p>${attackerText}</p>\r\n--b--\r\n`
+  );
+}

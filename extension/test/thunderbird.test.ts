@@ -2,11 +2,18 @@ import assert from 'node:assert/strict';
 import { afterEach, before, describe, it } from 'node:test';
 import { decryptBlock, type DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
-import { describeDisplayedMessage, indexThunderbirdMail } from '../thunderbird/displayed-message.js';
+import { describeDisplayedMessage, indexThunderbirdMail, PARTIAL_TEXT } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
 import { tone } from '../thunderbird/report-view.js';
 import { fakeMessenger, header, type FakeMail } from './fake-messenger.js';
-import { inlinePgpMessage, makeParty, type Party } from './mail-fixtures.js';
+import {
+  encryptText,
+  inlinePgpMessage,
+  makeParty,
+  partlySignedMessage,
+  pgpMimeMessage,
+  type Party,
+} from './mail-fixtures.js';
 
 let alice: Party, bob: Party;
 before(async () => {
@@ -40,7 +47,46 @@ function deps(keys: 'alice' | 'none') {
   };
 }
 
+/** Bob's signed and encrypted block inside a message an attacker wrote around it. */
+async function partlySigned(shape: 'mixed' | 'prefix' | 'two-blocks'): Promise<string> {
+  const block = await encryptText('I approve the transfer.', [alice], bob);
+  const head =
+    'From: Bob <bob@example.org>\r\nTo: Alice <alice@example.org>\r\nSubject: Transfer\r\nMIME-Version: 1.0\r\n';
+  const attacker = 'Use the new account number IBAN XX00 6666 for the transfer.';
+  if (shape === 'prefix') return `${head}Content-Type: text/plain\r\n\r\n${attacker}\r\n\r\n${block}`;
+  if (shape === 'two-blocks') return `${head}Content-Type: text/plain\r\n\r\n${block}\r\n${block}`;
+  return partlySignedMessage(bob, alice, 'Transfer', 'I approve the transfer.', attacker);
+}
+
 describe('Thunderbird displayed message', () => {
+  it('says "partly signed" and never shows green when the OpenPGP block is not the whole message', async () => {
+    for (const shape of ['mixed', 'prefix', 'two-blocks'] as const) {
+      const fake = install({ mail: [mail(7, await partlySigned(shape))], displayed: 7 });
+      const r = await describeDisplayedMessage(3, deps('alice').deps);
+      // Outside the message, where its HTML cannot draw: the toolbar button of tab 3.
+      assert.equal(fake.toolbar.get(3)?.text, '!', shape);
+      assert.match(fake.toolbar.get(3)?.title ?? '', /^OpenPGP: Partly encrypted or signed/, shape);
+      assert.equal(r.result?.signature.status, 'valid', shape);
+      assert.equal(r.partial, true, shape);
+      assert.ok(r.summary.startsWith(PARTIAL_TEXT), shape);
+      assert.equal(r.text, 'I approve the transfer.', `${shape}: the checked part is shown`);
+      assert.equal(tone(r), 'warn', shape);
+      delete (globalThis as { messenger?: unknown }).messenger;
+    }
+    // A PGP/MIME root and a whole inline body are the whole message: green.
+    for (const raw of [
+      await pgpMimeMessage(bob, alice, 'Budget', 'approved'),
+      await inlinePgpMessage(bob, alice, 'Hi', 'hello from bob'),
+    ]) {
+      const fake = install({ mail: [mail(7, raw)], displayed: 7 });
+      const r = await describeDisplayedMessage(3, deps('alice').deps);
+      assert.equal(r.partial, undefined);
+      assert.equal(tone(r), 'ok');
+      assert.equal(fake.toolbar.get(3)?.text, '✓');
+      delete (globalThis as { messenger?: unknown }).messenger;
+    }
+  });
+
   it('decrypts the raw (still encrypted) message with our keys and verifies the signature', async () => {
     const fake = install({ mail: [mail(7, await inlinePgpMessage(bob, alice, 'Hi', 'hello from bob'))], displayed: 7 });
     const d = deps('alice');

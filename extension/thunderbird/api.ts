@@ -49,6 +49,12 @@ export interface ThunderbirdApi {
     /** MV3 (Thunderbird 121+): folders matching every given property. */
     query(info: { accountId?: string; specialUse?: FolderUse[] }): Promise<MailFolder[]>;
   };
+  /** The toolbar button of the message display (the "OpenPGP status" popup): outside the message's content. */
+  messageDisplayAction: {
+    setTitle(details: { title: string | null; tabId?: number }): Promise<void>;
+    setBadgeText(details: { text: string | null; tabId?: number }): Promise<void>;
+    setBadgeBackgroundColor(details: { color: string | null; tabId?: number }): Promise<void>;
+  };
   messageDisplay: {
     /** MV3: a MessageList (MV2 returned an array; getDisplayedMessage is MV2 only). */
     getDisplayedMessages(tabId: number): Promise<MessageList>;
@@ -92,7 +98,7 @@ export async function allMessages(api: ThunderbirdApi, first: MessageList): Prom
   const out = [...first.messages];
   for (let page = first; page.id;) {
     page = await api.messages.continueList(page.id);
-    out.push(...page.messages);
+    for (const m of page.messages) out.push(m);
   }
   return out;
 }

@@ -8,8 +8,9 @@
 import type { MailSource } from '../lib/messages.js';
 import { htmlToText } from '../../mail/html.js';
 import type { DecryptResult } from '../lib/decrypt.js';
-import { findPgpBlocks } from '../../mail/pgp.js';
+import { coversWholeMessage, findPgpBlocks } from '../../mail/pgp.js';
 import { allMessages, tb, type MessageHeader, type MessagePart, type ThunderbirdApi } from './api.js';
+import { showOnToolbar } from './report-view.js';
 
 export interface DisplayedMessageReport {
   subject: string;
@@ -25,7 +26,16 @@ export interface DisplayedMessageReport {
   /** Decrypted text, from whichever path decrypted it. */
   text?: string;
   summary: string;
+  /**
+   * The OpenPGP block is only part of the message (not a PGP/MIME root, nor the whole body of an
+   * inline message): the verdict covers `text` and nothing else the message shows.
+   */
+  partial?: boolean;
 }
+
+/** Said first when the block is only part of the message: nothing vouches for the rest. */
+export const PARTIAL_TEXT =
+  'Partly encrypted or signed: only the text the add-on shows here was checked. The rest of this message was not, and anyone could have written it.';
 
 export interface Deps {
   decrypt(block: ReturnType<typeof findPgpBlocks>[number], source: MailSource): Promise<DecryptResult>;
@@ -37,7 +47,10 @@ export async function describeDisplayedMessage(tabId: number, deps: Deps): Promi
   const api = tb();
   const [header] = (await api.messageDisplay.getDisplayedMessages(tabId)).messages;
   if (!header) throw new Error('Select a message first: no message is shown in this tab.');
-  return readMessage(api, header, deps);
+  const report = await readMessage(api, header, deps);
+  // The toolbar only mirrors the verdict: a failure there must not hide it from the popup or banner.
+  await showOnToolbar(api, tabId, report).catch((e: unknown) => console.warn('toolbar status:', (e as Error).name));
+  return report;
 }
 
 export interface MailboxTally {
@@ -110,11 +123,14 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
   const base = { subject: header.subject, from: header.author };
 
   const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
-  const [block] = findPgpBlocks(raw);
+  const blocks = findPgpBlocks(raw);
+  const [block] = blocks;
   if (!block) return { ...base, path: 'plain', summary: 'This message is not encrypted or signed: nothing to do.' };
+  const partial = blocks.length > 1 || !coversWholeMessage(raw, block);
+  const said = (summary: string) => (partial ? { partial, summary: `${PARTIAL_TEXT} ${summary}` } : { summary });
   const ours = await deps.decrypt(block, source);
   if (ours.status === 'decrypted' || ours.status === 'verified-only')
-    return { ...base, path: 'extension', result: ours, text: ours.text, summary: ours.summary };
+    return { ...base, path: 'extension', result: ours, text: ours.text, ...said(ours.summary) };
 
   // Not decryptable with the extension's keys (locked, or not imported): did Thunderbird decrypt it?
   const full = await api.messages.getFull(header.id, { decrypt: true });
@@ -129,11 +145,12 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
       text,
       // Thunderbird hands add-ons the decrypted parts but no signature status, and the signature sits inside
       // the encryption, out of our reach: say so rather than imply a check.
-      summary:
+      ...said(
         "Decrypted by Thunderbird's own OpenPGP, which holds your key. Signature not checked by the add-on: Thunderbird does not tell add-ons whether this message was signed, or by whom; its own OpenPGP indicator above the message shows its verdict.",
+      ),
     };
   }
-  return { ...base, path: 'none', result: ours, summary: ours.summary };
+  return { ...base, path: 'none', result: ours, ...said(ours.summary) };
 }
 
 /** PGP/MIME hides the real subject inside the encryption: the headers of a decrypted inner part. */

@@ -5,10 +5,13 @@
 // add-on: Thunderbird shows a red bar and an empty pane), the banner also
 // shows the decrypted text.
 import { toPlain } from '../lib/plain-error.js';
+import { onKeysLocked } from '../lib/lock-signal.js';
 import { ask } from '../lib/rpc.js';
 import type { DisplayedMessageReport } from './displayed-message.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
+const LOCKED_TEXT =
+  'Your keys were locked, so the decrypted text is hidden again. Unlock them and open the message again to read it.';
 const COLORS = { ok: '#1d6b2c', warn: '#8a5a00', error: '#a00', info: '#444' };
 const STYLE = `.banner{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font:13px/1.4 system-ui,sans-serif;margin:8px 0 0}p{margin:0}`;
@@ -22,7 +25,11 @@ function render(kind: keyof typeof COLORS, lines: string[], text?: string): void
   for (const line of lines.filter(Boolean))
     banner.append(Object.assign(document.createElement('p'), { textContent: line }));
   (banner.firstChild as HTMLElement).style.color = COLORS[kind];
-  if (text) banner.append(Object.assign(document.createElement('pre'), { textContent: text }));
+  if (text) {
+    const pre = Object.assign(document.createElement('pre'), { textContent: text });
+    banner.append(pre);
+    onKeysLocked(() => pre.replaceWith(Object.assign(document.createElement('p'), { textContent: LOCKED_TEXT })));
+  }
   root.append(Object.assign(document.createElement('style'), { textContent: STYLE }), banner);
   document.body.prepend(host);
 }
@@ -30,8 +37,9 @@ function render(kind: keyof typeof COLORS, lines: string[], text?: string): void
 async function show(): Promise<void> {
   const r = await ask<DisplayedMessageReport>({ type: 'tb-this-message' });
   if (r.path === 'plain') return;
-  // Thunderbird already shows text it decrypted; add ours only when it could not.
-  const shown = r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
+  // Thunderbird already shows text it decrypted; add ours only when it could not, or when the block is
+  // only part of the message: then the banner shows which text its verdict is about.
+  const shown = !r.partial && r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
   render(tone(r), [r.summary, PATH_TEXT[r.path]], shown ? undefined : r.text);
 }
 

@@ -1,6 +1,7 @@
 // Extension frame inside the webmail page that shows decrypted plaintext.
 // Being on the extension's origin, its DOM is out of the page's reach.
 import type { DecryptResult } from '../lib/decrypt.js';
+import { onKeysLocked } from '../lib/lock-signal.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 
@@ -35,5 +36,17 @@ async function show(): Promise<void> {
   reportHeight();
 }
 
+/** Keys locked or expired: the decrypted text must not stay on screen. */
+function wipe(): void {
+  for (const id of ['subject', 'text', 'attachments']) {
+    $(id).replaceChildren();
+    $(id).hidden = true;
+  }
+  $('error').textContent =
+    'Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
+  $('error').hidden = false;
+}
+
+onKeysLocked(wipe);
 new ResizeObserver(reportHeight).observe(document.body);
 void show();

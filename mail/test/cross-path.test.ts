@@ -93,7 +93,8 @@ async function extensionPath(delivered: string): Promise<Features> {
     lockedKeyIds: new Set(),
     verificationKeys: [alice.publicKey],
   });
-  assert.equal(result.summary, 'Decrypted; signed by Alice <alice@example.org> (signature verified).');
+  assert.equal(result.signature.status, 'valid');
+  assert.equal(result.signature.signer, 'Alice <alice@example.org>');
   return extractFeatures(decryptedMessage(delivered, plaintext!), spec);
 }
 

@@ -64,3 +64,17 @@ test('message ids: providerIdOf takes only the assigned id, never a Message-ID t
   assert.equal(providerIdOf('X-PMF-Message-Id: chosen-by-sender\n\nbody'), undefined);
   assert.equal(providerIdOf(`Subject: x\n\nX-PMF-Message-Id: ${assigned}`), undefined);
 });
+
+test('plain text whose first line only looks like a header is all body; one real message field makes a header block', () => {
+  // Before: read as a header "Note" and the text was lost.
+  assert.deepEqual(splitHeaders('Note: Buy cheap pills now'), { head: '', bodyStart: 0, separated: false });
+  assert.deepEqual(splitHeaders('Note: buy\nPS: cheap\n\nmore'), { head: '', bodyStart: 0, separated: false });
+  assert.deepEqual(missingSeparator('Note: Buy cheap pills now'), { at: 0, newline: '\n' });
+  assert.deepEqual(splitHeaders('Note: buy\nSubject: hi\n\nmore'), {
+    head: 'Note: buy\nSubject: hi',
+    bodyStart: 23,
+    separated: true,
+  });
+  assert.equal(splitHeaders('X-Anything: 1\n\nb').separated, true, 'any X- field');
+  assert.equal(messageIdOf('Note: x\nMessage-Id: <m@b>\n\nbody', 'f'), 'm@b');
+});

@@ -1,13 +1,13 @@
 // Bulk feature extraction for training (Node): the same extractFeatures the
 // extension runs, with an on-disk cache so repeated training and benchmark
-// runs skip the parse. The cache key covers the spec and every message's id
-// and bytes, so a stale entry cannot be read.
+// runs skip the parse. The cache key covers the extractor's revision, the
+// spec and every message's id and bytes, so a stale entry cannot be read.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { extractFeatures, type Features } from '../features/extract.js';
-import type { FeatureSpec } from '../features/spec.js';
+import { EXTRACTOR_REVISION, type FeatureSpec } from '../features/spec.js';
 import { libsvmLine } from './libsvm.js';
 import { hashSplit, type Example } from './loaders.js';
 import { labelOrder } from './sources.js';
@@ -17,7 +17,7 @@ const cacheDir = (): string =>
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.data/models-cache');
 
 function cacheKey(examples: Example[], spec: FeatureSpec): string {
-  const h = createHash('sha256').update(JSON.stringify(spec));
+  const h = createHash('sha256').update(`${EXTRACTOR_REVISION}\0${JSON.stringify(spec)}`);
   for (const e of examples) h.update(`\0${e.id}\0`).update(e.raw);
   return h.digest('hex').slice(0, 32);
 }

@@ -1,4 +1,6 @@
 // Command-line data sources -> labelled examples.
+import type { PUBLIC_CORPORA } from '../plain/model.js';
+import { mailStoreMail, providerStoreMail, storeExamples, type MailStoreSummary } from './mailstore.js';
 import {
   loadJsonl,
   loadMaildir,
@@ -14,29 +16,56 @@ export interface Sources {
   jsonl?: string[];
   mbox?: string[];
   maildir?: string[];
+  /** Dovecot mail stores (mailstore.ts), labelled by folder and keywords, split by time. */
+  mailstore?: string[];
+  /** provider-server SQLite stores, labelled by webmail folder, split by time. */
+  'pmf-store'?: string[];
 }
 
-export const CORPORA: Record<string, () => Example[]> = {
+/** By name, as models/plain PUBLIC_CORPORA lists them (a model trained on these alone is a demo). */
+export const CORPORA: Record<(typeof PUBLIC_CORPORA)[number], () => Example[]> = {
   spamassassin: () => loadSpamAssassin(),
   '20news': () => loadTwentyNews(),
   reuters: () => loadReuters(),
 };
 
-export function loadSources(s: Sources): Example[] {
-  const out: Example[] = [];
+/** Mail stores as examples: deduplicated across all of them, the newest testFraction held out. */
+function storeSources(s: Sources, testFraction: number): Example[] {
+  if (!s.mailstore?.length && !s['pmf-store']?.length) return [];
+  const summary: MailStoreSummary = { read: 0, encrypted: 0, duplicates: 0, skippedFolders: [] };
+  const skipped = new Set<string>();
+  function* all() {
+    for (const d of s.mailstore ?? []) yield* mailStoreMail(d, skipped);
+    for (const f of s['pmf-store'] ?? []) yield* providerStoreMail(f);
+  }
+  const out = storeExamples(all(), testFraction, summary);
+  console.log(
+    `mail store: ${summary.read} messages read, ${summary.encrypted} encrypted (skipped), ${summary.duplicates} duplicates` +
+      ` merged, ${out.length} kept; folders left out: ${[...skipped].join(', ') || 'none'}`,
+  );
+  return out;
+}
+
+export function loadSources(s: Sources, testFraction = 0.2): Example[] {
+  const parts: Example[][] = [storeSources(s, testFraction)];
   for (const c of s.corpus ?? []) {
     const load = CORPORA[c];
     if (!load) throw new Error(`unknown corpus ${c} (one of ${Object.keys(CORPORA).join(', ')})`);
-    out.push(...load());
+    parts.push(load());
   }
-  for (const f of s.jsonl ?? []) out.push(...loadJsonl(f));
+  for (const f of s.jsonl ?? []) parts.push(loadJsonl(f));
   for (const m of s.mbox ?? []) {
     const eq = m.indexOf('=');
     if (eq <= 0) throw new Error(`--mbox expects LABEL=FILE, got ${m}`);
-    out.push(...loadMbox(m.slice(eq + 1), m.slice(0, eq)));
+    parts.push(loadMbox(m.slice(eq + 1), m.slice(0, eq)));
   }
-  for (const d of s.maildir ?? []) out.push(...loadMaildir(d));
-  if (out.length === 0) throw new Error('no data: give --corpus, --jsonl, --mbox LABEL=FILE or --maildir DIR');
+  for (const d of s.maildir ?? []) parts.push(loadMaildir(d));
+  // flat(), not push(...part): a mail store holds more messages than a call takes arguments.
+  const out = parts.flat();
+  if (out.length === 0)
+    throw new Error(
+      'no data: give --corpus, --jsonl, --mbox LABEL=FILE, --maildir DIR, --mailstore DIR or --pmf-store FILE',
+    );
   return out;
 }
 

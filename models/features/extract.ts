@@ -4,7 +4,7 @@
 import { tokenRow } from './hash.js';
 import { parseMessage, type WarningSink } from '../../mail/mime.js';
 import { countCap, type FeatureSpec } from './spec.js';
-import { tokenize } from './tokenize.js';
+import { tokens } from './tokenize.js';
 
 export interface Features {
   /** Sorted, unique, in 1..N. Row 0 (bias) is implicit and not included. */
@@ -40,5 +40,5 @@ export async function extractFeatures(
   spec: FeatureSpec,
   onWarning?: WarningSink,
 ): Promise<Features> {
-  return featuresFromTokens(tokenize(await parseMessage(raw, onWarning)), spec);
+  return featuresFromTokens(tokens(await parseMessage(raw, onWarning)), spec);
 }

@@ -2,4 +2,4 @@
 export { extractFeatures, featuresFromTokens, type Features } from './extract.js';
 export { makeSpec, validateSpec, countCap, type FeatureSpec } from './spec.js';
 export { tokenRow } from './hash.js';
-export { tokenize, words, urlHosts } from './tokenize.js';
+export { tokenize, tokens, wordsOf, urlHosts, MAX_TOKENS } from './tokenize.js';

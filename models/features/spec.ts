@@ -19,6 +19,14 @@ export interface FeatureSpec {
 
 export const SPEC_ID = 'pmf-hash';
 export const SPEC_VERSION = 1;
+/**
+ * Changes with every change to what the extractor reads, also one that keeps
+ * the spec's version (most mail's features stay the same, so served models
+ * stay usable until retrained): the training cache is keyed on it, so no
+ * features of an older extractor are trained on. 2: bounded tokenization,
+ * segmented CJK/Thai, hidden HTML, header-like plain text, guessed charsets.
+ */
+export const EXTRACTOR_REVISION = 2;
 
 /** Largest N the 32-bit hash can address without bias worth mentioning. */
 export const MAX_N = 1 << 24;

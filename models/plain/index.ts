@@ -9,7 +9,9 @@ export {
   argmax,
   isSpam,
   publicMetadata,
+  trainedOnPublicCorpora,
+  PUBLIC_CORPORA,
   type PlainModel,
   type PlainModelHeader,
 } from './model.js';
-export { chooseT, dotBound, qmax } from './bounds.js';
+export { chooseT, dotBound, modelT, qmax, worstScore } from './bounds.js';

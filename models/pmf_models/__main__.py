@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import pipeline
+from . import pipeline, threshold
 from .plainmodel import read_model, write_model
 
 
@@ -26,9 +26,10 @@ def load(data_dir, part, spec):
 
 
 def print_metrics(title, m):
+    fpr = f" fpr={m['fpr']:.4f}" if "fpr" in m else ""
     print(
         f"{title}: n={m['n']} accuracy={m['accuracy']:.4f} precision={m['precision']:.4f} recall={m['recall']:.4f}"
-        f" f1={m['f1']:.4f}"
+        f" f1={m['f1']:.4f}{fpr}"
     )
 
 
@@ -53,10 +54,19 @@ def cmd_train(a):
     x, y = load(a.data, "train", spec)
     if x is None:
         sys.exit("no training examples")
+    fit_kw = {"select": a.select, "c": a.C, "alpha": a.alpha}
+    t, choice = a.threshold, None
+    if t is None and meta["task"] == "spam":
+        t, choice = threshold.choose(a.algorithm, labels, spec, x, y, a.target_fpr, **fit_kw)
+        print(
+            f"threshold {t:.4f}: {choice['fpr']:.4%} of {choice['ham']} held-out training ham scored spam"
+            f" (target {a.target_fpr:.2%}, {choice['method']}), recall {choice['recall']:.4f}"
+        )
     header, w_int, w = pipeline.fit(
-        meta["task"], a.algorithm, labels, spec, x, y,
-        b_in=a.b_in, select=a.select, threshold=a.threshold, c=a.C, alpha=a.alpha,
-    )  # fmt: skip
+        meta["task"], a.algorithm, labels, spec, x, y, b_in=a.b_in, threshold=t or 0.0, **fit_kw
+    )
+    if choice:
+        header["thresholdChoice"] = choice
     header["role"] = "private"
     header["trainedOn"] = {"source": meta.get("source", ""), "train": int(x.shape[0])}
     report = {"header": header}
@@ -113,7 +123,13 @@ def main(argv=None):
     t.add_argument("--out", required=True)
     t.add_argument("--b-in", type=int, dest="b_in")
     t.add_argument("--select", type=int, help="keep the N' best rows by chi-square")
-    t.add_argument("--threshold", type=float, default=0.0, help="spam iff score >= threshold")
+    t.add_argument("--threshold", type=float, help="spam iff score >= threshold (default: chosen for --target-fpr)")
+    t.add_argument(
+        "--target-fpr",
+        type=float,
+        default=threshold.DEFAULT_TARGET_FPR,
+        help="spam models: choose the threshold that sends at most this share of held-out ham to Junk",
+    )
     t.add_argument("--C", type=float, default=1.0)
     t.add_argument("--alpha", type=float, default=0.1)
     t.add_argument("--no-float", action="store_true", help="omit float weights from the model file")

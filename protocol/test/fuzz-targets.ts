@@ -15,7 +15,10 @@ import { ProtocolError } from '../errors.js';
 import { decodeFrame, encodeFrame } from '../frame.js';
 import { decodeMessage, encodeMessage, SCHEMAS, type Message, type MessageName } from '../messages.js';
 import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
-import { validateLogDocument } from '../package-log.js';
+import { parseCheckpoint } from '../checkpoint.js';
+import { validateLogDocument, validateProofBundle } from '../package-log.js';
+import { parseNote, parseVerifierKey } from '../signed-note.js';
+import { parseWitnessPolicy } from '../witness-policy.js';
 import {
   applyDelta,
   encodeDelta,
@@ -198,6 +201,31 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     );
   });
 
+  test('package log proofs and witness policies: any JSON value is valid or a clear error', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (x) => {
+        acceptsOrRejects(() => validateProofBundle(x), isPlainError);
+        acceptsOrRejects(() => parseWitnessPolicy(x), isPlainError);
+      }),
+      opts,
+    );
+  });
+
+  test('signed notes, checkpoints and verifier keys: any text parses or is a clear error', () => {
+    const noteLike = fc.array(fc.oneof(fc.string(), fc.constantFrom('\n', '\n\n', '\u2014 ', '+', 'AAAA=')), {
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(noteLike, (parts) => {
+        const text = parts.join('');
+        acceptsOrRejects(() => parseNote(text), isPlainError);
+        acceptsOrRejects(() => parseCheckpoint(text), isPlainError);
+        acceptsOrRejects(() => parseVerifierKey(text), isPlainError);
+      }),
+      opts,
+    );
+  });
+
   const core = await loadCore();
   const context = new TextEncoder().encode('fuzz-session');
   test('OT: any base-OT or extension message is accepted or a ProtocolError, never a trap', () => {
@@ -307,7 +335,7 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const p0 = sk.publicKeyFor(seed, nonce);
     const id = { salt: he.randomSeed(), epoch: 1 };
     const user = sk.userKey(seed, id);
-    const ksk = sk.keySwitchKey(seed, user, id);
+    const ksk = sk.keySwitchKey(seed, user, id, params.T);
     const lweLen = heLayout(params).lweBytes;
     const sized = (n: number) =>
       fc.oneof(

@@ -8,7 +8,7 @@
 //   tsx provider-server/src/cli.ts deliver NAME FILE... [--config FILE]  registers raw (encrypted) MIME messages:
 //       message files, mbox (*.mbox) and JSON-lines (*.jsonl, {"id"?, "raw"|"text"}), the last two gzip allowed
 //   tsx provider-server/src/cli.ts lmtp [--config FILE]                 the LMTP stage in front of Dovecot (README)
-//   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's public key (to publish)
+//   tsx provider-server/src/cli.ts log-key [--config FILE]              prints the package log's verifier key (to publish, for witnesses)
 //   tsx provider-server/src/cli.ts topics [NAME] [--config FILE]        per-topic counts, or one user's topic history
 //   tsx provider-server/src/cli.ts admin-token                          a new admin token and the SHA-256 to configure
 //   tsx provider-server/src/cli.ts webmail-secret                       a new webmail secret (Roundcube plugin) and its SHA-256
@@ -22,7 +22,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { logFingerprint } from '../../protocol/package-log.js';
 import { loadConfig } from './config.js';
 import { lmtpConfig } from './lmtp/config.js';
 import { DeliveryJournal } from './lmtp/journal.js';
@@ -56,10 +55,9 @@ export async function main(argv: string[]): Promise<number> {
     const p = await startProvider(config, { log: (l) => console.error(`[provider] ${l}`) });
     console.error(`[provider] listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
     for (const m of p.catalog.all()) console.error(`[provider] model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
-    const log = p.packageLog.document();
-    console.error(`[provider] package log ${logFingerprint(log.size, log.head)}; log public key ${log.publicKey}`);
+    console.error(`[provider] package log ${p.packageLog.fingerprint}; log key ${p.packageLog.vkey}`);
     console.error(
-      '[provider]   publish this key out of band (website, DNS TXT, your service README) for clients to pin',
+      '[provider]   publish this key out of band (website, DNS TXT, your service README) for clients to pin, and give it to the witnesses (README.md#package-transparency-log)',
     );
     const stop = (): void => {
       console.error('[provider] shutting down');
@@ -108,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (cmd === 'log-key' && rest.length === 0) {
-    console.log(PackageLog.open(config.dataDir).publicKey);
+    console.log(PackageLog.open(config.dataDir, config.packageLog.origin).vkey);
     return 0;
   }
   const store = await openStore(config);

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { LIMIT_DEFAULTS, LIMIT_RANGES, type ServerLimits } from './limits.js';
 import { MAX_B_PRIME } from '../../protocol/limits.js';
+import { PACKAGE_LOG_DEFAULTS, parsePackageLogConfig, type PackageLogConfig } from './log-witnesses.js';
 
 export interface ModelSource {
   /** Model id used in hello frames and package URLs. */
@@ -66,6 +67,10 @@ export interface ServerConfig {
   models: ModelSource[];
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
+  /** Serving the bundled demo models on purpose (`npm run demo`): no warning about them (demo-models.ts). */
+  demo?: boolean;
+  /** The package log's origin and the witnesses that cosign its checkpoints (log-witnesses.ts, README.md). */
+  packageLog: PackageLogConfig;
   /** The remote search index's per-account limits as written; checked at start (remote-index/limits.ts). */
   remoteIndex?: unknown;
 }
@@ -82,6 +87,7 @@ export const DEFAULTS: ServerConfig = {
   webmailSecretSha256: [],
   workers: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   models: [],
+  packageLog: PACKAGE_LOG_DEFAULTS,
 };
 
 /** Settings given in code (tests, embedding): any subset, limits included. */
@@ -187,6 +193,7 @@ export function loadConfig(
   if (env.PMF_RATE_PER_MINUTE) merged.limits.requestsPerMinute = Number(env.PMF_RATE_PER_MINUTE);
   if (env.PMF_MAX_SESSIONS) merged.limits.maxSessions = Number(env.PMF_MAX_SESSIONS);
   if (env.PMF_WORKERS) merged.workers = Number(env.PMF_WORKERS);
+  if (env.PMF_DEMO) merged.demo = env.PMF_DEMO === '1';
   if (env.PMF_MODELS) merged.models = parseModelList(env.PMF_MODELS);
   if (env.PMF_ALLOWED_ORIGINS) merged.allowedOrigins = env.PMF_ALLOWED_ORIGINS.split(',').filter(Boolean);
   if (env.PMF_TRUSTED_PROXIES) merged.trustedProxies = env.PMF_TRUSTED_PROXIES.split(',').filter(Boolean);
@@ -220,6 +227,9 @@ export function loadConfig(
   merged.dataDir = path.resolve(base, merged.dataDir);
   if (merged.store !== undefined && (typeof merged.store !== 'string' || !/^postgres(ql)?:\/\//.test(merged.store)))
     throw new Error('config: store must be a postgres:// URL (leave it out for the embedded SQLite store)');
+  if (merged.demo !== undefined && typeof merged.demo !== 'boolean')
+    throw new Error('config: demo must be true or false');
+  merged.packageLog = parsePackageLogConfig(merged.packageLog);
   if (!Array.isArray(merged.models)) throw new Error('config: models must be a list of {id, file}');
   const ids = new Set<string>();
   merged.models = merged.models.map((m) => {

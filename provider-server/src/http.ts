@@ -1,27 +1,39 @@
 // HTTP side of the provider: health, Prometheus metrics, model packages and
 // topic models' public candidate models (strong ETag = the file's SHA-256,
-// Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the signed package log at
-// a well-known URL (ETag = its head), and the demo webmail when it is mounted.
+// Range for resumable downloads, the SHA-256 in X-Content-SHA256 and Repr-Digest), the package log's
+// cosigned checkpoint, proofs and entries at well-known URLs, and the demo webmail when it is mounted.
 import type { PoolHealth } from './workers/pool.js';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import {
+  LOG_CHECKPOINT_PATH,
   LOG_FORMAT,
   LOG_KEY_PATH,
   LOG_PATH,
+  LOG_PROOF_PATH,
   type PackageLogDocument,
   type PackageLogKey,
+  type ProofBundle,
 } from '../../protocol/package-log.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import type { ServedModel } from './crypto.js';
 import type { Metrics } from './metrics.js';
 
+/** What HTTP serves of the package log (package-log.ts's PackageLog). */
+export interface ServedLog {
+  readonly vkey: string;
+  document(): PackageLogDocument;
+  bundle(q: { old?: number; modelId?: string; version?: number }): ProofBundle;
+  signedCheckpoint(): string;
+}
+
 export interface HttpDeps {
   metrics: Metrics;
   /** Every served version of every model (old versions stay downloadable). */
   models(): ServedModel[];
-  /** The signed package transparency log (package-log.ts), served at LOG_PATH. */
-  packageLog?: () => PackageLogDocument;
+  /** The package transparency log (package-log.ts), served at the LOG_* paths. */
+  packageLog?: ServedLog;
   /** Private blocklists: /blocklists lists them, /blocklists/<id>/<v>[/delta] serves their packages. */
   blocklists?: BlocklistCatalog;
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -33,6 +45,8 @@ export interface HttpDeps {
   remoteIndex?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The crypto workers' health; a replaced worker makes /healthz say "degraded" for a minute. */
   workers?: () => PoolHealth;
+  /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz. */
+  warnings?: readonly string[];
 }
 
 /** A JSON answer; `headers` replace the default `cache-control: no-store`. */
@@ -52,15 +66,45 @@ function matchesEtag(req: http.IncomingMessage, etag: string): boolean {
   return inm !== undefined && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*');
 }
 
-/** The log changes only when a version is published: revalidate every time, answer 304 while the head is the same. */
-function serveLog(req: http.IncomingMessage, res: http.ServerResponse, log: PackageLogDocument): void {
-  const headers = { etag: `"${log.head}"`, 'cache-control': 'no-cache' };
+/**
+ * The package log's GETs. The whole log changes only with a new version or new
+ * cosignatures: revalidated every time, 304 while its checkpoint note is the
+ * same. Proofs are per request (?old=M&model=ID&version=V), never cached.
+ */
+function serveLog(req: http.IncomingMessage, res: http.ServerResponse, url: URL, log: ServedLog): void {
+  if (url.pathname === LOG_KEY_PATH) return json(res, 200, { format: LOG_FORMAT, logKey: log.vkey } as PackageLogKey);
+  const note = log.signedCheckpoint();
+  if (url.pathname === LOG_CHECKPOINT_PATH) {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    return void res.end(note);
+  }
+  if (url.pathname === LOG_PROOF_PATH) {
+    const q = url.searchParams;
+    const int = (name: string): number | undefined | null => {
+      const v = q.get(name);
+      if (v === null) return undefined;
+      return /^[0-9]{1,15}$/.test(v) ? Number(v) : null;
+    };
+    const [old, version, modelId] = [int('old'), int('version'), q.get('model') ?? undefined];
+    if (old === null || version === null || (modelId !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(modelId)))
+      return json(res, 400, {
+        error: 'bad_request',
+        message: 'old and version must be whole numbers, model a model id',
+      });
+    return json(res, 200, log.bundle({ old, modelId, version }));
+  }
+  const headers = {
+    etag: `"${createHash('sha256').update(note).digest('hex').slice(0, 32)}"`,
+    'cache-control': 'no-cache',
+  };
   if (matchesEtag(req, headers.etag)) {
     res.writeHead(304, headers);
     return void res.end();
   }
-  json(res, 200, log, headers);
+  json(res, 200, log.document(), headers);
 }
+
+const LOG_PATHS = new Set([LOG_PATH, LOG_PROOF_PATH, LOG_CHECKPOINT_PATH, LOG_KEY_PATH]);
 
 /** Parses a single "bytes=a-b" / "bytes=a-" / "bytes=-n" range; null if unsatisfiable, undefined if absent/ignored. */
 export function parseRange(
@@ -175,6 +219,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
         status: workers?.degraded ? 'degraded' : 'ok',
         models: deps.models().map((m) => ({ id: m.id, version: m.version })),
         ...(workers && { workers }),
+        ...(deps.warnings?.length && { warnings: deps.warnings }),
       });
     }
     if (url.pathname === '/metrics') {
@@ -209,11 +254,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
         })),
       });
     }
-    if (deps.packageLog && url.pathname === LOG_PATH) return serveLog(req, res, deps.packageLog());
-    if (deps.packageLog && url.pathname === LOG_KEY_PATH) {
-      const key: PackageLogKey = { format: LOG_FORMAT, alg: 'ed25519', publicKey: deps.packageLog().publicKey };
-      return json(res, 200, key);
-    }
+    if (deps.packageLog && LOG_PATHS.has(url.pathname)) return serveLog(req, res, url, deps.packageLog);
     if (deps.blocklists && url.pathname.startsWith('/blocklists')) return serveBlocklists(req, res, url, deps);
     const m = /^\/models\/([A-Za-z0-9._-]{1,64})\/([0-9]{1,9})(\/candidates)?$/.exec(url.pathname);
     const model = m && deps.models().find((x) => x.id === m[1] && x.version === Number(m[2]));

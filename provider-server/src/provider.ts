@@ -5,6 +5,7 @@ import path from 'node:path';
 import { BlocklistCatalog } from './blocklist.js';
 import type { ServerConfig } from './config.js';
 import { FileModelCatalog, progressBar, type Progress } from './models.js';
+import { LogWitnesses } from './log-witnesses.js';
 import { PackageLog } from './package-log.js';
 import { startServer, type RunningServer } from './server.js';
 import type { Store } from './store.js';
@@ -18,6 +19,8 @@ export interface Provider {
   catalog: FileModelCatalog;
   blocklists: BlocklistCatalog;
   packageLog: PackageLog;
+  /** The witnesses the log's checkpoints go to (none configured: an empty list). */
+  witnesses: LogWitnesses;
   close(): Promise<void>;
 }
 
@@ -46,17 +49,24 @@ export async function startProvider(
   const store = await openStore(config);
   let catalog: FileModelCatalog;
   let packageLog: PackageLog;
+  let witnesses: LogWitnesses;
   let blocklists: BlocklistCatalog;
   try {
     catalog = await FileModelCatalog.prepare(config.dataDir, config.models, opts.progress ?? progressBar());
     checkBudget(catalog, config.limits.userKeyBudget);
     // Every served version is logged before the first client can fetch it (and
-    // versions built before the log existed are logged on their first start).
+    // versions built before the log existed are logged on their first start);
+    // a log that does not match its signed checkpoint stops the start (BrokenLogError).
     blocklists = BlocklistCatalog.open(config.dataDir);
-    packageLog = PackageLog.open(config.dataDir);
+    packageLog = PackageLog.open(config.dataDir, config.packageLog.origin);
     for (const e of packageLog.record([...catalog.published(), ...blocklists.published()])) {
       opts.log?.(`package log: appended ${e.modelId} v${e.version} sha256 ${e.packageSha256}`);
     }
+    // The head is cosigned before the first client asks for it (each witness
+    // within its timeout), then again every refreshSeconds.
+    witnesses = new LogWitnesses(packageLog, config.packageLog.witnesses, { log: opts.log });
+    await witnesses.cosign();
+    witnesses.start(config.packageLog.refreshSeconds);
   } catch (e) {
     await store.close();
     throw e;
@@ -69,11 +79,12 @@ export async function startProvider(
       store,
       crypto,
       models: catalog,
-      packageLog: () => packageLog.document(),
+      packageLog,
       blocklists,
       log: opts.log,
     });
   } catch (e) {
+    witnesses.stop();
     await crypto.close();
     await store.close();
     throw e;
@@ -84,7 +95,9 @@ export async function startProvider(
     catalog,
     blocklists,
     packageLog,
+    witnesses,
     async close() {
+      witnesses.stop();
       await server.close();
       await crypto.close();
       await store.close();

@@ -7,16 +7,16 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { PackageLogDocument } from '../../protocol/package-log.js';
 import { clientAddress, originAllowed, type ServerConfig } from './config.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { AddressLimiter } from './address-limiter.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
-import { createHttpHandler } from './http.js';
+import { createHttpHandler, type ServedLog } from './http.js';
 import { topicNames } from './models.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { demoModelWarnings } from './demo-models.js';
 import { Session } from './session.js';
 import type { Store } from './store.js';
 import { lmtpConfig } from './lmtp/config.js';
@@ -36,8 +36,8 @@ export interface ServerOptions {
   store: Store;
   crypto: ProviderCrypto;
   models: ModelCatalog;
-  /** The signed package transparency log, served at its well-known URL. */
-  packageLog?: () => PackageLogDocument;
+  /** The package transparency log, served at its well-known URLs. */
+  packageLog?: ServedLog;
   /** Private blocklists: their packages over HTTP, their OPRF in sessions (docs/blocklist.md). */
   blocklists?: BlocklistCatalog;
   log?: (line: string) => void;
@@ -86,6 +86,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log(
       'bufferutil is not installed or did not load: WebSocket frames are unmasked in JavaScript, more CPU per request (npm ci installs it)',
     );
+  const warnings = config.demo ? [] : demoModelWarnings(config.models);
+  for (const w of warnings) log(`WARNING: ${w}`);
   const metrics = createMetrics();
   // One-click connect (the demo webmail, and a webmail's server through /webmail/token): each token is
   // a store row, bounded like the sessions it opens (hellos per user per minute).
@@ -126,6 +128,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmailToken,
     remoteIndex: remoteIndexHandler(store, config.remoteIndex, log),
     workers: () => crypto.health(),
+    warnings,
   });
   const server = config.tls
     ? https.createServer(

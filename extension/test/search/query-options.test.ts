@@ -126,7 +126,12 @@ describe('shards stored by an older version', () => {
     const wrapped = (await db.get('meta', 'keys')) as { iv: Uint8Array<ArrayBuffer>; ct: ArrayBuffer };
     const raw = new Uint8Array(
       await crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv: wrapped.iv, additionalData: new TextEncoder().encode('pmf-search/v1|meta|keys') },
+        {
+          name: 'AES-GCM',
+          iv: wrapped.iv,
+          // Format 2 binds the header (a caller's key: no KDF) into the wrapped keys' AAD.
+          additionalData: new TextEncoder().encode('pmf-search/v2|meta|keys|format=2|kdf=none'),
+        },
         key,
         wrapped.ct,
       ),

@@ -15,6 +15,8 @@ let n = 0;
 const freshName = () => `stored-messages-${process.pid}-${n++}`;
 const utf8 = new TextEncoder();
 const KEYS_AAD = 'pmf-search/v1|meta|keys';
+/** Format 2's AAD of the wrapped keys binds the header: here a caller's key, no KDF. */
+const KEYS_AAD_2 = 'pmf-search/v2|meta|keys|format=2|kdf=none';
 
 async function seal(key: CryptoKey, aad: string, plaintext: Uint8Array<ArrayBuffer>) {
   const iv = crypto.getRandomValues(new Uint8Array(12));
@@ -27,9 +29,10 @@ async function seal(key: CryptoKey, aad: string, plaintext: Uint8Array<ArrayBuff
 /** The database's data key and tag key, unwrapped with the caller's key (as the index does). */
 async function dataKeys(db: IDBPDatabase, master: CryptoKey) {
   const wrapped = (await db.get('meta', 'keys')) as { iv: Uint8Array<ArrayBuffer>; ct: ArrayBuffer };
+  const { format } = (await db.get('meta', 'header')) as { format: number };
   const raw = new Uint8Array(
     await crypto.subtle.decrypt(
-      { name: 'AES-GCM', iv: wrapped.iv, additionalData: utf8.encode(KEYS_AAD) },
+      { name: 'AES-GCM', iv: wrapped.iv, additionalData: utf8.encode(format === 1 ? KEYS_AAD : KEYS_AAD_2) },
       master,
       wrapped.ct,
     ),

@@ -6,7 +6,7 @@
 // id; the queue's bound; a failed deferred write reaches the next add/flush.
 import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { afterEach, describe, it, mock } from 'node:test';
 import { openDB } from 'idb';
 import {
   FLUSH_DELAY_MS,
@@ -49,6 +49,7 @@ const doc = (id: string, word: string): MailDoc => ({ id, from: 'a@b.test', subj
 describe('write-behind adds', () => {
   const open: MailSearch[] = [];
   afterEach(async () => {
+    mock.timers.reset();
     await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
   });
 
@@ -87,6 +88,10 @@ describe('write-behind adds', () => {
     await sleep(FLUSH_DELAY_MS + 50);
     assert.equal(await storedDocs(name), 1, 'the timed write ran');
 
+    // The timer is held still from here: on a loaded machine the QUEUE_CAP - 1 adds
+    // can take longer than FLUSH_DELAY_MS, and a timed write would empty the queue
+    // before the add that should fill it (fake-indexeddb schedules with setImmediate).
+    mock.timers.enable({ apis: ['setTimeout'] });
     const docs = makeDocs(2, QUEUE_CAP);
     for (const d of docs.slice(0, -1)) await s.add(d);
     assert.equal(await storedDocs(name), 1, 'below the cap nothing is written yet');
