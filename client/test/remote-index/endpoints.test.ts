@@ -369,6 +369,26 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
       const others = await server.store.sql().all<{ n: number }>('SELECT COUNT(*) AS n FROM ri_docs', []);
       assert.ok(Number(others[0].n) > 0, 'other accounts keep theirs');
     });
+
+    test('deleting an account deletes its index', async () => {
+      const erin = await server.user('erin');
+      const api = new RemoteIndexApi({ baseUrl: server.url, token: erin.token });
+      await api.putKey(new Uint8Array(10).fill(5));
+      await api.update((await (await builder(5)).build([mail(1), mail(2)])).body);
+      const rows = async () => {
+        let n = 0;
+        for (const table of ['ri_entries', 'ri_docs', 'ri_log', 'ri_accounts', 'ri_windows']) {
+          const [r] = await server.store
+            .sql()
+            .all<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE user_id = ?`, [erin.userId]);
+          n += Number(r.n);
+        }
+        return n;
+      };
+      assert.ok((await rows()) > 0);
+      assert.equal(await server.store.deleteUser('erin'), erin.userId);
+      assert.equal(await rows(), 0);
+    });
   });
 }
 
