@@ -9,6 +9,8 @@
 
 /** Bytes of an entry's address (a keyword PRF output). */
 export const ADDR_BYTES = 16;
+/** Bytes of an entry's check: a keyword PRF of its counter and its document's tag, so a device can tell a forged result. */
+export const CHECK_BYTES = 4;
 /** Bytes of a document tag. */
 export const TAG_BYTES = 16;
 /** Bytes of a document's encrypted sort key (its date, XOR a keyed pad). */
@@ -61,7 +63,8 @@ export const BODY_LIMITS = {
   update:
     4 +
     2 +
-    REQUEST_LIMITS.docsPerUpdate * (TAG_BYTES + SORT_BYTES + 1 + RECORD_BYTES + MAX_KEYWORDS * ADDR_BYTES) +
+    REQUEST_LIMITS.docsPerUpdate *
+      (TAG_BYTES + SORT_BYTES + 1 + RECORD_BYTES + MAX_KEYWORDS * (ADDR_BYTES + CHECK_BYTES)) +
     4 +
     REQUEST_LIMITS.docsPerUpdate * MAX_KEYWORDS * DELTA_SLOT_BYTES +
     SEAL_OVERHEAD,
@@ -183,6 +186,8 @@ export interface UpdateDoc {
   sizeClass: number;
   record: Uint8Array;
   addrs: Uint8Array;
+  /** Each address's check (CHECK_BYTES), in the same order. */
+  checks: Uint8Array;
 }
 
 export interface UpdateBody {
@@ -195,7 +200,7 @@ export interface UpdateBody {
 
 export function encodeUpdate(u: UpdateBody): Uint8Array {
   const w = new BodyWriter().u32(u.baseVersion).u16(u.docs.length);
-  for (const d of u.docs) w.put(d.tag).put(d.sort).u8(d.sizeClass).put(d.record).put(d.addrs);
+  for (const d of u.docs) w.put(d.tag).put(d.sort).u8(d.sizeClass).put(d.record).put(d.addrs).put(d.checks);
   return w.bytes(u.delta).done();
 }
 
@@ -214,8 +219,9 @@ export function decodeUpdate(body: Uint8Array): UpdateBody {
       throw new RemoteIndexFormatError(`update: size class ${sizeClass} is unknown`);
     const record = r.take(RECORD_BYTES);
     const addrs = r.take(SIZE_CLASSES[sizeClass] * ADDR_BYTES);
+    const checks = r.take(SIZE_CLASSES[sizeClass] * CHECK_BYTES);
     padded += SIZE_CLASSES[sizeClass];
-    docs.push({ tag, sort, sizeClass, record, addrs });
+    docs.push({ tag, sort, sizeClass, record, addrs, checks });
   }
   const delta = r.bytes('delta', padded * DELTA_SLOT_BYTES + SEAL_OVERHEAD);
   if (delta.length !== padded * DELTA_SLOT_BYTES + SEAL_OVERHEAD)
@@ -316,15 +322,23 @@ export interface SearchAnswer {
   docs: SearchDoc[];
   /** Per requested address: 0 when no entry has it, else 1 + its document's index in docs. */
   hits: Uint32Array;
+  /** Per requested address: the entry's check (CHECK_BYTES as a u32), where there is a hit. */
+  checks: Uint32Array;
 }
 
+/** Layout: u32 documents, each tag ‖ sort key; a u32 per address (hits); a u32 check per hit, in address order. */
 export function encodeSearchAnswer(a: SearchAnswer): Uint8Array {
   const w = new BodyWriter().u32(a.docs.length);
   for (const d of a.docs) w.put(d.tag).put(d.sort);
-  const hits = new Uint8Array(a.hits.length * 4);
-  const view = new DataView(hits.buffer);
-  a.hits.forEach((h, i) => view.setUint32(i * 4, h));
-  return w.put(hits).done();
+  const found = a.hits.reduce((n, h) => n + (h === 0 ? 0 : 1), 0);
+  const words = new Uint8Array((a.hits.length + found) * 4);
+  const view = new DataView(words.buffer);
+  let at = a.hits.length;
+  a.hits.forEach((h, i) => {
+    view.setUint32(i * 4, h);
+    if (h !== 0) view.setUint32(4 * at++, a.checks[i]);
+  });
+  return w.put(words).done();
 }
 
 /** `addresses`: how many the request asked about (the answer must have exactly one hit word each). */
@@ -334,14 +348,20 @@ export function decodeSearchAnswer(body: Uint8Array, addresses: number): SearchA
   const docs: SearchDoc[] = [];
   for (let i = 0; i < n; i++) docs.push({ tag: r.take(TAG_BYTES), sort: r.take(SORT_BYTES) });
   const raw = r.take(addresses * 4);
-  r.end();
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const hits = new Uint32Array(addresses);
+  let found = 0;
   for (let i = 0; i < addresses; i++) {
     hits[i] = view.getUint32(i * 4);
     if (hits[i] > n) throw new RemoteIndexFormatError(`search answer: hit ${i} names document ${hits[i]} of ${n}`);
+    if (hits[i] !== 0) found++;
   }
-  return { docs, hits };
+  const rawChecks = r.take(found * 4);
+  r.end();
+  const checkView = new DataView(rawChecks.buffer, rawChecks.byteOffset, rawChecks.byteLength);
+  const checks = new Uint32Array(addresses);
+  for (let i = 0, at = 0; i < addresses; i++) if (hits[i] !== 0) checks[i] = checkView.getUint32(4 * at++);
+  return { docs, hits, checks };
 }
 
 // ---- records: the sealed records of some documents -------------------------------------------

@@ -15,7 +15,14 @@
 // what is sealed.
 import { blake3 } from '@noble/hashes/blake3.js';
 import { keyedBlock, keyWords } from './blake3-block.js';
-import { SEAL_OVERHEAD, SLOTS, SORT_BYTES, TAG_BYTES, ADDR_BYTES } from '../../../protocol/remote-search.js';
+import {
+  ADDR_BYTES,
+  CHECK_BYTES,
+  SEAL_OVERHEAD,
+  SLOTS,
+  SORT_BYTES,
+  TAG_BYTES,
+} from '../../../protocol/remote-search.js';
 
 export const SEARCH_KEY_BYTES = 32;
 
@@ -82,6 +89,25 @@ export function address(k: KeywordKey, counter: number, out = new Uint8Array(ADD
   counterBytes[2] = (counter >>> 8) & 0xff;
   counterBytes[3] = counter & 0xff;
   return keyedBlock(k.key.words, counterBytes, out);
+}
+
+const checkInput = new Uint8Array(4 + TAG_BYTES);
+const checkOut = new Uint8Array(CHECK_BYTES);
+
+/**
+ * The check of the keyword's `counter`-th entry, which belongs to the
+ * document `tag`: BLAKE3-keyed(k_w, u32be(counter) ‖ tag), its first 4 bytes
+ * as a u32. Only the key holder makes it, so a provider cannot name another
+ * document (or replay another search's) under an address.
+ */
+export function entryCheck(k: KeywordKey, counter: number, tag: Uint8Array): number {
+  checkInput[0] = counter >>> 24;
+  checkInput[1] = (counter >>> 16) & 0xff;
+  checkInput[2] = (counter >>> 8) & 0xff;
+  checkInput[3] = counter & 0xff;
+  checkInput.set(tag, 4);
+  keyedBlock(k.key.words, checkInput, checkOut);
+  return ((checkOut[0] << 24) | (checkOut[1] << 16) | (checkOut[2] << 8) | checkOut[3]) >>> 0;
 }
 
 /** Addresses 1..count of a keyword, back to back (a search token). */

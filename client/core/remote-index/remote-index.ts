@@ -221,6 +221,7 @@ export class RemoteIndex {
     const docs: SearchAnswer['docs'] = [];
     const index = new Map<string, number>();
     const hits = new Uint32Array(total);
+    const checks = new Uint32Array(total);
     for (let start = 0; start < total; start += per) {
       const part = await this.api.search(
         plan.addrs.subarray(start * ADDR_BYTES, Math.min(total, start + per) * ADDR_BYTES),
@@ -232,8 +233,9 @@ export class RemoteIndex {
         return i + 1;
       });
       part.hits.forEach((h, i) => (hits[start + i] = h === 0 ? 0 : local[h - 1]));
+      checks.set(part.checks, start);
     }
-    return { docs, hits };
+    return { docs, hits, checks };
   }
 
   /** The opened records of these tags, in order; a record the provider lacks is an integrity error. */

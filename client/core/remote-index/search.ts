@@ -3,9 +3,18 @@
 // addresses to the next power of two (√2 steps) and shuffled, so the
 // provider sees neither where one keyword's addresses end nor exactly how
 // many there are; then the answer turned into the messages that have every
-// required keyword and no excluded one, newest first.
+// required keyword and no excluded one, newest first, the checks of the
+// entries that put each shown message there verified.
 import { ADDR_BYTES, type SearchAnswer } from '../../../protocol/remote-search.js';
-import { address, openSort, randomFill, type RemoteKeys } from './keys.js';
+import {
+  address,
+  entryCheck,
+  openSort,
+  randomFill,
+  RemoteIndexIntegrityError,
+  type KeywordKey,
+  type RemoteKeys,
+} from './keys.js';
 import type { RemoteQuery } from './keywords.js';
 import type { Counters } from './state.js';
 import type { KeywordKeys } from './update.js';
@@ -13,8 +22,10 @@ import type { KeywordKeys } from './update.js';
 export interface SearchPlan {
   /** The request: every address, shuffled, with the padding. */
   addrs: Uint8Array;
-  /** Per keyword of the query (required first), the request positions of its addresses. */
+  /** Per keyword of the query (required first), the request positions of its addresses (counter c at c - 1). */
   positions: Uint32Array[];
+  /** Per keyword, its key (to verify the checks of its entries). */
+  keys: KeywordKey[];
   required: number;
 }
 
@@ -66,7 +77,7 @@ export function planSearch(kw: KeywordKeys, counters: Counters, q: RemoteQuery):
     }
     positions.push(pos);
   });
-  return { addrs, positions, required: q.required.length };
+  return { addrs, positions, keys, required: q.required.length };
 }
 
 export interface RankedDoc {
@@ -76,7 +87,11 @@ export interface RankedDoc {
 
 /**
  * The messages the answer names under every required keyword and under no
- * excluded one, newest first (ties by tag), and how many there are.
+ * excluded one, newest first (ties by tag), and how many there are. Every
+ * entry naming a returned message under a required keyword must carry the
+ * check its device made: a provider naming another message, or answering
+ * with another search's entries, is refused (RemoteIndexIntegrityError).
+ * The total is as the provider answered; it can leave messages out.
  */
 export function rankAnswer(
   keys: RemoteKeys,
@@ -96,11 +111,24 @@ export function rankAnswer(
   for (const d of required[0] ?? [])
     if (required.every((s) => s.has(d)) && !excluded.some((s) => s.has(d))) found.push(d);
   const ranked = found.map((d) => ({
+    d,
     tag: answer.docs[d].tag,
     date: openSort(keys, answer.docs[d].tag, answer.docs[d].sort),
   }));
   ranked.sort((a, b) => b.date - a.date || compareTags(a.tag, b.tag));
-  return { docs: ranked.slice(0, limit), total: ranked.length };
+  const shown = ranked.slice(0, limit);
+  verifyChecks(plan, answer, new Set(shown.map((r) => r.d)));
+  return { docs: shown.map(({ tag, date }) => ({ tag, date })), total: ranked.length };
+}
+
+/** Throws unless every hit of a required keyword naming one of `docs` carries its entry's check. */
+function verifyChecks(plan: SearchPlan, answer: SearchAnswer, docs: Set<number>): void {
+  for (let w = 0; w < plan.required; w++)
+    plan.positions[w].forEach((p, i) => {
+      const d = answer.hits[p] - 1;
+      if (docs.has(d) && entryCheck(plan.keys[w], i + 1, answer.docs[d].tag) !== answer.checks[p])
+        throw new RemoteIndexIntegrityError('the provider named a result its entry does not belong to');
+    });
 }
 
 function compareTags(a: Uint8Array, b: Uint8Array): number {

@@ -1,10 +1,11 @@
 // Building one update (a batch of messages) on the counters of a given
-// version: Mitra's Update for every (keyword, message) pair, padded per
-// message to its size class with random addresses, plus each message's tag,
-// sealed sort key and sealed record, and the sealed delta of the slots the
-// batch advanced (docs/remote-search.md#as-implemented).
+// version: Mitra's Update for every (keyword, message) pair, with its check
+// (keys.ts entryCheck), padded per message to its size class with random
+// entries, plus each message's tag, sealed sort key and sealed record, and
+// the sealed delta of the slots the batch advanced (docs/remote-search.md#as-implemented).
 import {
   ADDR_BYTES,
+  CHECK_BYTES,
   MAX_KEYWORDS,
   SIZE_CLASSES,
   sizeClass,
@@ -13,6 +14,7 @@ import {
 } from '../../../protocol/remote-search.js';
 import {
   address,
+  entryCheck,
   keywordKey,
   randomFill,
   seal,
@@ -56,17 +58,24 @@ export interface BuiltUpdate {
   rollback(): void;
 }
 
-/** The ADDR_BYTES-byte records of `buf`, in byte order, in a new buffer. */
-function sortedRecords(buf: Uint8Array): Uint8Array {
-  const n = buf.length / ADDR_BYTES;
-  const order = Array.from({ length: n }, (_, i) => i * ADDR_BYTES);
+/** An entry while a message is built: its address, then its check. */
+const ENTRY_BYTES = ADDR_BYTES + CHECK_BYTES;
+
+/** The entries of `buf` sorted by address, split into the addresses and their checks. */
+function sortedEntries(buf: Uint8Array): { addrs: Uint8Array; checks: Uint8Array } {
+  const n = buf.length / ENTRY_BYTES;
+  const order = Array.from({ length: n }, (_, i) => i * ENTRY_BYTES);
   order.sort((a, b) => {
     for (let i = 0; i < ADDR_BYTES; i++) if (buf[a + i] !== buf[b + i]) return buf[a + i] - buf[b + i];
     return 0;
   });
-  const out = new Uint8Array(buf.length);
-  order.forEach((from, i) => out.set(buf.subarray(from, from + ADDR_BYTES), i * ADDR_BYTES));
-  return out;
+  const addrs = new Uint8Array(n * ADDR_BYTES);
+  const checks = new Uint8Array(n * CHECK_BYTES);
+  order.forEach((from, i) => {
+    addrs.set(buf.subarray(from, from + ADDR_BYTES), i * ADDR_BYTES);
+    checks.set(buf.subarray(from + ADDR_BYTES, from + ENTRY_BYTES), i * CHECK_BYTES);
+  });
+  return { addrs, checks };
 }
 
 /**
@@ -88,18 +97,19 @@ export async function buildUpdate(
       const words = d.keywords.slice(0, MAX_KEYWORDS);
       const cls = sizeClass(words.length);
       const padded = SIZE_CLASSES[cls];
-      const entries = new Uint8Array(padded * ADDR_BYTES);
+      const tag = tagOf(keys, d.deliveryId);
+      const entries = new Uint8Array(padded * ENTRY_BYTES);
+      const view = new DataView(entries.buffer);
       words.forEach((w, i) => {
         const k = kw.get(w);
         const c = ++counters.slots[k.slot];
         advanced.push(k.slot);
-        address(k, c, entries.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
+        address(k, c, entries.subarray(i * ENTRY_BYTES, i * ENTRY_BYTES + ADDR_BYTES));
+        view.setUint32(i * ENTRY_BYTES + ADDR_BYTES, entryCheck(k, c, tag));
       });
-      randomFill(entries.subarray(words.length * ADDR_BYTES));
-      const addrs = sortedRecords(entries);
-      const tag = tagOf(keys, d.deliveryId);
+      randomFill(entries.subarray(words.length * ENTRY_BYTES));
       const record = await seal(keys, encodeRecord(d), sealedAs('record', tag));
-      out.push({ tag, sort: sealSort(keys, tag, d.date), sizeClass: cls, record, addrs });
+      out.push({ tag, sort: sealSort(keys, tag, d.date), sizeClass: cls, record, ...sortedEntries(entries) });
     }
   } catch (e) {
     for (const s of advanced) counters.slots[s]--;

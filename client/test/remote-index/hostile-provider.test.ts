@@ -120,7 +120,8 @@ test('rollback, skipped and replayed deltas, swapped records and altered dates a
   // A result's sort key altered: its date no longer matches the sealed record.
   const redated = await device(
     tampering('/search', (b) => {
-      const answer = decodeSearchAnswer(b, (b.length - 4 - 24 * new DataView(b.buffer, b.byteOffset).getUint32(0)) / 4);
+      // Each of its documents has one hit (one address): 24 bytes of document, 4 of its check.
+      const answer = decodeSearchAnswer(b, (b.length - 4 - 28 * new DataView(b.buffer, b.byteOffset).getUint32(0)) / 4);
       answer.docs[0].sort = answer.docs[0].sort.map((x, i) => (i === 7 ? x ^ 1 : x));
       return encodeSearchAnswer(answer);
     }),
@@ -149,5 +150,51 @@ test('rollback, skipped and replayed deltas, swapped records and altered dates a
   assert.deepEqual(
     (await fine.search('pangolin')).hits.map((h) => h.deliveryId),
     ['id-2', 'id-1'],
+  );
+});
+
+test('a result named under another message’s entry, or an entry replayed from another search, is refused', async () => {
+  const { token } = await server.user('forger');
+  let through: typeof fetch = fetch;
+  const device = await RemoteIndex.open({
+    baseUrl: server.url,
+    token,
+    fetch: (input, init) => through(input, init),
+    privateKeys: [alice.privateKey],
+  });
+  await device.add([mail(1, 'pangolin budget'), mail(2, 'pangolin walrus'), mail(3, 'walrus archive')]);
+  // What the provider answered to a search for "archive": message 3 and the check of its entry.
+  let archive: ReturnType<typeof decodeSearchAnswer> | undefined;
+  through = async (input, init) => {
+    const res = await fetch(input, init);
+    if (new URL(String(input)).pathname !== '/remote-index/search') return res;
+    const body = new Uint8Array(await res.arrayBuffer());
+    archive = decodeSearchAnswer(body, (init?.body as Uint8Array).length / 16);
+    return new Response(body as unknown as ArrayBuffer, { status: res.status });
+  };
+  assert.deepEqual(
+    (await device.search('archive')).hits.map((h) => h.deliveryId),
+    ['id-3'],
+  );
+  const m3 = archive!.docs[0];
+  const check3 = archive!.checks[archive!.hits.findIndex((h) => h !== 0)];
+
+  // "budget" finds message 1; the provider names message 3 under message 1's entry instead.
+  through = tampering('/search', (b) => {
+    const a = decodeSearchAnswer(b, (b.length - 4 - 24 - 4) / 4);
+    return encodeSearchAnswer({ ...a, docs: [m3] });
+  });
+  await assert.rejects(device.search('budget'), RemoteIndexIntegrityError);
+  // Or answers every address with message 3's entry from the "archive" search.
+  through = tampering('/search', (b) => {
+    const a = decodeSearchAnswer(b, (b.length - 4 - 24 - 4) / 4);
+    return encodeSearchAnswer({ docs: [m3], hits: a.hits.map(() => 1), checks: a.hits.map(() => check3) });
+  });
+  await assert.rejects(device.search('budget'), RemoteIndexIntegrityError);
+
+  through = fetch;
+  assert.deepEqual(
+    (await device.search('budget')).hits.map((h) => h.deliveryId),
+    ['id-1'],
   );
 });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   ADDR_BYTES,
+  CHECK_BYTES,
   decodeUpdate,
   DELTA_SLOT_BYTES,
   PAD_SLOT,
@@ -42,8 +43,13 @@ function refKeyword(w: string): { key: Uint8Array; slot: number } {
     slot: (((out[32] << 24) | (out[33] << 16) | (out[34] << 8) | out[35]) >>> 0) % SLOTS,
   };
 }
-const refAddress = (w: string, c: number): string =>
-  hex(referenceKeyed(refKeyword(w).key, Uint8Array.of(c >>> 24, (c >>> 16) & 255, (c >>> 8) & 255, c & 255), 16));
+const u32be = (c: number): Uint8Array => Uint8Array.of(c >>> 24, (c >>> 16) & 255, (c >>> 8) & 255, c & 255);
+const refAddress = (w: string, c: number): string => hex(referenceKeyed(refKeyword(w).key, u32be(c), 16));
+/** The entry's check: the keyword's PRF of its counter and its message's tag, 4 bytes. */
+const refCheck = (w: string, c: number, id: string): string => {
+  const tag = referenceKeyed(referenceDeriveKey('pmf remote-index v1 tag', SEARCH_KEY, 32), utf8.encode(id), 16);
+  return hex(referenceKeyed(refKeyword(w).key, Uint8Array.from([...u32be(c), ...tag]), 4));
+};
 
 test('derivations are the specified BLAKE3 modes (independent reference, frozen answers)', async () => {
   const keys = await deriveKeys(SEARCH_KEY);
@@ -81,23 +87,24 @@ test('the one-block BLAKE3 is noble’s blake3() and the specification’s, for 
 /**
  * Mitra as Chamani et al. (CCS 2018, Fig. 2) describe Update, with a
  * counter per slot: for each keyword of each message in order,
- * FileCnt[slot(w)]++, entry address G(K, w‖FileCnt); no value (the
- * provider stores the document beside the address). Returns the addresses
- * of each message and the slots the delta must list.
+ * FileCnt[slot(w)]++, entry address G(K, w‖FileCnt); as value, instead of
+ * (id‖op) ⊕ G(K, w‖FileCnt‖1), a check of the counter and the message's tag
+ * (the provider stores the document beside the address). Returns each
+ * message's addresses with their checks, and the slots the delta must list.
  */
 function naiveMitraUpdate(
-  docs: { keywords: string[] }[],
+  docs: { deliveryId: string; keywords: string[] }[],
   fileCnt: Map<number, number>,
-): { addrs: Set<string>[]; slots: number[] } {
+): { addrs: Map<string, string>[]; slots: number[] } {
   const slots: number[] = [];
   const addrs = docs.map((d) => {
-    const out = new Set<string>();
+    const out = new Map<string, string>();
     for (const w of d.keywords) {
       const slot = refKeyword(w).slot;
       const c = (fileCnt.get(slot) ?? 0) + 1;
       fileCnt.set(slot, c);
       slots.push(slot);
-      out.add(refAddress(w, c));
+      out.set(refAddress(w, c), refCheck(w, c, d.deliveryId));
     }
     return out;
   });
@@ -132,7 +139,12 @@ test('an update is Mitra’s Update per keyword, padded per message to its size 
       const all = Array.from({ length: d.addrs.length / 16 }, (_, j) => hex(d.addrs.subarray(16 * j, 16 * j + 16)));
       assert.deepEqual([...all].sort(), all, 'a message’s addresses are sorted: padding sits anywhere');
       assert.equal(new Set(all).size, all.length);
-      for (const a of expected.addrs[i]) assert.ok(all.includes(a), `Mitra's address ${a} of ${docs[i].deliveryId}`);
+      assert.equal(d.checks.length, SIZE_CLASSES[d.sizeClass] * CHECK_BYTES);
+      for (const [a, check] of expected.addrs[i]) {
+        const j = all.indexOf(a);
+        assert.ok(j >= 0, `Mitra's address ${a} of ${docs[i].deliveryId}`);
+        assert.equal(hex(d.checks.subarray(4 * j, 4 * j + 4)), check, `the check of ${a}`);
+      }
       assert.equal(hex(d.tag), hex(tagOf(keys, docs[i].deliveryId)));
       assert.equal(d.record.length, RECORD_BYTES);
     });

@@ -12,7 +12,8 @@
 //   ri_docs      one row per indexed message: tag (unique per account),
 //                sealed sort key and sealed record
 //   ri_entries   one row per (keyword, message) pair and per padding entry:
-//                the address and the document it belongs to; indexed by
+//                the address, the document it belongs to and the check
+//                its device made of the two (answered with it); indexed by
 //                document too, so removing a message removes its entries
 //   ri_windows   requests per account and minute (Store.takeRate, kind 'index')
 export type Dialect = 'sqlite' | 'postgres';
@@ -57,6 +58,7 @@ CREATE TABLE ri_entries (
   ${user},
   addr ${bytes} NOT NULL,
   doc ${big} NOT NULL,
+  chk ${bytes} NOT NULL,
   PRIMARY KEY (user_id, addr)
 )${keyOnly};
 CREATE INDEX ri_entries_doc ON ri_entries (user_id, doc);

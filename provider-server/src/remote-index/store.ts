@@ -14,6 +14,7 @@ import type { SqlDriver } from '../store.js';
 import {
   ADDR_BYTES,
   BUCKETS,
+  CHECK_BYTES,
   decodeUpdate,
   SIZE_CLASSES,
   type SearchAnswer,
@@ -286,11 +287,11 @@ export class RemoteIndexStore {
       }
       const rows: unknown[] = [];
       const flush = (): void => {
-        const n = rows.length / 3;
+        const n = rows.length / 4;
         writes.push(
           this.db
             .run(
-              `INSERT INTO ri_entries (user_id, addr, doc) VALUES ${placeholders(n, '(?, ?, ?)')} ON CONFLICT DO NOTHING`,
+              `INSERT INTO ri_entries (user_id, addr, doc, chk) VALUES ${placeholders(n, '(?, ?, ?, ?)')} ON CONFLICT DO NOTHING`,
               rows.splice(0),
               'committed',
             )
@@ -301,10 +302,11 @@ export class RemoteIndexStore {
         );
       };
       u.docs.forEach((d, j) => {
-        for (let off = 0; off < d.addrs.length; off += ADDR_BYTES) {
-          rows.push(userId, buf(d.addrs.subarray(off, off + ADDR_BYTES)), firstDoc + j);
+        for (let e = 0; e < d.addrs.length / ADDR_BYTES; e++) {
+          const addr = buf(d.addrs.subarray(e * ADDR_BYTES, (e + 1) * ADDR_BYTES));
+          rows.push(userId, addr, firstDoc + j, buf(d.checks.subarray(e * CHECK_BYTES, (e + 1) * CHECK_BYTES)));
           entries++;
-          if (rows.length === 3 * ROWS_PER_STATEMENT) flush();
+          if (rows.length === 4 * ROWS_PER_STATEMENT) flush();
         }
       });
       if (rows.length > 0) flush();
@@ -391,13 +393,20 @@ export class RemoteIndexStore {
     // Looked up in address order: neighbouring keys share B-tree pages.
     keys.sort(Buffer.compare);
     const hits = new Uint32Array(n);
+    const checks = new Uint32Array(n);
     const docs: SearchAnswer['docs'] = [];
     const docIndex = new Map<number, number>();
     const orphans: Buffer[] = [];
     for (let i = 0; i < keys.length; i += IN_LIST) {
       const part = keys.slice(i, i + IN_LIST);
-      const rows = await this.db.all<{ addr: Buffer; doc: number; tag: Buffer | null; sort: Buffer | null }>(
-        `SELECT e.addr, e.doc, d.tag, d.sort FROM ri_entries e LEFT JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc
+      const rows = await this.db.all<{
+        addr: Buffer;
+        doc: number;
+        chk: Buffer;
+        tag: Buffer | null;
+        sort: Buffer | null;
+      }>(
+        `SELECT e.addr, e.doc, e.chk, d.tag, d.sort FROM ri_entries e LEFT JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc
           WHERE e.user_id = ? AND e.addr IN (${placeholders(part.length)})`,
         [userId, ...part],
       );
@@ -410,11 +419,15 @@ export class RemoteIndexStore {
         let d = docIndex.get(doc);
         if (d === undefined)
           docIndex.set(doc, (d = docs.push({ tag: Buffer.from(r.tag), sort: Buffer.from(r.sort) }) - 1));
-        for (const p of position.get(Buffer.from(r.addr).toString('latin1')) ?? []) hits[p] = d + 1;
+        const chk = Buffer.from(r.chk).readUInt32BE(0);
+        for (const p of position.get(Buffer.from(r.addr).toString('latin1')) ?? []) {
+          hits[p] = d + 1;
+          checks[p] = chk;
+        }
       }
     }
     if (orphans.length > 0) await this.dropEntries(userId, orphans);
-    return { docs, hits };
+    return { docs, hits, checks };
   }
 
   private async dropEntries(userId: number, addrs: Buffer[]): Promise<void> {
