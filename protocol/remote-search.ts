@@ -52,6 +52,8 @@ export const REQUEST_LIMITS = {
   searchAddresses: 1 << 18,
   recordsPerRequest: 100,
   tagsPerRequest: 4096,
+  /** Messages one removal takes: one update's worth, so no request deletes more entries than one inserts. */
+  removePerRequest: 256,
   /** A sealed delta: at most DELTA_SLOT_BYTES per padded entry of its update, plus the seal. */
   wrappedKeyBytes: 64 * 1024,
   /** A sealed snapshot bucket: SLOTS_PER_BUCKET varints of at most 5 bytes, plus the seal. */

@@ -256,8 +256,8 @@ export class RemoteIndex {
   /** Removes messages from the index (their entries and records); how many were there. */
   async remove(deliveryIds: string[]): Promise<number> {
     let n = 0;
-    for (let i = 0; i < deliveryIds.length; i += REQUEST_LIMITS.tagsPerRequest)
-      n += await this.api.remove(this.tags(deliveryIds.slice(i, i + REQUEST_LIMITS.tagsPerRequest)));
+    for (let i = 0; i < deliveryIds.length; i += REQUEST_LIMITS.removePerRequest)
+      n += await this.api.remove(this.tags(deliveryIds.slice(i, i + REQUEST_LIMITS.removePerRequest)));
     return n;
   }
 }

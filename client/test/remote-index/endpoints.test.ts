@@ -15,7 +15,7 @@ import { documentKeywords } from '../../core/remote-index/keywords.js';
 import { RemoteIndex } from '../../core/remote-index/remote-index.js';
 import { Counters } from '../../core/remote-index/state.js';
 import { buildUpdate, KeywordKeys, type IndexDoc } from '../../core/remote-index/update.js';
-import { decodeUpdate, encodeUpdate, TAG_BYTES } from '../../../protocol/remote-search.js';
+import { decodeUpdate, encodeUpdate, REQUEST_LIMITS, TAG_BYTES } from '../../../protocol/remote-search.js';
 import { startIndexServer, type IndexServer } from './fixture.js';
 import { remoteIndexLimits } from '../../../provider-server/src/remote-index/limits.js';
 import { RemoteIndexStore } from '../../../provider-server/src/remote-index/store.js';
@@ -156,6 +156,8 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
         ['/search', new Uint8Array(0), 400],
         ['/records', new Uint8Array(101 * TAG_BYTES), 400],
         ['/has', new Uint8Array(TAG_BYTES + 1), 400],
+        // A removal undoes at most one update's worth of messages: no request deletes more rows than one inserts.
+        ['/delete', new Uint8Array((REQUEST_LIMITS.docsPerUpdate + 1) * TAG_BYTES), 400],
         ['/compact', new Uint8Array(8), 400],
       ];
       for (const [path, body, code] of bad)

@@ -228,8 +228,13 @@ async function route(
         res,
         Uint8Array.from(await index.has(userId, await tags()), (b) => (b ? 1 : 0)),
       );
-    case 'POST /delete':
-      return sendJson(res, 200, { deleted: await index.remove(userId, await tags()) });
+    case 'POST /delete': {
+      // Its entries were charged when they were added; the bound keeps each statement's work to an update's.
+      const removed = await tags();
+      if (removed.length > REQUEST_LIMITS.removePerRequest)
+        throw new RemoteIndexFormatError(`delete: at most ${REQUEST_LIMITS.removePerRequest} per request`);
+      return sendJson(res, 200, { deleted: await index.remove(userId, removed) });
+    }
     case 'GET /key': {
       const key = await index.getKey(userId);
       if (!key) throw new HttpError(404, 'not_found', 'no search key is stored for this account yet');
