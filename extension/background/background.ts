@@ -256,7 +256,11 @@ const catchUpNewMail = tbApi
   ? watchMail(
       tbApi,
       thunderbirdDeps,
-      { isOpen: async () => (await cache.indexKey()) !== undefined, remove: (id) => mailIndex.remove(id) },
+      {
+        isOpen: async () => (await cache.indexKey()) !== undefined,
+        // Thunderbird's deletions leave the remote index too (its ids are the local index's).
+        remove: (id) => Promise.all([mailIndex.remove(id), remoteSearch.forget([id])]),
+      },
       browser.storage.local,
     )
   : () => {};

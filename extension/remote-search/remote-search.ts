@@ -47,6 +47,8 @@ export class RemoteSearch {
   /** Which provider and keys the open index is for. */
   private openedFor = '';
   private waiting: IndexDoc[] = [];
+  /** The offers not yet queued (each waits for the provider and the setting), in order. */
+  private offering: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> = Promise.resolve();
   private lastError: string | undefined;
@@ -108,27 +110,56 @@ export class RemoteSearch {
    * on and a provider is connected; sent in the background.
    */
   offer(source: MailSource, body: string, subject?: string): void {
-    void (async () => {
-      const provider = await this.deps.provider();
-      if (!provider || !(await this.enabled())) return;
-      const date = Date.parse(source.date);
-      const from = source.from;
-      this.waiting.push({
-        deliveryId: deliveredId(source, provider.url) ?? source.id,
-        date: Number.isFinite(date) && date >= 0 ? date : Date.now(),
-        url: source.url,
-        subject: subject ?? source.subject,
-        from,
-        keywords: documentKeywords({ subject: subject ?? source.subject, from, to: source.to, body }),
-      });
-      clearTimeout(this.timer);
-      if (this.waiting.length >= BATCH) this.flush();
-      else this.timer = setTimeout(() => this.flush(), BATCH_DELAY_MS);
-    })().catch((e: unknown) => console.warn('remote search:', (e as Error).name));
+    this.offering = this.offering
+      .then(async () => {
+        const provider = await this.deps.provider();
+        if (!provider || !(await this.enabled())) return;
+        const date = Date.parse(source.date);
+        const from = source.from;
+        this.waiting.push({
+          deliveryId: deliveredId(source, provider.url) ?? source.id,
+          date: Number.isFinite(date) && date >= 0 ? date : Date.now(),
+          url: source.url,
+          subject: subject ?? source.subject,
+          from,
+          keywords: documentKeywords({ subject: subject ?? source.subject, from, to: source.to, body }),
+        });
+        clearTimeout(this.timer);
+        if (this.waiting.length >= BATCH) void this.send();
+        else this.timer = setTimeout(() => void this.send(), BATCH_DELAY_MS);
+      })
+      .catch((e: unknown) => console.warn('remote search:', (e as Error).name));
   }
 
   /** Sends what waits; resolves once everything offered so far was sent (or failed). */
   flush(): Promise<void> {
+    return this.offering.then(() => this.send());
+  }
+
+  /**
+   * Messages deleted from the mailbox, by the ids they were offered under
+   * (Thunderbird's deletions): dropped if still waiting, else removed from
+   * the index at the provider after what was offered before. While the keys
+   * are locked there is no search key to name them with: they stay, as in
+   * the local index.
+   */
+  forget(ids: string[]): Promise<void> {
+    return this.offering.then(() => {
+      const gone = new Set(ids);
+      this.waiting = this.waiting.filter((d) => !gone.has(d.deliveryId));
+      this.sending = this.sending.then(async () => {
+        try {
+          const index = (await this.enabled()) ? await this.open() : undefined;
+          if (index) await index.remove(ids);
+        } catch (e) {
+          this.lastError = remoteFailure(e).error;
+        }
+      });
+      return this.sending;
+    });
+  }
+
+  private send(): Promise<void> {
     clearTimeout(this.timer);
     const docs = this.waiting.splice(0);
     if (docs.length > 0)

@@ -31,7 +31,12 @@ before(async () => {
 after(() => server.close());
 
 const make = () =>
-  new RemoteSearch({ provider: async () => provider, keys: async () => keys, dbName: `remote-search-${++n}` });
+  new RemoteSearch({
+    provider: async () => provider,
+    keys: async () => keys,
+    dbName: `remote-search-${++n}`,
+    fetch: server.fetch,
+  });
 
 /** A message of the provider's demo webmail, as its adapter describes it. */
 const source = (id: string, subject: string): MailSource => ({
@@ -102,6 +107,35 @@ test('after a restart, an index older than the one seen before is refused as a r
   const after = new RemoteSearch({ provider: async () => provider, keys: async () => keys, dbName, fetch: older });
   const answer = await ask(after, 'walrus');
   assert.ok(!answer.ok && answer.code === 'integrity', JSON.stringify(answer));
+});
+
+test('mail deleted in Thunderbird leaves the index at the provider; mail deleted before it was sent is never sent', async () => {
+  const r = make();
+  const tb = (mid: string, subject: string): MailSource => ({
+    id: `thunderbird:${mid}`,
+    url: `mid:${mid}`,
+    from: 'Bob <bob@example.org>',
+    subject,
+    date: '2026-11-22T10:00:00Z',
+  });
+  r.offer(tb('kept@example.org', 'Kept'), 'the okapi report, kept');
+  r.offer(tb('gone@example.org', 'Gone'), 'the okapi report, deleted');
+  await r.flush();
+  const sent = server.seen.get('/remote-index/update')?.length ?? 0;
+  assert.deepEqual(await ask(r, 'okapi').then((a) => a.ok && a.hits.map((h) => h.id).sort()), [
+    'thunderbird:gone@example.org',
+    'thunderbird:kept@example.org',
+  ]);
+  r.offer(tb('never@example.org', 'Never'), 'the okapi draft');
+  await r.forget(['thunderbird:gone@example.org', 'thunderbird:never@example.org']);
+  assert.deepEqual(await ask(r, 'okapi').then((a) => a.ok && a.hits.map((h) => h.id)), [
+    'thunderbird:kept@example.org',
+  ]);
+  assert.equal(
+    server.seen.get('/remote-index/update')?.length ?? 0,
+    sent,
+    'the message deleted while waiting was dropped',
+  );
 });
 
 test('deleting the index at the provider leaves nothing there', async () => {
