@@ -12,9 +12,7 @@
 // multi-statement transaction, on either database.
 import type { SqlDriver } from '../store.js';
 import {
-  ADDR_BYTES,
   BUCKETS,
-  CHECK_BYTES,
   decodeUpdate,
   SIZE_CLASSES,
   type SearchAnswer,
@@ -22,14 +20,10 @@ import {
   type UpdateBody,
 } from '../../../protocol/remote-search.js';
 import type { RemoteIndexLimits } from './limits.js';
+import { buf, dropEntries, IN_LIST, lookUp, placeholders, writeRows } from './rows.js';
 
 const UPDATE = 1;
 const SNAPSHOT = 2;
-
-/** Rows per multi-row statement: 256 entries bind 768 values (both databases allow far more). */
-const ROWS_PER_STATEMENT = 256;
-/** Values of one IN (...) list. */
-const IN_LIST = 500;
 
 export type CommitRefusal =
   | { refused: 'conflict'; version: number }
@@ -38,8 +32,6 @@ export type CommitRefusal =
   | { refused: 'compact_first' };
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-const placeholders = (n: number, row = '?'): string => Array(n).fill(row).join(', ');
 
 /** A snapshot's buckets in one blob: u32 BE offsets (BUCKETS + 1 of them), then the buckets. */
 export function packBuckets(buckets: Uint8Array[]): Buffer {
@@ -273,44 +265,7 @@ export class RemoteIndexStore {
     let collisions = 0;
     if (row.kind === UPDATE && row.body) {
       const u = decodeUpdate(new Uint8Array(row.body));
-      docs = u.docs.length;
-      const writes: Promise<number>[] = [];
-      for (let i = 0; i < docs; i += ROWS_PER_STATEMENT) {
-        const part = u.docs.slice(i, i + ROWS_PER_STATEMENT);
-        writes.push(
-          this.db.run(
-            `INSERT INTO ri_docs (user_id, doc, tag, sort, record) VALUES ${placeholders(part.length, '(?, ?, ?, ?, ?)')} ON CONFLICT DO NOTHING`,
-            part.flatMap((d, j) => [userId, firstDoc + i + j, buf(d.tag), buf(d.sort), buf(d.record)]),
-            'committed',
-          ),
-        );
-      }
-      const rows: unknown[] = [];
-      const flush = (): void => {
-        const n = rows.length / 4;
-        writes.push(
-          this.db
-            .run(
-              `INSERT INTO ri_entries (user_id, addr, doc, chk) VALUES ${placeholders(n, '(?, ?, ?, ?)')} ON CONFLICT DO NOTHING`,
-              rows.splice(0),
-              'committed',
-            )
-            .then((changed) => {
-              collisions += n - changed;
-              return changed;
-            }),
-        );
-      };
-      u.docs.forEach((d, j) => {
-        for (let e = 0; e < d.addrs.length / ADDR_BYTES; e++) {
-          const addr = buf(d.addrs.subarray(e * ADDR_BYTES, (e + 1) * ADDR_BYTES));
-          rows.push(userId, addr, firstDoc + j, buf(d.checks.subarray(e * CHECK_BYTES, (e + 1) * CHECK_BYTES)));
-          entries++;
-          if (rows.length === 4 * ROWS_PER_STATEMENT) flush();
-        }
-      });
-      if (rows.length > 0) flush();
-      await Promise.all(writes);
+      ({ docs, entries, collisions } = await writeRows(this.db, userId, firstDoc, u));
     }
     const marked = await this.db.run(
       'UPDATE ri_accounts SET materialized = ?, next_doc = ?, docs = docs + ?, entries = entries + ? WHERE user_id = ? AND materialized = ?',
@@ -377,70 +332,16 @@ export class RemoteIndexStore {
    */
   async search(userId: number, addrs: Uint8Array): Promise<SearchAnswer> {
     await this.catchUp(userId);
-    const n = addrs.length / ADDR_BYTES;
-    const position = new Map<string, number[]>();
-    const keys: Buffer[] = [];
-    for (let i = 0; i < n; i++) {
-      const a = buf(addrs.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
-      const k = a.toString('latin1');
-      const p = position.get(k);
-      if (p) p.push(i);
-      else {
-        position.set(k, [i]);
-        keys.push(a);
-      }
-    }
-    // Looked up in address order: neighbouring keys share B-tree pages.
-    keys.sort(Buffer.compare);
-    const hits = new Uint32Array(n);
-    const checks = new Uint32Array(n);
-    const docs: SearchAnswer['docs'] = [];
-    const docIndex = new Map<number, number>();
-    const orphans: Buffer[] = [];
-    for (let i = 0; i < keys.length; i += IN_LIST) {
-      const part = keys.slice(i, i + IN_LIST);
-      const rows = await this.db.all<{
-        addr: Buffer;
-        doc: number;
-        chk: Buffer;
-        tag: Buffer | null;
-        sort: Buffer | null;
-      }>(
-        `SELECT e.addr, e.doc, e.chk, d.tag, d.sort FROM ri_entries e LEFT JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc
-          WHERE e.user_id = ? AND e.addr IN (${placeholders(part.length)})`,
-        [userId, ...part],
-      );
-      for (const r of rows) {
-        if (!r.tag || !r.sort) {
-          orphans.push(Buffer.from(r.addr));
-          continue;
-        }
-        const doc = Number(r.doc);
-        let d = docIndex.get(doc);
-        if (d === undefined)
-          docIndex.set(doc, (d = docs.push({ tag: Buffer.from(r.tag), sort: Buffer.from(r.sort) }) - 1));
-        const chk = Buffer.from(r.chk).readUInt32BE(0);
-        for (const p of position.get(Buffer.from(r.addr).toString('latin1')) ?? []) {
-          hits[p] = d + 1;
-          checks[p] = chk;
-        }
-      }
-    }
-    if (orphans.length > 0) await this.dropEntries(userId, orphans);
-    return { docs, hits, checks };
-  }
-
-  private async dropEntries(userId: number, addrs: Buffer[]): Promise<void> {
-    let dropped = 0;
-    for (let i = 0; i < addrs.length; i += IN_LIST) {
-      const part = addrs.slice(i, i + IN_LIST);
-      dropped += await this.db.run(
-        `DELETE FROM ri_entries WHERE user_id = ? AND addr IN (${placeholders(part.length)})`,
-        [userId, ...part],
+    const { answer, orphans } = await lookUp(this.db, userId, addrs);
+    if (orphans.length > 0) {
+      const dropped = await dropEntries(this.db, userId, orphans);
+      await this.db.run(
+        'UPDATE ri_accounts SET entries = entries - ? WHERE user_id = ?',
+        [dropped, userId],
         'committed',
       );
     }
-    await this.db.run('UPDATE ri_accounts SET entries = entries - ? WHERE user_id = ?', [dropped, userId], 'committed');
+    return answer;
   }
 
   /** The sealed records of these tags, in order (undefined where none). */
