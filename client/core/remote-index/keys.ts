@@ -2,12 +2,20 @@
 // Everything comes from one 32-byte search key, which the user's OpenPGP key
 // wraps (wrap.ts) and the provider only stores:
 //
-//   K_kw, K_tag, K_sort = BLAKE3-derive_key("pmf remote-index v1 <purpose>", search key)
+//   K_kw, K_tag, K_sort, K_check = BLAKE3-derive_key("pmf remote-index v1 <purpose>", search key)
 //   K_seal              = the same with purpose "seal", as an AES-256-GCM key
 //   (k_w, slot(w))      = BLAKE3-keyed(K_kw, w)[0..32), u32(…[32..36)) mod SLOTS
 //   address(w, c)       = BLAKE3-keyed(k_w, u32be(c))[0..16)      Mitra's G(K, w‖c‖0)
+//   mask(w, c)          = u32(BLAKE3-keyed(k_w, u32be(c))[16..20)), the same compression
 //   tag(id)             = BLAKE3-keyed(K_tag, id)[0..16)
+//   docPad(tag)         = u32(BLAKE3-keyed(K_check, tag)[0..4))
+//   check(w, c, tag)    = mask(w, c) XOR docPad(tag)
 //   sortPad(tag)        = BLAKE3-keyed(K_sort, tag)[0..8)
+//
+// A check is a one-time pad (the mask, never used twice: one per address)
+// over a pad per message: the provider, which knows each entry's message,
+// learns neither, so it cannot make the check of an address under another
+// message (or move an entry to another address) but by a 2^-32 guess.
 //
 // BLAKE3 in keyed mode is a PRF (one compression for inputs up to 64 bytes,
 // blake3-block.ts; @noble/hashes' blake3() for longer ones). Sealing is
@@ -40,6 +48,7 @@ export interface RemoteKeys {
   keyword: PrfKey;
   tag: PrfKey;
   sort: PrfKey;
+  check: PrfKey;
   seal: AesKey;
 }
 
@@ -64,6 +73,7 @@ export async function deriveKeys(searchKey: Uint8Array): Promise<RemoteKeys> {
     keyword: prfKey(derive(searchKey, 'keyword')),
     tag: prfKey(derive(searchKey, 'tag')),
     sort: prfKey(derive(searchKey, 'sort')),
+    check: prfKey(derive(searchKey, 'check')),
     seal,
   };
 }
@@ -91,24 +101,24 @@ export function address(k: KeywordKey, counter: number, out = new Uint8Array(ADD
   return keyedBlock(k.key.words, counterBytes, out);
 }
 
-const checkInput = new Uint8Array(4 + TAG_BYTES);
-const checkOut = new Uint8Array(CHECK_BYTES);
+const counterBytes20 = new Uint8Array(ADDR_BYTES + CHECK_BYTES);
 
-/**
- * The check of the keyword's `counter`-th entry, which belongs to the
- * document `tag`: BLAKE3-keyed(k_w, u32be(counter) ‖ tag), its first 4 bytes
- * as a u32. Only the key holder makes it, so a provider cannot name another
- * document (or replay another search's) under an address.
- */
-export function entryCheck(k: KeywordKey, counter: number, tag: Uint8Array): number {
-  checkInput[0] = counter >>> 24;
-  checkInput[1] = (counter >>> 16) & 0xff;
-  checkInput[2] = (counter >>> 8) & 0xff;
-  checkInput[3] = counter & 0xff;
-  checkInput.set(tag, 4);
-  keyedBlock(k.key.words, checkInput, checkOut);
-  return ((checkOut[0] << 24) | (checkOut[1] << 16) | (checkOut[2] << 8) | checkOut[3]) >>> 0;
+/** The address of the keyword's `counter`-th entry into `out`, and its mask (one compression). */
+export function addressAndMask(k: KeywordKey, counter: number, out: Uint8Array): number {
+  counterBytes[0] = counter >>> 24;
+  counterBytes[1] = (counter >>> 16) & 0xff;
+  counterBytes[2] = (counter >>> 8) & 0xff;
+  counterBytes[3] = counter & 0xff;
+  const both = keyedBlock(k.key.words, counterBytes, counterBytes20);
+  out.set(both.subarray(0, ADDR_BYTES));
+  return u32(both, ADDR_BYTES);
 }
+
+/** The pad of a message's checks. */
+export const docPad = (keys: RemoteKeys, tag: Uint8Array): number => u32(prf(keys.check, tag, CHECK_BYTES), 0);
+
+const u32 = (b: Uint8Array, at: number): number =>
+  ((b[at] << 24) | (b[at + 1] << 16) | (b[at + 2] << 8) | b[at + 3]) >>> 0;
 
 /** Addresses 1..count of a keyword, back to back (a search token). */
 export function addresses(k: KeywordKey, count: number): Uint8Array {

@@ -6,15 +6,7 @@
 // required keyword and no excluded one, newest first, the checks of the
 // entries that put each shown message there verified.
 import { ADDR_BYTES, type SearchAnswer } from '../../../protocol/remote-search.js';
-import {
-  address,
-  entryCheck,
-  openSort,
-  randomFill,
-  RemoteIndexIntegrityError,
-  type KeywordKey,
-  type RemoteKeys,
-} from './keys.js';
+import { addressAndMask, docPad, openSort, randomFill, RemoteIndexIntegrityError, type RemoteKeys } from './keys.js';
 import type { RemoteQuery } from './keywords.js';
 import type { Counters } from './state.js';
 import type { KeywordKeys } from './update.js';
@@ -24,8 +16,8 @@ export interface SearchPlan {
   addrs: Uint8Array;
   /** Per keyword of the query (required first), the request positions of its addresses (counter c at c - 1). */
   positions: Uint32Array[];
-  /** Per keyword, its key (to verify the checks of its entries). */
-  keys: KeywordKey[];
+  /** Per request position, the mask of its address (to verify the check of an entry found there). */
+  masks: Uint32Array;
   required: number;
 }
 
@@ -67,17 +59,18 @@ export function planSearch(kw: KeywordKeys, counters: Counters, q: RemoteQuery):
   }
   const addrs = randomFill(new Uint8Array(total * ADDR_BYTES));
   const positions: Uint32Array[] = [];
+  const masks = new Uint32Array(total);
   let next = 0;
   keys.forEach((k, w) => {
     const pos = new Uint32Array(counts[w]);
     for (let c = 1; c <= counts[w]; c++) {
       const p = order[next++];
       pos[c - 1] = p;
-      address(k, c, addrs.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES));
+      masks[p] = addressAndMask(k, c, addrs.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES));
     }
     positions.push(pos);
   });
-  return { addrs, positions, keys, required: q.required.length };
+  return { addrs, positions, masks, required: q.required.length };
 }
 
 export interface RankedDoc {
@@ -117,18 +110,19 @@ export function rankAnswer(
   }));
   ranked.sort((a, b) => b.date - a.date || compareTags(a.tag, b.tag));
   const shown = ranked.slice(0, limit);
-  verifyChecks(plan, answer, new Set(shown.map((r) => r.d)));
+  verifyChecks(keys, plan, answer, new Set(shown.map((r) => r.d)));
   return { docs: shown.map(({ tag, date }) => ({ tag, date })), total: ranked.length };
 }
 
 /** Throws unless every hit of a required keyword naming one of `docs` carries its entry's check. */
-function verifyChecks(plan: SearchPlan, answer: SearchAnswer, docs: Set<number>): void {
+function verifyChecks(keys: RemoteKeys, plan: SearchPlan, answer: SearchAnswer, docs: Set<number>): void {
+  const pads = new Map([...docs].map((d) => [d, docPad(keys, answer.docs[d].tag)]));
   for (let w = 0; w < plan.required; w++)
-    plan.positions[w].forEach((p, i) => {
-      const d = answer.hits[p] - 1;
-      if (docs.has(d) && entryCheck(plan.keys[w], i + 1, answer.docs[d].tag) !== answer.checks[p])
+    for (const p of plan.positions[w]) {
+      const pad = pads.get(answer.hits[p] - 1);
+      if (pad !== undefined && (plan.masks[p] ^ pad) >>> 0 !== answer.checks[p])
         throw new RemoteIndexIntegrityError('the provider named a result its entry does not belong to');
-    });
+    }
 }
 
 function compareTags(a: Uint8Array, b: Uint8Array): number {

@@ -1,6 +1,6 @@
 // Building one update (a batch of messages) on the counters of a given
 // version: Mitra's Update for every (keyword, message) pair, with its check
-// (keys.ts entryCheck), padded per message to its size class with random
+// (keys.ts), padded per message to its size class with random
 // entries, plus each message's tag, sealed sort key and sealed record, and
 // the sealed delta of the slots the batch advanced (docs/remote-search.md#as-implemented).
 import {
@@ -13,8 +13,8 @@ import {
   type UpdateDoc,
 } from '../../../protocol/remote-search.js';
 import {
-  address,
-  entryCheck,
+  addressAndMask,
+  docPad,
   keywordKey,
   randomFill,
   seal,
@@ -98,14 +98,15 @@ export async function buildUpdate(
       const cls = sizeClass(words.length);
       const padded = SIZE_CLASSES[cls];
       const tag = tagOf(keys, d.deliveryId);
+      const pad = docPad(keys, tag);
       const entries = new Uint8Array(padded * ENTRY_BYTES);
       const view = new DataView(entries.buffer);
       words.forEach((w, i) => {
         const k = kw.get(w);
         const c = ++counters.slots[k.slot];
         advanced.push(k.slot);
-        address(k, c, entries.subarray(i * ENTRY_BYTES, i * ENTRY_BYTES + ADDR_BYTES));
-        view.setUint32(i * ENTRY_BYTES + ADDR_BYTES, entryCheck(k, c, tag));
+        const mask = addressAndMask(k, c, entries.subarray(i * ENTRY_BYTES, i * ENTRY_BYTES + ADDR_BYTES));
+        view.setUint32(i * ENTRY_BYTES + ADDR_BYTES, (mask ^ pad) >>> 0);
       });
       randomFill(entries.subarray(words.length * ENTRY_BYTES));
       const record = await seal(keys, encodeRecord(d), sealedAs('record', tag));

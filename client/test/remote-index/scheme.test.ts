@@ -45,10 +45,12 @@ function refKeyword(w: string): { key: Uint8Array; slot: number } {
 }
 const u32be = (c: number): Uint8Array => Uint8Array.of(c >>> 24, (c >>> 16) & 255, (c >>> 8) & 255, c & 255);
 const refAddress = (w: string, c: number): string => hex(referenceKeyed(refKeyword(w).key, u32be(c), 16));
-/** The entry's check: the keyword's PRF of its counter and its message's tag, 4 bytes. */
+/** The entry's check: bytes 16..20 of the address's PRF output XOR the message's pad, BLAKE3-keyed(K_check, tag)[0..4). */
 const refCheck = (w: string, c: number, id: string): string => {
   const tag = referenceKeyed(referenceDeriveKey('pmf remote-index v1 tag', SEARCH_KEY, 32), utf8.encode(id), 16);
-  return hex(referenceKeyed(refKeyword(w).key, Uint8Array.from([...u32be(c), ...tag]), 4));
+  const pad = referenceKeyed(referenceDeriveKey('pmf remote-index v1 check', SEARCH_KEY, 32), tag, 4);
+  const mask = referenceKeyed(refKeyword(w).key, u32be(c), 20).subarray(16);
+  return hex(mask.map((b, i) => b ^ pad[i]));
 };
 
 test('derivations are the specified BLAKE3 modes (independent reference, frozen answers)', async () => {
@@ -88,8 +90,8 @@ test('the one-block BLAKE3 is noble’s blake3() and the specification’s, for 
  * Mitra as Chamani et al. (CCS 2018, Fig. 2) describe Update, with a
  * counter per slot: for each keyword of each message in order,
  * FileCnt[slot(w)]++, entry address G(K, w‖FileCnt); as value, instead of
- * (id‖op) ⊕ G(K, w‖FileCnt‖1), a check of the counter and the message's tag
- * (the provider stores the document beside the address). Returns each
+ * (id‖op) ⊕ G(K, w‖FileCnt‖1), a check: more of G's output XOR a pad of the
+ * message's tag (the provider stores the document beside the address). Returns each
  * message's addresses with their checks, and the slots the delta must list.
  */
 function naiveMitraUpdate(
