@@ -9,7 +9,7 @@
 
 /** Bytes of an entry's address (a keyword PRF output). */
 export const ADDR_BYTES = 16;
-/** Bytes of an entry's check: a keyword PRF of its counter and its document's tag, so a device can tell a forged result. */
+/** Bytes of an entry's check (keys.ts: its address's PRF output XOR a pad of its document), so a device can tell a forged result. */
 export const CHECK_BYTES = 4;
 /** Bytes of a document tag. */
 export const TAG_BYTES = 16;
