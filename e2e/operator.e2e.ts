@@ -211,6 +211,8 @@ describe('the operator walkthrough', { skip, timeout: 600_000 }, () => {
     assert.equal(await viaHaproxy('/models'), 200);
     // A user's own tokens (src/token-endpoint.ts) are public: the instance answers, asking for a token.
     assert.equal(await viaHaproxy('/tokens'), 401);
+    // So is the remote search index (docs/remote-search.md).
+    assert.equal(await viaHaproxy('/remote-index/state'), 401);
     assert.equal(await viaHaproxy('/metrics'), 404);
     assert.equal(await viaHaproxy('/admin/topics'), 404);
     // Prometheus scrapes each instance on loopback (step 9).

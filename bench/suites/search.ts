@@ -13,13 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import {
-  openMailSearch,
-  SHARD_SIZE,
-  type MailDoc,
-  type MailSearch,
-  type SearchOptions,
-} from '../../extension/search/index.js';
+import { openMailSearch, SHARD_SIZE, type MailDoc, type MailSearch } from '../../extension/search/index.js';
 import { collectGarbage, median, type BenchContext } from '../lib.js';
 
 const DATASETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/datasets');
@@ -29,7 +23,7 @@ const QUICK = 5_000;
 const QUICK_LARGE = 8_000;
 
 /** 1–3 term queries a user might type into a mail search box. */
-const QUERIES = [
+export const QUERIES = [
   'space',
   'oil',
   'windows',
@@ -132,7 +126,7 @@ export function loadCorpus(n: number): MailDoc[] {
  * schedstat; undefined elsewhere). On a shared machine that, not the query,
  * makes most slow runs.
  */
-function cpuWaitMs(): number | undefined {
+export function cpuWaitMs(): number | undefined {
   try {
     return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
   } catch {
@@ -150,9 +144,8 @@ const TYPING_PAUSE_MS = 2;
  * box does: fired back to back, the runs used up the thread's share of a
  * shared host's CPU and a few of them were preempted for 4 ms and more.
  */
-async function timeQueries(
-  s: MailSearch,
-  opts: number | SearchOptions,
+export async function timeQueries(
+  search: (query: string) => Promise<unknown>,
 ): Promise<{ perQuery: number[]; runs: number[]; runsOnCpu?: number[] }> {
   const perQuery: number[] = [];
   const runs: number[] = [];
@@ -163,7 +156,7 @@ async function timeQueries(
       await new Promise((resolve) => setTimeout(resolve, TYPING_PAUSE_MS));
       const w0 = cpuWaitMs();
       const t0 = performance.now();
-      await s.search(q, opts);
+      await search(q);
       const t = performance.now() - t0;
       const w1 = cpuWaitMs();
       samples.push(t);
@@ -178,8 +171,8 @@ async function timeQueries(
 /** Messages the busy writer may add (it stops earlier when the queries are done). */
 const BUSY_DOCS = SHARD_SIZE;
 
-/** timeQueries while a writer adds `docs`, one every millisecond, then waits for it and flushes. */
-async function queriesWhileIndexing(s: MailSearch, docs: MailDoc[], opts: SearchOptions) {
+/** timeQueries of `search` while a writer adds `docs`, one every millisecond, then waits for it and flushes. */
+async function queriesWhileIndexing(s: MailSearch, docs: MailDoc[], search: (query: string) => Promise<unknown>) {
   let stop = false;
   let added = 0;
   const writer = (async () => {
@@ -191,7 +184,7 @@ async function queriesWhileIndexing(s: MailSearch, docs: MailDoc[], opts: Search
     }
   })();
   try {
-    return { ...(await timeQueries(s, opts)), added };
+    return { ...(await timeQueries(search)), added };
   } finally {
     stop = true;
     await writer;
@@ -199,7 +192,7 @@ async function queriesWhileIndexing(s: MailSearch, docs: MailDoc[], opts: Search
   }
 }
 
-const quantile = (xs: number[], q: number) =>
+export const quantile = (xs: number[], q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
 
 /**
@@ -359,7 +352,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
   // What the search page shows first (subject, sender, date, highlights: from memory); the
   // snippets follow in a second request, which query_snippets_40k times.
   const lines = { limit: 20, snippets: false };
-  const q40 = await timeQueries(s, lines);
+  const q40 = await timeQueries((q) => s.search(q, lines));
   const q = median(q40.perQuery);
   ctx.report({
     case: 'query_40k',
@@ -380,7 +373,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     ratio: p99 / 0.49,
     note: `99th percentile of ${q40.runs.length} runs of the query_40k queries${q40.runsOnCpu ? `; ${quantile(q40.runsOnCpu, 0.99).toFixed(2)} ms without the time the thread waited for a CPU (schedstat)` : ''}; target ≤ 5 ms; Pretzel 0.13–0.49 ms; ${size}`,
   });
-  const withSnippets = await timeQueries(s, 20);
+  const withSnippets = await timeQueries((q) => s.search(q, 20));
   ctx.report({
     case: 'query_snippets_40k',
     metric: 'time_ms',
@@ -389,7 +382,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     note: `as query_40k with snippets (the 20 stored messages read and decrypted); p99 ${quantile(withSnippets.runs, 0.99).toFixed(2)} ms; ${size}`,
   });
 
-  const top1 = median((await timeQueries(s, { ...lines, limit: 1 })).perQuery);
+  const top1 = median((await timeQueries((q) => s.search(q, { ...lines, limit: 1 }))).perQuery);
   ctx.report({
     case: 'query_top1_40k',
     metric: 'time_ms',
@@ -417,7 +410,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
   // extension's background does. It adds the next messages of the corpus,
   // which the growth to the large size below adds again (a replacement), so
   // the large index holds the same messages with or without this row.
-  const busy = await queriesWhileIndexing(s, loadCorpus(n + BUSY_DOCS).slice(n), lines);
+  const busy = await queriesWhileIndexing(s, loadCorpus(n + BUSY_DOCS).slice(n), (q) => s.search(q, lines));
   const p99Busy = quantile(busy.runs, 0.99);
   ctx.report({
     case: 'query_p99_40k_busy',
@@ -451,8 +444,8 @@ export default async function search(ctx: BenchContext): Promise<void> {
     ratio: statsLarge.indexBytes / 50e6,
     note: `${statsLarge.sealedShards} shards; target ≤ 150 MB; with message text ${((statsLarge.indexBytes + statsLarge.docBytes) / 1e6).toFixed(1)} MB; Pretzel 5–50 MB; ${sizeLarge}`,
   });
-  const qLarge = await timeQueries(s, lines);
-  const snippetsLarge = median((await timeQueries(s, 20)).perQuery);
+  const qLarge = await timeQueries((q) => s.search(q, lines));
+  const snippetsLarge = median((await timeQueries((q) => s.search(q, 20))).perQuery);
   const q200 = median(qLarge.perQuery);
   ctx.report({
     case: 'query_200k',
@@ -463,7 +456,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     ratio: q200 / 0.49,
     note: `as query_40k; p99 ${quantile(qLarge.runs, 0.99).toFixed(2)} ms${qLarge.runsOnCpu ? ` (${quantile(qLarge.runsOnCpu, 0.99).toFixed(2)} ms without waits for a CPU)` : ''}; with snippets ${snippetsLarge.toFixed(2)} ms; target ≤ 3 ms; Pretzel 0.13–0.49 ms; ${sizeLarge}`,
   });
-  const top1Large = median((await timeQueries(s, { ...lines, limit: 1 })).perQuery);
+  const top1Large = median((await timeQueries((q) => s.search(q, { ...lines, limit: 1 }))).perQuery);
   ctx.report({
     case: 'query_top1_200k',
     metric: 'time_ms',

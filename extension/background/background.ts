@@ -21,6 +21,9 @@ import {
 } from '../lib/messages.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
+import { isRemoteSearchRequest, isRemoteSettingsRequest } from '../remote-search/messages.js';
+import { RemoteSearch } from '../remote-search/remote-search.js';
+import { PrivateStore } from '../private/store.js';
 import {
   forgetWaitingMessages,
   listenForPrivateRequests,
@@ -53,6 +56,12 @@ const mailIndex = new MailIndex(
   () => cache.indexKey(),
   (key) => cache.setIndexKey(key),
 );
+// Search of all mail: what is decrypted here also goes to the encrypted index at the connected provider.
+let privateStore: Promise<PrivateStore> | undefined;
+const remoteSearch = new RemoteSearch({
+  provider: async () => (await (privateStore ??= PrivateStore.open())).provider(),
+  keys: async () => [...(await cache.keys()).values()],
+});
 
 async function keyContext(): Promise<KeyContext> {
   const store = await keyStore();
@@ -66,6 +75,7 @@ async function keyContext(): Promise<KeyContext> {
 /** Indexing must not hide a successful decryption; log only the error kind. */
 async function indexQuietly(source: MailSource, text: string, subject?: string): Promise<void> {
   await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
+  remoteSearch.offer(source, text, subject);
 }
 
 /** The badge result, and the decrypted data for the private spam check (it never goes to a page). */
@@ -99,6 +109,7 @@ async function lockDown(): Promise<void> {
   forgetWaitingMessages();
   await signalLocked();
   await mailIndex.close();
+  remoteSearch.close();
 }
 
 function toBadge(result: DecryptResult): BadgeInfo {
@@ -204,6 +215,8 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
   if (sender.id !== browser.runtime.id) return undefined;
   // The search page (extension/search) speaks its own small protocol.
   if (isSearchRequest(msg)) return fromExtensionPage(sender) ? mailIndex.answer(msg) : undefined;
+  if (isRemoteSearchRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.answer(msg) : undefined;
+  if (isRemoteSettingsRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.settingsAnswer(msg) : undefined;
   if (!isRequest(msg)) return undefined;
   return handle(msg, sender).then(
     (value): Reply<unknown> => ({ ok: true, value }),
@@ -243,7 +256,11 @@ const catchUpNewMail = tbApi
   ? watchMail(
       tbApi,
       thunderbirdDeps,
-      { isOpen: async () => (await cache.indexKey()) !== undefined, remove: (id) => mailIndex.remove(id) },
+      {
+        isOpen: async () => (await cache.indexKey()) !== undefined,
+        // Thunderbird's deletions leave the remote index too (its ids are the local index's).
+        remove: (id) => Promise.all([mailIndex.remove(id), remoteSearch.forget([id])]),
+      },
       browser.storage.local,
     )
   : () => {};

@@ -14,6 +14,7 @@ import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
+import { initRemoteSearchSection } from '../remote-search/options.js';
 
 const storePromise = KeyStore.open();
 
@@ -257,3 +258,4 @@ onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
 initPackageLogSection();
+initRemoteSearchSection();

@@ -8,6 +8,7 @@ import { messageIdOf, openMessage } from '../thunderbird/open-message.js';
 import { SEARCH_MESSAGE, type SearchRequest, type SearchResponse } from './messages.js';
 import type { SearchHit } from './mail-search.js';
 import { renderHit } from './view.js';
+import { chooseScope, chosenScope, runAllMail } from '../remote-search/page.js';
 
 const RESULT_LIMIT = 50;
 const TYPING_DELAY_MS = 200;
@@ -45,9 +46,15 @@ function offerUnlock(locked: boolean): void {
   unlockPanel.hidden = !locked;
 }
 
-function show(message: string, isError = false): void {
+function show(message: string, isError = false, detail?: string): void {
   status.textContent = message;
   status.dataset.kind = isError ? 'error' : 'info';
+  if (!detail) return;
+  const more = document.createElement('details');
+  const summary = document.createElement('summary');
+  summary.textContent = 'Technical details';
+  more.append(summary, detail);
+  status.append(more);
 }
 
 /** In Thunderbird, a result opens the message in a Thunderbird tab. */
@@ -67,12 +74,24 @@ const openInThunderbird = tbApi
  */
 async function run(query: string, snippets = false): Promise<void> {
   const mine = snippets ? latest : ++latest;
-  history.replaceState(null, '', query ? `?q=${encodeURIComponent(query)}` : location.pathname);
+  const scope = chosenScope();
+  // All mail is searched newest first, without date filters.
+  document.getElementById('search-filters')!.hidden = scope === 'all';
+  const params = new URLSearchParams({ q: query, ...(scope === 'all' && { scope }) });
+  history.replaceState(null, '', query ? `?${params}` : location.pathname);
   if (!query.trim()) {
     results.replaceChildren();
     empty.hidden = true;
-    show('Type words to search your decrypted mail. Searching happens on this device only.');
+    show(
+      scope === 'all'
+        ? 'Type words to search all your mail, from any device, in the encrypted index at your provider.'
+        : 'Type words to search your decrypted mail. Searching happens on this device only.',
+    );
     return;
+  }
+  if (scope === 'all') {
+    const parts = { results, empty, show, offerUnlock, open: openInThunderbird };
+    return runAllMail(query, RESULT_LIMIT, parts, () => mine === latest);
   }
   if (!snippets) show('Searching…');
   let answer: SearchResponse;
@@ -117,8 +136,10 @@ input.addEventListener('input', () => {
   timer = setTimeout(() => void run(input.value), TYPING_DELAY_MS);
 });
 
-for (const control of [sort, after, before]) control.addEventListener('change', () => void run(input.value));
+for (const control of [sort, after, before, ...document.querySelectorAll('input[name=scope]')])
+  control.addEventListener('change', () => void run(input.value));
 
+if (new URLSearchParams(location.search).get('scope') === 'all') chooseScope('all');
 const initial = new URLSearchParams(location.search).get('q') ?? '';
 input.value = initial;
 void run(initial);

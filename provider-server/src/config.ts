@@ -78,6 +78,8 @@ export interface ServerConfig {
   demo?: boolean;
   /** The package log's origin and the witnesses that cosign its checkpoints (log-witnesses.ts, README.md). */
   packageLog: PackageLogConfig;
+  /** The remote search index's per-account limits as written; checked at start (remote-index/limits.ts). */
+  remoteIndex?: unknown;
 }
 
 export const DEFAULTS: ServerConfig = {

@@ -41,6 +41,8 @@ export interface HttpDeps {
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The remote search index (remote-index/http.ts). */
+  remoteIndex?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz in every state. */
   warnings?: readonly string[];
   /** A user's own tokens: GET /tokens, DELETE /tokens/<id> (token-endpoint.ts). */
@@ -56,7 +58,8 @@ export function isInternal(pathname: string): boolean {
   return pathname === '/metrics' || pathname.startsWith('/admin/');
 }
 
-function json(
+/** A JSON answer; `headers` replace the default `cache-control: no-store`. */
+export function json(
   res: http.ServerResponse,
   status: number,
   body: unknown,
@@ -222,6 +225,7 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
     }
     if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
       return;
+    if (deps.remoteIndex?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       const models = deps.models().map((m) => ({ id: m.id, version: m.version }));

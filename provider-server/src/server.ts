@@ -28,6 +28,7 @@ import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
 import { createTokenEndpoint } from './token-endpoint.js';
 import type { TokenKind } from './tokens.js';
+import { remoteIndexHandler } from './remote-index/index.js';
 
 export const SESSION_PATH = '/session';
 
@@ -159,6 +160,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
+    remoteIndex: remoteIndexHandler(store, config.remoteIndex, log),
     warnings,
     tokens: createTokenEndpoint({ tokens: store.tokens, policy: tokenPolicy }),
     health: createHealthCheck({

@@ -4,6 +4,7 @@
 // under an advisory lock, so instances starting together do not race.
 import pg from 'pg';
 import { PipelinedConnections, SYNC_SEQUENCE, SyncConnection } from './postgres-connections.js';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
@@ -134,6 +135,8 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (window_start, key)
    );`,
+  // 10: SQLite migration 14
+  remoteIndexSchema('postgres'),
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

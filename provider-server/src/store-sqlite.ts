@@ -6,6 +6,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
@@ -173,6 +174,8 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (window_start, key)
    );`,
+  // 14: the remote search index (docs/remote-search.md#provider-store)
+  remoteIndexSchema('sqlite'),
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -55,6 +55,7 @@ const WINDOWS = {
   requests: { table: 'rate_windows', ms: 60_000 },
   hello: { table: 'hello_windows', ms: 60_000 },
   oprf: { table: 'oprf_windows', ms: 86_400_000 },
+  index: { table: 'ri_windows', ms: 60_000 }, // remote index requests (remote-index/http.ts)
 } as const;
 
 export type RateKind = keyof typeof WINDOWS;
@@ -189,6 +190,11 @@ export class Store {
 
   schemaVersion(): Promise<number> {
     return this.db.schemaVersion();
+  }
+
+  /** The database, for a feature that keeps tables of its own (remote-index/store.ts). */
+  sql(): SqlDriver {
+    return this.db;
   }
 
   close(): Promise<void> {
