@@ -39,6 +39,8 @@ export interface HttpDeps {
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The admin endpoints (admin.ts), when admin tokens are configured. */
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The discovery document and POST /signin (sign-in/), when sign-in is configured. */
+  signIn?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz in every state. */
@@ -209,7 +211,13 @@ function serveBlocklists(req: http.IncomingMessage, res: http.ServerResponse, ur
 export function createHttpHandler(deps: HttpDeps): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
+    if (
+      deps.webmail?.(req, res) ||
+      deps.admin?.(req, res) ||
+      deps.webmailToken?.(req, res) ||
+      deps.tokens?.(req, res) ||
+      deps.signIn?.(req, res)
+    )
       return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {

@@ -25,6 +25,7 @@ import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
 import { createTokenEndpoint } from './token-endpoint.js';
+import { signInHandler } from './sign-in/index.js';
 import type { TokenKind } from './tokens.js';
 
 export const SESSION_PATH = '/session';
@@ -117,6 +118,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
+  const signIn = signInHandler(config, {
+    store,
+    issue: async (userId) => {
+      const token = await issueToken('signin')(userId);
+      return token ? { token, expiresAt: Date.now() + tokenPolicy.lifetimeMs } : undefined;
+    },
+    log,
+    count: (outcome) => metrics.signIns.inc({ outcome }),
+  });
   const admin = createAdminHandler({
     tokenSha256: config.adminTokenSha256,
     store,
@@ -130,6 +140,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
+    signIn,
     warnings,
     tokens: createTokenEndpoint({ tokens: store.tokens, policy: tokenPolicy }),
     health: createHealthCheck({
