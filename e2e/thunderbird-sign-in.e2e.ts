@@ -26,6 +26,7 @@ import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
 import { freePort } from './fixtures/process.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
 import {
+  IMPORT_AND_UNLOCK,
   inAddonPage,
   pageFn,
   startThunderbird,
@@ -113,19 +114,7 @@ after(async () => {
 describe('Thunderbird connects from the mail address and its password', { skip, timeout: 600_000 }, () => {
   it('imports Alice’s key, and a wrong password is refused in plain words, with no account made', async () => {
     await inAddonPage(tb.marionette, 'welcome.html', pageFn(`win.location.href = 'options.html'; return true;`));
-    await optionsPage(
-      `await until(() => $('#unlock-panel #key-status'), 'the options page');
-       $('#import textarea[name=armored]').value = args[0];
-       $('#import input[name=passphrase]').value = args[1];
-       $('#import button[type=submit]').click();
-       await until(() => $('#import-status').dataset.kind, 'the import');
-       await until(() => !$('#unlock').hidden, 'the unlock form');
-       $('#unlock input[name=passphrase]').value = args[1];
-       $('#unlock button').click();
-       await until(() => $('#key-status').dataset.unlocked === '1', 'the unlock');
-       return true;`,
-      [alice.privateArmored, alice.passphrase],
-    );
+    await optionsPage(`${IMPORT_AND_UNLOCK} return true;`, [alice.privateArmored, alice.passphrase]);
     const [connected, text] = await connectWith('not-the-password');
     assert.equal(connected, 'false');
     assert.match(text, /Wrong address or password/);

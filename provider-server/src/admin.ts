@@ -7,6 +7,7 @@
 // compared in constant time; without any, the endpoint does not exist (404).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
+import { sendJson as send } from './json-http.js';
 import type { Store } from './store.js';
 
 export interface AdminDeps {
@@ -15,17 +16,6 @@ export interface AdminDeps {
   store: Store;
   /** Topic names of a model version (its package labels). */
   labels(modelId: string, version: number): string[];
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
 }
 
 /** Whether an Authorization header carries a bearer secret whose SHA-256 is one of hashes (constant time). */

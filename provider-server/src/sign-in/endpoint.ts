@@ -24,6 +24,7 @@ import {
   SIGN_IN_PATH,
   type DiscoveryDocument,
 } from '../../../protocol/sign-in.js';
+import { readBody, sendJson as send } from '../json-http.js';
 import type { SignInConfig } from './config.js';
 import { AuthUnavailable, type AuthVerdict } from './dovecot-auth.js';
 import type { SignInGuard } from './guard.js';
@@ -53,35 +54,6 @@ export const discoveryDocument = (c: SignInConfig): DiscoveryDocument => ({
   domains: c.domains,
   signIn: ['password'],
 });
-
-function send(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
-}
-
-/** The body, or undefined once it passes MAX_SIGN_IN_BYTES (the connection is then closed, unread). */
-function readBody(req: http.IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_SIGN_IN_BYTES) {
-        req.pause();
-        return resolve(undefined);
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 /** Handles DISCOVERY_PATH and SIGN_IN_PATH and returns true; false for every other path. */
 export function createSignInHandler(
@@ -125,7 +97,7 @@ async function signIn(deps: SignInDeps, req: http.IncomingMessage, res: http.Ser
     return refuse(415, 'bad_request', 'send {"address", "password"} as application/json');
   if (Number(req.headers['content-length'] ?? 0) > MAX_SIGN_IN_BYTES)
     return refuse(413, 'bad_request', 'request too large', { connection: 'close' });
-  const body = await readBody(req);
+  const body = await readBody(req, MAX_SIGN_IN_BYTES);
   if (body === undefined) return refuse(413, 'bad_request', 'request too large', { connection: 'close' });
   let parsed: ReturnType<typeof parseSignInRequest>;
   try {
