@@ -7,7 +7,7 @@
 import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateStatus } from './messages.js';
-import { signInPermission } from './sign-in.js';
+import { signInPermission } from './provider-permission.js';
 
 export function initSignInForm(deps: {
   ask<T>(req: { pmfPrivate: 'signIn'; address: string; password: string }): Promise<T>;

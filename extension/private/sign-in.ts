@@ -6,28 +6,11 @@
 // (sign-in-form.ts); the background only checks them.
 import browser from 'webextension-polyfill';
 import { discoverProvider, keepTokenAlive, revokeToken, signIn } from '../../protocol/sign-in-client.js';
-import { mailDomain } from '../../protocol/sign-in.js';
 import { providerPermission } from './provider-permission.js';
 import type { ProviderConfig } from './store.js';
 
 /** What a sign-in gives: a provider and token to connect with, or the origin the user must allow first. */
 export type SignInOutcome = { provider: string; token: string } | { needsPermission: string };
-
-/** The host permissions a sign-in for `address` needs, asked on the click: the mail domain and its subdomains, and `provider` when known. */
-export function signInPermission(address: string, provider?: string): { origins: string[] } | undefined {
-  let domain: string;
-  try {
-    domain = mailDomain(address.trim());
-  } catch {
-    return undefined;
-  }
-  // A loopback domain needs none (the manifest grants it); a provider is often on a subdomain (pmf.example.org).
-  const origins = [
-    ...(providerPermission(`https://${domain}`) ? [`https://${domain}/*`, `https://*.${domain}/*`] : []),
-    ...(provider ? (providerPermission(provider)?.origins ?? []) : []),
-  ];
-  return origins.length ? { origins } : undefined;
-}
 
 const allowed = async (url: string): Promise<boolean> => {
   const wanted = providerPermission(url);
