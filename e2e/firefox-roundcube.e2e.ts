@@ -195,14 +195,15 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     // The mail domain "localhost" publishes its provider, as an operator deploys the document.
     const document = await (await fetch(`${mailbox.provider.server.httpUrl}${DISCOVERY_PATH}`)).text();
     const discovery = await serveDiscovery(document);
+    const options = await firefox.browser.newPage(); // the Roundcube page stays as it is
     try {
-      await firefox.openExtensionPage(page, 'options.html', '#provider-disconnect:not([hidden])');
-      await page.locator('#provider-disconnect').click();
-      await page.waitForSelector('#provider-status[data-connected=false]');
-      await page.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
-      await page.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
-      await page.locator('#provider-sign-in button').click();
-      const status = await page.waitForSelector(
+      await firefox.openExtensionPage(options, 'options.html', '#provider-disconnect:not([hidden])');
+      await options.locator('#provider-disconnect').click();
+      await options.waitForSelector('#provider-status[data-connected=false]');
+      await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
+      await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in button').click();
+      const status = await options.waitForSelector(
         '#provider-status[data-connected=true], #provider-status[data-kind=error]',
         {
           timeout: 120_000,
@@ -214,12 +215,14 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
         await status!.evaluate((e) => e.textContent),
       );
       assert.equal(discovery.served(), 1, 'the provider was found from the address');
-      await page.screenshot({ path: resultPath('firefox-roundcube-sign-in.png') });
+      await options.screenshot({ path: resultPath('firefox-roundcube-sign-in.png') });
     } finally {
+      await options.close();
       await discovery.close();
     }
+    await page.bringToFront();
     await mailbox.deliverMoreSpam('Offer 3');
-    await page.goto(mailbox.roundcube.url);
+    await page.goto(`${mailbox.roundcube.url}?_task=mail&_mbox=INBOX`); // Roundcube would show Junk, shown last
     await page.locator('#messagelist tbody tr ::-p-text(Offer 3)').wait();
     const { state, text } = await openInPreview('Offer 3');
     assert.equal(state, 'spam', text);
