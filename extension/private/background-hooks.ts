@@ -143,9 +143,9 @@ export function offerForSpamCheck(
   })().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
 }
 
-async function connect(url: string, token: string): Promise<PrivateStatus> {
+async function connect(url: string, token: string, signedIn = false): Promise<PrivateStatus> {
   sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
-  const provider: ProviderConfig = { url: new URL(url).origin, token };
+  const provider: ProviderConfig = { url: new URL(url).origin, token, ...(signedIn && { signedIn: true }) };
   // The options page asked for it on the user's click; without it the worker could not fetch the model.
   const wanted = providerPermission(url);
   if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(url));
@@ -220,7 +220,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       )
         throw new Error('Enter your mail address and its password.');
       const signedIn = await signInWithMail(req.address.trim(), req.password);
-      return 'needsPermission' in signedIn ? signedIn : connect(signedIn.provider, signedIn.token);
+      return 'needsPermission' in signedIn ? signedIn : connect(signedIn.provider, signedIn.token, true);
     }
     case 'disconnect':
       await giveUpToken(await (await store()).provider());

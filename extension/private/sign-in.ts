@@ -24,9 +24,13 @@ export async function signInWithMail(address: string, password: string): Promise
   return { provider: doc.provider, token };
 }
 
-/** Gives the token up at its provider; a provider that cannot be reached keeps it until it expires. */
+/**
+ * Gives a signed-in token up at its provider (one the user pasted stays
+ * theirs to connect with again); a provider that cannot be reached keeps it
+ * until it expires.
+ */
 export async function giveUpToken(provider: ProviderConfig | undefined): Promise<void> {
-  if (provider) await revokeToken(provider.url, provider.token).catch(() => false);
+  if (provider?.signedIn) await revokeToken(provider.url, provider.token).catch(() => false);
 }
 
 const KEEP_ALIVE_ALARM = 'pmf-token-keep-alive';
