@@ -54,7 +54,7 @@ export async function discoverProvider(address: string, f: Fetch = fetch): Promi
   const url = discoveryUrl(domain);
   let r: Response;
   try {
-    r = await f(url, { redirect: 'error', credentials: 'omit', cache: 'no-store' });
+    r = await f(url, { redirect: 'error', credentials: 'omit' });
   } catch (e) {
     throw new SignInError(
       `Could not find the private spam check for ${domain}. Check the address, or ask your mail provider whether it offers one.`,
@@ -93,7 +93,6 @@ export async function signIn(
       body: JSON.stringify({ address, password }),
       redirect: 'error',
       credentials: 'omit',
-      cache: 'no-store',
     });
   } catch (e) {
     throw new SignInError(
@@ -144,7 +143,6 @@ export async function keepTokenAlive(provider: string, token: string, f: Fetch =
     headers: { authorization: `Bearer ${token}` },
     redirect: 'error',
     credentials: 'omit',
-    cache: 'no-store',
   });
   if (r.status === 401) return 'refused';
   if (!r.ok) throw new Error(`HTTP ${r.status}`);

@@ -99,7 +99,7 @@ describe('sign-in with the mail account against a real Dovecot', { skip }, () =>
     // Dovecot's passdb uses %n (the local part): without the domain check, alice@evil.example would be alice.
     const r = await post({ address: 'alice@evil.example', password: 'imap-secret' }, '192.0.2.3');
     assert.equal(r.status, 403);
-    assert.match((await r.json()).error, /does not serve addresses at evil.example/);
+    assert.match(((await r.json()) as { error: string }).error, /does not serve addresses at evil.example/);
   });
 
   test('the token refreshes with use and its holder revokes it: then it opens nothing', async () => {
