@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { dovecotInstalled, startDovecot, type Dovecot } from '../../e2e/fixtures/dovecot.js';
 import { DISCOVERY_PATH, parseDiscovery } from '../../protocol/sign-in.js';
 import { keepTokenAlive, revokeToken, signIn, tokenId } from '../../protocol/sign-in-client.js';
+import { signInConfig } from '../src/sign-in/config.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
 
 const skip = dovecotInstalled() ? false : 'Dovecot is not installed (scripts/setup.sh installs it)';
@@ -211,4 +212,22 @@ describe('sign-in when Dovecot gives no verdict', { skip }, () => {
       await down.close();
     }
   });
+});
+
+test('a sign-in configuration that would send passwords in the clear or name no domain is refused at start', () => {
+  const good = { publicUrl: 'https://pmf.example.org', domains: ['example.org'], dovecotAuth: '/run/dovecot/auth-pmf' };
+  assert.deepEqual(signInConfig(good), { ...good, service: 'imap', timeoutMs: 20_000 });
+  assert.equal(signInConfig({ ...good, dovecotAuth: '127.0.0.1:9999' })?.dovecotAuth, '127.0.0.1:9999');
+  assert.equal(signInConfig(undefined), undefined, 'not configured: no discovery document, no /signin');
+  for (const [bad, why] of [
+    [{ ...good, publicUrl: 'http://pmf.example.org' }, /publicUrl/],
+    [{ ...good, publicUrl: 'https://pmf.example.org/x' }, /publicUrl/],
+    [{ ...good, dovecotAuth: '192.0.2.1:9999' }, /dovecotAuth/],
+    [{ ...good, dovecotAuth: 'run/auth' }, /dovecotAuth/],
+    [{ ...good, domains: [] }, /domains/],
+    [{ ...good, domains: ['Example.ORG'] }, /domains/],
+    [{ ...good, service: 'imap\tsecured' }, /service/],
+    [{ ...good, timeoutMs: 10 }, /timeoutMs/],
+  ] as const)
+    assert.throws(() => signInConfig(bad), why, JSON.stringify(bad));
 });
