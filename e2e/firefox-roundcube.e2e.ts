@@ -4,12 +4,16 @@
 // pmf_connect): key import, one-click connect, the PGP/MIME ham decrypted in
 // place in the preview frame with its private spam verdict, opened spam moved
 // to Junk (checked over IMAP on the server), and search finding the ham by a
-// word of its encrypted body. Screenshots in test-results/.
+// word of its encrypted body; then, disconnected, it connects again from the
+// mail address and its password alone (docs/connecting.md) and new spam still
+// reaches Junk. Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'puppeteer-core';
+import { DISCOVERY_PATH } from '../protocol/sign-in.js';
 import { resultPath } from './fixtures/browser.js';
+import { serveDiscovery } from './fixtures/discovery-host.js';
 import {
   clickSpamBadgeButton,
   firefoxInstalled,
@@ -185,5 +189,43 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     } finally {
       await search.close();
     }
+  });
+
+  it('disconnected, it connects again from the mail address and its password, and new spam reaches Junk', async () => {
+    // The mail domain "localhost" publishes its provider, as an operator deploys the document.
+    const document = await (await fetch(`${mailbox.provider.server.httpUrl}${DISCOVERY_PATH}`)).text();
+    const discovery = await serveDiscovery(document);
+    const options = await firefox.browser.newPage(); // the Roundcube page stays as it is
+    try {
+      await firefox.openExtensionPage(options, 'options.html', '#provider-disconnect:not([hidden])');
+      await options.locator('#provider-disconnect').click();
+      await options.waitForSelector('#provider-status[data-connected=false]');
+      await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
+      await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in button').click();
+      const status = await options.waitForSelector(
+        '#provider-status[data-connected=true], #provider-status[data-kind=error]',
+        {
+          timeout: 120_000,
+        },
+      );
+      assert.equal(
+        await status!.evaluate((e) => e.getAttribute('data-connected')),
+        'true',
+        await status!.evaluate((e) => e.textContent),
+      );
+      assert.equal(discovery.served(), 1, 'the provider was found from the address');
+      await options.screenshot({ path: resultPath('firefox-roundcube-sign-in.png') });
+    } finally {
+      await options.close();
+      await discovery.close();
+    }
+    await page.bringToFront();
+    await mailbox.deliverMoreSpam('Offer 3');
+    await page.goto(`${mailbox.roundcube.url}?_task=mail&_mbox=INBOX`); // Roundcube would show Junk, shown last
+    await page.locator('#messagelist tbody tr ::-p-text(Offer 3)').wait();
+    const { state, text } = await openInPreview('Offer 3');
+    assert.equal(state, 'spam', text);
+    await waitOnServer('Junk', 'Offer 3');
   });
 });

@@ -114,6 +114,8 @@ async function verdictOf(id: string, fresh = true): Promise<string> {
 
 async function connect(token: string): Promise<void> {
   await page.goto(browser.extensionUrl('options.html'));
+  // The token form, behind the mail sign-in's disclosure.
+  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
   const form = page.locator('#provider-connect');
   await form.locator('input[name=url]').fill(provider.server.httpUrl);
   await form.locator('input[name=token]').fill(token);

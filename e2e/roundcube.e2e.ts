@@ -8,7 +8,9 @@
 // page forging Roundcube's offer cannot point it elsewhere. Opening the ham in
 // the three-pane view's preview frame shows it decrypted in place with its
 // private spam verdict and indexes it for search; opened spam is moved to
-// Junk through Roundcube's own move action, checked over IMAP on the server.
+// Junk through Roundcube's own move action, checked over IMAP on the server;
+// disconnected, it connects again from the mail address and its password
+// (docs/connecting.md) and new spam still reaches Junk.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,7 +25,9 @@ import {
   screenshot,
   type ExtensionBrowser,
 } from './fixtures/browser.js';
+import { DISCOVERY_PATH } from '../protocol/sign-in.js';
 import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-ui.js';
+import { serveDiscovery } from './fixtures/discovery-host.js';
 import type { Dovecot } from './fixtures/dovecot.js';
 import { roundcubeSkipReason, type Roundcube } from './fixtures/roundcube.js';
 import {
@@ -263,5 +267,33 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     } finally {
       await search.close();
     }
+  });
+
+  it('disconnected, it connects again from the mail address and its password, and new spam reaches Junk', async () => {
+    // The mail domain "localhost" publishes its provider (docs/connecting.md).
+    const discovery = await serveDiscovery(await (await fetch(`${provider.server.httpUrl}${DISCOVERY_PATH}`)).text());
+    const options = await browser.context.newPage();
+    try {
+      await options.goto(browser.extensionUrl('options.html'));
+      await options.locator('#provider-disconnect').click();
+      await options.locator('#provider-status[data-connected=false]').waitFor();
+      await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
+      await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in button').click();
+      const line = options.locator('#provider-status[data-connected=true], #provider-status[data-kind=error]');
+      await line.waitFor({ timeout: 120_000 });
+      assert.equal(await line.getAttribute('data-connected'), 'true', (await line.textContent()) ?? '');
+      assert.equal(discovery.served(), 1, 'the provider was found from the address');
+      await screenshot(options, 'roundcube-sign-in');
+    } finally {
+      await options.close();
+      await discovery.close();
+    }
+    await mailbox.deliverMoreSpam('Offer 3');
+    await page.goto(`${roundcube.url}?_task=mail&_mbox=INBOX`); // Roundcube would show the folder shown last
+    assert.equal(await openInPreview('Offer 3'), 'spam');
+    const b = await waitForClosed(page, (x) => /moved to Junk|could not move/.test(x.text), 30_000);
+    assert.match(b.text, /moved to Junk/, `${b.text}\n${roundcube.log()}`);
+    assert.ok((await dovecot.subjectsIn('alice', 'Junk')).includes('Offer 3'), 'in Junk on the server');
   });
 });

@@ -20,6 +20,7 @@ import {
 } from './provider-permission.js';
 import { packageLogStatus } from './log-status.js';
 import { resumeKeptTopics } from './resume-kept.js';
+import { giveUpToken, keepSignInAlive, signInWithMail } from './sign-in.js';
 import { SpamQueue } from './spam-queue.js';
 import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
@@ -142,9 +143,9 @@ export function offerForSpamCheck(
   })().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
 }
 
-async function connect(url: string, token: string): Promise<PrivateStatus> {
+async function connect(url: string, token: string, signedIn = false): Promise<PrivateStatus> {
   sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
-  const provider: ProviderConfig = { url: new URL(url).origin, token };
+  const provider: ProviderConfig = { url: new URL(url).origin, token, ...(signedIn && { signedIn: true }) };
   // The options page asked for it on the user's click; without it the worker could not fetch the model.
   const wanted = providerPermission(url);
   if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(url));
@@ -210,7 +211,19 @@ async function handle(req: PrivateRequest): Promise<unknown> {
       if (typeof req.url !== 'string' || typeof req.token !== 'string' || !req.token.trim() || req.token.length > 4096)
         throw new Error('Enter the provider’s address and your access token.');
       return connect(req.url.trim(), req.token.trim());
+    case 'signIn': {
+      if (
+        typeof req.address !== 'string' ||
+        typeof req.password !== 'string' ||
+        !req.password ||
+        req.password.length > 1024
+      )
+        throw new Error('Enter your mail address and its password.');
+      const signedIn = await signInWithMail(req.address.trim(), req.password);
+      return 'needsPermission' in signedIn ? signedIn : connect(signedIn.provider, signedIn.token, true);
+    }
     case 'disconnect':
+      await giveUpToken(await (await store()).provider());
       await (await store()).setProvider(undefined);
       forgetAll(RECONNECTED);
       await (await privateWorker()).call({ kind: 'reset' });
@@ -308,6 +321,14 @@ const reply = (p: Promise<unknown>) =>
 
 /** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
 export function listenForPrivateRequests(): void {
+  keepSignInAlive(
+    async () => (await store()).provider(),
+    () =>
+      (live.lastError = {
+        text: 'Your provider no longer accepts this connection (it expired or was revoked). Sign in again.',
+        detail: 'GET /tokens: 401',
+      }),
+  );
   browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
     const web = msg as (WebmailConnectRequest & BacklogRequest & UserVerdictRequest) | null;
     // From our content script in a tab, never from an extension page.

@@ -6,6 +6,8 @@ import type { SpamBadge } from './faults.js';
 /** From the options page and popup to the background. */
 export type PrivateRequest =
   | { pmfPrivate: 'connect'; url: string; token: string }
+  /** Connect from the mail address and its password (sign-in.ts); answers PrivateStatus, or {needsPermission: origin}. */
+  | { pmfPrivate: 'signIn'; address: string; password: string }
   | { pmfPrivate: 'disconnect' }
   /** Changes the settings given (booleans only); the others stay. */
   | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean; linkCheck?: boolean }

@@ -7,6 +7,7 @@ import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateRequest, PrivateStatus } from './messages.js';
 import { permissionRefused, providerPermission } from './provider-permission.js';
+import { initSignInForm } from './sign-in-form.js';
 
 /** Dispatched on the document once a connect succeeded. */
 export const PROVIDER_CONNECTED = 'pmf-provider-connected';
@@ -32,12 +33,12 @@ function show(s: PrivateStatus): void {
           : ''),
       'ok',
     );
-  else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
+  else say(line, 'Not connected: enter your mail address and its password.', 'info');
   $<HTMLInputElement>('spam-check').checked = s.spamCheck;
   $<HTMLInputElement>('link-check').checked = s.linkCheck;
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
   $<HTMLInputElement>('share-topics').checked = s.topics;
-  $('provider-connect').hidden = s.connected;
+  $('provider-connect-forms').hidden = s.connected;
   $('provider-disconnect').hidden = !s.connected;
   // For support: what failed, or how the model was opened.
   const m = s.model;
@@ -74,6 +75,12 @@ const refresh = async (): Promise<PrivateStatus> => {
 };
 
 export function initProviderSection(): void {
+  initSignInForm({
+    ask: askPrivate,
+    show,
+    refresh,
+    connected: () => document.dispatchEvent(new Event(PROVIDER_CONNECTED)),
+  });
   const form = $<HTMLFormElement>('provider-connect');
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

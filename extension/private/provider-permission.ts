@@ -4,6 +4,7 @@
 // connect time, from the options page's Connect click: browsers allow
 // permissions.request only while handling the user's gesture, so the page
 // computes it synchronously here, before anything is awaited.
+import { mailDomain } from '../../protocol/sign-in.js';
 
 /** Hosts the manifests' host_permissions already cover (any port). */
 const IN_MANIFEST = new Set(['localhost', '127.0.0.1']);
@@ -24,6 +25,22 @@ export function providerPermission(url: string): { origins: string[] } | undefin
   }
   if (IN_MANIFEST.has(u.hostname) || u.protocol !== 'https:') return undefined;
   return { origins: [`https://${u.hostname}/*`] };
+}
+
+/** The host permissions a sign-in for `address` needs, asked on the click: the mail domain and its subdomains, and `provider` when known. */
+export function signInPermission(address: string, provider?: string): { origins: string[] } | undefined {
+  let domain: string;
+  try {
+    domain = mailDomain(address.trim());
+  } catch {
+    return undefined;
+  }
+  // A loopback domain needs none (the manifest grants it); a provider is often on a subdomain (pmf.example.org).
+  const origins = [
+    ...(providerPermission(`https://${domain}`) ? [`https://${domain}/*`, `https://*.${domain}/*`] : []),
+    ...(provider ? (providerPermission(provider)?.origins ?? []) : []),
+  ];
+  return origins.length ? { origins } : undefined;
 }
 
 /** What the page says when the user (or the browser) refused it. */

@@ -46,6 +46,8 @@ export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
   url: string;
   token: string;
+  /** The token came from signing in with the mail password (sign-in.ts): Disconnect revokes it. */
+  signedIn?: true;
 }
 
 export interface PrivateSettings {

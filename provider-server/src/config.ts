@@ -72,6 +72,8 @@ export interface ServerConfig {
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
+  /** Sign-in with the mail password and the discovery document, as written (sign-in/config.ts checks them). */
+  signIn?: unknown;
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
   /** Serving the bundled demo models on purpose (`npm run demo`): no warning about them (demo-models.ts). */

@@ -39,6 +39,8 @@ export interface HttpDeps {
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The admin endpoints (admin.ts), when admin tokens are configured. */
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The discovery document and POST /signin (sign-in/), when sign-in is configured. */
+  signIn?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The remote search index (remote-index/http.ts). */
@@ -223,7 +225,13 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
       deps.metrics.internalRefused.inc();
       return json(res, 403, { error: 'internal endpoint: reachable from internalAllowlist only' });
     }
-    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
+    if (
+      deps.webmail?.(req, res) ||
+      deps.admin?.(req, res) ||
+      deps.webmailToken?.(req, res) ||
+      deps.tokens?.(req, res) ||
+      deps.signIn?.(req, res)
+    )
       return;
     if (deps.remoteIndex?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });

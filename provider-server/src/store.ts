@@ -239,6 +239,17 @@ export class Store {
     return { userId, token: await this.tokens.issue(userId, 'cli', policy) };
   }
 
+  /** The user's id, creating the user (without a token) when there is none by that name: a first sign-in. */
+  async ensureUser(name: string): Promise<number> {
+    if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
+    await this.db.run('INSERT INTO users (name, created_at, key_salt) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
+      name,
+      Date.now(),
+      newKeySalt(),
+    ]);
+    return (await this.userId(name))!;
+  }
+
   async userId(name: string): Promise<number | undefined> {
     const row = await this.get<{ id: number }>('SELECT id FROM users WHERE name = ?', [name]);
     return row?.id;
