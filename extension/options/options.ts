@@ -12,6 +12,7 @@ import { loadSettings, saveSettings } from '../lib/settings.js';
 import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initProviderSection } from '../private/options-section.js';
+import { initSecuritySection } from './security-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -243,3 +244,4 @@ onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
+void initSecuritySection();
