@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
-import { SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
+import { clickClosedButton, CONNECT_BAR, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { stopGroup } from './fixtures/process.js';
 
 const COUNT = 6;
@@ -75,8 +75,9 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
     await page.goto(`${ready.base}/mail`);
     await page.locator('input[name=token]').fill(ready.token);
     await page.locator('form.login button').click();
-    await page.locator('.pmf-connect .bar button').click();
-    await page.locator('.pmf-connect .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await waitForClosed(page, () => true, 30_000, CONNECT_BAR);
+    await clickClosedButton(page, CONNECT_BAR);
+    await waitForClosed(page, (b) => b.state === 'done', 120_000, CONNECT_BAR);
     await page.goto(`${ready.base}/mail`);
     const done = await waitForClosed(page, (b) => b.state === 'done', 180_000, SPAM_BACKLOG);
     assert.match(done.text, new RegExp(`Checked ${COUNT} of ${COUNT} new messages`));

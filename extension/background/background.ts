@@ -18,7 +18,12 @@ import {
   type Reply,
   type Request,
   type Status,
+  type ViewContent,
+  VIEWER_HEIGHT,
+  type ViewerHeightMessage,
 } from '../lib/messages.js';
+import { loadSecurityBackground } from '../lib/security-background.js';
+import { viewerHeight } from '../lib/viewer-height.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
 import {
@@ -35,6 +40,7 @@ import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../th
 import { watchMail } from '../thunderbird/live-index.js';
 import { showBannerInMessages } from '../thunderbird/register-banner.js';
 import { fetchPageFor } from './page-fetch.js';
+import { ViewStore, type ViewRoute } from './views.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -72,22 +78,13 @@ async function decryptAndIndex(
   return opened;
 }
 
-/**
- * Decrypted results waiting for their viewer frame, by unguessable id. Kept
- * briefly (the frame loads right away; a reload within the window works) and
- * dropped on lock.
- */
-const views = new Map<string, { result: DecryptResult; expires: number }>();
-const VIEW_TTL_MS = 10 * 60_000;
+/** Outcomes waiting for their viewer frame (views.ts): single use, bound to the asking tab and frame. */
+const views = new ViewStore();
 
-function toBadge(result: DecryptResult): BadgeInfo {
-  const { text, subject: _s, attachments: _a, ...badge } = result;
-  if (text === undefined) return badge;
-  const now = Date.now();
-  for (const [id, v] of views) if (v.expires <= now) views.delete(id);
-  const viewId = crypto.randomUUID();
-  views.set(viewId, { result, expires: now + VIEW_TTL_MS });
-  return { ...badge, viewId };
+/** The badge for the content script; with a view id when a viewer frame will show the outcome. */
+function toBadge(result: DecryptResult, route?: ViewRoute): BadgeInfo {
+  const { text: _t, subject: _s, attachments: _a, ...badge } = result;
+  return route ? { ...badge, viewId: views.add(result, route) } : badge;
 }
 
 async function status(): Promise<Status> {
@@ -133,13 +130,22 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       }
       const { result, plaintext } = await decryptAndIndex(block, source);
       offerForSpamCheck(source, result, plaintext, sender); // mailbox indexing (indexOnly) classifies a backlog too
-      return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
+      const { tab, frameId } = sender;
+      // Every outcome, not only a decryption, is shown by a viewer frame: the page sees the same box either way.
+      return toBadge(
+        result,
+        req.indexOnly || tab?.id === undefined || frameId === undefined ? undefined : { tabId: tab.id, frameId },
+      );
     }
     case 'view': {
       if (!page) throw new Error('Only extension pages may read decrypted mail.');
-      const v = views.get(req.viewId);
-      if (!v || v.expires <= Date.now()) throw new Error('This decrypted view has expired; reload the message.');
-      return v.result;
+      return { result: views.take(req.viewId, sender), security: await loadSecurityBackground() } satisfies ViewContent;
+    }
+    case 'viewer-height': {
+      const to = page ? views.heightRoute(req.viewId, sender) : undefined;
+      const msg: ViewerHeightMessage = { type: VIEWER_HEIGHT, viewId: req.viewId, height: viewerHeight(req.height) };
+      if (to) browser.tabs.sendMessage(to.tabId, msg, { frameId: to.frameId }).catch(() => {});
+      return true;
     }
     case 'status':
       return status();
