@@ -8,6 +8,7 @@ import type { Party } from '../extension/test/mail-fixtures.js';
 import { resultPath } from './fixtures/browser.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 import {
+  addWebmailSiteFirefox,
   clickClosedUiButton,
   closedUiUntil,
   firefoxInstalled,
@@ -44,6 +45,7 @@ describe('Firefox ESR: index the demo webmail mailbox', { skip, timeout: 180_000
       { armored: alice.privateArmored, passphrase: alice.passphrase },
       { armored: bob.publicArmored },
     ]);
+    await addWebmailSiteFirefox(firefox, page, webmail.origin);
   });
 
   it('indexes every readable message from the inbox', async () => {

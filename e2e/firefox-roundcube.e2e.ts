@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'puppeteer-core';
 import { resultPath } from './fixtures/browser.js';
 import {
+  addWebmailSiteFirefox,
   clickClosedUiButton,
   closedUiUntil,
   CONNECT_BAR,
@@ -90,6 +91,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await importAndUnlockFirefox(firefox, page, [
       { armored: mailbox.alice.privateArmored, passphrase: mailbox.alice.passphrase },
     ]);
+    await addWebmailSiteFirefox(firefox, page, mailbox.roundcube.origin);
   });
 
   it('logs in to Roundcube and connects with one click', async () => {

@@ -5,16 +5,23 @@
 // and the extension's shadow roots; measure the decrypted text's layout by
 // resizing the extension's box or embedding its viewer at chosen widths and
 // listening for its height; rewrite or imitate the status; aim a Junk move at
-// another message. Each attack is checked against what the user sees and
+// another message; and, from a page of another site, detect the extension by
+// loading viewer.html. Each attack is checked against what the user sees and
 // what the extension keeps (its search index, the webmail's folders).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { encryptText, inlinePgpMessage, makeParty, type Party } from '../extension/test/mail-fixtures.js';
 import { SPAM_BADGE } from '../extension/private/messages.js';
-import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import {
+  addWebmailSite,
+  importAndUnlock,
+  launchWithExtension,
+  screenshot,
+  type ExtensionBrowser,
+} from './fixtures/browser.js';
 import { extensionUiText, viewerFrame } from './fixtures/closed-ui.js';
-import { startWebmail, type MemoryMailbox } from './fixtures/webmail-server.js';
+import { startServer, startWebmail, type MemoryMailbox } from './fixtures/webmail-server.js';
 
 const TOKEN = 'alice-hostile-token';
 const REAL_TEXT = 'The quarterly numbers are final.';
@@ -27,6 +34,8 @@ let box: MemoryMailbox;
 let webmail: Awaited<ReturnType<typeof startWebmail>>;
 let browser: ExtensionBrowser;
 let page: Page;
+/** A message to Alice that a page of another site shows. */
+let foreignArmor: string;
 
 before(
   async () => {
@@ -44,6 +53,7 @@ before(
         ],
       },
     };
+    foreignArmor = await encryptText('Shown on another site.', [alice], bob);
     webmail = await startWebmail(box);
     browser = await launchWithExtension();
     page = await browser.context.newPage();
@@ -56,6 +66,7 @@ before(
     await page.locator('#security-form input[name=phrase]').fill(PHRASE);
     await page.locator('#security-form button[type=submit]').click();
     await page.locator('#security-status[data-kind=ok]').waitFor();
+    await addWebmailSite(browser, webmail.origin);
     await page.goto(`${webmail.origin}/mail`);
     await page.locator('input[name=token]').fill(TOKEN);
     await page.locator('form.login button').click();
@@ -144,17 +155,25 @@ describe('a hostile webmail page', { timeout: 180_000 }, () => {
     }
     assert.equal(new Set(heights).size, 1, `one height at every width: ${heights}`);
     // The page embeds the viewer itself, with any view id it could read, at the widths it likes.
-    await page.evaluate(async (id) => {
+    const embedded = await page.evaluate(async (id) => {
       const ids = [...document.querySelectorAll('*')].flatMap((e) =>
         [...(e.shadowRoot?.querySelectorAll('iframe') ?? [])].map((f) => new URL(f.src).searchParams.get('v') ?? ''),
       );
       const url = `chrome-extension://${id}/viewer.html`;
+      let fetched: string;
+      try {
+        fetched = `loaded (${(await fetch(url)).status})`;
+      } catch {
+        fetched = 'refused';
+      }
       for (const w of [60, 120, 240])
         document.body.append(
           Object.assign(document.createElement('iframe'), { src: `${url}?v=${ids[0] ?? 'x'}`, style: `width:${w}px` }),
         );
       await new Promise((r) => setTimeout(r, 3_000));
+      return fetched;
     }, browser.extensionId);
+    assert.equal(embedded, 'refused', 'viewer.html cannot be loaded by its static address');
     assert.deepEqual((await pageReads()).seen, [], 'nothing was posted to the page');
   });
 
@@ -215,5 +234,34 @@ describe('a hostile webmail page', { timeout: 180_000 }, () => {
     while (folderOf('real-1') !== 'junk' && folderOf('victim-1') === 'inbox' && Date.now() < until)
       await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual([folderOf('real-1'), folderOf('victim-1')], ['junk', 'inbox']);
+  });
+
+  it('a page of another site cannot find the extension nor have it read a message', async () => {
+    const other = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<!doctype html><body class="pmf-demo-webmail"><main><article class="message" data-message-id="x">` +
+          `<pre class="body">${foreignArmor}</pre></article></main></body>`,
+      );
+      return true;
+    });
+    const probe = await browser.context.newPage();
+    try {
+      await probe.goto(`${other.origin}/mail/m/x`);
+      await probe.waitForTimeout(3_000);
+      const found = await probe.evaluate(async (id) => {
+        let fetched: string;
+        try {
+          fetched = `loaded (${(await fetch(`chrome-extension://${id}/viewer.html`)).status})`;
+        } catch {
+          fetched = 'refused';
+        }
+        return { fetched, inserted: document.querySelectorAll('body [class^=pmf-], [data-pmf-state]').length };
+      }, browser.extensionId);
+      assert.deepEqual(found, { fetched: 'refused', inserted: 0 });
+    } finally {
+      await probe.close();
+      await other.close();
+    }
   });
 });

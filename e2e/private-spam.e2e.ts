@@ -27,7 +27,13 @@ import type { Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
 import { markClassified } from '../provider-server/test/harness.js';
 import { loadHe } from '../wasm/ts/he.js';
-import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import {
+  addWebmailSite,
+  importAndUnlock,
+  launchWithExtension,
+  screenshot,
+  type ExtensionBrowser,
+} from './fixtures/browser.js';
 import {
   clickClosedButton,
   CONNECT_BAR,
@@ -97,6 +103,7 @@ before(
     ];
     for (const [i, e] of pick.entries()) await deliver(`${e.label}-${i}`, e.raw as string, e.label);
     browser = await launchWithExtension();
+    await addWebmailSite(browser, provider.server.httpUrl);
     page = await browser.context.newPage();
   },
   { timeout: 300_000 },

@@ -5,7 +5,8 @@
 // suite firefox-roundcube.e2e.ts); Alice logs in to Roundcube (php -S on loopback,
 // fixtures/roundcube.ts) with the provider's pmf_connect plugin installed and
 // connects the extension with one click (no token copied), while a hostile
-// page forging Roundcube's offer cannot point it elsewhere. Opening the ham in
+// page forging Roundcube's offer gets no extension UI unless the user added
+// its site, and even then cannot point it elsewhere. Opening the ham in
 // the three-pane view's preview frame shows it decrypted in place with its
 // private spam verdict and indexes it for search; opened spam is moved to
 // Junk through Roundcube's own move action, checked over IMAP on the server.
@@ -17,6 +18,7 @@ import type { Page } from 'playwright-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
 import type { Provider } from '../provider-server/src/provider.js';
 import {
+  addWebmailSite,
   importAndUnlock,
   launchWithExtension,
   resultPath,
@@ -52,6 +54,7 @@ before(
     mailbox = await startRoundcubeMailbox();
     ({ alice, dovecot, roundcube, provider, ham } = mailbox);
     browser = await launchWithExtension();
+    await addWebmailSite(browser, roundcube.origin);
     page = await browser.context.newPage();
   },
   { timeout: 240_000 },
@@ -96,7 +99,13 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const { port } = hostile.address() as { port: number };
     const evil = await browser.context.newPage();
     try {
+      // Not a site the user added: the extension does nothing there.
       await evil.goto(`http://127.0.0.1:${port}/mail/`);
+      await evil.waitForTimeout(2_000);
+      assert.equal(await evil.locator('.pmf-connect').count(), 0);
+      // Had the user added it (or were it their webmail, turned hostile): the offer shows, but leads nowhere.
+      await addWebmailSite(browser, `http://127.0.0.1:${port}`);
+      await evil.reload();
       await waitForClosed(evil, () => true, 30_000, CONNECT_BAR);
       await clickClosedButton(evil, CONNECT_BAR); // even the user's own click
       const { text: said } = await waitForClosed(evil, (b) => b.state === 'error', 30_000, CONNECT_BAR);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
-import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { addWebmailSite, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { clickClosedButton, MAILBOX_BAR, viewerFrame, waitForClosed, waitForStatus } from './fixtures/closed-ui.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 
@@ -20,6 +20,7 @@ before(
   async () => {
     ({ alice, bob, webmail } = await startDemoMailbox());
     browser = await launchWithExtension();
+    await addWebmailSite(browser, webmail.origin);
     page = await browser.context.newPage();
   },
   { timeout: 180_000 },

@@ -24,6 +24,15 @@ import {
 } from '../lib/messages.js';
 import { loadSecurityBackground } from '../lib/security-background.js';
 import { viewerHeight } from '../lib/viewer-height.js';
+import {
+  changeSites,
+  isWebmailSite,
+  loadSites,
+  registerSites,
+  sitePattern,
+  sitePermission,
+  webmailOrigin,
+} from '../lib/webmail-sites.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
 import {
@@ -103,7 +112,7 @@ async function status(): Promise<Status> {
  * logs an error for every message sent to a tab that cannot receive).
  */
 async function broadcastKeysChanged(): Promise<void> {
-  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
+  const url = (await loadSites(browser.storage.local)).map(sitePattern);
   if (url.length === 0) return;
   for (const tab of await browser.tabs.query({ url })) {
     if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
@@ -112,6 +121,20 @@ async function broadcastKeysChanged(): Promise<void> {
 
 function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
+}
+
+const NOT_A_SITE = 'This page is not one of your webmail sites (Options → Webmail sites).';
+
+/** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
+async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Promise<string[]> {
+  const add = typeof req.add === 'string' ? webmailOrigin(req.add) : undefined;
+  const wanted = add === undefined ? undefined : sitePermission(add);
+  if (add && wanted && !(await browser.permissions.contains(wanted)))
+    throw new Error(`Not added: the extension may run on ${new URL(add).host} only with your permission.`);
+  const remove = typeof req.remove === 'string' ? req.remove : undefined;
+  const sites = await changeSites(browser.storage.local, { add, remove });
+  await registerSites(browser.scripting, sites);
+  return sites;
 }
 
 const thunderbirdDeps: Deps = {
@@ -124,6 +147,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
+      if (!page && !(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       // A content script may only describe mail of the site it runs on.
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
@@ -174,7 +198,11 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
+      if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       return fetchPageFor(req.url, sender.tab?.url);
+    case 'webmail-sites':
+      if (!page) throw new Error('Only extension pages may change the webmail sites.');
+      return changeWebmailSites(req);
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
@@ -235,6 +263,11 @@ const catchUpNewMail = tbApi
     )
   : () => {};
 let thunderbirdSpam: ReturnType<typeof watchThunderbirdSpam> | undefined;
+// The content script runs only on the webmail sites the user added (lib/webmail-sites.ts); Thunderbird has none.
+if (!tbApi)
+  void loadSites(browser.storage.local)
+    .then((sites) => registerSites(browser.scripting, sites))
+    .catch((e: unknown) => console.warn('webmail sites:', (e as Error).message));
 if (tbApi) {
   // The private spam check of new and displayed mail the provider delivered (thunderbird/spam-check.ts).
   thunderbirdSpam = watchThunderbirdSpam(

@@ -1,4 +1,4 @@
-// Content script for supported webmail pages: finds the message the
+// Content script for the webmail sites the user added (lib/webmail-sites.ts): finds the message the
 // page shows through the page's adapter, reads it as the webmail's server
 // holds it, asks the background to decrypt/verify it, and shows the outcome
 // in an extension frame (message-frame.ts). The page's scripts may be hostile
@@ -11,6 +11,7 @@ import { findPgpBlocks } from '../../mail/pgp.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
+import { isWebmailSite } from '../lib/webmail-sites.js';
 import type { MessageView, WebmailAdapter } from './adapters/adapter.js';
 import { adapterFor } from './adapters/index.js';
 import { foldOriginal, listenForViewerHeights, showFailure, showView } from './message-frame.js';
@@ -92,7 +93,9 @@ async function readMessage(adapter: WebmailAdapter, view: MessageView): Promise<
   }
 }
 
-function start(): void {
+async function start(): Promise<void> {
+  // Registered for the sites' hosts on every port: only the exact origins the user added.
+  if (!(await isWebmailSite(browser.storage.local, location.href))) return;
   browser.runtime.onMessage.addListener((msg: unknown) => {
     if ((msg as { type?: string } | null)?.type === KEYS_CHANGED.type) void scan(true);
     return undefined;
@@ -108,4 +111,4 @@ function start(): void {
   void scan();
 }
 
-start();
+void start();

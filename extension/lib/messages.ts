@@ -36,7 +36,9 @@ export type Request =
   /** From the message display script: the message shown in its own tab. */
   | { type: 'tb-this-message' }
   /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
-  | { type: 'fetch-page'; url: string };
+  | { type: 'fetch-page'; url: string }
+  /** From the options page: adds or removes a webmail site (lib/webmail-sites.ts); answers the list. */
+  | { type: 'webmail-sites'; add?: string; remove?: string };
 
 export interface Status {
   privateKeys: number;

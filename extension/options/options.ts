@@ -13,6 +13,7 @@ import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initProviderSection } from '../private/options-section.js';
 import { initSecuritySection } from './security-section.js';
+import { initSitesSection } from './sites-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -244,4 +245,5 @@ onGenerate($<HTMLFormElement>('generate'));
 onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
+initSitesSection();
 void initSecuritySection();
