@@ -9,7 +9,7 @@ import { issuedToken, type MailFolder, type MessageView, type WebmailAdapter } f
 
 const text = (root: Element, sel: string) => root.querySelector(sel)?.textContent?.trim() ?? '';
 
-/** Each live view's message id and folder, as read at scan time and moved since; out of the page's DOM. */
+/** Each view's message id and folder, as read at scan time and moved since; out of the page's DOM. */
 const where = new WeakMap<HTMLElement, { id: string; folder?: MailFolder }>();
 
 const folderOf = (article: HTMLElement): MailFolder | undefined => {
@@ -40,7 +40,8 @@ export const demoWebmail: WebmailAdapter = {
   matches: (doc) => doc.body?.classList.contains('pmf-demo-webmail') ?? false,
   findMessages(doc, url) {
     return messagesOf(doc, url).map(({ id, article, body }) => {
-      if (!where.has(body)) where.set(body, { id });
+      // A fetched page is the server's copy (the backlog moves by it); a live page's folder is replaced by loadMessage.
+      if (!where.has(body)) where.set(body, { id, folder: folderOf(article) });
       return {
         source: {
           id: `${url.origin}/mail#${id}`,
