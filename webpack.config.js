@@ -43,20 +43,19 @@ export function targetManifest(base, target) {
       : // Thunderbird 128 ESR: messages.getFull/getRaw decrypt since 125.
         { gecko: { id: GECKO_ID, strict_min_version: '128.0' } };
   if (target === 'thunderbird') {
-    // No webmail pages in Thunderbird: its own message pane is read through
+    // No webmail pages in Thunderbird (so no viewer frame in them): its own message pane is read through
     // messages/messageDisplay (messagesRead) and shown in a display-action popup.
     // host_permissions stay: the private spam check's worker fetches the provider's packages cross-origin
     // (loopback only, as in the other builds).
-    delete m.content_scripts;
     delete m.web_accessible_resources;
     // accountsRead: the new-mail, move and delete events (index mail as it changes);
-    // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane);
+    // scripting (in every build, for the webmail sites' content script): in Thunderbird,
+    // browser.scripting.messageDisplay exists only with it (the banner in the message pane);
     // messagesUpdate, messagesMove: a spam verdict flags the message junk and moves it to Junk (thunderbird/junk.ts).
     m.permissions = [
       ...m.permissions.filter((p) => p !== 'unlimitedStorage'),
       'messagesRead',
       'accountsRead',
-      'scripting',
       'messagesUpdate',
       'messagesMove',
     ];

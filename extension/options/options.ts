@@ -14,6 +14,8 @@ import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
+import { initSecuritySection } from './security-section.js';
+import { initSitesSection } from './sites-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -257,3 +259,5 @@ onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
 initPackageLogSection();
+initSitesSection();
+void initSecuritySection();
