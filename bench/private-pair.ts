@@ -108,6 +108,34 @@ export function spamRound(
   return { spam, clientMs, providerMs, bytes, lweBytes: lwe.length };
 }
 
+/**
+ * What a user key's key-switching key adds on the wire: the welcome frame
+ * that carries it (once per key epoch) minus the same frame without it, for
+ * a real KSK of the pair's model.
+ */
+export function kskWireBytes(pair: Pair): number {
+  const ksk = pair.sk.keySwitchKey(
+    pair.he.randomSeed(),
+    pair.session.user,
+    { salt: pair.he.randomSeed(), epoch: 1 },
+    pair.params.T,
+  );
+  const welcome = (k: Uint8Array): number =>
+    encodeMessage('welcome', 0, {
+      sessionId: 'x'.repeat(43),
+      modelVersion: 1,
+      packageSha256: new Uint8Array(32),
+      candidatesSha256: new Uint8Array(0),
+      p0: new Uint8Array(1),
+      keyEpoch: 1,
+      ksk: k,
+      keyBudget: 128,
+      maxFrameBytes: 1 << 20,
+      requestsPerMinute: 600,
+    }).length;
+  return welcome(ksk) - welcome(new Uint8Array(0));
+}
+
 export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { cacheA?: boolean } = {}): Pair {
   const skBytes = he.generateSecretKey();
   const sk = he.loadSecretKey(skBytes);
@@ -115,7 +143,7 @@ export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { c
   const model = he.newClientModel(params, opts);
   for (const record of sk.encryptModel(params, weights)) model.push(record);
   model.finish();
-  return new Pair(he, params, sk, model, localSession(he, sk, he.randomSeed()));
+  return new Pair(he, params, sk, model, localSession(he, sk, he.randomSeed(), params.T));
 }
 
 /** `count` random signed b_in-bit weights. */

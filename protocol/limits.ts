@@ -22,7 +22,7 @@ export const LIMITS = {
   errorCode: 64,
   errorText: 1024,
   p0: 1 << 20, // per-client public key polynomial
-  ksk: 1 << 20, // one user's key-switching key (774 KB)
+  ksk: 1 << 20, // one user's key-switching key (at most 282 KB, at T = 32)
   lwe: 64 * 1024, // one bit-packed LWE ciphertext (≈ 22 KB at Q = 44)
   choices: 2 * MAX_T, // Beaver choice bits, one per client input bit
   gc: 256 * 1024, // garbled circuit bundle for one comparison

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // One lint entry point for the three languages: ESLint + Prettier + tsc (one
 // project per area, scripts/typecheck.mjs) for TypeScript, clang-format for
-// the C++ under wasm/src and the C of provider-server/native, ruff for models/
-// Python, php -l for the Roundcube plugin's PHP.
+// the C++ under wasm/src and the C of provider-server/native, ruff for the
+// Python of models/ and wasm/tools, php -l for the Roundcube plugin's PHP.
 // --fix rewrites formatting instead of checking it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -40,8 +40,10 @@ const ruff = path.join(root, 'models/.venv/bin/ruff');
 if (files('models', ['.py']).length) {
   if (!fs.existsSync(ruff)) failed.push('ruff (models/.venv missing: run scripts/setup.sh)');
   else {
-    run('ruff check', ruff, fix ? ['check', '--fix', 'models'] : ['check', 'models']);
-    run('ruff format', ruff, fix ? ['format', 'models'] : ['format', '--check', 'models']);
+    // wasm/tools holds the lattice security estimate, in the same Python and style.
+    const py = ['--config', 'models/ruff.toml', 'models', 'wasm/tools'];
+    run('ruff check', ruff, fix ? ['check', '--fix', ...py] : ['check', ...py]);
+    run('ruff format', ruff, fix ? ['format', ...py] : ['format', '--check', ...py]);
   }
 }
 

@@ -28,6 +28,8 @@ command -v emcc >/dev/null || pkgs+=(emscripten)
 command -v chromium >/dev/null || pkgs+=(chromium)
 command -v clang-format >/dev/null || pkgs+=(clang-format)
 command -v g++ >/dev/null || pkgs+=(g++)
+# Valgrind's memcheck checks the lattice code's constant-time discipline (wasm/test/he-ct.test.ts).
+command -v valgrind >/dev/null || pkgs+=(valgrind)
 # libsodium's headers for the provider's native ristretto255 (provider-server/native/),
 # and Rust for its base OTs' group arithmetic (rustup's toolchain when there is one).
 [ -f /usr/include/sodium.h ] || pkgs+=(libsodium-dev)

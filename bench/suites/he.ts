@@ -15,6 +15,7 @@ import {
   heLayout,
   loadHe,
   localSession,
+  ksGadget,
   makeParams,
 } from '../../wasm/ts/he.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
@@ -71,9 +72,10 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const sk = h.loadSecretKey(h.generateSecretKey());
   const providerSeed = h.randomSeed();
   const nonce = h.randomSeed();
+  const T = makeParams({ N: 1, B: 1 }).T; // the default plaintext width of these rows
   const user = { salt: h.randomSeed(), epoch: 1 };
-  const session = localSession(h, sk, providerSeed, user);
-  const kskBytes = sk.keySwitchKey(providerSeed, session.user, user);
+  const session = localSession(h, sk, providerSeed, T, user);
+  const kskBytes = sk.keySwitchKey(providerSeed, session.user, user, T);
 
   // Provider: one model ciphertext, one public key, one decryption.
   const one = makeParams({ N: HE_N - 1, B: 1 });
@@ -82,14 +84,14 @@ export default async function he(ctx: BenchContext): Promise<void> {
   ctx.report({ case: 'encrypt_ct', metric: 'time_us', value: encNs / 1e3, unit: 'us', note: 'seed ‖ b, both limbs' });
   const pkNs = timePerCall(() => sk.publicKeyFor(providerSeed, nonce), { minMs: ctx.quick ? 200 : 500 });
   ctx.report({ case: 'public_key', metric: 'time_us', value: pkNs / 1e3, unit: 'us', note: 'p0 for one client' });
-  const kskNs = timeRounds(() => sk.keySwitchKey(providerSeed, session.user, user), ctx.quick ? 3 : 10);
+  const kskNs = timeRounds(() => sk.keySwitchKey(providerSeed, session.user, user, T), ctx.quick ? 3 : 10);
   ctx.report({ case: 'ksk_generate', metric: 'time_ms', value: ms(kskNs), unit: 'ms', note: 'per user and key epoch' });
   ctx.report({
     case: 'ksk_bytes',
     metric: 'bytes',
     value: kskBytes.length,
     unit: 'B',
-    note: '7 digits of one limb (q2), a parts seeded',
+    note: `T = ${T}: ${ksGadget(T).digits} digits modulo q_ks < 2^50, a parts seeded`,
   });
   const kskLoadNs = timeRounds(() => h.loadKeySwitchKey(kskBytes).dispose(), ctx.quick ? 3 : 10);
   ctx.report({

@@ -39,6 +39,8 @@ export interface ConnectorOptions<M extends LoadedModel = LoadedModel, S = SpamS
   open?: (opts: SessionOptions & { model: M }) => Promise<S>;
   /** Spam requests kept on the device until their outcome is stored (kept-requests.ts); pass runJournal of the same to the run. */
   kept?: SessionOptions['kept'];
+  /** The device's flooding budget, charged for every ciphertext before it leaves (flood-ledger.ts). */
+  flood?: SessionOptions['flood'];
   /** Persistent per-user key-switching keys by package key ("<model>-v<version>"), e.g. the extension's IndexedDB. */
   userKeys?: {
     get(packageKey: string): Promise<{ epoch: number; ksk: Uint8Array } | undefined>;
@@ -56,7 +58,7 @@ export interface Connector<M extends LoadedModel = LoadedModel, S = SpamSession>
 
 /**
  * A stored user key, or none when an older build stored it in a layout this
- * one no longer reads (the key-switching key's version 1): the session then
+ * one no longer reads (the key-switching key's layouts 1 and 2): the session then
  * asks for the current epoch's key again. Any other defect is an error.
  */
 function storedUserKey(
@@ -111,6 +113,7 @@ export function createConnector<M extends LoadedModel = LoadedModel, S = SpamSes
           onInvalidOutput: opts.onInvalidOutput,
           onMessageWarning: opts.onMessageWarning,
           kept: opts.kept,
+          flood: opts.flood,
           onUserKey: opts.userKeys && ((epoch, ksk) => opts.userKeys!.put(packageKey(loaded!), { epoch, ksk })),
         });
       try {

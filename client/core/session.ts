@@ -32,6 +32,7 @@ import { MAX_EXTEND, maxExtendWithin, OtReceiver } from '../../wasm/ts/ot.js';
 import { PackageIntegrityError, type VerifiedPackage } from './download.js';
 import { fromMessage } from './message-failure.js';
 import { pacerFor, type RatePacer } from './pacer.js';
+import type { FloodLedger } from './flood-ledger.js';
 import type { KeptRequests } from './kept-requests.js';
 import type { ReplayEntry } from './topic-replay.js';
 
@@ -122,6 +123,8 @@ export interface SessionOptions {
   kept?: KeptRequests;
   /** A new key-switching key arrived (validated): persist it so later sessions need not fetch it again. */
   onUserKey?: (epoch: number, ksk: Uint8Array) => Promise<void>;
+  /** The device's flooding budget: every ciphertext is charged here before it leaves (flood-ledger.ts). */
+  flood?: FloodLedger;
   timeoutMs?: number;
 }
 
@@ -236,6 +239,12 @@ export abstract class ProviderSession {
     this.pk = he.loadPublicKey(w.p0, model.providerSeed, clientNonce);
     if (w.ksk.length > 0) {
       const ksk = he.loadKeySwitchKey(w.ksk); // validates size and ranges
+      try {
+        ksk.checkServes(model.params);
+      } catch (e) {
+        ksk.dispose();
+        throw e;
+      }
       model.userKey?.ksk.dispose();
       model.userKey = { epoch: w.keyEpoch, ksk };
       await this.opts.onUserKey?.(w.keyEpoch, w.ksk.slice());
@@ -434,13 +443,16 @@ export class SpamSession extends ProviderSession {
     const acc = model.dot(features);
     let lwe: Uint8Array;
     let mask: number;
+    let cost: bigint;
     try {
+      cost = model.floodDistance(acc);
       [{ lwe, mask }] = model.extract(acc, [0], this.pk!, this.ksk!);
     } finally {
       acc.dispose();
       features.counts.fill(0);
       features.rows.fill(0);
     }
+    await this.opts.flood?.charge(cost); // refused: the ciphertext never leaves
     const modT = 2 ** params.T;
     const rPrime = (modT - mask) % modT;
     mask = 0;

@@ -186,12 +186,14 @@ export class TopicSession extends ProviderSession {
           'key_rotated',
           `${this.keyBudget} decryptions left under this key, fewer than B′ = ${m.bPrime}`,
         );
-      await this.topicOpts.replay.admit(entry);
-      this.alive();
-      set = candidates(m.candidateModel, features, m.bPrime);
-      guess = argmax(plainScores(m.candidateModel, features));
       const acc = m.model.dot(features);
       try {
+        // Charged before the email is admitted: a refusal leaves it unfed and sends nothing.
+        await this.opts.flood?.charge(m.model.floodDistance(acc, m.bPrime));
+        await this.topicOpts.replay.admit(entry);
+        this.alive();
+        set = candidates(m.candidateModel, features, m.bPrime);
+        guess = argmax(plainScores(m.candidateModel, features));
         // One fresh encryption of zero per candidate, so the provider cannot link
         // them to S'; one packed ciphertext when S' is every topic (docs/crypto.md#packed-extraction).
         const { ciphertexts, masks } = m.model.extractTopics(acc, set, this.pk!, this.ksk!);

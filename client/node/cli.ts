@@ -28,7 +28,8 @@ import { loadHe } from '../../wasm/ts/he.js';
 import { createConnector } from '../core/connect.js';
 import { runJournal, topicJournal, type KeptTopicRequests } from '../core/kept-requests.js';
 import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
-import { DirectoryStorage, FileTrustStore, KeptDirectory } from './node-storage.js';
+import { DirectoryStorage, FileFloodStore, FileTrustStore, KeptDirectory } from './node-storage.js';
+import { FloodLedger } from '../core/flood-ledger.js';
 import {
   compareHeads,
   PackageLogAlert,
@@ -289,6 +290,7 @@ export async function main(argv: string[]): Promise<number> {
     logCheck: async (pkg: Parameters<PackageLogVerifier['checkPackage']>[0]) =>
       console.error(describeLog(await verifier.checkPackage(pkg))),
     onMessageWarning: (id: string, warning: string) => console.error(`warning: ${id}: ${warning}`),
+    flood: new FloodLedger(new FileFloodStore(values.cache!)),
   };
   /** The provider's list, from a delta when the version before is cached, checked against the package log. */
   const blocklist = async (listId: string): Promise<LoadedBlocklist> => {

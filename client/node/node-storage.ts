@@ -3,7 +3,8 @@
 // package; <key>.part and <key>.part.etag an interrupted download;
 // package-log-trust.json the log key and head recorded per provider;
 // kept-requests/<account>/ the spam and topic requests kept while their
-// answer is on the way (KeptDirectory).
+// answer is on the way (KeptDirectory); flood-ledger the device's flooding
+// budget spent so far (FileFloodStore).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import {
   type KeptTopicRequest,
   type KeptTopicRequests,
 } from '../core/kept-requests.js';
+import type { FloodLedgerStore } from '../core/flood-ledger.js';
 import type { LegacyTrust, LogTrust, TrustStore } from '../core/package-log.js';
 
 export class DirectoryStorage implements PackageStorage {
@@ -61,6 +63,36 @@ export class DirectoryStorage implements PackageStorage {
     fs.writeFileSync(`${f}.tmp`, data);
     fs.renameSync(`${f}.tmp`, f);
     await this.dropPartial(key);
+  }
+}
+
+/** The flooding ledger's sum (client/core/flood-ledger.ts), one decimal integer, replaced atomically and synced. */
+export class FileFloodStore implements FloodLedgerStore {
+  private readonly file: string;
+
+  constructor(dir: string) {
+    fs.mkdirSync(dir, { recursive: true });
+    this.file = path.join(dir, 'flood-ledger');
+  }
+
+  async load(): Promise<bigint | undefined> {
+    if (!fs.existsSync(this.file)) return undefined;
+    const text = fs.readFileSync(this.file, 'utf8').trim();
+    // A damaged file refuses every request rather than restart the count at 0.
+    if (!/^\d{1,40}$/.test(text)) throw new Error(`${this.file} is damaged: it must hold one decimal number`);
+    return BigInt(text);
+  }
+
+  async save(spent: bigint): Promise<void> {
+    const tmp = `${this.file}.tmp`;
+    const fd = fs.openSync(tmp, 'w', 0o600);
+    try {
+      fs.writeSync(fd, `${spent}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.file);
   }
 }
 

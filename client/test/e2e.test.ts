@@ -13,7 +13,7 @@ import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
 import { startProvider, type Provider } from '../../provider-server/src/provider.js';
 import { markClassified } from '../../provider-server/test/harness.js';
 import { loopbackConfig, startRealProvider } from '../../provider-server/test/real-provider.js';
-import { heLayout, loadHe, type He } from '../../wasm/ts/he.js';
+import { heLayout, keySwitchKeyBytes, loadHe, type He } from '../../wasm/ts/he.js';
 import { nodeSocket } from '../node/cli.js';
 import { createConnector, type ConnectorOptions } from '../core/connect.js';
 import { DirectoryStorage } from '../node/node-storage.js';
@@ -78,20 +78,30 @@ function connectorFor(cacheName: string, socket = nodeSocket, userKeys?: Connect
     userKeys,
   });
 }
-test('a key-switching key an older build stored (layout version 1) is dropped and the welcome brings the current one', async () => {
-  const saved = new Map<string, { epoch: number; ksk: Uint8Array }>();
-  const old = new Uint8Array(774_178); // the two-limb, 14-digit layout before n' = 2048
-  old.set([0x4b, 1]);
-  saved.set('spam-v1', { epoch: 1, ksk: old });
-  const connector = connectorFor('cache-old-ksk', nodeSocket, {
-    get: async (k) => saved.get(k),
-    put: async (k, v) => void saved.set(k, v),
-  });
-  const s = await connector.connect(1);
-  s.close();
-  const fresh = saved.get('spam-v1')!;
-  assert.equal(fresh.ksk[1], 2, 'the stored key was replaced by one of the current layout');
-  assert.equal(fresh.ksk.length, 193_570);
+test('a key-switching key an older build stored (layouts 1 and 2) is dropped and the welcome brings the current one', async () => {
+  // Layout 1: two limbs, 14 digits, before n' = 2048; layout 2: 7 digits modulo q2, before q_ks.
+  for (const [layout, bytes] of [
+    [1, 774_178],
+    [2, 193_570],
+  ]) {
+    const saved = new Map<string, { epoch: number; ksk: Uint8Array }>();
+    const old = new Uint8Array(bytes);
+    old.set([0x4b, layout]);
+    saved.set('spam-v1', { epoch: 1, ksk: old });
+    const connector = connectorFor(`cache-old-ksk-${layout}`, nodeSocket, {
+      get: async (k) => saved.get(k),
+      put: async (k, v) => void saved.set(k, v),
+    });
+    const s = await connector.connect(1);
+    s.close();
+    const fresh = saved.get('spam-v1')!;
+    assert.deepEqual(
+      [...fresh.ksk.subarray(1, 3)],
+      [3, plain.header.T],
+      `layout ${layout} replaced by the current one`,
+    );
+    assert.equal(fresh.ksk.length, keySwitchKeyBytes(plain.header.T));
+  }
 });
 
 test('private verdicts equal the plaintext model on encrypted mail; a provider restart mid-run resumes without reclassifying', async () => {

@@ -21,13 +21,16 @@
 //                                          until its outcome is stored (client/core/blocklist.ts BlindKeys);
 //                                          both as {value, at}, dropped after KEPT_FOR_MS unsettled
 //   config          "provider"           → {url, token}; "settings" → PrivateSettings;
-//                   "witness-policy"     → the user's witness policy (protocol/witness-policy.ts)
+//                   "witness-policy"     → the user's witness policy (protocol/witness-policy.ts);
+//                   "flood-ledger"       → the device's flooding budget spent (client/core/flood-ledger.ts),
+//                                          a decimal string, one for every account: the bound is the device's
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
+import type { FloodLedgerStore } from '../../client/core/flood-ledger.js';
 import type { LegacyTrust, LogTrust, TrustStore } from '../../client/core/package-log.js';
 import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
@@ -374,6 +377,19 @@ export class PrivateStore {
     const key = keys.find((k) => modelOf(k) === name);
     const data = key === undefined ? undefined : ((await this.db.get('packages', key)) as Uint8Array | undefined);
     return key !== undefined && data ? { key, data } : undefined;
+  }
+
+  /** The device's flooding ledger (client/core/flood-ledger.ts): one sum for every account and provider. */
+  get flood(): FloodLedgerStore {
+    return {
+      load: async () => {
+        const v: unknown = await this.db.get('config', 'flood-ledger');
+        if (v === undefined) return undefined;
+        if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
+        return BigInt(v);
+      },
+      save: async (spent) => void (await this.db.put('config', spent.toString(), 'flood-ledger')),
+    };
   }
 
   async provider(): Promise<ProviderConfig | undefined> {

@@ -10,6 +10,7 @@
 // IndexedDB, so a request queued before a change still obeys it).
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
+import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait } from '../../client/core/pacer.js';
@@ -95,6 +96,7 @@ async function slotFor(provider: ProviderConfig, emit: (e: WorkerEvent) => void)
         get: (pkgKey: string) => store.userKey(account, pkgKey),
         put: (pkgKey: string, k: { epoch: number; ksk: Uint8Array }) => store.putUserKey(account, pkgKey, k),
       },
+      flood: new FloodLedger(store.flood),
     };
     // Unsettled after a week, a kept request can no longer be answered (the provider's answer retention).
     await store.dropStaleKept(Date.now() - KEPT_FOR_MS);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ensurePackage } from '../../client/core/download.js';
+import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { testPackage } from '../../client/test/package-fixture.js';
 import { outcomeBadge } from '../private/faults.js';
 import { accountOf, PrivateStore } from '../private/store.js';
@@ -175,6 +176,23 @@ describe('PrivateStore', () => {
     assert.equal(await store.dropStaleKept(storedBy + 1), 2);
     assert.equal(await kept.get('old'), undefined);
     assert.equal(await store.blindKeys('acct').get('old'), undefined);
+  });
+
+  it("keeps the device's flooding budget across accounts and restarts; a damaged value refuses rather than restarts", async () => {
+    const name = `private-store-test-${n++}`;
+    const store = await PrivateStore.open(name);
+    const ledger = new FloodLedger(store.flood);
+    await ledger.charge(5n << 80n);
+    await store.setProvider({ url: 'http://127.0.0.1:8787', token: 'someone-else' }); // another account
+    store.close();
+    const again = await PrivateStore.open(name);
+    assert.equal(await new FloodLedger(again.flood).spent(), 5n << 80n, 'the sum is the device’s, not an account’s');
+    const { openDB } = await import('idb');
+    const raw = await openDB(name);
+    await raw.put('config', 'nonsense', 'flood-ledger');
+    raw.close();
+    await assert.rejects(new FloodLedger(again.flood).charge(1n), /damaged/);
+    again.close();
   });
 
   it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {

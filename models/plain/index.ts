@@ -14,4 +14,4 @@ export {
   type PlainModel,
   type PlainModelHeader,
 } from './model.js';
-export { chooseT, dotBound, qmax } from './bounds.js';
+export { chooseT, dotBound, modelT, qmax, worstScore } from './bounds.js';

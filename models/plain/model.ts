@@ -7,7 +7,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import type { Features } from '../features/extract.js';
 import { countCap, MAX_N, validateSpec, type FeatureSpec } from '../features/spec.js';
 import { MAX_T, MIN_T } from '../../wasm/ts/limits.js';
-import { chooseT, qmax } from './bounds.js';
+import { modelT, qmax } from './bounds.js';
 
 export const PLAIN_FORMAT = 'pmf-plain-model';
 export const PLAIN_VERSION = 1;
@@ -65,14 +65,12 @@ function checkHeader(h: Record<string, unknown>): PlainModelHeader {
   };
   const N = int('N', 1, MAX_N);
   const B = int('B', 1, 1 << 16);
-  const bIn = int('b_in', 2, 31);
+  int('b_in', 2, 31);
   int('T', MIN_T, MAX_T);
   if (N !== spec.N || h.f_in !== spec.fIn || h.L_max !== spec.lMax) fail('N, f_in, L_max disagree with featureSpec');
   const labels = h.labels;
   if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) fail('labels must be strings');
   if (h.task === 'spam' ? B !== 1 || labels.length !== 2 : labels.length !== B) fail(`labels do not fit B = ${B}`);
-  const t = chooseT(bIn, countCap(spec), spec.lMax);
-  if (h.T !== t) fail(`T is ${h.T}, but b_in, f_in and L_max require T = ${t}`);
   if (typeof h.floatWeights !== 'boolean' || typeof h.bodySha256 !== 'string') fail('missing body description');
   return h as unknown as PlainModelHeader;
 }
@@ -106,6 +104,9 @@ export function loadPlainModel(bytes: Uint8Array): PlainModel {
     if (w > limit || w < -limit) fail(`weight ${i} = ${w} is outside ±${limit} (b_in = ${header.b_in})`);
     weights[i] = w;
   }
+  // Every admissible email must decode: |d| < 2^(T−1) (models/plain/bounds.ts).
+  const need = modelT(weights, header.B, header.b_in, countCap(header.featureSpec), header.L_max);
+  if (header.T < need) fail(`T is ${header.T}, but these weights and L_max need T = ${need}`);
   let floatWeights: Float32Array | undefined;
   if (header.floatWeights) {
     floatWeights = new Float32Array(count);

@@ -8,7 +8,7 @@ from sklearn.feature_selection import SelectKBest, chi2
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_score, recall_score
 
 from . import algorithms
-from .quantize import choose_t, default_b_in, quantize
+from .quantize import default_b_in, model_t, quantize
 
 PUBLIC_ALGORITHM = "mnb"
 
@@ -53,10 +53,10 @@ def fit(task, algorithm, labels, spec, x, y, b_in=None, select=None, threshold=0
         w[0] -= threshold
     cap = count_cap(spec)
     b_in = b_in or default_b_in(cap, spec["lMax"])
-    t = choose_t(b_in, cap, spec["lMax"])
+    w_int, scale = quantize(w, b_in)
+    t = model_t(w_int, cap, spec["lMax"], b_in)
     if t > 32:
         raise ValueError(f"T = {t} exceeds 32: lower b_in, fIn or lMax")
-    w_int, scale = quantize(w, b_in)
     header = {
         "task": task,
         "algorithm": algorithm,

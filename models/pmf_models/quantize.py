@@ -4,7 +4,10 @@ Weights are scaled by one factor per model so the largest |weight| (bias row
 included) becomes 2^(b_in-1) - 1, then rounded to the nearest integer. The
 private protocol computes d = bias + sum_f x_f w_f modulo 2^T; T is chosen so
 that every admissible email (at most L_max rows, every x_f <= cap) gives
-|d| < 2^(T-1), hence the two's-complement result is d itself.
+|d| < 2^(T-1), hence the two's-complement result is d itself. choose_t bounds
+that for any weights of b_in bits (it picks b_in); model_t for the model's own
+weights, a few bits less, and each bit of T is 256 bytes of every ciphertext
+(models/plain/bounds.ts is the same in TypeScript).
 """
 
 import numpy as np
@@ -56,3 +59,8 @@ def worst_case(weights_int, cap, l_max):
     pos = np.sort(np.maximum(rows, 0), axis=0)[::-1][:k].sum(axis=0)
     neg = np.sort(np.minimum(rows, 0), axis=0)[:k].sum(axis=0)
     return np.maximum(np.abs(bias + cap * pos), np.abs(bias + cap * neg))
+
+
+def model_t(weights_int, cap, l_max, b_in):
+    """Smallest T (at least b_in, so every weight fits) above every admissible email's |d|."""
+    return max(b_in, int(worst_case(weights_int, cap, l_max).max()).bit_length() + 1)

@@ -7,7 +7,16 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { countCap, extractFeatures, makeSpec } from '../features/index.js';
-import { chooseT, dotBound, loadPlainModel, plainScores, qmax, type PlainModel } from '../plain/index.js';
+import {
+  chooseT,
+  dotBound,
+  loadPlainModel,
+  modelT,
+  plainScores,
+  qmax,
+  worstScore,
+  type PlainModel,
+} from '../plain/index.js';
 import { MAX_T } from '../../wasm/ts/limits.js';
 import { headerFor, modelBytes } from './model-bytes.js';
 
@@ -44,9 +53,11 @@ function checkModel(model: PlainModel): void {
   const { B, T } = model.header;
   const half = 1n << BigInt(T - 1);
   const bound = BigInt(dotBound(model.header.b_in, countCap(model.header.featureSpec), model.header.L_max));
+  let worst = 0n;
   for (let j = 0; j < B; j++) {
     for (const f of extremeEmails(model, j)) {
       const d = BigInt(plainScores(model, f)[j]);
+      worst = d > worst ? d : -d > worst ? -d : worst;
       let ref = BigInt(model.weights[j]);
       f.rows.forEach((r, i) => (ref += BigInt(f.counts[i]) * BigInt(model.weights[r * B + j])));
       assert.equal(d, ref, 'plainScores is exact at the extremes');
@@ -55,6 +66,8 @@ function checkModel(model: PlainModel): void {
       assert.equal(wrap(d, T), d, 'the protocol result modulo 2^T decodes to the score');
     }
   }
+  const cap = countCap(model.header.featureSpec);
+  assert.equal(BigInt(worstScore(model.weights, B, cap, model.header.L_max)), worst, 'worstScore is the extremes');
 }
 
 test('T is minimal and sufficient for every b_in, count cap and L', () => {
@@ -103,12 +116,26 @@ test('random models: every extreme admissible email stays inside 2^(T-1)', () =>
   }
 });
 
-test('the default models cannot overflow', () => {
+test('the default models cannot overflow, at the smallest T their weights allow', () => {
   for (const f of ['spam.pmfm', 'topics.pmfm', 'topics-candidates.pmfm']) {
     const m = loadPlainModel(new Uint8Array(fs.readFileSync(path.join(here, '../default', f))));
-    assert.ok(m.header.T <= 32, `${f}: T = ${m.header.T}`);
+    const { B, b_in, L_max, T, featureSpec } = m.header;
+    assert.ok(T <= 32, `${f}: T = ${T}`);
     checkModel(m);
+    assert.equal(T, modelT(m.weights, B, b_in, countCap(featureSpec), L_max), `${f}: T = ${T} is not minimal`);
   }
+});
+
+test("a model's T may be below the format's bound when its weights allow, never below what they need", () => {
+  // Weights mostly small, as trained models are: the 40 rows at the cap reach far less than 40·cap·qmax.
+  const N = 200;
+  const h = headerFor({ task: 'spam', N, B: 1, bIn: 12, fIn: 4, lMax: 40 });
+  const w = Array.from({ length: N + 1 }, (_, i) => (i === 7 ? qmax(12) : ((i * 37) % 21) - 10));
+  const need = modelT(Int32Array.from(w), 1, 12, 15, 40);
+  assert.ok(need < chooseT(12, 15, 40), `${need} vs ${chooseT(12, 15, 40)}`);
+  const m = loadPlainModel(modelBytes({ ...h, T: need }, w));
+  checkModel(m);
+  assert.throws(() => loadPlainModel(modelBytes({ ...h, T: need - 1 }, w)), new RegExp(`need T = ${need}`));
 });
 
 test('the extractor only produces admissible emails, however long the message', async () => {

@@ -67,7 +67,9 @@ test('rejects corrupt or inconsistent files with a clear error', () => {
   assert.throws(() => loadPlainModel(flipped), /SHA-256/);
   assert.throws(() => loadPlainModel(good.slice(0, good.length - 4)), /body is/);
   assert.throws(() => loadPlainModel(modelBytes(h, [1, 2, 3, 4, 128])), /outside ±127/);
-  assert.throws(() => loadPlainModel(modelBytes({ ...h, T: (h.T as number) - 1 }, [0, 0, 0, 0, 0])), /require T/);
+  // 127 + 15·4·127 = 7,747 needs T = 14 (the format's bound for L_max = 64 would be 18); b_in = 8 needs T ≥ 8.
+  assert.throws(() => loadPlainModel(modelBytes({ ...h, T: 13 }, [127, 127, 127, 127, 127])), /need T = 14/);
+  assert.throws(() => loadPlainModel(modelBytes({ ...h, T: 7 }, [0, 0, 0, 0, 0])), /need T = 8/);
   assert.throws(() => loadPlainModel(modelBytes({ ...h, task: 'x' }, [0, 0, 0, 0, 0])), /unknown task/);
   assert.throws(() => loadPlainModel(modelBytes({ ...h, N: 3 }, [0, 0, 0, 0])), /disagree with featureSpec/);
   assert.throws(() => loadPlainModel(modelBytes({ ...h, labels: ['a'] }, [0, 0, 0, 0, 0])), /labels/);

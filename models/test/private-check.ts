@@ -22,7 +22,7 @@ async function privateScores(model: PlainModel, emails: { rows: Uint32Array; cou
   const client = he.newClientModel(params);
   for (const record of sk.encryptModel(params, model.weights)) client.push(record);
   client.finish();
-  const session = localSession(he, sk, he.randomSeed());
+  const session = localSession(he, sk, he.randomSeed(), params.T);
   const columns = Array.from({ length: h.B }, (_, j) => j);
   const mod = 2 ** h.T;
   const out = emails.map((f) => {

@@ -335,7 +335,7 @@ export async function registerFuzzTargets(runs: number): Promise<void> {
     const p0 = sk.publicKeyFor(seed, nonce);
     const id = { salt: he.randomSeed(), epoch: 1 };
     const user = sk.userKey(seed, id);
-    const ksk = sk.keySwitchKey(seed, user, id);
+    const ksk = sk.keySwitchKey(seed, user, id, params.T);
     const lweLen = heLayout(params).lweBytes;
     const sized = (n: number) =>
       fc.oneof(

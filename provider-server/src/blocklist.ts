@@ -239,6 +239,16 @@ export function evaluateElements(key: Uint8Array, blinded: Uint8Array): Uint8Arr
   return oprf.blindEvaluateAll(key, blinded);
 }
 
+/** evaluateElements with the list's key read from its file for this request; that copy is wiped after use. */
+export function evaluateWithKeyFile(keyFile: string, blinded: Uint8Array): Uint8Array {
+  const key = readOprfKey(keyFile);
+  try {
+    return evaluateElements(key, blinded);
+  } finally {
+    key.fill(0);
+  }
+}
+
 function readVersions(dir: string): VersionRecord[] {
   const file = path.join(dir, 'versions.json');
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as VersionRecord[]) : [];

@@ -53,9 +53,10 @@ export interface ServerLimits {
 /**
  * The most decryptions one user key may serve (and the default): 128 bits of
  * leakage at most, against the ≈ 3,250 that a ternary key of dimension 2,048
- * carries; counted as perfect hints they leave an instance of dimension
- * 1,920 at log2 q2 = 54, ≈ 120-bit (docs/security.md has the estimate).
- * Never configurable higher.
+ * carries. Counted as perfect hints, they leave the user-key instance (the
+ * KSK, log2 q_ks = 50) at 131.7 bits classical by the estimate in
+ * docs/crypto.md#security-of-the-keys; wasm/test/he-estimate.test.ts fails
+ * when this changes without the estimate. Never configurable higher.
  */
 export const USER_KEY_BUDGET_MAX = 128;
 

@@ -21,7 +21,7 @@ import {
 } from '../../protocol/package.js';
 import type { LogEntry } from '../../protocol/package-log.js';
 import { loadPlainModel, type PlainModel } from '../../models/plain/index.js';
-import { heLayout, loadHe, paramsFromHeader, type He, type HeParams } from '../../wasm/ts/he.js';
+import { heLayout, KSK_LAYOUT, loadHe, paramsFromHeader, type He, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
 import { octalMode, readRegularFile } from './read-file.js';
 import type { ServedModel } from './crypto.js';
@@ -37,6 +37,8 @@ interface VersionRecord {
   providerSeed: string;
   createdAt: string;
   topics?: TopicsSection;
+  /** The KSK layout (KSK_LAYOUT) its user keys are handed out in; absent in versions built before layout 3. */
+  kskLayout?: number;
 }
 
 export type Progress = (done: number, total: number, label: string) => void;
@@ -137,7 +139,10 @@ export class FileModelCatalog implements ModelCatalog {
         // A new candidate model or B' is a new version too (spam hashes stay as they were).
         if (topics) source.update(topics.bytes).update(`\0bPrime=${topics.bPrime}`);
         const sourceSha256 = source.digest('hex');
-        if (versions.at(-1)?.sourceSha256 !== sourceSha256) {
+        // A new KSK layout is a new version too: users of the old one already hold its
+        // weaker KSKs, which tie that version's key to them (docs/crypto.md#deterministic-provider-randomness).
+        const last = versions.at(-1);
+        if (last?.sourceSha256 !== sourceSha256 || last?.kskLayout !== KSK_LAYOUT) {
           const version = (versions.at(-1)?.version ?? 0) + 1;
           versions.push(await buildVersion(dir, src.id, version, plain, sourceSha256, topics, progress));
           fs.writeFileSync(path.join(dir, 'versions.json'), JSON.stringify(versions, null, 2));
@@ -347,5 +352,6 @@ async function buildVersion(
     providerSeed,
     createdAt: header.createdAt,
     ...(topics ? { topics } : {}),
+    kskLayout: KSK_LAYOUT,
   };
 }

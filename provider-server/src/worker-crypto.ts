@@ -24,7 +24,7 @@ export class WorkerCrypto implements ProviderCrypto {
   }
 
   keySwitchKey(model: ServedModel, user: UserKeyId): Promise<Uint8Array> {
-    return this.pool.schedule(SETUP, 'keySwitchKey', model.keyFile, model.providerSeed, user);
+    return this.pool.schedule(SETUP, 'keySwitchKey', model.keyFile, model.providerSeed, user, model.params.T);
   }
 
   ot(sessionId: string, _model: ServedModel, payload: Uint8Array): Promise<Uint8Array> {

@@ -16,7 +16,7 @@ import {
 import { makeParams } from '../../wasm/ts/he.js';
 import { loadConfig, type ConfigOverrides } from '../src/config.js';
 import { LIMIT_DEFAULTS, USER_KEY_BUDGET_MAX, type ServerLimits } from '../src/limits.js';
-import { evaluateElements, readOprfKey } from '../src/blocklist.js';
+import { evaluateWithKeyFile } from '../src/blocklist.js';
 import type { ProviderCrypto, ServedModel } from '../src/crypto.js';
 import { startServer, type RunningServer, type ServerOptions } from '../src/server.js';
 import type { Store, Task } from '../src/store.js';
@@ -78,7 +78,7 @@ export async function startHarness(
       throw new Error('topicLabels: not in this double');
     },
     async blocklist(keyFile, blinded) {
-      return evaluateElements(readOprfKey(keyFile), blinded);
+      return evaluateWithKeyFile(keyFile, blinded);
     },
     async endSession(id) {
       crypto.ended.push(id);

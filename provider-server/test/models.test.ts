@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { openPackage } from '../../protocol/package.js';
 import { FileModelCatalog, readModelFile, readSecretFile } from '../src/models.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
+import { KSK_LAYOUT } from '../../wasm/ts/he.js';
 
 const DEFAULT_SPAM = path.resolve('models/default/spam.pmfm');
 
@@ -69,6 +70,27 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
     ],
     'both versions are offered to the package log',
   );
+});
+
+test('a version built before the current KSK layout gets a successor with a fresh key and seed, once', async () => {
+  const dir = tempDir('pmf-models-');
+  const modelFile = path.join(dir, 'spam.pmfm');
+  fs.copyFileSync(DEFAULT_SPAM, modelFile);
+  fs.chmodSync(modelFile, 0o600);
+  const v1 = (await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }])).current('spam')!;
+  // What versions.json holds for a version built before layout 3 (KSKs modulo q2): no kskLayout.
+  const versionsFile = path.join(dir, 'models', 'spam', 'versions.json');
+  const records = JSON.parse(fs.readFileSync(versionsFile, 'utf8')) as { kskLayout?: number }[];
+  assert.equal(records[0].kskLayout, KSK_LAYOUT);
+  delete records[0].kskLayout;
+  fs.writeFileSync(versionsFile, JSON.stringify(records));
+
+  const v2 = (await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }])).current('spam')!;
+  assert.equal(v2.version, 2, 'the same model file, a new version');
+  assert.notEqual(v2.providerSeed, v1.providerSeed);
+  assert.notDeepEqual(fs.readFileSync(v2.keyFile), fs.readFileSync(v1.keyFile));
+  const again = (await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }])).current('spam')!;
+  assert.equal(again.version, 2, 'and only once');
 });
 
 test('a plaintext model file that group or others can read is used, with a warning naming it', (t) => {

@@ -137,6 +137,15 @@ test('the circuit loader rejects malformed circuits', () => {
   }
 });
 
+test('the KOS bucket accumulator leaves no secret term in wasm memory once it returns', () => {
+  // One term: every bucket the term lands in holds t itself, so any copy left on the wasm
+  // stack shows up as t's 16 bytes (our own copies of the inputs are wiped by withBuffers).
+  const chi = new Uint8Array(randomBytes(16));
+  const t = new Uint8Array(randomBytes(16));
+  core.withBuffers([chi, t, new Uint8Array(16)], (pc, pt, po) => core.fn('pmf_gc_gf128_dot')(pc, pt, 1, po));
+  assert.equal(Buffer.from(core.heap.buffer).indexOf(t), -1, 'a copy of t remains in wasm memory');
+});
+
 test('the KOS bucket accumulator computes sum chi_i * t_i like the schoolbook reference', () => {
   for (const n of [1, 2, 17, 300]) {
     const chi = new Uint8Array(randomBytes(16 * n));

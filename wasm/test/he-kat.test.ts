@@ -5,26 +5,63 @@ import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import { HE_LWE_N, HE_N, HE_Q1, HE_Q2, heLayout, loadHe, localSession, makeParams, publicKeySeed } from '../ts/he.js';
+import {
+  HE_LWE_N,
+  HE_N,
+  HE_Q1,
+  HE_Q2,
+  HE_QKS,
+  heLayout,
+  keySwitchKeyBytes,
+  KSK_LAYOUT,
+  ksGadget,
+  loadHe,
+  localSession,
+  makeParams,
+  publicKeySeed,
+} from '../ts/he.js';
 import { PINNED_EXPANSION } from './he/fixtures.js';
 import { packLwe } from './he/lwe-layout.js';
 
-const QS = [HE_Q1, HE_Q2];
+const QS = [HE_Q1, HE_Q2, HE_QKS];
+const BITS = [54, 54, 50];
 const SEED = Uint8Array.from({ length: 32 }, (_, i) => i);
+const SALT = Uint8Array.from({ length: 32 }, (_, i) => 255 - i); // an account's key salt
 
 function keystream(key: Uint8Array, nonce: Uint8Array, len: number): Buffer {
   const iv = Buffer.concat([Buffer.alloc(4), nonce]); // 32-bit block counter 0, then the nonce
   return createCipheriv('chacha20', key, iv).update(Buffer.alloc(len));
 }
 
-/** The documented XOF: ChaCha20(seed, "pmf-he-a" ‖ u32le(limb)), 54-bit words, rejection. */
-function referenceExpand(seed: Uint8Array, limb: number): bigint[] {
-  const nonce = Buffer.concat([Buffer.from('pmf-he-a'), Buffer.from([limb, 0, 0, 0])]);
+/** The documented XOF: ChaCha20(seed, "pmf-he-a" ‖ u8(limb) ‖ u24le(index)), words masked to the modulus's bits, rejection. */
+function referenceExpand(seed: Uint8Array, limb: number, index = 0): bigint[] {
+  const nonce = Buffer.concat([
+    Buffer.from('pmf-he-a'),
+    Buffer.from([limb, index & 0xff, (index >> 8) & 0xff, index >> 16]),
+  ]);
   const ks = keystream(seed, nonce, 8 * 4200);
   const out: bigint[] = [];
   for (let o = 0; out.length < HE_N; o += 8) {
-    const v = ks.readBigUInt64LE(o) & (2n ** 54n - 1n);
+    const v = ks.readBigUInt64LE(o) & (2n ** BigInt(BITS[limb]) - 1n);
     if (v < QS[limb]) out.push(v);
+  }
+  return out;
+}
+
+/** Little-endian bit-unpacking of `count` values of `width` bits. */
+function unpack(bytes: Uint8Array, count: number, width: number): bigint[] {
+  const out: bigint[] = [];
+  let acc = 0n;
+  let have = 0;
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    while (have < width) {
+      acc |= BigInt(bytes[at++]) << BigInt(have);
+      have += 8;
+    }
+    out.push(acc & ((1n << BigInt(width)) - 1n));
+    acc >>= BigInt(width);
+    have -= width;
   }
   return out;
 }
@@ -72,7 +109,7 @@ describe('he known answers', () => {
 
   it('seed expansion of a equals the reference XOF and the pinned digest', async () => {
     const core = await loadCore();
-    for (const limb of [0, 1]) {
+    for (const limb of [0, 1, 2]) {
       const got = core.withBuffers([SEED], (sp) => {
         const o = core.alloc(8 * HE_N);
         core.fn('pmf_he_expand_a')(sp, limb, o);
@@ -87,6 +124,36 @@ describe('he known answers', () => {
       const digest = createHash('sha256').update(got).digest('hex');
       assert.equal(digest, PINNED_EXPANSION[limb], `limb ${limb} digest`);
     }
+  });
+
+  it("key-switching key layout: 'K', version 3, T, a-seed, then per digit b_i = −a_i·s_u(X²) + e_i + g_i·s mod q_ks at 50 bits", async () => {
+    const he = await loadHe();
+    const T = 24;
+    const { inBits, baseBits, digits } = ksGadget(T);
+    // Known keys: s with a repeating pattern, s_u(X²) with another one at the even coefficients.
+    const s = Array.from({ length: HE_N }, (_, i) => [1, 0, -1, -1, 1][i % 5]);
+    const su = Array.from({ length: HE_LWE_N }, (_, i) => [1, -1, 0][i % 3]);
+    const sk = he.loadSecretKey(encodeSecretKey(s));
+    const user = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => (i % 2 ? 0 : su[i / 2]))));
+    const ksk = sk.keySwitchKey(SEED, user, { salt: SALT, epoch: 3 }, T);
+    assert.equal(ksk.length, keySwitchKeyBytes(T));
+    assert.deepEqual([...ksk.subarray(0, 3)], [0x4b, 3, T]);
+    assert.equal(KSK_LAYOUT, ksk[1], 'KSK_LAYOUT names the layout the core writes');
+    const aSeed = ksk.subarray(3, 35);
+    for (let i = 0; i < digits; i++) {
+      const a = referenceExpand(aSeed, 2, i + 1);
+      const b = unpack(ksk.subarray(35 + i * 25_600), HE_N, 50);
+      const g = (HE_QKS * 2n ** BigInt(baseBits * i) + 2n ** BigInt(inBits - 1)) / 2n ** BigInt(inBits); // round
+      for (const k of [0, 1, 2047, 4095]) {
+        let as = 0n; // coefficient k of a·s_u(X²), negacyclic
+        for (let j = 0; j < HE_N; j += 2) as += (j <= k ? a[k - j] : -a[HE_N + k - j]) * BigInt(su[j / 2]);
+        const e = mod(b[k] + as - g * BigInt(s[k]), HE_QKS);
+        const centered = e > HE_QKS / 2n ? e - HE_QKS : e;
+        assert.ok(centered >= -21n && centered <= 21n, `digit ${i}, coefficient ${k}: error ${centered}`);
+      }
+    }
+    sk.dispose();
+    user.dispose();
   });
 
   it('p1 seed = SHA-256("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce)', () => {
@@ -138,7 +205,7 @@ describe('he known answers', () => {
     model.push(record.subarray(0, 1000)); // chunk boundaries anywhere
     model.push(record.subarray(1000));
     model.finish();
-    const session = localSession(he, sk, he.randomSeed());
+    const session = localSession(he, sk, he.randomSeed(), p.T);
     const acc = model.dot({ rows: new Uint32Array([1, 3]), counts: new Uint32Array([2, 1]) });
     const [x] = model.extract(acc, [0], session.pk, session.ksk);
     const y = session.user.decryptLwe(x.lwe, p);

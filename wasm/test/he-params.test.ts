@@ -3,7 +3,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCore } from '../ts/core.js';
-import { HE_N, HE_Q1, HE_Q2, heLayout, makeParams, packedBytes, validateParams } from '../ts/he.js';
+import {
+  HE_N,
+  HE_Q1,
+  HE_Q2,
+  HE_QKS,
+  heLayout,
+  keySwitchKeyBytes,
+  ksGadget,
+  makeParams,
+  packedBytes,
+  validateParams,
+} from '../ts/he.js';
 import { FLOOD_MARGIN_BITS, MAX_Q, MAX_T, maxFloodBits, Q_MINUS_T } from '../ts/limits.js';
 
 function powMod(b: bigint, e: bigint, m: bigint): bigint {
@@ -31,7 +42,7 @@ function isPrime(n: bigint): boolean {
   });
 }
 
-const PSI = [17742327281753919n, 2591887741274009n];
+const PSI = [17742327281753919n, 2591887741274009n, 1094367314627419n];
 
 describe('he parameters (docs/crypto.md#parameters)', () => {
   it('q1, q2 are primes ≡ 1 mod 2^32 of 54 bits, the two largest of that form', () => {
@@ -48,11 +59,46 @@ describe('he parameters (docs/crypto.md#parameters)', () => {
     assert.ok(HE_Q1 * HE_Q2 < 2n ** 109n, 'log2 q ≤ 109 for 128-bit security at n = 4096');
   });
 
-  it('psi_i is a primitive 2n-th root of unity mod q_i (negacyclic NTT)', () => {
-    [HE_Q1, HE_Q2].forEach((q, i) => {
+  it('q_ks is the largest prime ≡ 1 mod 2n below 2^50', () => {
+    const step = BigInt(2 * HE_N);
+    assert.ok(isPrime(HE_QKS));
+    assert.equal(HE_QKS % step, 1n);
+    assert.ok(HE_QKS < 2n ** 50n);
+    for (let k = (2n ** 50n - 1n) / step; k * step + 1n > HE_QKS; k--) assert.ok(!isPrime(k * step + 1n));
+    assert.equal(HE_QKS, 2n ** 50n - 2n ** 14n + 1n);
+  });
+
+  it('psi_i is the primitive 2n-th root of unity mod q1, q2, q_ks from the smallest generator (negacyclic NTT)', () => {
+    [HE_Q1, HE_Q2, HE_QKS].forEach((q, i) => {
       assert.equal(powMod(PSI[i], BigInt(HE_N), q), q - 1n);
       assert.equal(powMod(PSI[i], BigInt(2 * HE_N), q), 1n);
+      let g = 2n;
+      while (powMod(powMod(g, (q - 1n) / BigInt(2 * HE_N), q), BigInt(HE_N), q) !== q - 1n) g++;
+      assert.equal(powMod(g, (q - 1n) / BigInt(2 * HE_N), q), PSI[i]);
     });
+  });
+
+  it("the key switch's gadget: digits cover 2^(T+12), base 2^(36−T), and the switch's noise stays small at every T", () => {
+    for (let T = 1; T <= MAX_T; T++) {
+      const { inBits, baseBits, digits } = ksGadget(T);
+      assert.equal(inBits, T + 12);
+      assert.ok(baseBits * digits >= inBits && baseBits * (digits - 1) < inBits, `T = ${T}: ${digits} digits`);
+      assert.ok(baseBits === inBits || baseBits === 36 - T);
+      // docs/crypto.md#plaintext-and-output-modulus: variances in units of 2^Q at Q = T + 9, worst-case keys.
+      const Q = T + Q_MINUS_T;
+      const rounding = (HE_N / 12) * 2 ** (2 * (Q - inBits));
+      const top = inBits - (digits - 1) * baseBits;
+      const digitVar = (digits - 1) * (2 ** (2 * baseBits) / 12) + 2 ** (2 * top) / 12;
+      const keySwitch = (2 ** (2 * Q) / Number(HE_QKS) ** 2) * HE_N * (21 / 2 + 1 / 4) * digitVar;
+      assert.ok(rounding + keySwitch < 45, `T = ${T}: variance ${rounding + keySwitch}`);
+      // Each term stays below one unit of 2^Q (Bernstein's bound needs |term| ≤ 1).
+      assert.ok((2 ** (baseBits - 1) + 1) * 21 * 2 ** Q < Number(HE_QKS), `T = ${T}: a digit's term`);
+      assert.equal(keySwitchKeyBytes(T), 35 + digits * 25_600);
+    }
+    assert.deepEqual(
+      [12, 13, 20, 21, 24, 26, 29, 30, 32].map((T) => ksGadget(T).digits),
+      [1, 2, 2, 3, 3, 4, 6, 7, 11],
+    );
   });
 
   it('q ≡ 1 mod 2^T for every T ≤ 32, so Δ = (q−1)/2^T is exact', () => {
@@ -63,8 +109,16 @@ describe('he parameters (docs/crypto.md#parameters)', () => {
   it('the C++ build uses the same constants', async () => {
     const core = await loadCore();
     const prime = core.fn('pmf_he_prime');
-    for (const [i, q] of [HE_Q1, HE_Q2].entries())
+    for (const [i, q] of [HE_Q1, HE_Q2, HE_QKS].entries())
       assert.equal((BigInt(prime(i, 1) >>> 0) << 32n) | BigInt(prime(i, 0) >>> 0), q);
+    for (let T = 1; T <= MAX_T; T++) {
+      const g = ksGadget(T);
+      assert.deepEqual(
+        [0, 1, 2].map((what) => core.fn('pmf_he_ks_gadget')(T, what)),
+        [g.inBits, g.baseBits, g.digits],
+      );
+      assert.equal(core.fn('pmf_he_ksk_bytes')(T), keySwitchKeyBytes(T));
+    }
     assert.equal(core.fn('pmf_he_layout')(0), HE_N);
     assert.equal(core.fn('pmf_he_layout')(3), heLayout(makeParams({ N: 1, B: 1 })).recordBytes);
     for (let T = 8; T <= 32; T++) {
@@ -101,7 +155,7 @@ describe('he parameters (docs/crypto.md#parameters)', () => {
     assert.throws(() => validateParams({ ...ok, q1: '17' }), /q1, q2/);
     assert.throws(() => validateParams({ ...ok, T: 33 }), /T must be/);
     assert.throws(() => validateParams({ ...ok, Q: ok.T + 4 }), /Q must be/);
-    assert.throws(() => validateParams({ ...ok, T: 32, b_in: 8, Q: 53 }), /Q must be/);
+    assert.throws(() => validateParams({ ...ok, T: 32, b_in: 8, Q: 50 }), /Q must be/);
     assert.throws(() => validateParams({ ...ok, F: maxFloodBits(ok.T) + 1 }), /F must be/);
     assert.throws(() => validateParams({ ...ok, F: FLOOD_MARGIN_BITS }), /F must be/);
     assert.throws(() => validateParams({ ...ok, Q: ok.T + Q_MINUS_T - 1 }), /Q must be/);

@@ -118,13 +118,24 @@ describe('he security properties', () => {
     }
   });
 
-  it('refuses to send when the honest noise could exceed what flooding hides (2^(F−50))', async () => {
-    // T = 32: F = 72, budget 2^22 ≈ 4.2M; the key switch alone may add 2^21.
+  it('refuses to send when the honest noise could exceed what flooding hides (2^(F−50)), and not before', async () => {
+    // T = 32: F = 72, budget 2^22. The bound is 22·Σx (Σx with the bias row) + 1,117 (E|Z| of the
+    // encryption of zero) + 1, so Σx = 190,599 is the largest email that may leave.
     const s = await setup({ N: 5000, B: 1, T: 32, b_in: 8, f_in: 10 });
-    const light = s.model.dot(randomEmail(5000, 100, 3));
-    assert.equal(s.model.extract(light, [0], s.pk, s.ksk).length, 1);
-    const heavy = s.model.dot(randomEmail(5000, 1000, 1023)); // 22·Σx ≈ 11M
-    assert.throws(() => s.model.extract(heavy, [0], s.pk, s.ksk), /flooding budget/);
+    const email = (sum: number): Features => {
+      const counts = [...new Array<number>(Math.floor((sum - 1) / 1023)).fill(1023), (sum - 1) % 1023];
+      return { rows: Uint32Array.from(counts, (_, i) => i + 1), counts: Uint32Array.from(counts) };
+    };
+    assert.equal(22 * 190_599 + 1_118, 2 ** 22 - 8);
+    const edge = s.model.dot(email(190_599));
+    assert.equal(s.model.extract(edge, [0], s.pk, s.ksk).length, 1);
+    assert.equal(s.model.floodDistance(edge), BigInt(2 ** 22 - 8) << BigInt(127 - s.params.F)); // ≈ 2^-51
+    const over = s.model.dot(email(190_600));
+    assert.throws(() => s.model.extract(over, [0], s.pk, s.ksk), /flooding budget/);
+    const f = randomEmail(5000, 100, 3);
+    const sigmaX = 1 + f.counts.reduce((a, c) => a + c, 0);
+    const units = s.model.floodDistance(s.model.dot(f), 20); // 20 coefficients of one email
+    assert.equal(units, BigInt(20 * (22 * sigmaX + 1_118)) << BigInt(127 - s.params.F));
   });
 
   it('the provider decrypts only under the user key: the model key s gives garbage', async () => {

@@ -129,6 +129,30 @@ describe('he input validation', () => {
     assert.throws(() => s.user.decryptLwe(pad, s.params), /out of range/);
   });
 
+  it("key-switching key: wrong tag, an older version, T out of range, wrong length, a value ≥ q_ks, another model's T", async () => {
+    const s = await setup({ N: 100, B: 1, T: 24 });
+    const seed = s.he.randomSeed();
+    const id = { salt: s.he.randomSeed(), epoch: 1 };
+    const good = s.sk.keySwitchKey(seed, s.user, id, 24);
+    assert.equal(good.length, 35 + 3 * 25_600);
+    s.he.loadKeySwitchKey(good).dispose();
+    const edit = (at: number, v: number) => Object.assign(good.slice(), { [at]: v });
+    assert.throws(() => s.he.loadKeySwitchKey(edit(0, 0x50)), /key-switching key: wrong length or type tag/);
+    assert.throws(() => s.he.loadKeySwitchKey(edit(1, 2)), /key-switching key: unsupported layout version/);
+    for (const T of [0, 33]) assert.throws(() => s.he.loadKeySwitchKey(edit(2, T)), /invalid parameters/);
+    assert.throws(() => s.he.loadKeySwitchKey(edit(2, 26)), /wrong length/); // 4 digits at T = 26
+    assert.throws(() => s.he.loadKeySwitchKey(good.subarray(0, good.length - 1)), /wrong length/);
+    const big = good.slice();
+    big.fill(0xff, 35 + 25_600 - 7, 35 + 25_600); // the first digit's last value: 2^50 − 1 ≥ q_ks
+    assert.throws(() => s.he.loadKeySwitchKey(big), /key-switching key: a value is out of range/);
+    assert.throws(() => s.sk.keySwitchKey(seed, s.user, id, 33), /T = 33 is not in \[1, 32\]/);
+    const other = s.he.loadKeySwitchKey(s.sk.keySwitchKey(seed, s.user, id, 26));
+    const acc = s.model.dot(randomEmail(100, 5, 1));
+    assert.throws(() => s.model.extract(acc, [0], s.pk, other), /made for T = 26, the model has T = 24/);
+    assert.throws(() => s.model.extractPacked(acc, 1, s.pk, other), /made for T = 26/);
+    other.dispose();
+  });
+
   it('an accumulator only extracts from the model that computed it', async () => {
     const a = await setup({ N: 100, B: 1 });
     const b = await setup({ N: 100_000, B: 1 });

@@ -44,6 +44,8 @@ export const HE_N = 4096;
 export const HE_LWE_N = HE_N / 2;
 export const HE_Q1 = 18014359854776321n; // 0x3ffff700000001 = (2^22 − 9)·2^32 + 1
 export const HE_Q2 = 18014123631575041n; // 0x3fffc000000001 = (2^22 − 64)·2^32 + 1
+/** The key-switch modulus: the user-key instance's (wasm/src/he/keyswitch.h), 2^50 − 2^14 + 1. */
+export const HE_QKS = 1125899906826241n;
 const A_BYTES_PER_CT = 2 * HE_N * 8;
 /** Default ceiling for caching expanded a polynomials in memory (see newClientModel). */
 export const CACHE_A_DEFAULT_LIMIT = 256 * 2 ** 20;
@@ -127,6 +129,25 @@ export function heLayout(p: HeParams): {
     // b' at Q bits, the a-part at Q − 1 (wasm/src/he/scheme.h, lwe_bytes)
     lweBytes: 3 + Math.ceil((p.Q + HE_LWE_N * (p.Q - 1)) / 8),
   };
+}
+
+/**
+ * The key switch's gadget for plaintext bits T (wasm/src/he/keyswitch.h,
+ * ks_gadget): the a-part is rounded to 2^inBits and cut into `digits` digits
+ * of baseBits bits; the KSK carries one polynomial modulo q_ks per digit.
+ */
+export function ksGadget(T: number): { inBits: number; baseBits: number; digits: number } {
+  const inBits = T + 12;
+  const baseBits = 2 * T + 12 <= 36 ? inBits : 36 - T;
+  return { inBits, baseBits, digits: Math.ceil(inBits / baseBits) };
+}
+
+/** The key-switching key's layout (kKskVersion, wasm/src/he/keyswitch.h): 3 switches modulo q_ks with ksGadget(T). */
+export const KSK_LAYOUT = 3;
+
+/** Bytes of a user's key-switching key for plaintext bits T: tag, version, T, seed, 50-bit packed b per digit. */
+export function keySwitchKeyBytes(T: number): number {
+  return 3 + SEED_BYTES + (ksGadget(T).digits * HE_N * 50) / 8;
 }
 
 /**
@@ -400,9 +421,10 @@ export class ProviderKey extends Handle {
    * (account salt, epoch): its errors come from the provider's PRF, so asking again
    * returns the same bytes and averages nothing away.
    */
-  keySwitchKey(providerSeed: Uint8Array, user: ProviderKey, id: UserKeyId): Uint8Array {
+  keySwitchKey(providerSeed: Uint8Array, user: ProviderKey, id: UserKeyId, T: number): Uint8Array {
     const core = this.core;
-    const size = core.fn('pmf_he_layout')(5);
+    const size = core.fn('pmf_he_ksk_bytes')(T);
+    if (size < 0) throw new Error(`key-switching key: T = ${T} is not in [1, 32]`);
     const parts = userKeyInputs(providerSeed, id);
     const aSeed = this.deriver().seed('pmf-he-ksk-a-v3', ...parts);
     const eSeed = this.deriver().seed('pmf-he-ksk-e-v3', ...parts);
@@ -410,7 +432,7 @@ export class ProviderKey extends Handle {
       return core.withBuffers([aSeed, eSeed], (ap, ep) => {
         const out = core.alloc(size);
         try {
-          check(core.fn('pmf_he_ksk_generate')(this.live(), user.live(), ap, ep, out), 'key-switching key');
+          check(core.fn('pmf_he_ksk_generate')(this.live(), user.live(), T, ap, ep, out), 'key-switching key');
           return core.copyOut(out, size);
         } finally {
           core.free(out);
@@ -471,8 +493,22 @@ export class ProviderKey extends Handle {
 
 export class ClientPublicKey extends Handle {}
 
-/** The client's loaded key-switching key (3.7 MB in wasm memory, NTT form). */
-export class ClientKeySwitchKey extends Handle {}
+/** The client's loaded key-switching key for one plaintext width T (NTT form in wasm memory: 128 KiB per digit). */
+export class ClientKeySwitchKey extends Handle {
+  constructor(
+    core: WasmCore,
+    ptr: number,
+    /** The plaintext bits it was made for: it serves only models of that T. */
+    readonly T: number,
+  ) {
+    super(core, ptr, 'pmf_he_ksk_free');
+  }
+
+  /** Throws unless this key serves a model with these parameters. */
+  checkServes(p: HeParams): void {
+    if (this.T !== p.T) throw new Error(`key-switching key: made for T = ${this.T}, the model has T = ${p.T}`);
+  }
+}
 
 /** Output of ClientModel.dot: stays on the device, never serialized. */
 export class Accumulator extends Handle {}
@@ -581,12 +617,32 @@ export class ClientModel extends Handle {
   }
 
   /**
+   * The statistical distance, in units of 2^-128, that `coefficients`
+   * extractions of this accumulator give the provider over a view without the
+   * email's noise: flood_bound/2^(F+1) each (docs/crypto.md#noise-budget). A
+   * device's sum of these stays ≤ 2^-40 (client/core/flood-ledger.ts).
+   */
+  floodDistance(acc: Accumulator, coefficients = 1): bigint {
+    const core = this.core;
+    const out = core.alloc(8);
+    try {
+      core.fn('pmf_he_flood_bound')(acc.live(), out);
+      const [lo, hi] = new Uint32Array(core.heap.buffer, out, 2);
+      const bound = (BigInt(hi) << 32n) | BigInt(lo);
+      return (bound * BigInt(coefficients)) << BigInt(127 - this.params.F);
+    } finally {
+      core.free(out);
+    }
+  }
+
+  /**
    * docs/crypto.md#extraction-pipeline for each requested coefficient: fresh public-key encryption of zero,
    * LWE extraction, blinding by Δ·r_j, flooding, switch to 2^Q, bit-packing.
    * Spam: indices [0]. Topics: the B' candidate indices.
    */
   extract(acc: Accumulator, indices: ArrayLike<number>, pk: ClientPublicKey, ksk: ClientKeySwitchKey): Extracted[] {
     const p = this.params;
+    ksk.checkServes(p);
     const core = this.core;
     const size = this.layout.lweBytes;
     const out = core.alloc(size);
@@ -621,6 +677,7 @@ export class ClientModel extends Handle {
     const p = this.params;
     if (!Number.isInteger(count) || count < 1 || count > p.B)
       throw new Error(`extractPacked: count ${count} is not in [1, ${p.B}]`);
+    ksk.checkServes(p);
     const core = this.core;
     const size = packedBytes(p, count);
     const out = core.alloc(size);
@@ -733,14 +790,14 @@ export class He {
     return new ProviderKey(core, ptr, new SeedDeriver(bytes));
   }
 
-  /** Validates (size, every value < q_i) and loads a key-switching key from the provider. */
+  /** Validates (tag, version, T, size, every value < q_ks) and loads a key-switching key from the provider. */
   loadKeySwitchKey(bytes: Uint8Array): ClientKeySwitchKey {
     const core = this.core;
     const [ptr, st] = withStatus(core, (sp) =>
       core.withBuffers([bytes], (bp) => core.fn('pmf_he_ksk_load')(bp, bytes.length, sp)),
     );
     check(st, 'key-switching key');
-    return new ClientKeySwitchKey(core, ptr, 'pmf_he_ksk_free');
+    return new ClientKeySwitchKey(core, ptr, bytes[2]);
   }
 
   /** 32 fresh bytes: the provider's seed per model version, or the client's nonce per session. */
@@ -789,12 +846,13 @@ export function localSession(
   he: He,
   sk: ProviderKey,
   providerSeed: Uint8Array,
+  T: number,
   id: UserKeyId = { salt: he.randomSeed(), epoch: 1 },
 ): LocalSession {
   const nonce = he.randomSeed();
   const pk = he.loadPublicKey(sk.publicKeyFor(providerSeed, nonce), providerSeed, nonce);
   const user = sk.userKey(providerSeed, id);
-  const ksk = he.loadKeySwitchKey(sk.keySwitchKey(providerSeed, user, id));
+  const ksk = he.loadKeySwitchKey(sk.keySwitchKey(providerSeed, user, id, T));
   return {
     pk,
     ksk,

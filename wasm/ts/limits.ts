@@ -8,12 +8,12 @@
 export const MIN_T = 2;
 /** Largest plaintext width (ring.h kMaxT): the garbled circuits and u32 plaintexts. */
 export const MAX_T = 32;
-/** Largest LWE modulus 2^Q (ring.h kMaxQ): the switch's fixed-point scale 2^(64+Q)/q2 fits 64 bits. */
-export const MAX_Q = 52;
+/** Largest LWE modulus 2^Q (ring.h kMaxQ): the switch from the key-switch modulus q_ks needs 2^Q < q_ks. */
+export const MAX_Q = 49;
 /**
  * Q − T of every package (ring.h kMinQMinusT): decryption margin
- * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≈ 10.7), the
- * key switch's (σ ≤ 5.3) and the flood (≤ 32 after the switch).
+ * 2^(Q−T−1) = 256 against the modulus switch's rounding noise (σ ≤ 26), the
+ * key switch's (σ ≤ 6.7) and the flood (≤ 32 after the switch).
  */
 export const Q_MINUS_T = 9;
 /** Honest noise must stay 2^50 below the flood (ring.h kFloodMarginBits): ≤ 2^-51 per ciphertext. */

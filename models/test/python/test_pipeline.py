@@ -9,15 +9,16 @@ from sklearn.datasets import dump_svmlight_file
 from conftest import MODELS, synthetic
 from pmf_models import algorithms, pipeline
 from pmf_models.plainmodel import read_model, write_model
-from pmf_models.quantize import choose_t, worst_case
+from pmf_models.quantize import choose_t, model_t, worst_case
 
 
 @pytest.mark.parametrize("task,algorithm,k", [("spam", "lr", 2), ("spam", "svm", 2), ("topics", "mlr", 4)])
 def test_fit_quantizes_with_negligible_disagreement(spec, task, algorithm, k):
     x, y = synthetic(600, k, seed=7)
     header, w_int, w = pipeline.fit(task, algorithm, [f"c{i}" for i in range(k)], spec, x, y)
-    assert header["T"] == choose_t(header["b_in"], 15, spec["lMax"]) <= 32
+    assert header["T"] == model_t(w_int, 15, spec["lMax"], header["b_in"]) <= choose_t(header["b_in"], 15, spec["lMax"])
     assert np.all(worst_case(w_int, 15, spec["lMax"]) < 2 ** (header["T"] - 1))
+    assert np.any(worst_case(w_int, 15, spec["lMax"]) >= 2 ** (header["T"] - 2)) or header["T"] == header["b_in"]
     res = pipeline.evaluate(header, w_int, w, x, y)
     assert res["disagreements"] <= 0.001 * len(y) + 1
     assert abs(res["float"]["accuracy"] - res["quantized"]["accuracy"]) <= 0.01

@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pmf_models.quantize import choose_t, default_b_in, dot_bound, qmax, quantize, worst_case
+from pmf_models.quantize import choose_t, default_b_in, dot_bound, model_t, qmax, quantize, worst_case
 
 
 def test_t_is_minimal_and_sufficient():
@@ -47,3 +47,15 @@ def test_worst_case_matches_brute_force_over_all_admissible_emails():
             best = np.maximum(best, np.abs(d))
         np.testing.assert_array_equal(worst_case(w, cap, l_max), best)
         assert np.all(best <= dot_bound(6, cap, l_max))
+
+
+def test_model_t_is_the_smallest_width_that_holds_the_worst_email():
+    rng = np.random.default_rng(3)
+    for b_in, cap, l_max in [(12, 15, 1024), (8, 1, 40), (14, 15, 4096)]:
+        w = (rng.laplace(size=(5001, 3)) * qmax(b_in) / 8).clip(-qmax(b_in), qmax(b_in)).astype(np.int32)
+        t = model_t(w, cap, l_max, b_in)
+        worst = worst_case(w, cap, l_max).max()
+        assert worst < 2 ** (t - 1)
+        assert worst >= 2 ** (t - 2) or t == b_in
+        assert b_in <= t <= choose_t(b_in, cap, l_max)
+    assert model_t(np.zeros((4, 1), dtype=np.int32), 15, 10, 6) == 6

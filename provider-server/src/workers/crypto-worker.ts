@@ -10,7 +10,7 @@ import { Tag, ProtocolError as WireError } from '../../../wasm/ts/ot-wire.js';
 import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { USER_KEY_CACHE } from '../limits.js';
-import { evaluateElements, readOprfKey } from '../blocklist.js';
+import { evaluateWithKeyFile } from '../blocklist.js';
 import { readSecretFile } from '../models.js';
 import { serveTasks, type TaskTable } from './pool.js';
 import { providerSodiumReady } from '../native-sodium.js';
@@ -105,8 +105,9 @@ const tasks = {
     return key(keyFile).publicKeyFor(Buffer.from(providerSeedHex, 'hex'), clientNonce);
   },
 
-  keySwitchKey(keyFile: string, providerSeedHex: string, id: UserKeyId): Uint8Array {
-    return key(keyFile).keySwitchKey(Buffer.from(providerSeedHex, 'hex'), userKey(keyFile, providerSeedHex, id), id);
+  keySwitchKey(keyFile: string, providerSeedHex: string, id: UserKeyId, T: number): Uint8Array {
+    const seed = Buffer.from(providerSeedHex, 'hex');
+    return key(keyFile).keySwitchKey(seed, userKey(keyFile, providerSeedHex, id), id, T);
   },
 
   ot(sessionId: string, payload: Uint8Array): Uint8Array {
@@ -181,7 +182,7 @@ const tasks = {
   },
 
   blocklist(keyFile: string, blinded: Uint8Array): Uint8Array {
-    return evaluateElements(readOprfKey(keyFile), blinded);
+    return evaluateWithKeyFile(keyFile, blinded);
   },
 
   endSession(sessionId: string): void {

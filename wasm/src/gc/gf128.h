@@ -10,10 +10,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/wipe.h"
+
 namespace pmf::gc {
 
+// Both hold sums of secret terms (the OT rows t_j or q_j, or Δ's products)
+// and wipe them when they go out of scope.
 struct Gf128Acc {
   uint64_t c[4] = {0, 0, 0, 0};  // unreduced 256-bit sum of products
+  ~Gf128Acc() { secure_wipe(c, sizeof c); }
   void mul_add(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1);
   void reduce(uint64_t out[2]) const;
 };
@@ -26,6 +31,7 @@ struct Gf128Acc {
 class Gf128DotPublic {
  public:
   Gf128DotPublic();
+  ~Gf128DotPublic() { secure_wipe(bucket_, sizeof bucket_); }
   void add(const uint8_t chi[16], v128_t t);
   void reduce(uint64_t out[2]) const;
 

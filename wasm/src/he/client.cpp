@@ -10,6 +10,7 @@
 #endif
 
 #include "common/chacha20.h"
+#include "he/rescale.h"
 #include "he/sample.h"
 
 namespace pmf::he {
@@ -127,28 +128,6 @@ const DropQ1& drop_q1() {
   return drop;
 }
 
-// Rounding from q2 to 2^Q, constant-time.
-struct ToPow2 {
-  uint64_t scale;  // floor(2^(64+Q) / q2)
-  unsigned Q;
-  explicit ToPow2(unsigned q_bits) : Q(q_bits) {
-    scale = uint64_t((static_cast<unsigned __int128>(1) << (64 + Q)) / kQ[1]);
-  }
-  // floor((z·2^Q + q2/2) / q2): estimate from the fixed-point scale, then at
-  // most two constant-time corrections.
-  uint64_t operator()(uint64_t z) const {
-    const uint64_t q2 = kQ[1];
-    uint64_t y = mulhi64(z, scale);
-    uint64_t rem = (z << Q) + (q2 >> 1) - y * q2;
-    for (int k = 0; k < 2; ++k) {
-      const uint64_t over = ge_mask(rem, q2);
-      y += over & 1;
-      rem -= over & q2;
-    }
-    return y & ((uint64_t(1) << Q) - 1);
-  }
-};
-
 struct ExtractScratch {
   int8_t u[kN], e2[kN];
   uint64_t za[kLimbs][kN], z2[kN], ks_b[kN], ks_a[kN];
@@ -183,15 +162,13 @@ uint64_t wide_mod(uint64_t hi, uint64_t lo, const NttTables& t) {
 // b coefficients (blind_coefficient).
 Status rerandomize(const Model& m, const Accumulator& acc, const PublicKey& pk, unsigned T,
                    unsigned F, ExtractScratch& sc, FreshPrg& prg) {
-  // Honest noise before flooding: model noise ≤ 21·Σx, one plaintext wrap per
-  // unit of Σx, the encryption of zero ≤ 21·(2n + 1), the blinding wrap ≤ 1.
-  // Flooding hides it at statistical distance |noise|/2^(F+1) ≤ 2^-51 per
-  // coefficient. What comes later (dropping q1, the key switch, the switch to
-  // 2^Q) adds noise that depends on the re-randomized a part alone.
+  // Flooding hides the honest noise at statistical distance
+  // flood_bound/2^(F+1) ≤ 2^-51 per coefficient. What comes later (dropping
+  // q1, the key switch, the switch to 2^Q) adds noise that depends on the
+  // re-randomized a part alone.
   if (T < 1 || T > kMaxT || F < kFloodMarginBits + 1 || F > max_flood_bits(T)) return kBadParams;
   if (acc.model != &m) return kBadState;
-  const uint64_t honest = (kCbdEta + 1) * acc.weight + kCbdEta * (2 * kN + 1) + 1;
-  if (honest > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
+  if (flood_bound(acc) > (uint64_t(1) << (F - kFloodMarginBits))) return kNoiseBudget;
 
   for (size_t i = 0; i < kN; ++i) sc.u[i] = sample_ternary(prg);
   for (size_t i = 0; i < kN; ++i) sc.e2[i] = int8_t(sample_cbd(prg));
@@ -254,24 +231,25 @@ inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q)
 }
 
 // docs/crypto.md#extraction-pipeline steps 4–5: drop q1 from the a-part and
-// switch it from s to the user key s_u(X²) modulo q2, into sc.ks_b, sc.ks_a.
+// switch it from s to the user key s_u(X²) modulo q_ks, into sc.ks_b, sc.ks_a.
 Status drop_and_switch(const KeySwitchKey& ksk, ExtractScratch& sc) {
   const DropQ1& drop = drop_q1();
   for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
   return key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
 }
 
-// b' modulo q2 at coefficient j: bj with q1 dropped, plus the switch's b-part.
+// b' modulo q_ks at coefficient j: bj with q1 dropped, taken from q2 to q_ks,
+// plus the switch's b-part.
 uint64_t switched_b(const ExtractScratch& sc, uint32_t j, const uint64_t bj[kLimbs]) {
-  return add_mod(drop_q1()(bj[0], bj[1]), sc.ks_b[j], kQ[kKsLimb]);
+  static const Rescale to_qks = Rescale::to_modulus(kQks, kQ[1]);
+  return add_mod(to_qks(drop_q1()(bj[0], bj[1])), sc.ks_b[j], kQks);
 }
 
 // Step 6: extract coefficient j. Only the even a-coefficients meet a non-zero
 // key coefficient: lwe[1 + i] pairs with s_u[i].
 void extract_lwe(uint32_t j, const uint64_t bj[kLimbs], ExtractScratch& sc) {
-  const uint64_t q2 = kQ[kKsLimb];
   sc.lwe[0] = switched_b(sc, j, bj);
-  for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, q2);
+  for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, kQks);
 }
 
 }  // namespace
@@ -380,7 +358,7 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
 
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
-  if (Q < T + kMinQMinusT || Q > kMaxQ) return kBadParams;
+  if (Q < T + kMinQMinusT || Q > kMaxQ || ksk.T != T) return kBadParams;
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
@@ -389,7 +367,7 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   if (st == kOk) {
     extract_lwe(j, bj, *sc);
     // b' to 2^Q, the a-part to 2^(Q−1) (scheme.h, lwe_bytes).
-    const ToPow2 sw_b(Q), sw_a(Q - 1);
+    const Rescale sw_b = Rescale::to_pow2(Q, kQks), sw_a = Rescale::to_pow2(Q - 1, kQks);
     out[0] = kLweTag;
     out[1] = kLweVersion;
     out[2] = uint8_t(Q);
@@ -409,7 +387,8 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
 Status extract_packed(const Model& m, const Accumulator& acc, const PublicKey& pk,
                       const KeySwitchKey& ksk, uint32_t count, unsigned T, unsigned Q, unsigned F,
                       uint8_t* out, uint32_t* masks) {
-  if (Q < T + kMinQMinusT || Q > kMaxQ || count < 1 || count > m.width) return kBadParams;
+  if (Q < T + kMinQMinusT || Q > kMaxQ || ksk.T != T || count < 1 || count > m.width)
+    return kBadParams;
   ExtractScratch* sc = new (std::nothrow) ExtractScratch;
   uint64_t* b = static_cast<uint64_t*>(malloc(size_t(count) * kLimbs * sizeof(uint64_t)));
   Status st = sc && b ? kOk : kNoMemory;
@@ -424,7 +403,7 @@ Status extract_packed(const Model& m, const Accumulator& acc, const PublicKey& p
   }
   if (st == kOk) st = drop_and_switch(ksk, *sc);
   if (st == kOk) {
-    const ToPow2 sw_b(Q), sw_a(Q - 1);
+    const Rescale sw_b = Rescale::to_pow2(Q, kQks), sw_a = Rescale::to_pow2(Q - 1, kQks);
     out[0] = kPackedTag;
     out[1] = kPackedVersion;
     out[2] = uint8_t(Q);

@@ -47,6 +47,13 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
            uint32_t max_count, Accumulator& acc);
 
+// What flooding must hide of each coefficient extracted from acc (docs/crypto.md#noise-budget):
+// the model noise ≤ 21 and one plaintext wrap per unit of Σx, E|Z| of the
+// encryption of zero, the blinding wrap. Statistical distance ≤ bound/2^(F+1) per coefficient.
+inline uint64_t flood_bound(const Accumulator& acc) {
+  return (kCbdEta + 1) * acc.weight + kEncZeroNoise + 1;
+}
+
 // docs/crypto.md#extraction-pipeline for coefficient j: fresh encryption of zero under s, blinding
 // by Δ·r (r returned in mask), flooding with E uniform in [−2^F, 2^F), dropping q1, the switch to
 // the user key s_u (he/keyswitch.h), extraction, modulus switch to 2^Q and bit-packing into out

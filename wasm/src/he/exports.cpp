@@ -25,8 +25,6 @@ PMF_EXPORT int pmf_he_layout(int what) {
       return int(kRecordBytes);
     case 4:
       return int(kQBits);
-    case 5:
-      return int(kKskBytes);
     case 6:
       return int(kMinQMinusT);
     case 7:
@@ -40,9 +38,19 @@ PMF_EXPORT int pmf_he_layout(int what) {
   }
 }
 
-// The two primes as (hi, lo) 32-bit halves, so tests can check the constants.
+// The moduli q1, q2, q_ks as (hi, lo) 32-bit halves, so tests can check the constants.
 PMF_EXPORT uint32_t pmf_he_prime(int limb, int hi) {
-  return hi ? uint32_t(kQ[limb] >> 32) : uint32_t(kQ[limb]);
+  return hi ? uint32_t(kModulus[limb] >> 32) : uint32_t(kModulus[limb]);
+}
+
+// The key switch's gadget for T (0: in_bits, 1: base_bits, 2: digits) and its KSK's size.
+PMF_EXPORT int pmf_he_ks_gadget(unsigned T, int what) {
+  const KsGadget g = ks_gadget(T);
+  return int(what == 0 ? g.in_bits : what == 1 ? g.base_bits : g.digits);
+}
+
+PMF_EXPORT int pmf_he_ksk_bytes(unsigned T) {
+  return T >= 1 && T <= kMaxT ? int(ksk_bytes(T)) : -1;
 }
 
 PMF_EXPORT int pmf_he_lwe_bytes(unsigned Q) { return int(lwe_bytes(Q)); }
@@ -88,9 +96,9 @@ PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, co
   return public_key(*sk, p1_seed, e_seed, out);
 }
 
-PMF_EXPORT int pmf_he_ksk_generate(const SecretKey* from, const SecretKey* to,
+PMF_EXPORT int pmf_he_ksk_generate(const SecretKey* from, const SecretKey* to, unsigned T,
                                    const uint8_t* a_seed, const uint8_t* e_seed, uint8_t* out) {
-  return ksk_generate(*from, *to, a_seed, e_seed, out);
+  return ksk_generate(*from, *to, T, a_seed, e_seed, out);
 }
 
 PMF_EXPORT KeySwitchKey* pmf_he_ksk_load(const uint8_t* in, size_t len, int* status) {
@@ -148,6 +156,13 @@ PMF_EXPORT void pmf_he_model_free(Model* m) { delete m; }
 PMF_EXPORT Accumulator* pmf_he_acc_new() { return new (std::nothrow) Accumulator; }
 
 PMF_EXPORT void pmf_he_acc_free(Accumulator* acc) { delete acc; }
+
+// flood_bound of a computed accumulator (0 when it holds none), as two 32-bit halves.
+PMF_EXPORT void pmf_he_flood_bound(const Accumulator* acc, uint32_t* out) {
+  const uint64_t b = acc->model ? flood_bound(*acc) : 0;
+  out[0] = uint32_t(b);
+  out[1] = uint32_t(b >> 32);
+}
 
 PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len,
                           uint32_t max_count, Accumulator* acc) {

@@ -1,64 +1,69 @@
 #include "he/keyswitch.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "he/rescale.h"
 #include "he/sample.h"
 
 namespace pmf::he {
 
 namespace {
 
-uint64_t gadget(size_t digit) { return pow_mod(2, uint64_t(kKsBaseBits) * digit, kQ[kKsLimb]); }
+// g_i = round(q_ks·2^(base·i) / 2^in): public constants of the gadget.
+uint64_t gadget_factor(const KsGadget& g, size_t digit) {
+  const unsigned shift = g.in_bits - g.base_bits * unsigned(digit);  // ≥ 1 for every digit
+  return (kQks + (uint64_t(1) << (shift - 1))) >> shift;
+}
 
 struct GenScratch {
-  uint64_t a[kN], b[kN];
+  uint64_t su_ntt[kN], su_shoup[kN], a[kN], b[kN];
   int8_t e[kN];
   ~GenScratch() { secure_wipe(this, sizeof *this); }
 };
 
 struct SwitchScratch {
-  int8_t digits[kKsDigits][kN];
+  int64_t v[kN];  // what is left of each centered coefficient after the digits so far
   uint64_t d[kN], prod[kN];
   ~SwitchScratch() { secure_wipe(this, sizeof *this); }
 };
 
-// Balanced base-2^8 digits of x in [0, q2) taken in (−q2/2, q2/2), constant-time.
-void decompose(uint64_t x, int8_t digits[kKsDigits][kN], size_t k) {
-  const uint64_t q = kQ[kKsLimb];
-  int64_t v = int64_t(x) - int64_t(q & ge_mask(x, (q + 1) / 2));
-  for (size_t i = 0; i < kKsDigits; ++i) {
-    const int64_t low = v & 0xff;
-    const int64_t digit = low - ((low & 0x80) << 1);  // in [−128, 128)
-    digits[i][k] = int8_t(digit);
-    v = (v - digit) >> kKsBaseBits;  // exact
-  }
-}
-
 }  // namespace
 
-Status ksk_generate(const SecretKey& from, const SecretKey& to, const uint8_t a_seed[32],
-                    const uint8_t e_seed[32], uint8_t out[kKskBytes]) {
+KeySwitchKey::~KeySwitchKey() {
+  if (data) secure_wipe(data, 4 * gadget.digits * kN * sizeof *data);
+  free(data);
+}
+
+Status ksk_generate(const SecretKey& from, const SecretKey& to, unsigned T,
+                    const uint8_t a_seed[32], const uint8_t e_seed[32], uint8_t* out) {
+  if (T < 1 || T > kMaxT) return kBadParams;
   GenScratch* sc = new (std::nothrow) GenScratch;
   if (!sc) return kNoMemory;
-  const NttTables& t = ntt_tables(kKsLimb);
+  const KsGadget g = ks_gadget(T);
+  const NttTables& t = ntt_tables(kQksIndex);
   const uint64_t q = t.q;
+  for (size_t k = 0; k < kN; ++k) sc->su_ntt[k] = from_signed(to.s[k], q);
+  ntt_forward(sc->su_ntt, t);
+  for (size_t k = 0; k < kN; ++k) sc->su_shoup[k] = shoup_precompute(sc->su_ntt[k], q);
   out[0] = kKskTag;
   out[1] = kKskVersion;
-  memcpy(out + 2, a_seed, kSeedBytes);
+  out[2] = uint8_t(T);
+  memcpy(out + 3, a_seed, kSeedBytes);
   ChaCha20Stream prg(e_seed, kKskNoiseNonce);
-  for (size_t i = 0; i < kKsDigits; ++i) {
-    expand_uniform(a_seed, kKsLimb, sc->a, uint32_t(i + 1));
+  for (size_t i = 0; i < g.digits; ++i) {
+    expand_uniform(a_seed, kQksIndex, sc->a, uint32_t(i + 1));
     sample_errors(prg, sc->e);
     ntt_forward(sc->a, t);
-    pointwise_mul(sc->b, sc->a, to.s_ntt[kKsLimb], to.s_ntt_shoup[kKsLimb], t);
+    pointwise_mul(sc->b, sc->a, sc->su_ntt, sc->su_shoup, t);
     ntt_inverse(sc->b, t);
-    const uint64_t g = gadget(i), gs = shoup_precompute(g, q);
-    for (size_t k = 0; k < kN; ++k) {  // −a·s_u + e + g^i·s
+    const uint64_t gi = gadget_factor(g, i), gs = shoup_precompute(gi, q);
+    for (size_t k = 0; k < kN; ++k) {  // −a·s_u + e + g_i·s
       const uint64_t b = sub_mod(from_signed(sc->e[k], q), sc->b[k], q);
-      sc->b[k] = add_mod(b, mul_shoup(from_signed(from.s[k], q), g, gs, q), q);
+      sc->b[k] = add_mod(b, mul_shoup(from_signed(from.s[k], q), gi, gs, q), q);
     }
-    pack_bits(sc->b, kN, kQBits, out + 2 + kSeedBytes + i * kPackedLimbBytes);
+    pack_bits(sc->b, kN, kQksBits, out + kKskHeaderBytes + i * kKskDigitBytes);
   }
   delete sc;
   return kOk;
@@ -67,20 +72,30 @@ Status ksk_generate(const SecretKey& from, const SecretKey& to, const uint8_t a_
 Status ksk_load(const uint8_t* in, size_t len, KeySwitchKey& k) {
   // Version before length: a key of another layout (an older build's, stored
   // by a client) is reported as such, not as a wrong length.
-  if (len < 2 || in[0] != kKskTag) return kBadLength;
+  if (len < 3 || in[0] != kKskTag) return kBadLength;
   if (in[1] != kKskVersion) return kBadVersion;
-  if (len != kKskBytes) return kBadLength;
-  const uint8_t* seed = in + 2;
-  const NttTables& t = ntt_tables(kKsLimb);
-  for (size_t i = 0; i < kKsDigits; ++i) {
-    const uint8_t* b = in + 2 + kSeedBytes + i * kPackedLimbBytes;
-    if (!unpack_bits(b, kN, kQBits, t.q, k.k0[i])) return kOutOfRange;
-    expand_uniform(seed, kKsLimb, k.k1[i], uint32_t(i + 1));
-    ntt_forward(k.k0[i], t);
-    ntt_forward(k.k1[i], t);
+  const unsigned T = in[2];
+  if (T < 1 || T > kMaxT) return kBadParams;
+  if (len != ksk_bytes(T)) return kBadLength;
+  const KsGadget g = ks_gadget(T);
+  uint64_t* data = static_cast<uint64_t*>(malloc(4 * g.digits * kN * sizeof(uint64_t)));
+  if (!data) return kNoMemory;
+  free(k.data);
+  k.data = data;
+  k.T = T;
+  k.gadget = g;
+  const uint8_t* seed = in + 3;
+  const NttTables& t = ntt_tables(kQksIndex);
+  for (size_t i = 0; i < g.digits; ++i) {
+    uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1), *a = k.part(i, 2), *a_shoup = k.part(i, 3);
+    if (!unpack_bits(in + kKskHeaderBytes + i * kKskDigitBytes, kN, kQksBits, t.q, b))
+      return kOutOfRange;
+    expand_uniform(seed, kQksIndex, a, uint32_t(i + 1));
+    ntt_forward(b, t);
+    ntt_forward(a, t);
     for (size_t c = 0; c < kN; ++c) {
-      k.k0_shoup[i][c] = shoup_precompute(k.k0[i][c], t.q);
-      k.k1_shoup[i][c] = shoup_precompute(k.k1[i][c], t.q);
+      b_shoup[c] = shoup_precompute(b[c], t.q);
+      a_shoup[c] = shoup_precompute(a[c], t.q);
     }
   }
   return kOk;
@@ -90,16 +105,30 @@ Status key_switch(const KeySwitchKey& k, const uint64_t a[kN], uint64_t ks_b[kN]
                   uint64_t ks_a[kN]) {
   SwitchScratch* sc = new (std::nothrow) SwitchScratch;
   if (!sc) return kNoMemory;
-  const NttTables& t = ntt_tables(kKsLimb);
-  for (size_t c = 0; c < kN; ++c) decompose(a[c], sc->digits, c);
+  const KsGadget& g = k.gadget;
+  const NttTables& t = ntt_tables(kQksIndex);
+  // ā = round(a·2^in / q2), centered in [−2^(in−1), 2^(in−1)).
+  const Rescale to_in = Rescale::to_pow2(g.in_bits, kQ[1]);
+  const uint64_t top = uint64_t(1) << g.in_bits, half = top >> 1;
+  for (size_t c = 0; c < kN; ++c) {
+    const uint64_t y = to_in(a[c]);
+    sc->v[c] = int64_t(y - (top & ge_mask(y, half)));
+  }
   memset(ks_b, 0, kN * sizeof ks_b[0]);
   memset(ks_a, 0, kN * sizeof ks_a[0]);
-  for (size_t i = 0; i < kKsDigits; ++i) {
-    for (size_t c = 0; c < kN; ++c) sc->d[c] = from_signed(sc->digits[i][c], t.q);
+  const int64_t low_mask = (int64_t(1) << g.base_bits) - 1, sign = int64_t(1) << (g.base_bits - 1);
+  for (size_t i = 0; i < g.digits; ++i) {
+    const bool last = i + 1 == g.digits;  // public: the top digit takes the rest
+    for (size_t c = 0; c < kN; ++c) {
+      const int64_t low = sc->v[c] & low_mask;
+      const int64_t digit = last ? sc->v[c] : low - ((low & sign) << 1);  // in [−2^(w−1), 2^(w−1))
+      sc->v[c] = (sc->v[c] - digit) >> g.base_bits;                       // exact
+      sc->d[c] = from_signed(digit, t.q);
+    }
     ntt_forward(sc->d, t);
-    pointwise_mul(sc->prod, sc->d, k.k0[i], k.k0_shoup[i], t);
+    pointwise_mul(sc->prod, sc->d, k.part(i, 0), k.part(i, 1), t);
     for (size_t c = 0; c < kN; ++c) ks_b[c] = add_mod(ks_b[c], sc->prod[c], t.q);
-    pointwise_mul(sc->prod, sc->d, k.k1[i], k.k1_shoup[i], t);
+    pointwise_mul(sc->prod, sc->d, k.part(i, 2), k.part(i, 3), t);
     for (size_t c = 0; c < kN; ++c) ks_a[c] = add_mod(ks_a[c], sc->prod[c], t.q);
   }
   ntt_inverse(ks_b, t);

@@ -34,7 +34,7 @@ unsigned bit_reverse(unsigned x, unsigned bits) {
 }
 
 void build(NttTables& t, size_t limb) {
-  const uint64_t q = kQ[limb];
+  const uint64_t q = kModulus[limb];
   t.q = q;
   t.one_shoup = shoup_precompute(1, q);
   const uint64_t psi = kPsi[limb];
@@ -53,8 +53,8 @@ void build(NttTables& t, size_t limb) {
 }  // namespace
 
 const NttTables& ntt_tables(size_t limb) {
-  static NttTables tables[kLimbs];
-  static bool ready[kLimbs] = {false, false};
+  static NttTables tables[kModuli];
+  static bool ready[kModuli] = {false, false, false};
   if (!ready[limb]) {
     build(tables[limb], limb);
     ready[limb] = true;

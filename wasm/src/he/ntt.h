@@ -18,7 +18,7 @@ struct NttTables {
   uint64_t n_inv, n_inv_shoup;
 };
 
-// Tables for limb i, computed on first use.
+// Tables for kModulus[i] (q1, q2, q_ks), computed on first use.
 const NttTables& ntt_tables(size_t limb);
 
 void ntt_forward(uint64_t* a, const NttTables& t);

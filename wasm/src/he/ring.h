@@ -1,12 +1,16 @@
 // Frozen ring parameters (docs/crypto.md#parameters) and constant-time arithmetic modulo
-// the two RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2.
+// the RNS primes. R_q = Z_q[X]/(X^n + 1), q = q1·q2; the key switch runs modulo
+// a third prime q_ks.
 //
-// The primes are the two largest k·2^32 + 1 below 2^54 (search downward from
+// q1, q2 are the two largest k·2^32 + 1 below 2^54 (search downward from
 // k = 2^22 − 1, deterministic Miller–Rabin): qi ≡ 1 mod 2^32 makes them
 // NTT-friendly for n = 4096 (≡ 1 mod 2n) and makes q ≡ 1 mod 2^T for every
-// T ≤ 32, so Δ = (q−1)/2^T is exact. psi_i = g^((qi−1)/2n) for the smallest g
-// that gives a primitive 2n-th root. wasm/test/he-params.test.ts re-checks all
-// of this with BigInt arithmetic.
+// T ≤ 32, so Δ = (q−1)/2^T is exact. q_ks = 2^50 − 2^14 + 1 is the largest
+// prime ≡ 1 mod 2n below 2^50: the modulus of the user-key instance, whose
+// security after a budget of leaked bits needs log2 q_ks ≤ 50
+// (docs/crypto.md#security-of-the-keys). psi_i = g^((qi−1)/2n) for the
+// smallest g that gives a primitive 2n-th root. wasm/test/he-params.test.ts
+// re-checks all of this with BigInt arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -18,23 +22,37 @@ constexpr size_t kN = 4096;
 constexpr unsigned kLogN = 12;
 constexpr size_t kLimbs = 2;
 constexpr uint64_t kQ[kLimbs] = {0x3ffff700000001ULL, 0x3fffc000000001ULL};
-constexpr uint64_t kPsi[kLimbs] = {17742327281753919ULL, 2591887741274009ULL};
 constexpr unsigned kQBits = 54;                       // bit length of each qi
 constexpr size_t kPackedLimbBytes = kN * kQBits / 8;  // one limb, bit-packed
-constexpr unsigned kCbdEta = 21;                      // error: centered binomial
+// Every modulus with NTT tables: q1, q2 and, at index kQksIndex, q_ks.
+constexpr size_t kModuli = 3;
+constexpr size_t kQksIndex = 2;
+constexpr uint64_t kQks = 0x3ffffffffc001ULL;
+constexpr unsigned kQksBits = 50;
+constexpr uint64_t kModulus[kModuli] = {kQ[0], kQ[1], kQks};
+constexpr unsigned kModulusBits[kModuli] = {kQBits, kQBits, kQksBits};
+constexpr uint64_t kPsi[kModuli] = {17742327281753919ULL, 2591887741274009ULL, 1094367314627419ULL};
+constexpr unsigned kCbdEta = 21;  // error: centered binomial
 constexpr unsigned kMaxT = 32;
-// LWE output modulus 2^Q: the modulus switch's fixed-point scale 2^(64+Q)/q2 must fit 64 bits.
-constexpr unsigned kMaxQ = 52;
-// Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the switch's
-// rounding noise (n' = 2048 terms: σ ≈ 10.7, its 2^-60 tail ≈ 117), the key
-// switch's (σ ≈ 2^(T−29.6) ≤ 5.3, he/keyswitch.h) plus the flood (≤ 32 after
-// the switch, see max_flood_bits). wasm/test/he-failure.slow.test.ts measures it.
+// LWE output modulus 2^Q: the switch from q_ks, with fixed-point scale
+// 2^(64+Q)/q_ks, needs 2^Q < q_ks.
+constexpr unsigned kMaxQ = 49;
+// Q − T ≥ 9: a decryption margin 2^(Q−T−1) = 256 against the rounding of the
+// switch to 2^Q (n' = 2048 terms: variance ≤ 683), the key switch's (variance
+// ≤ 45 at every T, he/keyswitch.h) plus the flood (≤ 32 after the switch, see
+// max_flood_bits): failure ≤ 2^-44 (docs/crypto.md#plaintext-and-output-modulus).
+// wasm/test/he-failure.slow.test.ts measures it.
 constexpr unsigned kMinQMinusT = 9;
-// The flood must exceed the honest noise by this many bits: statistical
-// distance |noise|/2^(F+1) ≤ 2^-51 per ciphertext, so a user's first 2^11
-// ciphertexts stay within 2^-40 together at the worst-case noise bound (and
-// typical noise is 2^5–2^8 smaller).
+// The flood must exceed the honest noise bound by this many bits: statistical
+// distance ≤ bound/2^(F+1) ≤ 2^-51 per ciphertext. Distances add up over every
+// ciphertext a device sends; the client keeps their sum below 2^-40 over the
+// device's lifetime (client/core/flood-ledger.ts, docs/security.md#flooding-over-a-lifetime).
 constexpr unsigned kFloodMarginBits = 50;
+// E|Z| for the encryption of zero's noise Z = −(e·u)[j] + e1 + (e2·s)[j], with
+// u, e1, e2 the client's fresh randomness: E[Z²] ≤ n·21²·⅔ + η/2 + n·η/2 ≈ 1116.8²
+// even for a p0 error and a key at their extremes. The flood covers E|ν|, not
+// the worst case: the distance of E + ν from E is E|ν|/2^(F+1) for ν independent of E.
+constexpr uint64_t kEncZeroNoise = 1117;
 // Largest flood exponent F for plaintext bits T: after the switch to 2^Q the
 // flood is 2^(F+Q)/q ≈ 2^(F+Q−108) ≤ 2^(Q−T−4), an eighth of the margin;
 // capped at 100 bits (sampled from 128 random bits).
@@ -64,9 +82,19 @@ inline uint64_t sub_mod(uint64_t a, uint64_t b, uint64_t q) {
 inline uint64_t neg_mod(uint64_t a, uint64_t q) { return sub_mod(0, a, q); }
 
 // Shoup multiplication by a fixed w < q with w' = floor(w·2^64 / q):
-// correct for any x < 2^64 and constant-time.
+// correct for any x < 2^64 and constant-time. w' is computed by restoring
+// division, one quotient bit per step with masks: w is often secret (a key's
+// NTT coefficients, sk_precompute), and a 128-bit division's running time
+// depends on its operands.
 inline uint64_t shoup_precompute(uint64_t w, uint64_t q) {
-  return uint64_t((static_cast<unsigned __int128>(w) << 64) / q);
+  uint64_t rem = w, quo = 0;  // rem < q < 2^55 throughout
+  for (int i = 0; i < 64; ++i) {
+    rem <<= 1;
+    const uint64_t take = ge_mask(rem, q);
+    rem -= q & take;
+    quo = (quo << 1) | (take & 1);
+  }
+  return quo;
 }
 
 inline uint64_t mul_shoup(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {

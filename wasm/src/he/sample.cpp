@@ -16,7 +16,7 @@ void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out, uint32_t
                        uint8_t(index >> 8),
                        uint8_t(index >> 16)};
   ChaCha20Stream xof(seed, nonce);
-  const uint64_t q = kQ[limb], mask = (uint64_t(1) << kQBits) - 1;
+  const uint64_t q = kModulus[limb], mask = (uint64_t(1) << kModulusBits[limb]) - 1;
   for (size_t i = 0; i < kN;) {
     uint64_t v = xof.next_u64() & mask;
     if (v < q) out[i++] = v;  // rejection depends only on public seed output

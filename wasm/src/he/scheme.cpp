@@ -72,13 +72,17 @@ Status sk_load(const uint8_t* in, size_t len, SecretKey& sk) {
     sk.s[i] = int8_t(code & 1) - int8_t(code >> 1);  // 0 → 0, 1 → 1, 2 → −1
   }
   if (bad) return kOutOfRange;
+  sk_precompute(sk);
+  return kOk;
+}
+
+void sk_precompute(SecretKey& sk) {
   for (size_t l = 0; l < kLimbs; ++l) {
     const NttTables& t = ntt_tables(l);
     for (size_t i = 0; i < kN; ++i) sk.s_ntt[l][i] = from_signed(sk.s[i], t.q);
     ntt_forward(sk.s_ntt[l], t);
     for (size_t i = 0; i < kN; ++i) sk.s_ntt_shoup[l][i] = shoup_precompute(sk.s_ntt[l][i], t.q);
   }
-  return kOk;
 }
 
 Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,

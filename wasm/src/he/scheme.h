@@ -80,6 +80,9 @@ void sk_generate(uint8_t out[kSecretKeyBytes]);
 // like any key (its odd coefficients are zero).
 void sk_derive_user(const uint8_t seed[32], uint8_t out[kSecretKeyBytes]);
 Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
+// The NTT form of sk.s and its Shoup companions for every limb (sk_load's
+// second half), constant-time in s: no branch or memory access depends on it.
+void sk_precompute(SecretKey& sk);
 // One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
 Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
                       uint8_t out[kRecordBytes]);

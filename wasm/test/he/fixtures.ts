@@ -76,7 +76,7 @@ export async function setup(
   const model = he.newClientModel(params);
   for (const record of sk.encryptModel(params, w)) model.push(record);
   model.finish();
-  const { pk, ksk, user } = localSession(he, sk, he.randomSeed());
+  const { pk, ksk, user } = localSession(he, sk, he.randomSeed(), params.T);
   return { he, sk, user, params, weights: w, model, pk, ksk };
 }
 
@@ -119,8 +119,9 @@ export async function failureRun(
   return { failures, noise, margin: 2 ** (Q - T - 1), flood };
 }
 
-/** SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f, per limb (wasm and native builds). */
+/** SHA-256 of the 4096 little-endian u64 coefficients expanded from seed 00..1f, per modulus q1, q2, q_ks (wasm and native builds). */
 export const PINNED_EXPANSION = [
   '6636b78098817ba29b1c4af7e52a021225a216dba4241425034d578249043a3a',
   '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe',
+  'd5353bed6be41e05833602e146efb028580d43f1dd25bde72266cfe650adec9f',
 ];

@@ -15,7 +15,7 @@ int main() {
   uint8_t seed[32];
   for (int i = 0; i < 32; ++i) seed[i] = uint8_t(i);
   std::vector<uint64_t> a(kN);
-  for (size_t limb = 0; limb < kLimbs; ++limb) {
+  for (size_t limb = 0; limb < kModuli; ++limb) {
     expand_uniform(seed, limb, a.data());
     printf("expand%zu ", limb);
     for (uint64_t v : a)
@@ -52,8 +52,8 @@ int main() {
   sk_derive_user(user_seed, skb.data());
   auto* user = new SecretKey;
   if (sk_load(skb.data(), skb.size(), *user) != kOk) return 8;
-  std::vector<uint8_t> kskb(kKskBytes);
-  if (ksk_generate(*sk, *user, a_seed, e_seed, kskb.data()) != kOk) return 9;
+  std::vector<uint8_t> kskb(ksk_bytes(T));
+  if (ksk_generate(*sk, *user, T, a_seed, e_seed, kskb.data()) != kOk) return 9;
   auto* ksk = new KeySwitchKey;
   if (ksk_load(kskb.data(), kskb.size(), *ksk) != kOk) return 10;
   std::vector<uint32_t> fr, fc;
