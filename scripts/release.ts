@@ -55,6 +55,8 @@ async function main(): Promise<void> {
     throw new Refused(`${policyFile} is not committed: a store release's witness policy is part of its commit`);
 
   const out = path.resolve(values.out ?? path.join(root, 'dist/release'));
+  // The output folder is emptied first: never one that holds the sources.
+  if (!path.relative(out, root).startsWith('..')) throw new Refused(`--out ${out} holds the repository`);
   fs.rmSync(out, { recursive: true, force: true });
   const unpacked = path.join(out, 'unpacked');
   fs.mkdirSync(unpacked, { recursive: true });

@@ -1,6 +1,7 @@
 // A store package names the witnesses its package-log check trusts: the
 // release refuses to build one whose built-in witness policy is empty, unless
-// it is marked as a development build.
+// it is marked as a development build. And what the release command refuses
+// before it builds.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,15 +47,24 @@ describe('the witness policy a release builds in', () => {
     assert.throws(() => releasePolicy(two, false), /two\.json: witness policy: quorum must be/);
     assert.throws(() => releasePolicy(path.join(dir, 'absent.json'), false), /absent\.json: .*ENOENT/);
   });
+});
 
-  it('`npm run release` without a policy stops before building anything', () => {
+describe('`npm run release` stops before building anything', () => {
+  const release = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/release.ts', ...args], { cwd: root, encoding: 'utf8' });
+
+  it('without a witness policy', () => {
     const out = path.join(dir, 'out');
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/release.ts', '--out', out], {
-      cwd: root,
-      encoding: 'utf8',
-    });
+    const res = release('--out', out);
     assert.equal(res.status, 1);
     assert.match(res.stderr, /^release refused: a store package names the witnesses/);
     assert.equal(fs.existsSync(out), false);
+  });
+
+  it('rather than empty an output folder that holds the sources', () => {
+    const res = release('--dev', '--out', path.dirname(root));
+    assert.equal(res.status, 1);
+    assert.match(res.stderr, /^release refused: --out .* holds the repository/);
+    assert.ok(fs.existsSync(path.join(root, 'package.json')));
   });
 });
