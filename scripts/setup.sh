@@ -39,6 +39,8 @@ command -v thunderbird >/dev/null || pkgs+=(thunderbird)
 command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
 command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)
 command -v import >/dev/null || pkgs+=(imagemagick)
+# Info-ZIP's unzip and zipinfo read the release archives back in the tests.
+command -v zipinfo >/dev/null || pkgs+=(unzip)
 command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql)
 command -v haproxy >/dev/null || pkgs+=(haproxy)
@@ -93,7 +95,7 @@ export NODE_PATH=/usr/share/nodejs
 node scripts/build-wasm.mjs
 node scripts/build-native.mjs
 if [ -f webpack.config.js ]; then
-  ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
+  ext_key=$( (find extension mail models/features wasm/ts wasm/build/pmf_core.js manifest*.json webpack.config.js package.json package-lock.json -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -c1-16)
   if ! fresh extension "$ext_key" || [ ! -d dist ]; then
     log "building the extension (webpack)"
     npx webpack --mode production >/dev/null
