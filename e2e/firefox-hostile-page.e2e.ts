@@ -16,7 +16,7 @@ import {
   addWebmailSiteFirefox,
   firefoxInstalled,
   importAndUnlockFirefox,
-  launchFirefoxWithExtension,
+  launchFirefoxWithPage,
   viewerStatusUntil,
   type FirefoxWithExtension,
 } from './fixtures/firefox.js';
@@ -42,9 +42,7 @@ before(
         ],
       },
     });
-    firefox = await launchFirefoxWithExtension();
-    page = await firefox.browser.newPage();
-    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
+    ({ firefox, page } = await launchFirefoxWithPage());
   },
   { timeout: 180_000 },
 );

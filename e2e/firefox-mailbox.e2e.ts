@@ -13,7 +13,7 @@ import {
   closedUiUntil,
   firefoxInstalled,
   importAndUnlockFirefox,
-  launchFirefoxWithExtension,
+  launchFirefoxWithPage,
   MAILBOX_BAR,
   type FirefoxWithExtension,
 } from './fixtures/firefox.js';
@@ -28,9 +28,7 @@ before(
   async () => {
     if (skip) return;
     ({ alice, bob, webmail } = await startDemoMailbox());
-    firefox = await launchFirefoxWithExtension();
-    page = await firefox.browser.newPage();
-    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
+    ({ firefox, page } = await launchFirefoxWithPage());
   },
   { timeout: 180_000 },
 );

@@ -17,7 +17,7 @@ import {
   CONNECT_BAR,
   firefoxInstalled,
   importAndUnlockFirefox,
-  launchFirefoxWithExtension,
+  launchFirefoxWithPage,
   viewerStatusUntil,
   type FirefoxWithExtension,
 } from './fixtures/firefox.js';
@@ -42,9 +42,7 @@ before(
   async () => {
     if (skip) return;
     mailbox = await startRoundcubeMailbox();
-    firefox = await launchFirefoxWithExtension();
-    page = await firefox.browser.newPage();
-    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
+    ({ firefox, page } = await launchFirefoxWithPage());
   },
   { timeout: 240_000 },
 );
