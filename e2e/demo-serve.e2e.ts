@@ -8,8 +8,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
-import { SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
+import {
+  addWebmailSite,
+  importAndUnlock,
+  launchWithExtension,
+  screenshot,
+  type ExtensionBrowser,
+} from './fixtures/browser.js';
+import { clickClosedButton, CONNECT_BAR, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
 import { stopGroup } from './fixtures/process.js';
 
 const COUNT = 6;
@@ -64,6 +70,7 @@ after(async () => {
 describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
   it('tells the person the three steps, with the webmail address, the token and the key', () => {
     assert.match(output, /Load unpacked/);
+    assert.ok(output.includes(`Webmail sites, add ${ready.base}`));
     assert.ok(output.includes(`${ready.base}/mail`) && output.includes(ready.token) && output.includes(ready.key));
     assert.match(fs.readFileSync(ready.key, 'utf8'), /BEGIN PGP PRIVATE KEY BLOCK/);
   });
@@ -71,12 +78,14 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
   it('the installed extension, the imported key and one click check the mailbox privately', async () => {
     const page = await browser.context.newPage();
     await importAndUnlock(browser, page, fs.readFileSync(ready.key, 'utf8'), ready.passphrase);
+    await addWebmailSite(browser, ready.base);
 
     await page.goto(`${ready.base}/mail`);
     await page.locator('input[name=token]').fill(ready.token);
     await page.locator('form.login button').click();
-    await page.locator('.pmf-connect .bar button').click();
-    await page.locator('.pmf-connect .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await waitForClosed(page, () => true, 30_000, CONNECT_BAR);
+    await clickClosedButton(page, CONNECT_BAR);
+    await waitForClosed(page, (b) => b.state === 'done', 120_000, CONNECT_BAR);
     await page.goto(`${ready.base}/mail`);
     const done = await waitForClosed(page, (b) => b.state === 'done', 180_000, SPAM_BACKLOG);
     assert.match(done.text, new RegExp(`Checked ${COUNT} of ${COUNT} new messages`));

@@ -15,11 +15,14 @@ import { DISCOVERY_PATH } from '../protocol/sign-in.js';
 import { resultPath } from './fixtures/browser.js';
 import { serveDiscovery } from './fixtures/discovery-host.js';
 import {
-  clickSpamBadgeButton,
+  addWebmailSiteFirefox,
+  clickClosedUiButton,
+  closedUiUntil,
+  CONNECT_BAR,
   firefoxInstalled,
   importAndUnlockFirefox,
-  launchFirefoxWithExtension,
-  readSpamBadge,
+  launchFirefoxWithPage,
+  viewerStatusUntil,
   type FirefoxWithExtension,
 } from './fixtures/firefox.js';
 import { roundcubeSkipReason } from './fixtures/roundcube.js';
@@ -43,9 +46,7 @@ before(
   async () => {
     if (skip) return;
     mailbox = await startRoundcubeMailbox();
-    firefox = await launchFirefoxWithExtension();
-    page = await firefox.browser.newPage();
-    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
+    ({ firefox, page } = await launchFirefoxWithPage());
   },
   { timeout: 240_000 },
 );
@@ -71,25 +72,10 @@ async function openInPreview(subject: string): Promise<{ frame: Frame; state: st
   await page.locator(`#messagelist tbody tr ::-p-text(${subject})`).click();
   const frame = await previewOf(subject);
   try {
-    return { frame, ...(await badgeUntil(frame, (b) => b.state !== 'checking', 90_000)) };
+    return { frame, ...(await closedUiUntil(frame, (b) => b.state !== 'checking', 90_000)) };
   } catch (e) {
     await page.screenshot({ path: resultPath('firefox-roundcube-badge-failed.png') });
     throw new Error(`the spam badge did not settle on ${subject}: ${(e as Error).message}`);
-  }
-}
-
-/** Polls the spam badge in `frame` until `done` holds. */
-async function badgeUntil(
-  frame: Frame,
-  done: (b: { state: string; text: string }) => boolean,
-  timeoutMs = 30_000,
-): Promise<{ state: string; text: string }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const badge = await readSpamBadge(frame);
-    if (badge && done(badge)) return badge;
-    if (Date.now() > deadline) throw new Error(`the spam badge stayed ${JSON.stringify(badge)}`);
-    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -107,6 +93,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await importAndUnlockFirefox(firefox, page, [
       { armored: mailbox.alice.privateArmored, passphrase: mailbox.alice.passphrase },
     ]);
+    await addWebmailSiteFirefox(firefox, page, mailbox.roundcube.origin);
   });
 
   it('logs in to Roundcube and connects with one click', async () => {
@@ -115,24 +102,19 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await page.locator('#rcmloginpwd').fill(IMAP_PASSWORD);
     await Promise.all([page.waitForNavigation(), page.locator('#rcmloginsubmit').click()]);
     await page.locator(`#messagelist tbody tr ::-p-text(${mailbox.ham.subject})`).wait();
-    await page.locator('.pmf-connect >>> .bar button').click();
-    // Polled: waitForSelector waits for a mutation of the document, and one inside the bar's
-    // shadow root is none (it returned only at Roundcube's next refresh, a minute later).
-    await page.waitForFunction(
-      "document.querySelector('.pmf-connect')?.shadowRoot?.querySelector('.bar[data-state=done]')",
-      { polling: 200, timeout: 120_000 },
-    );
-    const said = await page.$eval('.pmf-connect >>> .bar', (e) => e.textContent ?? '');
-    assert.match(said, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
+    await closedUiUntil(page.mainFrame(), () => true, 30_000, CONNECT_BAR);
+    await clickClosedUiButton(page.mainFrame(), CONNECT_BAR);
+    const { text } = await closedUiUntil(page.mainFrame(), (b) => b.state === 'done', 120_000, CONNECT_BAR);
+    assert.match(text, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
   });
 
   it('the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
     const { ham } = mailbox;
     const { frame, state, text } = await openInPreview(ham.subject);
     // Decrypted in place: the extension's viewer frame inside Roundcube's preview frame.
-    const badge = await frame.waitForSelector('.pmf-host >>> .badge[data-status=decrypted]', { timeout: 60_000 });
-    assert.match((await badge!.evaluate((e) => e.textContent)) ?? '', /^OpenPGP: Decrypted/);
-    const viewer = await (await frame.waitForSelector('.pmf-host >>> iframe'))!.contentFrame();
+    const shown = await viewerStatusUntil(frame, (v) => v.status === 'decrypted');
+    assert.match(shown.text, /^\s*OpenPGP: Decrypted/);
+    const { viewer } = shown;
     await viewer.waitForFunction((line) => document.getElementById('text')?.textContent?.includes(line), {}, ham.line);
     assert.equal(await viewer.$eval('#subject', (e) => e.textContent), subjectOf(ham.raw));
     assert.equal(state, 'not-spam', text);
@@ -162,9 +144,9 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
   it('“Not spam” on the message just moved brings it back to the Inbox on the server', async () => {
     assert.ok(lastSpam, `the last message opened (${SPAM_SUBJECTS.at(-1)}) was spam and moved`);
     const frame = await previewOf(lastSpam); // still open in the preview frame
-    await badgeUntil(frame, (b) => /moved to Junk/.test(b.text));
-    await clickSpamBadgeButton(frame);
-    const badge = await badgeUntil(frame, (b) => b.state !== 'spam');
+    await closedUiUntil(frame, (b) => /moved to Junk/.test(b.text));
+    await clickClosedUiButton(frame);
+    const badge = await closedUiUntil(frame, (b) => b.state !== 'spam');
     assert.match(badge.text, /moved back to your Inbox/, `${badge.text}\n${mailbox.roundcube.log()}`);
     await waitOnServer('INBOX', lastSpam);
     assert.ok(!(await mailbox.dovecot.subjectsIn('alice', 'Junk')).includes(lastSpam), `${lastSpam} left Junk`);

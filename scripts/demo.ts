@@ -316,6 +316,7 @@ ${b('The demo provider and its webmail are running.')} Try the extension against
      click "Load unpacked" and choose ${chromium}${fs.existsSync(chromium) ? '' : ' (build it first: npm run build:ext)'}
   2. Import the demo key in the extension's welcome page: paste the contents of
      ${path.join(dir, 'demo-key.asc')}  (passphrase: ${passphrase})
+     and, under Options → Webmail sites, add ${base}
   3. Open ${b(`${base}/mail`)} and log in with the access token
      ${token}
      then click "Turn on private spam check" in the extension's bar: the ${count} encrypted messages (${spam} spam) are

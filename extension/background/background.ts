@@ -18,7 +18,21 @@ import {
   type Reply,
   type Request,
   type Status,
+  type ViewContent,
+  VIEWER_HEIGHT,
+  type ViewerHeightMessage,
 } from '../lib/messages.js';
+import { loadSecurityBackground } from '../lib/security-background.js';
+import { viewerHeight } from '../lib/viewer-height.js';
+import {
+  changeSites,
+  isWebmailSite,
+  loadSites,
+  registerSites,
+  sitePattern,
+  sitePermission,
+  webmailOrigin,
+} from '../lib/webmail-sites.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
 import { isRemoteSearchRequest, isRemoteSettingsRequest } from '../remote-search/messages.js';
@@ -39,6 +53,7 @@ import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../th
 import { watchMail } from '../thunderbird/live-index.js';
 import { showBannerInMessages } from '../thunderbird/register-banner.js';
 import { fetchPageFor } from './page-fetch.js';
+import { ViewStore, type ViewRoute } from './views.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -91,13 +106,8 @@ async function decryptAndIndex(
   return opened;
 }
 
-/**
- * Decrypted results waiting for their viewer frame, by unguessable id. Kept
- * briefly (the frame loads right away; a reload within the window works) and
- * dropped on lock.
- */
-const views = new Map<string, { result: DecryptResult; expires: number }>();
-const VIEW_TTL_MS = 10 * 60_000;
+/** Outcomes waiting for their viewer frame (views.ts): single use, bound to the asking tab and frame. */
+const views = new ViewStore();
 
 /**
  * What goes when keys are locked or expire, whichever comes first: the index closes, pending
@@ -112,14 +122,10 @@ async function lockDown(): Promise<void> {
   remoteSearch.close();
 }
 
-function toBadge(result: DecryptResult): BadgeInfo {
-  const { text, subject: _s, attachments: _a, ...badge } = result;
-  if (text === undefined) return badge;
-  const now = Date.now();
-  for (const [id, v] of views) if (v.expires <= now) views.delete(id);
-  const viewId = crypto.randomUUID();
-  views.set(viewId, { result, expires: now + VIEW_TTL_MS });
-  return { ...badge, viewId };
+/** The badge for the content script; with a view id when a viewer frame will show the outcome. */
+function toBadge(result: DecryptResult, route?: ViewRoute): BadgeInfo {
+  const { text: _t, subject: _s, attachments: _a, ...badge } = result;
+  return route ? { ...badge, viewId: views.add(result, route) } : badge;
 }
 
 async function status(): Promise<Status> {
@@ -138,7 +144,7 @@ async function status(): Promise<Status> {
  * logs an error for every message sent to a tab that cannot receive).
  */
 async function broadcastKeysChanged(): Promise<void> {
-  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
+  const url = (await loadSites(browser.storage.local)).map(sitePattern);
   if (url.length === 0) return;
   for (const tab of await browser.tabs.query({ url })) {
     if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
@@ -147,6 +153,20 @@ async function broadcastKeysChanged(): Promise<void> {
 
 function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
+}
+
+const NOT_A_SITE = 'This page is not one of your webmail sites (Options → Webmail sites).';
+
+/** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
+async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Promise<string[]> {
+  const add = typeof req.add === 'string' ? webmailOrigin(req.add) : undefined;
+  const wanted = add === undefined ? undefined : sitePermission(add);
+  if (add && wanted && !(await browser.permissions.contains(wanted)))
+    throw new Error(`Not added: the extension may run on ${new URL(add).host} only with your permission.`);
+  const remove = typeof req.remove === 'string' ? req.remove : undefined;
+  const sites = await changeSites(browser.storage.local, { add, remove });
+  await registerSites(browser.scripting, sites);
+  return sites;
 }
 
 const thunderbirdDeps: Deps = {
@@ -159,19 +179,29 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
+      if (!page && !(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       // A content script may only describe mail of the site it runs on.
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
       }
       const { result, plaintext } = await decryptAndIndex(block, source);
       offerForSpamCheck(source, result, plaintext, sender); // mailbox indexing (indexOnly) classifies a backlog too
-      return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
+      const { tab, frameId } = sender;
+      // Every outcome, not only a decryption, is shown by a viewer frame: the page sees the same box either way.
+      return toBadge(
+        result,
+        req.indexOnly || tab?.id === undefined || frameId === undefined ? undefined : { tabId: tab.id, frameId },
+      );
     }
     case 'view': {
       if (!page) throw new Error('Only extension pages may read decrypted mail.');
-      const v = views.get(req.viewId);
-      if (!v || v.expires <= Date.now()) throw new Error('This decrypted view has expired; reload the message.');
-      return v.result;
+      return { result: views.take(req.viewId, sender), security: await loadSecurityBackground() } satisfies ViewContent;
+    }
+    case 'viewer-height': {
+      const to = page ? views.heightRoute(req.viewId, sender) : undefined;
+      const msg: ViewerHeightMessage = { type: VIEWER_HEIGHT, viewId: req.viewId, height: viewerHeight(req.height) };
+      if (to) browser.tabs.sendMessage(to.tabId, msg, { frameId: to.frameId }).catch(() => {});
+      return true;
     }
     case 'status':
       return status();
@@ -198,7 +228,11 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
+      if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       return fetchPageFor(req.url, sender.tab?.url);
+    case 'webmail-sites':
+      if (!page) throw new Error('Only extension pages may change the webmail sites.');
+      return changeWebmailSites(req);
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
@@ -265,6 +299,11 @@ const catchUpNewMail = tbApi
     )
   : () => {};
 let thunderbirdSpam: ReturnType<typeof watchThunderbirdSpam> | undefined;
+// The content script runs only on the webmail sites the user added (lib/webmail-sites.ts); Thunderbird has none.
+if (!tbApi)
+  void loadSites(browser.storage.local)
+    .then((sites) => registerSites(browser.scripting, sites))
+    .catch((e: unknown) => console.warn('webmail sites:', (e as Error).message));
 if (tbApi) {
   // The private spam check of new and displayed mail the provider delivered (thunderbird/spam-check.ts).
   thunderbirdSpam = watchThunderbirdSpam(

@@ -15,6 +15,8 @@ import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
 import { initRemoteSearchSection } from '../remote-search/options.js';
+import { initSecuritySection } from './security-section.js';
+import { initSitesSection } from './sites-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -259,3 +261,5 @@ void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
 initPackageLogSection();
 initRemoteSearchSection();
+initSitesSection();
+void initSecuritySection();

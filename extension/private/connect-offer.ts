@@ -6,6 +6,8 @@
 // background's own request only (its extension Origin), the demo webmail a
 // same-origin request of this script. The page's scripts never see it, and
 // nothing in the page's DOM chooses it.
+// The bar is in a closed shadow root, as all the extension's UI in a page:
+// the page's scripts can neither click it nor change what it says.
 import browser from 'webextension-polyfill';
 import type { WebmailAdapter } from '../content/adapters/adapter.js';
 import { WEBMAIL_CONNECT, type WebmailConnectRequest } from './messages.js';
@@ -24,7 +26,7 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
   offer.at.prepend(host); // placed first, so a second scan sees it
   // Not offered: an empty host stays, as removing it would rescan the page (a DOM change) and ask again.
   if ((await ask({ [WEBMAIL_CONNECT]: 'offer' }))?.value !== true) return void (host.hidden = true);
-  const root = host.attachShadow({ mode: 'open' });
+  const root = host.attachShadow({ mode: 'closed' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   const label = Object.assign(doc.createElement('span'), {
     textContent: 'Let your provider check your encrypted mail for spam without reading it.',
