@@ -26,15 +26,19 @@ import {
   listenForPrivateRequests,
   offerForSpamCheck,
   resumeKeptWork,
+  retryProvider,
+  spamLinesOf,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
-import { signalLocked } from '../lib/lock-signal.js';
+import { RETRY_ALARM } from '../private/provider-health.js';
+import { signalLocked, signalUnlocked } from '../lib/lock-signal.js';
 import { loadSettings } from '../lib/settings.js';
 import { EXPIRY_ALARM, UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
 import { showBannerInMessages } from '../thunderbird/register-banner.js';
+import { tellWebmailTabs } from '../lib/webmail-tabs.js';
 import { fetchPageFor } from './page-fetch.js';
 
 let storePromise: Promise<KeyStore> | undefined;
@@ -46,8 +50,12 @@ const cache = new UnlockCache(
   browser.alarms,
   () => lockDown(),
 );
-// The expiry alarm wakes a stopped background, which then drops the expired keys.
-browser.alarms.onAlarm.addListener((alarm) => void (alarm.name === EXPIRY_ALARM && cache.expire()));
+// The expiry alarm wakes a stopped background, which then drops the expired keys; the retry alarm,
+// to try a provider that could not be reached again.
+browser.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === EXPIRY_ALARM) void cache.expire();
+  if (alarm.name === RETRY_ALARM) void retryProvider();
+});
 
 const mailIndex = new MailIndex(
   () => cache.indexKey(),
@@ -121,26 +129,14 @@ async function status(): Promise<Status> {
   };
 }
 
-/**
- * Tells open webmail tabs to retry messages that were locked. Only tabs our
- * content script runs in: others cannot receive (Thunderbird has none, and
- * logs an error for every message sent to a tab that cannot receive).
- */
-async function broadcastKeysChanged(): Promise<void> {
-  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
-  if (url.length === 0) return;
-  for (const tab of await browser.tabs.query({ url })) {
-    if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
-  }
-}
-
 function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
 }
 
 const thunderbirdDeps: Deps = {
   decrypt: async (block, source) => (await decryptAndIndex(block, source)).result,
-  index: (source, text) => indexQuietly(source, text),
+  index: (source, text, subject) => indexQuietly(source, text, subject),
+  spamLines: spamLinesOf,
 };
 
 async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
@@ -171,8 +167,9 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
       void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
-      await broadcastKeysChanged();
-      void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
+      void signalUnlocked(); // Thunderbird's banners that said "locked" read their message again
+      void thunderbirdSpam?.scan(); // mail not checked yet (it arrived while locked): checked for spam now
       return opened.length;
     }
     case 'lock':
@@ -183,7 +180,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');
       for (const fp of req.deleted ?? []) await cache.forget(fp);
-      await broadcastKeysChanged();
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
@@ -191,6 +188,10 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'open-unlock':
+      // From a banner or page that says "locked": the settings page, at its unlock form.
+      await browser.tabs.create({ url: browser.runtime.getURL('options.html#unlock-panel') });
+      return true;
     case 'tb-this-message':
       // The message display script asks about the message in its own tab only.
       if (sender.tab?.id === undefined) throw new Error('Select a message first.');
@@ -243,7 +244,11 @@ const catchUpNewMail = tbApi
   ? watchMail(
       tbApi,
       thunderbirdDeps,
-      { isOpen: async () => (await cache.indexKey()) !== undefined, remove: (id) => mailIndex.remove(id) },
+      {
+        isOpen: async () => (await cache.indexKey()) !== undefined,
+        has: (id) => mailIndex.has(id),
+        remove: (id) => mailIndex.remove(id),
+      },
       browser.storage.local,
     )
   : () => {};
@@ -259,8 +264,10 @@ if (tbApi) {
     },
     browser.storage.local,
   );
-  // Mail that arrived while locked, if a restarted background finds the keys still unlocked.
-  void thunderbirdSpam.catchUp();
+  // Mail not checked yet: it arrived while Thunderbird was closed, the keys locked or the provider down;
+  // and not indexed yet, if a restarted background finds the keys still unlocked.
+  void thunderbirdSpam.scan();
+  catchUpNewMail();
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

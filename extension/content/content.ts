@@ -1,6 +1,9 @@
 // Content script for supported webmail pages: finds OpenPGP messages through
 // the page's adapter, asks the background to decrypt/verify, and shows the
-// outcome in place. Messages that were locked are retried when keys change.
+// outcome in place. Messages that were locked are retried when keys change;
+// when the spam check becomes ready (connected, or the provider answers
+// again), the decrypted ones are offered again and the mailbox's unchecked
+// mail is checked.
 import browser from 'webextension-polyfill';
 import { findPgpBlocks } from '../../mail/pgp.js';
 import { fromHeader } from '../../mail/signer.js';
@@ -12,19 +15,21 @@ import { renderBadge } from './badge.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
 import { listenForSpamBadges } from '../private/spam-badge.js';
 import { offerOneClickConnect } from '../private/connect-offer.js';
-import { offerBacklogCheck } from '../private/backlog-bar.js';
+import { offerBacklogCheck, resetBacklogCheck } from '../private/backlog-bar.js';
+import { SPAM_CHECK_READY } from '../private/messages.js';
 
-/** Outcomes that new or unlocked keys can change. */
+/** Outcomes that new or unlocked keys can change; and, for the spam check, decrypted messages too. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
+const RESPAM = new Set([...RETRYABLE, 'decrypted']);
 let scanning = false;
 let again = false;
-let retryQueued = false;
+let retryQueued: boolean | 'spam' = false;
 
-/** retry: also revisit messages whose outcome may change with the keys. */
-async function scan(retry = false): Promise<void> {
+/** retry: also revisit messages whose outcome may change with the keys ('spam': and the decrypted ones). */
+async function scan(retry: boolean | 'spam' = false): Promise<void> {
   if (scanning) {
     again = true;
-    retryQueued ||= retry;
+    retryQueued = retry === 'spam' || retryQueued === 'spam' ? 'spam' : retryQueued || retry;
     return;
   }
   scanning = true;
@@ -37,7 +42,7 @@ async function scan(retry = false): Promise<void> {
     void offerBacklogCheck(adapter, document, url);
     for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
-      if (state && !(retry && RETRYABLE.has(state))) continue;
+      if (state && !(retry && (retry === 'spam' ? RESPAM : RETRYABLE).has(state))) continue;
       let [block] = findPgpBlocks(view.text, view.contentType);
       let source = view.source;
       if (adapter.loadMessage) {
@@ -81,7 +86,12 @@ async function scan(retry = false): Promise<void> {
 }
 
 browser.runtime.onMessage.addListener((msg: unknown) => {
-  if ((msg as { type?: string } | null)?.type === KEYS_CHANGED.type) void scan(true);
+  const type = (msg as { type?: string } | null)?.type;
+  if (type === KEYS_CHANGED.type) void scan(true);
+  if (type === SPAM_CHECK_READY.type) {
+    resetBacklogCheck(document);
+    void scan('spam');
+  }
   return undefined;
 });
 

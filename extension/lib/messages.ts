@@ -31,6 +31,8 @@ export type Request =
   | { type: 'tb-displayed-message'; tabId: number }
   /** From the message display script: the message shown in its own tab. */
   | { type: 'tb-this-message' }
+  /** Opens the settings page at its unlock form (a banner's Unlock button). */
+  | { type: 'open-unlock' }
   /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
   | { type: 'fetch-page'; url: string };
 
