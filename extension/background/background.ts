@@ -10,6 +10,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
+  MAX_LISTED,
   TB_INDEX_PORT,
   validateDecryptRequest,
   isRequest,
@@ -119,6 +120,31 @@ function toBadge(result: DecryptResult): BadgeInfo {
   return { ...badge, viewId };
 }
 
+/**
+ * A webmail list's hidden subjects, each as a view for viewer.html (?line):
+ * the content script gets view ids, never the subjects, and only for
+ * messages of its own site.
+ */
+async function listedSubjects(ids: unknown, sender: Runtime.MessageSender): Promise<Record<string, string>> {
+  if (!Array.isArray(ids) || ids.length > MAX_LISTED) throw new Error('Invalid request.');
+  const site = new URL(sender.url ?? 'about:blank').origin;
+  const own = ids.filter(
+    (id): id is string =>
+      typeof id === 'string' && id.length <= 4096 && URL.canParse(id) && new URL(id).origin === site,
+  );
+  const out: Record<string, string> = {};
+  for (const [id, subject] of await mailIndex.subjects(own))
+    if (subject)
+      out[id] = toBadge({
+        status: 'decrypted',
+        summary: '',
+        signature: { status: 'unsigned' },
+        subject,
+        text: '',
+      }).viewId!;
+  return out;
+}
+
 async function status(): Promise<Status> {
   const keys = await (await keyStore()).list();
   return {
@@ -188,6 +214,8 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'list-subjects':
+      return listedSubjects(req.ids, sender);
     case 'open-unlock':
       // From a banner or page that says "locked": the settings page, at its unlock form.
       await browser.tabs.create({ url: browser.runtime.getURL('options.html#unlock-panel') });

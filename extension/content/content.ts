@@ -12,6 +12,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 import { adapterFor } from './adapters/index.js';
 import { renderBadge } from './badge.js';
+import { showListedSubjects } from './list-subjects.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
 import { listenForSpamBadges } from '../private/spam-badge.js';
 import { offerOneClickConnect } from '../private/connect-offer.js';
@@ -40,6 +41,7 @@ async function scan(retry: boolean | 'spam' = false): Promise<void> {
     offerMailboxIndexing(adapter, document, url);
     void offerOneClickConnect(adapter, document, url);
     void offerBacklogCheck(adapter, document, url);
+    void showListedSubjects(adapter, document, url);
     for (const view of adapter.findMessages(document, url)) {
       const state = view.body.dataset.pmfState;
       if (state && !(retry && (retry === 'spam' ? RESPAM : RETRYABLE).has(state))) continue;

@@ -1,5 +1,6 @@
 // Extension frame inside the webmail page that shows decrypted plaintext.
-// Being on the extension's origin, its DOM is out of the page's reach.
+// Being on the extension's origin, its DOM is out of the page's reach. With
+// ?line, it is one line of a mailbox list: the protected subject only.
 import type { DecryptResult } from '../lib/decrypt.js';
 import { onKeysLocked } from '../lib/lock-signal.js';
 import { toPlain } from '../lib/plain-error.js';
@@ -12,10 +13,14 @@ function reportHeight(): void {
   parent.postMessage({ pmfViewerHeight: document.documentElement.scrollHeight }, '*');
 }
 
+const line = new URLSearchParams(location.search).has('line');
+
 async function show(): Promise<void> {
   const viewId = new URLSearchParams(location.search).get('v') ?? '';
+  document.body.classList.toggle('line', line);
   try {
     const r = await ask<DecryptResult>({ type: 'view', viewId });
+    if (line) return void ($('subject').hidden = !($('subject').textContent = r.subject ?? ''));
     if (r.subject) {
       $('subject').textContent = r.subject;
       $('subject').hidden = false;
@@ -30,6 +35,7 @@ async function show(): Promise<void> {
       $('attachments').hidden = false;
     }
   } catch (e) {
+    if (line) return; // a list line that expired shows the list's own "..."
     $('error').textContent = toPlain(e).message;
     $('error').hidden = false;
   }
@@ -38,6 +44,7 @@ async function show(): Promise<void> {
 
 /** Keys locked or expired: the decrypted text must not stay on screen. */
 function wipe(): void {
+  if (line) return void $('subject').replaceChildren();
   for (const id of ['subject', 'text', 'attachments']) {
     $(id).replaceChildren();
     $(id).hidden = true;

@@ -37,6 +37,13 @@ export const demoWebmail: WebmailAdapter = {
     const m = /^\/mail\/m\/([^/]+)$/.exec(link.pathname);
     return m ? `${link.origin}/mail#${decodeURIComponent(m[1])}` : undefined;
   },
+  listedSubjects(doc, url) {
+    return [...doc.querySelectorAll<HTMLElement>('table.inbox tr.message-row td.subject')].flatMap((cell) => {
+      const href = cell.querySelector('a[href]')?.getAttribute('href');
+      const sourceId = href ? this.sourceIdOf!(new URL(href, url)) : undefined;
+      return sourceId ? [{ sourceId, cell }] : [];
+    });
+  },
   folderOf: (view) => {
     const f = view.body.closest<HTMLElement>('article.message')?.dataset.folder;
     return f === 'junk' || f === 'inbox' ? f : undefined;

@@ -119,6 +119,14 @@ export const roundcube: WebmailAdapter = {
       },
     ];
   },
+  listedSubjects(doc, url) {
+    const mbox = url.searchParams.get('_mbox') ?? 'INBOX';
+    return [...doc.querySelectorAll<HTMLElement>('#messagelist tr[id^="rcmrow"]')].flatMap((row) => {
+      const uid = /^rcmrow(\d+)$/.exec(row.id)?.[1];
+      const cell = row.querySelector<HTMLElement>('td.subject span.subject');
+      return uid && cell ? [{ sourceId: `${base(url).href}#${mbox}/${uid}`, cell }] : [];
+    });
+  },
   async loadMessage(view): Promise<LoadedMessage> {
     const at = where.get(view.body);
     if (!at?.uid) throw new Error('This message has moved; open it again.');
