@@ -27,6 +27,7 @@ import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-
 import type { Dovecot } from './fixtures/dovecot.js';
 import { roundcubeSkipReason, type Roundcube } from './fixtures/roundcube.js';
 import {
+  HAM_DATE,
   IMAP_PASSWORD,
   SPAM_SUBJECTS as spamSubjects,
   startRoundcubeMailbox,
@@ -243,6 +244,11 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
         throw new Error(`${word}: ${await search.locator('#search-status').textContent()} (${(e as Error).message})`);
       });
       assert.equal(await hit.getAttribute('href'), `${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`);
+      // Dated when it was sent (its Date header), not when it was indexed: Roundcube shows the date its own way.
+      const dated = await search.evaluate(
+        `chrome.runtime.sendMessage({ type: 'pmf-search', query: ${JSON.stringify(word)} }).then((a) => a.hits[0]?.date)`,
+      );
+      assert.equal(dated, Date.parse(HAM_DATE));
       await screenshot(search, 'roundcube-search');
       const [opened] = await Promise.all([browser.context.waitForEvent('page'), hit.click()]);
       const viewer = opened.locator('.pmf-host iframe').contentFrame();

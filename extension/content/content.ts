@@ -6,6 +6,7 @@
 // mail is checked.
 import browser from 'webextension-polyfill';
 import { findPgpBlocks } from '../../mail/pgp.js';
+import { headerValue } from '../../mail/headers.js';
 import { fromHeader } from '../../mail/signer.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
@@ -57,6 +58,9 @@ async function scan(retry: boolean | 'spam' = false): Promise<void> {
           // The page may show only the sender's name: the signer is checked against the raw From.
           const from = fromHeader(loaded.text);
           if (from) source = { ...source, from };
+          // And a date in its own words ("Today 10:32"): the message is indexed under the raw Date.
+          const date = headerValue(loaded.text, 'date');
+          if (date && Number.isFinite(Date.parse(date))) source = { ...source, date };
         } catch (e) {
           console.warn('PMF: could not read the raw message:', toPlain(e).message);
         }
