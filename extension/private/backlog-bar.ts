@@ -28,17 +28,19 @@ async function unchecked(ids: string[]): Promise<Set<string>> {
   return new Set(r?.ok && Array.isArray(r.value) ? (r.value as string[]) : []);
 }
 
-/** The bar of this page and whether its run is still going (a new one may replace a finished one). */
-let current: { host: HTMLElement; active: () => boolean } | undefined;
+/** The bar of this page, whether its run is still going, and a nudge for the messages waiting for the provider. */
+let current: { host: HTMLElement; active: () => boolean; retry: () => void } | undefined;
 
 /**
- * Connected, or the provider answers again: a bar that has nothing to do
- * (there was nothing to check, or no connection) or has finished goes, so the
- * next scan of the page checks what is unchecked now.
+ * Connected, or the provider answers again: a bar still running offers its
+ * messages that wait for the provider again; one that has nothing to do
+ * (there was nothing to check, or no connection) or has finished goes, so
+ * the next scan of the page checks what is unchecked now.
  */
 export function resetBacklogCheck(doc: Document): void {
   const host = doc.querySelector<HTMLElement>('.pmf-backlog');
-  if (!host || (current?.host === host && current.active())) return;
+  if (!host) return;
+  if (current?.host === host && current.active()) return current.retry();
   host.remove();
   current = undefined;
 }
@@ -93,7 +95,7 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
     show,
   );
 
-  current = { host, active: () => last?.state !== 'done' };
+  current = { host, active: () => last?.state !== 'done', retry: () => run.retryWaiting() };
 
   browser.runtime.onMessage.addListener((msg: unknown) => {
     const m = msg as SpamBadgeMessage | null;

@@ -63,6 +63,8 @@ interface InFlight<L> {
 export class BacklogRun<L extends BacklogItem = URL> {
   private next = 0;
   private readonly inFlight = new Map<string, InFlight<L>>();
+  /** In flight, and the background said they wait for the provider. */
+  private readonly waitingIds = new Set<string>();
   /** Answers that arrived before their offer returned (a verdict stored meanwhile). */
   private readonly early = new Set<string>();
   private readonly progress: BacklogProgress;
@@ -127,6 +129,7 @@ export class BacklogRun<L extends BacklogItem = URL> {
     if (!f) return void this.early.add(sourceId);
     clearTimeout(f.timer);
     this.inFlight.delete(sourceId);
+    this.waitingIds.delete(sourceId);
     this.progress.checked++;
     this.answeredAt.push(this.now());
     if (this.answeredAt.length > PACE_WINDOW) this.answeredAt.shift();
@@ -143,12 +146,30 @@ export class BacklogRun<L extends BacklogItem = URL> {
     const f = this.inFlight.get(sourceId);
     if (!f) return;
     clearTimeout(f.timer);
+    this.waitingIds.add(sourceId);
     // News from the background: it holds the message, so an answer may be lost only with a restart.
     f.tries = 1;
     f.timer = setTimeout(() => this.unanswered(sourceId), this.waitMs);
     if (why === 'paced') this.progress.paced = true;
     else if (this.progress.state === 'running') this.progress.state = 'waiting';
     this.report(this.progress.state);
+  }
+
+  /**
+   * The provider answers again: the messages waiting for it are offered
+   * again now (a background restarted meanwhile no longer holds them; one
+   * that does answers them once).
+   */
+  retryWaiting(): void {
+    for (const sourceId of this.waitingIds) {
+      const f = this.inFlight.get(sourceId);
+      if (!f) continue;
+      clearTimeout(f.timer);
+      this.inFlight.delete(sourceId);
+      void this.offer(f.link, 1).then(() => this.wake());
+    }
+    this.waitingIds.clear();
+    if (this.progress.state === 'waiting') this.report('running');
   }
 
   private async offer(link: L, tries = 1): Promise<void> {
