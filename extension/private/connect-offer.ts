@@ -42,7 +42,10 @@ function topicQuestion(doc: Document, onAnswer: (share: boolean) => void): HTMLF
     ['share', 'Share topics'],
   ] as const) {
     const input = el(doc, 'input', { type: 'radio', name: 'pmf-topics', value });
-    input.addEventListener('click', (ev) => ev.isTrusted && onAnswer(value === 'share'));
+    input.addEventListener('click', (ev) => {
+      if (ev.isTrusted) onAnswer(value === 'share');
+      else ev.preventDefault(); // the page's scripts do not answer for the user (the choice shown stays theirs)
+    });
     const label = el(doc, 'label');
     label.append(input, ` ${text}`);
     set.append(label);
