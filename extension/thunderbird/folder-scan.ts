@@ -151,3 +151,19 @@ export class FolderScan {
     await this.flush();
   }
 }
+
+/**
+ * Calls `scan(folder)` when a folder's message count grows: Thunderbird
+ * fetched mail into it (after a start, the mail that came while it was
+ * closed). The first count a background sees counts as growth.
+ */
+export function onFolderGrowth(api: ThunderbirdApi, scan: (folder: MailFolder) => void): void {
+  const counts = new Map<string, number>();
+  api.folders.onFolderInfoChanged.addListener((folder, info) => {
+    const total = info.totalMessageCount;
+    if (total === undefined) return;
+    const grew = total > (counts.get(folder.id) ?? -1);
+    counts.set(folder.id, total);
+    if (grew) scan(folder);
+  });
+}

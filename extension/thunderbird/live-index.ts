@@ -6,7 +6,7 @@
 // after an unlock, and when a folder's message count grows.
 import { allMessages, type MailFolder, type MessageHeader, type MessageList, type ThunderbirdApi } from './api.js';
 import { indexThunderbirdMail, sourceId, type Deps } from './displayed-message.js';
-import { FolderScan } from './folder-scan.js';
+import { FolderScan, onFolderGrowth } from './folder-scan.js';
 
 /** The search index as seen from here: open only while a key is unlocked. */
 export interface IndexTarget {
@@ -60,14 +60,7 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
       });
       await folders.finish(found);
     });
-  const counts = new Map<string, number>();
-  api.folders.onFolderInfoChanged.addListener((folder, info) => {
-    const total = info.totalMessageCount;
-    if (total === undefined) return;
-    const grew = total > (counts.get(folder.id) ?? -1);
-    counts.set(folder.id, total);
-    if (grew) scan(folder);
-  });
+  onFolderGrowth(api, scan);
   return () => {
     later(async () => {
       const ids = await pending();

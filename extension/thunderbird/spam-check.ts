@@ -36,7 +36,7 @@ import { SpamQueue, type FailureOf, type QueueDeps } from '../private/spam-queue
 import { accountOf, type PrivateStore } from '../private/store.js';
 import { allMessages, type MailFolder, type MessageHeader, type ThunderbirdApi } from './api.js';
 import { decryptedText } from './displayed-message.js';
-import { FolderScan } from './folder-scan.js';
+import { FolderScan, onFolderGrowth } from './folder-scan.js';
 import { applySpamVerdict } from './junk.js';
 import type { PendingArea } from './live-index.js';
 
@@ -295,14 +295,10 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
   }
 
   // Thunderbird fetched mail into a folder (the mail that came while it was closed, too): look at it.
-  const counts = new Map<string, number>();
-  api.folders.onFolderInfoChanged.addListener((folder, info) => {
-    const total = info.totalMessageCount;
-    if (total === undefined) return;
-    const grew = total > (counts.get(folder.id) ?? -1);
-    counts.set(folder.id, total);
-    if (grew) void scan(folder).catch((e: unknown) => console.warn('spam check:', (e as Error).name));
-  });
+  onFolderGrowth(
+    api,
+    (folder) => void scan(folder).catch((e: unknown) => console.warn('spam check:', (e as Error).name)),
+  );
 
   return { queue, check, scan, idle: () => chain };
 }
