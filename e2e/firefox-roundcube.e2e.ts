@@ -111,6 +111,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await page.locator('#rcmloginpwd').fill(IMAP_PASSWORD);
     await Promise.all([page.waitForNavigation(), page.locator('#rcmloginsubmit').click()]);
     await page.locator(`#messagelist tbody tr ::-p-text(${mailbox.ham.subject})`).wait();
+    await page.locator('.pmf-connect >>> .bar input[value=keep]').click();
     await page.locator('.pmf-connect >>> .bar button').click();
     // Polled: waitForSelector waits for a mutation of the document, and one inside the bar's
     // shadow root is none (it returned only at Roundcube's next refresh, a minute later).

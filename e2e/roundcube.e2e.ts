@@ -98,10 +98,11 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const evil = await browser.context.newPage();
     try {
       await evil.goto(`http://127.0.0.1:${port}/mail/`);
+      await evil.locator('.pmf-connect .bar input[value=keep]').check();
       await evil.locator('.pmf-connect .bar button').click(); // even the user's own click
       await evil.locator('.pmf-connect .bar[data-state=error]').waitFor({ timeout: 30_000 });
       const said = (await evil.locator('.pmf-connect .bar').textContent()) ?? '';
-      assert.match(said, /pmf\.attacker\.example.*options page.*Nothing was sent/s);
+      assert.match(said, /pmf\.attacker\.example.*Private Mail Functions settings.*Nothing was sent/s);
       // Its scripts cannot read a token from the real Roundcube either (another origin: no CORS, no request token).
       const leaked = await evil.evaluate(async (url) => {
         try {
@@ -137,14 +138,18 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
       async () => (await fetch('?_task=mail&_action=plugin.pmf_connect&_remote=1', { method: 'POST' })).status,
     );
     assert.equal(withoutRequestToken, 403);
-    // A click by the page's own scripts is not the user's: nothing starts.
-    assert.equal(
+    // The topic question is the user's to answer, and a click by the page's own scripts is not the user's:
+    // its answer does not hold, and its click on the button starts nothing.
+    await page.locator('.pmf-connect .bar input[value=keep]').check();
+    assert.deepEqual(
       await page.evaluate(() => {
-        const b = document.querySelector('.pmf-connect')!.shadowRoot!.querySelector('button')!;
+        const root = document.querySelector('.pmf-connect')!.shadowRoot!;
+        root.querySelector<HTMLInputElement>('input[value=share]')!.click();
+        const b = root.querySelector('button')!;
         b.click();
-        return b.disabled;
+        return [root.querySelector<HTMLInputElement>('input:checked')!.value, b.disabled];
       }),
-      false,
+      ['keep', false],
     );
     await button.click();
     await page
