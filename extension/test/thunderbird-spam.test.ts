@@ -50,6 +50,8 @@ async function setup(
     store?: PrivateStore;
     pending?: ReturnType<typeof memoryArea>;
     relookMs?: number[];
+    /** A blocklist hit on each message, after its verdict (the worker's link check). */
+    listed?: boolean;
   } = {},
 ) {
   const store = opts.store ?? (await PrivateStore.open(`tb-spam-test-${n++}`));
@@ -72,6 +74,11 @@ async function setup(
         await store.putVerdict(accountOf(provider), messageId, { kind: 'verdict', spam, at: Date.now() });
         onEvent({ event: 'outcome', outcome: { kind: 'verdict', messageId, spam } });
       }
+      if (opts.listed)
+        for (const { messageId } of items) {
+          const hits = [{ item: 'evil-login.example', category: 'phishing', score: 90, since: '2024-05-30' }];
+          onEvent({ event: 'blocklist', blocklist: { messageId, hits } });
+        }
     },
     decrypt: async () => {
       const d = typeof opts.decrypts === 'function' ? opts.decrypts() : (opts.decrypts ?? true);
@@ -124,6 +131,17 @@ describe('Thunderbird private spam check', () => {
       ['update:7:{"junk":true}', 'move:7:a/Junk'],
     );
     assert.equal(m.header.folder?.id, 'a/Junk');
+  });
+
+  it('found ham, then its link on the provider’s blocklist: flagged and moved to Junk all the same', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m], { spam: false, listed: true });
+    t.newMail(m.header);
+    await t.acted();
+    assert.deepEqual(
+      t.calls.filter((c) => /^(update|move)/.test(c)),
+      ['update:7:{"junk":true}', 'move:7:a/Junk'],
+    );
   });
 
   it('is asked once: shown while it arrives, and shown again after its verdict', async () => {

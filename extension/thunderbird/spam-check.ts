@@ -63,6 +63,14 @@ export interface SpamCheckDeps {
   relookMs?: number[];
 }
 
+/** A message handed to the queue: its Thunderbird header, and the provider's account and id for it. */
+interface Asked {
+  account: string;
+  messageId: string;
+  header: MessageHeader;
+}
+/** Answered messages kept for a blocklist hit that follows the verdict (a batch is at most 500). */
+const MAX_ANSWERED = 1000;
 /** Queue entries need a target; Thunderbird's are messages, named by their Thunderbird id. */
 const NO_TAB = { tabId: -1 };
 /** A folder scanned for the first time (just connected) is checked this far back. */
@@ -84,7 +92,12 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
 
   const folders = new FolderScan(api, deps.area, 'spam', { firstLookbackMs: FIRST_LOOKBACK_MS });
   /** Thunderbird ids read or waiting for an outcome (a message shown while it arrives is offered once), and under which id. */
-  const busy = new Map<string, { account: string; messageId: string; header: MessageHeader }>();
+  const busy = new Map<string, Asked>();
+  /**
+   * Answered lately: a blocklist hit comes after its verdict (docs/blocklist.md) and may make a ham
+   * spam, so the message must still be known then. Bounded: the hit follows in the same batch.
+   */
+  const answered = new Map<string, Asked>();
   let run: BacklogRun<{ href: string; header: MessageHeader }> | undefined;
   const queue = new SpamQueue(
     {
@@ -93,11 +106,17 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
       notify: (_target, sourceId, badge, fresh) => {
         if (badge.state === 'waiting') return void run?.waiting(sourceId, badge.paced ? 'paced' : 'unreachable');
         if (!isOutcome(badge)) return;
-        const asked = busy.get(sourceId);
-        busy.delete(sourceId);
-        run?.settled(sourceId);
-        // An outcome is final; "unavailable" (locked meanwhile, provider gone) leaves it for the next scan.
-        if (asked && badge.state !== 'unavailable') void folders.lookedAt(asked.header);
+        // A blocklist hit after the verdict: the message was answered already.
+        const followUp = !busy.has(sourceId) && answered.get(sourceId);
+        const asked = followUp || busy.get(sourceId);
+        if (!followUp) {
+          busy.delete(sourceId);
+          run?.settled(sourceId);
+          if (asked) answered.set(sourceId, asked);
+          if (answered.size > MAX_ANSWERED) answered.delete(answered.keys().next().value!);
+          // An outcome is final; "unavailable" (locked meanwhile, provider gone) leaves it for the next scan.
+          if (asked && badge.state !== 'unavailable') void folders.lookedAt(asked.header);
+        }
         // Only a verdict just obtained acts: a message the user marked "not spam" is never moved again.
         if (!fresh || badge.state !== 'spam' || !asked) return;
         later(async () => {
