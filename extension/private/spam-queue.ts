@@ -71,6 +71,11 @@ export class SpamQueue {
   /** Messages of batches that failed while the provider was down: handed to the worker again by retry(). */
   private readonly held = new Map<string, Waiting>();
   private running: Promise<void> | undefined;
+  /**
+   * The provider paces the batch being checked (it said 'slowed'): messages offered meanwhile wait
+   * behind it, and are shown so (else a long wait looks like no answer at all).
+   */
+  private paced = false;
 
   constructor(
     private readonly deps: QueueDeps,
@@ -110,8 +115,11 @@ export class SpamQueue {
       return this.deps.notify(target, sourceId, failureBadge('bad_token', 'refused before'), false);
     if (w) w.watchers.push({ target, sourceId });
     else this.waiting.set(key, { provider, raw, watchers: [{ target, sourceId }], shown });
-    if (!shown) this.deps.notify(target, sourceId, CHECKING, false);
-    this.running ??= this.drain().finally(() => (this.running = undefined));
+    if (!shown) this.deps.notify(target, sourceId, this.paced ? PACED : CHECKING, false);
+    this.running ??= this.drain().finally(() => {
+      this.running = undefined;
+      this.paced = false;
+    });
   }
 
   /** How many messages wait for the provider to answer again. */
@@ -170,11 +178,17 @@ export class SpamQueue {
         shown.set(messageId, badge);
         show(messageId, badge, fresh);
       };
+      this.paced = false; // until this batch is slowed too
       try {
         await this.deps.classify(provider, items, (e) => {
           // Still checking, and why it takes longer: not an outcome (a failure may follow).
-          if (e.event === 'slowed')
+          if (e.event === 'slowed') {
+            this.paced = true;
             for (const messageId of batch.keys()) if (!shown.has(messageId)) show(messageId, PACED);
+            for (const w of this.waiting.values())
+              if (!w.shown)
+                for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, PACED, false);
+          }
           // A stored verdict shown already is not shown (nor acted on) again.
           if (e.event === 'outcome' && !batch.get(e.outcome.messageId)?.shown) {
             this.deps.onOutcome?.(e.outcome);

@@ -278,6 +278,34 @@ describe('SpamQueue', () => {
     assert.equal(q.queue.heldCount, 1);
   });
 
+  it('messages queued behind a batch the provider paces are shown as waiting for it too, not left silent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = queueWith(async (items, emit) => {
+      if (items[0].messageId === 'x') emit({ event: 'slowed' });
+      await gate;
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+    });
+    await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
+    await settle();
+    // Offered while the paced batch still runs: it waits for the next batch, and says why.
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
+    const y = () => q.shown.filter((s) => s.sourceId === 'src-y').map((s) => s.badge);
+    assert.deepEqual(
+      y().map((b) => [b.state, b.paced]),
+      [['waiting', true]],
+    );
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['x'], ['y']]);
+    assert.equal(y().at(-1)!.text, 'not spam');
+    // The next message, once nothing is paced any more, is just being checked.
+    await q.queue.offer(provider, 'z', 'raw', { tabId: 1 }, 'src-z');
+    assert.equal(q.shown.find((s) => s.sourceId === 'src-z')!.badge.state, 'checking');
+    await settle();
+  });
+
   it('a refused token: nothing more is asked until the user connects again', async () => {
     let refused = false;
     const q = queueWith(
