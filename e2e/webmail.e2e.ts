@@ -185,6 +185,18 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await options.close();
   });
 
+  it('the inbox list shows the protected subject of an indexed PGP/MIME message, out of the page’s reach', async () => {
+    await page.goto(`${webmail.origin}/mail`);
+    const row = page.locator('tr.message-row[data-message-id="pgpmime-1"] td.subject');
+    assert.equal((await row.locator('a').textContent())?.trim(), '...', 'the list itself shows only the outer "..."');
+    const line = row.locator('iframe.pmf-subject').contentFrame().locator('#subject');
+    await line.waitFor({ timeout: 30_000 });
+    assert.equal(await line.textContent(), 'Pangolin budget');
+    // The subject is in the extension's frame: nothing of it is in the page's own document.
+    assert.doesNotMatch(await page.content(), /Pangolin/);
+    await screenshot(page, 'webmail-list-subjects');
+  });
+
   it('finds the decrypted message through the search page, with a link back to it', async () => {
     const search = await browser.context.newPage();
     await search.goto(browser.extensionUrl('search.html'));
