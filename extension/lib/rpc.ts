@@ -15,8 +15,7 @@ export class RpcError extends Error {
 
 /** Firefox and Thunderbird: the event page stopped between the send and the answer. It wakes for the next one. */
 const STOPPED = /Receiving end does not exist/;
-const NO_ANSWER =
-  'The add-on did not answer. Try again; if it keeps happening, restart Thunderbird or your browser.';
+const NO_ANSWER = 'The add-on did not answer. Try again; if it keeps happening, restart Thunderbird or your browser.';
 
 export async function ask<T>(req: Request): Promise<T> {
   const send = () => browser.runtime.sendMessage(req) as Promise<Reply<T> | undefined>;

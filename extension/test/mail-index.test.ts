@@ -108,16 +108,12 @@ describe('MailIndex', () => {
     await index.add(source('x', '...'), 'body x', 'Pangolin budget');
     await index.flush();
     await index.add(source('y', '...'), 'body y', 'Walrus archive'); // still in the write queue
-    assert.deepEqual(
-      [...(await index.subjects(['x', 'y', 'not-indexed']))].sort(),
-      [
-        ['x', 'Pangolin budget'],
-        ['y', 'Walrus archive'],
-      ],
-    );
+    assert.deepEqual([...(await index.subjects(['x', 'y', 'not-indexed']))].sort(), [
+      ['x', 'Pangolin budget'],
+      ['y', 'Walrus archive'],
+    ]);
     await index.close();
     kept.key = undefined;
     assert.equal((await index.subjects(['x'])).size, 0);
   });
 });
-

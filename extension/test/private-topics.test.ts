@@ -195,7 +195,9 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
       { messageId: 't-spam', raw: spam.raw as string },
       { messageId: 't-ham', raw: posts[1] + '\r\nAnother line, another message.' },
     ]);
-    const verdicts = events.flatMap((e) => (e.event === 'outcome' && e.outcome.kind === 'verdict' ? [[e.outcome.messageId, e.outcome.spam]] : []));
+    const verdicts = events.flatMap((e) =>
+      e.event === 'outcome' && e.outcome.kind === 'verdict' ? [[e.outcome.messageId, e.outcome.spam]] : [],
+    );
     assert.deepEqual(verdicts, [
       ['t-spam', true],
       ['t-ham', false],
@@ -204,4 +206,3 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
     assert.equal(await provider.store.isClassified(user.userId, 't-spam', 'topics'), false, 'nothing left for it');
   });
 });
-
