@@ -109,7 +109,13 @@ async function setup(
     await settled();
   };
   const acted = () => until(() => fake.calls.some((c) => c.startsWith('update:')));
-  return { ...fake, store, requests, newMail, displayed, settled, until, acted, watch, pending };
+  /** The provider ids asked about so far, sorted. */
+  const askedIds = () =>
+    requests
+      .flat()
+      .map((i) => i.messageId)
+      .sort();
+  return { ...fake, store, requests, askedIds, newMail, displayed, settled, until, acted, watch, pending };
 }
 
 describe('Thunderbird private spam check', () => {
@@ -372,13 +378,7 @@ describe('Thunderbird: mail not checked yet (locked, closed, provider down) is f
     locked = false;
     await t.watch.scan();
     await t.settled();
-    assert.deepEqual(
-      t.requests
-        .flat()
-        .map((i) => i.messageId)
-        .sort(),
-      [1, 2, 3].map(pmfId),
-    );
+    assert.deepEqual(t.askedIds(), [1, 2, 3].map(pmfId));
     await new Promise((r) => setTimeout(r, 600)); // the scan's state is written a moment later
     assert.doesNotMatch(JSON.stringify(t.pending.data), /Cheap pills|BEGIN PGP/, 'never their content');
     // A restarted background (same storage, same IndexedDB): nothing left to check, nothing asked twice.
@@ -434,13 +434,7 @@ describe('Thunderbird: mail not checked yet (locked, closed, provider down) is f
     const t = await setup(mail, { spam: false });
     await t.watch.scan();
     await t.settled();
-    assert.deepEqual(
-      t.requests
-        .flat()
-        .map((i) => i.messageId)
-        .sort(),
-      [pmfId(1), pmfId(2)],
-    );
+    assert.deepEqual(t.askedIds(), [pmfId(1), pmfId(2)]);
     assert.ok(!t.calls.includes('query:a/Junk'), 'the Junk folder is not listed');
   });
 
