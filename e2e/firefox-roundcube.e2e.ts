@@ -18,6 +18,7 @@ import {
   addWebmailSiteFirefox,
   clickClosedUiButton,
   closedUiUntil,
+  chooseClosedUi,
   CONNECT_BAR,
   firefoxInstalled,
   importAndUnlockFirefox,
@@ -103,6 +104,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await Promise.all([page.waitForNavigation(), page.locator('#rcmloginsubmit').click()]);
     await page.locator(`#messagelist tbody tr ::-p-text(${mailbox.ham.subject})`).wait();
     await closedUiUntil(page.mainFrame(), () => true, 30_000, CONNECT_BAR);
+    await chooseClosedUi(page.mainFrame(), CONNECT_BAR, 'Don’t share topics');
     await clickClosedUiButton(page.mainFrame(), CONNECT_BAR);
     const { text } = await closedUiUntil(page.mainFrame(), (b) => b.state === 'done', 120_000, CONNECT_BAR);
     assert.match(text, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
@@ -184,6 +186,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
       await options.waitForSelector('#provider-status[data-connected=false]');
       await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
       await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in input[name=topics][value=keep]').click();
       await options.locator('#provider-sign-in button').click();
       const status = await options.waitForSelector(
         '#provider-status[data-connected=true], #provider-status[data-kind=error]',

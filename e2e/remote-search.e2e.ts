@@ -14,7 +14,14 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
 import type { Provider } from '../provider-server/src/provider.js';
-import { importAndUnlock, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import {
+  addWebmailSite,
+  importAndUnlock,
+  launchWithExtension,
+  screenshot,
+  type ExtensionBrowser,
+} from './fixtures/browser.js';
+import { viewerFrame, waitForStatus } from './fixtures/closed-ui.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
 
 /** Alice's mail: subjects and bodies of words found nowhere else. */
@@ -54,6 +61,7 @@ before(
     for (const [id, subject, body] of MAIL)
       await provider.store.deliver(account.userId, id, await pgpMimeMessage(bob, alice, subject, body));
     first = await launchWithExtension();
+    await addWebmailSite(first, provider.server.httpUrl);
   },
   { timeout: 300_000 },
 );
@@ -68,9 +76,11 @@ after(async () => {
 /** Connects the profile to the provider and logs it in to the webmail, as Alice would. */
 async function connect(browser: ExtensionBrowser, page: Page, token: string): Promise<void> {
   await page.goto(browser.extensionUrl('options.html'));
+  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
   const form = page.locator('#provider-connect');
   await form.locator('input[name=url]').fill(provider.server.httpUrl);
   await form.locator('input[name=token]').fill(token);
+  await form.locator('input[name=topics][value=keep]').check();
   await form.locator('button').click();
   await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
   // Not what this suite is about: no spam check, so no message moves to Junk meanwhile.
@@ -105,6 +115,7 @@ describe('search of all mail from a new device', { timeout: 900_000 }, () => {
 
   it('a fresh profile with only the imported key finds a message by a word of its body and opens it decrypted', async () => {
     second = await launchWithExtension();
+    await addWebmailSite(second, provider.server.httpUrl);
     const page = await second.context.newPage();
     await importAndUnlock(second, page, alice.privateArmored, alice.passphrase);
     await connect(second, page, await provider.store.issueToken(account.userId));
@@ -131,8 +142,8 @@ describe('search of all mail from a new device', { timeout: 900_000 }, () => {
     await screenshot(search, 'remote-search-results');
 
     const [opened] = await Promise.all([second.context.waitForEvent('page'), hits.locator('a.hit-subject').click()]);
-    await opened.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 30_000 });
-    const viewer = opened.locator('.pmf-host iframe').contentFrame();
+    await waitForStatus(opened, (st) => st.status === 'decrypted');
+    const viewer = await viewerFrame(opened);
     await viewer.locator('#text').filter({ hasText: 'narwhal' }).waitFor({ timeout: 20_000 });
     assert.equal(
       (await viewer.locator('#text').textContent())?.trim(),

@@ -28,11 +28,19 @@ import {
   type ExtensionBrowser,
 } from './fixtures/browser.js';
 import { DISCOVERY_PATH } from '../protocol/sign-in.js';
-import { clickClosedButton, CONNECT_BAR, readClosed, viewerFrame, waitForClosed } from './fixtures/closed-ui.js';
+import {
+  chooseClosed,
+  clickClosedButton,
+  CONNECT_BAR,
+  readClosed,
+  viewerFrame,
+  waitForClosed,
+} from './fixtures/closed-ui.js';
 import { serveDiscovery } from './fixtures/discovery-host.js';
 import type { Dovecot } from './fixtures/dovecot.js';
 import { roundcubeSkipReason, type Roundcube } from './fixtures/roundcube.js';
 import {
+  HAM_DATE,
   IMAP_PASSWORD,
   SPAM_SUBJECTS as spamSubjects,
   startRoundcubeMailbox,
@@ -111,9 +119,10 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
       await addWebmailSite(browser, `http://127.0.0.1:${port}`);
       await evil.reload();
       await waitForClosed(evil, () => true, 30_000, CONNECT_BAR);
+      await chooseClosed(evil, CONNECT_BAR, 'Don’t share topics');
       await clickClosedButton(evil, CONNECT_BAR); // even the user's own click
       const { text: said } = await waitForClosed(evil, (b) => b.state === 'error', 30_000, CONNECT_BAR);
-      assert.match(said, /pmf\.attacker\.example.*options page.*Nothing was sent/s);
+      assert.match(said, /pmf\.attacker\.example.*Private Mail Functions settings.*Nothing was sent/s);
       // Its scripts cannot read a token from the real Roundcube either (another origin: no CORS, no request token).
       const leaked = await evil.evaluate(async (url) => {
         try {
@@ -162,6 +171,11 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     assert.doesNotMatch(pageScript, /pmf_/, 'no token');
     // The page's own scripts cannot reach the bar's button to click it (a closed shadow root).
     assert.equal(await page.evaluate(() => document.querySelector('.pmf-connect')!.shadowRoot), null);
+    // Until the user answers the topic question, the button does nothing.
+    await clickClosedButton(page, CONNECT_BAR);
+    await page.waitForTimeout(500);
+    assert.notEqual((await readClosed(page, CONNECT_BAR))?.state, 'done');
+    await chooseClosed(page, CONNECT_BAR, 'Don’t share topics');
     await clickClosedButton(page, CONNECT_BAR);
     const bar = await waitForClosed(page, (b) => b.state === 'done', 120_000, CONNECT_BAR).catch(async (e: unknown) => {
       await screenshot(page, 'roundcube-one-click-failed');
@@ -256,6 +270,11 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
         throw new Error(`${word}: ${await search.locator('#search-status').textContent()} (${(e as Error).message})`);
       });
       assert.equal(await hit.getAttribute('href'), `${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`);
+      // Dated when it was sent (its Date header), not when it was indexed: Roundcube shows the date its own way.
+      const dated = await search.evaluate(
+        `chrome.runtime.sendMessage({ type: 'pmf-search', query: ${JSON.stringify(word)} }).then((a) => a.hits[0]?.date)`,
+      );
+      assert.equal(dated, Date.parse(HAM_DATE));
       await screenshot(search, 'roundcube-search');
       const [opened] = await Promise.all([browser.context.waitForEvent('page'), hit.click()]);
       const viewer = await viewerFrame(opened, 60_000);
@@ -276,6 +295,7 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
       await options.locator('#provider-status[data-connected=false]').waitFor();
       await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
       await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in input[name=topics][value=keep]').check();
       await options.locator('#provider-sign-in button').click();
       const line = options.locator('#provider-status[data-connected=true], #provider-status[data-kind=error]');
       await line.waitFor({ timeout: 120_000 });

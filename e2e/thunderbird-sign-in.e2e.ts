@@ -55,6 +55,7 @@ const connectWith = (password: string) =>
      const form = $('#provider-sign-in');
      form.querySelector('input[name=address]').value = args[0];
      form.querySelector('input[name=password]').value = args[1];
+     form.querySelector('input[name=topics][value=keep]').checked = true;
      $('#provider-status').dataset.kind = ''; // the last attempt's error is not this one's
      form.querySelector('button').click();
      for (let i = 0; i < 1200; i++) {

@@ -60,6 +60,7 @@ async function connect(): Promise<void> {
   const form = page.locator('#provider-connect');
   await form.locator('input[name=url]').fill(provider.server.httpUrl);
   await form.locator('input[name=token]').fill(alice.token);
+  await form.locator('input[name=topics][value=keep]').check();
   await form.locator('button').click();
 }
 

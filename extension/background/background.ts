@@ -10,6 +10,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
+  MAX_LISTED,
   TB_INDEX_PORT,
   validateDecryptRequest,
   isRequest,
@@ -29,7 +30,6 @@ import {
   isWebmailSite,
   loadSites,
   registerSites,
-  sitePattern,
   sitePermission,
   webmailOrigin,
 } from '../lib/webmail-sites.js';
@@ -43,15 +43,19 @@ import {
   listenForPrivateRequests,
   offerForSpamCheck,
   resumeKeptWork,
+  retryProvider,
+  spamLinesOf,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
-import { signalLocked } from '../lib/lock-signal.js';
+import { RETRY_ALARM } from '../private/provider-health.js';
+import { signalLocked, signalUnlocked } from '../lib/lock-signal.js';
 import { loadSettings } from '../lib/settings.js';
 import { EXPIRY_ALARM, UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
 import { showBannerInMessages } from '../thunderbird/register-banner.js';
+import { tellWebmailTabs } from '../lib/webmail-tabs.js';
 import { fetchPageFor } from './page-fetch.js';
 import { ViewStore, type ViewRoute } from './views.js';
 
@@ -64,8 +68,12 @@ const cache = new UnlockCache(
   browser.alarms,
   () => lockDown(),
 );
-// The expiry alarm wakes a stopped background, which then drops the expired keys.
-browser.alarms.onAlarm.addListener((alarm) => void (alarm.name === EXPIRY_ALARM && cache.expire()));
+// The expiry alarm wakes a stopped background, which then drops the expired keys; the retry alarm,
+// to try a provider that could not be reached again.
+browser.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === EXPIRY_ALARM) void cache.expire();
+  if (alarm.name === RETRY_ALARM) void retryProvider();
+});
 
 const mailIndex = new MailIndex(
   () => cache.indexKey(),
@@ -128,6 +136,38 @@ function toBadge(result: DecryptResult, route?: ViewRoute): BadgeInfo {
   return route ? { ...badge, viewId: views.add(result, route) } : badge;
 }
 
+/**
+ * A webmail list's hidden subjects, each as a view for viewer.html (?line):
+ * the content script gets view ids, never the subjects, and only for
+ * messages of its own site.
+ */
+async function listedSubjects(ids: unknown, sender: Runtime.MessageSender): Promise<Record<string, string>> {
+  if (!Array.isArray(ids) || ids.length > MAX_LISTED) throw new Error('Invalid request.');
+  if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
+  const { tab, frameId } = sender;
+  if (tab?.id === undefined || frameId === undefined) return {};
+  const route = { tabId: tab.id, frameId };
+  const site = new URL(sender.url ?? 'about:blank').origin;
+  const own = ids.filter(
+    (id): id is string =>
+      typeof id === 'string' && id.length <= 4096 && URL.canParse(id) && new URL(id).origin === site,
+  );
+  const out: Record<string, string> = {};
+  for (const [id, subject] of await mailIndex.subjects(own))
+    if (subject)
+      out[id] = toBadge(
+        {
+          status: 'decrypted',
+          summary: '',
+          signature: { status: 'unsigned' },
+          subject,
+          text: '',
+        },
+        route,
+      ).viewId!;
+  return out;
+}
+
 async function status(): Promise<Status> {
   const keys = await (await keyStore()).list();
   return {
@@ -136,19 +176,6 @@ async function status(): Promise<Status> {
     expiresAt: await cache.expiresAt(),
     unlockMinutes: (await loadSettings()).unlockMinutes,
   };
-}
-
-/**
- * Tells open webmail tabs to retry messages that were locked. Only tabs our
- * content script runs in: others cannot receive (Thunderbird has none, and
- * logs an error for every message sent to a tab that cannot receive).
- */
-async function broadcastKeysChanged(): Promise<void> {
-  const url = (await loadSites(browser.storage.local)).map(sitePattern);
-  if (url.length === 0) return;
-  for (const tab of await browser.tabs.query({ url })) {
-    if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
-  }
 }
 
 function fromExtensionPage(sender: Runtime.MessageSender): boolean {
@@ -171,7 +198,8 @@ async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Pro
 
 const thunderbirdDeps: Deps = {
   decrypt: async (block, source) => (await decryptAndIndex(block, source)).result,
-  index: (source, text) => indexQuietly(source, text),
+  index: (source, text, subject) => indexQuietly(source, text, subject),
+  spamLines: spamLinesOf,
 };
 
 async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
@@ -212,8 +240,9 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
       void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
-      await broadcastKeysChanged();
-      void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
+      void signalUnlocked(); // Thunderbird's banners that said "locked" read their message again
+      void thunderbirdSpam?.scan(); // mail not checked yet (it arrived while locked): checked for spam now
       return opened.length;
     }
     case 'lock':
@@ -224,7 +253,7 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');
       for (const fp of req.deleted ?? []) await cache.forget(fp);
-      await broadcastKeysChanged();
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
@@ -236,6 +265,12 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'list-subjects':
+      return listedSubjects(req.ids, sender);
+    case 'open-unlock':
+      // From a banner or page that says "locked": the settings page, at its unlock form.
+      await browser.tabs.create({ url: browser.runtime.getURL('options.html#unlock-panel') });
+      return true;
     case 'tb-this-message':
       // The message display script asks about the message in its own tab only.
       if (sender.tab?.id === undefined) throw new Error('Select a message first.');
@@ -292,6 +327,7 @@ const catchUpNewMail = tbApi
       thunderbirdDeps,
       {
         isOpen: async () => (await cache.indexKey()) !== undefined,
+        has: (id) => mailIndex.has(id),
         // Thunderbird's deletions leave the remote index too (its ids are the local index's).
         remove: (id) => Promise.all([mailIndex.remove(id), remoteSearch.forget([id])]),
       },
@@ -315,8 +351,10 @@ if (tbApi) {
     },
     browser.storage.local,
   );
-  // Mail that arrived while locked, if a restarted background finds the keys still unlocked.
-  void thunderbirdSpam.catchUp();
+  // Mail not checked yet: it arrived while Thunderbird was closed, the keys locked or the provider down;
+  // and not indexed yet, if a restarted background finds the keys still unlocked.
+  void thunderbirdSpam.scan();
+  catchUpNewMail();
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

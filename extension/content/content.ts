@@ -5,7 +5,9 @@
 // (an XSS, or the webmail itself): only a visible message the adapter names is
 // read, never an element the page planted or the text it put there, and what
 // happened is kept here, not in the page's DOM. Messages that were locked are
-// retried when keys change.
+// retried when keys change; when the spam check becomes ready (connected, or
+// the provider answers again), the decrypted ones are offered again and the
+// mailbox's unchecked mail is checked.
 import browser from 'webextension-polyfill';
 import { findPgpBlocks } from '../../mail/pgp.js';
 import { KEYS_CHANGED, type BadgeInfo } from '../lib/messages.js';
@@ -14,31 +16,35 @@ import { ask } from '../lib/rpc.js';
 import { isWebmailSite } from '../lib/webmail-sites.js';
 import type { MessageView, WebmailAdapter } from './adapters/adapter.js';
 import { adapterFor } from './adapters/index.js';
+import { showListedSubjects } from './list-subjects.js';
 import { foldOriginal, listenForViewerHeights, showFailure, showView } from './message-frame.js';
 import { offerMailboxIndexing } from './mailbox-indexer.js';
 import { listenForSpamBadges } from '../private/spam-badge.js';
 import { offerOneClickConnect } from '../private/connect-offer.js';
-import { offerBacklogCheck } from '../private/backlog-bar.js';
+import { offerBacklogCheck, resetBacklogCheck } from '../private/backlog-bar.js';
+import { SPAM_CHECK_READY } from '../private/messages.js';
 
-/** Outcomes that new or unlocked keys can change. */
+/** Outcomes that new or unlocked keys can change; and, for the spam check, decrypted messages too. */
 const RETRYABLE = new Set(['locked', 'not-for-this-key', 'error']);
+/** When the spam check becomes ready: those, and the decrypted ones (offered for the check again). */
+const RESPAM = new Set([...RETRYABLE, 'decrypted']);
 /** Each message body's outcome so far. */
 const outcome = new WeakMap<HTMLElement, string>();
 /** The views read, by MailSource id, as they were at scan time (the spam badge acts on these). */
 const read = new Map<string, { adapter: WebmailAdapter; view: MessageView }>();
 let scanning = false;
 let again = false;
-let retryQueued = false;
+let retryQueued: boolean | 'spam' = false;
 
 /** Shown to the user: not hidden by the page's styles (a planted, hidden message is never read). */
 const visible = (el: HTMLElement) =>
   el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) && el.getClientRects().length > 0;
 
-/** retry: also revisit messages whose outcome may change with the keys. */
-async function scan(retry = false): Promise<void> {
+/** retry: also revisit messages whose outcome may change with the keys ('spam': and the decrypted ones). */
+async function scan(retry: boolean | 'spam' = false): Promise<void> {
   if (scanning) {
     again = true;
-    retryQueued ||= retry;
+    retryQueued = retry === 'spam' || retryQueued === 'spam' ? 'spam' : retryQueued || retry;
     return;
   }
   scanning = true;
@@ -49,9 +55,10 @@ async function scan(retry = false): Promise<void> {
     offerMailboxIndexing(adapter, document, url);
     void offerOneClickConnect(adapter, document, url);
     void offerBacklogCheck(adapter, document, url);
+    void showListedSubjects(adapter, document, url);
     for (const view of adapter.findMessages(document, url)) {
       const was = outcome.get(view.body);
-      if (was ? !(retry && RETRYABLE.has(was)) : !visible(view.body)) continue;
+      if (was ? !(retry && (retry === 'spam' ? RESPAM : RETRYABLE).has(was)) : !visible(view.body)) continue;
       outcome.set(view.body, 'pending');
       outcome.set(view.body, await readMessage(adapter, view));
     }
@@ -97,7 +104,12 @@ async function start(): Promise<void> {
   // Registered for the sites' hosts on every port: only the exact origins the user added.
   if (!(await isWebmailSite(browser.storage.local, location.href))) return;
   browser.runtime.onMessage.addListener((msg: unknown) => {
-    if ((msg as { type?: string } | null)?.type === KEYS_CHANGED.type) void scan(true);
+    const type = (msg as { type?: string } | null)?.type;
+    if (type === KEYS_CHANGED.type) void scan(true);
+    if (type === SPAM_CHECK_READY.type) {
+      resetBacklogCheck(document);
+      void scan('spam');
+    }
     return undefined;
   });
   // Webmail UIs render late and change views without reloading.

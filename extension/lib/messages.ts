@@ -35,6 +35,13 @@ export type Request =
   | { type: 'tb-displayed-message'; tabId: number }
   /** From the message display script: the message shown in its own tab. */
   | { type: 'tb-this-message' }
+  /** Opens the settings page at its unlock form (a banner's Unlock button). */
+  | { type: 'open-unlock' }
+  /**
+   * From a webmail list: the listed messages (MailSource ids) whose subject the list hides ("...");
+   * answered with a view id per message the index has a protected subject for (shown by viewer.html).
+   */
+  | { type: 'list-subjects'; ids: string[] }
   /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
   | { type: 'fetch-page'; url: string }
   /** From the options page: adds or removes a webmail site (lib/webmail-sites.ts); answers the list. */
@@ -74,6 +81,9 @@ export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code
 
 /** runtime.connect() port name for indexing all Thunderbird mail with progress. */
 export const TB_INDEX_PORT = 'pmf-tb-index';
+
+/** At most this many listed messages per list-subjects request (a webmail page lists 50 or so). */
+export const MAX_LISTED = 200;
 
 /** Broadcast to content scripts when keys were unlocked, locked or changed. */
 export const KEYS_CHANGED = { type: 'pmf-keys-changed' } as const;

@@ -9,8 +9,14 @@ import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateStatus } from './messages.js';
 import { signInPermission } from './provider-permission.js';
 
+/** The user's answer to the form's topic question (the radios are required, so there is one). */
+export const topicsChosen = (form: HTMLFormElement): boolean | undefined => {
+  const v = form.querySelector<HTMLInputElement>('input[name=topics]:checked')?.value;
+  return v === undefined ? undefined : v === 'share';
+};
+
 export function initSignInForm(deps: {
-  ask<T>(req: { pmfPrivate: 'signIn'; address: string; password: string }): Promise<T>;
+  ask<T>(req: { pmfPrivate: 'signIn'; address: string; password: string; topics?: boolean }): Promise<T>;
   show(s: PrivateStatus): void;
   refresh(): Promise<unknown>;
   connected(): void;
@@ -28,7 +34,7 @@ export function initSignInForm(deps: {
     if (!(await granted))
       return say(
         line,
-        'Not connected: the extension may talk to your provider only with your permission. Nothing was sent. Click Connect again and choose Allow.',
+        'Not connected: Private Mail Functions may talk to your provider only with your permission. Nothing was sent. Click Connect again and choose Allow.',
         'error',
       );
     const button = form.querySelector('button')!;
@@ -40,6 +46,7 @@ export function initSignInForm(deps: {
         pmfPrivate: 'signIn',
         address,
         password: field('password').value,
+        topics: topicsChosen(form),
       });
       if ('needsPermission' in answer) {
         elsewhere.set(address, answer.needsPermission);

@@ -2,6 +2,8 @@
 // index itself (the key lives in the background), so it asks the background
 // through a runtime message (messages.ts) and renders the answer.
 import browser from 'webextension-polyfill';
+import type { Status } from '../lib/messages.js';
+import { ask } from '../lib/rpc.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { messageIdOf, openMessage } from '../thunderbird/open-message.js';
@@ -40,7 +42,25 @@ function filters(): Pick<SearchRequest, 'sort' | 'after' | 'before'> {
 let latest = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
 
-/** While locked, unlock right here; the search runs again after unlocking. */
+/**
+ * Why the index is closed: no key of the add-on's own to open it with
+ * (Thunderbird may hold the user's key: its own search covers what it
+ * decrypts), or the key is locked (unlock right here; the search runs again).
+ */
+async function closedIndex(): Promise<string> {
+  const keys = await ask<Status>({ type: 'status' }).then(
+    (s) => s.privateKeys,
+    () => 1,
+  );
+  if (keys === 0)
+    return tbApi
+      ? 'This search needs a key stored in Private Mail Functions: its index is protected with it. Thunderbird holds your key instead, so use Thunderbird’s own search (above the message list), or add your key in Private Mail Functions settings.'
+      : 'This search needs your key: add it in Private Mail Functions settings, then search here.';
+  offerUnlock(true);
+  return 'Unlock your key below to search your mail.';
+}
+
+/** The unlock form below the status while the key is locked; the search runs again once unlocked. */
 function offerUnlock(locked: boolean): void {
   if (locked && !unlockPanel.childElementCount) mountUnlockForm(unlockPanel, () => void run(input.value));
   unlockPanel.hidden = !locked;
@@ -102,11 +122,12 @@ async function run(query: string, snippets = false): Promise<void> {
     answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
   }
   if (mine !== latest) return;
-  offerUnlock(answer?.ok === false && answer.code === 'locked');
+  unlockPanel.hidden = true;
   if (!answer?.ok) {
     results.replaceChildren();
     empty.hidden = true;
-    show(answer?.error ?? 'Search failed.', true);
+    const closed = answer?.code === 'locked';
+    show(closed ? await closedIndex() : (answer?.error ?? 'Search failed.'), !closed);
     return;
   }
   results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, openInThunderbird)));

@@ -6,6 +6,7 @@
 // script through the background, rounded (lib/viewer-height.ts), never to the page.
 // The background keeps no copy once the frame has it, so a lock reaches the
 // frame itself (lib/lock-signal.ts), which wipes what it shows.
+// With ?line, it is one line of a mailbox list: the protected subject only.
 import { onKeysLocked } from '../lib/lock-signal.js';
 import type { ViewContent } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
@@ -27,9 +28,13 @@ function reportHeight(): void {
   ask({ type: 'viewer-height', viewId, height }).catch(() => {});
 }
 
+const line = new URLSearchParams(location.search).has('line');
+
 async function show(): Promise<void> {
+  document.body.classList.toggle('line', line);
   try {
     const { result: r, security } = await ask<ViewContent>({ type: 'view', viewId });
+    if (line) return void ($('subject').hidden = !($('subject').textContent = r.subject ?? ''));
     paintSecurityBackground($('status'), $('phrase'), security);
     if (wiped) {
       renderWiped($('status'), $('summary')); // locked while the view was on its way
@@ -50,6 +55,7 @@ async function show(): Promise<void> {
       $('attachments').hidden = false;
     }
   } catch (e) {
+    if (line) return; // a list line that expired shows the list's own "..."
     $('error').textContent = toPlain(e).message;
     $('error').hidden = false;
   }
@@ -59,6 +65,7 @@ async function show(): Promise<void> {
 /** Keys locked or expired: the decrypted text must not stay on screen. */
 function wipe(): void {
   wiped = true;
+  if (line) return void $('subject').replaceChildren();
   for (const id of ['subject', 'text', 'attachments']) {
     $(id).replaceChildren();
     $(id).hidden = true;

@@ -29,6 +29,11 @@ export interface WebmailAdapter {
   mailboxLinks?(doc: Document, url: URL): URL[];
   /** The MailSource id the message at a mailbox link has (so a backlog is known before its pages are fetched). */
   sourceIdOf?(link: URL): string | undefined;
+  /**
+   * On a mailbox list, each listed message's MailSource id and the element showing its subject (where
+   * the list shows "..." for a PGP/MIME message, the protected subject from the local index goes).
+   */
+  listedSubjects?(doc: Document, url: URL): { sourceId: string; cell: HTMLElement }[];
   /** The folder a message view is in, where the webmail has an Inbox and a Junk folder. */
   folderOf?(view: MessageView): MailFolder | undefined;
   /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */

@@ -85,6 +85,13 @@ export const demoWebmail: WebmailAdapter = {
     const m = /^\/mail\/m\/([^/]+)$/.exec(link.pathname);
     return m ? `${link.origin}/mail#${decodeURIComponent(m[1])}` : undefined;
   },
+  listedSubjects(doc, url) {
+    return [...doc.querySelectorAll<HTMLElement>('table.inbox tr.message-row td.subject')].flatMap((cell) => {
+      const href = cell.querySelector('a[href]')?.getAttribute('href');
+      const sourceId = href ? this.sourceIdOf!(new URL(href, url)) : undefined;
+      return sourceId ? [{ sourceId, cell }] : [];
+    });
+  },
   folderOf: (view) => where.get(view.body)?.folder,
   async moveTo(view: MessageView, folder: MailFolder) {
     const at = where.get(view.body);

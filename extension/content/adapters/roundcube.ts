@@ -10,6 +10,7 @@
 // with the user's session). Spam goes to Junk through Roundcube's own
 // `_action=move` with the page's request token. One-click connect asks the
 // provider's Roundcube plugin (`_action=plugin.pmf_connect`) for a token.
+import { headerValue } from '../../../mail/headers.js';
 import { providerIdOf } from '../../../mail/message-id.js';
 import { fromHeader } from '../../../mail/signer.js';
 import { ask } from '../../lib/rpc.js';
@@ -121,6 +122,14 @@ export const roundcube: WebmailAdapter = {
       },
     ];
   },
+  listedSubjects(doc, url) {
+    const mbox = url.searchParams.get('_mbox') ?? 'INBOX';
+    return [...doc.querySelectorAll<HTMLElement>('#messagelist tr[id^="rcmrow"]')].flatMap((row) => {
+      const uid = /^rcmrow(\d+)$/.exec(row.id)?.[1];
+      const cell = row.querySelector<HTMLElement>('td.subject span.subject');
+      return uid && cell ? [{ sourceId: `${base(url).href}#${mbox}/${uid}`, cell }] : [];
+    });
+  },
   async loadMessage(view): Promise<LoadedMessage> {
     const at = where.get(view.body);
     if (!at?.uid) throw new Error('This message has moved; open it again.');
@@ -130,7 +139,13 @@ export const roundcube: WebmailAdapter = {
     at.providerId = providerIdOf(raw);
     // The page may show only the sender's name: the signer is checked against the raw From.
     const from = fromHeader(raw);
-    return { text: raw, providerId: at.providerId, ...(from ? { headers: { from } } : {}) };
+    // And a date in its own words ("Today 10:32"): the message is indexed under the raw Date.
+    const date = headerValue(raw, 'date');
+    const headers = {
+      ...(from ? { from } : {}),
+      ...(date && Number.isFinite(Date.parse(date)) ? { date } : {}),
+    };
+    return { text: raw, providerId: at.providerId, headers };
   },
   folderOf(view) {
     const at = where.get(view.body);

@@ -3,8 +3,18 @@
 namespace pmf::he {
 
 void expand_uniform(const uint8_t seed[32], size_t limb, uint64_t* out, uint32_t index) {
-  const uint8_t nonce[12] = {'p',          'm', 'f', '-', 'h', 'e', '-', 'a', uint8_t(limb),
-                             uint8_t(index), uint8_t(index >> 8), uint8_t(index >> 16)};
+  const uint8_t nonce[12] = {'p',
+                             'm',
+                             'f',
+                             '-',
+                             'h',
+                             'e',
+                             '-',
+                             'a',
+                             uint8_t(limb),
+                             uint8_t(index),
+                             uint8_t(index >> 8),
+                             uint8_t(index >> 16)};
   const uint64_t q = kModulus[limb], mask = (uint64_t(1) << kModulusBits[limb]) - 1;
   // The first kN words straight into out (wasm and every native target here
   // are little-endian), then compacted in place: a word ≥ q is rejected
