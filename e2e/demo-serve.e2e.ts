@@ -136,7 +136,8 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
     assert.match(step(1), /Load unpacked/);
     assert.ok(step(2).includes(ready.key) && step(2).includes(ready.passphrase), step(2));
     assert.match(step(3), /Under "Unlock"/, 'unlocking is a step');
-    assert.ok(step(4).includes(`${ready.base}/mail`) && step(4).includes(ready.token), step(4));
+    assert.ok(step(4).includes('Under "Webmail sites"') && step(4).includes(ready.base), step(4));
+    assert.ok(step(5).includes(`${ready.base}/mail`) && step(5).includes(ready.token), step(5));
     assert.match(fs.readFileSync(ready.key, 'utf8'), /BEGIN PGP PRIVATE KEY BLOCK/);
   });
 
@@ -151,10 +152,12 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
     await settings.locator('#import-status[data-kind=ok]').waitFor();
     await follow(step(3), settings);
     await settings.locator('#key-status[data-unlocked="1"]').waitFor();
-    const mail = await follow(step(4), await browser.context.newPage());
+    await follow(step(4), settings);
+    await settings.locator(`#sites li[data-origin="${ready.base}"]`).waitFor({ timeout: 20_000 });
+    const mail = await follow(step(5), await browser.context.newPage());
     await mail.locator('tr.message-row').first().waitFor();
-    await follow(step(5), mail);
-    await mail.locator('.pmf-connect .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await follow(step(6), mail);
+    await waitForClosed(mail, (b) => b.state === 'done', 120_000, CONNECT_BAR);
     await screenshot(mail, 'tour/02-connect-one-click');
     // No reload: connecting checks the mailbox that is open.
     const done = await waitForClosed(mail, (b) => b.state === 'done', 180_000, SPAM_BACKLOG);
@@ -167,7 +170,7 @@ describe('npm run demo -- --serve', { timeout: 300_000 }, () => {
     const moved = Number(/(\d+) moved to Junk/.exec(done.text)?.[1] ?? 0);
     assert.equal(moved, junk, `the bar says ${moved} moved, Junk holds ${junk}: ${done.text}`);
     await screenshot(mail, 'demo-serve-junk');
-    fs.writeFileSync(resultPath('demo-serve-steps.txt'), [1, 2, 3, 4, 5].map(step).join('\n'));
+    fs.writeFileSync(resultPath('demo-serve-steps.txt'), [1, 2, 3, 4, 5, 6].map(step).join('\n'));
   });
 
   it('Ctrl-C stops the provider and deletes the demo directory', async () => {

@@ -21,7 +21,7 @@ import {
   screenshot,
   type ExtensionBrowser,
 } from './fixtures/browser.js';
-import { viewerFrame, waitForStatus } from './fixtures/closed-ui.js';
+import { clickClosedButton, MAILBOX_BAR, viewerFrame, waitForClosed, waitForStatus } from './fixtures/closed-ui.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
 
 /** Alice's mail: subjects and bodies of words found nowhere else. */
@@ -100,9 +100,9 @@ describe('search of all mail from a new device', { timeout: 900_000 }, () => {
     await importAndUnlock(first, page, alice.privateArmored, alice.passphrase);
     await connect(first, page, account.token);
     await page.goto(`${provider.server.httpUrl}/mail`);
-    const bar = page.locator('.pmf-mailbox .bar');
-    await bar.locator('button').click();
-    await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 120_000 });
+    await waitForClosed(page, () => true, 30_000, MAILBOX_BAR);
+    await clickClosedButton(page, MAILBOX_BAR);
+    await waitForClosed(page, (b) => b.state === 'done', 120_000, MAILBOX_BAR);
     // Sent in the background, in one batch a moment after the last message.
     for (let i = 0; (await count('ri_docs')) < MAIL.length; i++) {
       assert.ok(i < 120, `the provider holds ${await count('ri_docs')} of ${MAIL.length} messages`);
