@@ -16,7 +16,9 @@ import { renderStatus, renderWiped } from './status.js';
 
 const $ = (id: string) => document.getElementById(id)!;
 const viewId = location.hash.slice(1);
-history.replaceState(null, '', location.pathname); // a reload asks no more
+/** One line of a mailbox list (?line): the protected subject only. */
+const line = new URLSearchParams(location.search).has('line');
+history.replaceState(null, '', location.pathname + location.search); // a reload asks no more
 let wiped = false;
 
 let lastHeight = 0;
@@ -27,8 +29,6 @@ function reportHeight(): void {
   lastHeight = height;
   ask({ type: 'viewer-height', viewId, height }).catch(() => {});
 }
-
-const line = new URLSearchParams(location.search).has('line');
 
 async function show(): Promise<void> {
   document.body.classList.toggle('line', line);
