@@ -293,7 +293,7 @@ test('the daily cap on OPRF evaluations holds per account across instances and r
   const cap = 2 * ITEMS_PER_MESSAGE; // two messages a day
   const instance = (store: Store) =>
     startHarness(
-      { requestsPerMinute: 10_000, blocklistEvaluationsPerDay: cap },
+      { requestsPerMinute: 10_000, blocklistEvaluationsPerDay: cap, backlogAllowance: 0 },
       {},
       { blocklists: BlocklistCatalog.open(listDir), store },
     );
