@@ -548,7 +548,7 @@ function counterDelta(before: string, after: string): Record<string, number> {
     new Map(
       t
         .split('\n')
-        .filter((l) => /^pmf_/.test(l) && !/^pmf_(crypto_seconds|process_|nodejs_)/.test(l))
+        .filter((l) => /^pmf_/.test(l) && !/^pmf_(crypto_seconds|store_seconds_(bucket|sum)|process_|nodejs_)/.test(l))
         .map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]),
     );
   const a = parse(before);
