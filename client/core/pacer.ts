@@ -69,12 +69,21 @@ export class RatePacer {
 }
 
 const pacers = new Map<string, RatePacer>();
+/** How many realms (extension workers) share each user's rate: each paces to its part. */
+let share = 1;
+
+/** This realm paces to 1/`n` of each provider's rate from the next welcome on (extension/private/worker-pool.ts). */
+export function sharePace(n: number): void {
+  share = Math.max(1, Math.floor(n) || 1);
+}
+
 /** Who wants to know when a user's frames wait, by token (a token is one user at one provider). */
 const waitWatchers = new Map<string, Set<() => void>>();
 
 /** The pacer of one user (token) at one provider (url), made on first use. */
-export function pacerFor(url: string, token: string, perMinute: number): RatePacer {
+export function pacerFor(url: string, token: string, providerPerMinute: number): RatePacer {
   const key = JSON.stringify([url, token]);
+  const perMinute = Math.floor(providerPerMinute / share);
   let pacer = pacers.get(key);
   if (pacer) pacer.limit(perMinute);
   else {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
-import { onPacedWait, pacerFor, RatePacer, WINDOW_MS } from '../core/pacer.js';
+import { onPacedWait, pacerFor, RatePacer, sharePace, WINDOW_MS } from '../core/pacer.js';
 
 /** A pacer on a fake clock: sleeping advances it. */
 function fakePacer(perMinute: number): { pacer: RatePacer; clock: { t: number } } {
@@ -110,4 +110,22 @@ test('a frame that must wait is told to the pacer, and to who watches that user'
   assert.deepEqual(told, ['w'], 'an unsubscribed watcher is not told');
   t.mock.timers.tick(WINDOW_MS);
   await next;
+});
+
+test("a realm sharing the rate with others (the extension's workers) paces to its part", async (t) => {
+  sharePace(3);
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const pacer = pacerFor('wss://share.example', 'share-token', 30);
+    let waits = 0;
+    const unwatch = onPacedWait('share-token', () => waits++);
+    for (let i = 0; i < 10; i++) await pacer.take();
+    assert.equal(waits, 0, 'its ten go at once');
+    void pacer.take();
+    assert.equal(waits, 1, 'the eleventh waits for the window');
+    unwatch();
+  } finally {
+    t.mock.timers.reset();
+    sharePace(1);
+  }
 });

@@ -13,7 +13,7 @@ import { PackageIntegrityError } from '../../client/core/download.js';
 import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
-import { onPacedWait } from '../../client/core/pacer.js';
+import { onPacedWait, sharePace } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
@@ -357,6 +357,7 @@ async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<
     case 'prepare':
       return prepare(req.provider, emit);
     case 'classify':
+      sharePace(req.paceShare ?? 1);
       return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit));
     case 'topic-setting':
       return topicSetting(req.provider, req.optOut, emit);
