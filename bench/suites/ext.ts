@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { chooseT } from '../../models/plain/index.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
@@ -173,7 +173,7 @@ export default async function ext(ctx: BenchContext): Promise<void> {
     ] as const) {
       if (ctx.wants && !ctx.wants(row)) continue;
       if (size > 1000 && ctx.quick) continue; // full run only
-      const run = await mailbox(page, size);
+      const run = await mailbox(browser, site.url, size);
       const s = run.ms / 1000;
       ctx.report({
         case: row,
@@ -198,14 +198,18 @@ export default async function ext(ctx: BenchContext): Promise<void> {
  * against its own provider with the default limits (spam and topic models,
  * a published blocklist); every message must get its verdict.
  */
-async function mailbox(page: Page, size: number): Promise<BacklogRun> {
+async function mailbox(browser: Browser, siteUrl: string, size: number): Promise<BacklogRun> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-bench-mailbox-'));
   await BlocklistCatalog.publish(dataDir, 'phish', 'domain\tevil.example\tphishing\t90\t2024-05-30');
   const provider = await startRealProvider({
     models: ['spam', 'topics'],
     overrides: { allowedOrigins: ['http://*'], dataDir },
   });
+  // A new user: a fresh profile (IndexedDB holds no package of another provider's).
+  const context = await browser.newContext();
   try {
+    const page = await context.newPage();
+    await page.goto(siteUrl);
     const user = await provider.store.addUser('new-user');
     const mail = loadSpamAssassin().filter((e) => e.split === 'test');
     const items = Array.from({ length: size }, (_, i) => ({
@@ -225,6 +229,7 @@ async function mailbox(page: Page, size: number): Promise<BacklogRun> {
     if (run.verdicts !== size) throw new Error(`mailbox: ${run.verdicts} of ${size} messages got a verdict`);
     return run;
   } finally {
+    await context.close();
     await provider.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

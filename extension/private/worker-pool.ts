@@ -35,10 +35,13 @@ export class WorkerPool {
   }
 
   /**
-   * A classify request is dealt over the workers; every worker is reset; the
-   * others go to the first worker. A failed share does not stop the others
-   * (their verdicts are stored as they come): the first failure is thrown
-   * once all have settled.
+   * A classify request is dealt over the workers, its first message alone
+   * first: that one downloads a new model version, which the others then
+   * open from IndexedDB (two workers downloading one package would
+   * interleave its chunks there). Every worker is reset; other requests go
+   * to the first worker. A failed share does not stop the others (their
+   * verdicts are stored as they come): the first failure is thrown once all
+   * have settled.
    */
   async call<K extends WorkerRequest['kind']>(
     request: Extract<WorkerRequest, { kind: K }>,
@@ -50,12 +53,14 @@ export class WorkerPool {
     }
     if (request.kind !== 'classify') return this.workers[0].call(request, onEvent);
     const { provider, items } = request as Extract<WorkerRequest, { kind: 'classify' }>;
-    const shares = deal(items, this.workers.length);
-    const settled = await Promise.allSettled(
-      shares.map((share, i) =>
-        this.workers[i].call({ kind: 'classify', provider, items: share, paceShare: this.workers.length }, onEvent),
-      ),
-    );
+    const paceShare = this.workers.length;
+    const classify = (i: number, share: ClassifyItem[]) =>
+      this.workers[i].call({ kind: 'classify', provider, items: share, paceShare }, onEvent);
+    const settled = [...(await Promise.allSettled([classify(0, items.slice(0, 1))]))];
+    if (items.length > 1)
+      settled.push(
+        ...(await Promise.allSettled(deal(items.slice(1), paceShare).map((share, i) => classify(i, share)))),
+      );
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     return null as WorkerResults[K];

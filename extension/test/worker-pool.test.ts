@@ -30,7 +30,7 @@ test('a batch is dealt round-robin: each message to exactly one worker, no empty
   assert.equal(deal([], 4).length, 1);
 });
 
-test('classify runs on every worker at once with its pace share; a failed share fails the call after the others finish', async () => {
+test('classify runs its first message alone, then on every worker at once with its pace share; a failed share fails the call after the others finish', async () => {
   const seen: { worker: number; request: WorkerRequest }[] = [];
   let finished = 0;
   const worker = (i: number, fail = false) => ({
@@ -47,12 +47,13 @@ test('classify runs on every worker at once with its pace share; a failed share 
   const items = Array.from({ length: 7 }, (_, i) => ({ messageId: `m${i}`, raw: 'x' }));
   const provider = { url: 'wss://p', token: 't' } as never;
   await assert.rejects(pool.call({ kind: 'classify', provider, items }), /worker 1/);
-  assert.equal(finished, 2, 'the other shares ran to the end');
+  assert.equal(finished, 3, 'the other shares ran to the end');
   const classify = seen.filter((s) => s.request.kind === 'classify');
   assert.deepEqual(
     classify.map((s) => s.worker),
-    [0, 1, 2],
+    [0, 0, 1, 2],
   );
+  assert.deepEqual(classify[0].request.kind === 'classify' && classify[0].request.items, [items[0]]);
   const ids = classify.flatMap((s) => (s.request.kind === 'classify' ? s.request.items.map((i) => i.messageId) : []));
   assert.deepEqual(ids.sort(), items.map((i) => i.messageId).sort());
   for (const s of classify) assert.equal(s.request.kind === 'classify' && s.request.paceShare, 3);
