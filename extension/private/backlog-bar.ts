@@ -21,12 +21,19 @@ async function unchecked(ids: string[]): Promise<Set<string>> {
   return new Set(r?.ok && Array.isArray(r.value) ? (r.value as string[]) : []);
 }
 
+/** The estimate in plain words, or nothing before there is one. */
+function timeLeft(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const minutes = Math.round(ms / 60_000);
+  return minutes < 1 ? ', less than a minute left' : `, about ${minutes} minute${minutes === 1 ? '' : 's'} left`;
+}
+
 function describe(p: BacklogProgress, moved: number): string {
   const junk = moved ? ` ${moved} moved to Junk.` : '';
   const missed = p.unanswered ? ` ${p.unanswered} got no answer; they are checked when you open them.` : '';
   switch (p.state) {
     case 'running':
-      return `Checking your new mail for spam privately: ${p.done} of ${p.total}…`;
+      return `Checking your new mail for spam privately: ${p.done} of ${p.total}${timeLeft(p.etaMs)}…`;
     case 'paused':
       return `Spam check paused: ${p.done} of ${p.total} done.${junk}`;
     case 'locked':

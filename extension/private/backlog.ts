@@ -31,13 +31,22 @@ export interface BacklogProgress {
   /** Offered twice and still no answer. */
   unanswered: number;
   state: 'running' | 'paused' | 'locked' | 'done';
+  /**
+   * Time left at the pace so far (running time per message done, paused
+   * time not counted), once ESTIMATE_AFTER messages are done; none before.
+   */
+  etaMs?: number;
 }
+
+/** Messages done before the pace says anything about the rest. */
+export const ESTIMATE_AFTER = 3;
 
 export interface BacklogOptions {
   /** Messages offered but not yet answered, at most: a batch for the worker, without flooding the background. */
   window?: number;
   /** How long to wait for one message's answer before offering it again. */
   answerMs?: number;
+  now?: () => number;
 }
 
 interface InFlight<L> {
@@ -57,6 +66,10 @@ export class BacklogRun<L extends BacklogItem = URL> {
   private wake: () => void = () => {};
   private readonly window: number;
   private readonly answerMs: number;
+  private readonly now: () => number;
+  /** Running time before the current run, and when the current run started (undefined: not running). */
+  private ranMs = 0;
+  private since: number | undefined;
 
   private readonly links: L[];
 
@@ -69,6 +82,7 @@ export class BacklogRun<L extends BacklogItem = URL> {
     this.links = [...new Map(links.map((l) => [l.href, l])).values()];
     this.window = opts.window ?? 8;
     this.answerMs = opts.answerMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
     this.progress = { total: this.links.length, done: 0, checked: 0, skipped: 0, unanswered: 0, state: 'running' };
   }
 
@@ -152,7 +166,14 @@ export class BacklogRun<L extends BacklogItem = URL> {
   }
 
   private report(state: BacklogProgress['state']): void {
+    const t = this.now();
+    if (this.since !== undefined) this.ranMs += t - this.since;
+    this.since = state === 'running' ? t : undefined;
     this.progress.state = state;
+    const { done, total } = this.progress;
+    if (state === 'running' && done >= ESTIMATE_AFTER)
+      this.progress.etaMs = Math.round((this.ranMs / done) * (total - done));
+    else delete this.progress.etaMs;
     this.onProgress({ ...this.progress });
   }
 }

@@ -49,6 +49,35 @@ describe('BacklogRun', () => {
     assert.deepEqual(seen.at(-1), { total: 5, done: 5, checked: 5, skipped: 0, unanswered: 0, state: 'done' });
   });
 
+  it('estimates the time left from the running pace, none before ESTIMATE_AFTER, paused time not counted', async () => {
+    const bg = fakeBackground();
+    const clock = { t: 0 };
+    const seen: BacklogProgress[] = [];
+    const run = new BacklogRun(links(10), bg.deps, (p) => seen.push(p), { window: 10, now: () => clock.t });
+    bg.bind(run);
+    void run.start();
+    await tick();
+    for (const [id, t] of [
+      ['0', 10_000],
+      ['1', 20_000],
+    ] as const) {
+      clock.t = t;
+      bg.answer(id);
+    }
+    assert.equal(seen.at(-1)!.etaMs, undefined, 'two done: no estimate yet');
+    clock.t = 30_000;
+    bg.answer('2');
+    assert.equal(seen.at(-1)!.etaMs, 70_000, '10 s a message, 7 to go');
+    clock.t = 40_000;
+    run.pause();
+    assert.equal(seen.at(-1)!.etaMs, undefined, 'no estimate while paused');
+    clock.t = 100_000;
+    void run.resume();
+    clock.t = 110_000;
+    bg.answer('3');
+    assert.equal(seen.at(-1)!.etaMs, 75_000, '50 s running for 4, 6 to go: the pause is not counted');
+  });
+
   it('pauses (what is in flight still settles) and resumes where it stopped', async () => {
     const bg = fakeBackground();
     const seen: BacklogProgress[] = [];
