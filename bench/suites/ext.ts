@@ -16,6 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { loadSpamAssassin } from '../../models/data/loaders.js';
 import { chooseT } from '../../models/plain/index.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
+import type { Store } from '../../provider-server/src/store.js';
 import { startRealProvider } from '../../provider-server/test/real-provider.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { clientTimes, type ClientBench } from '../ext-client.js';
@@ -140,13 +141,7 @@ export default async function ext(ctx: BenchContext): Promise<void> {
       note: `default spam model: listing checked, package read from IndexedDB and verified, loaded into WASM (target ≤ ${TARGET.openMs} ms)`,
     });
 
-    const user = await provider.store.addUser('bench-ext');
-    const mail = loadSpamAssassin().filter((e) => e.split === 'test');
-    const items = Array.from({ length: backlogSize }, (_, i) => ({
-      messageId: `backlog-${i}`,
-      raw: mail[i % mail.length].raw as string,
-    }));
-    for (const i of items) await provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+    const { user, items } = await newMailbox(provider.store, 'bench-ext', backlogSize);
     const { ms } = await ask<{ ms: number }>({
       task: 'backlog',
       server: provider.server.httpUrl,
@@ -193,6 +188,18 @@ export default async function ext(ctx: BenchContext): Promise<void> {
   }
 }
 
+/** An account `name` with `size` messages delivered (SpamAssassin's test split, round and round), and their plaintexts. */
+async function newMailbox(store: Store, name: string, size: number) {
+  const user = await store.addUser(name);
+  const mail = loadSpamAssassin().filter((e) => e.split === 'test');
+  const items = Array.from({ length: size }, (_, i) => ({
+    messageId: `${name}-${i}`,
+    raw: mail[i % mail.length].raw as string,
+  }));
+  for (const i of items) await store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+  return { user, items };
+}
+
 /**
  * A new account's mailbox of `size` messages through the page's worker pool,
  * against its own provider with the default limits (spam and topic models,
@@ -210,13 +217,7 @@ async function mailbox(browser: Browser, siteUrl: string, size: number): Promise
   try {
     const page = await context.newPage();
     await page.goto(siteUrl);
-    const user = await provider.store.addUser('new-user');
-    const mail = loadSpamAssassin().filter((e) => e.split === 'test');
-    const items = Array.from({ length: size }, (_, i) => ({
-      messageId: `mailbox-${i}`,
-      raw: mail[i % mail.length].raw as string,
-    }));
-    for (const i of items) await provider.store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
+    const { user, items } = await newMailbox(provider.store, 'new-user', size);
     const run = await page.evaluate(
       ([server, token, list]) =>
         (globalThis as unknown as { backlogRun(s: string, t: string, i: unknown[]): Promise<BacklogRun> }).backlogRun(

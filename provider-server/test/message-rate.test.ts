@@ -21,16 +21,10 @@ async function withUser(
   try {
     const u = await h.store.addUser('mallory');
     for (const id of ids) await h.store.deliver(u.userId, id, 'Subject: x\r\n\r\nx');
+    const hello = { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
     const connect = async () => {
       const c = await TestClient.connect(h.server.wsUrl);
-      const w = await c.request('hello', 1, {
-        token: u.token,
-        modelId: 'spam',
-        modelVersion: 2,
-        clientNonce: NONCE,
-        keyEpoch: 0,
-      });
-      assert.equal(w.name, 'welcome');
+      assert.equal((await c.request('hello', 1, hello)).name, 'welcome');
       return c;
     };
     await fn(h, connect, u.userId);
