@@ -136,6 +136,13 @@ export function accountOf(p: ProviderConfig): string {
 
 const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '');
 
+/** The stored flooding sum (a decimal string), refused when damaged rather than read as zero. */
+function floodSum(v: unknown): bigint | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
+  return BigInt(v);
+}
+
 export class PrivateStore {
   readonly packages: PackageStorage;
   readonly trust: TrustStore;
@@ -382,13 +389,17 @@ export class PrivateStore {
   /** The device's flooding ledger (client/core/flood-ledger.ts): one sum for every account and provider. */
   get flood(): FloodLedgerStore {
     return {
-      load: async () => {
-        const v: unknown = await this.db.get('config', 'flood-ledger');
-        if (v === undefined) return undefined;
-        if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
-        return BigInt(v);
-      },
+      load: async () => floodSum(await this.db.get('config', 'flood-ledger')),
       save: async (spent) => void (await this.db.put('config', spent.toString(), 'flood-ledger')),
+      // One readwrite transaction: IndexedDB runs those of the pool's workers one after another.
+      add: async (units, limit) => {
+        const tx = this.db.transaction('config', 'readwrite');
+        const spent = (floodSum(await tx.store.get('flood-ledger')) ?? 0n) + units;
+        if (spent > limit) return false;
+        await tx.store.put(spent.toString(), 'flood-ledger');
+        await tx.done;
+        return true;
+      },
     };
   }
 

@@ -324,7 +324,8 @@ export function toFailure(e: unknown): WorkerFailure {
     return { code: e.kind === 'not_witnessed' ? 'package_unwitnessed' : 'package_log', detail };
   if (e instanceof ProtocolError) {
     if (e.code === 'unauthenticated') return { code: 'bad_token', detail };
-    if (e.code === 'rate_limited') return { code: 'rate_limited', detail };
+    // Past the day's cap (message-rate.ts) the provider also asks to wait: until the next day.
+    if (e.code === 'rate_limited' || e.code === 'daily_limit') return { code: 'rate_limited', detail };
     return { code: 'protocol', detail: `${e.code}: ${detail}` };
   }
   if (name === 'QuotaExceededError') return { code: 'storage_full', detail };

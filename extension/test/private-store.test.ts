@@ -195,6 +195,19 @@ describe('PrivateStore', () => {
     again.close();
   });
 
+  it("the pool's workers charge the flooding budget at once and lose no charge; past the limit nothing is added", async () => {
+    const name = `private-store-test-${n++}`;
+    // Each worker has its own connection and its own ledger (its own realm).
+    const workers = await Promise.all([1, 2, 3, 4].map(() => PrivateStore.open(name)));
+    const ledgers = workers.map((w) => new FloodLedger(w.flood, 100n));
+    await Promise.all(ledgers.flatMap((l) => Array.from({ length: 5 }, () => l.charge(3n))));
+    assert.equal(await ledgers[0].spent(), 60n, 'twenty charges of 3, every one counted');
+    const refused = await Promise.allSettled(ledgers.map((l) => l.charge(15n)));
+    assert.equal(refused.filter((r) => r.status === 'rejected').length, 2, 'only two more fit under the limit');
+    assert.equal(await ledgers[1].spent(), 90n);
+    for (const w of workers) w.close();
+  });
+
   it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {
     const name = `private-store-test-${n++}`;
     const { openDB } = await import('idb');
