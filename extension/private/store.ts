@@ -171,6 +171,15 @@ export class PrivateStore {
         return ids.map((id, i) => ({ messageId: String(id), contentHash: hashes[i] as string }));
       },
       append: async (e: ReplayEntry) => void (await db.put('topic-replay', e.contentHash, e.messageId)),
+      // One readwrite transaction: IndexedDB runs those of the pool's workers one after another.
+      appendNew: async (e: ReplayEntry) => {
+        const tx = db.transaction('topic-replay', 'readwrite');
+        if ((await tx.store.getKey(e.messageId)) !== undefined) return 'message_id';
+        if ((await tx.store.getAll()).includes(e.contentHash)) return 'content';
+        await tx.store.put(e.contentHash, e.messageId);
+        await tx.done;
+        return undefined;
+      },
     };
   }
 
