@@ -159,6 +159,12 @@ export class PrivateStore {
         await tx.done;
       },
       put: (key, data) => this.putPackage(key, data),
+      // The pool's workers download one package one at a time (Web Locks span every worker of the
+      // extension); the second then finds it stored.
+      exclusive: <T>(key: string, fn: () => Promise<T>) => {
+        const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+        return locks ? (locks.request(`pmf-package:${key}`, fn) as Promise<T>) : fn();
+      },
     };
     this.trust = {
       get: async (origin) => (await db.get('trust', origin)) as LogTrust | LegacyTrust | undefined,
