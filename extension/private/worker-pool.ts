@@ -37,8 +37,9 @@ export class WorkerPool {
   /**
    * A classify request is dealt over the workers, its first message alone
    * first: that one downloads a new model version, which the others then
-   * open from IndexedDB (two workers downloading one package would
-   * interleave its chunks there). Every worker is reset; other requests go
+   * open from IndexedDB, and resumes the topic requests a stopped worker
+   * kept (while the workers run, a kept request is another's in flight).
+   * Every worker is reset; other requests go
    * to the first worker. A failed share does not stop the others (their
    * verdicts are stored as they come): the first failure is thrown once all
    * have settled.
@@ -54,13 +55,13 @@ export class WorkerPool {
     if (request.kind !== 'classify') return this.workers[0].call(request, onEvent);
     const { provider, items } = request as Extract<WorkerRequest, { kind: 'classify' }>;
     const paceShare = this.workers.length;
-    const classify = (i: number, share: ClassifyItem[]) =>
-      this.workers[i].call({ kind: 'classify', provider, items: share, paceShare }, onEvent);
-    const settled = [...(await Promise.allSettled([classify(0, items.slice(0, 1))]))];
-    if (items.length > 1)
-      settled.push(
-        ...(await Promise.allSettled(deal(items.slice(1), paceShare).map((share, i) => classify(i, share)))),
-      );
+    const classify = (i: number, share: ClassifyItem[], resumeKept: boolean) =>
+      this.workers[i].call({ kind: 'classify', provider, items: share, paceShare, resumeKept }, onEvent);
+    const settled = [...(await Promise.allSettled([classify(0, items.slice(0, 1), true)]))];
+    if (items.length > 1) {
+      const shares = deal(items.slice(1), paceShare);
+      settled.push(...(await Promise.allSettled(shares.map((share, i) => classify(i, share, false)))));
+    }
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     return null as WorkerResults[K];

@@ -157,6 +157,7 @@ async function classify(
   provider: ProviderConfig,
   items: { messageId: string; raw: string }[],
   emit: (e: WorkerEvent) => void,
+  resumeKept = true,
 ): Promise<null> {
   const store = await privateStore();
   // Second line behind the background's own check: a request queued before
@@ -233,7 +234,7 @@ async function classify(
   // With those just checked, the topic requests a stopped run left: their messages have a stored verdict
   // and are not asked about again, and their kept answers need no message.
   const topicsOn = (await store.settings()).topics;
-  const resumed = topicsOn ? (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id)) : [];
+  const resumed = topicsOn && resumeKept ? (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id)) : [];
   if (topicsOn && verdicts.size + resumed.length > 0)
     await extractTopics(
       provider,
@@ -359,7 +360,7 @@ async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<
       return prepare(req.provider, emit);
     case 'classify':
       sharePace(req.paceShare ?? 1);
-      return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit));
+      return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit, req.resumeKept));
     case 'topic-setting':
       return topicSetting(req.provider, req.optOut, emit);
     case 'reset':

@@ -57,6 +57,11 @@ test('classify runs its first message alone, then on every worker at once with i
   const ids = classify.flatMap((s) => (s.request.kind === 'classify' ? s.request.items.map((i) => i.messageId) : []));
   assert.deepEqual(ids.sort(), items.map((i) => i.messageId).sort());
   for (const s of classify) assert.equal(s.request.kind === 'classify' && s.request.paceShare, 3);
+  assert.deepEqual(
+    classify.map((s) => s.request.kind === 'classify' && s.request.resumeKept),
+    [true, false, false, false],
+    'kept topic requests are resumed by the first message alone, never while other workers run',
+  );
   seen.length = 0;
   await pool.call({ kind: 'reset' });
   assert.deepEqual(
