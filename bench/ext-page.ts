@@ -27,7 +27,8 @@ function poolWorker(): WorkerClient {
 async function backlogRun(server: string, token: string, items: ClassifyItem[]): Promise<BacklogRun> {
   const workers = Array.from({ length: poolSize(navigator.hardwareConcurrency) }, poolWorker);
   const provider = { url: server, token };
-  // Each worker opens the spam model once, untimed (a new user's download is the model's own row).
+  // Each worker opens the spam model once, untimed (a new user's download is the model's own row):
+  // all at once, so the download lock (PrivateStore.packages.exclusive) is exercised.
   await Promise.all(workers.map((w) => w.call({ kind: 'prepare', provider })));
   const counts = { verdicts: 0, links: 0, topics: 0 };
   const count = (e: WorkerEvent) => {

@@ -41,6 +41,7 @@ import type {
   KeptTopicRequest,
   KeptTopicRequests,
 } from '../../client/core/kept-requests.js';
+import { alone } from './worker-lock.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -159,12 +160,8 @@ export class PrivateStore {
         await tx.done;
       },
       put: (key, data) => this.putPackage(key, data),
-      // The pool's workers download one package one at a time (Web Locks span every worker of the
-      // extension); the second then finds it stored.
-      exclusive: <T>(key: string, fn: () => Promise<T>) => {
-        const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-        return locks ? (locks.request(`pmf-package:${key}`, fn) as Promise<T>) : fn();
-      },
+      // The pool's workers download one package one at a time; the second then finds it stored.
+      exclusive: (key, fn) => alone(`pmf-package:${key}`, fn),
     };
     this.trust = {
       get: async (origin) => (await db.get('trust', origin)) as LogTrust | LegacyTrust | undefined,

@@ -26,6 +26,7 @@ import {
 import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { LinkChecker } from './blocklist-check.js';
+import { alone } from './worker-lock.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import type {
   BlocklistOutcome,
@@ -267,23 +268,27 @@ async function extractTopics(
   try {
     const slot = await slotFor(provider, emit);
     const topics = await slot.topics;
-    await runClassification<TopicResult>(
-      items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),
-      {
-        journal: slot.topicJournal,
-        connect: (n) => topics.connect(n),
-        reconnectWindowMs: RECONNECT_WINDOW_MS,
-        // already_classified: the provider holds this message's topic, say from a
-        // resent request whose topic_ack was lost (docs/protocol.md#exactly-once-verdicts).
-        onOutcome: (o) =>
-          o.kind === 'verdict'
-            ? tell(o.messageId, 'shared')
-            : tell(
-                o.messageId,
-                o.kind === 'replay_refused' || o.kind === 'already_classified' ? 'shared_before' : 'failed',
-                o.detail,
-              ),
-      },
+    // One worker at a time: the pool's sessions would share the user key's few topic decryptions
+    // (6 emails an epoch), and a request refused for the key after it was logged as fed is lost.
+    await alone(`pmf-topics:${accountOf(provider)}`, () =>
+      runClassification<TopicResult>(
+        items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),
+        {
+          journal: slot.topicJournal,
+          connect: (n) => topics.connect(n),
+          reconnectWindowMs: RECONNECT_WINDOW_MS,
+          // already_classified: the provider holds this message's topic, say from a
+          // resent request whose topic_ack was lost (docs/protocol.md#exactly-once-verdicts).
+          onOutcome: (o) =>
+            o.kind === 'verdict'
+              ? tell(o.messageId, 'shared')
+              : tell(
+                  o.messageId,
+                  o.kind === 'replay_refused' || o.kind === 'already_classified' ? 'shared_before' : 'failed',
+                  o.detail,
+                ),
+        },
+      ),
     );
   } catch (e) {
     const detail = e instanceof Error ? e.message : String(e);
