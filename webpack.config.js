@@ -2,13 +2,18 @@
 // dist/firefox (MV3, event page) and dist/thunderbird (MailExtension, plus
 // dist/pmf-thunderbird.xpi). The bundles are identical; only manifest.json
 // differs per target, derived from the root manifest.json by targetManifest().
+// The release (scripts/release.ts) runs this same build with
+// --env outDir=DIR --env witnessPolicy=FILE and packages DIR's targets itself.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import CopyPlugin from 'copy-webpack-plugin';
+import MinimizerPlugin from 'minimizer-webpack-plugin';
+import webpack from 'webpack';
 
 const root = path.dirname(fileURLToPath(import.meta.url));
-const dist = path.join(root, 'dist');
+// The one version number: package.json's, written into every manifest.
+const { version: VERSION } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const GECKO_ID = 'private-mail-functions@pmf.example';
 
 const entries = {
@@ -27,7 +32,8 @@ const entries = {
 
 /** Rewrites the base (Chromium MV3) manifest for one target. */
 export function targetManifest(base, target) {
-  const m = structuredClone(base);
+  const { manifest_version, name, ...rest } = structuredClone(base);
+  const m = { manifest_version, name, version: VERSION, ...rest };
   if (target === 'chromium') return m;
   // Gecko has no offscreen documents: its background page starts the worker.
   m.permissions = m.permissions.filter((p) => p !== 'offscreen');
@@ -43,20 +49,19 @@ export function targetManifest(base, target) {
       : // Thunderbird 128 ESR: messages.getFull/getRaw decrypt since 125.
         { gecko: { id: GECKO_ID, strict_min_version: '128.0' } };
   if (target === 'thunderbird') {
-    // No webmail pages in Thunderbird: its own message pane is read through
+    // No webmail pages in Thunderbird (so no viewer frame in them): its own message pane is read through
     // messages/messageDisplay (messagesRead) and shown in a display-action popup.
     // host_permissions stay: the private spam check's worker fetches the provider's packages cross-origin
     // (loopback only, as in the other builds).
-    delete m.content_scripts;
     delete m.web_accessible_resources;
     // accountsRead: the new-mail, move and delete events (index mail as it changes);
-    // scripting: browser.scripting.messageDisplay exists only with it (the banner in the message pane);
+    // scripting (in every build, for the webmail sites' content script): in Thunderbird,
+    // browser.scripting.messageDisplay exists only with it (the banner in the message pane);
     // messagesUpdate, messagesMove: a spam verdict flags the message junk and moves it to Junk (thunderbird/junk.ts).
     m.permissions = [
       ...m.permissions.filter((p) => p !== 'unlimitedStorage'),
       'messagesRead',
       'accountsRead',
-      'scripting',
       'messagesUpdate',
       'messagesMove',
     ];
@@ -65,9 +70,15 @@ export function targetManifest(base, target) {
   return m;
 }
 
-/** After each emit: write the per-target manifests and the Thunderbird XPI. */
+/** After each emit: write the per-target manifests and (unless a release packages them itself) the Thunderbird XPI. */
 class TargetsPlugin {
+  constructor(dist, { xpi }) {
+    this.dist = dist;
+    this.xpi = xpi;
+  }
+
   apply(compiler) {
+    const { dist } = this;
     compiler.hooks.afterEmit.tapPromise('TargetsPlugin', async () => {
       const base = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
       const built = path.join(dist, 'chromium');
@@ -79,6 +90,7 @@ class TargetsPlugin {
         }
         fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(targetManifest(base, target), null, 2));
       }
+      if (!this.xpi) return;
       const { cmd } = (await import('web-ext')).default;
       await cmd.build(
         {
@@ -93,14 +105,26 @@ class TargetsPlugin {
   }
 }
 
-export default (_env, argv) => ({
+/**
+ * The witness policy a release builds in (protocol/witness-policy.ts reads
+ * PMF_RELEASE_WITNESS_POLICY); scripts/release.ts has checked the file.
+ */
+function witnessPolicyDefine(file) {
+  if (!file) return [];
+  const policy = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return [new webpack.DefinePlugin({ PMF_RELEASE_WITNESS_POLICY: JSON.stringify(policy) })];
+}
+
+const distDir = (env) => (env.outDir ? path.resolve(env.outDir) : path.join(root, 'dist'));
+
+export default (env = {}, argv = {}) => ({
   mode: argv.mode ?? 'production',
   context: root,
   entry: entries,
   // Source maps as separate files: MV3 CSP forbids eval-based ones.
   devtool: argv.mode === 'development' ? 'source-map' : false,
   output: {
-    path: path.join(dist, 'chromium'),
+    path: path.join(distDir(env), 'chromium'),
     filename: '[name].js',
     publicPath: '/',
     // The service worker cannot import() or importScripts() after start-up,
@@ -115,6 +139,10 @@ export default (_env, argv) => ({
   target: 'web',
   resolve: {
     extensions: ['.ts', '.js'],
+    // Module ids are hashes of paths relative to this folder: a symlinked
+    // node_modules (worktrees share one) must not put its real location, and
+    // with it the build directory, into the bundles.
+    symlinks: false,
     // Our TypeScript imports local files with a .js suffix (ESM style).
     extensionAlias: { '.js': ['.ts', '.js'] },
     // pmf_core.js carries Node branches (require('fs') etc.) that never run here.
@@ -132,15 +160,23 @@ export default (_env, argv) => ({
   },
   node: { __filename: false, __dirname: false, global: false },
   performance: { hints: false },
-  optimization: { splitChunks: false, runtimeChunk: false },
+  optimization: {
+    splitChunks: false,
+    runtimeChunk: false,
+    // esbuild minifies these 8 MB of bundles in seconds where terser takes
+    // minutes, which keeps the release's twice-built reproducibility test short.
+    minimizer: [new MinimizerPlugin({ minify: MinimizerPlugin.esbuildMinify })],
+  },
   plugins: [
     new CopyPlugin({
       patterns: [
         { from: 'extension/**/*.html', to: '[name][ext]' },
         { from: 'extension/**/*.css', to: '[name][ext]' },
-        { from: 'extension/icons', to: 'icons' },
+        // The PNGs only: icon.svg is their source (scripts/release/icons.sh).
+        { from: 'extension/icons/*.png', to: 'icons/[name][ext]' },
       ],
     }),
-    new TargetsPlugin(),
+    new TargetsPlugin(distDir(env), { xpi: !env.outDir }),
+    ...witnessPolicyDefine(env.witnessPolicy),
   ],
 });

@@ -4,18 +4,26 @@
 // pmf_connect): key import, one-click connect, the PGP/MIME ham decrypted in
 // place in the preview frame with its private spam verdict, opened spam moved
 // to Junk (checked over IMAP on the server), and search finding the ham by a
-// word of its encrypted body. Screenshots in test-results/.
+// word of its encrypted body; then, disconnected, it connects again from the
+// mail address and its password alone (docs/connecting.md) and new spam still
+// reaches Junk. Screenshots in test-results/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Frame, Page } from 'puppeteer-core';
+import { DISCOVERY_PATH } from '../protocol/sign-in.js';
 import { resultPath } from './fixtures/browser.js';
+import { serveDiscovery } from './fixtures/discovery-host.js';
 import {
-  clickSpamBadgeButton,
+  addWebmailSiteFirefox,
+  clickClosedUiButton,
+  closedUiUntil,
+  chooseClosedUi,
+  CONNECT_BAR,
   firefoxInstalled,
   importAndUnlockFirefox,
-  launchFirefoxWithExtension,
-  readSpamBadge,
+  launchFirefoxWithPage,
+  viewerStatusUntil,
   type FirefoxWithExtension,
 } from './fixtures/firefox.js';
 import { roundcubeSkipReason } from './fixtures/roundcube.js';
@@ -39,9 +47,7 @@ before(
   async () => {
     if (skip) return;
     mailbox = await startRoundcubeMailbox();
-    firefox = await launchFirefoxWithExtension();
-    page = await firefox.browser.newPage();
-    page.setDefaultTimeout(60_000); // a loaded 2-core machine is slow to start an add-on page
+    ({ firefox, page } = await launchFirefoxWithPage());
   },
   { timeout: 240_000 },
 );
@@ -67,25 +73,10 @@ async function openInPreview(subject: string): Promise<{ frame: Frame; state: st
   await page.locator(`#messagelist tbody tr ::-p-text(${subject})`).click();
   const frame = await previewOf(subject);
   try {
-    return { frame, ...(await badgeUntil(frame, (b) => b.state !== 'checking', 90_000)) };
+    return { frame, ...(await closedUiUntil(frame, (b) => b.state !== 'checking', 90_000)) };
   } catch (e) {
     await page.screenshot({ path: resultPath('firefox-roundcube-badge-failed.png') });
     throw new Error(`the spam badge did not settle on ${subject}: ${(e as Error).message}`);
-  }
-}
-
-/** Polls the spam badge in `frame` until `done` holds. */
-async function badgeUntil(
-  frame: Frame,
-  done: (b: { state: string; text: string }) => boolean,
-  timeoutMs = 30_000,
-): Promise<{ state: string; text: string }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const badge = await readSpamBadge(frame);
-    if (badge && done(badge)) return badge;
-    if (Date.now() > deadline) throw new Error(`the spam badge stayed ${JSON.stringify(badge)}`);
-    await new Promise((r) => setTimeout(r, 200));
   }
 }
 
@@ -103,6 +94,7 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await importAndUnlockFirefox(firefox, page, [
       { armored: mailbox.alice.privateArmored, passphrase: mailbox.alice.passphrase },
     ]);
+    await addWebmailSiteFirefox(firefox, page, mailbox.roundcube.origin);
   });
 
   it('logs in to Roundcube and connects with one click', async () => {
@@ -111,24 +103,20 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     await page.locator('#rcmloginpwd').fill(IMAP_PASSWORD);
     await Promise.all([page.waitForNavigation(), page.locator('#rcmloginsubmit').click()]);
     await page.locator(`#messagelist tbody tr ::-p-text(${mailbox.ham.subject})`).wait();
-    await page.locator('.pmf-connect >>> .bar button').click();
-    // Polled: waitForSelector waits for a mutation of the document, and one inside the bar's
-    // shadow root is none (it returned only at Roundcube's next refresh, a minute later).
-    await page.waitForFunction(
-      "document.querySelector('.pmf-connect')?.shadowRoot?.querySelector('.bar[data-state=done]')",
-      { polling: 200, timeout: 120_000 },
-    );
-    const said = await page.$eval('.pmf-connect >>> .bar', (e) => e.textContent ?? '');
-    assert.match(said, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
+    await closedUiUntil(page.mainFrame(), () => true, 30_000, CONNECT_BAR);
+    await chooseClosedUi(page.mainFrame(), CONNECT_BAR, 'Don’t share topics');
+    await clickClosedUiButton(page.mainFrame(), CONNECT_BAR);
+    const { text } = await closedUiUntil(page.mainFrame(), (b) => b.state === 'done', 120_000, CONNECT_BAR);
+    assert.match(text, new RegExp(`Connected to ${new URL(mailbox.provider.server.httpUrl).host}`));
   });
 
   it('the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
     const { ham } = mailbox;
     const { frame, state, text } = await openInPreview(ham.subject);
     // Decrypted in place: the extension's viewer frame inside Roundcube's preview frame.
-    const badge = await frame.waitForSelector('.pmf-host >>> .badge[data-status=decrypted]', { timeout: 60_000 });
-    assert.match((await badge!.evaluate((e) => e.textContent)) ?? '', /^OpenPGP: Decrypted/);
-    const viewer = await (await frame.waitForSelector('.pmf-host >>> iframe'))!.contentFrame();
+    const shown = await viewerStatusUntil(frame, (v) => v.status === 'decrypted');
+    assert.match(shown.text, /^\s*OpenPGP: Decrypted/);
+    const { viewer } = shown;
     await viewer.waitForFunction((line) => document.getElementById('text')?.textContent?.includes(line), {}, ham.line);
     assert.equal(await viewer.$eval('#subject', (e) => e.textContent), subjectOf(ham.raw));
     assert.equal(state, 'not-spam', text);
@@ -158,9 +146,9 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
   it('“Not spam” on the message just moved brings it back to the Inbox on the server', async () => {
     assert.ok(lastSpam, `the last message opened (${SPAM_SUBJECTS.at(-1)}) was spam and moved`);
     const frame = await previewOf(lastSpam); // still open in the preview frame
-    await badgeUntil(frame, (b) => /moved to Junk/.test(b.text));
-    await clickSpamBadgeButton(frame);
-    const badge = await badgeUntil(frame, (b) => b.state !== 'spam');
+    await closedUiUntil(frame, (b) => /moved to Junk/.test(b.text));
+    await clickClosedUiButton(frame);
+    const badge = await closedUiUntil(frame, (b) => b.state !== 'spam');
     assert.match(badge.text, /moved back to your Inbox/, `${badge.text}\n${mailbox.roundcube.log()}`);
     await waitOnServer('INBOX', lastSpam);
     assert.ok(!(await mailbox.dovecot.subjectsIn('alice', 'Junk')).includes(lastSpam), `${lastSpam} left Junk`);
@@ -185,5 +173,44 @@ describe('Roundcube with the extension in Firefox ESR', { skip, timeout: 300_000
     } finally {
       await search.close();
     }
+  });
+
+  it('disconnected, it connects again from the mail address and its password, and new spam reaches Junk', async () => {
+    // The mail domain "localhost" publishes its provider, as an operator deploys the document.
+    const document = await (await fetch(`${mailbox.provider.server.httpUrl}${DISCOVERY_PATH}`)).text();
+    const discovery = await serveDiscovery(document);
+    const options = await firefox.browser.newPage(); // the Roundcube page stays as it is
+    try {
+      await firefox.openExtensionPage(options, 'options.html', '#provider-disconnect:not([hidden])');
+      await options.locator('#provider-disconnect').click();
+      await options.waitForSelector('#provider-status[data-connected=false]');
+      await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
+      await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in input[name=topics][value=keep]').click();
+      await options.locator('#provider-sign-in button').click();
+      const status = await options.waitForSelector(
+        '#provider-status[data-connected=true], #provider-status[data-kind=error]',
+        {
+          timeout: 120_000,
+        },
+      );
+      assert.equal(
+        await status!.evaluate((e) => e.getAttribute('data-connected')),
+        'true',
+        await status!.evaluate((e) => e.textContent),
+      );
+      assert.equal(discovery.served(), 1, 'the provider was found from the address');
+      await options.screenshot({ path: resultPath('firefox-roundcube-sign-in.png') });
+    } finally {
+      await options.close();
+      await discovery.close();
+    }
+    await page.bringToFront();
+    await mailbox.deliverMoreSpam('Offer 3');
+    await page.goto(`${mailbox.roundcube.url}?_task=mail&_mbox=INBOX`); // Roundcube would show Junk, shown last
+    await page.locator('#messagelist tbody tr ::-p-text(Offer 3)').wait();
+    const { state, text } = await openInPreview('Offer 3');
+    assert.equal(state, 'spam', text);
+    await waitOnServer('Junk', 'Offer 3');
   });
 });

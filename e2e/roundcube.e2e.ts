@@ -5,10 +5,13 @@
 // suite firefox-roundcube.e2e.ts); Alice logs in to Roundcube (php -S on loopback,
 // fixtures/roundcube.ts) with the provider's pmf_connect plugin installed and
 // connects the extension with one click (no token copied), while a hostile
-// page forging Roundcube's offer cannot point it elsewhere. Opening the ham in
+// page forging Roundcube's offer gets no extension UI unless the user added
+// its site, and even then cannot point it elsewhere. Opening the ham in
 // the three-pane view's preview frame shows it decrypted in place with its
 // private spam verdict and indexes it for search; opened spam is moved to
-// Junk through Roundcube's own move action, checked over IMAP on the server.
+// Junk through Roundcube's own move action, checked over IMAP on the server;
+// disconnected, it connects again from the mail address and its password
+// (docs/connecting.md) and new spam still reaches Junk.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -17,16 +20,27 @@ import type { Page } from 'playwright-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
 import type { Provider } from '../provider-server/src/provider.js';
 import {
+  addWebmailSite,
   importAndUnlock,
   launchWithExtension,
   resultPath,
   screenshot,
   type ExtensionBrowser,
 } from './fixtures/browser.js';
-import { clickClosedButton, readClosed, waitForClosed } from './fixtures/closed-ui.js';
+import { DISCOVERY_PATH } from '../protocol/sign-in.js';
+import {
+  chooseClosed,
+  clickClosedButton,
+  CONNECT_BAR,
+  readClosed,
+  viewerFrame,
+  waitForClosed,
+} from './fixtures/closed-ui.js';
+import { serveDiscovery } from './fixtures/discovery-host.js';
 import type { Dovecot } from './fixtures/dovecot.js';
 import { roundcubeSkipReason, type Roundcube } from './fixtures/roundcube.js';
 import {
+  HAM_DATE,
   IMAP_PASSWORD,
   SPAM_SUBJECTS as spamSubjects,
   startRoundcubeMailbox,
@@ -52,6 +66,7 @@ before(
     mailbox = await startRoundcubeMailbox();
     ({ alice, dovecot, roundcube, provider, ham } = mailbox);
     browser = await launchWithExtension();
+    await addWebmailSite(browser, roundcube.origin);
     page = await browser.context.newPage();
   },
   { timeout: 240_000 },
@@ -96,11 +111,18 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const { port } = hostile.address() as { port: number };
     const evil = await browser.context.newPage();
     try {
+      // Not a site the user added: the extension does nothing there.
       await evil.goto(`http://127.0.0.1:${port}/mail/`);
-      await evil.locator('.pmf-connect .bar button').click(); // even the user's own click
-      await evil.locator('.pmf-connect .bar[data-state=error]').waitFor({ timeout: 30_000 });
-      const said = (await evil.locator('.pmf-connect .bar').textContent()) ?? '';
-      assert.match(said, /pmf\.attacker\.example.*options page.*Nothing was sent/s);
+      await evil.waitForTimeout(2_000);
+      assert.equal(await evil.locator('.pmf-connect').count(), 0);
+      // Had the user added it (or were it their webmail, turned hostile): the offer shows, but leads nowhere.
+      await addWebmailSite(browser, `http://127.0.0.1:${port}`);
+      await evil.reload();
+      await waitForClosed(evil, () => true, 30_000, CONNECT_BAR);
+      await chooseClosed(evil, CONNECT_BAR, 'Don’t share topics');
+      await clickClosedButton(evil, CONNECT_BAR); // even the user's own click
+      const { text: said } = await waitForClosed(evil, (b) => b.state === 'error', 30_000, CONNECT_BAR);
+      assert.match(said, /pmf\.attacker\.example.*Private Mail Functions settings.*Nothing was sent/s);
       // Its scripts cannot read a token from the real Roundcube either (another origin: no CORS, no request token).
       const leaked = await evil.evaluate(async (url) => {
         try {
@@ -128,8 +150,7 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     await page.locator('#rcmloginpwd').fill(IMAP_PASSWORD);
     await page.locator('#rcmloginsubmit').click();
     await page.locator('#messagelist tbody tr', { hasText: ham.subject }).waitFor({ timeout: 30_000 });
-    const button = page.locator('.pmf-connect .bar button');
-    await button.waitFor({ timeout: 30_000 });
+    await waitForClosed(page, () => true, 30_000, CONNECT_BAR);
     // The plugin's own guard: a POST in Alice's session without the page's request token (what a
     // same-site page could send with her cookie) gets no token. (Roundcube passes an empty POST unchecked.)
     const withoutRequestToken = await page.evaluate(
@@ -148,26 +169,21 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     });
     assert.match(pageScript, /^403 /);
     assert.doesNotMatch(pageScript, /pmf_/, 'no token');
-    // A click by the page's own scripts is not the user's: nothing starts.
-    assert.equal(
-      await page.evaluate(() => {
-        const b = document.querySelector('.pmf-connect')!.shadowRoot!.querySelector('button')!;
-        b.click();
-        return b.disabled;
-      }),
-      false,
-    );
-    await button.click();
-    await page
-      .locator('.pmf-connect .bar[data-state=done]')
-      .waitFor({ timeout: 120_000 })
-      .catch(async (e: unknown) => {
-        await screenshot(page, 'roundcube-one-click-failed');
-        const said = await page.locator('.pmf-connect .bar').textContent();
-        throw new Error(`${(e as Error).message}\nbar: ${said}\n${roundcube.log()}`);
-      });
+    // The page's own scripts cannot reach the bar's button to click it (a closed shadow root).
+    assert.equal(await page.evaluate(() => document.querySelector('.pmf-connect')!.shadowRoot), null);
+    // Until the user answers the topic question, the button does nothing.
+    await clickClosedButton(page, CONNECT_BAR);
+    await page.waitForTimeout(500);
+    assert.notEqual((await readClosed(page, CONNECT_BAR))?.state, 'done');
+    await chooseClosed(page, CONNECT_BAR, 'Don’t share topics');
+    await clickClosedButton(page, CONNECT_BAR);
+    const bar = await waitForClosed(page, (b) => b.state === 'done', 120_000, CONNECT_BAR).catch(async (e: unknown) => {
+      await screenshot(page, 'roundcube-one-click-failed');
+      const said = (await readClosed(page, CONNECT_BAR))?.text;
+      throw new Error(`${(e as Error).message}\nbar: ${said}\n${roundcube.log()}`);
+    });
     const { host } = new URL(provider.server.httpUrl);
-    assert.match((await page.locator('.pmf-connect .bar').textContent()) ?? '', new RegExp(`Connected to ${host}`));
+    assert.match(bar.text, new RegExp(`Connected to ${host}`));
     await screenshot(page, 'roundcube-one-click-connect');
     assert.match(roundcube.log(), /token issued for user alice/);
     assert.doesNotMatch(roundcube.log(), /pmf_[A-Za-z0-9_-]{43}/, 'no token in Roundcube’s logs');
@@ -179,10 +195,9 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
   });
 
   it('the PGP/MIME ham opens decrypted in the preview frame with its private verdict', async () => {
-    const frame = page.frameLocator('#messagecontframe');
     const opened = openInPreview(ham.subject);
     // Decrypted in place: the extension's viewer frame inside Roundcube's preview frame.
-    const viewer = frame.locator('.pmf-host iframe').contentFrame();
+    const viewer = await viewerFrame(page, 60_000);
     await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
     // The protected subject: the encrypted message's own.
     assert.equal(await viewer.locator('#subject').textContent(), subjectOf(ham.raw));
@@ -200,7 +215,7 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const full = await browser.context.newPage();
     try {
       await full.goto(`${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`); // the ham came first: uid 1
-      const viewer = full.locator('.pmf-host iframe').contentFrame();
+      const viewer = await viewerFrame(full, 60_000);
       await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
       const { state } = await waitForClosed(full, (b) => b.state !== 'checking', 30_000);
       assert.equal(state, 'not-spam');
@@ -255,13 +270,47 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
         throw new Error(`${word}: ${await search.locator('#search-status').textContent()} (${(e as Error).message})`);
       });
       assert.equal(await hit.getAttribute('href'), `${roundcube.url}?_task=mail&_action=show&_uid=1&_mbox=INBOX`);
+      // Dated when it was sent (its Date header), not when it was indexed: Roundcube shows the date its own way.
+      const dated = await search.evaluate(
+        `chrome.runtime.sendMessage({ type: 'pmf-search', query: ${JSON.stringify(word)} }).then((a) => a.hits[0]?.date)`,
+      );
+      assert.equal(dated, Date.parse(HAM_DATE));
       await screenshot(search, 'roundcube-search');
       const [opened] = await Promise.all([browser.context.waitForEvent('page'), hit.click()]);
-      const viewer = opened.locator('.pmf-host iframe').contentFrame();
+      const viewer = await viewerFrame(opened, 60_000);
       await viewer.locator('#text').filter({ hasText: ham.line }).waitFor({ timeout: 60_000 });
       await opened.close();
     } finally {
       await search.close();
     }
+  });
+
+  it('disconnected, it connects again from the mail address and its password, and new spam reaches Junk', async () => {
+    // The mail domain "localhost" publishes its provider (docs/connecting.md).
+    const discovery = await serveDiscovery(await (await fetch(`${provider.server.httpUrl}${DISCOVERY_PATH}`)).text());
+    const options = await browser.context.newPage();
+    try {
+      await options.goto(browser.extensionUrl('options.html'));
+      await options.locator('#provider-disconnect').click();
+      await options.locator('#provider-status[data-connected=false]').waitFor();
+      await options.locator('#provider-sign-in input[name=address]').fill('alice@localhost');
+      await options.locator('#provider-sign-in input[name=password]').fill(IMAP_PASSWORD);
+      await options.locator('#provider-sign-in input[name=topics][value=keep]').check();
+      await options.locator('#provider-sign-in button').click();
+      const line = options.locator('#provider-status[data-connected=true], #provider-status[data-kind=error]');
+      await line.waitFor({ timeout: 120_000 });
+      assert.equal(await line.getAttribute('data-connected'), 'true', (await line.textContent()) ?? '');
+      assert.equal(discovery.served(), 1, 'the provider was found from the address');
+      await screenshot(options, 'roundcube-sign-in');
+    } finally {
+      await options.close();
+      await discovery.close();
+    }
+    await mailbox.deliverMoreSpam('Offer 3');
+    await page.goto(`${roundcube.url}?_task=mail&_mbox=INBOX`); // Roundcube would show the folder shown last
+    assert.equal(await openInPreview('Offer 3'), 'spam');
+    const b = await waitForClosed(page, (x) => /moved to Junk|could not move/.test(x.text), 30_000);
+    assert.match(b.text, /moved to Junk/, `${b.text}\n${roundcube.log()}`);
+    assert.ok((await dovecot.subjectsIn('alice', 'Junk')).includes('Offer 3'), 'in Junk on the server');
   });
 });

@@ -11,6 +11,7 @@ import { inlinePgpMessage, makeParty, type Party } from '../extension/test/mail-
 import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import {
+  IMPORT_AND_UNLOCK,
   inAddonPage,
   startThunderbird,
   pageFn,
@@ -53,15 +54,7 @@ describe('Thunderbird: index all mail, search, open the result', { skip, timeout
     await inPage('welcome.html', `win.location.href = 'options.html'; return true;`);
     const status = await inPage<string>(
       'options.html',
-      `await until(() => $('#unlock-panel #key-status'), 'the options page');
-      $('#import textarea[name=armored]').value = args[0];
-      $('#import input[name=passphrase]').value = args[1];
-      $('#import button[type=submit]').click();
-      await until(() => $('#import-status').dataset.kind, 'the import');
-      await until(() => !$('#unlock').hidden, 'the unlock form');
-      $('#unlock input[name=passphrase]').value = args[1];
-      $('#unlock button').click();
-      await until(() => $('#key-status').dataset.unlocked === '1', 'the unlock');
+      `${IMPORT_AND_UNLOCK}
       // The IMAP messages must be listed before indexing them all.
       let last = '';
       for (let i = 0; i < 20 && !/^Done: 2 of 2 /.test(last); i++) {

@@ -43,6 +43,11 @@ import {
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import {
+  messageBanner as messageBannerOf,
+  selectInFolder as selectIn,
+  tbScreenshot,
+} from './fixtures/thunderbird-ui.js';
 
 const skip = thunderbirdSkipReason();
 let alice: Party, bob: Party;
@@ -54,19 +59,8 @@ let provider: Provider | undefined;
 /** Alice's access token at the provider (issued when she was added). */
 let aliceToken: string;
 
-/** The add-on's banner in the message pane: its kind (ok, warn, …) and text. */
-const messageBanner = () =>
-  inAddonPage<{ kind: string; text: string }>(
-    tb.marionette,
-    '#messagepane',
-    pageFn(`
-    const b = await until(() => $('.pmf-banner')?.shadowRoot?.querySelector('.banner'), 'the banner');
-    return { kind: b.dataset.kind, text: b.textContent };`),
-  );
-
-async function screenshot(name: string): Promise<void> {
-  fs.writeFileSync(resultPath(`${name}.png`), await tb.marionette.screenshot());
-}
+const messageBanner = () => messageBannerOf(tb);
+const screenshot = (name: string) => tbScreenshot(tb, name);
 
 /** Runs a function body on the add-on's options page. */
 const optionsPage = (body: string, args: unknown[] = []) =>
@@ -430,6 +424,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
       `const form = $('#provider-connect');
        form.querySelector('input[name=url]').value = args[0];
        form.querySelector('input[name=token]').value = args[1];
+       form.querySelector('input[name=topics][value=keep]').checked = true;
        form.querySelector('button').click();
        return true;`,
       [provider.server.httpUrl, aliceToken],
@@ -514,29 +509,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
   });
 });
 
-/** Shows the IMAP account's Inbox or Junk folder in the first tab and selects (displays) the message `subject`. */
-async function selectInFolder(use: 'Inbox' | 'Junk', subject: string): Promise<void> {
-  await tb.marionette.run(
-    `const { MailServices } = ChromeUtils.importESModule('resource:///modules/MailServices.sys.mjs');
-     const win = Services.wm.getMostRecentWindow('mail:3pane');
-     win.gTabmail.switchToTab(0);
-     const imap = MailServices.accounts.accounts.find((a) => a.incomingServer.type === 'imap');
-     const folder = imap.incomingServer.rootFolder.getFolderWithFlags(Ci.nsMsgFolderFlags[args[0]]);
-     const about3 = win.gTabmail.currentAbout3Pane;
-     about3.displayFolder(folder.URI);
-     const rowOf = () => {
-       const view = about3.gDBView;
-       if (!view || view.msgFolder?.URI !== folder.URI) return -1;
-       return [...Array(view.rowCount).keys()].find((i) => view.getMsgHdrAt(i).mime2DecodedSubject === args[1]) ?? -1;
-     };
-     for (let i = 0; i < 300 && rowOf() < 0; i++) await new Promise((r) => win.setTimeout(r, 100));
-     if (rowOf() < 0) throw new Error('not listed in ' + args[0] + ': ' + args[1]);
-     about3.threadTree.selectedIndex = rowOf();
-     for (let i = 0; i < 300 && win.gTabmail.currentAboutMessage?.gMessage?.mime2DecodedSubject !== args[1]; i++)
-       await new Promise((r) => win.setTimeout(r, 100));`,
-    [use, subject],
-  );
-}
+const selectInFolder = (use: 'Inbox' | 'Junk', subject: string) => selectIn(tb, use, subject);
 
 /** Subjects of the test's "Offer …" messages in an IMAP mailbox, read on the server. */
 const offersOnServer = async (mailbox: string): Promise<string[]> =>

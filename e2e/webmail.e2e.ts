@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
-import { launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { addWebmailSite, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
+import { clickClosedButton, MAILBOX_BAR, viewerFrame, waitForClosed, waitForStatus } from './fixtures/closed-ui.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 
 let alice: Party, bob: Party;
@@ -19,6 +20,7 @@ before(
   async () => {
     ({ alice, bob, webmail } = await startDemoMailbox());
     browser = await launchWithExtension();
+    await addWebmailSite(browser, webmail.origin);
     page = await browser.context.newPage();
   },
   { timeout: 180_000 },
@@ -29,11 +31,10 @@ after(async () => {
   await webmail?.close();
 });
 
-const badge = () => page.locator('.pmf-host .badge');
-
-async function openMessage(id: string): Promise<void> {
+/** Opens a message and returns the status the extension's viewer frame shows for it. */
+async function openMessage(id: string) {
   await page.goto(`${webmail.origin}/mail/m/${id}`);
-  await badge().waitFor({ timeout: 20_000 });
+  return waitForStatus(page);
 }
 
 describe('extension in the demo webmail', { timeout: 180_000 }, () => {
@@ -59,8 +60,8 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await form.locator('button[type=submit]').click();
     await page.locator('#keys tbody tr').nth(1).waitFor();
     const rows = await page.locator('#keys tbody tr').allTextContents();
-    assert.ok(rows.some((r) => r.includes('Alice <alice@example.org>') && r.includes('private + public')));
-    assert.ok(rows.some((r) => r.includes('Bob <bob@example.org>') && !r.includes('private')));
+    assert.ok(rows.some((r) => r.includes('Alice <alice@example.org>') && r.includes('Your key (private and public)')));
+    assert.ok(rows.some((r) => r.includes('Bob <bob@example.org>') && r.includes('Public key')));
     await screenshot(page, 'options-keys');
   });
 
@@ -73,8 +74,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await screenshot(page, 'webmail-inbox');
 
     await page.locator('tr.message-row[data-message-id="pgpmime-1"] a').click();
-    await badge().waitFor({ timeout: 20_000 });
-    assert.equal(await badge().getAttribute('data-status'), 'locked');
+    assert.equal((await waitForStatus(page)).status, 'locked');
     await screenshot(page, 'webmail-locked');
 
     const popup = await browser.context.newPage();
@@ -100,14 +100,11 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await popup.close();
 
     // The content script retries on its own once keys change.
-    await page.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 20_000 });
-    assert.equal(await badge().getAttribute('data-signature'), 'valid');
-    assert.match(
-      (await badge().textContent()) ?? '',
-      /signed by Bob <bob@example.org> on .* \(signature verified; key [0-9A-F]{4} /,
-    );
-    assert.match((await badge().getAttribute('class')) ?? '', /\bok\b/);
-    const viewer = page.locator('.pmf-host iframe').contentFrame();
+    const shown = await waitForStatus(page, (s) => s.status === 'decrypted');
+    assert.equal(shown.signature, 'valid');
+    assert.match(shown.text, /signed by Bob <bob@example.org> on .* \(signature verified; key [0-9A-F]{4} /);
+    assert.equal(shown.tone, 'ok');
+    const viewer = await viewerFrame(page);
     await viewer.locator('#text').filter({ hasText: 'pangolin' }).waitFor({ timeout: 20_000 });
     assert.equal((await viewer.locator('#text').textContent())?.trim(), 'The pangolin budget for 2027 is approved.');
     assert.equal(await viewer.locator('#subject').textContent(), 'Pangolin budget');
@@ -122,8 +119,10 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
   });
 
   it('decrypts inline PGP and reports every failure mode in its badge', async () => {
-    await openMessage('inline-1');
-    await page.locator('.pmf-host .badge[data-status=decrypted][data-signature=valid]').waitFor();
+    assert.deepEqual(await openMessage('inline-1').then(({ status, signature }) => [status, signature]), [
+      'decrypted',
+      'valid',
+    ]);
     await screenshot(page, 'webmail-decrypted-inline');
 
     const expectations: [string, string, RegExp][] = [
@@ -131,20 +130,21 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
       ['broken', 'malformed', /Malformed OpenPGP armor/],
       ['forged', 'decrypted', /SIGNATURE VERIFICATION FAILED for Bob <bob@example.org>/],
     ];
+    let shown;
     for (const [id, status, text] of expectations) {
-      await openMessage(id);
-      assert.equal(await badge().getAttribute('data-status'), status, id);
-      assert.match((await badge().textContent()) ?? '', text);
+      shown = await openMessage(id);
+      assert.equal(shown.status, status, id);
+      assert.match(shown.text, text);
       await screenshot(page, `webmail-${id}`);
     }
-    assert.equal(await badge().getAttribute('data-signature'), 'invalid');
+    assert.equal(shown?.signature, 'invalid');
 
     // Bob's valid signature under someone else's From: not green, and it says why.
-    await openMessage('replayed');
-    assert.equal(await badge().getAttribute('data-signature'), 'valid');
-    assert.match((await badge().getAttribute('class')) ?? '', /\bwarn\b/);
+    shown = await openMessage('replayed');
+    assert.equal(shown.signature, 'valid');
+    assert.equal(shown.tone, 'warn');
     assert.match(
-      (await badge().textContent()) ?? '',
+      shown.text,
       /sender may be forged: signed by Bob <bob@example.org> on .*says it is from ceo@example.org/,
     );
     await screenshot(page, 'webmail-replayed');
@@ -152,11 +152,10 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
 
   it('indexes the whole mailbox from the inbox, with a progress bar', async () => {
     await page.goto(`${webmail.origin}/mail`);
-    const bar = page.locator('.pmf-mailbox .bar');
-    await bar.locator('button').click();
-    await page.locator('.pmf-mailbox .bar[data-state=done]').waitFor({ timeout: 60_000 });
-    assert.equal(await bar.locator('progress').getAttribute('value'), '7');
-    assert.equal((await bar.locator('span').textContent())?.trim(), INDEXED_ALL);
+    await waitForClosed(page, (b) => b.state === '', 20_000, MAILBOX_BAR);
+    await clickClosedButton(page, MAILBOX_BAR);
+    const bar = await waitForClosed(page, (b) => b.state === 'done', 60_000, MAILBOX_BAR);
+    assert.equal(bar.text.replace(/Index again$/, '').trim(), INDEXED_ALL);
     await screenshot(page, 'webmail-mailbox-indexed');
   });
 
@@ -185,6 +184,18 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     await options.close();
   });
 
+  it('the inbox list shows the protected subject of an indexed PGP/MIME message, out of the page’s reach', async () => {
+    await page.goto(`${webmail.origin}/mail`);
+    const row = page.locator('tr.message-row[data-message-id="pgpmime-1"] td.subject');
+    assert.equal((await row.locator('a').textContent())?.trim(), '...', 'the list itself shows only the outer "..."');
+    const line = row.locator('iframe.pmf-subject').contentFrame().locator('#subject');
+    await line.waitFor({ timeout: 30_000 });
+    assert.equal(await line.textContent(), 'Pangolin budget');
+    // The subject is in the extension's frame: nothing of it is in the page's own document.
+    assert.doesNotMatch(await page.content(), /Pangolin/);
+    await screenshot(page, 'webmail-list-subjects');
+  });
+
   it('finds the decrypted message through the search page, with a link back to it', async () => {
     const search = await browser.context.newPage();
     await search.goto(browser.extensionUrl('search.html'));
@@ -210,14 +221,14 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
 
     // The link opens the message, decrypted again in place.
     const [opened] = await Promise.all([browser.context.waitForEvent('page'), hits.locator('a.hit-subject').click()]);
-    await opened.locator('.pmf-host .badge[data-status=decrypted]').waitFor({ timeout: 20_000 });
+    await waitForStatus(opened, (s) => s.status === 'decrypted');
     await opened.close();
     await search.close();
   });
 
   it('locks on request: keys and the search index close, open viewers wipe their text, messages show as locked again', async () => {
     await openMessage('pgpmime-1');
-    const viewer = page.locator('.pmf-host iframe').contentFrame();
+    const viewer = await viewerFrame(page);
     await viewer.locator('#text').filter({ hasText: 'pangolin' }).waitFor({ timeout: 20_000 });
     const popup = await browser.context.newPage();
     await popup.goto(browser.extensionUrl('popup.html'));
@@ -228,17 +239,19 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
       /locked\. Unlocking keeps them open for 15 min/,
     );
     await popup.close();
-    // The viewer still open in the webmail tab no longer shows the decrypted text.
-    await viewer.locator('#error', { hasText: 'keys were locked' }).waitFor({ timeout: 10_000 });
+    // The viewer still open in the webmail tab no longer shows the decrypted text, nor vouches for its signer.
+    const wiped = await waitForStatus(page, (s) => s.status === 'locked', 10_000);
+    assert.match(wiped.text, /keys were locked, so this message is hidden again/);
+    assert.equal(wiped.tone, 'warn');
     assert.equal(await viewer.locator('#text').textContent(), '');
     assert.equal(await viewer.locator('#subject').textContent(), '');
 
-    await openMessage('pgpmime-1');
-    assert.equal(await badge().getAttribute('data-status'), 'locked');
+    assert.equal((await openMessage('pgpmime-1')).status, 'locked');
     const search = await browser.context.newPage();
     await search.goto(`${browser.extensionUrl('search.html')}?q=pangolin`);
-    await search.locator('#search-status[data-kind=error]').waitFor({ timeout: 20_000 });
-    assert.match((await search.locator('#search-status').textContent()) ?? '', /Unlock/i);
+    // Not an error: what to do, with the unlock form right there.
+    await search.locator('#search-status', { hasText: 'Unlock your key below' }).waitFor({ timeout: 20_000 });
+    assert.equal(await search.locator('#unlock-panel').isVisible(), true);
     assert.equal(await search.locator('#results .hit').count(), 0);
     await search.close();
   });

@@ -55,9 +55,12 @@ async function setPolicy(ws: TestWitness[], quorum: number): Promise<void> {
 
 /** Connects on the options page with alice's token. */
 async function connect(): Promise<void> {
+  // The token form, behind the mail sign-in's disclosure.
+  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
   const form = page.locator('#provider-connect');
   await form.locator('input[name=url]').fill(provider.server.httpUrl);
   await form.locator('input[name=token]').fill(alice.token);
+  await form.locator('input[name=topics][value=keep]').check();
   await form.locator('button').click();
 }
 

@@ -61,3 +61,10 @@ export function missingSeparator(text: string): { at: number; newline: string } 
   if (separated || bodyStart === text.length) return undefined;
   return { at: bodyStart, newline: text.slice(0, bodyStart).endsWith('\r\n') ? '\r\n' : '\n' };
 }
+
+/** One header of a raw message (unfolded, trimmed), or undefined: e.g. its Date, where a page shows it reformatted. */
+export function headerValue(raw: string, name: string): string | undefined {
+  const head = splitHeaders(raw).head.replace(/\r?\n[ \t]+/g, ' ');
+  const line = head.split(/\r?\n/).find((l) => l.slice(0, name.length + 1).toLowerCase() === `${name.toLowerCase()}:`);
+  return line?.slice(name.length + 1).trim();
+}

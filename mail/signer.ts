@@ -5,7 +5,7 @@
 // checks (whom a badge names), so both agree.
 import { addressParser } from 'postal-mime';
 import type * as openpgp from 'openpgp';
-import { splitHeaders } from './headers.js';
+import { headerValue } from './headers.js';
 
 export interface KeyIdentity {
   /** The primary user ID among the certified ones (OpenPGP.js getPrimaryUser), e.g. "Bob <bob@example.org>". */
@@ -46,8 +46,7 @@ export async function keyIdentity(key: openpgp.Key, date = new Date()): Promise<
  * sender's name; the raw message has the address the signer is checked against.
  */
 export function fromHeader(raw: string): string | undefined {
-  const head = splitHeaders(raw).head.replace(/\r?\n[ \t]+/g, ' ');
-  return /^from:[ \t]*(.*)$/im.exec(head)?.[1].trim();
+  return headerValue(raw, 'from');
 }
 
 /** The addresses of a From header, lower case ("Name <a@b>", a bare address, or several). */

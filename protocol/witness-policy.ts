@@ -51,13 +51,20 @@ export function parseWitnessPolicy(x: unknown): WitnessPolicy {
   return { quorum: p.quorum as number, witnesses: (p.witnesses as string[]).map((w) => w.trim()) };
 }
 
+/** Set only by a release build (webpack's DefinePlugin) to the policy file given to `npm run release`. */
+declare const PMF_RELEASE_WITNESS_POLICY: unknown;
+
 /**
  * What a client starts with. No public witness network cosigns these logs yet
- * (docs/security.md#the-package-log-and-its-witnesses), so this names none and
- * the check is off until the user, or a release, names witnesses: a release
- * that partners with witnesses lists their keys and a quorum here.
+ * (docs/security.md#the-package-log-and-its-witnesses), so outside a release
+ * this names none and the check is off until the user names witnesses. A
+ * store release names its witnesses: `npm run release -- --witness-policy
+ * FILE` builds that file's policy in here, and refuses an empty one
+ * (scripts/release/README.md).
  */
-export const DEFAULT_WITNESS_POLICY: WitnessPolicy = parseWitnessPolicy({ quorum: 0, witnesses: [] });
+export const DEFAULT_WITNESS_POLICY: WitnessPolicy = parseWitnessPolicy(
+  typeof PMF_RELEASE_WITNESS_POLICY === 'undefined' ? { quorum: 0, witnesses: [] } : PMF_RELEASE_WITNESS_POLICY,
+);
 
 /** The policy's witnesses with a valid cosignature on this note (a checkpoint), in policy order. */
 export function cosigners(note: SignedNote, policy: WitnessPolicy): Cosigner[] {

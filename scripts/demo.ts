@@ -19,8 +19,9 @@
 //
 // `npm run demo -- --serve [--port P]` instead keeps the provider and its
 // demo webmail up on loopback for a person to try the extension: it delivers
-// the encrypted mailbox, writes the demo key, prints the three steps (load the
-// Chromium build, import the key, open the webmail) and runs until Ctrl-C.
+// the encrypted mailbox, writes the demo key, prints the steps (load the
+// Chromium build, import and unlock the key, log in to the webmail, turn on
+// the spam check) and runs until Ctrl-C.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -41,6 +42,7 @@ import { loadPlainModel, plainVerdict } from '../models/plain/index.js';
 import { openStore } from '../provider-server/src/provider.js';
 import { loadHe } from '../wasm/ts/he.js';
 import { blocklistDemo, DEMO_LIST, publishDemoList } from './demo-blocklist.js';
+import { humanLog } from './demo-log.js';
 import { topicsDemo } from './demo-topics.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -123,8 +125,10 @@ async function startDemoProvider(dataDir: string, port: number): Promise<DemoPro
       PMF_WORKERS: '1',
       PMF_DEMO: '1',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'pipe'],
   });
+  // The provider logs JSON lines (for log shippers); the demo shows them as text.
+  humanLog(child.stderr!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = (): void => {
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -296,6 +300,39 @@ async function runDemo(dir: string, count: number, topicCount: number): Promise<
 }
 
 /**
+ * What a person does to try the extension, step by step, naming every
+ * button and field as the pages name them: e2e/demo-serve.e2e.ts follows
+ * these words (it finds each field and button by the name quoted here).
+ */
+function demoSteps(d: {
+  chromium: string;
+  built: boolean;
+  key: string;
+  passphrase: string;
+  site: string;
+  mail: string;
+  token: string;
+  count: number;
+  spam: number;
+}): string {
+  return [
+    `  1. Load the extension: in Chromium open chrome://extensions, turn on "Developer mode", click "Load unpacked"`,
+    `     and choose ${d.chromium}${d.built ? '' : ' (build it first: npm run build:ext)'}`,
+    `     Its welcome page opens.`,
+    `  2. On the welcome page click "Generate or import a key". Under "Import a key", paste the contents of`,
+    `     ${d.key}`,
+    `     into "Armored private or public key", type ${d.passphrase} in "Passphrase (private keys only)" and click "Import".`,
+    `  3. Under "Unlock" on the same page, type ${d.passphrase} in "Passphrase" and click "Unlock".`,
+    `  4. Under "Webmail sites" on the same page, type ${d.site} in "Webmail address" and click "Add".`,
+    `  5. Open ${b(d.mail)}, paste the access token ${d.token} into "Access token" and click "Log in".`,
+    `  6. In the bar above your inbox, choose "Don’t share topics" (or "Share topics") and click "Turn on private spam check".`,
+    `     The ${d.count} encrypted messages (${d.spam} spam) are checked privately at once; spam moves to Junk.`,
+  ].join('\n');
+}
+
+const b = (s: string): string => `\x1b[1m${s}\x1b[0m`;
+
+/**
  * --serve: the provider and its demo webmail stay up for a person to try the
  * extension against, until Ctrl-C. Nothing is classified here: the extension
  * does it once the user connects.
@@ -305,18 +342,10 @@ async function serveDemo(dir: string, count: number, port: number, keep: boolean
   const { base, dataDir, stop } = await startDemoProvider(path.join(dir, 'provider'), port);
   const { token, spam } = await deliverDemoMailbox(dir, dataDir, count, passphrase);
   const chromium = path.join(root, 'dist/chromium');
-  const b = (s: string): string => `\x1b[1m${s}\x1b[0m`;
   console.log(`
 ${b('The demo provider and its webmail are running.')} Try the extension against them:
 
-  1. Load the extension: in Chromium open chrome://extensions, turn on Developer mode,
-     click "Load unpacked" and choose ${chromium}${fs.existsSync(chromium) ? '' : ' (build it first: npm run build:ext)'}
-  2. Import the demo key in the extension's welcome page: paste the contents of
-     ${path.join(dir, 'demo-key.asc')}  (passphrase: ${passphrase})
-  3. Open ${b(`${base}/mail`)} and log in with the access token
-     ${token}
-     then click "Turn on private spam check" in the extension's bar: the ${count} encrypted messages (${spam} spam) are
-     checked privately, spam moves to Junk with its badge.
+${demoSteps({ chromium, built: fs.existsSync(chromium), key: path.join(dir, 'demo-key.asc'), passphrase, site: base, mail: `${base}/mail`, token, count, spam })}
 
 Press Ctrl-C to stop${keep ? '' : ' (the demo directory is then deleted)'}.
 PMF_DEMO_READY ${JSON.stringify({ base, token, key: path.join(dir, 'demo-key.asc'), passphrase })}

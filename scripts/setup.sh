@@ -39,6 +39,8 @@ command -v thunderbird >/dev/null || pkgs+=(thunderbird)
 command -v firefox-esr >/dev/null || pkgs+=(firefox-esr)
 command -v Xvfb >/dev/null || pkgs+=(xvfb xauth)
 command -v import >/dev/null || pkgs+=(imagemagick)
+# Info-ZIP's unzip and zipinfo read the release archives back in the tests.
+command -v zipinfo >/dev/null || pkgs+=(unzip)
 command -v dovecot >/dev/null || pkgs+=(dovecot-core dovecot-imapd dovecot-lmtpd)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql)
 command -v haproxy >/dev/null || pkgs+=(haproxy)

@@ -2,6 +2,7 @@
 //   tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [options] MAILBOX
 //   tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN
 //   tsx client/node/cli.ts log --server URL [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]
+//   tsx client/node/cli.ts index|search ... (the remote search index, remote-search-cli.ts)
 // MAILBOX: JSON-lines (.jsonl[.gz]), mbox, or Maildir/folder of messages,
 // optionally OpenPGP-encrypted (--key FILE, passphrase in --passphrase or
 // $PMF_KEY_PASSPHRASE). Prints one row per message (id, verdict, client ms,
@@ -52,6 +53,7 @@ import {
   type LoadedBlocklist,
 } from '../core/blocklist.js';
 import { openList } from '../../protocol/blocklist.js';
+import { remoteSearchMain, REMOTE_USAGE } from './remote-search-cli.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
 
@@ -201,7 +203,8 @@ function cachedBlocklist(dir: string, listId: string): LoadedBlocklist | undefin
 
 const USAGE = `usage: tsx client/node/cli.ts classify --server URL --token TOKEN [--task spam|topics|blocklist|both|spam,blocklist] [--list ID] [--key KEY.asc] [--passphrase P] [--format jsonl|mbox|maildir|file] [--state results.jsonl] [--cache DIR] [--log-key VKEY] [--witness-policy FILE] MAILBOX
        tsx client/node/cli.ts topics-opt-out|topics-opt-in --server URL --token TOKEN [--cache DIR]
-       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]`;
+       tsx client/node/cli.ts log --server URL [--cache DIR] [--log-key VKEY] [--witness-policy FILE] [--compare SIZE:HEX]
+${REMOTE_USAGE}`;
 
 /** Exit code for a package log alert: the provider's log does not vouch for its package. */
 export const ALERT_EXIT = 3;
@@ -244,6 +247,7 @@ async function showLog(verifier: PackageLogVerifier, compare: string | undefined
 }
 
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'index' || argv[0] === 'search') return remoteSearchMain(argv[0], argv.slice(1));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -322,6 +322,11 @@ export async function runFaultScenario(opts: FaultOptions): Promise<FaultReport>
       }
     }
     await check.close();
+    if (opts.kill === 'worker') {
+      // Each death is in the provider's log, where the worker-restart alert sends the operator (deploy/alerts.yml).
+      const deaths = log.text.split('\n').filter((l) => l.includes('"msg":"a crypto worker died and was replaced'));
+      assert.ok(deaths.length >= 1 && deaths.length <= report.kills, `${deaths.length} deaths logged`);
+    }
   } catch (e) {
     throw new Error(`${(e as Error).message}\n--- the provider's log\n${log.text}`, { cause: e });
   } finally {

@@ -10,6 +10,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
 import {
   KEYS_CHANGED,
+  MAX_LISTED,
   TB_INDEX_PORT,
   validateDecryptRequest,
   isRequest,
@@ -18,24 +19,45 @@ import {
   type Reply,
   type Request,
   type Status,
+  type ViewContent,
+  VIEWER_HEIGHT,
+  type ViewerHeightMessage,
 } from '../lib/messages.js';
+import { loadSecurityBackground } from '../lib/security-background.js';
+import { viewerHeight } from '../lib/viewer-height.js';
+import {
+  changeSites,
+  isWebmailSite,
+  loadSites,
+  registerSites,
+  sitePermission,
+  webmailOrigin,
+} from '../lib/webmail-sites.js';
 import { MailIndex } from '../lib/mail-index.js';
 import { isSearchRequest } from '../search/index.js';
+import { isRemoteSearchRequest, isRemoteSettingsRequest } from '../remote-search/messages.js';
+import { RemoteSearch } from '../remote-search/remote-search.js';
+import { PrivateStore } from '../private/store.js';
 import {
   forgetWaitingMessages,
   listenForPrivateRequests,
   offerForSpamCheck,
   resumeKeptWork,
+  retryProvider,
+  spamLinesOf,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
-import { signalLocked } from '../lib/lock-signal.js';
+import { RETRY_ALARM } from '../private/provider-health.js';
+import { signalLocked, signalUnlocked } from '../lib/lock-signal.js';
 import { loadSettings } from '../lib/settings.js';
 import { EXPIRY_ALARM, UnlockCache } from '../lib/unlock-cache.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { describeDisplayedMessage, indexThunderbirdMail, type Deps } from '../thunderbird/displayed-message.js';
 import { watchMail } from '../thunderbird/live-index.js';
 import { showBannerInMessages } from '../thunderbird/register-banner.js';
+import { tellWebmailTabs } from '../lib/webmail-tabs.js';
 import { fetchPageFor } from './page-fetch.js';
+import { ViewStore, type ViewRoute } from './views.js';
 
 let storePromise: Promise<KeyStore> | undefined;
 const keyStore = () => (storePromise ??= KeyStore.open());
@@ -46,13 +68,23 @@ const cache = new UnlockCache(
   browser.alarms,
   () => lockDown(),
 );
-// The expiry alarm wakes a stopped background, which then drops the expired keys.
-browser.alarms.onAlarm.addListener((alarm) => void (alarm.name === EXPIRY_ALARM && cache.expire()));
+// The expiry alarm wakes a stopped background, which then drops the expired keys; the retry alarm,
+// to try a provider that could not be reached again.
+browser.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === EXPIRY_ALARM) void cache.expire();
+  if (alarm.name === RETRY_ALARM) void retryProvider();
+});
 
 const mailIndex = new MailIndex(
   () => cache.indexKey(),
   (key) => cache.setIndexKey(key),
 );
+// Search of all mail: what is decrypted here also goes to the encrypted index at the connected provider.
+let privateStore: Promise<PrivateStore> | undefined;
+const remoteSearch = new RemoteSearch({
+  provider: async () => (await (privateStore ??= PrivateStore.open())).provider(),
+  keys: async () => [...(await cache.keys()).values()],
+});
 
 async function keyContext(): Promise<KeyContext> {
   const store = await keyStore();
@@ -66,6 +98,7 @@ async function keyContext(): Promise<KeyContext> {
 /** Indexing must not hide a successful decryption; log only the error kind. */
 async function indexQuietly(source: MailSource, text: string, subject?: string): Promise<void> {
   await mailIndex.add(source, text, subject).catch((e: unknown) => console.warn('search index:', (e as Error).name));
+  remoteSearch.offer(source, text, subject);
 }
 
 /** The badge result, and the decrypted data for the private spam check (it never goes to a page). */
@@ -81,13 +114,8 @@ async function decryptAndIndex(
   return opened;
 }
 
-/**
- * Decrypted results waiting for their viewer frame, by unguessable id. Kept
- * briefly (the frame loads right away; a reload within the window works) and
- * dropped on lock.
- */
-const views = new Map<string, { result: DecryptResult; expires: number }>();
-const VIEW_TTL_MS = 10 * 60_000;
+/** Outcomes waiting for their viewer frame (views.ts): single use, bound to the asking tab and frame. */
+const views = new ViewStore();
 
 /**
  * What goes when keys are locked or expire, whichever comes first: the index closes, pending
@@ -99,16 +127,45 @@ async function lockDown(): Promise<void> {
   forgetWaitingMessages();
   await signalLocked();
   await mailIndex.close();
+  remoteSearch.close();
 }
 
-function toBadge(result: DecryptResult): BadgeInfo {
-  const { text, subject: _s, attachments: _a, ...badge } = result;
-  if (text === undefined) return badge;
-  const now = Date.now();
-  for (const [id, v] of views) if (v.expires <= now) views.delete(id);
-  const viewId = crypto.randomUUID();
-  views.set(viewId, { result, expires: now + VIEW_TTL_MS });
-  return { ...badge, viewId };
+/** The badge for the content script; with a view id when a viewer frame will show the outcome. */
+function toBadge(result: DecryptResult, route?: ViewRoute): BadgeInfo {
+  const { text: _t, subject: _s, attachments: _a, ...badge } = result;
+  return route ? { ...badge, viewId: views.add(result, route) } : badge;
+}
+
+/**
+ * A webmail list's hidden subjects, each as a view for viewer.html (?line):
+ * the content script gets view ids, never the subjects, and only for
+ * messages of its own site.
+ */
+async function listedSubjects(ids: unknown, sender: Runtime.MessageSender): Promise<Record<string, string>> {
+  if (!Array.isArray(ids) || ids.length > MAX_LISTED) throw new Error('Invalid request.');
+  if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
+  const { tab, frameId } = sender;
+  if (tab?.id === undefined || frameId === undefined) return {};
+  const route = { tabId: tab.id, frameId };
+  const site = new URL(sender.url ?? 'about:blank').origin;
+  const own = ids.filter(
+    (id): id is string =>
+      typeof id === 'string' && id.length <= 4096 && URL.canParse(id) && new URL(id).origin === site,
+  );
+  const out: Record<string, string> = {};
+  for (const [id, subject] of await mailIndex.subjects(own))
+    if (subject)
+      out[id] = toBadge(
+        {
+          status: 'decrypted',
+          summary: '',
+          signature: { status: 'unsigned' },
+          subject,
+          text: '',
+        },
+        route,
+      ).viewId!;
+  return out;
 }
 
 async function status(): Promise<Status> {
@@ -121,26 +178,28 @@ async function status(): Promise<Status> {
   };
 }
 
-/**
- * Tells open webmail tabs to retry messages that were locked. Only tabs our
- * content script runs in: others cannot receive (Thunderbird has none, and
- * logs an error for every message sent to a tab that cannot receive).
- */
-async function broadcastKeysChanged(): Promise<void> {
-  const url = (browser.runtime.getManifest().content_scripts ?? []).flatMap((c) => c.matches ?? []);
-  if (url.length === 0) return;
-  for (const tab of await browser.tabs.query({ url })) {
-    if (tab.id !== undefined) browser.tabs.sendMessage(tab.id, KEYS_CHANGED).catch(() => {});
-  }
-}
-
 function fromExtensionPage(sender: Runtime.MessageSender): boolean {
   return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
 }
 
+const NOT_A_SITE = 'This page is not one of your webmail sites (Options → Webmail sites).';
+
+/** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
+async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Promise<string[]> {
+  const add = typeof req.add === 'string' ? webmailOrigin(req.add) : undefined;
+  const wanted = add === undefined ? undefined : sitePermission(add);
+  if (add && wanted && !(await browser.permissions.contains(wanted)))
+    throw new Error(`Not added: the extension may run on ${new URL(add).host} only with your permission.`);
+  const remove = typeof req.remove === 'string' ? req.remove : undefined;
+  const sites = await changeSites(browser.storage.local, { add, remove });
+  await registerSites(browser.scripting, sites);
+  return sites;
+}
+
 const thunderbirdDeps: Deps = {
   decrypt: async (block, source) => (await decryptAndIndex(block, source)).result,
-  index: (source, text) => indexQuietly(source, text),
+  index: (source, text, subject) => indexQuietly(source, text, subject),
+  spamLines: spamLinesOf,
 };
 
 async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
@@ -148,19 +207,29 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
+      if (!page && !(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       // A content script may only describe mail of the site it runs on.
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
       }
       const { result, plaintext } = await decryptAndIndex(block, source);
       offerForSpamCheck(source, result, plaintext, sender); // mailbox indexing (indexOnly) classifies a backlog too
-      return req.indexOnly ? toBadge({ ...result, text: undefined }) : toBadge(result);
+      const { tab, frameId } = sender;
+      // Every outcome, not only a decryption, is shown by a viewer frame: the page sees the same box either way.
+      return toBadge(
+        result,
+        req.indexOnly || tab?.id === undefined || frameId === undefined ? undefined : { tabId: tab.id, frameId },
+      );
     }
     case 'view': {
       if (!page) throw new Error('Only extension pages may read decrypted mail.');
-      const v = views.get(req.viewId);
-      if (!v || v.expires <= Date.now()) throw new Error('This decrypted view has expired; reload the message.');
-      return v.result;
+      return { result: views.take(req.viewId, sender), security: await loadSecurityBackground() } satisfies ViewContent;
+    }
+    case 'viewer-height': {
+      const to = page ? views.heightRoute(req.viewId, sender) : undefined;
+      const msg: ViewerHeightMessage = { type: VIEWER_HEIGHT, viewId: req.viewId, height: viewerHeight(req.height) };
+      if (to) browser.tabs.sendMessage(to.tabId, msg, { frameId: to.frameId }).catch(() => {});
+      return true;
     }
     case 'status':
       return status();
@@ -171,8 +240,9 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
       void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
-      await broadcastKeysChanged();
-      void thunderbirdSpam?.catchUp(); // mail that arrived while locked: checked for spam now
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
+      void signalUnlocked(); // Thunderbird's banners that said "locked" read their message again
+      void thunderbirdSpam?.scan(); // mail not checked yet (it arrived while locked): checked for spam now
       return opened.length;
     }
     case 'lock':
@@ -183,14 +253,24 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'keys-changed':
       if (!page) throw new Error('Only extension pages may change keys.');
       for (const fp of req.deleted ?? []) await cache.forget(fp);
-      await broadcastKeysChanged();
+      await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
+      if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       return fetchPageFor(req.url, sender.tab?.url);
+    case 'webmail-sites':
+      if (!page) throw new Error('Only extension pages may change the webmail sites.');
+      return changeWebmailSites(req);
     case 'tb-displayed-message':
       if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
+    case 'list-subjects':
+      return listedSubjects(req.ids, sender);
+    case 'open-unlock':
+      // From a banner or page that says "locked": the settings page, at its unlock form.
+      await browser.tabs.create({ url: browser.runtime.getURL('options.html#unlock-panel') });
+      return true;
     case 'tb-this-message':
       // The message display script asks about the message in its own tab only.
       if (sender.tab?.id === undefined) throw new Error('Select a message first.');
@@ -204,6 +284,8 @@ browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSend
   if (sender.id !== browser.runtime.id) return undefined;
   // The search page (extension/search) speaks its own small protocol.
   if (isSearchRequest(msg)) return fromExtensionPage(sender) ? mailIndex.answer(msg) : undefined;
+  if (isRemoteSearchRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.answer(msg) : undefined;
+  if (isRemoteSettingsRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.settingsAnswer(msg) : undefined;
   if (!isRequest(msg)) return undefined;
   return handle(msg, sender).then(
     (value): Reply<unknown> => ({ ok: true, value }),
@@ -243,11 +325,21 @@ const catchUpNewMail = tbApi
   ? watchMail(
       tbApi,
       thunderbirdDeps,
-      { isOpen: async () => (await cache.indexKey()) !== undefined, remove: (id) => mailIndex.remove(id) },
+      {
+        isOpen: async () => (await cache.indexKey()) !== undefined,
+        has: (id) => mailIndex.has(id),
+        // Thunderbird's deletions leave the remote index too (its ids are the local index's).
+        remove: (id) => Promise.all([mailIndex.remove(id), remoteSearch.forget([id])]),
+      },
       browser.storage.local,
     )
   : () => {};
 let thunderbirdSpam: ReturnType<typeof watchThunderbirdSpam> | undefined;
+// The content script runs only on the webmail sites the user added (lib/webmail-sites.ts); Thunderbird has none.
+if (!tbApi)
+  void loadSites(browser.storage.local)
+    .then((sites) => registerSites(browser.scripting, sites))
+    .catch((e: unknown) => console.warn('webmail sites:', (e as Error).message));
 if (tbApi) {
   // The private spam check of new and displayed mail the provider delivered (thunderbird/spam-check.ts).
   thunderbirdSpam = watchThunderbirdSpam(
@@ -259,8 +351,10 @@ if (tbApi) {
     },
     browser.storage.local,
   );
-  // Mail that arrived while locked, if a restarted background finds the keys still unlocked.
-  void thunderbirdSpam.catchUp();
+  // Mail not checked yet: it arrived while Thunderbird was closed, the keys locked or the provider down;
+  // and not indexed yet, if a restarted background finds the keys still unlocked.
+  void thunderbirdSpam.scan();
+  catchUpNewMail();
   // Registrations live only while the add-on runs: make them each time the background starts,
   // and have it start with Thunderbird (an MV3 event page otherwise sleeps until an event).
   void showBannerInMessages(tbApi).catch((e: unknown) => console.warn('message banner:', (e as Error).name));

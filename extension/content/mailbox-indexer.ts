@@ -1,7 +1,10 @@
 // On a mailbox listing page: offers to decrypt and index every listed
 // message for local search, with a progress bar and a pause (resuming goes
 // on from the next message). Each message is read as listed-message.ts
-// does, through the same adapter as a live message view.
+// does, through the same adapter as a live message view. Like every piece of
+// the extension's UI in a page, the bar sits in a closed shadow root (its
+// tally says how many messages decrypted, which is not the page's to read)
+// and starts only on the user's own click.
 import type { WebmailAdapter } from './adapters/adapter.js';
 import { indexFrom, newPass, type Pass, type Tally } from './index-pass.js';
 import { decryptListed } from './listed-message.js';
@@ -9,12 +12,16 @@ import { decryptListed } from './listed-message.js';
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
 
+/** Pages the bar is on (not looked up in the page's DOM: a page could plant a lookalike to keep it away). */
+const offered = new WeakSet<Document>();
+
 export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url: URL): void {
   const links = adapter.mailboxLinks?.(doc, url) ?? [];
-  if (links.length === 0 || doc.querySelector('.pmf-mailbox')) return;
+  if (links.length === 0 || offered.has(doc)) return;
+  offered.add(doc);
   const host = doc.createElement('div');
   host.className = 'pmf-mailbox';
-  const root = host.attachShadow({ mode: 'open' });
+  const root = host.attachShadow({ mode: 'closed' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   const label = Object.assign(doc.createElement('span'), {
     textContent: `Decrypt and index these ${links.length} messages for local search.`,
@@ -29,7 +36,8 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   let pass: Pass | undefined;
   let running = false;
   let pausing = false;
-  button.addEventListener('click', async () => {
+  button.addEventListener('click', async (e) => {
+    if (!e.isTrusted) return; // the page's scripts cannot start it
     if (running) {
       // Pause after the message being read.
       pausing = true;

@@ -1,5 +1,6 @@
-// Starts the WASM worker and runs its self-test; the options page shows the
-// result as a status line.
+// Starts the WASM worker and runs its self-test; the settings page says in a
+// line whether the search and spam engine works, with the test's figures
+// behind a disclosure.
 
 export interface CoreSelfTest {
   ok: boolean;
@@ -33,9 +34,14 @@ export function runCoreSelfTest(worker: Worker, timeoutMs = 20_000): Promise<Cor
   });
 }
 
+/** The line for the user. */
 export function describeSelfTest(r: CoreSelfTest): string {
-  return (
-    `WASM core ${r.ok ? 'OK' : 'FAILED'}: abi ${r.abiVersion} (expected ${r.expectedAbi}), ` +
-    `pmf_ct_memeq equal=${r.ctMemeqSame ? 1 : 0} flipped=${r.ctMemeqFlipped ? 1 : 0}, loaded in ${r.loadMs} ms`
-  );
+  return r.ok
+    ? 'The search and spam engine is ready.'
+    : 'The search and spam engine did not pass its self-test, so private spam checking is off. Update the add-on; if that does not help, report the technical details below.';
+}
+
+/** The figures, for a bug report. */
+export function selfTestDetail(r: CoreSelfTest): string {
+  return `WASM core ${r.ok ? 'OK' : 'FAILED'}: abi ${r.abiVersion} (expected ${r.expectedAbi}), pmf_ct_memeq equal=${r.ctMemeqSame ? 1 : 0} flipped=${r.ctMemeqFlipped ? 1 : 0}, loaded in ${r.loadMs} ms`;
 }

@@ -114,6 +114,12 @@ export class MailIndex {
     await search?.flush();
   }
 
+  /** The protected subjects of the indexed messages among `ids` (none while locked). */
+  async subjects(ids: readonly string[]): Promise<Map<string, string>> {
+    const search = await this.open();
+    return search ? search.subjects(ids) : new Map();
+  }
+
   /** Whether a message is indexed (false while locked). */
   async has(id: string): Promise<boolean> {
     const search = await this.open();

@@ -2,6 +2,7 @@
 // is the only place holding unlocked keys; pages and content scripts ask it.
 import type { DecryptResult } from './decrypt.js';
 import type { PgpBlock } from '../../mail/pgp.js';
+import type { SecurityBackground } from './security-background.js';
 import { PROVIDER_ID } from '../../mail/message-id.js';
 
 /** Where a decrypted message lives, for the search index and its links. */
@@ -26,13 +27,25 @@ export type Request =
   | { type: 'unlock'; passphrase: string }
   | { type: 'lock' }
   | { type: 'status' }
+  /** From the viewer frame: the outcome to show (ViewContent), once. */
   | { type: 'view'; viewId: string }
+  /** From the viewer frame: its content's height, for the frame's box (relayed rounded, lib/viewer-height.ts). */
+  | { type: 'viewer-height'; viewId: string; height: number }
   | { type: 'keys-changed'; deleted?: string[] }
   | { type: 'tb-displayed-message'; tabId: number }
   /** From the message display script: the message shown in its own tab. */
   | { type: 'tb-this-message' }
+  /** Opens the settings page at its unlock form (a banner's Unlock button). */
+  | { type: 'open-unlock' }
+  /**
+   * From a webmail list: the listed messages (MailSource ids) whose subject the list hides ("...");
+   * answered with a view id per message the index has a protected subject for (shown by viewer.html).
+   */
+  | { type: 'list-subjects'; ids: string[] }
   /** A message page of the asking tab's webmail, for mailbox indexing (background/page-fetch.ts). */
-  | { type: 'fetch-page'; url: string };
+  | { type: 'fetch-page'; url: string }
+  /** From the options page: adds or removes a webmail site (lib/webmail-sites.ts); answers the list. */
+  | { type: 'webmail-sites'; add?: string; remove?: string };
 
 export interface Status {
   privateKeys: number;
@@ -49,11 +62,28 @@ export interface Status {
  */
 export type BadgeInfo = Omit<DecryptResult, 'text' | 'subject' | 'attachments' | 'plaintext'> & { viewId?: string };
 
+/** What a viewer frame shows: the outcome, on the user's security background. */
+export interface ViewContent {
+  result: DecryptResult;
+  security: SecurityBackground;
+}
+
+/** Background → the content script whose view it is: the viewer frame's height, rounded. */
+export const VIEWER_HEIGHT = 'pmf-viewer-height';
+export interface ViewerHeightMessage {
+  type: typeof VIEWER_HEIGHT;
+  viewId: string;
+  height: number;
+}
+
 /** error is in plain words (lib/plain-error.ts); detail is the technical text, if any. */
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: string; code?: string; detail?: string };
 
 /** runtime.connect() port name for indexing all Thunderbird mail with progress. */
 export const TB_INDEX_PORT = 'pmf-tb-index';
+
+/** At most this many listed messages per list-subjects request (a webmail page lists 50 or so). */
+export const MAX_LISTED = 200;
 
 /** Broadcast to content scripts when keys were unlocked, locked or changed. */
 export const KEYS_CHANGED = { type: 'pmf-keys-changed' } as const;

@@ -33,3 +33,10 @@ export { formatFingerprint } from './fingerprint.js';
 export function formatTime(epochMs: number): string {
   return new Date(epochMs).toLocaleTimeString();
 }
+
+/** A size as people read it: "512 bytes", "48 KB", "10.5 MB". */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
+}

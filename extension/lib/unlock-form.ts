@@ -26,7 +26,7 @@ export function mountUnlockForm(container: HTMLElement, onChange: () => void = (
   async function refresh(): Promise<void> {
     const s = await ask<Status>({ type: 'status' });
     line.dataset.unlocked = String(s.unlocked);
-    if (s.privateKeys === 0) say(line, 'No private key yet: add one under Keys & options.', 'info');
+    if (s.privateKeys === 0) say(line, 'No private key yet: add one in Private Mail Functions settings.', 'info');
     else if (s.unlocked === 0)
       say(
         line,

@@ -1,7 +1,8 @@
-// Options page: WASM core status, key management (generate, import, export
-// public, delete) and settings. Keys are read and written here directly
+// Settings page: whether the search and spam engine works, key management
+// (generate, import, export public, delete) and settings. Keys are read and written here directly
 // (same IndexedDB as the background); the background is told to refresh.
-import { describeSelfTest, runCoreSelfTest, startCoreWorker } from '../lib/core-status.js';
+import { describeSelfTest, runCoreSelfTest, selfTestDetail, startCoreWorker } from '../lib/core-status.js';
+import { keyTypeName } from '../lib/key-type.js';
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';
 import { passphraseStrength } from '../lib/passphrase-strength.js';
 import { TB_INDEX_PORT } from '../lib/messages.js';
@@ -14,6 +15,9 @@ import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
+import { initRemoteSearchSection } from '../remote-search/options.js';
+import { initSecuritySection } from './security-section.js';
+import { initSitesSection } from './sites-section.js';
 
 const storePromise = KeyStore.open();
 
@@ -23,6 +27,8 @@ async function showCoreStatus(): Promise<void> {
     const r = await runCoreSelfTest(startCoreWorker());
     line.dataset.state = r.ok ? 'ok' : 'failed';
     say(line, describeSelfTest(r), r.ok ? 'ok' : 'error');
+    $('wasm-details').querySelector('pre')!.textContent = selfTestDetail(r);
+    $('wasm-details').hidden = false;
   } catch (e) {
     line.dataset.state = 'failed';
     sayError(line, e, 'The search and spam engine did not start: ');
@@ -60,7 +66,7 @@ function keyRow(k: KeyInfo): HTMLTableRowElement {
   tr.append(
     cell(k.userIds.join('\n')),
     fp,
-    cell(`${k.hasPrivate ? 'private + public' : 'public'} · ${k.algorithm}`),
+    cell(`${k.hasPrivate ? 'Your key (private and public)' : 'Public key'} · ${keyTypeName(k.algorithm)}`),
     actions,
   );
   return tr;
@@ -257,3 +263,6 @@ onImport($<HTMLFormElement>('import'));
 void onSettings($<HTMLFormElement>('settings'));
 initProviderSection();
 initPackageLogSection();
+initRemoteSearchSection();
+initSitesSection();
+void initSecuritySection();

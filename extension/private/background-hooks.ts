@@ -2,32 +2,50 @@
 // webmail message (never awaited by the page's reply), and answer the
 // options page and popup (connect, disconnect, status). Requests other than
 // from extension pages are refused: the token never reaches a content script.
+// Connecting starts the check of the mail already there at once (webmail tabs
+// check their mailbox, Thunderbird scans its folders), and so does the
+// provider's return after it could not be reached (provider-watch.ts).
 import browser, { type Runtime } from 'webextension-polyfill';
-import { sessionUrl } from '../../client/core/connect.js';
 import { decryptedMessage } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
+import { tellWebmailTabs } from '../lib/webmail-tabs.js';
 import type { ThunderbirdApi } from '../thunderbird/api.js';
 import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
 import { issuedToken } from '../content/adapters/adapter.js';
-import { failureBadge, failureText, RECONNECTED } from './faults.js';
+import { providerIdOf } from '../../mail/message-id.js';
+import {
+  connectFailureText,
+  failureBadge,
+  failureText,
+  isTransient,
+  outcomeBadge,
+  RECONNECTED,
+  spamCheckLines,
+  withBlocklist,
+} from './faults.js';
 import { deliveredId } from './message-ref.js';
 import {
   oneClickNeedsPermission,
   oneClickProvider,
   permissionRefused,
+  providerAddress,
   providerPermission,
 } from './provider-permission.js';
+import { ProviderWatch } from './provider-watch.js';
 import { packageLogStatus } from './log-status.js';
 import { resumeKeptTopics } from './resume-kept.js';
+import { giveUpToken, keepSignInAlive, signInWithMail } from './sign-in.js';
 import { SpamQueue } from './spam-queue.js';
-import { accountOf, PrivateStore, type PrivateSettings, type ProviderConfig } from './store.js';
+import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
 import {
   BACKLOG_MAX_IDS,
   BACKLOG_UNCHECKED,
   SPAM_BADGE,
+  SPAM_CHECK_READY,
+  STATUS_CHANGED,
   USER_VERDICT,
   WEBMAIL_CONNECT,
   type BacklogRequest,
@@ -43,7 +61,20 @@ let storePromise: Promise<PrivateStore> | undefined;
 const store = (): Promise<PrivateStore> => (storePromise ??= PrivateStore.open());
 
 /** In memory only: what the options page and popup show. */
-const live: Omit<PrivateStatus, 'connected' | 'provider' | 'classifiedToday' | keyof PrivateSettings> = {};
+const live: Pick<PrivateStatus, 'model' | 'download' | 'lastError' | 'backlog'> = {};
+
+/** Pages showing the status (options, popup) watch this key and refresh; at most a signal a second. */
+let signalled = 0;
+let signalLater: ReturnType<typeof setTimeout> | undefined;
+function statusChanged(): void {
+  const signal = () => {
+    signalled = Date.now();
+    signalLater = undefined;
+    void browser.storage.local.set({ [STATUS_CHANGED]: signalled }).catch(() => {});
+  };
+  if (Date.now() - signalled >= 1000) signal();
+  else signalLater ??= setTimeout(signal, 1000);
+}
 
 /** Worker failures come named; anything else (the worker would not start) is a generic failure. */
 const failureOf = (e: unknown): WorkerFailure =>
@@ -56,7 +87,46 @@ const classifyInWorker = async (
   onEvent: (e: WorkerEvent) => void,
 ): Promise<unknown> => (await privateWorker()).call({ kind: 'classify', provider, items }, onEvent);
 
-const queue = new SpamQueue(
+/** Thunderbird's scan of mail not checked yet, when running there. */
+let thunderbirdScan: (() => Promise<void>) | undefined;
+
+/** The provider answers (again), or was just connected: the mail that waited is looked at. */
+function ready(): void {
+  void tellWebmailTabs(SPAM_CHECK_READY);
+  void thunderbirdScan?.().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
+}
+
+const watch: ProviderWatch = new ProviderWatch({
+  store,
+  retryKept: (): boolean => [queue, thunderbirdQueue].map((q) => q?.retry() ?? false).includes(true),
+  probe: async () => {
+    const provider = await (await store()).provider();
+    if (provider) await (await privateWorker()).call({ kind: 'prepare', provider });
+  },
+  failureOf,
+  ready,
+  changed: statusChanged,
+  alarms: browser.alarms,
+});
+
+/** What a batch's failure and an outcome change: the status line and the provider's health. */
+const onFailure = (f: WorkerFailure): void => {
+  // Waiting for the provider, or a refused token, is the health's to say; the rest is the last error.
+  if (!isTransient(f.code) && f.code !== 'bad_token') live.lastError = { text: failureText(f.code), detail: f.detail };
+  void watch.failed(f);
+  statusChanged();
+};
+const onOutcome = (): void => {
+  live.lastError = undefined;
+  void watch.answered();
+};
+/** Nothing goes to a provider that refused the token until the user connects again. */
+const refused = async (): Promise<boolean> => (await watch.health())?.state === 'refused';
+
+/** The retry alarm (provider-health.ts RETRY_ALARM) fired: try the provider again. */
+export const retryProvider = (): Promise<void> => watch.retry();
+
+const queue: SpamQueue = new SpamQueue(
   {
     store,
     classify: classifyInWorker,
@@ -66,8 +136,9 @@ const queue = new SpamQueue(
         const msg: SpamBadgeMessage = { type: SPAM_BADGE, sourceId, badge, moveToJunk };
         await browser.tabs.sendMessage(target.tabId, msg, { frameId: target.frameId });
       })().catch(() => {}),
-    onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
-    onOutcome: () => (live.lastError = undefined),
+    onFailure,
+    onOutcome,
+    refused,
   },
   failureOf,
 );
@@ -82,26 +153,33 @@ function forgetAll(why?: Parameters<SpamQueue['forgetWaiting']>[0]): void {
 }
 
 /**
- * Thunderbird: checks new and displayed mail the provider delivered
- * (thunderbird/spam-check.ts) with the same worker, store and status line.
- * Registered at the top level of the background so the events wake it.
+ * Thunderbird: checks new and displayed mail the provider delivered, and
+ * the mail not checked yet (thunderbird/spam-check.ts), with the same
+ * worker, store and status line. Registered at the top level of the
+ * background so the events wake it.
  */
 export function watchThunderbirdSpam(
   api: ThunderbirdApi,
   decrypt: SpamCheckDeps['decrypt'],
-  pending: SpamCheckDeps['pending'],
+  area: SpamCheckDeps['area'],
 ) {
-  const watch = watchSpam(api, {
-    pending,
+  const tb = watchSpam(api, {
+    area,
     store,
     classify: classifyInWorker,
     decrypt,
     failureOf,
-    onFailure: (f) => (live.lastError = { text: failureText(f.code), detail: f.detail }),
-    onOutcome: () => (live.lastError = undefined),
+    onFailure,
+    onOutcome,
+    refused,
+    onProgress: (p) => {
+      live.backlog = p;
+      statusChanged();
+    },
   });
-  thunderbirdQueue = watch.queue;
-  return watch;
+  thunderbirdQueue = tb.queue;
+  thunderbirdScan = () => tb.scan();
+  return tb;
 }
 
 /**
@@ -111,6 +189,20 @@ export function watchThunderbirdSpam(
  */
 export async function resumeKeptWork(): Promise<void> {
   await resumeKeptTopics(await store(), (provider, items) => classifyInWorker(provider, items, () => {}));
+}
+
+/** Thunderbird's banner: what the spam check found about the message `raw` (by the provider's id), if anything. */
+export async function spamLinesOf(raw: string, inJunk: boolean): Promise<string[] | undefined> {
+  const s = await store();
+  const provider = await s.provider();
+  const messageId = providerIdOf(raw);
+  if (!provider || !messageId) return undefined;
+  const account = accountOf(provider);
+  const v = await s.verdict(account, messageId);
+  if (!v) return undefined;
+  const links = await s.blocklistOutcome(account, messageId);
+  const badge = withBlocklist(outcomeBadge(v), links?.kind === 'looked-up' ? links.hits : []);
+  return spamCheckLines(badge, inJunk, v.user !== undefined);
 }
 
 /** The outer headers the page shows, as the CLI reads them from the raw message (no line breaks smuggled in). */
@@ -142,12 +234,18 @@ export function offerForSpamCheck(
   })().catch((e: unknown) => console.warn('spam check:', (e as Error).name));
 }
 
-async function connect(url: string, token: string): Promise<PrivateStatus> {
-  sessionUrl(url); // throws in plain words for a non-loopback http:// or another scheme
-  const provider: ProviderConfig = { url: new URL(url).origin, token };
+/**
+ * Connects: the address in plain words if it is wrong, the model fetched
+ * and a session opened (which proves address, token and package), then the
+ * connection saved with the user's topic choice, and the mail already there
+ * checked at once.
+ */
+async function connect(typed: string, token: string, topics?: boolean, signedIn = false): Promise<PrivateStatus> {
+  const origin = providerAddress(typed);
+  const provider: ProviderConfig = { url: origin, token, ...(signedIn && { signedIn: true }) };
   // The options page asked for it on the user's click; without it the worker could not fetch the model.
-  const wanted = providerPermission(url);
-  if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(url));
+  const wanted = providerPermission(origin);
+  if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(permissionRefused(origin));
   live.download = undefined;
   try {
     const worker = await privateWorker();
@@ -164,16 +262,26 @@ async function connect(url: string, token: string): Promise<PrivateStatus> {
     };
     live.lastError = undefined;
   } catch (e) {
+    // About what was just typed (the address, the token), not about a message: none was checked.
     const f = failureOf(e);
-    live.lastError = { text: failureText(f.code), detail: f.detail };
+    live.lastError = { text: connectFailureText(f.code, origin), detail: f.detail };
     throw new Error(live.lastError.text);
   }
-  await (await store()).setProvider(provider);
+  const s = await store();
+  await s.setProvider(provider);
+  watch.forget();
   forgetAll(RECONNECTED); // nothing offered before goes out under the new token
-  // An opt-out chosen before connecting reaches the provider too (best effort: the worker honours it anyway).
-  if (!(await (await store()).settings()).topics) await tellTopicChoice(false).catch(() => {});
+  if (topics !== undefined) await s.setSettings({ topics });
+  // Not sharing reaches the provider too (best effort: the worker honours it anyway).
+  if (!(await s.settings()).topics) await tellTopicChoice(false).catch(() => {});
+  ready(); // the mail already there is checked now, not at the next reload
+  statusChanged();
   return status();
 }
+
+/** The user's answer to the topic question, when the request carries one. */
+const topicsOf = (req: { topics?: unknown }): boolean | undefined =>
+  typeof req.topics === 'boolean' ? req.topics : undefined;
 
 /**
  * The topic opt-out is the provider's to honour too (docs/protocol.md#topic-extraction):
@@ -186,21 +294,24 @@ async function tellTopicChoice(topics: boolean): Promise<void> {
     await (await privateWorker()).call({ kind: 'topic-setting', provider, optOut: !topics });
   } catch (e) {
     const f = failureOf(e);
-    const meanwhile = topics ? '' : ' No topic is shared from this browser meanwhile.';
+    const meanwhile = topics ? '' : ' No topic is shared from this device meanwhile.';
     throw new Error(`Saved here, but your provider could not be told: ${failureText(f.code)}${meanwhile}`);
   }
 }
 
 async function status(): Promise<PrivateStatus> {
-  const provider = await (await store()).provider();
+  const s = await store();
+  const provider = await s.provider();
   const today = new Date();
   today.setHours(0, 0, 0, 0);
   return {
     ...live,
     connected: provider !== undefined,
     provider: provider?.url,
-    classifiedToday: provider ? await (await store()).countVerdictsSince(accountOf(provider), today.getTime()) : 0,
-    ...(await (await store()).settings()),
+    classifiedToday: provider ? await s.countVerdictsSince(accountOf(provider), today.getTime()) : 0,
+    health: provider ? await watch.health() : undefined,
+    held: queue.heldCount + (thunderbirdQueue?.heldCount ?? 0),
+    ...(await s.settings()),
   };
 }
 
@@ -209,9 +320,23 @@ async function handle(req: PrivateRequest): Promise<unknown> {
     case 'connect':
       if (typeof req.url !== 'string' || typeof req.token !== 'string' || !req.token.trim() || req.token.length > 4096)
         throw new Error('Enter the provider’s address and your access token.');
-      return connect(req.url.trim(), req.token.trim());
+      return connect(req.url, req.token.trim(), topicsOf(req));
+    case 'signIn': {
+      if (
+        typeof req.address !== 'string' ||
+        typeof req.password !== 'string' ||
+        !req.password ||
+        req.password.length > 1024
+      )
+        throw new Error('Enter your mail address and its password.');
+      const signedIn = await signInWithMail(req.address.trim(), req.password);
+      return 'needsPermission' in signedIn ? signedIn : connect(signedIn.provider, signedIn.token, topicsOf(req), true);
+    }
     case 'disconnect':
+      await giveUpToken(await (await store()).provider());
       await (await store()).setProvider(undefined);
+      watch.forget();
+      statusChanged();
       forgetAll(RECONNECTED);
       await (await privateWorker()).call({ kind: 'reset' });
       live.model = live.download = live.lastError = undefined;
@@ -249,11 +374,12 @@ async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.Message
     req[WEBMAIL_CONNECT] === 'roundcube'
       ? await roundcubeToken(req, sender.url!)
       : (req as { token?: unknown; provider?: unknown });
+  const topics = (req as { topics?: unknown }).topics;
   if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
   const url = oneClickProvider(provider, sender.url!);
   const wanted = providerPermission(url);
   if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(oneClickNeedsPermission(url));
-  await connect(url, token);
+  await connect(url, token, typeof topics === 'boolean' ? topics : undefined);
   return new URL(url).host;
 }
 
@@ -308,6 +434,14 @@ const reply = (p: Promise<unknown>) =>
 
 /** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
 export function listenForPrivateRequests(): void {
+  keepSignInAlive(
+    async () => (await store()).provider(),
+    () =>
+      (live.lastError = {
+        text: 'Your provider no longer accepts this connection (it expired or was revoked). Sign in again.',
+        detail: 'GET /tokens: 401',
+      }),
+  );
   browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
     const web = msg as (WebmailConnectRequest & BacklogRequest & UserVerdictRequest) | null;
     // From our content script in a tab, never from an extension page.

@@ -3,11 +3,18 @@
 // right away with a progress bar that can be paused and resumed
 // (backlog.ts runs it). Like the badge, the bar sits in a closed shadow root:
 // its counts are the user's, not the page's. A fresh spam verdict moves the
-// message to Junk as on its own page, when the user lets the extension move spam.
+// message to Junk as on its own page, when the user lets the extension move spam
+// (a blocklist hit that follows a "not spam" verdict too), and the bar counts
+// each move once it is done. While the provider sets the pace or cannot be
+// reached, the bar says so (backlog-text.ts). Connecting, or the provider
+// answering again, starts a new check of what is still unchecked
+// (resetBacklogCheck).
 import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { decryptListed } from '../content/listed-message.js';
 import { BacklogRun, type BacklogProgress } from './backlog.js';
+import { backlogText } from './backlog-text.js';
+import { isOutcome } from './faults.js';
 import { BACKLOG_UNCHECKED, SPAM_BADGE, type BacklogRequest, type SpamBadgeMessage } from './messages.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
@@ -21,26 +28,21 @@ async function unchecked(ids: string[]): Promise<Set<string>> {
   return new Set(r?.ok && Array.isArray(r.value) ? (r.value as string[]) : []);
 }
 
-/** The estimate in plain words, or nothing before there is one. */
-function timeLeft(ms: number | undefined): string {
-  if (ms === undefined) return '';
-  const minutes = Math.round(ms / 60_000);
-  return minutes < 1 ? ', less than a minute left' : `, about ${minutes} minute${minutes === 1 ? '' : 's'} left`;
-}
+/** The bar of this page, whether its run is still going, and a nudge for the messages waiting for the provider. */
+let current: { host: HTMLElement; active: () => boolean; retry: () => void } | undefined;
 
-function describe(p: BacklogProgress, moved: number): string {
-  const junk = moved ? ` ${moved} moved to Junk.` : '';
-  const missed = p.unanswered ? ` ${p.unanswered} got no answer; they are checked when you open them.` : '';
-  switch (p.state) {
-    case 'running':
-      return `Checking your new mail for spam privately: ${p.done} of ${p.total}${timeLeft(p.etaMs)}…`;
-    case 'paused':
-      return `Spam check paused: ${p.done} of ${p.total} done.${junk}`;
-    case 'locked':
-      return `Spam check paused: your key is locked. Unlock it from the extension icon, then resume.${junk}`;
-    case 'done':
-      return `Checked ${p.checked} of ${p.total} new messages for spam privately.${junk}${missed}`;
-  }
+/**
+ * Connected, or the provider answers again: a bar still running offers its
+ * messages that wait for the provider again; one that has nothing to do
+ * (there was nothing to check, or no connection) or has finished goes, so
+ * the next scan of the page checks what is unchecked now.
+ */
+export function resetBacklogCheck(doc: Document): void {
+  const host = doc.querySelector<HTMLElement>('.pmf-backlog');
+  if (!host) return;
+  if (current?.host === host && current.active()) return current.retry();
+  host.remove();
+  current = undefined;
 }
 
 export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, url: URL): Promise<void> {
@@ -53,7 +55,10 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
   const todo = await unchecked(links.map((l) => idOf(l)).filter((id): id is string => id !== undefined));
   const work = links.filter((l) => todo.has(idOf(l) ?? ''));
   // An empty host stays: removing it would be a DOM change, which rescans the page and asks again.
-  if (work.length === 0) return void (host.hidden = true);
+  if (work.length === 0) {
+    host.hidden = true;
+    return;
+  }
 
   const root = host.attachShadow({ mode: 'closed' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
@@ -70,10 +75,10 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
   const show = (p: BacklogProgress) => {
     last = p;
     bar.dataset.state = p.state;
-    label.textContent = describe(p, moved);
+    label.textContent = backlogText(p, moved);
     progress.value = p.done;
     button.hidden = p.state === 'done';
-    button.textContent = p.state === 'running' ? 'Pause' : 'Resume';
+    button.textContent = p.state === 'running' || p.state === 'waiting' ? 'Pause' : 'Resume';
   };
   const run = new BacklogRun(
     work,
@@ -90,20 +95,28 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
     show,
   );
 
+  current = { host, active: () => last?.state !== 'done', retry: () => run.retryWaiting() };
+
   browser.runtime.onMessage.addListener((msg: unknown) => {
     const m = msg as SpamBadgeMessage | null;
-    if (m?.type !== SPAM_BADGE || typeof m.sourceId !== 'string' || m.badge.state === 'checking') return undefined;
+    if (m?.type !== SPAM_BADGE || typeof m.sourceId !== 'string') return undefined;
+    if (m.badge.state === 'waiting') return void run.waiting(m.sourceId, m.badge.paced ? 'paced' : 'unreachable');
+    if (!isOutcome(m.badge)) return undefined;
     const view = views.get(m.sourceId);
+    // A move may finish after the last answer (a blocklist hit follows its verdict): counted, and said, when done.
     if (view && m.moveToJunk && adapter.moveTo && adapter.folderOf?.(view) === 'inbox')
       void adapter.moveTo(view, 'junk').then(
-        () => moved++,
+        () => {
+          moved++;
+          if (last) show(last);
+        },
         () => {},
       );
     run.settled(m.sourceId);
     return undefined;
   });
   button.addEventListener('click', () => {
-    if (last?.state === 'running') run.pause();
+    if (last?.state === 'running' || last?.state === 'waiting') run.pause();
     else void run.resume();
   });
   void run.start();

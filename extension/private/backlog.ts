@@ -4,10 +4,13 @@
 // counts as done when its final badge arrives. A message whose answer never
 // comes (the background was restarted and forgot its queue) is offered once
 // more: the worker answers a message it already settled from IndexedDB, so
-// nothing is classified twice. No browser API here, so it is unit-tested.
+// nothing is classified twice. A message the background says is waiting for
+// the provider (down, or pacing the check to its rate limit) is still in
+// flight: the run says so, with the time left at the pace of the last
+// answers, instead of looking stuck. No browser API here, so it is unit-tested.
 
-/** Why a message was not offered ('checked': it has an outcome already). */
-export type Skip = 'locked' | 'not-encrypted' | 'unreadable' | 'checked';
+/** Why a message was not offered ('checked': it has an outcome already; 'off': not connected, or the check is off). */
+export type Skip = 'locked' | 'not-encrypted' | 'unreadable' | 'checked' | 'off';
 
 /**
  * A message to check: a webmail page's URL, or anything else named by an
@@ -30,24 +33,26 @@ export interface BacklogProgress {
   skipped: number;
   /** Offered twice and still no answer. */
   unanswered: number;
-  state: 'running' | 'paused' | 'locked' | 'done';
-  /**
-   * Time left at the pace so far (running time per message done, paused
-   * time not counted), once ESTIMATE_AFTER messages are done; none before.
-   */
-  etaMs?: number;
+  /** waiting: the provider cannot be reached; the messages in flight are checked when it answers again. */
+  state: 'running' | 'waiting' | 'paused' | 'locked' | 'done';
+  /** The provider paces the check (its rate limit): answers come slowly, and `leftMs` says for how long. */
+  paced?: boolean;
+  /** About how long the rest takes at the pace of the last answers; known after a few answers. */
+  leftMs?: number;
 }
-
-/** Messages done before the pace says anything about the rest. */
-export const ESTIMATE_AFTER = 3;
 
 export interface BacklogOptions {
   /** Messages offered but not yet answered, at most: a batch for the worker, without flooding the background. */
   window?: number;
   /** How long to wait for one message's answer before offering it again. */
   answerMs?: number;
+  /** How long a message waiting for the provider may go without news before it is offered again. */
+  waitMs?: number;
   now?: () => number;
 }
+
+/** The pace of this many last answers estimates the time left. */
+const PACE_WINDOW = 10;
 
 interface InFlight<L> {
   link: L;
@@ -58,6 +63,8 @@ interface InFlight<L> {
 export class BacklogRun<L extends BacklogItem = URL> {
   private next = 0;
   private readonly inFlight = new Map<string, InFlight<L>>();
+  /** In flight, and the background said they wait for the provider. */
+  private readonly waitingIds = new Set<string>();
   /** Answers that arrived before their offer returned (a verdict stored meanwhile). */
   private readonly early = new Set<string>();
   private readonly progress: BacklogProgress;
@@ -66,10 +73,10 @@ export class BacklogRun<L extends BacklogItem = URL> {
   private wake: () => void = () => {};
   private readonly window: number;
   private readonly answerMs: number;
+  private readonly waitMs: number;
   private readonly now: () => number;
-  /** Running time before the current run, and when the current run started (undefined: not running). */
-  private ranMs = 0;
-  private since: number | undefined;
+  /** When the last answers came, oldest first. */
+  private readonly answeredAt: number[] = [];
 
   private readonly links: L[];
 
@@ -82,6 +89,7 @@ export class BacklogRun<L extends BacklogItem = URL> {
     this.links = [...new Map(links.map((l) => [l.href, l])).values()];
     this.window = opts.window ?? 8;
     this.answerMs = opts.answerMs ?? 60_000;
+    this.waitMs = opts.waitMs ?? 5 * 60_000;
     this.now = opts.now ?? Date.now;
     this.progress = { total: this.links.length, done: 0, checked: 0, skipped: 0, unanswered: 0, state: 'running' };
   }
@@ -115,14 +123,53 @@ export class BacklogRun<L extends BacklogItem = URL> {
     return this.start();
   }
 
-  /** The final badge for `sourceId` arrived (any outcome but "checking"). */
+  /** The final badge for `sourceId` arrived (an outcome, not "checking" or "waiting"). */
   settled(sourceId: string): void {
     const f = this.inFlight.get(sourceId);
     if (!f) return void this.early.add(sourceId);
     clearTimeout(f.timer);
     this.inFlight.delete(sourceId);
+    this.waitingIds.delete(sourceId);
     this.progress.checked++;
+    this.answeredAt.push(this.now());
+    if (this.answeredAt.length > PACE_WINDOW) this.answeredAt.shift();
+    if (this.progress.state === 'waiting') this.progress.state = 'running'; // the provider answers again
     this.count();
+  }
+
+  /**
+   * `sourceId` waits for the provider: `unreachable` (it is down; the
+   * background tries again later) or `paced` (its rate limit sets the pace).
+   * Still in flight; offered again only after waitMs without news.
+   */
+  waiting(sourceId: string, why: 'unreachable' | 'paced'): void {
+    const f = this.inFlight.get(sourceId);
+    if (!f) return;
+    clearTimeout(f.timer);
+    this.waitingIds.add(sourceId);
+    // News from the background: it holds the message, so an answer may be lost only with a restart.
+    f.tries = 1;
+    f.timer = setTimeout(() => this.unanswered(sourceId), this.waitMs);
+    if (why === 'paced') this.progress.paced = true;
+    else if (this.progress.state === 'running') this.progress.state = 'waiting';
+    this.report(this.progress.state);
+  }
+
+  /**
+   * The provider answers again: the messages waiting for it are offered
+   * again now (a background restarted meanwhile no longer holds them; one
+   * that does answers them once).
+   */
+  retryWaiting(): void {
+    for (const sourceId of this.waitingIds) {
+      const f = this.inFlight.get(sourceId);
+      if (!f) continue;
+      clearTimeout(f.timer);
+      this.inFlight.delete(sourceId);
+      void this.offer(f.link, 1).then(() => this.wake());
+    }
+    this.waitingIds.clear();
+    if (this.progress.state === 'waiting') this.report('running');
   }
 
   private async offer(link: L, tries = 1): Promise<void> {
@@ -161,19 +208,17 @@ export class BacklogRun<L extends BacklogItem = URL> {
 
   private count(): void {
     this.progress.done = this.progress.checked + this.progress.skipped + this.progress.unanswered;
+    const a = this.answeredAt;
+    const left = this.progress.total - this.progress.done;
+    if (a.length >= 3 && left > 0)
+      this.progress.leftMs = Math.round(((a[a.length - 1] - a[0]) / (a.length - 1)) * left);
+    else delete this.progress.leftMs;
     this.report(this.progress.state);
     this.wake();
   }
 
   private report(state: BacklogProgress['state']): void {
-    const t = this.now();
-    if (this.since !== undefined) this.ranMs += t - this.since;
-    this.since = state === 'running' ? t : undefined;
     this.progress.state = state;
-    const { done, total } = this.progress;
-    if (state === 'running' && done >= ESTIMATE_AFTER)
-      this.progress.etaMs = Math.round((this.ranMs / done) * (total - done));
-    else delete this.progress.etaMs;
     this.onProgress({ ...this.progress });
   }
 }

@@ -23,7 +23,7 @@ function show(s: PackageLogStatus): void {
   else if (s.policy.quorum === 0)
     say(
       line,
-      `Checked ${when(h.checkedAt)}: ${entries}. No witnesses are required, so this browser only checks that the log never changes behind its back. Add witnesses below to have others confirm it.`,
+      `Checked ${when(h.checkedAt)}: ${entries}. No witnesses are required, so this device only checks that the log never changes behind its back. Add witnesses below to have others confirm it.`,
       'warn',
     );
   else

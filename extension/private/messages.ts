@@ -1,11 +1,16 @@
 // Messages of the private functions between extension pages, the background
 // and content scripts (the worker's own are in worker-protocol.ts).
 import type { Cosigner, WitnessPolicy } from '../../protocol/witness-policy.js';
+import type { BacklogProgress } from './backlog.js';
 import type { SpamBadge } from './faults.js';
+import type { ProviderHealth } from './provider-health.js';
 
 /** From the options page and popup to the background. */
 export type PrivateRequest =
-  | { pmfPrivate: 'connect'; url: string; token: string }
+  /** topics: the user's answer to "share each message's topic?", asked when connecting. */
+  | { pmfPrivate: 'connect'; url: string; token: string; topics?: boolean }
+  /** Connect from the mail address and its password (sign-in.ts); answers PrivateStatus, or {needsPermission: origin}. */
+  | { pmfPrivate: 'signIn'; address: string; password: string; topics?: boolean }
   | { pmfPrivate: 'disconnect' }
   /** Changes the settings given (booleans only); the others stay. */
   | { pmfPrivate: 'settings'; spamCheck?: boolean; moveSpam?: boolean; topics?: boolean; linkCheck?: boolean }
@@ -41,6 +46,12 @@ export interface PrivateStatus {
   /** The model package download under way (bytes). */
   download?: { received: number; total: number };
   lastError?: { text: string; detail: string };
+  /** Whether the provider answers (absent: it does, as far as is known). */
+  health?: ProviderHealth;
+  /** Messages kept for the provider while it cannot be reached. */
+  held: number;
+  /** Thunderbird: the check of mail not checked yet (after a start, an unlock, connecting) under way. */
+  backlog?: BacklogProgress;
   classifiedToday: number;
   spamCheck: boolean;
   moveSpam: boolean;
@@ -52,10 +63,23 @@ export interface PrivateStatus {
 export const WEBMAIL_CONNECT = 'pmfWebmailConnect';
 export type WebmailConnectRequest =
   | { [WEBMAIL_CONNECT]: 'offer' }
-  /** provider: the provider's origin as the webmail's server named it; absent, the page's own origin. */
-  | { [WEBMAIL_CONNECT]: 'connect'; token: string; provider?: string }
+  /**
+   * provider: the provider's origin as the webmail's server named it; absent, the page's own origin.
+   * topics: the user's answer, in the bar, to sharing each message's topic.
+   */
+  | { [WEBMAIL_CONNECT]: 'connect'; token: string; provider?: string; topics?: boolean }
   /** The background asks the page's own webmail server (Roundcube's pmf_connect, with the page's request token) for both. */
-  | { [WEBMAIL_CONNECT]: 'roundcube'; action: string; requestToken: string };
+  | { [WEBMAIL_CONNECT]: 'roundcube'; action: string; requestToken: string; topics?: boolean };
+
+/**
+ * Background → content scripts of webmail tabs: the spam check just became
+ * ready (connected, or the provider answers again): check the mailbox's
+ * unchecked mail and offer the shown messages again.
+ */
+export const SPAM_CHECK_READY = { type: 'pmf-spam-check-ready' } as const;
+
+/** storage.local key the background sets whenever the status changes: pages showing it refresh. */
+export const STATUS_CHANGED = 'pmf-private-status-changed';
 
 /**
  * Content script → background: which of these listed messages (MailSource ids)

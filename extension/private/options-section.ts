@@ -1,12 +1,19 @@
-// Options page (and the popup’s status line): connect to the provider (address + access token), the model
+// Settings page (and the popup’s status line): connect to the provider
+// (address, access token and the user's answer on sharing topics), the model
 // download's progress, what the spam check is doing, disconnect. The token
 // goes to the background, which keeps it in the extension's IndexedDB. A
 // provider other than loopback needs the user's permission for its origin,
-// asked on the Connect click (provider-permission.ts).
+// asked on the Connect click (provider-permission.ts). Both refresh when the
+// background signals a change (STATUS_CHANGED): a provider that stops
+// answering, or refuses the token, shows at once, with the Connect form back
+// for a new token.
 import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
-import type { PrivateRequest, PrivateStatus } from './messages.js';
+import { backlogText } from './backlog-text.js';
+import { STATUS_CHANGED, type PrivateRequest, type PrivateStatus } from './messages.js';
+import { healthText } from './provider-health.js';
 import { permissionRefused, providerPermission } from './provider-permission.js';
+import { initSignInForm, topicsChosen } from './sign-in-form.js';
 
 /** Dispatched on the document once a connect succeeded. */
 export const PROVIDER_CONNECTED = 'pmf-provider-connected';
@@ -18,33 +25,56 @@ export async function askPrivate<T>(req: PrivateRequest): Promise<T> {
   return reply.value as T;
 }
 
+const checkedToday = (n: number) => (n === 1 ? '1 message checked today' : `${n} messages checked today`);
+
+/** The status line: what the check is doing, or why not, and what to do. */
+function statusLine(
+  s: PrivateStatus,
+  where: 'popup' | 'settings',
+): { text: string; kind: 'ok' | 'warn' | 'error' | 'info' } {
+  if (s.connected && !s.spamCheck)
+    return {
+      text: 'Spam check turned off in Private Mail Functions settings: nothing about your mail is sent.',
+      kind: 'info',
+    };
+  if (s.health)
+    return { text: healthText(s.health, where, s.held), kind: s.health.state === 'refused' ? 'error' : 'warn' };
+  if (s.lastError) return { text: s.lastError.text, kind: 'error' };
+  if (s.backlog && s.backlog.state !== 'done') return { text: backlogText(s.backlog), kind: 'info' };
+  if (!s.connected)
+    return where === 'popup'
+      ? { text: 'Spam check off: connect to your provider in Private Mail Functions settings.', kind: 'info' }
+      : { text: 'Not connected: enter your mail address and its password.', kind: 'info' };
+  if (where === 'popup') return { text: `Spam check on: ${checkedToday(s.classifiedToday)}.`, kind: 'ok' };
+  const model = s.model
+    ? ` Spam model version ${s.model.version} (${Math.round(s.model.bytes / 1024)} KB) is stored on this device.`
+    : '';
+  return { text: `Connected to ${s.provider}: ${checkedToday(s.classifiedToday)}.${model}`, kind: 'ok' };
+}
+
 function show(s: PrivateStatus): void {
   const line = $('provider-status');
   line.dataset.connected = String(s.connected);
-  if (s.lastError) say(line, s.lastError.text, 'error');
-  else if (s.connected && !s.spamCheck) say(line, `Connected to ${s.provider}; the spam check is turned off.`, 'info');
-  else if (s.connected)
-    say(
-      line,
-      `Connected to ${s.provider}. ${s.classifiedToday} message(s) checked today.` +
-        (s.model
-          ? ` Spam model version ${s.model.version} (${Math.round(s.model.bytes / 1024)} KB) is stored here.`
-          : ''),
-      'ok',
-    );
-  else say(line, 'Not connected: enter your provider’s address and the access token it gave you.', 'info');
+  line.dataset.health = s.health?.state ?? 'ok';
+  const { text, kind } = statusLine(s, 'settings');
+  say(line, text, kind);
   $<HTMLInputElement>('spam-check').checked = s.spamCheck;
   $<HTMLInputElement>('link-check').checked = s.linkCheck;
   $<HTMLInputElement>('move-spam').checked = s.moveSpam;
   $<HTMLInputElement>('share-topics').checked = s.topics;
-  $('provider-connect').hidden = s.connected;
+  // A refused token: connect again (sign in again, or the same address with a new token), or disconnect.
+  const refused = s.health?.state === 'refused';
+  $('provider-connect-forms').hidden = s.connected && !refused;
+  const url = $<HTMLFormElement>('provider-connect').elements.namedItem('url') as HTMLInputElement;
+  if (refused && !url.value) url.value = s.provider ?? '';
   $('provider-disconnect').hidden = !s.connected;
   // For support: what failed, or how the model was opened.
   const m = s.model;
+  const detail = s.health?.detail ?? s.lastError?.detail;
   const details = $('provider-details');
-  details.hidden = !s.lastError && !m;
+  details.hidden = !detail && !m;
   details.querySelector('pre')!.textContent =
-    s.lastError?.detail ??
+    detail ??
     (m
       ? `model ${m.id} v${m.version}, ${m.bytes} bytes in IndexedDB, ${m.downloaded ? 'downloaded' : 'opened from IndexedDB'}; session ready in ${m.readyMs} ms`
       : '');
@@ -56,15 +86,25 @@ function show(s: PrivateStatus): void {
   }
 }
 
-/** One line for the popup: connected and how much was checked today, or why not. */
+/** Calls `refresh` whenever the background says the status changed. */
+function onStatusChanged(refresh: () => unknown): void {
+  browser.storage.onChanged.addListener((changes, area) => {
+    if (area === 'local' && STATUS_CHANGED in changes) void refresh();
+  });
+}
+
+/** One line for the popup: connected and how much was checked today, or why not; kept up to date. */
 export async function showSpamStatus(line: HTMLElement): Promise<void> {
-  const s = await askPrivate<PrivateStatus>({ pmfPrivate: 'status' }).catch(() => undefined);
-  if (!s) return;
-  line.dataset.connected = String(s.connected);
-  if (!s.spamCheck) say(line, 'Spam check turned off in Keys & options: nothing about your mail is sent.', 'info');
-  else if (s.lastError) say(line, s.lastError.text, 'error');
-  else if (s.connected) say(line, `Spam check on: ${s.classifiedToday} message(s) checked today.`, 'ok');
-  else say(line, 'Spam check off: connect to your provider in Keys & options.', 'info');
+  const update = async () => {
+    const s = await askPrivate<PrivateStatus>({ pmfPrivate: 'status' }).catch(() => undefined);
+    if (!s) return;
+    line.dataset.connected = String(s.connected);
+    line.dataset.health = s.health?.state ?? 'ok';
+    const { text, kind } = statusLine(s, 'popup');
+    say(line, text, kind);
+  };
+  onStatusChanged(update);
+  await update();
 }
 
 const refresh = async (): Promise<PrivateStatus> => {
@@ -74,6 +114,12 @@ const refresh = async (): Promise<PrivateStatus> => {
 };
 
 export function initProviderSection(): void {
+  initSignInForm({
+    ask: askPrivate,
+    show,
+    refresh,
+    connected: () => document.dispatchEvent(new Event(PROVIDER_CONNECTED)),
+  });
   const form = $<HTMLFormElement>('provider-connect');
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -86,12 +132,14 @@ export function initProviderSection(): void {
     button.disabled = true;
     say($('provider-status'), 'Connecting and fetching the spam model…', 'info');
     const poll = setInterval(() => void refresh().catch(() => {}), 300);
+
     try {
       show(
         await askPrivate<PrivateStatus>({
           pmfPrivate: 'connect',
           url: field('url').value,
           token: field('token').value,
+          topics: topicsChosen(form),
         }),
       );
       field('token').value = '';
@@ -119,5 +167,6 @@ export function initProviderSection(): void {
     );
   }
   $('provider-disconnect').addEventListener('click', async () => show(await askPrivate({ pmfPrivate: 'disconnect' })));
+  onStatusChanged(() => refresh().catch(() => {}));
   refresh().catch((e) => sayError($('provider-status'), e));
 }

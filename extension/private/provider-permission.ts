@@ -4,9 +4,34 @@
 // connect time, from the options page's Connect click: browsers allow
 // permissions.request only while handling the user's gesture, so the page
 // computes it synchronously here, before anything is awaited.
+import { mailDomain } from '../../protocol/sign-in.js';
 
 /** Hosts the manifests' host_permissions already cover (any port). */
 const IN_MANIFEST = new Set(['localhost', '127.0.0.1']);
+
+/**
+ * The provider's origin from the address the user typed, or an error in
+ * plain words: what is wrong with it and what an address looks like.
+ */
+export function providerAddress(typed: string): string {
+  const text = typed.trim();
+  if (!text) throw new Error('Enter your provider’s address, for example https://mail.example.org.');
+  let u: URL | undefined;
+  try {
+    u = new URL(text);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || !u.hostname)
+    throw new Error(
+      `“${text.slice(0, 80)}” is not a web address. Your provider’s address starts with https://, for example https://mail.example.org.`,
+    );
+  if (u.protocol === 'http:' && !IN_MANIFEST.has(u.hostname))
+    throw new Error(
+      `Connect to ${u.hostname} with https:// (a secure connection): plain http:// is only for a provider on this computer.`,
+    );
+  return u.origin;
+}
 
 /**
  * The origins to request for provider address `url`, or undefined when none
@@ -26,13 +51,26 @@ export function providerPermission(url: string): { origins: string[] } | undefin
   return { origins: [`https://${u.hostname}/*`] };
 }
 
+/** The host permissions a sign-in for `address` needs, asked on the click: the mail domain and its subdomains, and `provider` when known. */
+export function signInPermission(address: string, provider?: string): { origins: string[] } | undefined {
+  let domain: string;
+  try {
+    domain = mailDomain(address.trim());
+  } catch {
+    return undefined;
+  }
+  // A loopback domain needs none (the manifest grants it); a provider is often on a subdomain (pmf.example.org).
+  const origins = [
+    ...(providerPermission(`https://${domain}`) ? [`https://${domain}/*`, `https://*.${domain}/*`] : []),
+    ...(provider ? (providerPermission(provider)?.origins ?? []) : []),
+  ];
+  return origins.length ? { origins } : undefined;
+}
+
 /** What the page says when the user (or the browser) refused it. */
 export function permissionRefused(url: string): string {
   const host = new URL(url.trim()).hostname;
-  return (
-    `Not connected: the extension may only talk to ${host} with your permission, and it was not given. ` +
-    'Nothing was sent. Click Connect again and choose Allow to use this provider.'
-  );
+  return `Not connected: Private Mail Functions may only talk to ${host} with your permission, and it was not given. Nothing was sent. Click Connect again and choose Allow to use this provider.`;
 }
 
 /**
@@ -51,10 +89,14 @@ export function oneClickProvider(named: unknown, pageUrl: string): string {
   }
   // Only "scheme://host[:port]" itself (URL would also read "https://a@b", paths or odd spellings).
   if (!u || !/^https?:$/.test(u.protocol) || (named !== u.origin && named !== `${u.origin}/`))
-    throw new Error('The webmail named no valid provider address; connect on the extension’s options page.');
+    throw new Error(
+      'The webmail named no valid provider address. Connect under “Private spam filtering” in Private Mail Functions settings.',
+    );
   // A webmail out on the network has no business naming a port on this computer.
   if (IN_MANIFEST.has(u.hostname) && !IN_MANIFEST.has(new URL(pageUrl).hostname))
-    throw new Error('The webmail named a provider on this computer; connect on the extension’s options page.');
+    throw new Error(
+      'The webmail named a provider on this computer. Connect under “Private spam filtering” in Private Mail Functions settings.',
+    );
   return u.origin;
 }
 
@@ -64,8 +106,5 @@ export function oneClickProvider(named: unknown, pageUrl: string): string {
  * where the browser asks them about that host.
  */
 export function oneClickNeedsPermission(url: string): string {
-  return (
-    `Your webmail’s spam check runs at ${new URL(url).host}. To use it, connect once on the extension’s ` +
-    'options page (Private spam filtering), where your browser asks you to allow that address. Nothing was sent.'
-  );
+  return `Your webmail’s spam check runs at ${new URL(url).host}. To use it, connect once under “Private spam filtering” in Private Mail Functions settings, where your browser asks you to allow that address. Nothing was sent.`;
 }

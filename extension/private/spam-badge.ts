@@ -8,7 +8,6 @@
 // and nothing about it is mirrored into the page's DOM.
 import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
-import { adapterFor } from '../content/adapters/index.js';
 import { TOPIC_SHARED, type SpamBadge } from './faults.js';
 import { SPAM_BADGE, USER_VERDICT, type SpamBadgeMessage, type UserVerdictRequest } from './messages.js';
 
@@ -103,13 +102,18 @@ async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMess
   if (adapter.folderOf(view) === 'junk') offerNotSpam(el, adapter, view);
 }
 
-export function listenForSpamBadges(): void {
+/**
+ * Shows each badge on the view the content script read under that id (`viewOf`): the message as it was
+ * named at scan time, not whatever the page says now, so a move goes to the message that was checked.
+ */
+export function listenForSpamBadges(
+  viewOf: (sourceId: string) => { adapter: WebmailAdapter; view: MessageView } | undefined,
+): void {
   browser.runtime.onMessage.addListener((msg: unknown) => {
     const m = msg as SpamBadgeMessage | null;
     if (m?.type !== SPAM_BADGE || typeof m.sourceId !== 'string') return undefined;
-    const adapter = adapterFor(document);
-    const view = adapter?.findMessages(document, new URL(location.href)).find((v) => v.source.id === m.sourceId);
-    if (!adapter || !view) return undefined;
+    const { adapter, view } = viewOf(m.sourceId) ?? {};
+    if (!adapter || !view?.body.isConnected) return undefined;
     // One badge after the other per message (a hit can follow its verdict while the verdict's move is under way).
     const next = (shows.get(view.body) ?? Promise.resolve()).then(() => show(adapter, view, m)).catch(() => {});
     shows.set(view.body, next);

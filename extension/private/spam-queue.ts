@@ -6,9 +6,23 @@
 // (docs/blocklist.md) follow the verdict and are added to its badge; a
 // stored verdict whose links were never looked up (a restart in between, the
 // check turned on later) is shown at once and still goes to the worker for
-// the link check alone. Environment-free
+// the link check alone. A batch that failed because the provider could not be
+// reached (or held the pace back for too long) is kept, its messages shown as
+// waiting, and handed to the worker again by retry() (the background calls it
+// on its backoff alarm, provider-health.ts). Environment-free
 // (storage, worker and notification are injected) so it is unit-tested.
-import { failureBadge, outcomeBadge, withBlocklist, CHECKING, LOCKED, SLOWED, type SpamBadge } from './faults.js';
+import {
+  failureBadge,
+  isTransient,
+  outcomeBadge,
+  withBlocklist,
+  CHECKING,
+  LOCKED,
+  NOT_KEPT,
+  PACED,
+  PROVIDER_DOWN,
+  type SpamBadge,
+} from './faults.js';
 import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
 import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
@@ -24,6 +38,8 @@ export interface QueueDeps {
   /** The failure of a whole batch (provider down, tampered package…), for the status page. */
   onFailure?(failure: WorkerFailure): void;
   onOutcome?(o: ItemOutcome): void;
+  /** The provider refused the token: nothing more is asked until the user connects again. */
+  refused?(): Promise<boolean>;
 }
 
 export interface Target {
@@ -43,9 +59,23 @@ interface Waiting {
 /** Wraps a worker failure for the queue; any other error is a protocol failure. */
 export type FailureOf = (e: unknown) => WorkerFailure;
 
+/**
+ * Messages kept for a provider that is down, at most (their decrypted text
+ * stays in memory meanwhile): past this, a message is shown as not checked
+ * and is checked when it is shown again.
+ */
+export const MAX_HELD = 500;
+
 export class SpamQueue {
   private readonly waiting = new Map<string, Waiting>();
+  /** Messages of batches that failed while the provider was down: handed to the worker again by retry(). */
+  private readonly held = new Map<string, Waiting>();
   private running: Promise<void> | undefined;
+  /**
+   * The provider paces the batch being checked (it said 'slowed'): messages offered meanwhile wait
+   * behind it, and are shown so (else a long wait looks like no answer at all).
+   */
+  private paced = false;
 
   constructor(
     private readonly deps: QueueDeps,
@@ -74,10 +104,40 @@ export class SpamQueue {
       const lookUp = !links && stored.kind !== 'unknown_message' && (await store.settings()).linkCheck;
       if (!lookUp) return;
     }
+    const kept = this.held.get(key);
+    if (kept) {
+      // Waits for the provider with the others: shown so, asked with them at the next try.
+      kept.watchers.push({ target, sourceId });
+      if (!shown) this.deps.notify(target, sourceId, PROVIDER_DOWN, false);
+      return;
+    }
+    if (!shown && (await this.deps.refused?.()))
+      return this.deps.notify(target, sourceId, failureBadge('bad_token', 'refused before'), false);
     if (w) w.watchers.push({ target, sourceId });
     else this.waiting.set(key, { provider, raw, watchers: [{ target, sourceId }], shown });
-    if (!shown) this.deps.notify(target, sourceId, CHECKING, false);
+    if (!shown) this.deps.notify(target, sourceId, this.paced ? PACED : CHECKING, false);
+    this.running ??= this.drain().finally(() => {
+      this.running = undefined;
+      this.paced = false;
+    });
+  }
+
+  /** How many messages wait for the provider to answer again. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** The provider may be back: the messages kept for it go to the worker again. False when none were kept. */
+  retry(): boolean {
+    if (this.held.size === 0) return false;
+    for (const [key, w] of this.held) {
+      const also = this.waiting.get(key);
+      if (also) also.watchers.push(...w.watchers);
+      else this.waiting.set(key, w);
+    }
+    this.held.clear();
     this.running ??= this.drain().finally(() => (this.running = undefined));
+    return true;
   }
 
   /**
@@ -86,9 +146,10 @@ export class SpamQueue {
    * their views why.
    */
   forgetWaiting(why: SpamBadge = LOCKED): void {
-    for (const w of this.waiting.values())
+    for (const w of [...this.waiting.values(), ...this.held.values()])
       for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, why, false);
     this.waiting.clear();
+    this.held.clear();
   }
 
   /**
@@ -117,11 +178,17 @@ export class SpamQueue {
         shown.set(messageId, badge);
         show(messageId, badge, fresh);
       };
+      this.paced = false; // until this batch is slowed too
       try {
         await this.deps.classify(provider, items, (e) => {
           // Still checking, and why it takes longer: not an outcome (a failure may follow).
-          if (e.event === 'slowed')
-            for (const messageId of batch.keys()) if (!shown.has(messageId)) show(messageId, SLOWED);
+          if (e.event === 'slowed') {
+            this.paced = true;
+            for (const messageId of batch.keys()) if (!shown.has(messageId)) show(messageId, PACED);
+            for (const w of this.waiting.values())
+              if (!w.shown)
+                for (const { target, sourceId } of w.watchers) this.deps.notify(target, sourceId, PACED, false);
+          }
           // A stored verdict shown already is not shown (nor acted on) again.
           if (e.event === 'outcome' && !batch.get(e.outcome.messageId)?.shown) {
             this.deps.onOutcome?.(e.outcome);
@@ -140,8 +207,19 @@ export class SpamQueue {
       } catch (e) {
         const failure = this.failureOf(e);
         this.deps.onFailure?.(failure);
-        for (const messageId of batch.keys())
-          if (!shown.has(messageId)) tell(messageId, failureBadge(failure.code, failure.detail));
+        const unanswered = [...batch].filter(([messageId]) => !shown.has(messageId));
+        if (!isTransient(failure.code))
+          for (const [messageId] of unanswered) tell(messageId, failureBadge(failure.code, failure.detail));
+        // The provider is down or holds the pace back: kept, to go out again at the next try.
+        else
+          for (const [messageId, w] of unanswered) {
+            if (this.held.size >= MAX_HELD) {
+              tell(messageId, NOT_KEPT);
+              continue;
+            }
+            this.held.set(`${account}\n${messageId}`, w);
+            show(messageId, failure.code === 'rate_limited' ? PACED : PROVIDER_DOWN);
+          }
       }
     }
   }

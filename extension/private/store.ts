@@ -24,6 +24,7 @@
 //                   "witness-policy"     → the user's witness policy (protocol/witness-policy.ts);
 //                   "flood-ledger"       → the device's flooding budget spent (client/core/flood-ledger.ts),
 //                                          a decimal string, one for every account: the bound is the device's
+//                   "health"             → whether the provider answers (provider-health.ts)
 // An account is the provider origin plus a hash of the token: another user's
 // keys or verdicts are never mixed in.
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -34,6 +35,7 @@ import type { FloodLedgerStore } from '../../client/core/flood-ledger.js';
 import type { LegacyTrust, LogTrust, TrustStore } from '../../client/core/package-log.js';
 import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import type { ReplayEntry, ReplayStore } from '../../client/core/topic-replay.js';
+import type { ProviderHealth } from './provider-health.js';
 import type { BlindKeys, BlocklistHit } from '../../client/core/blocklist.js';
 import type {
   KeptRequests,
@@ -47,6 +49,8 @@ export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
   url: string;
   token: string;
+  /** The token came from signing in with the mail password (sign-in.ts): Disconnect revokes it. */
+  signedIn?: true;
 }
 
 export interface PrivateSettings {
@@ -54,13 +58,16 @@ export interface PrivateSettings {
   spamCheck: boolean;
   /** Move spam to the webmail's Junk folder (the provider then learns the verdict). */
   moveSpam: boolean;
-  /** Let the provider learn each checked message's topic (docs/protocol.md#topic-extraction); off = opted out. */
+  /**
+   * Let the provider learn each checked message's topic (docs/protocol.md#topic-extraction); off = opted
+   * out. Off until the user says otherwise: asked when connecting.
+   */
   topics: boolean;
   /** Look each checked message's links and attachments up in the provider's blocklist (docs/blocklist.md); off: nothing sent. */
   linkCheck: boolean;
 }
 
-const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, topics: true, linkCheck: true };
+const DEFAULT_SETTINGS: PrivateSettings = { spamCheck: true, moveSpam: true, topics: false, linkCheck: true };
 const SETTING_NAMES = Object.keys(DEFAULT_SETTINGS) as (keyof PrivateSettings)[];
 
 /** Outcomes the badge can show again after a restart. */
@@ -434,6 +441,16 @@ export class PrivateStore {
     return next;
   }
 
+  /** Whether the connected provider answers (provider-health.ts); undefined: it does, as far as is known. */
+  async health(): Promise<ProviderHealth | undefined> {
+    return (await this.db.get('config', 'health')) as ProviderHealth | undefined;
+  }
+
+  async setHealth(h: ProviderHealth | undefined): Promise<void> {
+    if (h) await this.db.put('config', h, 'health');
+    else await this.db.delete('config', 'health');
+  }
+
   /** The user's witness policy for the package log; the built-in default until the user sets one. */
   async witnessPolicy(): Promise<WitnessPolicy> {
     return (await this.witnessPolicyInUse()).policy;
@@ -467,8 +484,10 @@ export class PrivateStore {
    * link-check outcome and key of any other account: a new token starts afresh, and a previous
    * user's verdicts do not stay on the device. Forgetting the connection
    * (undefined) keeps them, so reconnecting the same account asks nothing twice.
+   * Either way the old connection's health goes with it.
    */
   async setProvider(p: ProviderConfig | undefined): Promise<void> {
+    await this.setHealth(undefined);
     if (!p) return void (await this.db.delete('config', 'provider'));
     const keep = accountOf(p);
     const accountStores = ['verdicts', 'user-keys', 'blocklist', 'kept-requests', 'blind-keys'] as const;

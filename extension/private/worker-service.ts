@@ -7,7 +7,9 @@
 // check (private/blocklist-check.ts) over the same session unless it is
 // turned off (one hello less per batch), then to topic
 // extraction unless the user opted out (settings are read here, from
-// IndexedDB, so a request queued before a change still obeys it).
+// IndexedDB, so a request queued before a change still obeys it). Spam is
+// not topic-extracted: what the check or the blocklist sends to Junk is of
+// no topic the user reads.
 import { createConnector, type Connector } from '../../client/core/connect.js';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { FloodLedger } from '../../client/core/flood-ledger.js';
@@ -187,6 +189,7 @@ async function classify(
             : { kind: v.kind, messageId: i.messageId, detail: 'recorded before' },
     });
   }
+  /** Messages found not spam: their topics are shared next (unless a blocklist hit makes them spam). */
   const verdicts = new Set<string>();
   /** The spam check's last session: the link check goes on over it. */
   let open: SpamSession | undefined;
@@ -203,7 +206,7 @@ async function classify(
       },
       onOutcome: async (o) => {
         const outcome = toItemOutcome(o);
-        if (outcome.kind === 'verdict') verdicts.add(outcome.messageId);
+        if (outcome.kind === 'verdict' && !outcome.spam) verdicts.add(outcome.messageId);
         if (outcome.kind === 'verdict' || outcome.kind === 'already_classified') checked.add(outcome.messageId);
         if (outcome.kind === 'failed') {
           // Counted, so a message that keeps failing is given up on (and then never holds up a batch).
@@ -226,7 +229,10 @@ async function classify(
         await slotFor(provider, emit)
       ).links.check(
         items.filter((i) => checked.has(i.messageId)),
-        (blocklist: BlocklistOutcome) => emit({ event: 'blocklist', blocklist }),
+        (blocklist: BlocklistOutcome) => {
+          if (blocklist.hits.length > 0) verdicts.delete(blocklist.messageId);
+          emit({ event: 'blocklist', blocklist });
+        },
         open,
       );
   } finally {

@@ -3,7 +3,7 @@
 //
 // Scheme (costs measured in README.md):
 // - New mail goes into a "hot" shard (shard-builder.ts) that only tokenizes
-//   on add; its weights are (re)computed lazily when a query needs them.
+//   on add; a query weighs only its own terms there (forQuery).
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
 //   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
 //   as one record. Sealed shards are immutable and loaded only by the first
@@ -530,6 +530,28 @@ export class MailSearch {
     );
   }
 
+  /**
+   * The subjects of the indexed messages among `ids` (the others are left
+   * out): a webmail list that shows only "..." for encrypted mail shows the
+   * protected subject from here. One lookup and one decryption per message.
+   */
+  subjects(ids: readonly string[]): Promise<Map<string, string>> {
+    return this.run(async () => {
+      const out = new Map<string, string>();
+      const rows: [number, DocRecord | undefined][] = [];
+      for (const id of ids) {
+        const queued = this.queue.get(id);
+        if (queued) out.set(id, queued.subject);
+        else {
+          const seq = await this.db.getKeyFromIndex('docs', 'h', this.cipher.tag(id));
+          if (typeof seq === 'number') rows.push([seq, await this.db.get('docs', seq)]);
+        }
+      }
+      for (const d of await this.openDocs(rows)) out.set(d.id, d.subject);
+      return out;
+    });
+  }
+
   /** Number of indexed messages. */
   count(): Promise<number> {
     return this.run(async () => {
@@ -893,7 +915,7 @@ export class MailSearch {
     const parts: Part[] = this.manifest.shards
       .filter((s) => loaded.has(s.id))
       .map((s) => ({ shard: loaded.get(s.id)!, dead: this.tombstones.get(s.id)! }));
-    if (this.hot.size > 0) parts.push({ shard: this.hot.build(), dead: this.hotDead });
+    if (this.hot.size > 0) parts.push({ shard: this.hot.forQuery(q), dead: this.hotDead });
     const expansions = parts.map((p) => p.shard.expand(q));
 
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).

@@ -2,12 +2,15 @@
 // index itself (the key lives in the background), so it asks the background
 // through a runtime message (messages.ts) and renders the answer.
 import browser from 'webextension-polyfill';
+import type { Status } from '../lib/messages.js';
+import { ask } from '../lib/rpc.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { messageIdOf, openMessage } from '../thunderbird/open-message.js';
 import { SEARCH_MESSAGE, type SearchRequest, type SearchResponse } from './messages.js';
 import type { SearchHit } from './mail-search.js';
 import { renderHit } from './view.js';
+import { chooseScope, chosenScope, runAllMail } from '../remote-search/page.js';
 
 const RESULT_LIMIT = 50;
 const TYPING_DELAY_MS = 200;
@@ -39,15 +42,39 @@ function filters(): Pick<SearchRequest, 'sort' | 'after' | 'before'> {
 let latest = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
 
-/** While locked, unlock right here; the search runs again after unlocking. */
+/**
+ * Why the index is closed: no key of the add-on's own to open it with
+ * (Thunderbird may hold the user's key: its own search covers what it
+ * decrypts), or the key is locked (unlock right here; the search runs again).
+ */
+async function closedIndex(): Promise<string> {
+  const keys = await ask<Status>({ type: 'status' }).then(
+    (s) => s.privateKeys,
+    () => 1,
+  );
+  if (keys === 0)
+    return tbApi
+      ? 'This search needs a key stored in Private Mail Functions: its index is protected with it. Thunderbird holds your key instead, so use Thunderbird’s own search (above the message list), or add your key in Private Mail Functions settings.'
+      : 'This search needs your key: add it in Private Mail Functions settings, then search here.';
+  offerUnlock(true);
+  return 'Unlock your key below to search your mail.';
+}
+
+/** The unlock form below the status while the key is locked; the search runs again once unlocked. */
 function offerUnlock(locked: boolean): void {
   if (locked && !unlockPanel.childElementCount) mountUnlockForm(unlockPanel, () => void run(input.value));
   unlockPanel.hidden = !locked;
 }
 
-function show(message: string, isError = false): void {
+function show(message: string, isError = false, detail?: string): void {
   status.textContent = message;
   status.dataset.kind = isError ? 'error' : 'info';
+  if (!detail) return;
+  const more = document.createElement('details');
+  const summary = document.createElement('summary');
+  summary.textContent = 'Technical details';
+  more.append(summary, detail);
+  status.append(more);
 }
 
 /** In Thunderbird, a result opens the message in a Thunderbird tab. */
@@ -67,12 +94,24 @@ const openInThunderbird = tbApi
  */
 async function run(query: string, snippets = false): Promise<void> {
   const mine = snippets ? latest : ++latest;
-  history.replaceState(null, '', query ? `?q=${encodeURIComponent(query)}` : location.pathname);
+  const scope = chosenScope();
+  // All mail is searched newest first, without date filters.
+  document.getElementById('search-filters')!.hidden = scope === 'all';
+  const params = new URLSearchParams({ q: query, ...(scope === 'all' && { scope }) });
+  history.replaceState(null, '', query ? `?${params}` : location.pathname);
   if (!query.trim()) {
     results.replaceChildren();
     empty.hidden = true;
-    show('Type words to search your decrypted mail. Searching happens on this device only.');
+    show(
+      scope === 'all'
+        ? 'Type words to search all your mail, from any device, in the encrypted index at your provider.'
+        : 'Type words to search your decrypted mail. Searching happens on this device only.',
+    );
     return;
+  }
+  if (scope === 'all') {
+    const parts = { results, empty, show, offerUnlock, open: openInThunderbird };
+    return runAllMail(query, RESULT_LIMIT, parts, () => mine === latest);
   }
   if (!snippets) show('Searching…');
   let answer: SearchResponse;
@@ -83,11 +122,12 @@ async function run(query: string, snippets = false): Promise<void> {
     answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
   }
   if (mine !== latest) return;
-  offerUnlock(answer?.ok === false && answer.code === 'locked');
+  unlockPanel.hidden = true;
   if (!answer?.ok) {
     results.replaceChildren();
     empty.hidden = true;
-    show(answer?.error ?? 'Search failed.', true);
+    const closed = answer?.code === 'locked';
+    show(closed ? await closedIndex() : (answer?.error ?? 'Search failed.'), !closed);
     return;
   }
   results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, openInThunderbird)));
@@ -117,8 +157,10 @@ input.addEventListener('input', () => {
   timer = setTimeout(() => void run(input.value), TYPING_DELAY_MS);
 });
 
-for (const control of [sort, after, before]) control.addEventListener('change', () => void run(input.value));
+for (const control of [sort, after, before, ...document.querySelectorAll('input[name=scope]')])
+  control.addEventListener('change', () => void run(input.value));
 
+if (new URLSearchParams(location.search).get('scope') === 'all') chooseScope('all');
 const initial = new URLSearchParams(location.search).get('q') ?? '';
 input.value = initial;
 void run(initial);

@@ -4,9 +4,18 @@
 // rounded to 1/1000 as lunr rounds), so a shard answers exactly as a lunr
 // index of the same mail would. lunr.Builder itself is not used: its inverted
 // index, one object per (term, field, document), was most of the cost of an add.
-import { CompactShard, idf, WEIGHT_SCALE } from './compact-shard.js';
+import { CompactShard, idf, WEIGHT_SCALE, type ShardArrays } from './compact-shard.js';
 import { DocTable } from './doc-table.js';
-import { fieldWords, FIELD_BOOST, FIELDS, type FieldWords, type IndexableDoc, type WordEntry } from './lunr-shard.js';
+import {
+  accepts,
+  fieldWords,
+  FIELD_BOOST,
+  FIELDS,
+  type CompiledQuery,
+  type FieldWords,
+  type IndexableDoc,
+  type WordEntry,
+} from './lunr-shard.js';
 import { TermBytes, TermTable } from './term-table.js';
 
 const F = FIELDS.length;
@@ -14,6 +23,18 @@ const F = FIELDS.length;
 const K1 = 1.2;
 const B = 0.75;
 const MAX_WEIGHT = 0xffff;
+const BOOSTS = FIELDS.map((field) => FIELD_BOOST[field]);
+const fromUtf8 = new TextDecoder();
+
+/** lunr's length normalization of a field: k1·(1−b+b·len/avg). */
+const lengthNorm = (length: number, avgLength: number) => K1 * (1 - B + B * (length / avgLength));
+
+/** lunr's weight: idf·(k1+1)·tf / (norm + tf), times the field's boost, rounded as lunr rounds (× WEIGHT_SCALE). */
+function weight(idf: number, tf: number, norm: number, f: number): number {
+  let score = (idf * ((K1 + 1) * tf)) / (norm + tf);
+  score *= BOOSTS[f];
+  return Math.min(MAX_WEIGHT, Math.round(score * WEIGHT_SCALE));
+}
 
 /**
  * A message's index terms counted per field, and its doc-table entry: all of
@@ -55,11 +76,22 @@ export class ShardBuilder {
   private postIds = new Int32Array(1 << 16);
   private postTfs = new Int32Array(1 << 16);
   private postings = 0;
+  /**
+   * Each term's postings as a chain, newest first: lastPosting[term] and
+   * prevPosting[posting] hold a posting's index + 1 (0 ends it). A query
+   * walks its terms' chains (forQuery) instead of every posting.
+   */
+  private lastPosting = new Int32Array(1024);
+  private prevPosting = new Int32Array(1 << 16);
   /** Per (document, field), at document·F + field: where its postings end, and its length in terms. */
   private fieldEnds = new Int32Array(1024 * F);
   private lengths = new Int32Array(1024 * F);
+  /** Per field: the sum of its lengths over all documents (integers: the same in any order). */
+  private readonly totalLength = new Array<number>(F).fill(0);
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
+  /** The documents' columns as the compact form takes them (cached until the next add, like `built`). */
+  private columns?: Pick<ShardArrays, 'seqs' | 'dates' | 'meta'>;
 
   /** Tokenizes and counts one message; changes nothing in the builder. */
   prepare(doc: IndexableDoc): PreparedDoc {
@@ -88,6 +120,7 @@ export class ShardBuilder {
       while (this.postings + words.length > this.postIds.length) {
         this.postIds = grow(this.postIds);
         this.postTfs = grow(this.postTfs);
+        this.prevPosting = grow(this.prevPosting);
       }
       // Distinct words can share a term ("launch", "launches"): their counts add up.
       const mark = ++this.fieldsAdded;
@@ -101,17 +134,21 @@ export class ShardBuilder {
           this.seenIn[id] = mark;
           this.seenAt[id] = k;
           this.postIds[k] = id;
-          this.postTfs[k++] = counts[w];
+          this.postTfs[k] = counts[w];
+          this.prevPosting[k] = this.lastPosting[id];
+          this.lastPosting[id] = ++k;
         }
       }
       this.postings = k;
       this.fieldEnds[n * F + f] = k;
       this.lengths[n * F + f] = length;
+      this.totalLength[f] += length;
     }
     this.seqs.push(p.seq);
     this.dates.push(p.date);
     this.metas.push(p.meta);
     this.built = undefined;
+    this.columns = undefined;
   }
 
   /** The id of a word's term in this builder, cached on the word's memo entry. */
@@ -126,6 +163,7 @@ export class ShardBuilder {
       if (id === this.seenIn.length) {
         this.seenIn = grow(this.seenIn);
         this.seenAt = grow(this.seenAt);
+        this.lastPosting = grow(this.lastPosting);
       }
     }
     e.builder = this.serial;
@@ -143,6 +181,76 @@ export class ShardBuilder {
     return (this.built ??= this.compute());
   }
 
+  /**
+   * The query form for one query: only the terms its clauses reach, each
+   * with the postings and weights build() gives it (same idf, lengths and
+   * weight code). The hot shard gains a message at every add; a query then
+   * walks its own terms' postings instead of weighing every term of up to
+   * SHARD_SIZE messages.
+   */
+  forQuery(q: CompiledQuery): CompactShard {
+    if (this.built) return this.built;
+    const reached = new Map<string, number>();
+    for (const c of q.clauses) {
+      for (const p of c.patterns) {
+        if (p.exact !== undefined) {
+          const id = this.ids.get(p.exact);
+          if (id !== undefined) reached.set(p.exact, id);
+          continue;
+        }
+        const prefix = fromUtf8.decode(p.key);
+        for (const [term, id] of this.ids) if (term.startsWith(prefix) && accepts(p.set!, term)) reached.set(term, id);
+      }
+    }
+    const { table, order } = TermTable.sorted([...reached.keys()]);
+    const ids = [...reached.values()];
+    const N = this.seqs.length;
+    const T = order.length;
+    // Each term's postings, oldest first (so documents ascend), and the (document, field) of each.
+    const postings = order.map((i) => this.postingsOf(ids[i]));
+    const fields = postings.map((list) => list.map((k) => this.fieldOf(k)));
+    const offsets = new Int32Array(T * F + 1);
+    fields.forEach((list, r) => {
+      for (const df of list) offsets[r * F + (df % F) + 1]++;
+    });
+    for (let i = 1; i < offsets.length; i++) offsets[i] += offsets[i - 1];
+    const P = offsets[T * F];
+    const docs = N <= 0x10000 ? new Uint16Array(P) : new Uint32Array(P);
+    const weights = new Uint16Array(P);
+    const fill = offsets.slice(0, T * F);
+    const avgLength = this.totalLength.map((l) => l / N);
+    postings.forEach((list, r) => {
+      const termIdf = idf(list.length, N);
+      list.forEach((k, j) => {
+        const df = fields[r][j];
+        const f = df % F;
+        const at = fill[r * F + f]++;
+        docs[at] = (df - f) / F;
+        weights[at] = weight(termIdf, this.postTfs[k], lengthNorm(this.lengths[df], avgLength[f]), f);
+      });
+    });
+    return this.shard(table, offsets, docs, weights);
+  }
+
+  /** A term's postings, oldest first. */
+  private postingsOf(id: number): number[] {
+    const list: number[] = [];
+    for (let p = this.lastPosting[id]; p > 0; p = this.prevPosting[p - 1]) list.push(p - 1);
+    return list.reverse();
+  }
+
+  /** The (document, field), as document·F + field, of posting k: the first whose postings end past k. */
+  private fieldOf(k: number): number {
+    let lo = 0;
+    let hi = this.seqs.length * F - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.fieldEnds[mid] > k) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
   private compute(): CompactShard {
     const N = this.seqs.length;
     const T = this.terms.count;
@@ -153,17 +261,14 @@ export class ShardBuilder {
     order.forEach((id, r) => (rank[id] = r));
 
     const offsets = new Int32Array(T * F + 1);
-    const totalLength = new Array<number>(F).fill(0);
     for (let d = 0, k = 0; d < N; d++) {
       for (let f = 0; f < F; f++) {
-        totalLength[f] += lengths[d * F + f];
         for (const end = fieldEnds[d * F + f]; k < end; k++) offsets[rank[postIds[k]] * F + f + 1]++;
       }
     }
     for (let i = 1; i < offsets.length; i++) offsets[i] += offsets[i - 1];
-    const avgLength = totalLength.map((l) => l / N);
+    const avgLength = this.totalLength.map((l) => l / N);
     const idfs = Float64Array.from(order, (_, r) => idf(offsets[r * F + F] - offsets[r * F], N));
-    const boosts = FIELDS.map((field) => FIELD_BOOST[field]);
 
     const P = offsets[T * F];
     const docs = N <= 0x10000 ? new Uint16Array(P) : new Uint32Array(P);
@@ -171,29 +276,30 @@ export class ShardBuilder {
     const fill = offsets.slice(0, T * F);
     for (let d = 0, k = 0; d < N; d++) {
       for (let f = 0; f < F; f++) {
-        const norm = K1 * (1 - B + B * (lengths[d * F + f] / avgLength[f]));
+        const norm = lengthNorm(lengths[d * F + f], avgLength[f]);
         for (const end = fieldEnds[d * F + f]; k < end; k++) {
           const r = rank[postIds[k]];
-          const tf = postTfs[k];
-          // lunr: score = idf·(k1+1)·tf / (k1·(1−b+b·len/avg) + tf), times field boost, rounded.
-          let score = (idfs[r] * ((K1 + 1) * tf)) / (norm + tf);
-          score *= boosts[f];
           const at = fill[r * F + f]++;
           docs[at] = d;
-          weights[at] = Math.min(MAX_WEIGHT, Math.round(score * WEIGHT_SCALE));
+          weights[at] = weight(idfs[r], postTfs[k], norm, f);
         }
       }
     }
-    return new CompactShard({
-      docCount: N,
-      terms: table,
+    return this.shard(table, offsets, docs, weights);
+  }
+
+  private shard(
+    terms: TermTable,
+    offsets: Int32Array,
+    docs: Uint16Array | Uint32Array,
+    weights: Uint16Array,
+  ): CompactShard {
+    this.columns ??= {
       seqs: Int32Array.from(this.seqs),
       dates: Float64Array.from(this.dates),
-      offsets,
-      docs,
-      weights,
       meta: DocTable.join(this.metas),
-    });
+    };
+    return new CompactShard({ docCount: this.seqs.length, terms, offsets, docs, weights, ...this.columns });
   }
 }
 

@@ -67,6 +67,7 @@ export function fakeMessenger(opts: {
             (info.accountId === undefined || f.accountId === info.accountId) &&
             (info.specialUse ?? []).every((u) => f.specialUse?.includes(u)),
         ),
+      onFolderInfoChanged: event('folders.onFolderInfoChanged'),
     },
     messageDisplay: {
       getDisplayedMessages: async (tabId) => {
@@ -111,12 +112,20 @@ export function fakeMessenger(opts: {
         const after = ids.map((id) => byId(id).header);
         setImmediate(() => fire('messages.onMoved', { id: null, messages: before }, { id: null, messages: after }));
       },
-      query: async (info: { headerMessageId?: string }) =>
-        page(
+      query: async (info) => {
+        calls.push(`query:${info.folderId ?? ''}`);
+        return page(
           mail
             .map((m) => m.header)
-            .filter((h) => info.headerMessageId === undefined || h.headerMessageId === info.headerMessageId),
-        ),
+            .filter(
+              (h) =>
+                (info.headerMessageId === undefined || h.headerMessageId === info.headerMessageId) &&
+                (info.folderId === undefined || h.folder?.id === info.folderId) &&
+                // As Thunderbird: "a date after this value".
+                (info.fromDate === undefined || new Date(h.date).getTime() > info.fromDate.getTime()),
+            ),
+        );
+      },
       continueList: async (id) => {
         const rest = pages.get(id);
         if (!rest) throw new Error(`Unknown list: ${id}`);

@@ -101,4 +101,19 @@ describe('MailIndex', () => {
     );
     await restarted.close();
   });
+
+  it('gives a webmail list the protected subjects it holds, written or still queued; none while locked', async () => {
+    const { index, kept } = indexWithKeptKey('mail-index-test-subjects');
+    await index.unlock('a passphrase');
+    await index.add(source('x', '...'), 'body x', 'Pangolin budget');
+    await index.flush();
+    await index.add(source('y', '...'), 'body y', 'Walrus archive'); // still in the write queue
+    assert.deepEqual([...(await index.subjects(['x', 'y', 'not-indexed']))].sort(), [
+      ['x', 'Pangolin budget'],
+      ['y', 'Walrus archive'],
+    ]);
+    await index.close();
+    kept.key = undefined;
+    assert.equal((await index.subjects(['x'])).size, 0);
+  });
 });

@@ -14,23 +14,34 @@ describe('per-target manifests', () => {
     const csp: string = m.content_security_policy.extension_pages;
     assert.match(csp, /script-src 'self' 'wasm-unsafe-eval';/);
     assert.doesNotMatch(csp, /https?:|unsafe-inline|'unsafe-eval'/);
-    assert.deepEqual(m.web_accessible_resources[0].resources, ['viewer.html']);
     assert.ok(m.permissions.includes('offscreen'), 'the offscreen document hosts the WASM worker');
+  });
+
+  it('no page can find the viewer by a fixed address, nor get the content script unless the user added its site', () => {
+    for (const target of ['chromium', 'firefox']) {
+      const m = targetManifest(base, target);
+      // Chromium serves the viewer only at a per-session address; Firefox has a per-install one anyway.
+      assert.deepEqual(m.web_accessible_resources, [
+        { resources: ['viewer.html'], matches: base.web_accessible_resources[0].matches, use_dynamic_url: true },
+      ]);
+      assert.equal(m.content_scripts, undefined, `${target}: registered at run time for the added sites only`);
+      assert.ok(m.permissions.includes('scripting'), target);
+    }
   });
 
   it('Firefox MV3: event page and a gecko id', () => {
     const m = targetManifest(base, 'firefox');
     assert.deepEqual(m.background, { scripts: ['background.js'] });
     assert.match(m.browser_specific_settings.gecko.id, /@/);
-    assert.deepEqual(m.content_scripts, base.content_scripts);
     assert.ok(!m.permissions.includes('offscreen'), 'Gecko starts the worker from its background page');
   });
 
-  it('Thunderbird: message display action, messagesRead, no webmail content scripts, TB 128+', () => {
+  it('Thunderbird: message display action, messagesRead, no web-accessible viewer, TB 128+', () => {
     const m = targetManifest(base, 'thunderbird');
     assert.equal(m.message_display_action.default_popup, 'tb-message.html');
     assert.ok(m.permissions.includes('messagesRead'));
-    assert.equal(m.content_scripts, undefined);
+    assert.equal(m.web_accessible_resources, undefined);
+    assert.equal(new Set(m.permissions).size, m.permissions.length, 'no permission twice');
     assert.equal(m.browser_specific_settings.gecko.strict_min_version, '128.0');
     assert.equal(m.content_security_policy.extension_pages, base.content_security_policy.extension_pages);
   });

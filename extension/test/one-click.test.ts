@@ -80,7 +80,7 @@ describe('the provider one-click connect goes to', () => {
   it('a provider the browser has not allowed is explained, naming its host', () => {
     const text = oneClickNeedsPermission('https://pmf.example.org:8443');
     assert.match(text, /pmf\.example\.org:8443/);
-    assert.match(text, /options page/);
+    assert.match(text, /Private Mail Functions settings/);
     assert.match(text, /Nothing was sent/);
   });
 });

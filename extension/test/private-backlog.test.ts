@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BacklogRun, type BacklogProgress, type Skip } from '../private/backlog.js';
+import { backlogText } from '../private/backlog-text.js';
 
 const links = (n: number) => Array.from({ length: n }, (_, i) => new URL(`http://127.0.0.1/mail/m/${i}`));
 const idOf = (l: URL) => l.pathname.split('/').pop()!;
@@ -47,35 +48,6 @@ describe('BacklogRun', () => {
     await finished;
     assert.deepEqual(bg.offered, ['0', '1', '2', '3', '4'], 'each message offered once');
     assert.deepEqual(seen.at(-1), { total: 5, done: 5, checked: 5, skipped: 0, unanswered: 0, state: 'done' });
-  });
-
-  it('estimates the time left from the running pace, none before ESTIMATE_AFTER, paused time not counted', async () => {
-    const bg = fakeBackground();
-    const clock = { t: 0 };
-    const seen: BacklogProgress[] = [];
-    const run = new BacklogRun(links(10), bg.deps, (p) => seen.push(p), { window: 10, now: () => clock.t });
-    bg.bind(run);
-    void run.start();
-    await tick();
-    for (const [id, t] of [
-      ['0', 10_000],
-      ['1', 20_000],
-    ] as const) {
-      clock.t = t;
-      bg.answer(id);
-    }
-    assert.equal(seen.at(-1)!.etaMs, undefined, 'two done: no estimate yet');
-    clock.t = 30_000;
-    bg.answer('2');
-    assert.equal(seen.at(-1)!.etaMs, 70_000, '10 s a message, 7 to go');
-    clock.t = 40_000;
-    run.pause();
-    assert.equal(seen.at(-1)!.etaMs, undefined, 'no estimate while paused');
-    clock.t = 100_000;
-    void run.resume();
-    clock.t = 110_000;
-    bg.answer('3');
-    assert.equal(seen.at(-1)!.etaMs, 75_000, '50 s running for 4, 6 to go: the pause is not counted');
   });
 
   it('pauses (what is in flight still settles) and resumes where it stopped', async () => {
@@ -159,5 +131,53 @@ describe('BacklogRun', () => {
     await done;
     assert.deepEqual(bg.offered, ['0', '1', '0'], 'message 0 offered twice, never three times');
     assert.deepEqual(seen.at(-1), { total: 2, done: 2, checked: 1, skipped: 0, unanswered: 1, state: 'done' });
+  });
+
+  it('waiting for a provider that is down: still in flight, said so, not offered again; goes on when it answers', async () => {
+    const bg = fakeBackground();
+    const seen: BacklogProgress[] = [];
+    const run = new BacklogRun(links(3), bg.deps, (p) => seen.push(p), { window: 3, answerMs: 20 });
+    bg.bind(run);
+    const done = run.start();
+    await tick();
+    for (const id of ['0', '1', '2']) run.waiting(`src-${id}`, 'unreachable');
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual(bg.offered, ['0', '1', '2'], 'a waiting message is not offered again after answerMs');
+    assert.equal(seen.at(-1)?.state, 'waiting');
+    assert.match(
+      backlogText(seen.at(-1)!),
+      /^Waiting for your provider: it cannot be reached right now \(0 of 3 done\)/,
+    );
+    for (const id of ['0', '1', '2']) bg.answer(id);
+    await done;
+    assert.equal(seen.at(-1)?.state, 'done');
+  });
+
+  it('paced by the provider: says so with the time left at the pace of the last answers', async () => {
+    let now = 0;
+    const bg = fakeBackground();
+    const seen: BacklogProgress[] = [];
+    const run = new BacklogRun(links(10), bg.deps, (p) => seen.push(p), { window: 1, now: () => now });
+    bg.bind(run);
+    const done = run.start();
+    await tick();
+    run.waiting('src-0', 'paced');
+    for (let i = 0; i < 4; i++) {
+      now += 30_000; // one message every 30 s
+      bg.answer(String(i));
+      await tick();
+    }
+    const p = seen.at(-1)!;
+    assert.deepEqual([p.done, p.paced, p.leftMs], [4, true, 6 * 30_000]);
+    assert.equal(
+      backlogText(p),
+      'Waiting for your provider, which limits how fast mail is checked (4 of 10, about 3 minutes left).',
+    );
+    for (let i = 4; i < 10; i++) {
+      bg.answer(String(i));
+      await tick();
+    }
+    await done;
+    assert.equal(backlogText(seen.at(-1)!, 2), 'Checked 10 of 10 new messages for spam privately. 2 moved to Junk.');
   });
 });

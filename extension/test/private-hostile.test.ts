@@ -92,6 +92,7 @@ test('Thunderbird: a huge message arriving between two ordinary ones does not ho
     // The add-on's own decryption: the message text behind each fake block.
     decrypt: async (block) => texts[Number(/fake(\d)/.exec(block.armored)![1])],
     failureOf: (e) => ({ code: 'protocol', detail: String(e) }),
+    area: { get: async () => ({}), set: async () => {} },
   });
   for (const l of fake.listeners['messages.onNewMailReceived'])
     (l as (...a: unknown[]) => void)(inbox, {

@@ -264,7 +264,8 @@ describe('PrivateStore', () => {
 
   it('settings: defaults, partial changes, and only booleans are stored', async () => {
     const store = await freshStore();
-    const on = { spamCheck: true, moveSpam: true, topics: true, linkCheck: true };
+    // Topics are shared only once the user says so (asked when connecting).
+    const on = { spamCheck: true, moveSpam: true, topics: false, linkCheck: true };
     assert.deepEqual(await store.settings(), on);
     assert.deepEqual(await store.setSettings({ spamCheck: false }), { ...on, spamCheck: false });
     await store.setSettings({ moveSpam: 'yes' as unknown as boolean });

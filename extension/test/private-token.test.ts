@@ -40,7 +40,7 @@ test('a revoked token: the check is off with “connect again”, the reason beh
     classify(userId, token, 'after'),
     (e: unknown) => e instanceof WorkerCallError && e.failure.code === 'bad_token' && /revoked/.test(e.failure.detail),
   );
-  assert.match(failureText('bad_token'), /expired or been revoked.*Connect again/);
+  assert.match(failureText('bad_token'), /no longer accepts.*Connect again/);
 });
 
 test('an expired token: the same clear state, saying it expired', async () => {

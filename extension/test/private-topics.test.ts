@@ -25,6 +25,7 @@ import { resumeKeptTopics } from '../private/resume-kept.js';
 import { accountOf, PrivateStore, type ProviderConfig } from '../private/store.js';
 import { WorkerClient } from '../private/worker-client.js';
 import type { ClassifyItem, WorkerEvent } from '../private/worker-protocol.js';
+import { caughtSpam } from '../../e2e/fixtures/caught-spam.js';
 import { inProcessWorker } from './worker-link.js';
 
 let provider: RealProvider;
@@ -40,6 +41,7 @@ before(async () => {
   user = await provider.store.addUser('topics-in-extension');
   (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket; // the browser's, in the extension
   settings = await PrivateStore.open(); // the worker's own database
+  await settings.setSettings({ topics: true }); // the user's answer when connecting (off until asked)
 });
 after(async () => {
   delete (globalThis as { WebSocket?: unknown }).WebSocket;
@@ -185,5 +187,22 @@ describe('topic extraction in the extension worker', { timeout: 120_000 }, () =>
     }
     await w.call({ kind: 'topic-setting', provider: p, optOut: false });
     assert.equal(await provider.store.topicOptOut(user.userId), false);
+  });
+
+  it('spam is not topic-extracted: what goes to Junk has no topic the user reads', async () => {
+    const [spam] = await caughtSpam(1);
+    const events = await classify(w, [
+      { messageId: 't-spam', raw: spam.raw as string },
+      { messageId: 't-ham', raw: posts[1] + '\r\nAnother line, another message.' },
+    ]);
+    const verdicts = events.flatMap((e) =>
+      e.event === 'outcome' && e.outcome.kind === 'verdict' ? [[e.outcome.messageId, e.outcome.spam]] : [],
+    );
+    assert.deepEqual(verdicts, [
+      ['t-spam', true],
+      ['t-ham', false],
+    ]);
+    assert.deepEqual(topicsOf(events), [['t-ham', 'shared']]);
+    assert.equal(await provider.store.isClassified(user.userId, 't-spam', 'topics'), false, 'nothing left for it');
   });
 });

@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 import { PackageIntegrityError } from '../../client/core/download.js';
 import { ConnectionClosed } from '../../client/core/session.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import { BLOCKLISTED, type SpamBadge } from '../private/faults.js';
-import { SpamQueue } from '../private/spam-queue.js';
+import { BLOCKLISTED, isOutcome, type SpamBadge } from '../private/faults.js';
+import { SpamQueue, type QueueDeps } from '../private/spam-queue.js';
 import { accountOf, PrivateStore } from '../private/store.js';
 import { WorkerCallError, WorkerClient } from '../private/worker-client.js';
 import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../private/worker-protocol.js';
@@ -129,7 +129,10 @@ describe('worker glue', () => {
 let n = 0;
 const provider = { url: 'http://127.0.0.1:8787', token: 'alice' };
 
-function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => void) => Promise<unknown>) {
+function queueWith(
+  classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => void) => Promise<unknown>,
+  more: Partial<QueueDeps> = {},
+) {
   const store = PrivateStore.open(`private-queue-test-${n++}`);
   const shown: { tab: number; sourceId: string; badge: SpamBadge; fresh: boolean }[] = [];
   const batches: string[][] = [];
@@ -143,6 +146,7 @@ function queueWith(classify: (items: ClassifyItem[], emit: (e: WorkerEvent) => v
         return classify(items, emit);
       },
       notify: (t, sourceId, badge, fresh) => shown.push({ tab: t.tabId, sourceId, badge, fresh }),
+      ...more,
     },
     (e) => (e instanceof WorkerCallError ? e.failure : { code: 'protocol', detail: String(e) }),
   );
@@ -199,24 +203,65 @@ describe('SpamQueue', () => {
   it('tells every message of a failed batch what went wrong, in plain words with details', async () => {
     const q = queueWith(async (_items, emit) => {
       emit({ event: 'outcome', outcome: { kind: 'already_classified', messageId: 'x', detail: 'classified before' } });
-      throw new WorkerCallError({
-        code: 'provider_unreachable',
-        detail: 'cannot connect to ws://127.0.0.1:8787/session',
-      });
+      throw new WorkerCallError({ code: 'package_tampered', detail: 'SHA-256 mismatch for spam-v1' });
     });
     await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
     await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
     await settle();
-    const final = Object.fromEntries(
-      q.shown.filter((s) => s.badge.state !== 'checking').map((s) => [s.sourceId, s.badge]),
-    );
+    const final = Object.fromEntries(q.shown.filter((s) => isOutcome(s.badge)).map((s) => [s.sourceId, s.badge]));
     assert.equal(final['src-x'].state, 'checked-before');
+    assert.doesNotMatch(
+      final['src-x'].text + (final['src-x'].detail ?? ''),
+      /\(spam\)/,
+      'no task name read as a verdict',
+    );
     assert.equal(final['src-y'].state, 'unavailable');
-    assert.match(final['src-y'].text, /cannot be reached/);
-    assert.match(final['src-y'].detail ?? '', /ws:\/\/127\.0\.0\.1/);
+    assert.match(final['src-y'].text, /failed its integrity check/);
+    assert.match(final['src-y'].detail ?? '', /SHA-256 mismatch/);
+    assert.equal(q.queue.heldCount, 0, 'nothing waits for a tampered package');
   });
 
-  it('a provider asking to slow down shows the messages still unanswered as waiting; a later failure still reaches them', async () => {
+  it('the provider down: the unanswered messages wait (shown so), and the next try checks them', async () => {
+    let down = true;
+    const q = queueWith(async (items, emit) => {
+      if (down) {
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: 'x', spam: false } });
+        throw new WorkerCallError({
+          code: 'provider_unreachable',
+          detail: 'cannot connect to ws://127.0.0.1:8787/session',
+        });
+      }
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: true } });
+    });
+    await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
+    await settle();
+    const last = (src: string) => q.shown.filter((s) => s.sourceId === src).at(-1)!.badge;
+    assert.equal(last('src-x').text, 'not spam', 'answered before the provider went');
+    assert.equal(last('src-y').state, 'waiting');
+    assert.match(last('src-y').text, /Waiting for your provider: it cannot be reached/);
+    assert.equal(q.queue.heldCount, 1);
+    // Shown again meanwhile: it joins the wait, no new request.
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 2 }, 'src-y');
+    assert.deepEqual(q.batches, [['x'], ['y']], 'no new request while it waits');
+    const before = q.batches.length;
+    down = false;
+    assert.equal(q.queue.retry(), true);
+    await settle();
+    assert.deepEqual(q.batches.slice(before), [['y']], 'the kept message, once');
+    assert.deepEqual(
+      q.shown.filter((s) => s.sourceId === 'src-y' && isOutcome(s.badge)).map((s) => [s.tab, s.badge.state, s.fresh]),
+      [
+        [1, 'spam', true],
+        [2, 'spam', true],
+      ],
+      'both views get the verdict, fresh (it may move to Junk)',
+    );
+    assert.equal(q.queue.retry(), false, 'nothing kept any more');
+  });
+
+  it('a provider asking to slow down shows the messages still unanswered as waiting for it, and they are kept', async () => {
     const q = queueWith(async (_items, emit) => {
       emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: 'x', spam: false } });
       emit({ event: 'slowed' });
@@ -225,11 +270,58 @@ describe('SpamQueue', () => {
     await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
     await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
     await settle();
-    const texts = (id: string) => q.shown.filter((s) => s.sourceId === id).map((s) => s.badge.text);
-    assert.ok(!texts('src-x').some((t) => /slow down/.test(t)), 'an answered message is not shown as waiting');
-    const y = texts('src-y');
-    assert.match(y[y.length - 2], /waiting.*goes on by itself/);
-    assert.match(y[y.length - 1], /longer than a minute/);
+    const of = (id: string) => q.shown.filter((s) => s.sourceId === id).map((s) => s.badge);
+    assert.ok(!of('src-x').some((b) => b.state === 'waiting'), 'an answered message is not shown as waiting');
+    const y = of('src-y').at(-1)!;
+    assert.deepEqual([y.state, y.paced], ['waiting', true]);
+    assert.match(y.text, /limits how fast mail is checked/);
+    assert.equal(q.queue.heldCount, 1);
+  });
+
+  it('messages queued behind a batch the provider paces are shown as waiting for it too, not left silent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = queueWith(async (items, emit) => {
+      if (items[0].messageId === 'x') emit({ event: 'slowed' });
+      await gate;
+      for (const i of items)
+        emit({ event: 'outcome', outcome: { kind: 'verdict', messageId: i.messageId, spam: false } });
+    });
+    await q.queue.offer(provider, 'x', 'raw', { tabId: 1 }, 'src-x');
+    await settle();
+    // Offered while the paced batch still runs: it waits for the next batch, and says why.
+    await q.queue.offer(provider, 'y', 'raw', { tabId: 1 }, 'src-y');
+    const y = () => q.shown.filter((s) => s.sourceId === 'src-y').map((s) => s.badge);
+    assert.deepEqual(
+      y().map((b) => [b.state, b.paced]),
+      [['waiting', true]],
+    );
+    release();
+    await settle();
+    assert.deepEqual(q.batches, [['x'], ['y']]);
+    assert.equal(y().at(-1)!.text, 'not spam');
+    // The next message, once nothing is paced any more, is just being checked.
+    await q.queue.offer(provider, 'z', 'raw', { tabId: 1 }, 'src-z');
+    assert.equal(q.shown.find((s) => s.sourceId === 'src-z')!.badge.state, 'checking');
+    await settle();
+  });
+
+  it('a refused token: nothing more is asked until the user connects again', async () => {
+    let refused = false;
+    const q = queueWith(
+      async () => {
+        refused = true;
+        throw new WorkerCallError({ code: 'bad_token', detail: 'unauthenticated' });
+      },
+      { refused: async () => refused },
+    );
+    await q.queue.offer(provider, 'a', 'raw', { tabId: 1 }, 'src-a');
+    await settle();
+    await q.queue.offer(provider, 'b', 'raw', { tabId: 1 }, 'src-b');
+    await settle();
+    assert.deepEqual(q.batches, [['a']], 'b was not sent');
+    for (const id of ['src-a', 'src-b'])
+      assert.match(q.shown.filter((s) => s.sourceId === id).at(-1)!.badge.text, /no longer accepts/);
   });
 
   it('after a new token, waiting messages go out under it alone, and the old verdicts are not shown', async () => {

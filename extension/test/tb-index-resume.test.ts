@@ -48,7 +48,8 @@ describe('Thunderbird first indexing', () => {
       isIndexed: async (id) => index.has(id),
     });
     assert.deepEqual(resumed, { done: 4, total: 4, indexed: 4, locked: 0, failed: 0 });
-    assert.deepEqual(fake.calls, ['raw:2:false', 'raw:3:false'], 'only the messages not yet indexed are read');
+    const reads = fake.calls.filter((c) => c.startsWith('raw:') || c.startsWith('full:'));
+    assert.deepEqual(reads, ['raw:2:false', 'raw:3:false'], 'only the messages not yet indexed are read');
     assert.equal(index.size, 4);
   });
 });

@@ -50,6 +50,8 @@ async function setup(
     store?: PrivateStore;
     pending?: ReturnType<typeof memoryArea>;
     relookMs?: number[];
+    /** A blocklist hit on each message, after its verdict (the worker's link check). */
+    listed?: boolean;
   } = {},
 ) {
   const store = opts.store ?? (await PrivateStore.open(`tb-spam-test-${n++}`));
@@ -60,7 +62,7 @@ async function setup(
   const pending = opts.pending ?? memoryArea();
   const watch = watchSpam(fake.api, {
     store: async () => store,
-    pending,
+    area: pending,
     putBackAfterMs: 0,
     relookMs: opts.relookMs,
     // The worker: records the verdict before reporting it, as worker-service.ts does.
@@ -72,6 +74,11 @@ async function setup(
         await store.putVerdict(accountOf(provider), messageId, { kind: 'verdict', spam, at: Date.now() });
         onEvent({ event: 'outcome', outcome: { kind: 'verdict', messageId, spam } });
       }
+      if (opts.listed)
+        for (const { messageId } of items) {
+          const hits = [{ item: 'evil-login.example', category: 'phishing', score: 90, since: '2024-05-30' }];
+          onEvent({ event: 'blocklist', blocklist: { messageId, hits } });
+        }
     },
     decrypt: async () => {
       const d = typeof opts.decrypts === 'function' ? opts.decrypts() : (opts.decrypts ?? true);
@@ -102,7 +109,13 @@ async function setup(
     await settled();
   };
   const acted = () => until(() => fake.calls.some((c) => c.startsWith('update:')));
-  return { ...fake, store, requests, newMail, displayed, settled, until, acted, watch, pending };
+  /** The provider ids asked about so far, sorted. */
+  const askedIds = () =>
+    requests
+      .flat()
+      .map((i) => i.messageId)
+      .sort();
+  return { ...fake, store, requests, askedIds, newMail, displayed, settled, until, acted, watch, pending };
 }
 
 describe('Thunderbird private spam check', () => {
@@ -124,6 +137,17 @@ describe('Thunderbird private spam check', () => {
       ['update:7:{"junk":true}', 'move:7:a/Junk'],
     );
     assert.equal(m.header.folder?.id, 'a/Junk');
+  });
+
+  it('found ham, then its link on the provider’s blocklist: flagged and moved to Junk all the same', async () => {
+    const m = encrypted(7, `X-PMF-Message-Id: ${PMF_ID}\r\n`);
+    const t = await setup([m], { spam: false, listed: true });
+    t.newMail(m.header);
+    await t.acted();
+    assert.deepEqual(
+      t.calls.filter((c) => /^(update|move)/.test(c)),
+      ['update:7:{"junk":true}', 'move:7:a/Junk'],
+    );
   });
 
   it('is asked once: shown while it arrives, and shown again after its verdict', async () => {
@@ -343,65 +367,41 @@ describe('Thunderbird: the user says "not spam"', () => {
   });
 });
 
-describe('Thunderbird: mail that arrived while the keys were locked', () => {
-  it('is checked right after the unlock, once, and not again after a restart', async () => {
+describe('Thunderbird: mail not checked yet (locked, closed, provider down) is found by a scan', () => {
+  it('is checked at the scan after the unlock, once, and not again after a restart; nothing of it is stored', async () => {
     const mail = [1, 2, 3].map((i) => encrypted(i, `X-PMF-Message-Id: ${pmfId(i)}\r\n`));
     let locked = true;
     const t = await setup(mail, { decrypts: () => (locked ? 'locked' : true), spam: false });
     t.newMail(...mail.map((m) => m.header));
     await t.settled();
     assert.equal(t.requests.length, 0, 'nothing can be read while locked');
-    assert.deepEqual(
-      t.pending.data['pmf-tb-spam-pending'],
-      [1, 2, 3],
-      'their Thunderbird ids wait, never their content',
-    );
     locked = false;
-    await t.watch.catchUp();
+    await t.watch.scan();
     await t.settled();
-    assert.deepEqual(
-      t.requests
-        .flat()
-        .map((i) => i.messageId)
-        .sort(),
-      [1, 2, 3].map(pmfId),
-    );
-    assert.deepEqual(t.pending.data['pmf-tb-spam-pending'], []);
+    assert.deepEqual(t.askedIds(), [1, 2, 3].map(pmfId));
+    await new Promise((r) => setTimeout(r, 600)); // the scan's state is written a moment later
+    assert.doesNotMatch(JSON.stringify(t.pending.data), /Cheap pills|BEGIN PGP/, 'never their content');
     // A restarted background (same storage, same IndexedDB): nothing left to check, nothing asked twice.
-    t.pending.data['pmf-tb-spam-pending'] = [1, 2, 3];
     const again = await setup(mail, { store: t.store, pending: t.pending });
-    await again.watch.catchUp();
+    await again.watch.scan();
     await again.settled();
     assert.deepEqual(again.requests, []);
-    assert.deepEqual(again.pending.data['pmf-tb-spam-pending'], []);
+    assert.ok(!again.calls.some((c) => c.startsWith('raw:')), 'what was looked at is not even read again');
   });
 
   it('at most 8 in flight; a restart mid-way loses none and checks none twice', async () => {
     const mail = Array.from({ length: 12 }, (_, i) => encrypted(i + 1, `X-PMF-Message-Id: ${pmfId(i + 1)}\r\n`));
-    let locked = true;
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const t = await setup(mail, { decrypts: () => (locked ? 'locked' : true), gate, spam: false });
-    t.newMail(...mail.map((m) => m.header));
-    await t.settled();
-    assert.equal((t.pending.data['pmf-tb-spam-pending'] as number[]).length, 12);
-    locked = false;
-    const before = t.calls.length;
-    const running = t.watch.catchUp();
+    const t = await setup(mail, { gate, spam: false });
+    const running = t.watch.scan();
     await t.until(() => t.requests.length > 0);
     await new Promise((r) => setTimeout(r, 30));
-    const offered = () =>
-      new Set(
-        t.calls
-          .slice(before)
-          .filter((c) => c.startsWith('raw:'))
-          .map((c) => c.split(':')[1]),
-      ).size;
-    assert.equal(offered(), 8, 'the backlog’s window: 8 messages read and waiting, the rest not yet');
-    // The background restarts here: nothing answered yet, all 12 still wait in storage.
-    assert.equal((t.pending.data['pmf-tb-spam-pending'] as number[]).length, 12);
+    const offered = new Set(t.calls.filter((c) => c.startsWith('raw:')).map((c) => c.split(':')[1])).size;
+    assert.equal(offered, 8, 'the backlog’s window: 8 messages read and waiting, the rest not yet');
+    // The background restarts here: nothing answered yet.
     const after = await setup(mail, { store: t.store, pending: t.pending, spam: false });
-    await after.watch.catchUp();
+    await after.watch.scan();
     await after.settled();
     open(); // the old worker's batch finishes too (it records before it reports)
     await running;
@@ -410,22 +410,64 @@ describe('Thunderbird: mail that arrived while the keys were locked', () => {
     assert.equal(new Set(asked).size, 12, 'every message checked');
     for (const i of mail.keys())
       assert.ok((await t.store.verdict(accountOf(PROVIDER), pmfId(i + 1))) !== undefined, `verdict ${i + 1} kept`);
-    assert.deepEqual(after.pending.data['pmf-tb-spam-pending'], []);
   });
 
-  it('locked again mid-way: it stops, and what is left waits for the next unlock', async () => {
+  it('locked again mid-way: it stops, and what is left is the next scan’s', async () => {
     const mail = [1, 2, 3].map((i) => encrypted(i, `X-PMF-Message-Id: ${pmfId(i)}\r\n`));
     let state: 'locked' | true = 'locked';
     const t = await setup(mail, { decrypts: () => state, spam: false });
-    t.newMail(...mail.map((m) => m.header));
-    await t.settled();
-    await t.watch.catchUp(); // still locked: nothing happens, nothing is lost
+    await t.watch.scan(); // still locked: nothing happens, nothing is lost
     await t.settled();
     assert.deepEqual(t.requests, []);
-    assert.deepEqual(t.pending.data['pmf-tb-spam-pending'], [1, 2, 3]);
     state = true;
-    await t.watch.catchUp();
+    await t.watch.scan();
     await t.settled();
     assert.equal(t.requests.flat().length, 3);
+  });
+
+  it('mail that came while Thunderbird was closed (no event at all) is found in each folder it was filed in; Junk is not scanned', async () => {
+    const inWork = encrypted(2, `X-PMF-Message-Id: ${pmfId(2)}\r\n`);
+    inWork.header.folder = { ...work };
+    const inJunk = encrypted(3, `X-PMF-Message-Id: ${pmfId(3)}\r\n`);
+    inJunk.header.folder = { ...junkFolder };
+    const mail = [encrypted(1, `X-PMF-Message-Id: ${pmfId(1)}\r\n`), inWork, inJunk];
+    const t = await setup(mail, { spam: false });
+    await t.watch.scan();
+    await t.settled();
+    assert.deepEqual(t.askedIds(), [pmfId(1), pmfId(2)]);
+    assert.ok(!t.calls.includes('query:a/Junk'), 'the Junk folder is not listed');
+  });
+
+  it('a folder whose message count grows is scanned by itself: Thunderbird fetching the mail that came while it was closed', async () => {
+    const m = encrypted(1, `X-PMF-Message-Id: ${pmfId(1)}\r\n`);
+    const t = await setup([m], { spam: false });
+    t.fire('folders.onFolderInfoChanged', inbox, { totalMessageCount: 1 });
+    await t.until(() => t.requests.length > 0);
+    assert.deepEqual(
+      t.requests.flat().map((i) => i.messageId),
+      [pmfId(1)],
+    );
+    assert.ok(!t.calls.includes('query:a/Work'), 'only the folder that changed');
+    t.fire('folders.onFolderInfoChanged', inbox, { totalMessageCount: 1 }); // read, not new: nothing to do
+    await t.settled();
+    assert.equal(t.calls.filter((c) => c === 'query:a/INBOX').length, 1);
+  });
+
+  it('Thunderbird’s “success” with nothing decrypted (a damaged message) spends no check, and is not read again', async () => {
+    const damaged = encrypted(4, `X-PMF-Message-Id: ${pmfId(4)}\r\n`, {
+      decryptionStatus: 'success',
+      parts: [{ contentType: 'text/plain', body: ' ' }],
+    });
+    const t = await setup([damaged], { decrypts: false });
+    t.newMail(damaged.header);
+    await t.settled();
+    await t.watch.scan();
+    await t.settled();
+    assert.deepEqual(t.requests, [], 'no check spent on empty input');
+    assert.equal(
+      t.calls.filter((c) => c === 'raw:4:false').length,
+      1,
+      'looked at once, by the event; the scan skips it',
+    );
   });
 });

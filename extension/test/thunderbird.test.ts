@@ -42,7 +42,8 @@ function deps(keys: 'alice' | 'none') {
         const unlocked = keys === 'alice' ? [alice.privateKey] : [];
         return decryptBlock(block, { unlocked, lockedKeyIds: new Set(), verificationKeys: [bob.publicKey] });
       },
-      index: async (source: MailSource, text: string) => void indexed.push([source, text]),
+      index: async (source: MailSource, text: string, subject: string) =>
+        void indexed.push([{ ...source, subject }, text]),
     },
   };
 }
@@ -127,9 +128,40 @@ describe('Thunderbird displayed message', () => {
     assert.match(r.summary, /Signature not checked by the add-on/);
     assert.equal(tone(r), 'warn');
     assert.deepEqual(
-      d.indexed.map(([, text]) => text),
-      ['decrypted by TB\nand html'],
+      d.indexed.map(([source, text]) => [source.subject, text]),
+      [['The protected subject', 'decrypted by TB\nand html']],
+      'indexed under its protected subject: the search page lists it so',
     );
+    assert.equal(r.listedSubject, 'm7', 'the list shows the outer subject');
+  });
+
+  it('a “success” from Thunderbird with nothing decrypted is a damaged message: red, no claim about keys, nothing indexed', async () => {
+    // What Thunderbird 153 hands add-ons for a damaged inline message: "success" and a text part of one space.
+    const full = { decryptionStatus: 'success' as const, parts: [{ contentType: 'text/plain', body: ' ' }] };
+    const raw =
+      'From: Bob <bob@example.org>\r\nSubject: x\r\n\r\n-----BEGIN PGP MESSAGE-----\r\n\r\nhQEMA+garbage\r\n-----END PGP MESSAGE-----\r\n';
+    install({ mail: [mail(9, raw, full)], displayed: 9 });
+    const d = deps('none');
+    const r = await describeDisplayedMessage(3, d.deps);
+    assert.equal(r.path, 'none');
+    assert.equal(r.damaged, true);
+    assert.match(r.summary, /could not be read: it is damaged or incomplete/);
+    assert.doesNotMatch(r.summary, /Decrypted|holds your key/);
+    assert.equal(tone(r), 'error');
+    assert.deepEqual(d.indexed, []);
+  });
+
+  it('lists the attachments the add-on decrypted, and says what the spam check found', async () => {
+    install({ mail: [mail(5, await pgpMimeMessage(bob, alice, 'Budget', 'See the report.'))], displayed: 5 });
+    const d = deps('alice');
+    const r = await describeDisplayedMessage(3, {
+      ...d.deps,
+      spamLines: async (_raw, inJunk) => [inJunk ? 'in junk' : 'not in junk'],
+    });
+    assert.equal(r.subject, 'Budget');
+    assert.equal(r.listedSubject, 'm5');
+    assert.deepEqual(r.attachments, [{ name: 'report.pdf', type: 'application/pdf', size: 9 }]);
+    assert.deepEqual(r.spam, ['not in junk']);
   });
 
   it('reports plain mail as such and undecryptable mail without indexing anything', async () => {
@@ -207,7 +239,12 @@ describe('Thunderbird new mail, moves and deletions', () => {
     });
     const d = deps('alice');
     const removed: string[] = [];
-    const index = { open: true, isOpen: async () => index.open, remove: async (id: string) => removed.push(id) };
+    const index = {
+      open: true,
+      isOpen: async () => index.open,
+      has: async (id: string) => d.decrypted.some((s) => s.id === id),
+      remove: async (id: string) => removed.push(id),
+    };
     const area = memoryArea();
     const catchUp = watchMail(fake.api, d.deps, index, area);
     const fire = (name: string, ...args: unknown[]) =>
@@ -226,6 +263,39 @@ describe('Thunderbird new mail, moves and deletions', () => {
       ['m1', 'm2'],
     );
     assert.deepEqual(removed, ['thunderbird:m1@example.org']);
+  });
+
+  it('indexes mail no event announced (it came while Thunderbird was closed) at the start, once', async () => {
+    const inbox = { id: 'a/INBOX', accountId: 'a', specialUse: ['inbox'] };
+    const fake = install({
+      mail: [
+        {
+          header: header(3, { date: new Date(), folder: inbox }),
+          raw: await inlinePgpMessage(bob, alice, 'Closed', 'came while closed'),
+        },
+      ],
+      folders: [inbox],
+    });
+    const d = deps('alice');
+    const indexedIds = new Set<string>();
+    const area = memoryArea();
+    const target = {
+      isOpen: async () => true,
+      has: async (id: string) => indexedIds.has(id),
+      remove: async () => 0,
+    };
+    const catchUp = watchMail(
+      fake.api,
+      { ...d.deps, decrypt: async (b, src) => (indexedIds.add(src.id), d.deps.decrypt(b, src)) },
+      target,
+      area,
+    );
+    catchUp();
+    await until(() => d.decrypted.length === 1);
+    assert.equal(d.decrypted[0].id, 'thunderbird:m3@example.org');
+    catchUp(); // a second start: looked at already, not read again
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(d.decrypted.length, 1);
   });
 
   it('keeps the ids of mail that arrives while locked and indexes it after the unlock', async () => {

@@ -11,6 +11,8 @@ export interface MessageHeader {
   headerMessageId: string;
   /** Thunderbird's junk flag (set by its own filter, the user, or this add-on). */
   junk?: boolean;
+  /** The message's size in bytes. */
+  size?: number;
   /** Present with the accountsRead permission; absent for external messages. */
   folder?: MailFolder;
 }
@@ -46,8 +48,10 @@ export interface ThunderbirdApi {
     };
   };
   folders: {
-    /** MV3 (Thunderbird 121+): folders matching every given property. */
+    /** MV3 (Thunderbird 121+): folders matching every given property (none: every folder). */
     query(info: { accountId?: string; specialUse?: FolderUse[] }): Promise<MailFolder[]>;
+    /** A folder's message counts changed (mail arrived, was read, moved…). */
+    onFolderInfoChanged: TbEvent<(folder: MailFolder, info: { totalMessageCount?: number }) => void>;
   };
   /** The toolbar button of the message display (the "OpenPGP status" popup): outside the message's content. */
   messageDisplayAction: {
@@ -67,7 +71,8 @@ export interface ThunderbirdApi {
     get(id: number): Promise<MessageHeader>;
     getRaw(id: number, opts: { data_format: 'BinaryString'; decrypt: boolean }): Promise<string>;
     getFull(id: number, opts?: { decrypt: boolean }): Promise<MessagePart>;
-    query(info: object): Promise<MessageList>;
+    /** Here: by headerMessageId, or a folder's messages dated from fromDate on. */
+    query(info: { headerMessageId?: string; folderId?: string; fromDate?: Date }): Promise<MessageList>;
     continueList(id: string): Promise<MessageList>;
     /** Needs messagesUpdate; `junk` also trains Thunderbird's own (local) junk filter. */
     update(id: number, props: { junk?: boolean }): Promise<void>;

@@ -31,6 +31,14 @@ export interface DisplayedMessageReport {
    * inline message): the verdict covers `text` and nothing else the message shows.
    */
   partial?: boolean;
+  /** Thunderbird reported a decryption with nothing in it: the message is damaged (red, whatever the add-on said). */
+  damaged?: boolean;
+  /** The subject in the message list, when the real one is hidden inside the encryption ("..."). */
+  listedSubject?: string;
+  /** What the private spam check found, in sentences (why it is in Junk); absent when it was not checked. */
+  spam?: string[];
+  /** Attachments the add-on decrypted (Thunderbird shows none of a message it could not decrypt). */
+  attachments?: { name: string; type: string; size: number }[];
 }
 
 /** Said first when the block is only part of the message: nothing vouches for the rest. */
@@ -39,15 +47,29 @@ export const PARTIAL_TEXT =
 
 export interface Deps {
   decrypt(block: ReturnType<typeof findPgpBlocks>[number], source: MailSource): Promise<DecryptResult>;
-  /** Indexes text Thunderbird decrypted (our own decryptions index themselves). */
-  index(source: MailSource, text: string): Promise<void>;
+  /** Indexes text Thunderbird decrypted, under its protected subject (our own decryptions index themselves). */
+  index(source: MailSource, text: string, subject: string): Promise<void>;
+  /** What the private spam check found about this message (by the provider's id in `raw`), in sentences. */
+  spamLines?(raw: string, inJunk: boolean): Promise<string[] | undefined>;
 }
 
 export async function describeDisplayedMessage(tabId: number, deps: Deps): Promise<DisplayedMessageReport> {
   const api = tb();
   const [header] = (await api.messageDisplay.getDisplayedMessages(tabId)).messages;
   if (!header) throw new Error('Select a message first: no message is shown in this tab.');
-  const report = await readMessage(api, header, deps);
+  const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
+  const read = await readMessage(api, header, deps, raw);
+  const inJunk = header.folder?.specialUse?.includes('junk') === true;
+  const spam = await deps.spamLines?.(raw, inJunk).catch(() => undefined);
+  const attachments = read.path === 'extension' ? read.result?.attachments : undefined;
+  const report: DisplayedMessageReport = {
+    ...read,
+    ...(read.subject !== header.subject ? { listedSubject: header.subject } : {}),
+    ...(spam?.length ? { spam } : {}),
+    ...(attachments?.length
+      ? { attachments: attachments.map((a) => ({ name: a.filename, type: a.mimeType, size: a.size })) }
+      : {}),
+  };
   // The toolbar only mirrors the verdict: a failure there must not hide it from the popup or banner.
   await showOnToolbar(api, tabId, report).catch((e: unknown) => console.warn('toolbar status:', (e as Error).name));
   return report;
@@ -68,6 +90,8 @@ export interface IndexControl {
   paused(): boolean;
   /** Whether a message is already in the index: it is counted as indexed without being read again. */
   isIndexed(id: string): Promise<boolean>;
+  /** After each message: whether it waits for a locked key (it is then not indexed, and may be later). */
+  onDone?(header: MessageHeader, locked: boolean): void;
 }
 
 /**
@@ -92,13 +116,16 @@ export async function indexThunderbirdMail(
       if (await control?.isIndexed(sourceId(header))) {
         tally.indexed++;
         tally.done++;
+        control?.onDone?.(header, false);
         onProgress({ ...tally });
         continue;
       }
       const r = await readMessage(api, header, deps);
+      const locked = r.result?.status === 'locked' && r.path !== 'thunderbird';
       if (r.path === 'thunderbird' || (r.path === 'extension' && r.result?.status === 'decrypted')) tally.indexed++;
-      else if (r.result?.status === 'locked') tally.locked++;
+      else if (locked) tally.locked++;
       else if (r.path === 'none' && r.result?.status !== 'not-for-this-key') tally.failed++;
+      control?.onDone?.(header, locked);
     } catch {
       tally.failed++;
     }
@@ -111,7 +138,12 @@ export async function indexThunderbirdMail(
 /** The search index's id for a Thunderbird message (stable across folder moves). */
 export const sourceId = (header: Pick<MessageHeader, 'headerMessageId'>) => `thunderbird:${header.headerMessageId}`;
 
-async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Deps): Promise<DisplayedMessageReport> {
+async function readMessage(
+  api: ThunderbirdApi,
+  header: MessageHeader,
+  deps: Deps,
+  raw?: string,
+): Promise<DisplayedMessageReport> {
   const source: MailSource = {
     id: sourceId(header),
     url: `mid:${header.headerMessageId}`,
@@ -122,7 +154,7 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
   };
   const base = { subject: header.subject, from: header.author };
 
-  const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
+  raw ??= await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
   const blocks = findPgpBlocks(raw);
   const [block] = blocks;
   if (!block) return { ...base, path: 'plain', summary: 'This message is not encrypted or signed: nothing to do.' };
@@ -130,27 +162,54 @@ async function readMessage(api: ThunderbirdApi, header: MessageHeader, deps: Dep
   const said = (summary: string) => (partial ? { partial, summary: `${PARTIAL_TEXT} ${summary}` } : { summary });
   const ours = await deps.decrypt(block, source);
   if (ours.status === 'decrypted' || ours.status === 'verified-only')
-    return { ...base, path: 'extension', result: ours, text: ours.text, ...said(ours.summary) };
+    return {
+      ...base,
+      subject: ours.subject ?? header.subject,
+      path: 'extension',
+      result: ours,
+      text: ours.text,
+      ...said(ours.summary),
+    };
 
   // Not decryptable with the extension's keys (locked, or not imported): did Thunderbird decrypt it?
   const full = await api.messages.getFull(header.id, { decrypt: true });
-  if (full.decryptionStatus === 'success') {
-    const text = partsText(full);
-    await deps.index(source, text);
+  const text = decryptedText(full);
+  if (text !== undefined) {
+    const subject = protectedSubject(full) ?? header.subject;
+    await deps.index(source, text, subject);
     return {
       ...base,
-      subject: protectedSubject(full) ?? header.subject,
+      subject,
       path: 'thunderbird',
       result: ours,
       text,
       // Thunderbird hands add-ons the decrypted parts but no signature status, and the signature sits inside
       // the encryption, out of our reach: say so rather than imply a check.
       ...said(
-        "Decrypted by Thunderbird's own OpenPGP, which holds your key. Signature not checked by the add-on: Thunderbird does not tell add-ons whether this message was signed, or by whom; its own OpenPGP indicator above the message shows its verdict.",
+        "Decrypted by Thunderbird's own OpenPGP. Signature not checked by the add-on: Thunderbird does not tell add-ons whether this message was signed, or by whom; its own OpenPGP indicator above the message shows its verdict.",
       ),
     };
   }
+  // Thunderbird said "success" and handed over nothing: a damaged message, not a decrypted one (unless the
+  // add-on's key is locked: unlocked, it may read what Thunderbird could not).
+  if (full.decryptionStatus === 'success' && ours.status !== 'locked')
+    return { ...base, path: 'none', result: ours, damaged: true, ...said(EMPTY_TEXT) };
   return { ...base, path: 'none', result: ours, ...said(ours.summary) };
+}
+
+/** Thunderbird "decrypted" a message and there is nothing in it: it cannot be read, by anyone. */
+export const EMPTY_TEXT =
+  'This encrypted message could not be read: it is damaged or incomplete, and nothing in it could be decrypted. Ask the sender to send it again.';
+
+/**
+ * The text Thunderbird decrypted, when it did: a "success" whose parts hold
+ * no text is no decryption (Thunderbird reports one for a damaged inline
+ * message), and nothing is read, shown or checked for it.
+ */
+export function decryptedText(full: MessagePart): string | undefined {
+  if (full.decryptionStatus !== 'success') return undefined;
+  const text = partsText(full);
+  return text.trim() ? text : undefined;
 }
 
 /** PGP/MIME hides the real subject inside the encryption: the headers of a decrypted inner part. */

@@ -1,12 +1,17 @@
 // Thunderbird: keeps the search index in step with the mail as it changes,
 // without the user clicking anything. Registered at the top level of the
-// background so the events wake the MV3 event page.
-import { allMessages, type MessageHeader, type MessageList, type ThunderbirdApi } from './api.js';
+// background so the events wake the MV3 event page. Mail no event announced
+// (it arrived while Thunderbird was closed) is found by a scan of each
+// folder (folder-scan.ts) when the background starts with the index open,
+// after an unlock, and when a folder's message count grows.
+import { allMessages, type MailFolder, type MessageHeader, type MessageList, type ThunderbirdApi } from './api.js';
 import { indexThunderbirdMail, sourceId, type Deps } from './displayed-message.js';
+import { FolderScan, onFolderGrowth } from './folder-scan.js';
 
 /** The search index as seen from here: open only while a key is unlocked. */
 export interface IndexTarget {
   isOpen(): Promise<boolean>;
+  has(id: string): Promise<boolean>;
   remove(id: string): Promise<unknown>;
 }
 /** The subset of browser.storage.local used for mail that arrived while locked. */
@@ -16,7 +21,7 @@ export interface PendingArea {
 }
 const PENDING = 'pmf-tb-pending';
 
-/** Returns catchUp(), to call after an unlock: indexes the mail that arrived while locked. */
+/** Returns catchUp(), to call after an unlock or at the start: indexes the mail not indexed yet. */
 export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, area: PendingArea): () => void {
   // One batch at a time: a burst of new mail must not decrypt in parallel.
   let queue: Promise<unknown> = Promise.resolve();
@@ -41,7 +46,22 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
       for (const header of await allMessages(api, list)) await target.remove(sourceId(header));
     }),
   );
-  return () =>
+  // From now on: a first scan covers only the last days (Index all mail is there for the rest).
+  const folders = new FolderScan(api, area, 'index', { firstLookbackMs: 0 });
+  const scan = (only?: MailFolder) =>
+    later(async () => {
+      if (!(await target.isOpen())) return;
+      const found = await folders.start(only);
+      await indexThunderbirdMail(deps, () => {}, found.headers, {
+        paused: () => false,
+        isIndexed: (id) => target.has(id),
+        // One that waits for a locked key is the next scan's.
+        onDone: (h, locked) => void (!locked && folders.lookedAt(h)),
+      });
+      await folders.finish(found);
+    });
+  onFolderGrowth(api, scan);
+  return () => {
     later(async () => {
       const ids = await pending();
       if (ids.length === 0 || !(await target.isOpen())) return;
@@ -50,4 +70,6 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
       const headers = await Promise.all(ids.map((id) => api.messages.get(id).catch(() => undefined)));
       await indexNow(headers.filter((h): h is MessageHeader => h !== undefined));
     });
+    scan();
+  };
 }

@@ -3,44 +3,96 @@
 // user need not open the "OpenPGP status" popup per message. When
 // Thunderbird could not decrypt the message itself (the key is only in the
 // add-on: Thunderbird shows a red bar and an empty pane), the banner also
-// shows the decrypted text.
+// shows the decrypted text, its protected subject and its attachments, and
+// says why Thunderbird's bar disagrees. It says why a message is in Junk
+// (the private spam check, or a blocklist hit with its list and date), and a
+// message that waits for the key has an Unlock button (the settings page
+// opens at its unlock form; the banner reads the message again after it).
 import { toPlain } from '../lib/plain-error.js';
-import { onKeysLocked } from '../lib/lock-signal.js';
+import { onKeysLocked, onKeysUnlocked } from '../lib/lock-signal.js';
 import { ask } from '../lib/rpc.js';
+import { formatSize } from '../lib/ui.js';
 import type { DisplayedMessageReport } from './displayed-message.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
 const LOCKED_TEXT =
   'Your keys were locked, so the decrypted text is hidden again. Unlock them and open the message again to read it.';
+/** Thunderbird's own bar says it cannot decrypt what the add-on did: why both are right. */
+const NOT_IN_THUNDERBIRD =
+  'Thunderbird’s own bar above says it cannot decrypt this message: your key is in this add-on, not in Thunderbird. The add-on decrypted it, below.';
 const COLORS = { ok: '#1d6b2c', warn: '#8a5a00', error: '#a00', info: '#444' };
 const STYLE = `.banner{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;font:13px/1.4 system-ui,sans-serif;margin:8px 0 0}p{margin:0}`;
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font:13px/1.4 system-ui,sans-serif;margin:8px 0 0}p{margin:0}
+.spam{margin-top:6px;font-weight:600}.subject{font-weight:600;margin-top:6px}ul{margin:6px 0 0;padding-left:18px}
+button{font:12px system-ui,sans-serif;margin-top:6px}`;
 
-function render(kind: keyof typeof COLORS, lines: string[], text?: string): void {
-  const host = document.createElement('div');
-  host.className = 'pmf-banner';
+const el = <K extends keyof HTMLElementTagNameMap>(tag: K, props: object = {}): HTMLElementTagNameMap[K] =>
+  Object.assign(document.createElement(tag), props);
+
+interface Extras {
+  text?: string;
+  subject?: string;
+  spam?: string[];
+  attachments?: DisplayedMessageReport['attachments'];
+  unlock?: boolean;
+}
+
+function render(kind: keyof typeof COLORS, lines: string[], extras: Extras = {}): void {
+  document.querySelector('.pmf-banner')?.remove();
+  const host = el('div', { className: 'pmf-banner' });
   const root = host.attachShadow({ mode: 'open' });
-  const banner = Object.assign(document.createElement('div'), { className: 'banner' });
+  const banner = el('div', { className: 'banner' });
   banner.dataset.kind = kind;
-  for (const line of lines.filter(Boolean))
-    banner.append(Object.assign(document.createElement('p'), { textContent: line }));
+  for (const line of lines.filter(Boolean)) banner.append(el('p', { textContent: line }));
   (banner.firstChild as HTMLElement).style.color = COLORS[kind];
-  if (text) {
-    const pre = Object.assign(document.createElement('pre'), { textContent: text });
-    banner.append(pre);
-    onKeysLocked(() => pre.replaceWith(Object.assign(document.createElement('p'), { textContent: LOCKED_TEXT })));
+  for (const line of extras.spam ?? []) banner.append(el('p', { className: 'spam', textContent: line }));
+  if (extras.unlock) {
+    const button = el('button', { type: 'button', textContent: 'Unlock' });
+    button.addEventListener('click', () => void ask({ type: 'open-unlock' }).catch(() => {}));
+    banner.append(button);
   }
-  root.append(Object.assign(document.createElement('style'), { textContent: STYLE }), banner);
+  const shown: HTMLElement[] = [];
+  if (extras.subject) shown.push(el('p', { className: 'subject', textContent: `Subject: ${extras.subject}` }));
+  if (extras.text !== undefined) shown.push(el('pre', { textContent: extras.text }));
+  if (extras.attachments?.length) {
+    const list = el('ul', { className: 'attachments' });
+    for (const a of extras.attachments)
+      list.append(el('li', { textContent: `Attachment: ${a.name} (${a.type}, ${formatSize(a.size)})` }));
+    shown.push(list);
+  }
+  banner.append(...shown);
+  if (shown.length)
+    onKeysLocked(() => {
+      for (const e of shown) e.remove();
+      banner.append(el('p', { textContent: LOCKED_TEXT }));
+    });
+  root.append(el('style', { textContent: STYLE }), banner);
   document.body.prepend(host);
 }
+
+let watchingUnlock = false;
 
 async function show(): Promise<void> {
   const r = await ask<DisplayedMessageReport>({ type: 'tb-this-message' });
   if (r.path === 'plain') return;
   // Thunderbird already shows text it decrypted; add ours only when it could not, or when the block is
   // only part of the message: then the banner shows which text its verdict is about.
-  const shown = !r.partial && r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
-  render(tone(r), [r.summary, PATH_TEXT[r.path]], shown ? undefined : r.text);
+  const inPane = r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));
+  const ours = r.partial || !inPane;
+  const lines = [r.summary, PATH_TEXT[r.path]];
+  if (r.path === 'extension' && !inPane && r.result?.status === 'decrypted') lines.push(NOT_IN_THUNDERBIRD);
+  const locked = r.path === 'none' && r.result?.status === 'locked' && !r.damaged;
+  render(tone(r), lines, {
+    spam: r.spam,
+    unlock: locked,
+    ...(ours && r.text !== undefined
+      ? { text: r.text, subject: r.listedSubject ? r.subject : undefined, attachments: r.attachments }
+      : {}),
+  });
+  if (locked && !watchingUnlock) {
+    watchingUnlock = true;
+    onKeysUnlocked(() => void show().catch(() => {}));
+  }
 }
 
 show().catch((e) => render('error', [`Private Mail Functions: ${toPlain(e).message}`]));

@@ -2,7 +2,7 @@
 // was decrypted (see displayed-message.ts), its signature and its text.
 import browser from 'webextension-polyfill';
 import { ask } from '../lib/rpc.js';
-import { $, say, sayError } from '../lib/ui.js';
+import { $, formatSize, say, sayError } from '../lib/ui.js';
 import type { DisplayedMessageReport } from './displayed-message.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
@@ -15,10 +15,18 @@ async function show(): Promise<void> {
   $('summary').dataset.path = r.path;
   $('by').textContent = PATH_TEXT[r.path];
   $('unlock-link').hidden = r.result?.status !== 'locked';
+  if (r.spam) say($('spam'), r.spam.join(' '));
   if (r.text) {
     $('text').textContent = r.text;
     $('text').hidden = false;
   }
+  for (const a of r.attachments ?? [])
+    $('attachments').append(
+      Object.assign(document.createElement('li'), {
+        textContent: `Attachment: ${a.name} (${a.type}, ${formatSize(a.size)})`,
+      }),
+    );
+  $('attachments').hidden = !r.attachments?.length;
 }
 
 show().catch((e) => sayError($('summary'), e));

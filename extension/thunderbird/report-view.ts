@@ -18,6 +18,7 @@ export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
 export function tone(r: DisplayedMessageReport): 'ok' | 'warn' | 'error' | 'info' {
   const sig = r.result?.signature.status;
   if (r.path === 'plain') return 'info';
+  if (r.damaged) return 'error';
   if (r.path === 'thunderbird' || (r.partial && sig !== 'invalid')) return 'warn';
   if (sig === 'invalid') return 'error';
   if (sig === 'valid') return r.result?.signature.fromMatches === false ? 'warn' : 'ok';

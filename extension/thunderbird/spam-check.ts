@@ -3,7 +3,8 @@
 // (X-PMF-Message-Id, outside the encryption): never the sender's Message-ID,
 // and nothing for mail without it (another account's, Local Folders). The
 // message is decrypted with the extension's keys or, failing that, taken
-// from Thunderbird's own OpenPGP (messages.getFull), and classified by the
+// from Thunderbird's own OpenPGP (messages.getFull; a "success" with nothing
+// decrypted is a failure, and no check is spent on it), and classified by the
 // same queue and worker as in Chromium (private/spam-queue.ts), which
 // remember every outcome: a message is asked about at most once. A fresh
 // spam verdict is acted on with applySpamVerdict (junk flag, and the move to
@@ -15,18 +16,27 @@
 // its verdict (PrivateStore.markByUser, as the webmail's _Not spam_ does), so
 // it is never moved to Junk again. A "Not Junk" message Thunderbird moved
 // before the add-on could read it (an idle event page wakes up too late) is
-// looked for again under its Message-ID (findMovedOut). Mail that arrived while the keys were
-// locked (and Thunderbird could not decrypt it either) is remembered by its
-// Thunderbird id and checked after the next unlock (catchUp), through the
-// backlog's runner (private/backlog.ts: at most 8 in flight).
+// looked for again under its Message-ID (findMovedOut).
+//
+// Events reach only a running add-on, so mail is also looked for
+// (scan(), thunderbird/folder-scan.ts): each folder's messages that nothing
+// looked at since its mark are checked through the backlog's runner
+// (private/backlog.ts: at most 8 in flight, progress for the status line).
+// A scan runs when the background starts, when a folder's message count
+// changes (Thunderbird fetching the mail that came while it was closed),
+// after an unlock, after connecting and when the provider answers again;
+// mail it could not check (locked, provider down) stays unlooked-at for the
+// next one.
 import { decryptedMessage } from '../../mail/decrypt.js';
 import { providerIdOf } from '../../mail/message-id.js';
 import { findPgpBlocks, type PgpBlock } from '../../mail/pgp.js';
-import { BacklogRun, type Skip } from '../private/backlog.js';
+import { BacklogRun, type BacklogProgress, type Skip } from '../private/backlog.js';
+import { isOutcome } from '../private/faults.js';
 import { SpamQueue, type FailureOf, type QueueDeps } from '../private/spam-queue.js';
 import { accountOf, type PrivateStore } from '../private/store.js';
-import { allMessages, type MessageHeader, type ThunderbirdApi } from './api.js';
-import { partsText } from './displayed-message.js';
+import { allMessages, type MailFolder, type MessageHeader, type ThunderbirdApi } from './api.js';
+import { decryptedText } from './displayed-message.js';
+import { FolderScan, onFolderGrowth } from './folder-scan.js';
 import { applySpamVerdict } from './junk.js';
 import type { PendingArea } from './live-index.js';
 
@@ -38,8 +48,11 @@ export interface SpamCheckDeps {
   failureOf: FailureOf;
   onFailure?: QueueDeps['onFailure'];
   onOutcome?: QueueDeps['onOutcome'];
-  /** Where the ids of mail that arrived while locked wait for the unlock (storage.local; ids only, never content). */
-  pending?: PendingArea;
+  refused?: QueueDeps['refused'];
+  /** Where each folder's scan mark and the messages looked at are kept (storage.local; never content). */
+  area: PendingArea;
+  /** A scan's progress (undefined: none running), for the status line. */
+  onProgress?(p: BacklogProgress | undefined): void;
   /**
    * How long after the user's "Not Junk" to look whether Thunderbird moved
    * the message itself (it does so for "Not Junk" in the Junk folder)
@@ -50,17 +63,23 @@ export interface SpamCheckDeps {
   relookMs?: number[];
 }
 
+/** A message handed to the queue: its Thunderbird header, and the provider's account and id for it. */
+interface Asked {
+  account: string;
+  messageId: string;
+  header: MessageHeader;
+}
+/** Answered messages kept for a blocklist hit that follows the verdict (a batch is at most 500). */
+const MAX_ANSWERED = 1000;
 /** Queue entries need a target; Thunderbird's are messages, named by their Thunderbird id. */
 const NO_TAB = { tabId: -1 };
-/** storage.local key of the Thunderbird ids waiting for an unlock to be checked. */
-export const SPAM_PENDING = 'pmf-tb-spam-pending';
-/** At most this many wait (the newest): a long-locked add-on does not grow without bound. */
-export const SPAM_PENDING_MAX = 2000;
+/** A folder scanned for the first time (just connected) is checked this far back. */
+export const FIRST_LOOKBACK_MS = 14 * 86_400_000;
 /** About 30 s of looks in all: an IMAP move shows up in the destination once Thunderbird has synced it. */
 const RELOOK_MS = [500, 1000, 2000, 4000, 8000, 15_000];
 const junkFolder = (h: MessageHeader) => h.folder?.specialUse?.includes('junk') === true;
 
-/** Registers the listeners; returns the queue (to drop waiting messages on lock or reconnect), check() and catchUp(). */
+/** Registers the listeners; returns the queue (to drop waiting messages on lock or reconnect), check() and scan(). */
 export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
   // One message read and decrypted at a time: a burst of new mail must not decrypt in parallel.
   let chain: Promise<unknown> = Promise.resolve();
@@ -71,36 +90,33 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
   const inTurn = <T>(job: () => Promise<T>) =>
     new Promise<T>((resolve, reject) => later(() => job().then(resolve, reject)));
 
-  // Waiting ids, changed one step at a time (a get and a set each).
-  let pendingChain: Promise<unknown> = Promise.resolve();
-  const changePending = (change: (ids: number[]) => number[]) =>
-    (pendingChain = pendingChain
-      .then(async () => {
-        if (!deps.pending) return;
-        const ids = ((await deps.pending.get(SPAM_PENDING))[SPAM_PENDING] as number[] | undefined) ?? [];
-        const next = change(ids);
-        if (next.length !== ids.length || next.some((id, i) => id !== ids[i]))
-          await deps.pending.set({ [SPAM_PENDING]: next });
-      })
-      .catch((e: unknown) => console.warn('spam check:', (e as Error).name)));
-  const remember = (id: number) =>
-    changePending((ids) => (ids.includes(id) ? ids : [...ids, id].slice(-SPAM_PENDING_MAX)));
-  const done = (id: number) => changePending((ids) => ids.filter((x) => x !== id));
-
+  const folders = new FolderScan(api, deps.area, 'spam', { firstLookbackMs: FIRST_LOOKBACK_MS });
   /** Thunderbird ids read or waiting for an outcome (a message shown while it arrives is offered once), and under which id. */
-  const busy = new Map<string, { account: string; messageId: string }>();
-  let run: BacklogRun<{ href: string; id: number }> | undefined;
+  const busy = new Map<string, Asked>();
+  /**
+   * Answered lately: a blocklist hit comes after its verdict (docs/blocklist.md) and may make a ham
+   * spam, so the message must still be known then. Bounded: the hit follows in the same batch.
+   */
+  const answered = new Map<string, Asked>();
+  let run: BacklogRun<{ href: string; header: MessageHeader }> | undefined;
   const queue = new SpamQueue(
     {
       store: deps.store,
       classify: deps.classify,
       notify: (_target, sourceId, badge, fresh) => {
-        if (badge.state === 'checking') return;
-        const asked = busy.get(sourceId);
-        busy.delete(sourceId);
-        run?.settled(sourceId);
-        // An outcome is final; "unavailable" (locked meanwhile, provider down) is tried again at the next catch-up.
-        if (badge.state !== 'unavailable') void done(Number(sourceId));
+        if (badge.state === 'waiting') return void run?.waiting(sourceId, badge.paced ? 'paced' : 'unreachable');
+        if (!isOutcome(badge)) return;
+        // A blocklist hit after the verdict: the message was answered already.
+        const followUp = !busy.has(sourceId) && answered.get(sourceId);
+        const asked = followUp || busy.get(sourceId);
+        if (!followUp) {
+          busy.delete(sourceId);
+          run?.settled(sourceId);
+          if (asked) answered.set(sourceId, asked);
+          if (answered.size > MAX_ANSWERED) answered.delete(answered.keys().next().value!);
+          // An outcome is final; "unavailable" (locked meanwhile, provider gone) leaves it for the next scan.
+          if (asked && badge.state !== 'unavailable') void folders.lookedAt(asked.header);
+        }
         // Only a verdict just obtained acts: a message the user marked "not spam" is never moved again.
         if (!fresh || badge.state !== 'spam' || !asked) return;
         later(async () => {
@@ -116,6 +132,7 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
       },
       onFailure: deps.onFailure,
       onOutcome: deps.onOutcome,
+      refused: deps.refused,
     },
     deps.failureOf,
   );
@@ -123,14 +140,23 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
   /** Offers one message, if it is the provider's, not checked yet, and decryptable here; or says why not. */
   async function offer(header: MessageHeader): Promise<{ sourceId: string } | { skip: Skip }> {
     const store = await deps.store();
-    if (!(await store.settings()).spamCheck) return { skip: 'unreadable' }; // off: nothing leaves the device
     const provider = await store.provider();
+    if (!provider || !(await store.settings()).spamCheck) return { skip: 'off' }; // nothing leaves the device
     const sourceId = String(header.id);
-    if (!provider) return { skip: 'unreadable' };
     if (busy.has(sourceId)) return { sourceId };
-    busy.set(sourceId, { account: '', messageId: '' });
-    /** Offered, or waiting for an unlock: its id stays pending until its outcome. */
-    let kept = false;
+    const result = await read(header, provider, store);
+    // Not the provider's, checked before, or unreadable for good: no scan needs to look at it again.
+    if ('skip' in result && result.skip !== 'locked') await folders.lookedAt(header);
+    return result;
+  }
+
+  async function read(
+    header: MessageHeader,
+    provider: NonNullable<Awaited<ReturnType<PrivateStore['provider']>>>,
+    store: PrivateStore,
+  ): Promise<{ sourceId: string } | { skip: Skip }> {
+    const sourceId = String(header.id);
+    busy.set(sourceId, { account: '', messageId: '', header });
     try {
       const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
       const messageId = providerIdOf(raw);
@@ -148,23 +174,19 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
       if (!block) return { skip: 'not-encrypted' }; // only decrypted mail is checked, as in Chromium
       let plaintext = await deps.decrypt(block);
       if (plaintext === undefined || plaintext === 'locked') {
-        const full = await api.messages.getFull(header.id, { decrypt: true });
-        if (full.decryptionStatus === 'success')
-          plaintext = `Content-Type: text/plain; charset=utf-8\r\n\r\n${partsText(full)}`;
-        else if (plaintext === 'locked') {
-          kept = true;
-          await remember(header.id); // checked after the next unlock
-          return { skip: 'locked' };
-        } else return { skip: 'unreadable' }; // neither the add-on nor Thunderbird holds the key
+        // Thunderbird can say "success" with nothing decrypted (a malformed message): no check is spent on that.
+        const text = decryptedText(await api.messages.getFull(header.id, { decrypt: true }));
+        if (text) plaintext = `Content-Type: text/plain; charset=utf-8\r\n\r\n${text}`;
+        else if (plaintext === 'locked')
+          return { skip: 'locked' }; // checked by a scan after the unlock
+        else return { skip: 'unreadable' }; // neither the add-on nor Thunderbird can read it
       }
-      busy.set(sourceId, { account, messageId });
-      kept = true;
+      busy.set(sourceId, { account, messageId, header });
       await queue.offer(provider, messageId, decryptedMessage(raw, plaintext), NO_TAB, sourceId);
       return { sourceId };
     } finally {
       // Not handed to the queue (the placeholder is still there): free to be offered again.
       if (busy.get(sourceId)?.messageId === '') busy.delete(sourceId);
-      if (!kept) void done(header.id);
     }
   }
 
@@ -259,37 +281,43 @@ export function watchSpam(api: ThunderbirdApi, deps: SpamCheckDeps) {
   );
 
   /**
-   * After an unlock: checks the mail that arrived while locked, at most 8 in
-   * flight. Ids stay stored until their outcome, so a restart mid-way loses
-   * none; one already checked is skipped (its stored verdict).
+   * Checks every message of `only` (else of every folder mail arrives in)
+   * that nothing looked at since its folder's mark, at most 8 in flight. One
+   * scan at a time: asked for while one runs, another follows it (mail may
+   * have come meanwhile). A message already checked is skipped (its stored
+   * verdict); a locked key stops the scan, and what is left is the next one's.
    */
-  async function catchUp(): Promise<void> {
-    if (run) return; // one at a time; a later unlock picks up what is left
-    await changePending((ids) => ids);
-    const ids = ((await deps.pending?.get(SPAM_PENDING))?.[SPAM_PENDING] as number[] | undefined) ?? [];
-    if (ids.length === 0) return;
-    const items = ids.map((id) => ({ href: `thunderbird-message:${id}`, id }));
-    run = new BacklogRun(
-      items,
-      {
-        offer: async ({ id }) => {
-          // A message moved or deleted since has another id or none: forget it (a move re-announces it).
-          const header = await api.messages.get(id).catch(() => undefined);
-          if (!header) {
-            await done(id);
-            return { skip: 'unreadable' };
-          }
-          return inTurn(() => offer(header));
-        },
-      },
-      () => {},
-    );
-    try {
-      await run.start();
-    } finally {
-      run = undefined;
+  let again = false;
+  async function scan(only?: MailFolder): Promise<void> {
+    if (run) return void (again = true);
+    const store = await deps.store();
+    if (!(await store.provider()) || !(await store.settings()).spamCheck) return;
+    const found = await folders.start(only);
+    if (found.headers.length > 0) {
+      run = new BacklogRun(
+        found.headers.map((header) => ({ href: `thunderbird-message:${header.id}`, header })),
+        { offer: ({ header }) => inTurn(() => offer(header)) },
+        (p) => deps.onProgress?.(p),
+      );
+      try {
+        await run.start();
+      } finally {
+        run = undefined;
+        deps.onProgress?.(undefined);
+      }
+    }
+    await folders.finish(found);
+    if (again) {
+      again = false;
+      await scan();
     }
   }
 
-  return { queue, check, catchUp, idle: () => chain };
+  // Thunderbird fetched mail into a folder (the mail that came while it was closed, too): look at it.
+  onFolderGrowth(
+    api,
+    (folder) => void scan(folder).catch((e: unknown) => console.warn('spam check:', (e as Error).name)),
+  );
+
+  return { queue, check, scan, idle: () => chain };
 }

@@ -1,21 +1,46 @@
-// Extension frame inside the webmail page that shows decrypted plaintext.
-// Being on the extension's origin, its DOM is out of the page's reach.
-import type { DecryptResult } from '../lib/decrypt.js';
+// The extension frame a webmail message is shown in: the outcome's status on
+// the user's security background and, once decrypted, the text. Being on the
+// extension's origin, its DOM is out of the page's reach. Its view id comes in
+// its address's fragment (set by the content script, in a closed shadow root)
+// and is good once (background/views.ts). Its height goes to the content
+// script through the background, rounded (lib/viewer-height.ts), never to the page.
+// The background keeps no copy once the frame has it, so a lock reaches the
+// frame itself (lib/lock-signal.ts), which wipes what it shows.
+// With ?line, it is one line of a mailbox list: the protected subject only.
 import { onKeysLocked } from '../lib/lock-signal.js';
+import type { ViewContent } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
+import { paintSecurityBackground } from '../lib/security-background.js';
+import { renderStatus, renderWiped } from './status.js';
 
 const $ = (id: string) => document.getElementById(id)!;
+const viewId = location.hash.slice(1);
+history.replaceState(null, '', location.pathname); // a reload asks no more
+let wiped = false;
 
+let lastHeight = 0;
 function reportHeight(): void {
-  // Only the height leaves the frame, so the page can size it.
-  parent.postMessage({ pmfViewerHeight: document.documentElement.scrollHeight }, '*');
+  // The content's own height (the body's box and its margins), not the frame's: a frame made taller can shrink again.
+  const height = Math.ceil(document.body.getBoundingClientRect().height) + 16;
+  if (height === lastHeight) return;
+  lastHeight = height;
+  ask({ type: 'viewer-height', viewId, height }).catch(() => {});
 }
 
+const line = new URLSearchParams(location.search).has('line');
+
 async function show(): Promise<void> {
-  const viewId = new URLSearchParams(location.search).get('v') ?? '';
+  document.body.classList.toggle('line', line);
   try {
-    const r = await ask<DecryptResult>({ type: 'view', viewId });
+    const { result: r, security } = await ask<ViewContent>({ type: 'view', viewId });
+    if (line) return void ($('subject').hidden = !($('subject').textContent = r.subject ?? ''));
+    paintSecurityBackground($('status'), $('phrase'), security);
+    if (wiped) {
+      renderWiped($('status'), $('summary')); // locked while the view was on its way
+      return;
+    }
+    renderStatus($('status'), $('summary'), r);
     if (r.subject) {
       $('subject').textContent = r.subject;
       $('subject').hidden = false;
@@ -30,23 +55,24 @@ async function show(): Promise<void> {
       $('attachments').hidden = false;
     }
   } catch (e) {
+    if (line) return; // a list line that expired shows the list's own "..."
     $('error').textContent = toPlain(e).message;
     $('error').hidden = false;
   }
-  reportHeight();
+  new ResizeObserver(reportHeight).observe(document.body);
 }
 
 /** Keys locked or expired: the decrypted text must not stay on screen. */
 function wipe(): void {
+  wiped = true;
+  if (line) return void $('subject').replaceChildren();
   for (const id of ['subject', 'text', 'attachments']) {
     $(id).replaceChildren();
     $(id).hidden = true;
   }
-  $('error').textContent =
-    'Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
-  $('error').hidden = false;
+  // Only a status already drawn on the security background is redrawn (a failed view shows none).
+  if (!$('status').hidden) renderWiped($('status'), $('summary'));
 }
 
 onKeysLocked(wipe);
-new ResizeObserver(reportHeight).observe(document.body);
 void show();

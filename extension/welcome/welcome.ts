@@ -1,6 +1,7 @@
 // First-run page, opened once on install (background runtime.onInstalled):
 // what the add-on does, then key setup, unlocking, where to read mail and
-// (in a browser) connecting to the provider, worded for the client it runs in.
+// connecting to the provider for private spam filtering, worded for the
+// client it runs in.
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { $, say, sayError } from '../lib/ui.js';
@@ -11,8 +12,9 @@ const inThunderbird = thunderbird() !== undefined;
 $('key-thunderbird').hidden = !inThunderbird;
 $('mail-thunderbird').hidden = !inThunderbird;
 $('mail-webmail').hidden = inThunderbird;
-// The private spam check runs in the browser builds; Thunderbird does not connect to a provider yet.
-$('spam-step').hidden = inThunderbird;
+// One-click connect comes from a webmail page; Thunderbird connects on the settings page.
+$('spam-webmail').hidden = inThunderbird;
+$('spam-thunderbird').hidden = !inThunderbird;
 
 async function keyStep(): Promise<void> {
   const s = await ask<Status>({ type: 'status' });

@@ -1,7 +1,7 @@
-// Connections per client address per minute, in memory: the cheap first gate
-// before a socket may cost the provider a session (and a hello, a public key
-// and possibly a key-switching key). Fixed one-minute windows; the whole map
-// is dropped when the window turns, so it holds at most one window of addresses.
+// Events per client address per minute, in memory, per instance: the wrong
+// secrets an address sent (secret-guard.ts). Connections are counted across
+// instances instead (connection-gate.ts). Fixed one-minute windows; the whole
+// map is dropped when the window turns, so it holds at most one window of addresses.
 export class AddressLimiter {
   private window = 0;
   private readonly counts = new Map<string, number>();

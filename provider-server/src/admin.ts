@@ -9,6 +9,7 @@
 // an address used up its tries for the minute. Only clients in
 // internalAllowlist get here at all (http.ts).
 import type http from 'node:http';
+import { sendJson as send } from './json-http.js';
 import type { Log } from './log.js';
 import type { Metrics } from './metrics.js';
 import { SecretGuard } from './secret-guard.js';
@@ -22,17 +23,6 @@ export interface AdminDeps {
   labels(modelId: string, version: number): string[];
   log: Log;
   metrics: Metrics;
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
 }
 
 /** Handles /admin/… and returns true; false for every other path. */

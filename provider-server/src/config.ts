@@ -72,12 +72,16 @@ export interface ServerConfig {
   /** Crypto worker threads. */
   workers: number;
   models: ModelSource[];
+  /** Sign-in with the mail password and the discovery document, as written (sign-in/config.ts checks them). */
+  signIn?: unknown;
   /** The LMTP stage's settings as written; `provider-server lmtp` checks them (lmtp/config.ts). */
   lmtp?: unknown;
   /** Serving the bundled demo models on purpose (`npm run demo`): no warning about them (demo-models.ts). */
   demo?: boolean;
   /** The package log's origin and the witnesses that cosign its checkpoints (log-witnesses.ts, README.md). */
   packageLog: PackageLogConfig;
+  /** The remote search index's per-account limits as written; checked at start (remote-index/limits.ts). */
+  remoteIndex?: unknown;
 }
 
 export const DEFAULTS: ServerConfig = {

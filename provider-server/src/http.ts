@@ -39,8 +39,12 @@ export interface HttpDeps {
   webmail?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** The admin endpoints (admin.ts), when admin tokens are configured. */
   admin?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The discovery document and POST /signin (sign-in/), when sign-in is configured. */
+  signIn?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** POST /webmail/token (webmail-token.ts), when webmail secrets are configured. */
   webmailToken?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+  /** The remote search index (remote-index/http.ts). */
+  remoteIndex?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
   /** What the operator must fix (a demo model served for real, demo-models.ts): shown on /healthz in every state. */
   warnings?: readonly string[];
   /** A user's own tokens: GET /tokens, DELETE /tokens/<id> (token-endpoint.ts). */
@@ -56,7 +60,8 @@ export function isInternal(pathname: string): boolean {
   return pathname === '/metrics' || pathname.startsWith('/admin/');
 }
 
-function json(
+/** A JSON answer; `headers` replace the default `cache-control: no-store`. */
+export function json(
   res: http.ServerResponse,
   status: number,
   body: unknown,
@@ -220,8 +225,15 @@ export function createHttpHandler(deps: HttpDeps): http.RequestListener {
       deps.metrics.internalRefused.inc();
       return json(res, 403, { error: 'internal endpoint: reachable from internalAllowlist only' });
     }
-    if (deps.webmail?.(req, res) || deps.admin?.(req, res) || deps.webmailToken?.(req, res) || deps.tokens?.(req, res))
+    if (
+      deps.webmail?.(req, res) ||
+      deps.admin?.(req, res) ||
+      deps.webmailToken?.(req, res) ||
+      deps.tokens?.(req, res) ||
+      deps.signIn?.(req, res)
+    )
       return;
+    if (deps.remoteIndex?.(req, res)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'method not allowed' });
     if (url.pathname === '/healthz') {
       const models = deps.models().map((m) => ({ id: m.id, version: m.version }));

@@ -71,6 +71,12 @@ export function createMetrics(sources: MetricSources = {}) {
       labelNames: ['model', 'status'],
       registers: [registry],
     }),
+    signIns: new client.Counter({
+      name: 'pmf_sign_ins_total',
+      help: 'POST /signin answers by outcome (signed_in, wrong_password, locked_out, unavailable, not_served, bad_request, bad_origin, rate_limited)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     webmailTokens: new client.Counter({
       name: 'pmf_webmail_tokens_total',
       help: 'POST /webmail/token answers, by outcome (issued, unauthorized, unknown_user, rate_limited, bad_request)',

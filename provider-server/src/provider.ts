@@ -77,7 +77,16 @@ export async function startProvider(
     await store.close();
     throw e;
   }
-  const crypto = new WorkerCrypto(config.workers, { otPoolBytes: config.limits.otPoolMiB * 2 ** 20 });
+  const crypto = new WorkerCrypto(config.workers, {
+    otPoolBytes: config.limits.otPoolMiB * 2 ** 20,
+    // What the worker-restart alert sends the operator to (deploy/alerts.yml). The error's code
+    // only (ERR_WORKER_OUT_OF_MEMORY, …): its message could quote what the worker was working on.
+    workerExited: (code, error) =>
+      log.error('a crypto worker died and was replaced; its sessions reconnect (session_lost)', {
+        exitCode: code,
+        ...(error && { error: (error as Error & { code?: string }).code ?? error.name }),
+      }),
+  });
   let server: RunningServer;
   try {
     server = await startServer({

@@ -27,7 +27,9 @@ import { lmtpConfig } from './lmtp/config.js';
 import { createWebmailHandler } from './webmail/index.js';
 import { createWebmailTokenHandler } from './webmail-token.js';
 import { createTokenEndpoint } from './token-endpoint.js';
+import { signInHandler } from './sign-in/index.js';
 import type { TokenKind } from './tokens.js';
+import { remoteIndexHandler } from './remote-index/index.js';
 
 export const SESSION_PATH = '/session';
 
@@ -144,6 +146,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     count: (outcome) => metrics.webmailTokens.inc({ outcome }),
   });
+  const signIn = signInHandler(config, {
+    store,
+    issue: async (userId) => {
+      const token = await issueToken('signin')(userId);
+      return token ? { token, expiresAt: Date.now() + tokenPolicy.lifetimeMs } : undefined;
+    },
+    log,
+    count: (outcome) => metrics.signIns.inc({ outcome }),
+  });
   const admin = createAdminHandler({
     guard: guard(config.adminTokenSha256),
     store,
@@ -159,6 +170,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     webmail,
     admin,
     webmailToken,
+    remoteIndex: remoteIndexHandler(store, config.remoteIndex, log),
+    signIn,
     warnings,
     tokens: createTokenEndpoint({ tokens: store.tokens, policy: tokenPolicy }),
     health: createHealthCheck({

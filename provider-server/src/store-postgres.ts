@@ -4,6 +4,7 @@
 // under an advisory lock, so instances starting together do not race.
 import pg from 'pg';
 import { PipelinedConnections, SYNC_SEQUENCE, SyncConnection } from './postgres-connections.js';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
@@ -135,6 +136,8 @@ const MIGRATIONS: Migration[] = [
      PRIMARY KEY (window_start, key)
    );`,
   // 10: SQLite migration 14
+  remoteIndexSchema('postgres'),
+  // 11: SQLite migration 15
   `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
    CREATE TABLE message_windows (

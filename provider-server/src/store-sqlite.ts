@@ -6,6 +6,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
+import { remoteIndexSchema } from './remote-index/schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
@@ -173,7 +174,9 @@ const MIGRATIONS: Migration[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (window_start, key)
    );`,
-  // 14: the rate counts delivered messages (message-rate.ts): frames per message, whether it was
+  // 14: the remote search index (docs/remote-search.md#provider-store)
+  remoteIndexSchema('sqlite'),
+  // 15: the rate counts delivered messages (message-rate.ts): frames per message, whether it was
   // counted, new messages per user and UTC day, and each key salt's backlog allowance
   `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;

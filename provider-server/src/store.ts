@@ -57,6 +57,7 @@ const WINDOWS = {
   hello: { table: 'hello_windows', ms: 60_000 },
   oprf: { table: 'oprf_windows', ms: 86_400_000 },
   messages: { table: 'message_windows', ms: 86_400_000 },
+  index: { table: 'ri_windows', ms: 60_000 }, // remote index requests (remote-index/http.ts)
 } as const;
 
 export type RateKind = keyof typeof WINDOWS;
@@ -196,6 +197,11 @@ export class Store {
     return this.db.schemaVersion();
   }
 
+  /** The database, for a feature that keeps tables of its own (remote-index/store.ts). */
+  sql(): SqlDriver {
+    return this.db;
+  }
+
   close(): Promise<void> {
     return this.db.close();
   }
@@ -236,6 +242,17 @@ export class Store {
     }
     const userId = Number(row!.id);
     return { userId, token: await this.tokens.issue(userId, 'cli', policy) };
+  }
+
+  /** The user's id, creating the user (without a token) when there is none by that name: a first sign-in. */
+  async ensureUser(name: string): Promise<number> {
+    if (!/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) throw new Error('user name must match [A-Za-z0-9._@+-]{1,128}');
+    await this.db.run('INSERT INTO users (name, created_at, key_salt) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
+      name,
+      Date.now(),
+      newKeySalt(),
+    ]);
+    return (await this.userId(name))!;
   }
 
   async userId(name: string): Promise<number | undefined> {

@@ -16,8 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { SqlDriver } from './store.js';
 
-/** Who asked for a token: the operator's CLI, a webmail's server (Roundcube), the demo webmail. */
-export type TokenKind = 'cli' | 'webmail' | 'demo';
+/** Who asked for a token: the operator's CLI, a webmail's server (Roundcube), the demo webmail, the user signing in (sign-in/). */
+export type TokenKind = 'cli' | 'webmail' | 'demo' | 'signin';
 
 export interface TokenPolicy {
   /** A token unused for this long no longer authenticates. */

@@ -12,6 +12,7 @@
 // its mail is delivered to. Each answer is logged with the store's user id,
 // never the token.
 import type http from 'node:http';
+import { readBody, sendJson } from './json-http.js';
 import type { Log } from './log.js';
 import type { SecretGuard } from './secret-guard.js';
 import { storeUserOf, type LmtpConfig } from './lmtp/config.js';
@@ -31,30 +32,8 @@ export interface WebmailTokenDeps {
   count(outcome: string): void;
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...(status === 401 && { 'www-authenticate': 'Bearer realm="pmf-webmail"' }),
-  });
-  res.end(text);
-}
-
-/** The request body, or undefined past MAX_BODY_BYTES (the rest is read and dropped). */
-function readBody(req: http.IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(c);
-    });
-    req.on('end', () => resolve(size <= MAX_BODY_BYTES ? Buffer.concat(chunks).toString('utf8') : undefined));
-    req.on('error', reject);
-  });
-}
+const send = (res: http.ServerResponse, status: number, body: unknown): void =>
+  sendJson(res, status, body, status === 401 ? { 'www-authenticate': 'Bearer realm="pmf-webmail"' } : {});
 
 /** The login named in a request body, or undefined when it is not {"user": "<1..256 printable chars>"}. */
 function loginOf(body: string): string | undefined {
@@ -99,7 +78,7 @@ async function answer(
     return refuse(429, 'throttled', 'too many wrong secrets; try again later', 'too many wrong secrets');
   if (verdict === 'unauthorized')
     return refuse(401, 'unauthorized', 'webmail secret required', 'wrong or missing secret');
-  const body = await readBody(req);
+  const body = await readBody(req, MAX_BODY_BYTES);
   if (body === undefined) return refuse(413, 'bad_request', 'request too large', 'request too large');
   const login = loginOf(body);
   if (login === undefined) return refuse(400, 'bad_request', 'expected {"user": "<login>"}', 'malformed request');

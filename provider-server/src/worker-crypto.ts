@@ -25,11 +25,22 @@ export class WorkerCrypto implements ProviderCrypto {
   private readonly otState = new Map<string, number>();
 
   /** `otPoolBytes`: the unused OTs all sessions may hold, shared out equally among the workers. */
-  constructor(threads: number, { otPoolBytes = Infinity }: { otPoolBytes?: number } = {}) {
+  constructor(
+    threads: number,
+    {
+      otPoolBytes = Infinity,
+      workerExited,
+    }: {
+      otPoolBytes?: number;
+      /** A worker died and was replaced (WorkerPool): its exit code and error, for the log. */
+      workerExited?: (code: number, error: Error | undefined) => void;
+    } = {},
+  ) {
     // Beside this file: crypto-worker.ts under tsx, crypto-worker.js once compiled (npm run build:server).
     const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
     const options: CryptoWorkerOptions = { otPoolBytes: otPoolBytes / threads };
-    this.pool = new WorkerPool(new URL(`./workers/crypto-worker.${ext}`, import.meta.url), threads, options);
+    const entry = new URL(`./workers/crypto-worker.${ext}`, import.meta.url);
+    this.pool = new WorkerPool(entry, threads, options, workerExited);
   }
 
   // Session setup (public key, key-switching key, base OTs) yields to per-email work.

@@ -8,14 +8,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { DeliveryJournal } from '../src/lmtp/journal.js';
 import type { Store } from '../src/store.js';
 import { openPostgresStore } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 
 const CLI = 'provider-server/src/cli.ts';
 const RAW = 'From: a@x.org\r\nSubject: s\r\n\r\nbody';
@@ -141,11 +142,7 @@ test('a restore overwrites nothing and refuses a damaged copy, leaving no data d
 });
 
 describe('on PostgreSQL', { skip: postgresMissing() }, () => {
-  let postgres: TestPostgres;
-  before(async () => {
-    postgres = await startPostgres();
-  });
-  after(() => postgres?.stop());
+  const postgres = suitePostgres();
 
   test('pg_dump while the store is written, pg_restore into an empty database only', async () => {
     const dir = tempDir('pmf-pgbackup-');

@@ -19,7 +19,10 @@ test('serving the bundled spam model for real: a warning in the log and on /heal
     assert.match(h.warnings![0], /model spam is a demo model, trained only on the public corpus spamassassin/);
     assert.match(h.warnings![0], /Train one on your own mail/);
     assert.ok(
-      log.some((l) => l.startsWith('WARNING: model spam is a demo model')),
+      log.some((l) => {
+        const { level, msg } = JSON.parse(l) as { level: string; msg: string };
+        return level === 'warn' && msg.startsWith('model spam is a demo model');
+      }),
       log.join('\n'),
     );
   } finally {

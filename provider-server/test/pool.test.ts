@@ -79,7 +79,10 @@ test('a worker runs queued per-email tasks back to back, without waiting for the
 });
 
 test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, health says degraded', async () => {
-  const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1);
+  const exits: [number, Error | undefined][] = [];
+  const p = new WorkerPool<BusyTasks>(new URL('./fixtures/busy-worker.ts', import.meta.url), 1, {}, (code, e) =>
+    exits.push([code, e]),
+  );
   try {
     assert.deepEqual(p.health(), { workers: 1, restarts: 0, degraded: false });
     assert.equal(p.generation('s'), 0);
@@ -90,6 +93,7 @@ test('a worker that dies is replaced: its tasks fail cleanly, the pool goes on, 
     assert.equal(typeof (await p.run('whoami')), 'number');
     assert.deepEqual(p.health(), { workers: 1, restarts: 1, degraded: true });
     assert.equal(p.generation('s'), 1, "state kept for 's' in the dead worker is known to be gone");
+    assert.deepEqual(exits, [[3, undefined]], 'the death is reported once, with its exit code (for the log)');
     assert.equal(p.health(Date.now() + 61_000).degraded, false);
   } finally {
     await p.close();

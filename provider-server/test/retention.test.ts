@@ -18,7 +18,8 @@ import { openPostgresStore } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 import { startFakeMailStore, type FakeMailStore } from './fake-mail-store.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 
 const USERS = 20;
 const MESSAGE_BYTES = 1024 * 1024;
@@ -86,11 +87,7 @@ test('sqlite: one 1 MiB message to 20 users grows store.db (and its WAL) by a fe
 });
 
 describe('postgres', { skip: postgresMissing() }, () => {
-  let cluster: TestPostgres;
-  before(async () => {
-    cluster = await startPostgres();
-  });
-  after(() => cluster?.stop());
+  const cluster = suitePostgres();
 
   test('postgres: one 1 MiB message to 20 users grows the database by a few pages, not by the message', async () => {
     const url = await cluster.database();

@@ -18,7 +18,8 @@ import { openSqliteStore } from '../src/store-sqlite.js';
 import type { TokenPolicy } from '../src/tokens.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 
 const DAY = 86_400_000;
 const POLICY: TokenPolicy = { lifetimeMs: 30 * DAY, perUser: 3 };
@@ -105,11 +106,7 @@ tokenSuite('sqlite', async () => {
 });
 
 describe('postgres', { skip: postgresMissing() }, () => {
-  let cluster: TestPostgres;
-  before(async () => {
-    cluster = await startPostgres();
-  });
-  after(() => cluster?.stop());
+  const cluster = suitePostgres();
   tokenSuite('postgres', async () => {
     const url = await cluster.database();
     const store = await openPostgresStore(url);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { loadCore } from '../ts/core.js';
+import { loadCore, type WasmCore } from '../ts/core.js';
 import {
   HE_LWE_N,
   HE_N,
@@ -46,6 +46,17 @@ function referenceExpand(seed: Uint8Array, limb: number, index = 0): bigint[] {
     if (v < QS[limb]) out.push(v);
   }
   return out;
+}
+
+/** The module's expansion of a from `seed` for `limb`, as bytes. */
+function expandA(core: WasmCore, seed: Uint8Array, limb: number): Uint8Array {
+  return core.withBuffers([seed], (sp) => {
+    const o = core.alloc(8 * HE_N);
+    core.fn('pmf_he_expand_a')(sp, limb, o);
+    const r = core.copyOut(o, 8 * HE_N);
+    core.free(o);
+    return r;
+  });
 }
 
 /** Little-endian bit-unpacking of `count` values of `width` bits. */
@@ -110,19 +121,37 @@ describe('he known answers', () => {
   it('seed expansion of a equals the reference XOF and the pinned digest', async () => {
     const core = await loadCore();
     for (const limb of [0, 1, 2]) {
-      const got = core.withBuffers([SEED], (sp) => {
-        const o = core.alloc(8 * HE_N);
-        core.fn('pmf_he_expand_a')(sp, limb, o);
-        const r = core.copyOut(o, 8 * HE_N);
-        core.free(o);
-        return r;
-      });
+      const got = expandA(core, SEED, limb);
       const ref = referenceExpand(SEED, limb);
       const view = new DataView(got.buffer);
       for (let i = 0; i < HE_N; i++)
         assert.equal(view.getBigUint64(8 * i, true), ref[i], `limb ${limb} coefficient ${i}`);
       const digest = createHash('sha256').update(got).digest('hex');
       assert.equal(digest, PINNED_EXPANSION[limb], `limb ${limb} digest`);
+    }
+  });
+
+  it('seed expansion continues the stream past rejected words (seeds that reject, limb q2)', async () => {
+    const core = await loadCore();
+    const limb = 1; // q2 = (2^22 − 64)·2^32 + 1: about one polynomial in 16 rejects a word
+    const nonce = Buffer.concat([Buffer.from('pmf-he-a'), Buffer.from([limb, 0, 0, 0])]);
+    const mask = 2n ** BigInt(BITS[limb]) - 1n;
+    const rejects = (seed: Uint8Array): number => {
+      const ks = keystream(seed, nonce, 8 * HE_N);
+      let n = 0;
+      for (let o = 0; o < ks.length; o += 8) n += (ks.readBigUInt64LE(o) & mask) >= QS[limb] ? 1 : 0;
+      return n;
+    };
+    const seeds: Uint8Array[] = [];
+    for (let i = 0; seeds.length < 2; i++) {
+      const seed = new Uint8Array(createHash('sha256').update(`reject ${i}`).digest());
+      if (rejects(seed) > 0) seeds.push(seed);
+    }
+    for (const seed of seeds) {
+      const got = expandA(core, seed, limb);
+      const view = new DataView(got.buffer);
+      const ref = referenceExpand(seed, limb);
+      for (let i = 0; i < HE_N; i++) assert.equal(view.getBigUint64(8 * i, true), ref[i], `coefficient ${i}`);
     }
   });
 

@@ -4,10 +4,11 @@
 import type { MailSource } from '../../lib/messages.js';
 
 export interface MessageView {
+  /** Named at scan time from the page's address, never re-read from the page later (a move goes to this message). */
   source: MailSource;
-  /** Element whose text holds the armored OpenPGP content; the badge goes before it. */
+  /** Element whose text holds the armored OpenPGP content; the extension's box goes before it. */
   body: HTMLElement;
-  /** The body text, plus the MIME content type when the page shows it. */
+  /** The body text, plus the MIME content type when the page shows it (for pages the background fetched). */
   text: string;
   contentType?: string;
 }
@@ -16,7 +17,10 @@ export interface WebmailAdapter {
   name: string;
   /** Whether this adapter handles the current page. */
   matches(doc: Document): boolean;
-  /** Message views in doc, a page loaded from url (the live page or a fetched one). */
+  /**
+   * The message views of doc, a page loaded from url (the live page or a fetched one): only the
+   * message the address names, where the webmail shows it, never other elements that look like one.
+   */
   findMessages(doc: Document, url: URL): MessageView[];
   /**
    * On a mailbox listing page, the URLs of the listed messages (same origin),
@@ -25,6 +29,11 @@ export interface WebmailAdapter {
   mailboxLinks?(doc: Document, url: URL): URL[];
   /** The MailSource id the message at a mailbox link has (so a backlog is known before its pages are fetched). */
   sourceIdOf?(link: URL): string | undefined;
+  /**
+   * On a mailbox list, each listed message's MailSource id and the element showing its subject (where
+   * the list shows "..." for a PGP/MIME message, the protected subject from the local index goes).
+   */
+  listedSubjects?(doc: Document, url: URL): { sourceId: string; cell: HTMLElement }[];
   /** The folder a message view is in, where the webmail has an Inbox and a Junk folder. */
   folderOf?(view: MessageView): MailFolder | undefined;
   /** Moves the message (a same-origin request in the user's session): spam to Junk, "not spam" back. */
@@ -32,15 +41,19 @@ export interface WebmailAdapter {
   /** One-click connect, where this page offers it (logged in; Roundcube: with the provider's plugin). */
   connectOffer?(doc: Document, url: URL): ConnectOffer | undefined;
   /**
-   * For webmails whose page does not hold the whole encrypted message (Roundcube shows a PGP/MIME body
-   * only as an attachment): the raw message, read from the webmail's server, searched instead of `text`.
+   * The message of a live view as the webmail's server holds it (through the background: the tab's
+   * own site, the user's session): what is decrypted, never the page's text, which its scripts can
+   * replace with any ciphertext (Roundcube also shows a PGP/MIME body only as an attachment).
    */
-  loadMessage?(view: MessageView): Promise<LoadedMessage>;
+  loadMessage(view: MessageView): Promise<LoadedMessage>;
 }
 
 export interface LoadedMessage {
   /** The raw message (RFC 5322), or the part of it holding the armor. */
   text: string;
+  contentType?: string;
+  /** Headers as the server's copy shows them, those it has (they replace the page's). */
+  headers?: Partial<Pick<MailSource, 'from' | 'to' | 'subject' | 'date'>>;
   /** The id the provider's LMTP stage assigned at delivery (X-PMF-Message-Id of the raw message), if any. */
   providerId?: string;
 }

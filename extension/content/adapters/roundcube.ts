@@ -3,13 +3,16 @@
 // `_action=preview`; the content script runs in all frames) or on its own
 // page (`_action=show`); both put the body in `#messagebody` and name the
 // message in their URL (`_uid`, `_mbox`). Roundcube does not show PGP/MIME
-// bodies (only an `encrypted.asc` attachment), and the provider's id is a
-// header the page does not show, so the raw message is read from
+// bodies (only an `encrypted.asc` attachment), the provider's id is a header
+// the page does not show, and it may show the sender's name without the
+// address the signer is checked against, so the raw message is read from
 // `_action=viewsource` through the background (only of the tab's own site,
 // with the user's session). Spam goes to Junk through Roundcube's own
 // `_action=move` with the page's request token. One-click connect asks the
 // provider's Roundcube plugin (`_action=plugin.pmf_connect`) for a token.
+import { headerValue } from '../../../mail/headers.js';
 import { providerIdOf } from '../../../mail/message-id.js';
+import { fromHeader } from '../../../mail/signer.js';
 import { ask } from '../../lib/rpc.js';
 import { type LoadedMessage, type MailFolder, type MessageView, type WebmailAdapter } from './adapter.js';
 
@@ -119,6 +122,14 @@ export const roundcube: WebmailAdapter = {
       },
     ];
   },
+  listedSubjects(doc, url) {
+    const mbox = url.searchParams.get('_mbox') ?? 'INBOX';
+    return [...doc.querySelectorAll<HTMLElement>('#messagelist tr[id^="rcmrow"]')].flatMap((row) => {
+      const uid = /^rcmrow(\d+)$/.exec(row.id)?.[1];
+      const cell = row.querySelector<HTMLElement>('td.subject span.subject');
+      return uid && cell ? [{ sourceId: `${base(url).href}#${mbox}/${uid}`, cell }] : [];
+    });
+  },
   async loadMessage(view): Promise<LoadedMessage> {
     const at = where.get(view.body);
     if (!at?.uid) throw new Error('This message has moved; open it again.');
@@ -126,7 +137,15 @@ export const roundcube: WebmailAdapter = {
     src.search = new URLSearchParams({ _task: 'mail', _action: 'viewsource', _uid: at.uid, _mbox: at.mbox }).toString();
     const raw = await ask<string>({ type: 'fetch-page', url: src.href });
     at.providerId = providerIdOf(raw);
-    return { text: raw, providerId: at.providerId };
+    // The page may show only the sender's name: the signer is checked against the raw From.
+    const from = fromHeader(raw);
+    // And a date in its own words ("Today 10:32"): the message is indexed under the raw Date.
+    const date = headerValue(raw, 'date');
+    const headers = {
+      ...(from ? { from } : {}),
+      ...(date && Number.isFinite(Date.parse(date)) ? { date } : {}),
+    };
+    return { text: raw, providerId: at.providerId, headers };
   },
   folderOf(view) {
     const at = where.get(view.body);

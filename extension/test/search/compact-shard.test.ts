@@ -18,6 +18,7 @@ import {
   withAddressParts,
   type IndexableDoc,
 } from '../../search/lunr-shard.js';
+import { SHARD_SIZE } from '../../search/mail-search.js';
 import { ShardBuilder } from '../../search/shard-builder.js';
 import { TermTable } from '../../search/term-table.js';
 import { TopHits } from '../../search/top-hits.js';
@@ -167,6 +168,40 @@ describe('ShardBuilder', () => {
     const filler = Array.from({ length: 210_000 }, (_, i) => `zq${i.toString(36)}`).join(' ');
     new ShardBuilder().prepare({ ...docs[0], body: filler });
     assert.deepEqual(compactWeights(build(docs)), want);
+  });
+
+  it("answers a query from the terms it reaches alone, with all its weights' values: lunr's", () => {
+    // A full hot shard of real mail when present (the production SHARD_SIZE).
+    const docs = fs.existsSync(NEWSGROUPS) ? newsgroupDocs(SHARD_SIZE) : mailDocs();
+    const want = lunrWeights(docs);
+    const hot = new ShardBuilder();
+    for (const d of docs) hot.add(d);
+    const full = build(docs);
+    const termOf = (key: string) => key.slice(key.indexOf('/', key.indexOf('/') + 1) + 1);
+    let reached = 0;
+    for (const query of [
+      'god',
+      'image graphics',
+      'subject:re',
+      'from:edu',
+      'windows -dos',
+      'comput*',
+      '*ware',
+      'probelm~1',
+      'atheist^3 bible',
+      'the',
+      'zzqqxx',
+    ]) {
+      const part = hot.forQuery(compileQuery(parseQuery(query)));
+      const got = compactWeights(part);
+      const terms = new Set([...got.keys()].map(termOf));
+      reached += terms.size;
+      assert.ok(terms.size < 200, `${query}: only the terms the query reaches`);
+      assert.deepEqual(got, new Map([...want].filter(([key]) => terms.has(termOf(key)))), query);
+      assert.deepEqual(results(part, query), results(full, query), query);
+      for (const local of [0, docs.length - 1]) assert.deepEqual(part.doc(local), full.doc(local));
+    }
+    assert.ok(reached >= 15, `${reached} terms reached`);
   });
 
   it("splits and trims tokens on exactly lunr's characters", () => {

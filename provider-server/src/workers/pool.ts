@@ -108,11 +108,13 @@ export class WorkerPool<Tasks extends TaskTable> {
    * @param entry URL of the worker module (it must call serveTasks)
    * @param size number of threads
    * @param data passed to the worker as workerData.data
+   * @param exited told of each worker that died (and was replaced): its exit code, and the error that ended it if any
    */
   constructor(
     private readonly entry: URL,
     size: number,
     private readonly data: unknown = {},
+    private readonly exited?: (code: number, error: Error | undefined) => void,
   ) {
     for (let i = 0; i < size; i++) {
       const slot: Slot = { worker: this.newWorker(), generation: 0, queues: { email: [], setup: [] }, running: [] };
@@ -138,9 +140,11 @@ export class WorkerPool<Tasks extends TaskTable> {
       else job.reject(new TaskError(r.error?.message ?? 'task failed', r.error?.code));
       this.pump(slot);
     });
-    worker.on('error', () => undefined); // 'exit' follows and handles it
+    let failure: Error | undefined;
+    worker.on('error', (e) => (failure = e)); // 'exit' follows and handles it
     worker.on('exit', (code) => {
       if (this.closed || slot.worker !== worker) return;
+      this.exited?.(code, failure);
       const why = new TaskError(`crypto worker exited with code ${code}; it was replaced`);
       for (const job of [...slot.running, ...slot.queues.email, ...slot.queues.setup]) job.reject(why);
       slot.running = [];

@@ -23,9 +23,11 @@ struct GenScratch {
   ~GenScratch() { secure_wipe(this, sizeof *this); }
 };
 
+static_assert(2 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
+
 struct SwitchScratch {
   int64_t v[kN];  // what is left of each centered coefficient after the digits so far
-  uint64_t d[kN], prod[kN];
+  uint64_t d[kN];
   ~SwitchScratch() { secure_wipe(this, sizeof *this); }
 };
 
@@ -126,10 +128,17 @@ Status key_switch(const KeySwitchKey& k, const uint64_t a[kN], uint64_t ks_b[kN]
       sc->d[c] = from_signed(digit, t.q);
     }
     ntt_forward(sc->d, t);
-    pointwise_mul(sc->prod, sc->d, k.part(i, 0), k.part(i, 1), t);
-    for (size_t c = 0; c < kN; ++c) ks_b[c] = add_mod(ks_b[c], sc->prod[c], t.q);
-    pointwise_mul(sc->prod, sc->d, k.part(i, 2), k.part(i, 3), t);
-    for (size_t c = 0; c < kN; ++c) ks_a[c] = add_mod(ks_a[c], sc->prod[c], t.q);
+    // Unreduced sums: each product is below 2·q_ks, ℓ of them below 2^64.
+    const uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1);
+    const uint64_t *a = k.part(i, 2), *a_shoup = k.part(i, 3);
+    for (size_t c = 0; c < kN; ++c) {
+      ks_b[c] += mul_shoup_lazy(sc->d[c], b[c], b_shoup[c], t.q);
+      ks_a[c] += mul_shoup_lazy(sc->d[c], a[c], a_shoup[c], t.q);
+    }
+  }
+  for (size_t c = 0; c < kN; ++c) {
+    ks_b[c] = reduce64(ks_b[c], t.q, t.one_shoup);
+    ks_a[c] = reduce64(ks_a[c], t.q, t.one_shoup);
   }
   ntt_inverse(ks_b, t);
   ntt_inverse(ks_a, t);

@@ -62,8 +62,18 @@ const NttTables& ntt_tables(size_t limb) {
   return tables[limb];
 }
 
+// Harvey's lazy butterflies: values stay in [0, 4q) (forward) or [0, 2q)
+// (inverse) between layers, so a butterfly makes one masked correction
+// instead of three; q < 2^55 keeps 4q below 2^64. The last pass reduces to [0, q).
+namespace {
+
+// x − m when x ≥ m (x, m < 2^63), without a branch.
+inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x, m)); }
+
+}  // namespace
+
 void ntt_forward(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q;
+  const uint64_t q = t.q, two_q = 2 * q;
   size_t len = kN;
   for (size_t m = 1; m < kN; m <<= 1) {
     len >>= 1;
@@ -72,16 +82,17 @@ void ntt_forward(uint64_t* a, const NttTables& t) {
       uint64_t* x = a + 2 * i * len;
       uint64_t* y = x + len;
       for (size_t j = 0; j < len; ++j) {
-        uint64_t u = x[j], v = mul_shoup(y[j], w, ws, q);
-        x[j] = add_mod(u, v, q);
-        y[j] = sub_mod(u, v, q);
+        const uint64_t u = reduce_once(x[j], two_q), v = mul_shoup_lazy(y[j], w, ws, q);
+        x[j] = u + v;
+        y[j] = u - v + two_q;
       }
     }
   }
+  for (size_t j = 0; j < kN; ++j) a[j] = reduce_once(reduce_once(a[j], two_q), q);
 }
 
 void ntt_inverse(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q;
+  const uint64_t q = t.q, two_q = 2 * q;
   size_t len = 1;
   for (size_t m = kN; m > 1; m >>= 1) {
     const size_t h = m >> 1;
@@ -90,9 +101,9 @@ void ntt_inverse(uint64_t* a, const NttTables& t) {
       uint64_t* x = a + 2 * i * len;
       uint64_t* y = x + len;
       for (size_t j = 0; j < len; ++j) {
-        uint64_t u = x[j], v = y[j];
-        x[j] = add_mod(u, v, q);
-        y[j] = mul_shoup(sub_mod(u, v, q), w, ws, q);
+        const uint64_t u = x[j], v = y[j];
+        x[j] = reduce_once(u + v, two_q);
+        y[j] = mul_shoup_lazy(u - v + two_q, w, ws, q);
       }
     }
     len <<= 1;

@@ -97,8 +97,13 @@ inline uint64_t shoup_precompute(uint64_t w, uint64_t q) {
   return quo;
 }
 
+// x·w mod q in [0, 2q), for any x < 2^64 (Shoup without the final correction).
+inline uint64_t mul_shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
+  return x * w - mulhi64(x, w_shoup) * q;
+}
+
 inline uint64_t mul_shoup(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
-  uint64_t r = x * w - mulhi64(x, w_shoup) * q;
+  const uint64_t r = mul_shoup_lazy(x, w, w_shoup, q);
   return r - (q & ge_mask(r, q));
 }
 
