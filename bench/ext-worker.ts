@@ -65,8 +65,14 @@ async function run(req: ExtBenchRequest): Promise<unknown> {
   }
 }
 
-self.onmessage = (ev: MessageEvent<ExtBenchRequest>) =>
-  void run(ev.data).then(
+// As a worker of the page's pool (bench/ext-page.ts): the extension's worker protocol.
+const servePool = serveWorker((m) => self.postMessage(m));
+
+self.onmessage = (ev: MessageEvent<ExtBenchRequest | WorkerEnvelope>) => {
+  if ('request' in ev.data) return servePool(ev.data);
+  const req = ev.data as ExtBenchRequest;
+  void run(req).then(
     (result) => self.postMessage({ result }),
     (e: unknown) => self.postMessage({ error: e instanceof Error ? `${e.message}\n${e.stack}` : String(e) }),
   );
+};

@@ -24,6 +24,14 @@ export const MAX_HEADER_BYTES = 1 << 20;
 /** Most candidates per topic request (bounds the provider's work per request). */
 export const MAX_B_PRIME = 64;
 
+/**
+ * Request frames naming one delivered message that the provider's rate
+ * counts once (docs/protocol.md#resource-limits): its spam, link-check and
+ * topic requests and their resends after reconnects. Past this many, each
+ * further frame naming it counts again.
+ */
+export const FRAMES_PER_MESSAGE = 8;
+
 /** Upper bounds of variable-size message fields (messages.ts). */
 export const LIMITS = {
   token: 256,

@@ -95,9 +95,10 @@ export type MessageName = keyof typeof SCHEMAS;
 
 /**
  * The frames a provider counts against its per-user requestsPerMinute
- * (announced in the welcome), each once as it arrives after hello: every
- * frame that makes it compute or write. Clients pace these so that none is
- * refused (client/core/pacer.ts).
+ * (announced in the welcome) as they arrive after hello: every frame that
+ * makes it compute or write. Those in MESSAGE_COUNTED count once per
+ * delivered message they name, the others once each. Clients pace these so
+ * that none is refused (client/core/pacer.ts).
  */
 export const RATE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
   'ot',
@@ -106,6 +107,18 @@ export const RATE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
   'topic_request',
   'topic_resend',
   'topic_setting',
+  'blocklist_request',
+]);
+
+/**
+ * Requests naming a message (`messageId`): the first FRAMES_PER_MESSAGE of
+ * them for one delivered message count once together (provider-server/src/message-rate.ts).
+ */
+export const MESSAGE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
+  'spam_request',
+  'spam_resend',
+  'topic_request',
+  'topic_resend',
   'blocklist_request',
 ]);
 

@@ -20,6 +20,12 @@ export interface PackageStorage {
   dropPartial(key: string): Promise<void>;
   /** Stores the verified package (and drops the partial). */
   put(key: string, data: Uint8Array): Promise<void>;
+  /**
+   * Runs `fn` alone among everything sharing this storage for `key`: where
+   * several realms download into it at once (the extension's workers), their
+   * chunks would interleave in one partial download.
+   */
+  exclusive?<T>(key: string, fn: () => Promise<T>): Promise<T>;
 }
 
 export interface ModelListing {
@@ -125,6 +131,16 @@ export interface PinnedFile {
  * them (a refused download is discarded, never stored).
  */
 export async function fetchPinned(
+  opts: Pick<DownloadOptions, 'baseUrl' | 'storage' | 'fetch' | 'onProgress'>,
+  file: PinnedFile,
+  what: string,
+  check: (data: Uint8Array, what: string) => void,
+): Promise<Uint8Array> {
+  const run = () => fetchPinnedAlone(opts, file, what, check);
+  return opts.storage.exclusive ? opts.storage.exclusive(file.key, run) : run();
+}
+
+async function fetchPinnedAlone(
   opts: Pick<DownloadOptions, 'baseUrl' | 'storage' | 'fetch' | 'onProgress'>,
   file: PinnedFile,
   what: string,

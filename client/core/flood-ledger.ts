@@ -14,6 +14,12 @@ export const FLOOD_LIFETIME = 1n << 88n;
 export interface FloodLedgerStore {
   load(): Promise<bigint | undefined>;
   save(spent: bigint): Promise<void>;
+  /**
+   * Adds `units` in one atomic step, unless the sum would pass `limit`
+   * (false, nothing added). A store several realms write at once (the
+   * extension's workers) must have it: load-then-save there loses charges.
+   */
+  add?(units: bigint, limit: bigint): Promise<boolean>;
 }
 
 export class FloodBudgetExhausted extends Error {
@@ -43,6 +49,10 @@ export class FloodLedger {
   charge(units: bigint): Promise<void> {
     if (units < 0n) throw new RangeError('flood ledger: a charge cannot be negative');
     const run = this.chain.then(async () => {
+      if (this.store.add) {
+        if (!(await this.store.add(units, this.limit))) throw new FloodBudgetExhausted();
+        return;
+      }
       const spent = (await this.store.load()) ?? 0n;
       if (spent + units > this.limit) throw new FloodBudgetExhausted();
       await this.store.save(spent + units);

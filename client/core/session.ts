@@ -11,6 +11,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import {
   decodeMessage,
   encodeMessage,
+  MESSAGE_COUNTED,
   RATE_COUNTED,
   type Message,
   type MessageName,
@@ -369,7 +370,9 @@ export abstract class ProviderSession {
     expect: R,
     fields: Messages[K],
   ): Promise<Extract<Message, { name: R }>> {
-    if (this.pacer && RATE_COUNTED.has(name)) await this.pacer.take();
+    if (this.pacer && RATE_COUNTED.has(name)) {
+      await this.pacer.take(MESSAGE_COUNTED.has(name) ? (fields as { messageId: string }).messageId : undefined);
+    }
     const id = this.nextRequest++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -23,6 +23,13 @@ export interface ReplayStore {
   load(): Promise<ReplayEntry[]>;
   /** Appends one entry durably before resolving. */
   append(entry: ReplayEntry): Promise<void>;
+  /**
+   * Appends it in one atomic step unless its id or content is stored already
+   * (then says which, appending nothing). A store several realms write at
+   * once (the extension's workers) must have it: their logs loaded in memory
+   * do not see each other's entries.
+   */
+  appendNew?(entry: ReplayEntry): Promise<ReplayRefused['reason'] | undefined>;
 }
 
 /** Thrown when an email (by id or content) was already fed to topic extraction. */
@@ -82,9 +89,10 @@ export class ReplayLog {
   async admit(entry: ReplayEntry): Promise<void> {
     if (this.retries.delete(retryKey(entry))) return; // logged when it was first fed
     this.check(entry);
-    await this.store.append(entry);
+    const seen = this.store.appendNew ? await this.store.appendNew(entry) : await this.store.append(entry);
     this.ids.add(entry.messageId);
     this.hashes.add(entry.contentHash);
+    if (seen) throw new ReplayRefused(entry.messageId, seen);
   }
 
   /**

@@ -2,7 +2,8 @@
 // limit in any window the provider could count them in, and no wait below it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onPacedWait, pacerFor, RatePacer, WINDOW_MS } from '../core/pacer.js';
+import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
+import { onPacedWait, pacerFor, RatePacer, sharePace, WINDOW_MS } from '../core/pacer.js';
 
 /** A pacer on a fake clock: sleeping advances it. */
 function fakePacer(perMinute: number): { pacer: RatePacer; clock: { t: number } } {
@@ -35,6 +36,21 @@ test('at most perMinute counted frames in any window, and the first perMinute go
     const inWindow = times.filter((t) => t >= times[i] && t < times[i] + WINDOW_MS).length;
     assert.ok(inWindow <= 5, `${inWindow} frames in the window from frame ${i}`);
   }
+});
+
+test("a message's first FRAMES_PER_MESSAGE frames count once, as the provider counts them; more count each", async () => {
+  const { pacer, clock } = fakePacer(3);
+  const start = clock.t;
+  for (const id of ['a', 'b', 'c']) for (let i = 0; i < 3; i++) await pacer.take(id); // spam, link check, topics
+  assert.equal(clock.t, start, 'three messages of three frames each fit a limit of three');
+  await pacer.take('d');
+  assert.equal(clock.t, start + WINDOW_MS, 'the fourth message waits for the window');
+  const { pacer: p2, clock: c2 } = fakePacer(2);
+  for (let i = 0; i < FRAMES_PER_MESSAGE; i++) await p2.take('a');
+  assert.equal(c2.t, 1_000_000);
+  await p2.take('a'); // past the free frames: counted again
+  await p2.take('a');
+  assert.equal(c2.t, 1_000_000 + WINDOW_MS);
 });
 
 test('sessions sharing a pacer wait their turn together; a new limit applies to the next frame', async () => {
@@ -94,4 +110,22 @@ test('a frame that must wait is told to the pacer, and to who watches that user'
   assert.deepEqual(told, ['w'], 'an unsubscribed watcher is not told');
   t.mock.timers.tick(WINDOW_MS);
   await next;
+});
+
+test("a realm sharing the rate with others (the extension's workers) paces to its part", async (t) => {
+  sharePace(3);
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const pacer = pacerFor('wss://share.example', 'share-token', 30);
+    let waits = 0;
+    const unwatch = onPacedWait('share-token', () => waits++);
+    for (let i = 0; i < 10; i++) await pacer.take();
+    assert.equal(waits, 0, 'its ten go at once');
+    void pacer.take();
+    assert.equal(waits, 1, 'the eleventh waits for the window');
+    unwatch();
+  } finally {
+    t.mock.timers.reset();
+    sharePace(1);
+  }
 });

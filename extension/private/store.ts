@@ -43,6 +43,7 @@ import type {
   KeptTopicRequest,
   KeptTopicRequests,
 } from '../../client/core/kept-requests.js';
+import { alone } from './worker-lock.js';
 
 export interface ProviderConfig {
   /** http(s) base URL of the provider, e.g. https://mail.example.org */
@@ -143,6 +144,13 @@ export function accountOf(p: ProviderConfig): string {
 
 const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '');
 
+/** The stored flooding sum (a decimal string), refused when damaged rather than read as zero. */
+function floodSum(v: unknown): bigint | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
+  return BigInt(v);
+}
+
 export class PrivateStore {
   readonly packages: PackageStorage;
   readonly trust: TrustStore;
@@ -159,6 +167,8 @@ export class PrivateStore {
         await tx.done;
       },
       put: (key, data) => this.putPackage(key, data),
+      // The pool's workers download one package one at a time; the second then finds it stored.
+      exclusive: (key, fn) => alone(`pmf-package:${key}`, fn),
     };
     this.trust = {
       get: async (origin) => (await db.get('trust', origin)) as LogTrust | LegacyTrust | undefined,
@@ -171,6 +181,15 @@ export class PrivateStore {
         return ids.map((id, i) => ({ messageId: String(id), contentHash: hashes[i] as string }));
       },
       append: async (e: ReplayEntry) => void (await db.put('topic-replay', e.contentHash, e.messageId)),
+      // One readwrite transaction: IndexedDB runs those of the pool's workers one after another.
+      appendNew: async (e: ReplayEntry) => {
+        const tx = db.transaction('topic-replay', 'readwrite');
+        if ((await tx.store.getKey(e.messageId)) !== undefined) return 'message_id';
+        if ((await tx.store.getAll()).includes(e.contentHash)) return 'content';
+        await tx.store.put(e.contentHash, e.messageId);
+        await tx.done;
+        return undefined;
+      },
     };
   }
 
@@ -389,13 +408,17 @@ export class PrivateStore {
   /** The device's flooding ledger (client/core/flood-ledger.ts): one sum for every account and provider. */
   get flood(): FloodLedgerStore {
     return {
-      load: async () => {
-        const v: unknown = await this.db.get('config', 'flood-ledger');
-        if (v === undefined) return undefined;
-        if (typeof v !== 'string' || !/^\d{1,40}$/.test(v)) throw new Error('the stored flooding budget is damaged');
-        return BigInt(v);
-      },
+      load: async () => floodSum(await this.db.get('config', 'flood-ledger')),
       save: async (spent) => void (await this.db.put('config', spent.toString(), 'flood-ledger')),
+      // One readwrite transaction: IndexedDB runs those of the pool's workers one after another.
+      add: async (units, limit) => {
+        const tx = this.db.transaction('config', 'readwrite');
+        const spent = (floodSum(await tx.store.get('flood-ledger')) ?? 0n) + units;
+        if (spent > limit) return false;
+        await tx.store.put(spent.toString(), 'flood-ledger');
+        await tx.done;
+        return true;
+      },
     };
   }
 

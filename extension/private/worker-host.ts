@@ -2,15 +2,26 @@
 // the background as a page, which can start a dedicated Worker itself.
 // Chromium's MV3 service worker cannot (no Worker constructor there), so it
 // opens an offscreen document (reason WORKERS) that starts the worker and
-// relays envelopes over a runtime port (offscreen.ts). Either way the
-// background sees one typed call() (worker-client.ts).
+// relays envelopes over a runtime port (offscreen.ts). Either way there are
+// poolSize(cores) workers and the background sees one typed call()
+// (worker-pool.ts over worker-client.ts).
 import browser, { type Runtime } from 'webextension-polyfill';
 import { WorkerClient, type WorkerLink } from './worker-client.js';
+import { poolSize, WorkerPool } from './worker-pool.js';
 import type { WorkerEnvelope } from './worker-protocol.js';
 
 export const OFFSCREEN_PORT = 'pmf-private-worker';
 export const OFFSCREEN_RECONNECT = { pmfOffscreen: 'reconnect' } as const;
 const OFFSCREEN_PAGE = 'offscreen.html';
+
+/** Workers for this device (the background and the offscreen document agree: same device). */
+export const POOL_SIZE = poolSize(globalThis.navigator?.hardwareConcurrency);
+
+/** An envelope over the offscreen port, for the worker of that index. */
+export interface PooledEnvelope {
+  worker: number;
+  envelope: WorkerEnvelope;
+}
 
 /** A dedicated worker started from this page (Firefox/Thunderbird background, offscreen document). */
 export function directWorkerLink(): WorkerLink {
@@ -53,7 +64,7 @@ function waitForPort(timeoutMs: number): Promise<Runtime.Port> {
  * the document still open (its worker may be mid-batch) and asks it to
  * reconnect; a document that does not answer is replaced.
  */
-export async function offscreenWorkerLink(): Promise<WorkerLink> {
+export async function offscreenWorkerLinks(): Promise<WorkerLink[]> {
   const chrome = (globalThis as unknown as { chrome: ChromeOffscreen }).chrome;
   const exists = (await chrome.runtime.getContexts({ contextTypes: ['OFFSCREEN_DOCUMENT'] })).length > 0;
   let port: Runtime.Port | undefined;
@@ -73,11 +84,14 @@ export async function offscreenWorkerLink(): Promise<WorkerLink> {
     port = await waiting;
   }
   const p = port;
-  return {
-    post: (msg) => p.postMessage(msg),
-    onMessage: (cb) => p.onMessage.addListener((m: unknown) => cb(m as WorkerEnvelope)),
+  return Array.from({ length: POOL_SIZE }, (_, worker) => ({
+    post: (envelope) => p.postMessage({ worker, envelope } satisfies PooledEnvelope),
+    onMessage: (cb) =>
+      p.onMessage.addListener((m: unknown) => {
+        if ((m as PooledEnvelope).worker === worker) cb((m as PooledEnvelope).envelope);
+      }),
     onClose: (cb) => p.onDisconnect.addListener(() => cb()),
-  };
+  }));
 }
 
 /**
@@ -89,26 +103,28 @@ export async function offscreenWorkerLink(): Promise<WorkerLink> {
  */
 const KEEP_ALIVE_MS = 5_000;
 
-/** Keeps this page alive while `worker` has calls pending; stops when the link closes. */
-function keepAliveWhileBusy(worker: WorkerClient, link: WorkerLink): void {
+/** Keeps this page alive while the pool has calls pending; stops when a link closes. */
+function keepAliveWhileBusy(pool: WorkerPool, links: WorkerLink[]): void {
   const timer = setInterval(() => {
-    if (worker.busy) void browser.runtime.getPlatformInfo();
+    if (pool.busy) void browser.runtime.getPlatformInfo();
   }, KEEP_ALIVE_MS);
-  link.onClose(() => clearInterval(timer));
+  for (const link of links) link.onClose(() => clearInterval(timer));
 }
 
-let client: Promise<WorkerClient> | undefined;
+let client: Promise<WorkerPool> | undefined;
 
-/** The background's worker, started on first use and again after it stopped. */
-export function privateWorker(): Promise<WorkerClient> {
+/** The background's workers, started on first use and again after one stopped. */
+export function privateWorker(): Promise<WorkerPool> {
   const page = typeof Worker === 'function';
-  client ??= (page ? Promise.resolve(directWorkerLink()) : offscreenWorkerLink()).then(
-    (link) => {
-      link.onClose(() => (client = undefined));
-      const worker = new WorkerClient(link);
-      // Chromium's offscreen worker outlives its service worker, which reconnects to it.
-      if (page) keepAliveWhileBusy(worker, link);
-      return worker;
+  client ??= (
+    page ? Promise.resolve(Array.from({ length: POOL_SIZE }, directWorkerLink)) : offscreenWorkerLinks()
+  ).then(
+    (links) => {
+      for (const link of links) link.onClose(() => (client = undefined));
+      const pool = new WorkerPool(links.map((link) => new WorkerClient(link)));
+      // Chromium's offscreen workers outlive their service worker, which reconnects to them.
+      if (page) keepAliveWhileBusy(pool, links);
+      return pool;
     },
     (e: unknown) => {
       client = undefined;

@@ -21,7 +21,12 @@ export type WorkerRequest =
    * and (unless the user opted out) topic extraction for the messages that got
    * a verdict. A message whose verdict is recorded is answered from IndexedDB.
    */
-  | { kind: 'classify'; provider: ProviderConfig; items: ClassifyItem[] }
+  /**
+   * paceShare: how many workers share the provider's rate (worker-pool.ts); this one paces to its part.
+   * resumeKept (default true): also resume the topic requests kept in IndexedDB; false while other
+   * workers run, whose kept requests are in flight, not stopped.
+   */
+  | { kind: 'classify'; provider: ProviderConfig; items: ClassifyItem[]; paceShare?: number; resumeKept?: boolean }
   /** Tells the provider the user's topic-extraction choice (topic_setting, docs/protocol.md#topic-extraction). */
   | { kind: 'topic-setting'; provider: ProviderConfig; optOut: boolean }
   /** Forgets the open session and the loaded model (disconnect). */

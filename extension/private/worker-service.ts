@@ -15,7 +15,7 @@ import { PackageIntegrityError } from '../../client/core/download.js';
 import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../client/core/kept-requests.js';
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
-import { onPacedWait } from '../../client/core/pacer.js';
+import { onPacedWait, sharePace } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
 import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
@@ -28,6 +28,7 @@ import {
 import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { LinkChecker } from './blocklist-check.js';
+import { alone } from './worker-lock.js';
 import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
 import type {
   BlocklistOutcome,
@@ -159,6 +160,7 @@ async function classify(
   provider: ProviderConfig,
   items: { messageId: string; raw: string }[],
   emit: (e: WorkerEvent) => void,
+  resumeKept = true,
 ): Promise<null> {
   const store = await privateStore();
   // Second line behind the background's own check: a request queued before
@@ -239,7 +241,7 @@ async function classify(
   // With those just checked, the topic requests a stopped run left: their messages have a stored verdict
   // and are not asked about again, and their kept answers need no message.
   const topicsOn = (await store.settings()).topics;
-  const resumed = topicsOn ? (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id)) : [];
+  const resumed = topicsOn && resumeKept ? (await store.keptTopicIds(account)).filter((id) => !verdicts.has(id)) : [];
   if (topicsOn && verdicts.size + resumed.length > 0)
     await extractTopics(
       provider,
@@ -272,23 +274,27 @@ async function extractTopics(
   try {
     const slot = await slotFor(provider, emit);
     const topics = await slot.topics;
-    await runClassification<TopicResult>(
-      items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),
-      {
-        journal: slot.topicJournal,
-        connect: (n) => topics.connect(n),
-        reconnectWindowMs: RECONNECT_WINDOW_MS,
-        // already_classified: the provider holds this message's topic, say from a
-        // resent request whose topic_ack was lost (docs/protocol.md#exactly-once-verdicts).
-        onOutcome: (o) =>
-          o.kind === 'verdict'
-            ? tell(o.messageId, 'shared')
-            : tell(
-                o.messageId,
-                o.kind === 'replay_refused' || o.kind === 'already_classified' ? 'shared_before' : 'failed',
-                o.detail,
-              ),
-      },
+    // One worker at a time: the pool's sessions would share the user key's few topic decryptions
+    // (6 emails an epoch), and a request refused for the key after it was logged as fed is lost.
+    await alone(`pmf-topics:${accountOf(provider)}`, () =>
+      runClassification<TopicResult>(
+        items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),
+        {
+          journal: slot.topicJournal,
+          connect: (n) => topics.connect(n),
+          reconnectWindowMs: RECONNECT_WINDOW_MS,
+          // already_classified: the provider holds this message's topic, say from a
+          // resent request whose topic_ack was lost (docs/protocol.md#exactly-once-verdicts).
+          onOutcome: (o) =>
+            o.kind === 'verdict'
+              ? tell(o.messageId, 'shared')
+              : tell(
+                  o.messageId,
+                  o.kind === 'replay_refused' || o.kind === 'already_classified' ? 'shared_before' : 'failed',
+                  o.detail,
+                ),
+        },
+      ),
     );
   } catch (e) {
     const detail = e instanceof Error ? e.message : String(e);
@@ -330,7 +336,8 @@ export function toFailure(e: unknown): WorkerFailure {
     return { code: e.kind === 'not_witnessed' ? 'package_unwitnessed' : 'package_log', detail };
   if (e instanceof ProtocolError) {
     if (e.code === 'unauthenticated') return { code: 'bad_token', detail };
-    if (e.code === 'rate_limited') return { code: 'rate_limited', detail };
+    // Past the day's cap (message-rate.ts) the provider also asks to wait: until the next day.
+    if (e.code === 'rate_limited' || e.code === 'daily_limit') return { code: 'rate_limited', detail };
     return { code: 'protocol', detail: `${e.code}: ${detail}` };
   }
   if (name === 'QuotaExceededError') return { code: 'storage_full', detail };
@@ -363,7 +370,8 @@ async function run(req: WorkerRequest, emit: (e: WorkerEvent) => void): Promise<
     case 'prepare':
       return prepare(req.provider, emit);
     case 'classify':
-      return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit));
+      sharePace(req.paceShare ?? 1);
+      return whilePaced(req.provider, emit, () => classify(req.provider, req.items, emit, req.resumeKept));
     case 'topic-setting':
       return topicSetting(req.provider, req.optOut, emit);
     case 'reset':

@@ -7,6 +7,7 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PackageLogAlert } from '../../client/core/package-log.js';
+import { ProtocolError } from '../../protocol/errors.js';
 import { DEFAULT_WITNESS_POLICY } from '../../protocol/witness-policy.js';
 import { formatVerifierKey, SIG_COSIGNATURE_V1 } from '../../protocol/signed-note.js';
 import { failureText } from '../private/faults.js';
@@ -84,4 +85,9 @@ test('a head the witnesses have not confirmed is a pause that says so; any other
   assert.match(failureText(unwitnessed.code), /not enough of the independent witnesses/);
   for (const kind of ['log_forked', 'rolled_back', 'not_in_log', 'key_changed'] as const)
     assert.equal(toFailure(new PackageLogAlert(kind, 'x')).code, 'package_log', kind);
+});
+
+test("the provider's daily cap is a pause until it lifts, like its per-minute rate, not a failed check", () => {
+  for (const code of ['rate_limited', 'daily_limit'] as const)
+    assert.equal(toFailure(new ProtocolError(code, 'try again after 2026-01-02T00:00:00.000Z')).code, 'rate_limited');
 });

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ensurePackage } from '../../client/core/download.js';
 import { FloodLedger } from '../../client/core/flood-ledger.js';
+import { ReplayLog } from '../../client/core/topic-replay.js';
 import { testPackage } from '../../client/test/package-fixture.js';
 import { outcomeBadge } from '../private/faults.js';
 import { accountOf, PrivateStore } from '../private/store.js';
@@ -193,6 +194,40 @@ describe('PrivateStore', () => {
     raw.close();
     await assert.rejects(new FloodLedger(again.flood).charge(1n), /damaged/);
     again.close();
+  });
+
+  it("the pool's workers charge the flooding budget at once and lose no charge; past the limit nothing is added", async () => {
+    const name = `private-store-test-${n++}`;
+    // Each worker has its own connection and its own ledger (its own realm).
+    const workers = await Promise.all([1, 2, 3, 4].map(() => PrivateStore.open(name)));
+    const ledgers = workers.map((w) => new FloodLedger(w.flood, 100n));
+    await Promise.all(ledgers.flatMap((l) => Array.from({ length: 5 }, () => l.charge(3n))));
+    assert.equal(await ledgers[0].spent(), 60n, 'twenty charges of 3, every one counted');
+    const refused = await Promise.allSettled(ledgers.map((l) => l.charge(15n)));
+    assert.equal(refused.filter((r) => r.status === 'rejected').length, 2, 'only two more fit under the limit');
+    assert.equal(await ledgers[1].spent(), 90n);
+    for (const w of workers) w.close();
+  });
+
+  it('an email fed by one worker is refused by another, by id and by content, though both logs were loaded before', async () => {
+    const name = `private-store-test-${n++}`;
+    const [a, b] = await Promise.all([PrivateStore.open(name), PrivateStore.open(name)]);
+    const [logA, logB] = await Promise.all([ReplayLog.open(a.replay), ReplayLog.open(b.replay)]);
+    const hash = 'cd'.repeat(32);
+    await logA.admit({ messageId: 'm1', contentHash: hash });
+    await assert.rejects(logB.admit({ messageId: 'm1', contentHash: 'ef'.repeat(32) }), { reason: 'message_id' });
+    await assert.rejects(logB.admit({ messageId: 'm2', contentHash: hash }), { reason: 'content' });
+    // The same content under two ids at once, one per worker: one is fed.
+    const both = await Promise.allSettled([
+      logA.admit({ messageId: 'm3', contentHash: '12'.repeat(32) }),
+      logB.admit({ messageId: 'm4', contentHash: '12'.repeat(32) }),
+    ]);
+    assert.deepEqual(
+      both.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+    );
+    a.close();
+    b.close();
   });
 
   it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {

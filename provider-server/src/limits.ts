@@ -5,7 +5,11 @@ import { DEFAULT_MAX_FRAME_BYTES, LIMITS } from '../../protocol/limits.js';
 
 export interface ServerLimits {
   maxFrameBytes: number;
-  /** Spam requests per user per minute. */
+  /**
+   * Units per user per minute: a delivered message's spam, link-check and
+   * topic requests count one together, each OT or topic_setting frame one
+   * (message-rate.ts).
+   */
   requestsPerMinute: number;
   maxSessions: number;
   /** A session with no frame for this long is closed. */
@@ -62,6 +66,18 @@ export interface ServerLimits {
    * against the list (docs/blocklist.md#daily-cap).
    */
   blocklistEvaluationsPerDay: number;
+  /**
+   * New messages (spam, link check and topics of each together) per user per
+   * UTC day, counted in the store (message-rate.ts): with the user-key budget,
+   * what bounds the verdicts a client can obtain (docs/security.md#the-rate-counts-messages).
+   */
+  messagesPerDay: number;
+  /**
+   * Messages past the daily caps each key salt may have checked once in its
+   * life (and as many link checks): a new account's backlog goes through in
+   * one sitting, a malicious client gets this many more verdicts once.
+   */
+  backlogAllowance: number;
   /** A bearer token unused for this long no longer authenticates (each use refreshes it, tokens.ts). */
   tokenLifetimeMs: number;
   /** Live bearer tokens one user may hold; issuing more revokes the least recently used. */
@@ -96,13 +112,15 @@ export const USER_KEY_BUDGET_MAX = 128;
 
 export const LIMIT_DEFAULTS: ServerLimits = {
   maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-  requestsPerMinute: 600,
+  // A 1,000-message backlog in about a minute: each message counts once, whatever it is checked for.
+  requestsPerMinute: 1_200,
   maxSessions: 1000,
   idleTimeoutMs: 120_000,
-  // A batch opens up to three sessions (spam, link check, topics): a person
-  // opening one message after another stays well under it.
-  hellosPerMinute: 90,
-  connectionsPerMinutePerAddress: 120,
+  // A batch opens up to three sessions (spam, link check, topics), and a topic
+  // session lasts 6 emails (the user key's budget at B' = 20): a backlog of
+  // 1,000 messages a minute opens about 170.
+  hellosPerMinute: 240,
+  connectionsPerMinutePerAddress: 240,
   // An office or a carrier's NAT behind one /24: many users, a few connections each.
   connectionsPerMinutePerPrefix: 1200,
   connectionsPerAddress: 32,
@@ -120,6 +138,9 @@ export const LIMIT_DEFAULTS: ServerLimits = {
   unacknowledgedAnswersPerUser: 64,
   // 2,000 messages a day: more than a person receives; a backlog goes on the next day.
   blocklistEvaluationsPerDay: 2_000 * LIMITS.blocklistItems,
+  messagesPerDay: 2_000,
+  // A 10,000-message mailbox on its first day.
+  backlogAllowance: 10_000,
   tokenLifetimeMs: 90 * 86_400_000,
   // Browsers, Thunderbird, a CLI: a few each; a webmail's one-click connect mints one per click.
   tokensPerUser: 20,
@@ -150,6 +171,8 @@ export const LIMIT_RANGES: Record<keyof ServerLimits, readonly [number, number]>
   answerRetentionMs: [60_000, 365 * 86_400_000],
   unacknowledgedAnswersPerUser: [1, 100_000],
   blocklistEvaluationsPerDay: [LIMITS.blocklistItems, 1_000_000_000],
+  messagesPerDay: [1, 1_000_000],
+  backlogAllowance: [0, 1_000_000],
   tokenLifetimeMs: [3_600_000, 3650 * 86_400_000],
   tokensPerUser: [1, 1000],
   messageBodyRetentionMs: [60_000, 3650 * 86_400_000],

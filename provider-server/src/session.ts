@@ -17,6 +17,7 @@ import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
   encodeMessage,
+  MESSAGE_COUNTED,
   RATE_COUNTED,
   type Message,
   type MessageName,
@@ -28,6 +29,7 @@ import { checkElements, type BlocklistCatalog } from './blocklist.js';
 import type { ProviderCrypto, ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
 import type { Log } from './log.js';
+import { takeDaily, takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
 import type { Metrics } from './metrics.js';
 import { windowEnd, type Store, type Task } from './store.js';
 
@@ -48,6 +50,8 @@ export interface SessionDeps {
     | 'userKeyBudget'
     | 'unacknowledgedAnswersPerUser'
     | 'blocklistEvaluationsPerDay'
+    | 'messagesPerDay'
+    | 'backlogAllowance'
     | 'tokenLifetimeMs'
   >;
   log: Log;
@@ -176,7 +180,9 @@ export class Session {
   private async dispatch(msg: Message): Promise<void> {
     if (RATE_COUNTED.has(msg.name)) {
       this.requireReady(msg.name);
-      await this.takeRate();
+      if ('messageId' in msg && MESSAGE_COUNTED.has(msg.name)) {
+        await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
+      } else await takeUnit(this.deps.store, this.deps.limits, this.userId);
     }
     switch (msg.name) {
       case 'ping':
@@ -539,8 +545,9 @@ export class Session {
     const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
     // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
     // answered request above gets elements the client may already hold again, uncounted.
-    const cap = this.deps.limits.blocklistEvaluationsPerDay;
-    if (!(await store.takeRate(this.userId, cap, Date.now(), 'oprf', ITEMS_PER_MESSAGE))) {
+    const { blocklistEvaluationsPerDay: cap, backlogAllowance } = this.deps.limits;
+    const allowance = backlogAllowance * ITEMS_PER_MESSAGE;
+    if (!(await takeDaily(store, this.ratedUser(), 'oprf', ITEMS_PER_MESSAGE, cap, allowance))) {
       await release();
       throw new ProtocolError(
         'daily_limit',
@@ -569,13 +576,8 @@ export class Session {
     this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 
-  private async takeRate(): Promise<void> {
-    if (!(await this.deps.store.takeRate(this.userId, this.deps.limits.requestsPerMinute))) {
-      throw new ProtocolError(
-        'rate_limited',
-        `at most ${this.deps.limits.requestsPerMinute} requests (spam, topics, link checks and OT) per minute`,
-      );
-    }
+  private ratedUser(): RatedUser {
+    return { userId: this.userId, salt: this.userKey!.salt };
   }
 
   /** Pings keep a session open and cost a reply: a per-minute budget, in memory. */

@@ -137,6 +137,21 @@ const MIGRATIONS: Migration[] = [
    );`,
   // 10: SQLite migration 14
   remoteIndexSchema('postgres'),
+  // 11: SQLite migration 15
+  `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE message_windows (
+     user_id INTEGER NOT NULL,
+     window_start BIGINT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );
+   CREATE TABLE backlog_allowance (
+     key_salt BYTEA NOT NULL,
+     kind TEXT NOT NULL,
+     used INTEGER NOT NULL,
+     PRIMARY KEY (key_salt, kind)
+   );`,
 ];
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;

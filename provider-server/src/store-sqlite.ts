@@ -176,6 +176,22 @@ const MIGRATIONS: Migration[] = [
    );`,
   // 14: the remote search index (docs/remote-search.md#provider-store)
   remoteIndexSchema('sqlite'),
+  // 15: the rate counts delivered messages (message-rate.ts): frames per message, whether it was
+  // counted, new messages per user and UTC day, and each key salt's backlog allowance
+  `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE message_windows (
+     user_id INTEGER NOT NULL,
+     window_start INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );
+   CREATE TABLE backlog_allowance (
+     key_salt BLOB NOT NULL,
+     kind TEXT NOT NULL,
+     used INTEGER NOT NULL,
+     PRIMARY KEY (key_salt, kind)
+   );`,
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
+import { MessageRates } from './message-rate.js';
 import { observedDriver, type StatementObserver } from './store-observer.js';
 import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
@@ -48,13 +49,14 @@ export type Folder = 'inbox' | 'junk';
 
 /**
  * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
- * link checks, OT) and hellos per minute, blocklist OPRF evaluations per
- * UTC day (docs/blocklist.md#daily-cap).
+ * link checks, OT) and hellos per minute, blocklist OPRF evaluations and new
+ * messages per UTC day (docs/blocklist.md#daily-cap, message-rate.ts).
  */
 const WINDOWS = {
   requests: { table: 'rate_windows', ms: 60_000 },
   hello: { table: 'hello_windows', ms: 60_000 },
   oprf: { table: 'oprf_windows', ms: 86_400_000 },
+  messages: { table: 'message_windows', ms: 86_400_000 },
   index: { table: 'ri_windows', ms: 60_000 }, // remote index requests (remote-index/http.ts)
 } as const;
 
@@ -173,6 +175,8 @@ export class Store {
   readonly tokens: Tokens;
   /** New connections per address and network, shared by instances (connection-gate.ts). */
   readonly connections: ConnectionWindows;
+  /** What the per-user rate counts per delivered message and key salt (message-rate.ts). */
+  readonly messageRates: MessageRates;
   private observer: StatementObserver | undefined;
   private readonly db: SqlDriver;
 
@@ -181,6 +185,7 @@ export class Store {
     this.db = observedDriver(driver, (statement, seconds, failed) => this.observer?.(statement, seconds, failed));
     this.tokens = new Tokens(this.db);
     this.connections = new ConnectionWindows(this.db);
+    this.messageRates = new MessageRates(this.db);
   }
 
   /** Reports every statement's time and failures from now on (metrics). */
