@@ -1,10 +1,12 @@
-// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json] [--rows CASE,...]
+// Benchmark runner: npm run bench -- --suite NAME|all [--quick] [--json] [--rows CASE,...] [--save [DIR]]
 // Each suite is bench/suites/NAME.ts exporting a default Suite. With --json
-// every row is one JSON object per line; otherwise a table.
+// every row is one JSON object per line; otherwise a table. --save also
+// appends every row to the dated result file under bench/results (results.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BenchRow, Suite } from './lib.js';
+import { describeCommit, RESULTS_DIR, rowSaver } from './results.js';
 
 const suitesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'suites');
 const available = fs
@@ -15,7 +17,9 @@ const available = fs
 
 function usage(message?: string): never {
   if (message) console.error(message);
-  console.error(`usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json] [--rows CASE,...]`);
+  console.error(
+    `usage: npm run bench -- --suite ${available.join('|')}|all [--quick] [--json] [--rows CASE,...] [--save [DIR]]`,
+  );
   process.exit(2);
 }
 
@@ -28,6 +32,12 @@ const rowsArg = args.includes('--rows') ? args[args.indexOf('--rows') + 1] : und
 if (args.includes('--rows') && !rowsArg) usage('--rows needs a comma-separated list of row names');
 const rows = rowsArg ? new Set(rowsArg.split(',')) : undefined;
 const wants = (row: string): boolean => rows === undefined || rows.has(row);
+// --save takes an optional directory (tests write elsewhere than bench/results).
+const saveArg = args.includes('--save') ? (args[args.indexOf('--save') + 1] ?? '--') : undefined;
+const saveDir = saveArg === undefined ? undefined : saveArg.startsWith('--') ? RESULTS_DIR : saveArg;
+const saver = saveDir
+  ? rowSaver({ dir: path.resolve(saveDir), commit: describeCommit(path.dirname(suitesDir)), quick })
+  : undefined;
 const names = suiteArg === 'all' ? available : suiteArg.split(',');
 for (const n of names) if (!available.includes(n)) usage(`unknown suite ${n}`);
 
@@ -60,7 +70,9 @@ for (const name of names) {
       wants,
       report: (row) => {
         if (!Number.isFinite(row.value)) throw new Error(`${name}/${row.case}: non-finite value`);
-        if (wants(row.case)) print({ suite: name, ...row });
+        if (!wants(row.case)) return;
+        print({ suite: name, ...row });
+        saver?.save({ suite: name, ...row });
       },
     });
   } catch (err) {
@@ -68,4 +80,5 @@ for (const name of names) {
     console.error(`suite ${name} failed: ${(err as Error).stack ?? err}`);
   }
 }
+if (saver) console.error(`bench: rows saved to ${path.relative(process.cwd(), saver.file)}`);
 process.exit(failed ? 1 : 0);

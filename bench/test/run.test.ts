@@ -1,7 +1,10 @@
 // The bench contract every suite relies on: --json prints one well-formed row
-// per line, and bad arguments fail with a usage message.
+// per line, --save keeps them in a dated result file, and bad arguments fail
+// with a usage message.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -47,5 +50,33 @@ test('unknown suite and missing --suite exit 2 with usage', () => {
     const res = bench(...args);
     assert.equal(res.status, 2);
     assert.match(res.stderr, /usage: npm run bench -- --suite/);
+  }
+});
+
+test('--save appends each row, with suite, machine and commit, to the dated result file', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-results-'));
+  try {
+    for (let i = 0; i < 2; i++) {
+      const res = bench('--suite', 'wasm', '--quick', '--rows', 'call_overhead', '--save', dir);
+      assert.equal(res.status, 0, res.stderr);
+    }
+    const files = fs.readdirSync(dir);
+    assert.equal(files.length, 1, files.join(', '));
+    assert.match(files[0], /^\d{4}-\d{2}-\d{2}-[\w.-]+\.jsonl$/);
+    const saved = fs
+      .readFileSync(path.join(dir, files[0]), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.equal(saved.length, 2, 'a second run appends');
+    for (const row of saved) {
+      assert.equal(row.suite, 'wasm');
+      assert.equal(row.case, 'call_overhead');
+      assert.equal(row.quick, true);
+      assert.match(String(row.machine), /\d+ × .*GiB.*Node v\d+/);
+      assert.ok(files[0].endsWith(`-${String(row.commit)}.jsonl`), `${files[0]} names commit ${String(row.commit)}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
