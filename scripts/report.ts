@@ -1,8 +1,10 @@
-// npm run report [-- --full] [--from ROWS.jsonl] [--out DIR]
+// npm run report [-- --full] [--save] [--from ROWS.jsonl|bench/results] [--out DIR]
 // Builds the evaluation report: DIR/index.html (default report/) with one SVG
 // and one CSV per figure under DIR/figures/, and the bench rows it was built
-// from in DIR/rows.jsonl. Without --from it runs every bench suite (quick
-// sizes unless --full).
+// from in DIR/rows.jsonl. --from bench/results builds it from the dated result
+// files the READMEs cite (the newest row of each). Without --from it runs
+// every bench suite (quick sizes unless --full); --save keeps those rows in
+// bench/results too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +13,7 @@ import { FIGURES, NOT_BENCHED } from './report/figures.js';
 import { describeMachine } from './report/machine.js';
 import { pageHtml, type Rendered } from './report/page.js';
 import { POINT_COLUMNS, toCsv, toSvg, vegaLiteSpec } from './report/render.js';
-import { readRows, runSuites } from './report/rows.js';
+import { readRows, resultFiles, runSuites } from './report/rows.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -20,7 +22,8 @@ const full = args.includes('--full');
 const from = option('--from');
 const out = path.resolve(option('--out') ?? path.join(root, 'report'));
 
-const { rows, failed } = from ? readRows(from) : runSuites(root, full);
+const save = args.includes('--save');
+const { rows, failed } = from ? readRows(from) : runSuites(root, full, save);
 if (!rows.length) {
   console.error('report: no bench rows to plot');
   process.exit(1);
@@ -48,7 +51,13 @@ const accuracy = accuracyTable(rows);
 if (accuracy.length) fs.writeFileSync(path.join(figuresDir, 'accuracy-table.csv'), toCsv(ACCURACY_COLUMNS, accuracy));
 
 const origin = from
-  ? `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`
+  ? fs.statSync(from).isDirectory()
+    ? `Built from the newest of each row in the result files of ${path.relative(root, path.resolve(from)) || from} (${resultFiles(
+        from,
+      )
+        .map((f) => path.basename(f))
+        .join(', ')}; ${rows.length} rows).`
+    : `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`
   : `Built from a ${full ? 'full' : 'quick (small sizes)'} run of every bench suite (${rows.length} rows).` +
     (full
       ? ''

@@ -2,6 +2,8 @@
 // run): every figure finds its rows, references land beside this project's
 // bars, and case names read as the paper writes parameters.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -56,5 +58,27 @@ describe('report figures', () => {
       toCsv(['a', 'b'], [{ a: 'N = 5M, L = 5000', b: 'say "hi"' }]),
       'a,b\n"N = 5M, L = 5000","say ""hi"""\n',
     );
+  });
+});
+
+describe('report rows from bench/results', () => {
+  it('takes the newest row of each suite, case and metric across dated result files', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-results-'));
+    try {
+      const row = (value: number, metric = 'time_ns') =>
+        JSON.stringify({ suite: 'wasm', case: 'call_overhead', metric, value, unit: 'ns', quick: true });
+      fs.writeFileSync(path.join(dir, '2026-01-02-bbb.jsonl'), `${row(2)}\n`);
+      fs.writeFileSync(path.join(dir, '2026-01-01-aaa.jsonl'), `${row(1)}\n${row(7, 'bytes')}\n`);
+      const { rows: merged } = readRows(dir);
+      assert.deepEqual(
+        merged.map((r) => [r.metric, r.value]),
+        [
+          ['bytes', 7],
+          ['time_ns', 2],
+        ],
+      );
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
