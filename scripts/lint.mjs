@@ -2,7 +2,9 @@
 // One lint entry point for the three languages: ESLint + Prettier + tsc (one
 // project per area, scripts/typecheck.mjs) for TypeScript, clang-format for
 // the C++ under wasm/src and the C of provider-server/native, ruff for the
-// Python of models/ and wasm/tools, php -l for the Roundcube plugin's PHP.
+// Python of models/ and wasm/tools, php -l for the Roundcube plugin's PHP,
+// and scripts/lint-prose.mjs: no document or comment names a date, a work
+// session or a tracking number.
 // --fix rewrites formatting instead of checking it.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,6 +52,8 @@ if (files('models', ['.py']).length) {
 // PHP: syntax only (the plugin runs in e2e/roundcube.e2e.ts); setup.sh installs PHP for Roundcube.
 for (const php of files('provider-server/roundcube-plugin', ['.php', '.php.dist']))
   run(`php -l ${php}`, 'php', ['-l', '-n', php]);
+
+run('prose (dates, sessions, tracking numbers)', process.execPath, ['scripts/lint-prose.mjs']);
 
 if (failed.length) {
   console.error(`lint failed: ${failed.join(', ')}`);
