@@ -1,4 +1,4 @@
-// `npm run demo -- --serve` as a person would use it (issues #13 and #39):
+// `npm run demo -- --serve` as a person would use it:
 // the demo keeps a provider and its webmail up and prints the steps; the
 // test loads the Chromium build (step 1, as the browser's command line
 // does) and then does steps 2 to 6 word for word: every field and button is

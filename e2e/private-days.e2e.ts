@@ -1,4 +1,4 @@
-// The private spam check's days in Debian Chromium (issue #39), against a
+// The private spam check's days in Debian Chromium, against a
 // real provider-server on loopback (its demo webmail, a phishing blocklist):
 // the settings page in users' words, one-click connect that asks about
 // topics and checks the open mailbox at once (every move to Junk counted,

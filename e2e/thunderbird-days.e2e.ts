@@ -1,5 +1,5 @@
-// The days after the first ten minutes, in Debian's Thunderbird ESR (issue
-// #39), with the add-on, an IMAP account on a throwaway Dovecot behind the
+// The days after the first ten minutes, in Debian's Thunderbird ESR, with
+// the add-on, an IMAP account on a throwaway Dovecot behind the
 // provider's LMTP stage, and provider-server on loopback with a phishing
 // blocklist. What real days bring: mail that is already there when the user
 // connects, a damaged message, spam in Junk and why it is there, a big

@@ -368,7 +368,7 @@ export class BlocklistClassifier {
   }
 }
 
-/** One line a user reads: "link on the provider's phishing list since 2026-11-02 (score 90): host:evil.example". */
+/** One line a user reads: "link on the provider's phishing list since <date> (score 90): host:evil.example". */
 export function describeHit(h: BlocklistHit): string {
   return `${h.item.replace(/^(host|domain|url|sha256):/, '')} is on the provider's ${h.category} list since ${h.since} (score ${h.score})`;
 }

@@ -26,7 +26,7 @@ export const BLOCKLISTED = 'spam (on your provider’s blocklist, checked privat
 
 /**
  * One sentence per hit, e.g. "A link in this message (evil.example) is on
- * your provider’s phishing list (since 2024-05-30, score 90)." A listed link
+ * your provider’s phishing list (since <date>, score 90)." A listed link
  * usually hits as domain and host both: one sentence per kind, list and date.
  */
 export function blocklistLines(hits: readonly BlocklistHit[]): string[] {

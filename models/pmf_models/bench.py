@@ -13,7 +13,7 @@ import numpy as np
 from . import algorithms, pipeline, threshold
 
 PRETZEL_SPAM_ACCURACY = 0.981  # lower end of Pretzel Fig. 9 (Ling-spam, Enron, Gmail: 98.1-99.4%)
-FPR_CEILING = 0.002  # what the held-out FPR at the 0.1 % target may reach (issue #37)
+FPR_CEILING = 0.002  # what the held-out FPR at the 0.1 % target may reach
 FEATURE_FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
 PUBLIC_FRACTIONS = (0.01, 0.02, 0.05, 0.1)
 CANDIDATES = (5, 10, 20, 40)
