@@ -16,7 +16,7 @@ export const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)
 export interface SavedRow extends BenchRow {
   quick: boolean;
   machine: string;
-  /** `git describe --always --dirty` of the measured tree. */
+  /** The measured commit (describeCommit). */
   commit: string;
 }
 
@@ -36,10 +36,19 @@ export function hostLine(): string {
   return `${h.cpu}, ${h.memory}, ${h.os}, Node ${h.node}`;
 }
 
-/** The measured commit, `-dirty` when the work tree has changes, `unknown` outside git. */
+/**
+ * The measured commit, `-dirty` when the work tree has changes other than
+ * result files (saving a run must not make the next one dirty), `unknown`
+ * outside git.
+ */
 export function describeCommit(cwd: string): string {
-  const git = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=12'], { cwd, encoding: 'utf8' });
-  return git.status === 0 ? git.stdout.trim() : 'unknown';
+  const head = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd, encoding: 'utf8' });
+  if (head.status !== 0) return 'unknown';
+  const status = spawnSync('git', ['status', '--porcelain', '--', ':/', ':(top,exclude)bench/results'], {
+    cwd,
+    encoding: 'utf8',
+  });
+  return `${head.stdout.trim()}${status.stdout.trim() ? '-dirty' : ''}`;
 }
 
 /** The file a run on `now` at `commit` appends to. */
