@@ -1,11 +1,11 @@
-// The operator walkthrough of provider-server/README.md ("From a fresh
-// Debian machine to two instances behind HAProxy"), followed on this
+// The operator walkthrough of docs/deployment.md ("From a fresh Debian
+// machine to two instances behind HAProxy"), followed on this
 // repository with the deploy files as shipped: the server built for
 // production (npm run build:server), the configuration read from the
-// README, two instances and the LMTP stage started with the commands and
+// walkthrough, two instances and the LMTP stage started with the commands and
 // environments of their systemd units, HAProxy on deploy/haproxy.cfg over
 // TLS (a certificate made here), a real PostgreSQL 15 store and a real
-// Dovecot, the README's own admin commands. The test is the MTA: it delivers
+// Dovecot, the walkthrough's own admin commands. The test is the MTA: it delivers
 // over LMTP to the stage, which registers each message and relays it to
 // Dovecot; the headless client then classifies alice's Maildir as Dovecot
 // wrote it through HAProxy, and every verdict must be the plaintext model's.
@@ -29,7 +29,7 @@ import { caughtSpam } from './fixtures/caught-spam.js';
 import { dovecotInstalled, startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { freePort, stopGroup } from './fixtures/process.js';
 
-const README = path.join(root, 'provider-server/README.md');
+const WALKTHROUGH = path.join(root, 'docs/deployment.md');
 const DEPLOY = path.join(root, 'provider-server/deploy');
 const skip = !dovecotInstalled()
   ? 'Dovecot is not installed: run scripts/setup.sh'
@@ -39,11 +39,11 @@ const skip = !dovecotInstalled()
       ? 'HAProxy is not installed: run scripts/setup.sh'
       : (postgresMissing() ?? false);
 
-/** The walkthrough's section of the README. */
+/** The walkthrough's section of docs/deployment.md. */
 function walkthrough(): string {
-  const text = fs.readFileSync(README, 'utf8');
+  const text = fs.readFileSync(WALKTHROUGH, 'utf8');
   const start = text.indexOf('## From a fresh Debian machine to two instances behind HAProxy');
-  assert.ok(start >= 0, 'the README has the operator walkthrough');
+  assert.ok(start >= 0, 'docs/deployment.md has the operator walkthrough');
   return text.slice(start, text.indexOf('\n## ', start + 3));
 }
 
@@ -139,13 +139,13 @@ before(
       ['/var/backups', path.join(dir, 'backups')],
       ['/opt/pmf', root],
     ];
-    // 3. The configuration, as the README writes it.
+    // 3. The configuration, as the walkthrough writes it.
     const [json] = blocks('json');
     const config = JSON.parse(map(json)) as {
       store: string;
       lmtp: { port: number; relay: { port: number } };
     };
-    assert.equal(config.lmtp.relay.port, 24, "the README relays to Dovecot's LMTP port");
+    assert.equal(config.lmtp.relay.port, 24, "the walkthrough relays to Dovecot's LMTP port");
     config.store = storeUrl;
     config.lmtp.port = lmtpPort;
     config.lmtp.relay.port = dovecot.lmtpPort;
@@ -239,7 +239,7 @@ describe('the operator walkthrough', { skip, timeout: 600_000 }, () => {
     );
   });
 
-  it("adds a user with the README's command and delivers its mail through the LMTP stage into Dovecot", async () => {
+  it("adds a user with the walkthrough's command and delivers its mail through the LMTP stage into Dovecot", async () => {
     const [line] = blocks('sh').flatMap((b) => b.split('\n').filter((l) => / add-user /.test(l)));
     token = cliLine(line);
     assert.match(token, /^pmf_/);
@@ -316,7 +316,7 @@ describe('the operator walkthrough', { skip, timeout: 600_000 }, () => {
     assert.deepEqual([...second.values()], Array(4).fill('already-classified'));
   });
 
-  it("backs the provider up with the README's command (pg_dump and the data directory)", () => {
+  it("backs the provider up with the walkthrough's command (pg_dump and the data directory)", () => {
     const [line] = blocks('sh').flatMap((b) => b.split('\n').filter((l) => / backup /.test(l)));
     assert.match(cliLine(line), /store\.pgdump/);
     const backup = map('/var/backups/pmf/daily');
