@@ -50,14 +50,22 @@ for (const figure of FIGURES) {
 const accuracy = accuracyTable(rows);
 if (accuracy.length) fs.writeFileSync(path.join(figuresDir, 'accuracy-table.csv'), toCsv(ACCURACY_COLUMNS, accuracy));
 
+/** Where saved rows say they were measured (bench/results rows carry it). */
+function measuredOn(): string {
+  const machines = [...new Set(rows.map((r) => (r as { machine?: string }).machine).filter(Boolean))];
+  return machines.length ? ` Measured on ${machines.join('; ')}; the machine below built the report.` : '';
+}
+
+function fromDirectory(dir: string): string {
+  const files = resultFiles(dir).map((f) => path.basename(f));
+  const name = path.relative(root, path.resolve(dir)) || dir;
+  return `Built from the newest of each row in the result files of ${name} (${files.join(', ')}; ${rows.length} rows).`;
+}
+
 const origin = from
-  ? fs.statSync(from).isDirectory()
-    ? `Built from the newest of each row in the result files of ${path.relative(root, path.resolve(from)) || from} (${resultFiles(
-        from,
-      )
-        .map((f) => path.basename(f))
-        .join(', ')}; ${rows.length} rows).`
-    : `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`
+  ? (fs.statSync(from).isDirectory()
+      ? fromDirectory(from)
+      : `Built from saved bench rows (${path.basename(from)}, ${rows.length} rows).`) + measuredOn()
   : `Built from a ${full ? 'full' : 'quick (small sizes)'} run of every bench suite (${rows.length} rows).` +
     (full
       ? ''
