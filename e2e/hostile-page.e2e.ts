@@ -1,7 +1,7 @@
 // A hostile webmail page against the extension, in Debian Chromium. The page's
 // own scripts (an XSS in the webmail, or a malicious webmail) run in the main
-// world and try what the proof of concept did: plant ciphertext (hidden,
-// or in place of the message shown) and read the outcome from the page's DOM
+// world and try what a proof of concept of such a page does: plant ciphertext
+// (hidden, or in place of the message shown) and read the outcome from the page's DOM
 // and the extension's shadow roots; measure the decrypted text's layout by
 // resizing the extension's box or embedding its viewer at chosen widths and
 // listening for its height; rewrite or imitate the status; aim a Junk move at

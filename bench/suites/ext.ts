@@ -4,7 +4,7 @@
 // end to end through the extension's worker service and a provider-server on
 // loopback; and a new user's whole mailbox (spam, link check and topics)
 // through the extension's worker pool against a provider with its default
-// limits. The targets are printed beside each row (wall time on
+// limits. The targets are printed beside each row (wall time on
 // whatever machine runs it: a shared box reads slow).
 import fs from 'node:fs';
 import http from 'node:http';

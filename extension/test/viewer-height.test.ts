@@ -20,7 +20,7 @@ describe('viewerHeight: what the page may learn of the decrypted text’s height
     );
   });
 
-  it('gives the issue’s proof-of-concept heights (523, 178, 150 px) no more than two values', () => {
+  it('gives a hostile page’s proof-of-concept heights (523, 178, 150 px) no more than two values', () => {
     assert.deepEqual([523, 178, 150].map(viewerHeight), [600, 200, 200]);
   });
 });

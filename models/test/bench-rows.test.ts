@@ -1,5 +1,6 @@
-// `npm run bench -- --suite models --quick` prints every row the issue names,
-// with fractions in [0, 1] (the full-size targets are in accuracy.slow.test.ts).
+// `npm run bench -- --suite models --quick` prints every row the report and
+// the READMEs name, with fractions in [0, 1] (the full-size targets are in
+// accuracy.slow.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { BenchRow } from '../../bench/lib.js';

@@ -1,4 +1,4 @@
-// The gc bench suite prints every row the scripts look for, with sane
+// The gc bench suite prints every row the report and the READMEs name, with sane
 // values (sizes are exact, so they are checked against the wire layouts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
