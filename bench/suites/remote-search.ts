@@ -187,7 +187,7 @@ export default async function remoteSearch(ctx: BenchContext): Promise<void> {
     const q = await timeQueries(async (query) => found.set(query, (await device.search(query, 20)).total));
     const hits = [...found.values()];
     const value = median(q.perQuery);
-    const onCpu = q.runsOnCpu
+    const queryOnCpu = q.runsOnCpu
       ? `; ${median(q.runsOnCpu).toFixed(0)} ms median without the thread's waits for a CPU`
       : '';
     ctx.report({
@@ -197,7 +197,7 @@ export default async function remoteSearch(ctx: BenchContext): Promise<void> {
       unit: 'ms',
       reference: 300,
       ratio: value / 300,
-      note: `median over the search suite's ${QUERIES.length} 1–3 term queries (5 runs each) of a device holding the counters: sync, every address of every keyword to the provider over loopback HTTP, its lookup, the answer decoded and ranked, the newest 20 records opened; p99 ${quantile(q.runs, 0.99).toFixed(0)} ms; results per query median ${median(hits)}, max ${Math.max(...hits)}${onCpu}; target ≤ 300 ms; ${size(large)}`,
+      note: `median over the search suite's ${QUERIES.length} 1–3 term queries (5 runs each) of a device holding the counters: sync, every address of every keyword to the provider over loopback HTTP, its lookup, the answer decoded and ranked, the newest 20 records opened; p99 ${quantile(q.runs, 0.99).toFixed(0)} ms; results per query median ${median(hits)}, max ${Math.max(...hits)}${queryOnCpu}; target ≤ 300 ms; ${size(large)}`,
     });
   } finally {
     await server.close();
