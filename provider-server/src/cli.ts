@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     log(`listening on ${p.server.httpUrl} (sessions at ${p.server.wsUrl})`);
     for (const m of p.catalog.all()) log(`model ${m.id} v${m.version} sha256 ${m.packageSha256}`);
     log(
-      `package log ${p.packageLog.fingerprint}; log key ${p.packageLog.vkey} (publish it out of band: website, DNS TXT, your service README, for clients to pin, and give it to the witnesses: README.md#package-transparency-log)`,
+      `package log ${p.packageLog.fingerprint}; log key ${p.packageLog.vkey} (publish it out of band: website, DNS TXT, your service README, for clients to pin, and give it to the witnesses: docs/deployment.md#operating-the-package-log)`,
     );
     const stop = (): void => {
       log('shutting down');
