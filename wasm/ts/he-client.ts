@@ -11,7 +11,7 @@ import { check, CoreError, Status } from './status.js';
 
 export class ClientPublicKey extends Handle {}
 
-/** The client's loaded key-switching key for one plaintext width T (NTT form in wasm memory: 128 KiB per digit). */
+/** The client's loaded key-switching key for one plaintext width T (in wasm memory: 192 KiB per digit, NTT and coefficient forms). */
 export class ClientKeySwitchKey extends Handle {
   constructor(
     core: WasmCore,

@@ -230,12 +230,23 @@ inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q)
   return wrapped ? neg_mod(v, q) : v;
 }
 
+// Step 4 for the a-part: sc.za without q1, into sc.z2.
+void drop_a(ExtractScratch& sc) {
+  const DropQ1& drop = drop_q1();
+  for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
+}
+
 // docs/crypto.md#extraction-pipeline steps 4–5: drop q1 from the a-part and
 // switch it from s to the user key s_u(X²) modulo q_ks, into sc.ks_b, sc.ks_a.
 Status drop_and_switch(const KeySwitchKey& ksk, ExtractScratch& sc) {
-  const DropQ1& drop = drop_q1();
-  for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
+  drop_a(sc);
   return key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
+}
+
+// The same for one extraction at j: of the switch's b-part only sc.ks_b[j].
+Status drop_and_switch_at(const KeySwitchKey& ksk, uint32_t j, ExtractScratch& sc) {
+  drop_a(sc);
+  return key_switch_at(ksk, sc.z2, j, sc.ks_b[j], sc.ks_a);
 }
 
 // b' modulo q_ks at coefficient j: bj with q1 dropped, taken from q2 to q_ks,
@@ -363,7 +374,7 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
   Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
-  if (st == kOk) st = drop_and_switch(ksk, *sc);
+  if (st == kOk) st = drop_and_switch_at(ksk, j, *sc);
   if (st == kOk) {
     extract_lwe(j, bj, *sc);
     // b' to 2^Q, the a-part to 2^(Q−1) (scheme.h, lwe_bytes).
