@@ -5,14 +5,8 @@
 import type { Features } from '../models/features/index.js';
 import { encodeMessage } from '../protocol/messages.js';
 import { evaluateSpam, garbleSpam, spamChoice } from '../wasm/ts/gc.js';
-import {
-  localSession,
-  type ClientModel,
-  type He,
-  type HeParams,
-  type LocalSession,
-  type ProviderKey,
-} from '../wasm/ts/he.js';
+import { type ClientModel, type He, type HeParams, type ProviderKey } from '../wasm/ts/he.js';
+import { localSession, type LocalSession } from '../wasm/test/he/local-session.js';
 import { OtReceiver, OtSender } from '../wasm/ts/ot.js';
 
 /**

@@ -9,15 +9,14 @@ import {
   type ClientModel,
   type Features,
   type HeParams,
-  type LocalSession,
   type ProviderKey,
   HE_N,
   heLayout,
   loadHe,
-  localSession,
   ksGadget,
   makeParams,
 } from '../../wasm/ts/he.js';
+import { type LocalSession, localSession } from '../../wasm/test/he/local-session.js';
 import { Q_MINUS_T } from '../../wasm/ts/limits.js';
 import { median, timePerCall, type BenchContext } from '../lib.js';
 

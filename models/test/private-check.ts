@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadHe, localSession, paramsFromHeader } from '../../wasm/ts/he.js';
+import { loadHe, paramsFromHeader } from '../../wasm/ts/he.js';
+import { localSession } from '../../wasm/test/he/local-session.js';
 import { featurize } from '../data/featurize.js';
 import { loadPlainModel, plainScores, type PlainModel } from '../plain/index.js';
 

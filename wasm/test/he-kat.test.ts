@@ -16,10 +16,10 @@ import {
   KSK_LAYOUT,
   ksGadget,
   loadHe,
-  localSession,
   makeParams,
   publicKeySeed,
 } from '../ts/he.js';
+import { localSession } from './he/local-session.js';
 import { PINNED_EXPANSION } from './he/fixtures.js';
 import { packLwe } from './he/lwe-layout.js';
 

@@ -3,6 +3,7 @@
 // he-failure.slow.test.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { accumulatorNoise } from './he/diagnostics.js';
 import { failureRun, plainDot, randomEmail, setup } from './he/fixtures.js';
 
 const ETA = 21; // centered binomial: |e| ≤ 21, variance 21/2
@@ -24,7 +25,7 @@ describe('he noise', () => {
     const acc = s.model.dot(email);
     const samples: number[] = [];
     for (let j = 0; j < 4096; j += 16)
-      samples.push(Number(s.model.accumulatorNoise(s.sk, acc, j, plainDot(s.params, s.weights, email, j))));
+      samples.push(Number(accumulatorNoise(s.model, s.sk, acc, j, plainDot(s.params, s.weights, email, j))));
     const { sd, max } = stats(samples);
     const predicted = Math.sqrt((ETA / 2) * sumSq);
     assert.ok(max <= ETA * sumX, `max |noise| ${max} ≤ worst case ${ETA * sumX}`);

@@ -8,224 +8,28 @@
 //   provider                               ← ot_base_b  ← (returned by respond)
 //   client  OtReceiver.finish(ot_base_b), then OtReceiver.extend(n) → ot_extend
 //   provider OtSender.acceptExtension(ot_extend)   (repeat extend/accept to top up)
-import { concatBytes } from '@noble/hashes/utils.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+//
+// Base OTs are in ot-base.ts; batch sizes, the KOS transcript and the row
+// pool in ot-pool.ts.
 import type { WasmCore } from './core.js';
+import { BASE_OTS, KEY, POINT, baseKey, checkPoint, mulPoint, receiveBaseOts } from './ot-base.js';
+import {
+  KOS_EXTRA,
+  MAX_BATCH,
+  MAX_EXTEND,
+  MAX_POOL,
+  RowPool,
+  batchLength,
+  kosSeed,
+  sessionContext,
+  transcriptDigest,
+} from './ot-pool.js';
 import { ProtocolError, Reader, Tag, Writer, randomBytes } from './ot-wire.js';
-import { add, checkElement, mul, mulBase, mulReceived, randomScalar, reduceWide, sub } from './ristretto.js';
+import { mul, mulBase, randomScalar, sub } from './ristretto.js';
 import { check, Status } from './status.js';
 
-/** Base OTs per session (= label length in bits). */
-export const BASE_OTS = 128;
-/** OTs sacrificed per extension batch to mask the KOS response (≥ κ + 40). */
-export const KOS_EXTRA = 256;
-/** Largest extension batch one message may carry (2 MB of u matrix). */
-export const MAX_BATCH = 1 << 17;
-/** Most usable OTs one extension batch yields. */
-export const MAX_EXTEND = MAX_BATCH - KOS_EXTRA;
-/**
- * Unused OTs one side may hold: two full batches. An honest client extends
- * only when it is nearly out; a client that keeps extending without using
- * them would otherwise grow the provider's memory by 2 MiB per batch.
- */
-export const MAX_POOL = 2 * MAX_EXTEND;
-const KEY = 32;
-const POINT = 32;
-const ENC = new TextEncoder();
-
-/** Refuses anything but the canonical encoding of a non-identity ristretto255 element. */
-function checkPoint(bytes: Uint8Array, what: string): Uint8Array {
-  const c = checkElement(bytes);
-  if (c === 'invalid') throw new ProtocolError(`${what}: not a valid ristretto255 point`);
-  if (c === 'identity') throw new ProtocolError(`${what}: identity point`);
-  return bytes;
-}
-
-/** s·P for a received P, refused as checkPoint would. */
-function mulPoint(scalar: Uint8Array, bytes: Uint8Array, what: string): Uint8Array {
-  const product = mulReceived(scalar, bytes);
-  if (product === 'identity') throw new ProtocolError(`${what}: identity point`);
-  if (product === 'invalid') throw new ProtocolError(`${what}: not a valid ristretto255 point`);
-  return product;
-}
-
-/** Base-OT key i: H(domain, i, A, B_i, shared point). */
-function baseKey(i: number, A: Uint8Array, B: Uint8Array, shared: Uint8Array): Uint8Array {
-  const idx = new Uint8Array([i & 0xff, i >> 8]);
-  return sha256.create().update(ENC.encode('pmf-ot-base-v1')).update(idx).update(A).update(B).update(shared).digest();
-}
-
-interface NodeHash {
-  update(data: Uint8Array): NodeHash;
-  digest(): Uint8Array;
-}
-// Node's OpenSSL SHA-256 when running in Node (provider, tests): the KOS
-// challenge hashes the whole u matrix (16 bytes per OT), 5-10x faster there
-// than in JS. Same function, so both sides agree wherever they run; browsers
-// fall back to @noble/hashes. getBuiltinModule is synchronous (Node ≥ 20.16).
-const nodeCrypto = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => { createHash(alg: string): NodeHash } } }
-).process?.getBuiltinModule?.('node:crypto');
-
-function sha256Of(parts: Uint8Array[]): Uint8Array {
-  const h = nodeCrypto ? nodeCrypto.createHash('sha256') : sha256.create();
-  for (const p of parts) h.update(p);
-  return new Uint8Array(h.digest());
-}
-
-function u32s(...v: number[]): Uint8Array {
-  const out = new Uint8Array(4 * v.length);
-  v.forEach((x, i) => new DataView(out.buffer).setUint32(4 * i, x, true));
-  return out;
-}
-
-/**
- * What the KOS challenges of a session are bound to: the caller's context (the
- * session id) and both base-OT messages (A, the provider's check seed and
- * B_0..B_127). An extension is then only valid in the session and base-OT
- * run it was computed for, whatever the session layer routes where.
- */
-function transcriptDigest(context: Uint8Array, baseA: Uint8Array, baseB: Uint8Array): Uint8Array {
-  return sha256Of([ENC.encode('pmf-ot-transcript-v1'), u32s(context.length), context, baseA, baseB]);
-}
-
-/** KOS challenge seed by Fiat–Shamir over the session transcript and the whole batch. */
-function kosSeed(transcript: Uint8Array, batch: number, L: number, u: Uint8Array): Uint8Array {
-  return sha256Of([ENC.encode('pmf-ot-kos-v2'), transcript, u32s(batch, L), u]);
-}
-
-function sessionContext(context: Uint8Array): Uint8Array {
-  if (!(context instanceof Uint8Array) || context.length === 0) {
-    throw new RangeError('OT context must be a non-empty byte string (the session id)');
-  }
-  return context.slice();
-}
-
-/** Columns per batch for n usable OTs: usable + KOS_EXTRA, rounded to 512. */
-function batchLength(n: number): number {
-  return Math.ceil((n + KOS_EXTRA) / 512) * 512;
-}
-
-/**
- * The usable OTs an ot_extend message would add to a pool (0 for anything
- * else): what a sender checks against its memory budget before accepting it.
- */
-export function extensionSize(msg: Uint8Array): number {
-  try {
-    const r = new Reader(msg, 'ot_extend').header(Tag.OtExtend);
-    r.u32(); // batch
-    return Math.max(0, r.u32() - KOS_EXTRA);
-  } catch {
-    return 0;
-  }
-}
-
-/** Room kept in a frame for its header and the ot message around the ot_extend payload. */
-const FRAME_ROOM = 1024;
-
-/**
- * The largest extension whose ot_extend (16 bytes per OT of its batch, plus
- * 42) fits a frame of `frameBytes`; 0 when not even the smallest batch does.
- */
-export function maxExtendWithin(frameBytes: number): number {
-  const batch = Math.floor((frameBytes - FRAME_ROOM) / 16 / 512) * 512;
-  return Math.max(0, Math.min(MAX_EXTEND, batch - KOS_EXTRA));
-}
-
-/**
- * Pool of correlated OT rows (16 bytes each), consumed strictly in order, with
- * the receiver's choice bits (one byte per row; empty on the sender side).
- * `offset` is the global index of the first unused row. Batches are kept as
- * they arrive (appending copies only the new batch); consumed rows are wiped
- * in place and a batch is dropped once used up.
- */
-class RowPool {
-  offset = 0;
-  private batches: { rows: Uint8Array; bits: Uint8Array; pos: number }[] = [];
-  private unused = 0;
-
-  get available(): number {
-    return this.unused;
-  }
-
-  append(rows: Uint8Array, bits = new Uint8Array(0)): void {
-    this.batches.push({ rows: rows.slice(), bits: bits.slice(), pos: 0 });
-    this.unused += rows.length / 16;
-  }
-
-  take(n: number): { offset: number; rows: Uint8Array; bits: Uint8Array } {
-    if (n > this.available) {
-      throw new Error(`OT pool exhausted: need ${n} OTs, ${this.available} left; extend the pool first`);
-    }
-    const rows: Uint8Array[] = [];
-    const bits: Uint8Array[] = [];
-    for (let left = n; left > 0;) {
-      const b = this.batches[0];
-      const k = Math.min(left, b.rows.length / 16 - b.pos);
-      const [r0, r1] = [16 * b.pos, 16 * (b.pos + k)];
-      const [b0, b1] = [Math.min(b.pos, b.bits.length), Math.min(b.pos + k, b.bits.length)];
-      rows.push(b.rows.slice(r0, r1));
-      bits.push(b.bits.slice(b0, b1));
-      b.rows.fill(0, r0, r1);
-      b.bits.fill(0, b0, b1);
-      b.pos += k;
-      left -= k;
-      if (b.pos * 16 === b.rows.length) this.batches.shift();
-    }
-    this.unused -= n;
-    const out = { offset: this.offset, rows: concatBytes(...rows), bits: concatBytes(...bits) };
-    for (const piece of [...rows, ...bits]) piece.fill(0);
-    this.offset += n;
-    return out;
-  }
-
-  /** Wipes and drops every unused row. */
-  clear(): void {
-    for (const b of this.batches) {
-      b.rows.fill(0);
-      b.bits.fill(0);
-    }
-    this.batches = [];
-    this.unused = 0;
-  }
-}
-
-/**
- * The provider's half of a session's base OTs, given the client's A, the
- * choice bits s and 64 random bytes per OT: for each i, b_i = wide_i mod L,
- * B_i = b_i·G + s_i·A and k_i = H(i, A, B_i, b_i·A). Returns B_0..B_127 ‖
- * k_0..k_127. The provider hands over a native equivalent (useNativeBaseOt).
- */
-export type BaseOtReceive = (A: Uint8Array, s: Uint8Array, wide: Uint8Array) => Uint8Array;
-
-/** BaseOtReceive on this realm's ristretto255 backend. @internal (exported for the native binding's test) */
-export function receiveBaseHere(A: Uint8Array, s: Uint8Array, wide: Uint8Array): Uint8Array {
-  const out = new Uint8Array(BASE_OTS * (POINT + KEY));
-  for (let i = 0; i < BASE_OTS; i++) {
-    const b = reduceWide(wide.subarray(64 * i, 64 * (i + 1)));
-    const B0 = mulBase(b);
-    const B1 = add(B0, A);
-    // B = s_i ? B1 : B0, selected with a mask rather than a branch.
-    const mask = -((s[i >> 3] >> (i & 7)) & 1) & 0xff;
-    const B = B0.map((x, k) => x ^ (mask & (x ^ B1[k])));
-    const bA = mul(b, A);
-    out.set(B, POINT * i);
-    out.set(baseKey(i, A, B, bA), POINT * BASE_OTS + KEY * i);
-    for (const secret of [b, B0, B1, B, bA]) secret.fill(0);
-  }
-  return out;
-}
-
-let receiveBase: BaseOtReceive = receiveBaseHere;
-
-/**
- * From now on OtSender answers base OTs with `native` (the provider's
- * libsodium binding: one call instead of 640 through JavaScript), or with
- * receiveBaseHere again when given nothing.
- */
-export function useNativeBaseOt(native?: BaseOtReceive): void {
-  receiveBase = native ?? receiveBaseHere;
-}
+export { BASE_OTS, receiveBaseHere, useNativeBaseOt, type BaseOtReceive } from './ot-base.js';
+export { KOS_EXTRA, MAX_BATCH, MAX_EXTEND, MAX_POOL, extensionSize, maxExtendWithin } from './ot-pool.js';
 
 /** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
 export class OtReceiver {
@@ -392,7 +196,7 @@ export class OtSender {
     const wide = randomBytes(64 * BASE_OTS);
     let both: Uint8Array;
     try {
-      both = receiveBase(A, s, wide);
+      both = receiveBaseOts(A, s, wide);
     } finally {
       wide.fill(0); // the scalars' randomness, also when the loop refuses
     }

@@ -1,77 +1,21 @@
 #include "he/client.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
 
 #include "common/chacha20.h"
 #include "he/rescale.h"
 #include "he/sample.h"
 
+// docs/crypto.md#extraction-pipeline: what turns an accumulator into the
+// ciphertexts that leave the device, and its test diagnostics.
 namespace pmf::he {
-
-Model::~Model() {
-  free(seeds);
-  free(b);
-  free(a);
-}
-
-Accumulator::~Accumulator() {
-  secure_wipe(a, sizeof a);
-  if (!features.empty()) secure_wipe(features.data(), features.size() * sizeof features[0]);
-}
 
 namespace {
 
-// Largest Σ count between two reductions of the accumulator: values stay
-// below 1024·q < 2^64 because each term is at most count·q and q < 2^54.
-constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
-
 inline const uint8_t* record_b(const Model& m, uint32_t ct, size_t limb) {
   return m.b + (size_t(ct) * kLimbs + limb) * kPackedLimbBytes;
-}
-
-// dst[i] += x·src[i+k] for i < n−k and dst[i] += x·(q − src[i+k−n]) for the
-// wrapped tail: multiplication by x·X^{−k} in Z_q[X]/(X^n+1), unreduced.
-void shift_add(uint64_t* dst, const uint64_t* src, size_t k, uint64_t x, uint64_t q) {
-  const size_t head = kN - k;
-#ifdef __wasm_simd128__
-  const v128_t vx = wasm_i64x2_splat(int64_t(x)), vxq = wasm_i64x2_splat(int64_t(x * q));
-  size_t i = 0;
-  if (x == 1) {
-    for (; i + 2 <= head; i += 2)
-      wasm_v128_store(dst + i,
-                      wasm_i64x2_add(wasm_v128_load(dst + i), wasm_v128_load(src + k + i)));
-    for (; i < head; ++i) dst[i] += src[k + i];
-    for (; i + 2 <= kN; i += 2)
-      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
-                                              wasm_i64x2_sub(vxq, wasm_v128_load(src + i - head))));
-  } else {
-    for (; i + 2 <= head; i += 2)
-      wasm_v128_store(dst + i, wasm_i64x2_add(wasm_v128_load(dst + i),
-                                              wasm_i64x2_mul(vx, wasm_v128_load(src + k + i))));
-    for (; i < head; ++i) dst[i] += x * src[k + i];
-    for (; i + 2 <= kN; i += 2)
-      wasm_v128_store(
-          dst + i,
-          wasm_i64x2_add(wasm_v128_load(dst + i),
-                         wasm_i64x2_sub(vxq, wasm_i64x2_mul(vx, wasm_v128_load(src + i - head)))));
-  }
-  for (; i < kN; ++i) dst[i] += x * (q - src[i - head]);
-#else
-  for (size_t i = 0; i < head; ++i) dst[i] += x * src[k + i];
-  for (size_t i = head; i < kN; ++i) dst[i] += x * (q - src[i - head]);
-#endif
-}
-
-void reduce_all(uint64_t* a, size_t limb) {
-  const NttTables& t = ntt_tables(limb);
-  for (size_t i = 0; i < kN; ++i) a[i] = reduce64(a[i], t.q, t.one_shoup);
 }
 
 // Coefficient j of the b-part of acc: Σ count·b_ct[j + offset] (no wrap since
@@ -230,12 +174,23 @@ inline uint64_t extracted_a(const uint64_t* a, uint32_t j, size_t k, uint64_t q)
   return wrapped ? neg_mod(v, q) : v;
 }
 
+// Step 4 for the a-part: sc.za without q1, into sc.z2.
+void drop_a(ExtractScratch& sc) {
+  const DropQ1& drop = drop_q1();
+  for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
+}
+
 // docs/crypto.md#extraction-pipeline steps 4–5: drop q1 from the a-part and
 // switch it from s to the user key s_u(X²) modulo q_ks, into sc.ks_b, sc.ks_a.
 Status drop_and_switch(const KeySwitchKey& ksk, ExtractScratch& sc) {
-  const DropQ1& drop = drop_q1();
-  for (size_t k = 0; k < kN; ++k) sc.z2[k] = drop(sc.za[0][k], sc.za[1][k]);
+  drop_a(sc);
   return key_switch(ksk, sc.z2, sc.ks_b, sc.ks_a);
+}
+
+// The same for one extraction at j: of the switch's b-part only sc.ks_b[j].
+Status drop_and_switch_at(const KeySwitchKey& ksk, uint32_t j, ExtractScratch& sc) {
+  drop_a(sc);
+  return key_switch_at(ksk, sc.z2, j, sc.ks_b[j], sc.ks_a);
 }
 
 // b' modulo q_ks at coefficient j: bj with q1 dropped, taken from q2 to q_ks,
@@ -254,108 +209,6 @@ void extract_lwe(uint32_t j, const uint64_t bj[kLimbs], ExtractScratch& sc) {
 
 }  // namespace
 
-Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
-  st = kBadParams;
-  if (rows < 1 || width < 1 || width > kN) return nullptr;
-  Model* m = new (std::nothrow) Model;
-  st = kNoMemory;
-  if (!m) return nullptr;
-  m->rows = rows;
-  m->width = width;
-  m->rows_per_ct = uint32_t(kN / width);
-  m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
-  m->cache_a = cache_a;
-  // Refuse sizes whose byte counts would not fit this address space.
-  const uint64_t need =
-      uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes + (cache_a ? kLimbs * kN * 8 : 0));
-  if (need > uint64_t(SIZE_MAX) / 2) {
-    delete m;
-    return nullptr;
-  }
-  m->seeds = static_cast<uint8_t*>(malloc(size_t(m->cts) * kSeedBytes));
-  m->b = static_cast<uint8_t*>(calloc(size_t(m->cts) * kLimbs * kPackedLimbBytes + 8, 1));
-  if (cache_a)
-    m->a = static_cast<uint64_t*>(malloc(size_t(m->cts) * kLimbs * kN * sizeof(uint64_t)));
-  if (!m->seeds || !m->b || (cache_a && !m->a)) {
-    delete m;
-    return nullptr;
-  }
-  st = kOk;
-  return m;
-}
-
-Status model_add(Model& m, const uint8_t* records, size_t count) {
-  if (count > m.cts - m.loaded) return kBadLength;
-  uint64_t* tmp = static_cast<uint64_t*>(malloc(kN * sizeof(uint64_t)));
-  if (!tmp) return kNoMemory;
-  Status st = kOk;
-  for (size_t r = 0; r < count && st == kOk; ++r) {
-    const uint8_t* rec = records + r * kRecordBytes;
-    for (size_t l = 0; l < kLimbs && st == kOk; ++l)
-      if (!unpack_bits(rec + kSeedBytes + l * kPackedLimbBytes, kN, kQBits, kQ[l], tmp))
-        st = kOutOfRange;
-    if (st != kOk) break;
-    const uint32_t ct = m.loaded;
-    memcpy(m.seeds + size_t(ct) * kSeedBytes, rec, kSeedBytes);
-    memcpy(m.b + size_t(ct) * kLimbs * kPackedLimbBytes, rec + kSeedBytes,
-           kLimbs * kPackedLimbBytes);
-    if (m.cache_a)
-      for (size_t l = 0; l < kLimbs; ++l)
-        expand_uniform(rec, l, m.a + (size_t(ct) * kLimbs + l) * kN);
-    m.loaded = ct + 1;
-  }
-  free(tmp);
-  return st;
-}
-
-Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
-           uint32_t max_count, Accumulator& acc) {
-  if (m.loaded != m.cts) return kBadState;
-  if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
-  acc.model = nullptr;
-  acc.features.clear();
-  acc.features.reserve(len + 1);
-  acc.features.push_back(1);  // bias: row 0, x = 1
-  for (size_t i = 0; i < len; ++i) {
-    if (rows[i] < 1 || rows[i] >= m.rows || counts[i] < 1 || counts[i] > max_count)
-      return kBadFeature;
-    acc.features.push_back(uint64_t(rows[i]) << 32 | counts[i]);
-  }
-  std::sort(acc.features.begin(),
-            acc.features.end());  // one expansion per ciphertext, cache-friendly
-
-  memset(acc.a, 0, sizeof acc.a);
-  uint64_t* scratch =
-      m.cache_a ? nullptr : static_cast<uint64_t*>(malloc(kLimbs * kN * sizeof(uint64_t)));
-  if (!m.cache_a && !scratch) return kNoMemory;
-  uint32_t expanded = UINT32_MAX;
-  uint64_t budget = 0;
-  acc.weight = 0;
-  for (uint64_t f : acc.features) {
-    const uint32_t row = uint32_t(f >> 32), x = uint32_t(f), ct = row / m.rows_per_ct;
-    const size_t k = size_t(row % m.rows_per_ct) * m.width;
-    const uint64_t* a = scratch;
-    if (m.cache_a) {
-      a = m.a + size_t(ct) * kLimbs * kN;
-    } else if (ct != expanded) {
-      for (size_t l = 0; l < kLimbs; ++l)
-        expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
-      expanded = ct;
-    }
-    if (budget + x > kLazyBudget) {
-      for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
-      budget = 1;  // reduced values are < q: one unit of the budget
-    }
-    budget += x;
-    acc.weight += x;
-    for (size_t l = 0; l < kLimbs; ++l) shift_add(acc.a[l], a + l * kN, k, x, kQ[l]);
-  }
-  for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
-  free(scratch);
-  acc.model = &m;
-  return kOk;
-}
-
 Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, const KeySwitchKey& ksk,
                uint32_t j, unsigned T, unsigned Q, unsigned F, uint8_t* out, uint32_t& mask) {
   if (Q < T + kMinQMinusT || Q > kMaxQ || ksk.T != T) return kBadParams;
@@ -363,7 +216,7 @@ Status extract(const Model& m, const Accumulator& acc, const PublicKey& pk, cons
   if (!sc) return kNoMemory;
   uint64_t bj[kLimbs], r = 0;
   Status st = blind_and_flood(m, acc, pk, j, T, F, *sc, bj, r);
-  if (st == kOk) st = drop_and_switch(ksk, *sc);
+  if (st == kOk) st = drop_and_switch_at(ksk, j, *sc);
   if (st == kOk) {
     extract_lwe(j, bj, *sc);
     // b' to 2^Q, the a-part to 2^(Q−1) (scheme.h, lwe_bytes).

@@ -1,6 +1,6 @@
 // C ABI of the lattice layer (names pmf_he_*). Objects cross the boundary as
 // opaque handles; every loader validates its bytes and returns a Status
-// (common/status.h; wasm/ts/he.ts throws it as a CoreError). Handles holding
+// (common/status.h; the wasm/ts/he-*.ts classes throw it as a CoreError). Handles holding
 // secrets are wiped when freed.
 #include <new>
 

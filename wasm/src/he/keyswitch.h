@@ -63,13 +63,17 @@ constexpr size_t ksk_bytes(unsigned T) {
 constexpr uint8_t kKskNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 'k', 's', 'k', 0, 0};
 
 // The client's loaded KSK for one T: per digit b and a in NTT form modulo
-// q_ks, each with its Shoup companions.
+// q_ks, and b in coefficient form (for key_switch_at), each with its Shoup
+// companions.
 struct KeySwitchKey {
+  static constexpr size_t kParts = 6;
   unsigned T = 0;
   KsGadget gadget{};
-  uint64_t* data = nullptr;  // digits × {b, b', a, a'} × n
-  const uint64_t* part(size_t digit, size_t which) const { return data + (4 * digit + which) * kN; }
-  uint64_t* part(size_t digit, size_t which) { return data + (4 * digit + which) * kN; }
+  uint64_t* data = nullptr;  // digits × {b, b', a, a', b coefficients, their '} × n
+  const uint64_t* part(size_t digit, size_t which) const {
+    return data + (kParts * digit + which) * kN;
+  }
+  uint64_t* part(size_t digit, size_t which) { return data + (kParts * digit + which) * kN; }
   ~KeySwitchKey();
 };
 
@@ -88,5 +92,10 @@ Status ksk_load(const uint8_t* in, size_t len, KeySwitchKey& k);
 // Constant-time in a.
 Status key_switch(const KeySwitchKey& k, const uint64_t a[kN], uint64_t ks_b[kN],
                   uint64_t ks_a[kN]);
+
+// key_switch with the b-part only at coefficient j < n (ks_b_j), all one
+// extraction uses of it: the same values, one inverse NTT fewer.
+Status key_switch_at(const KeySwitchKey& k, const uint64_t a[kN], uint32_t j, uint64_t& ks_b_j,
+                     uint64_t ks_a[kN]);
 
 }  // namespace pmf::he

@@ -68,7 +68,7 @@ void sample_errors(ChaCha20Stream& prg, int8_t* e);
 uint64_t delta_mod(unsigned T, size_t limb);
 
 // ChaCha20 nonces of the provider's deterministic samplers (keyed by seeds
-// the provider derives with HMAC-SHA-256 from its key file, wasm/ts/he.ts).
+// the provider derives with HMAC-SHA-256 from its key file, wasm/ts/he-provider.ts).
 constexpr uint8_t kDerivedKeyNonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 's', 'k', 0, 0, 0};
 constexpr uint8_t kPublicKeyNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e',
                                               '-', 'p', 'k', 'e', 0,   0};

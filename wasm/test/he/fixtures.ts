@@ -11,10 +11,10 @@ import {
   type HeParams,
   type ProviderKey,
   loadHe,
-  localSession,
   makeParams,
   validateParams,
 } from '../../ts/he.js';
+import { localSession } from './local-session.js';
 
 export interface Setup {
   he: He;
