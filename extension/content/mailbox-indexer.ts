@@ -7,6 +7,7 @@
 // and starts only on the user's own click.
 import type { WebmailAdapter } from './adapters/adapter.js';
 import { indexFrom, newPass, type Pass, type Tally } from './index-pass.js';
+import { showProgress } from '../lib/ui.js';
 import { decryptListed } from './listed-message.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
@@ -22,12 +23,21 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   const host = doc.createElement('div');
   host.className = 'pmf-mailbox';
   const root = host.attachShadow({ mode: 'closed' });
+  // For screen readers, as the spam check's bar: a named region, its sentence a polite live region, and
+  // a progress bar that says its count in words.
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
+  bar.setAttribute('role', 'region');
+  bar.setAttribute('aria-label', 'Search index');
   const label = Object.assign(doc.createElement('span'), {
     textContent: `Decrypt and index these ${links.length} messages for local search.`,
   });
+  label.setAttribute('role', 'status');
   const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: 'Index mailbox' });
-  const progress = Object.assign(doc.createElement('progress'), { max: links.length, value: 0, hidden: true });
+  const progress = Object.assign(doc.createElement('progress'), { hidden: true });
+  progress.setAttribute('aria-label', 'Indexing for search');
+  const showRead = (done: number) =>
+    showProgress(progress, done, links.length, `${done} of ${links.length} messages read`);
+  showRead(0);
   const style = Object.assign(doc.createElement('style'), { textContent: STYLE });
   bar.append(label, button, progress);
   root.append(style, bar);
@@ -57,7 +67,7 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
       pass,
       () => pausing,
       (done) => {
-        progress.value = done;
+        showRead(done);
         label.textContent = `Indexing ${done} of ${links.length}…`;
       },
     );

@@ -40,3 +40,13 @@ export function formatSize(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
 }
+
+/**
+ * Moves a progress bar and puts where it stands in words (aria-valuetext), which screen readers read
+ * instead of a bare percentage.
+ */
+export function showProgress(bar: HTMLProgressElement, value: number, max: number, words: string): void {
+  bar.max = max;
+  bar.value = value;
+  bar.setAttribute('aria-valuetext', words);
+}

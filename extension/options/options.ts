@@ -11,7 +11,7 @@ import { thunderbird } from '../thunderbird/api.js';
 import type { MailboxTally } from '../thunderbird/displayed-message.js';
 import browser from 'webextension-polyfill';
 import { loadSettings, saveSettings } from '../lib/settings.js';
-import { $, formatFingerprint, say, sayError } from '../lib/ui.js';
+import { $, formatFingerprint, say, sayError, showProgress } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { initPackageLogSection } from '../private/log-section.js';
 import { initProviderSection } from '../private/options-section.js';
@@ -126,7 +126,7 @@ function onGenerate(form: HTMLFormElement): void {
           passphrase: String(f.get('passphrase') ?? ''),
         },
         (fraction, label) => {
-          bar.value = fraction;
+          showProgress(bar, fraction, 1, label);
           say(status, label);
         },
       );
@@ -215,8 +215,7 @@ function offerThunderbirdIndexing(): void {
       const msg = raw as { progress?: MailboxTally; result?: MailboxTally; error?: string };
       const t = msg.progress ?? msg.result;
       if (t) {
-        bar.max = Math.max(1, t.total);
-        bar.value = t.done;
+        showProgress(bar, t.done, Math.max(1, t.total), `${t.done} of ${t.total} messages read`);
         say(status, `${t.done} of ${t.total} messages read, ${t.indexed} decrypted and indexed.`);
       }
       if (msg.result || msg.error) {

@@ -12,6 +12,7 @@
 import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { decryptListed } from '../content/listed-message.js';
+import { showProgress } from '../lib/ui.js';
 import { BacklogRun, type BacklogProgress } from './backlog.js';
 import { backlogText } from './backlog-text.js';
 import { isOutcome } from './faults.js';
@@ -61,10 +62,16 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
   }
 
   const root = host.attachShadow({ mode: 'closed' });
+  // For screen readers: a named region, whose sentence is announced politely as it changes (not its button),
+  // and a progress bar that says its count in words.
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
-  bar.setAttribute('role', 'status');
+  bar.setAttribute('role', 'region');
+  bar.setAttribute('aria-label', 'Private spam check');
   const label = doc.createElement('span');
-  const progress = Object.assign(doc.createElement('progress'), { max: work.length, value: 0 });
+  label.setAttribute('role', 'status');
+  const progress = doc.createElement('progress');
+  progress.setAttribute('aria-label', 'Spam check of new mail');
+  showProgress(progress, 0, work.length, `0 of ${work.length} messages checked`);
   const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: 'Pause' });
   bar.append(label, progress, button);
   root.append(Object.assign(doc.createElement('style'), { textContent: STYLE }), bar);
@@ -76,7 +83,7 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
     last = p;
     bar.dataset.state = p.state;
     label.textContent = backlogText(p, moved);
-    progress.value = p.done;
+    showProgress(progress, p.done, p.total, `${p.done} of ${p.total} messages checked`);
     button.hidden = p.state === 'done';
     button.textContent = p.state === 'running' || p.state === 'waiting' ? 'Pause' : 'Resume';
   };

@@ -67,6 +67,7 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
   const root = host.attachShadow({ mode: 'closed' });
   const bar = el(doc, 'div', { className: 'bar' });
   bar.setAttribute('role', 'region');
+  bar.setAttribute('aria-label', 'Private spam check'); // named, or it is no landmark to screen readers
   const label = el(doc, 'span', {
     textContent: 'Let your provider check your encrypted mail for spam without reading it.',
   });

@@ -8,7 +8,7 @@
 // answering, or refuses the token, shows at once, with the Connect form back
 // for a new token.
 import browser from 'webextension-polyfill';
-import { $, say, sayError } from '../lib/ui.js';
+import { $, formatSize, say, sayError, showProgress } from '../lib/ui.js';
 import { backlogText } from './backlog-text.js';
 import { STATUS_CHANGED, type PrivateRequest, type PrivateStatus } from './messages.js';
 import { healthText } from './provider-health.js';
@@ -81,8 +81,8 @@ function show(s: PrivateStatus): void {
   const bar = $<HTMLProgressElement>('provider-progress');
   bar.hidden = !s.download || s.download.received >= s.download.total;
   if (s.download) {
-    bar.max = s.download.total;
-    bar.value = s.download.received;
+    const { received, total } = s.download;
+    showProgress(bar, received, total, `${formatSize(received)} of ${formatSize(total)}`);
   }
 }
 

@@ -15,6 +15,16 @@ const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6p
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
 details,.topic,.blocklist{margin-top:4px;font-size:12px}.blocklist{font-weight:600}`;
 
+/** Each state in words: the badge's accessible name, as screen readers say it (its colour says it to the eye). */
+const STATE_WORDS: Record<SpamBadge['state'], string> = {
+  checking: 'checking',
+  waiting: 'waiting for your provider',
+  spam: 'spam',
+  'not-spam': 'not spam',
+  'checked-before': 'checked before',
+  unavailable: 'not checked',
+};
+
 /** Each host's closed shadow root: only this content script holds them. */
 const roots = new WeakMap<HTMLElement, ShadowRoot>();
 /** Message bodies this script moved to Junk: a later badge (a blocklist hit, the topic line) still says so. */
@@ -37,6 +47,7 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   el.className = 'spam';
   el.dataset.state = badge.state;
   el.setAttribute('role', 'status');
+  el.setAttribute('aria-label', `Spam check: ${STATE_WORDS[badge.state]}`);
   el.textContent = badge.text;
   for (const line of badge.blocklist ?? [])
     el.append(Object.assign(document.createElement('div'), { className: 'blocklist', textContent: line }));

@@ -15,6 +15,30 @@ function tone(r: DecryptResult): 'ok' | 'warn' | 'bad' | 'info' {
   return r.signature.status === 'valid' && r.signature.fromMatches !== false ? 'ok' : 'warn';
 }
 
+/**
+ * The outcome in a few words, the status line's accessible name: screen readers say it where the eye reads
+ * the colour, and the sentence follows.
+ */
+function stateWords(r: DecryptResult): string {
+  const outcome = {
+    decrypted: 'decrypted',
+    'verified-only': 'not encrypted',
+    locked: 'locked',
+    'not-for-this-key': 'not encrypted to your keys',
+    malformed: 'damaged',
+    'too-large': 'too large',
+    failed: 'damaged',
+  }[r.status];
+  if (r.status !== 'decrypted' && r.status !== 'verified-only') return outcome;
+  const signature = {
+    valid: r.signature.fromMatches === false ? 'sender may be forged' : 'signature verified',
+    invalid: 'signature not trusted',
+    'unknown-signer': 'signer unknown',
+    unsigned: 'not signed',
+  }[r.signature.status];
+  return `${outcome}, ${signature}`;
+}
+
 const LOCKED_HINT = ' Click the extension icon, enter your passphrase, and this message decrypts by itself.';
 
 export function renderStatus(el: HTMLElement, summary: HTMLElement, r: DecryptResult): void {
@@ -22,6 +46,7 @@ export function renderStatus(el: HTMLElement, summary: HTMLElement, r: DecryptRe
   el.dataset.status = r.status;
   el.dataset.signature = r.signature.status;
   summary.textContent = `OpenPGP: ${r.summary}${r.status === 'locked' ? LOCKED_HINT : ''}`;
+  el.setAttribute('aria-label', `Message status: ${stateWords(r)}`);
   el.hidden = false;
 }
 
@@ -32,5 +57,6 @@ export function renderWiped(el: HTMLElement, summary: HTMLElement): void {
   el.dataset.signature = 'unsigned';
   summary.textContent =
     'OpenPGP: Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
+  el.setAttribute('aria-label', 'Message status: locked, hidden again');
   el.hidden = false;
 }
