@@ -99,6 +99,7 @@ export class MessageRates {
     await this.db.run(
       'UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = ? AND message_id = ? AND rate_counted = 0',
       [userId, messageId],
+      BOOKKEEPING, // lost in a crash: the message is counted once more, never less
     );
   }
 
@@ -112,6 +113,7 @@ export class MessageRates {
     const rows = await this.db.all(
       'INSERT INTO backlog_allowance (key_salt, kind, used) VALUES (?, ?, ?) ON CONFLICT (key_salt, kind) DO UPDATE SET used = backlog_allowance.used + ? WHERE backlog_allowance.used + ? <= ? RETURNING used',
       [Buffer.from(salt), kind, amount, amount, amount, limit],
+      BOOKKEEPING, // as the rate windows: lost only with a request whose answer never left
     );
     return rows.length === 1;
   }
