@@ -51,6 +51,14 @@ export const keyEpochsTable = (t: Words): string => `CREATE TABLE key_epochs (
      PRIMARY KEY (key_salt, model_id, model_version)
    );`;
 
+/** A table of per-user counts in fixed windows (store-rates.ts). */
+const windowTable = (name: string, t: Words): string => `CREATE TABLE ${name} (
+     user_id INTEGER NOT NULL,
+     window_start ${t.big} NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (user_id, window_start)
+   );`;
+
 export const STEPS: Step[] = [
   // 1: initial schema
   (t) => `CREATE TABLE users (
@@ -81,12 +89,7 @@ export const STEPS: Step[] = [
      PRIMARY KEY (user_id, message_id, task),
      FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
    );
-   CREATE TABLE rate_windows (
-     user_id INTEGER NOT NULL,
-     window_start ${t.big} NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
+   ${windowTable('rate_windows', t)}`,
   // 2: per-user key epochs (decryption budget, docs/security.md) and hello rate windows
   (t) => `CREATE TABLE user_keys (
      user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -96,12 +99,7 @@ export const STEPS: Step[] = [
      used INTEGER NOT NULL,
      PRIMARY KEY (user_id, model_id, model_version)
    );
-   CREATE TABLE hello_windows (
-     user_id INTEGER NOT NULL,
-     window_start ${t.big} NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
+   ${windowTable('hello_windows', t)}`,
   // 3: decoded topics (what the provider learns, docs/threat-model.md#non-negotiable-properties) and the users' topic opt-out (docs/protocol.md#topic-extraction)
   (t) => `CREATE TABLE topics (
      user_id INTEGER NOT NULL,
@@ -134,12 +132,7 @@ export const STEPS: Step[] = [
   // handed out again, and key epochs belong to the salt, kept when the account goes
   'key-salts',
   // 9: blocklist OPRF evaluations per user and UTC day (docs/blocklist.md#daily-cap)
-  (t) => `CREATE TABLE oprf_windows (
-     user_id INTEGER NOT NULL,
-     window_start ${t.big} NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
+  (t) => windowTable('oprf_windows', t),
   // 10: the health check's write and read (Store.probe), one row per instance
   (t) => `CREATE TABLE health_probes (
      instance TEXT PRIMARY KEY,
@@ -169,12 +162,7 @@ export const STEPS: Step[] = [
   // counted, new messages per user and UTC day, and each key salt's backlog allowance
   (t) => `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE message_windows (
-     user_id INTEGER NOT NULL,
-     window_start ${t.big} NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );
+   ${windowTable('message_windows', t)}
    CREATE TABLE backlog_allowance (
      key_salt ${t.bytes} NOT NULL,
      kind TEXT NOT NULL,
