@@ -743,11 +743,19 @@ test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at it
   await withGatedSyncs(
     () => opened,
     async ({ store, a, file, gated }) => {
-      // Rate window, claim and key budget resolve without waiting for the disk.
+      // Rate window, the message's rate marks, claim and key budget resolve without waiting for the disk.
+      const soon = <T>(p: Promise<T>): Promise<T> =>
+        Promise.race([
+          p,
+          new Promise<never>((_, no) => setTimeout(() => no(new Error('it waited for the disk')), 2000)),
+        ]);
       assert.equal(await store.takeRate(a, 10), true);
+      const { salt } = (await store.userKey(a, 'spam', 1))!;
+      assert.deepEqual(await soon(store.messageRates.frame(a, 'm1')), { frames: 1, counted: false });
+      await soon(store.messageRates.counted(a, 'm1'));
+      assert.equal(await soon(store.messageRates.takeAllowance(salt, 'messages', 1, 10)), true);
       const claim = await store.claim(a, 'm1', 'spam', REQ_A);
       assert.equal(typeof claim, 'object');
-      const { salt } = (await store.userKey(a, 'spam', 1))!;
       assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
       let recorded = false;
       const record = store
