@@ -23,7 +23,7 @@ import type { LogEntry } from '../../protocol/package-log.js';
 import { itemOf, type ItemKind } from '../../mail/blocklist-items.js';
 import { providerSodiumReady } from './native-sodium.js';
 import { checkElement, mulBase } from '../../wasm/ts/ristretto.js';
-import { readSecretFile, writeSecretFile } from './models.js';
+import { readSecretFile, writeSecretFile } from './secret-file.js';
 
 const DAY_MS = 86_400_000;
 const ID = /^[A-Za-z0-9._-]{1,64}$/;

@@ -17,7 +17,7 @@
 // - Sessions (after hello): `maxSessions`.
 import net from 'node:net';
 import type { ServerLimits } from './limits.js';
-import type { SqlDriver } from './store.js';
+import type { SqlDriver } from './store-driver.js';
 
 export type GateLimits = Pick<
   ServerLimits,

@@ -17,51 +17,8 @@
 import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ServerLimits } from './limits.js';
-import { windowEnd, type RateKind, type SqlDriver, type Store } from './store.js';
-
-/** What the store keeps per delivered message and per key salt for the rate. */
-export class MessageRates {
-  constructor(private readonly db: SqlDriver) {}
-
-  /**
-   * Counts one request frame naming `messageId`: how many have named it so
-   * far and whether it was counted as a message; undefined when it was never
-   * delivered to this user.
-   */
-  async frame(userId: number, messageId: string): Promise<{ frames: number; counted: boolean } | undefined> {
-    const [row] = await this.db.all<{ frames: number; counted: number }>(
-      'UPDATE messages SET rate_frames = rate_frames + 1 WHERE user_id = ? AND message_id = ? RETURNING rate_frames AS frames, rate_counted AS counted',
-      [userId, messageId],
-      'committed', // lost in a crash: the message is counted once more, never less
-    );
-    return row && { frames: row.frames, counted: row.counted === 1 };
-  }
-
-  /** Marks the message counted; its free frames start from this one. */
-  async counted(userId: number, messageId: string): Promise<void> {
-    await this.db.run(
-      'UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = ? AND message_id = ? AND rate_counted = 0',
-      [userId, messageId],
-    );
-  }
-
-  /**
-   * Takes `amount` from the key salt's lifetime allowance of `kind`, at most
-   * `limit` in all; false (nothing taken) when it would pass it. One statement:
-   * instances sharing the store never overspend it.
-   */
-  async takeAllowance(salt: Uint8Array, kind: DailyKind, amount: number, limit: number): Promise<boolean> {
-    if (amount > limit) return false;
-    const rows = await this.db.all(
-      'INSERT INTO backlog_allowance (key_salt, kind, used) VALUES (?, ?, ?) ON CONFLICT (key_salt, kind) DO UPDATE SET used = backlog_allowance.used + ? WHERE backlog_allowance.used + ? <= ? RETURNING used',
-      [Buffer.from(salt), kind, amount, amount, amount, limit],
-    );
-    return rows.length === 1;
-  }
-}
-
-/** The daily caps the backlog allowance extends. */
-export type DailyKind = Extract<RateKind, 'messages' | 'oprf'>;
+import type { DailyKind } from './store-rates.js';
+import { windowEnd, type Store } from './store.js';
 
 export type RateLimits = Pick<ServerLimits, 'requestsPerMinute' | 'messagesPerDay' | 'backlogAllowance'>;
 

@@ -20,12 +20,12 @@ import {
   type TopicsSection,
 } from '../../protocol/package.js';
 import type { LogEntry } from '../../protocol/package-log.js';
-import { loadPlainModel, type PlainModel } from '../../models/plain/index.js';
+import { loadPlainModel, trainedOnPublicCorpora, type PlainModel } from '../../models/plain/index.js';
 import { heLayout, KSK_LAYOUT, loadHe, paramsFromHeader, type He, type HeParams } from '../../wasm/ts/he.js';
 import type { ModelSource } from './config.js';
 import { octalMode, readRegularFile } from './read-file.js';
+import { readSecretFile, writeSecretFile } from './secret-file.js';
 import type { ServedModel } from './crypto.js';
-import type { ModelCatalog } from './server.js';
 
 interface VersionRecord {
   version: number;
@@ -41,49 +41,47 @@ interface VersionRecord {
   kskLayout?: number;
 }
 
+/** The served models, by id: what the server asks of a catalog. */
+export interface ModelCatalog {
+  current(id: string): ServedModel | undefined;
+  all(): ServedModel[];
+}
+
 export type Progress = (done: number, total: number, label: string) => void;
-
-const KEY_MODE = 0o600;
-
-/** Writes a new secret file readable by the owner only (refuses to overwrite). */
-export function writeSecretFile(file: string, data: Uint8Array): void {
-  const fd = fs.openSync(file, 'wx', KEY_MODE);
-  try {
-    fs.fchmodSync(fd, KEY_MODE); // the umask cannot widen it, but be explicit
-    fs.writeSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * Reads a secret key file, refusing a symbolic link, anything but a regular
- * file, and a file that group or others can access.
- */
-export function readSecretFile(file: string): Uint8Array {
-  return readRegularFile(file, 'secret key file', { noFollow: true }, (st) => {
-    if ((st.mode & 0o077) !== 0) {
-      throw new Error(`secret key file ${file} has mode ${octalMode(st)}; it must be 600 (chmod 600 it)`);
-    }
-  });
-}
 
 /**
  * Reads a plaintext model file, warning (a process warning, code
- * PMF_MODEL_FILE_MODE) when group or others can read it: a provider's own
- * model is its secret, but the bundled default models are public, so this
- * does not refuse (provider-server/README.md).
+ * PMF_MODEL_FILE_MODE) when group or others can read a private one: a
+ * provider's own model is its secret. A public model (a topic candidate
+ * model, or one trained on public corpora only, as the bundled demo models
+ * are) may be readable by anyone, so it gets no warning; nothing is refused
+ * (provider-server/README.md).
  */
 export function readModelFile(file: string): Uint8Array {
-  return readRegularFile(file, 'model file', { noFollow: false }, (st) => {
-    if ((st.mode & 0o044) !== 0) {
-      process.emitWarning(
-        `model file ${file} has mode ${octalMode(st)}: group or others can read the plaintext model (chmod 600 it unless the model is public)`,
-        { code: 'PMF_MODEL_FILE_MODE' },
-      );
-    }
+  let mode: string | undefined;
+  const bytes = readRegularFile(file, 'model file', { noFollow: false }, (st) => {
+    if ((st.mode & 0o044) !== 0) mode = octalMode(st);
   });
+  if (mode !== undefined && !isPublicModel(bytes)) {
+    process.emitWarning(
+      `model file ${file} has mode ${mode}: group or others can read the plaintext model (chmod 600 it unless the model is public)`,
+      { code: 'PMF_MODEL_FILE_MODE' },
+    );
+  }
+  return bytes;
+}
+
+/** Whether a model file's header says it is public; a file that does not parse is treated as private. */
+function isPublicModel(bytes: Uint8Array): boolean {
+  let model: PlainModel;
+  try {
+    model = loadPlainModel(bytes);
+  } catch {
+    return false;
+  }
+  model.weights.fill(0);
+  model.floatWeights?.fill(0);
+  return model.header.role === 'public' || trainedOnPublicCorpora(model.header);
 }
 
 /** A terminal progress bar on stderr; when not a TTY, a line every quarter (to `lines` if given). */

@@ -40,7 +40,7 @@ import {
   type NoteSignature,
   type SignedNote,
 } from '../../protocol/signed-note.js';
-import { readSecretFile, writeSecretFile } from './models.js';
+import { readSecretFile, writeSecretFile } from './secret-file.js';
 
 export const LOG_FILE = 'package-log.jsonl';
 export const LOG_KEY_FILE = 'package-log.key';

@@ -9,14 +9,14 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { addressList, clientAddress, listed, originAllowed, overTls, type ServerConfig } from './config.js';
-import type { ProviderCrypto, ServedModel } from './crypto.js';
+import type { ProviderCrypto } from './crypto.js';
 import { nativeSodiumMissing, providerSodiumReady } from './native-sodium.js';
 import { ConnectionGate, type Ticket } from './connection-gate.js';
 import { createAdminHandler } from './admin.js';
 import type { BlocklistCatalog } from './blocklist.js';
 import { createHealthCheck } from './health.js';
 import { createHttpHandler, type ServedLog } from './http.js';
-import { topicNames } from './models.js';
+import { topicNames, type ModelCatalog } from './models.js';
 import { createLog } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { demoModelWarnings } from './demo-models.js';
@@ -32,11 +32,6 @@ import type { TokenKind } from './tokens.js';
 import { remoteIndexHandler } from './remote-index/index.js';
 
 export const SESSION_PATH = '/session';
-
-export interface ModelCatalog {
-  current(id: string): ServedModel | undefined;
-  all(): ServedModel[];
-}
 
 export interface ServerOptions {
   config: ServerConfig;

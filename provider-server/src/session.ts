@@ -11,8 +11,8 @@
 // allowed in any state. Frames of one session are handled strictly one after
 // another; every bad frame gets an error frame naming the problem and never
 // affects other sessions.
-import { createHash, randomBytes } from 'node:crypto';
-import { isErrorCode, ProtocolError, type ErrorCode } from '../../protocol/errors.js';
+import { randomBytes } from 'node:crypto';
+import { ProtocolError } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
@@ -25,61 +25,15 @@ import {
 } from '../../protocol/messages.js';
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
 import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
-import { checkElements, type BlocklistCatalog } from './blocklist.js';
-import type { ProviderCrypto, ServedModel } from './crypto.js';
-import { MAX_SESSION_ERRORS, type ServerLimits } from './limits.js';
-import type { Log } from './log.js';
+import { checkElements } from './blocklist.js';
+import { greet } from './session-hello.js';
+import type { SessionDeps } from './session-deps.js';
+import { errorOf, FATAL, RESYNC } from './session-errors.js';
+import { claimOnce, packTopicAnswer, requestDigest, unpackTopicAnswer } from './claim-once.js';
+import type { ServedModel } from './crypto.js';
+import { MAX_SESSION_ERRORS } from './limits.js';
 import { takeDaily, takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
-import type { Metrics } from './metrics.js';
-import { windowEnd, type Store, type Task } from './store.js';
-
-export interface SessionDeps {
-  store: Store;
-  crypto: ProviderCrypto;
-  metrics: Metrics;
-  /** The current version of a model id, if served. */
-  currentModel(id: string): ServedModel | undefined;
-  /** Published private blocklists (docs/blocklist.md), if any. */
-  blocklists?: BlocklistCatalog;
-  limits: Pick<
-    ServerLimits,
-    | 'maxFrameBytes'
-    | 'requestsPerMinute'
-    | 'hellosPerMinute'
-    | 'pingsPerMinute'
-    | 'userKeyBudget'
-    | 'unacknowledgedAnswersPerUser'
-    | 'blocklistEvaluationsPerDay'
-    | 'messagesPerDay'
-    | 'backlogAllowance'
-    | 'tokenLifetimeMs'
-  >;
-  log: Log;
-  /** Called once, when hello succeeds. */
-  onReady?(): void;
-}
-
-/** Errors after which the session is closed (nothing more can usefully happen). */
-const FATAL: ReadonlySet<ErrorCode> = new Set(['crypto_rejected', 'key_rotated', 'session_lost', 'ot_pool_full']);
-/**
- * Answers a client gets while resynchronising its mailbox after a reconnect:
- * normal, so they do not count as bad frames (each request still costs rate).
- */
-const RESYNC: ReadonlySet<ErrorCode> = new Set(['already_classified', 'unknown_message', 'not_answered']);
-
-/**
- * The SHA-256 a claim is bound to: task, message id and every request field,
- * each length-prefixed, so no two different requests share it.
- */
-function requestDigest(task: Task, messageId: string, ...fields: Uint8Array[]): Buffer {
-  const h = createHash('sha256').update(`pmf-request-v1\0${task}\0`);
-  for (const f of [Buffer.from(messageId, 'utf8'), ...fields]) {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(f.length);
-    h.update(len).update(f);
-  }
-  return h.digest();
-}
+import { windowEnd, type Task } from './store.js';
 
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
@@ -149,18 +103,7 @@ export class Session {
   }
 
   private fail(e: unknown, requestId: number, fatal: boolean): void {
-    let code: ErrorCode = 'internal';
-    let message = 'internal error';
-    if (e instanceof ProtocolError) {
-      code = e.code;
-      message = e.message;
-    } else {
-      const c = (e as { code?: unknown })?.code;
-      if (typeof c === 'string' && isErrorCode(c) && c !== 'internal') {
-        code = c;
-        message = (e as Error).message;
-      }
-    }
+    const { code, message } = errorOf(e);
     // Details of our own failures go to the log only (messages are secret-free by construction).
     const detail = code === 'internal' ? `: ${(e as Error)?.message ?? e}` : '';
     this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
@@ -229,57 +172,13 @@ export class Session {
   private async hello(msg: Extract<Message, { name: 'hello' }>): Promise<void> {
     if (this.state !== 'awaiting_hello')
       throw new ProtocolError('out_of_order', 'hello was already received in this session');
-    const found = await this.deps.store.tokens.authenticate(msg.token, {
-      lifetimeMs: this.deps.limits.tokenLifetimeMs,
-    });
-    if (found === 'expired')
-      throw new ProtocolError('unauthenticated', 'the bearer token expired unused: connect again for a new one');
-    if (found === 'unknown')
-      throw new ProtocolError('unauthenticated', 'the bearer token is not valid (or was revoked)');
-    const { userId } = found;
-    // Each hello costs a public key (and maybe a KSK): bounded per user, across instances (the store counts).
-    if (!(await this.deps.store.takeRate(userId, this.deps.limits.hellosPerMinute, Date.now(), 'hello'))) {
-      throw new ProtocolError('rate_limited', `at most ${this.deps.limits.hellosPerMinute} sessions per minute`);
-    }
-    const model = this.deps.currentModel(msg.modelId);
-    if (!model) throw new ProtocolError('unknown_model', `model ${msg.modelId} is not served here`);
-    if (msg.modelVersion < model.version) {
-      throw new ProtocolError(
-        'model_outdated',
-        `model ${model.id} version ${msg.modelVersion} is outdated; download version ${model.version}`,
-      );
-    }
-    if (msg.modelVersion > model.version) {
-      throw new ProtocolError(
-        'unknown_model',
-        `model ${model.id} version ${msg.modelVersion} does not exist (current: ${model.version})`,
-      );
-    }
-    const p0 = await this.timed('public_key', () => this.deps.crypto.publicKey(model, msg.clientNonce));
-    const key = await this.deps.store.userKey(userId, model.id, model.version);
-    if (!key) throw new ProtocolError('unauthenticated', 'this account no longer exists');
-    const userKey = { salt: key.salt, epoch: key.epoch };
-    const ksk =
-      msg.keyEpoch === key.epoch
-        ? new Uint8Array(0)
-        : await this.timed('ksk', () => this.deps.crypto.keySwitchKey(model, userKey));
+    const { userId, model, userKey, welcome } = await greet(this.deps, msg, (op, fn) => this.timed(op, fn));
     this.userId = userId;
     this.model = model;
     this.userKey = userKey;
     this.state = 'ready';
     this.deps.onReady?.();
-    this.reply('welcome', msg.requestId, {
-      sessionId: this.id,
-      modelVersion: model.version,
-      packageSha256: Buffer.from(model.packageSha256, 'hex'),
-      candidatesSha256: Buffer.from(model.topics?.candidatesSha256 ?? '', 'hex'),
-      p0,
-      keyEpoch: key.epoch,
-      ksk,
-      keyBudget: this.deps.limits.userKeyBudget - key.used,
-      maxFrameBytes: this.deps.limits.maxFrameBytes,
-      requestsPerMinute: this.deps.limits.requestsPerMinute,
-    });
+    this.reply('welcome', msg.requestId, { sessionId: this.id, ...welcome });
   }
 
   private async ot(msg: Extract<Message, { name: 'ot' }>): Promise<void> {
@@ -363,40 +262,29 @@ export class Session {
     work: (user: UserKeyId) => Promise<Uint8Array>,
   ): Promise<Uint8Array | undefined> {
     const model = this.model!;
-    const store = this.deps.store;
-    const claim = await store.claim(this.userId, messageId, task, request);
-    if (claim === 'unknown_message')
-      throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
-    if (claim === 'already_classified')
-      throw new ProtocolError('already_classified', `message ${messageId} was already classified (${task})`);
-    const release = (): Promise<void> => store.releaseClaim(this.userId, messageId, task, claim.attempt);
     // Every decryption counts against the user key's budget (docs/security.md);
     // once another session rotated it, this session's ciphertexts are refused.
     const user = this.userKey!;
     const budget = this.deps.limits.userKeyBudget;
-    let out: Uint8Array;
-    try {
-      const spent = await store.spendUserKey(user.salt, model.id, model.version, user.epoch, budget, decryptions);
-      if (spent === 'rotated')
-        throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
-      out = await work(user);
-    } catch (e) {
-      // Nothing left the provider: the client may ask again for this message.
-      await release();
-      throw e;
-    }
-    if (this.state !== 'ready') {
-      await release();
-      return undefined;
-    }
-    // Issued together, the cap joins the answer's transaction (SQLite's group commit): no turn of its own.
-    const [recorded] = await Promise.all([
-      store.recordAnswer(this.userId, messageId, task, claim.attempt, keep ? out : null),
-      keep && store.capAnswers(this.userId, this.deps.limits.unacknowledgedAnswersPerUser),
-    ]);
-    if (!recorded)
-      throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
-    return out;
+    const store = this.deps.store;
+    const once = await claimOnce(
+      store,
+      { userId: this.userId, messageId, task, request },
+      {
+        charge: async () => {
+          const spent = await store.spendUserKey(user.salt, model.id, model.version, user.epoch, budget, decryptions);
+          if (spent === 'rotated')
+            throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
+        },
+        work: () => work(user),
+        recorded: (out) => (keep ? out : null),
+        open: () => this.state === 'ready',
+        keepAnswers: this.deps.limits.unacknowledgedAnswersPerUser,
+      },
+    );
+    if (once === 'already_classified')
+      throw new ProtocolError('already_classified', `message ${messageId} was already classified (${task})`);
+    return once === 'closed' ? undefined : once.answer;
   }
 
   private async spamDone(msg: Extract<Message, { name: 'spam_done' }>): Promise<void> {
@@ -529,10 +417,38 @@ export class Session {
     const store = this.deps.store;
     const request = requestDigest('blocklist', msg.messageId, msg.blinded);
     const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
-    const claim = await store.claim(this.userId, msg.messageId, 'blocklist', request);
-    if (claim === 'unknown_message')
-      throw new ProtocolError('unknown_message', `message ${msg.messageId} was not delivered to this user`);
-    if (claim === 'already_classified') {
+    const { blocklistEvaluationsPerDay: cap, backlogAllowance } = this.deps.limits;
+    const once = await claimOnce(
+      store,
+      { userId: this.userId, messageId: msg.messageId, task: 'blocklist', request },
+      {
+        // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
+        // answered request below gets elements the client may already hold again, uncounted.
+        charge: async () => {
+          if (
+            !(await takeDaily(
+              store,
+              this.ratedUser(),
+              'oprf',
+              ITEMS_PER_MESSAGE,
+              cap,
+              backlogAllowance * ITEMS_PER_MESSAGE,
+            ))
+          )
+            throw new ProtocolError(
+              'daily_limit',
+              `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
+                `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
+            );
+        },
+        work: evaluate,
+        // Recorded without the bytes: a lost reply is computed again for the same request (below).
+        recorded: () => null,
+        open: () => this.state === 'ready',
+      },
+    );
+    if (once === 'closed') return;
+    if (once === 'already_classified') {
       // The same request again (its reply lost on the way): the same blinded
       // elements get the same k·B, which may already be the client's, so they
       // are evaluated again; any other request for the message stays refused.
@@ -542,38 +458,8 @@ export class Session {
       if (this.state === 'ready') this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
       return;
     }
-    const release = (): Promise<void> => store.releaseClaim(this.userId, msg.messageId, 'blocklist', claim.attempt);
-    // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
-    // answered request above gets elements the client may already hold again, uncounted.
-    const { blocklistEvaluationsPerDay: cap, backlogAllowance } = this.deps.limits;
-    const allowance = backlogAllowance * ITEMS_PER_MESSAGE;
-    if (!(await takeDaily(store, this.ratedUser(), 'oprf', ITEMS_PER_MESSAGE, cap, allowance))) {
-      await release();
-      throw new ProtocolError(
-        'daily_limit',
-        `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
-          `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
-      );
-    }
-    let evaluated: Uint8Array;
-    try {
-      evaluated = await evaluate();
-    } catch (e) {
-      await release();
-      throw e;
-    }
-    if (this.state !== 'ready') {
-      await release(); // closed meanwhile: nothing left
-      return;
-    }
-    // Recorded without the bytes: a lost reply is computed again for the same request (above).
-    if (!(await store.recordAnswer(this.userId, msg.messageId, 'blocklist', claim.attempt, null)))
-      throw new ProtocolError(
-        'already_classified',
-        `message ${msg.messageId} was claimed by another request (blocklist)`,
-      );
     this.deps.metrics.blocklistItems.inc({ list: list.id }, ITEMS_PER_MESSAGE);
-    this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
+    this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated: once.answer });
   }
 
   private ratedUser(): RatedUser {
@@ -597,19 +483,4 @@ export class Session {
       end();
     }
   }
-}
-
-/** A topic answer as recorded: u32 BE length of the topic_gc, the topic_gc, then its decoder (never sent). */
-function packTopicAnswer(gc: Uint8Array, decoder: Uint8Array): Uint8Array {
-  const out = new Uint8Array(4 + gc.length + decoder.length);
-  new DataView(out.buffer).setUint32(0, gc.length);
-  out.set(gc, 4);
-  out.set(decoder, 4 + gc.length);
-  decoder.fill(0);
-  return out;
-}
-
-function unpackTopicAnswer(answer: Uint8Array): { gc: Uint8Array; decoder: Uint8Array } {
-  const length = new DataView(answer.buffer, answer.byteOffset, answer.byteLength).getUint32(0);
-  return { gc: answer.slice(4, 4 + length), decoder: answer.slice(4 + length) };
 }

@@ -4,7 +4,7 @@
 // other than constraint violations, which are the store's normal answers
 // (a message delivered twice, a user who exists).
 import { performance } from 'node:perf_hooks';
-import type { SqlDriver } from './store.js';
+import type { SqlDriver } from './store-driver.js';
 
 /** `statement`: its verb and table ("update classified"), or "sync" for a wait until commits are on disk. */
 export type StatementObserver = (statement: string, seconds: number, failed: boolean) => void;

@@ -1,158 +1,37 @@
 // The shared store: PostgreSQL through `pg`, for several provider instances
-// behind a load balancer (provider-server/README.md#store). Same tables and
-// semantics as store-sqlite.ts; the schema is created or migrated at start
-// under an advisory lock, so instances starting together do not race.
+// behind a load balancer (provider-server/README.md#store). The same schema
+// as store-sqlite.ts (both from store-schema.ts) and the same semantics; the
+// schema is created or migrated at start under an advisory lock, so
+// instances starting together do not race.
 import pg from 'pg';
 import { PipelinedConnections, SYNC_SEQUENCE, SyncConnection } from './postgres-connections.js';
-import { remoteIndexSchema } from './remote-index/schema.js';
+import { keyEpochsTable, postgresSteps, WORDS } from './store-schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
 /** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>);
 
-const MIGRATIONS: Migration[] = [
-  // 1: the schema of SQLite migrations 1-5 in one step
-  `CREATE TABLE users (
-     id SERIAL PRIMARY KEY,
-     name TEXT NOT NULL UNIQUE,
-     created_at BIGINT NOT NULL
-   );
-   CREATE TABLE tokens (
-     token_sha256 BYTEA PRIMARY KEY,
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     created_at BIGINT NOT NULL
-   );
-   CREATE TABLE messages (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     message_id TEXT NOT NULL,
-     raw BYTEA NOT NULL,
-     from_addr TEXT NOT NULL,
-     subject TEXT NOT NULL,
-     date TEXT NOT NULL,
-     delivered_at BIGINT NOT NULL,
-     folder TEXT NOT NULL DEFAULT 'inbox',
-     PRIMARY KEY (user_id, message_id)
-   );
-   CREATE TABLE classified (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     task TEXT NOT NULL,
-     classified_at BIGINT NOT NULL,
-     request_sha256 BYTEA,
-     attempt BYTEA,
-     answer BYTEA,
-     PRIMARY KEY (user_id, message_id, task),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE rate_windows (
-     user_id INTEGER NOT NULL,
-     window_start BIGINT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );
-   CREATE TABLE hello_windows (
-     user_id INTEGER NOT NULL,
-     window_start BIGINT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );
-   CREATE TABLE user_keys (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     epoch INTEGER NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (user_id, model_id, model_version)
-   );
-   CREATE TABLE topics (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     topic INTEGER NOT NULL,
-     recorded_at BIGINT NOT NULL,
-     PRIMARY KEY (user_id, message_id),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE topic_settings (
-     user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
-     opted_out INTEGER NOT NULL,
-     updated_at BIGINT NOT NULL
-   );`,
-  // 2: SQLite migration 6
-  `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
-  // 3: SQLite migration 7
-  `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
-  // 4: SQLite migration 8 (SERIAL never hands an id out again)
-  async (client) => {
-    await client.query('ALTER TABLE users ADD COLUMN key_salt BYTEA');
-    const ids = (await client.query('SELECT id FROM users')).rows.map((r: { id: number }) => r.id);
-    await client.query(
-      'UPDATE users u SET key_salt = s.salt FROM unnest($1::int[], $2::bytea[]) AS s(id, salt) WHERE u.id = s.id',
-      [ids, ids.map(() => newKeySalt())],
-    );
-    await client.query(`ALTER TABLE users ALTER COLUMN key_salt SET NOT NULL,
+/**
+ * Step 8 (store-schema.ts) in PostgreSQL: a key salt per account (SERIAL
+ * never hands an id out again), key epochs moved from user ids to salts.
+ */
+const keySalts: Migration = async (client) => {
+  await client.query('ALTER TABLE users ADD COLUMN key_salt BYTEA');
+  const ids = (await client.query('SELECT id FROM users')).rows.map((r: { id: number }) => r.id);
+  await client.query(
+    'UPDATE users u SET key_salt = s.salt FROM unnest($1::int[], $2::bytea[]) AS s(id, salt) WHERE u.id = s.id',
+    [ids, ids.map(() => newKeySalt())],
+  );
+  await client.query(`ALTER TABLE users ALTER COLUMN key_salt SET NOT NULL,
        ADD UNIQUE (key_salt), ADD CHECK (octet_length(key_salt) = 32);
-     CREATE TABLE key_epochs (
-       key_salt BYTEA NOT NULL,
-       model_id TEXT NOT NULL,
-       model_version INTEGER NOT NULL,
-       epoch INTEGER NOT NULL,
-       used INTEGER NOT NULL,
-       PRIMARY KEY (key_salt, model_id, model_version)
-     );
+     ${keyEpochsTable(WORDS.postgres)}
      INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used)
        SELECT u.key_salt, k.model_id, k.model_version, k.epoch + 1, 0 FROM user_keys k JOIN users u ON u.id = k.user_id;
      DROP TABLE user_keys;`);
-  },
-  // 5: SQLite migration 9
-  `CREATE TABLE oprf_windows (
-     user_id INTEGER NOT NULL,
-     window_start BIGINT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 6: SQLite migration 10
-  `CREATE TABLE health_probes (
-     instance TEXT PRIMARY KEY,
-     probed_at BIGINT NOT NULL
-   );`,
-  // 7: SQLite migration 11
-  `ALTER TABLE messages ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
-   UPDATE messages SET bytes = length(raw);
-   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
-  // 8: SQLite migration 12
-  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
-   ALTER TABLE tokens ADD COLUMN last_used_at BIGINT NOT NULL DEFAULT 0;
-   UPDATE tokens SET last_used_at = (extract(epoch FROM now()) * 1000)::bigint;
-   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
-   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
-  // 9: SQLite migration 13
-  `CREATE TABLE connection_windows (
-     window_start BIGINT NOT NULL,
-     key TEXT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (window_start, key)
-   );`,
-  // 10: SQLite migration 14
-  remoteIndexSchema('postgres'),
-  // 11: SQLite migration 15
-  `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
-   ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE message_windows (
-     user_id INTEGER NOT NULL,
-     window_start BIGINT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );
-   CREATE TABLE backlog_allowance (
-     key_salt BYTEA NOT NULL,
-     kind TEXT NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (key_salt, kind)
-   );`,
-];
+};
+
+const MIGRATIONS: Migration[] = postgresSteps().map((step) => (step === 'key-salts' ? keySalts : step));
 
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 

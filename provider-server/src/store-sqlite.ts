@@ -1,198 +1,69 @@
 // The embedded store: one SQLite file through better-sqlite3 (WAL, so the
-// admin CLI can open it beside a running server). Schema changes are numbered
-// migrations tracked in PRAGMA user_version; old stores are migrated on open.
+// admin CLI can open it beside a running server). Schema changes are the
+// numbered steps of store-schema.ts, tracked in PRAGMA user_version; old
+// stores are migrated on open.
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
-import { remoteIndexSchema } from './remote-index/schema.js';
+import { keyEpochsTable, sqliteSteps, WORDS } from './store-schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
 /** A schema change: SQL, or a function for one that needs values from this process (a salt per user). */
 type Migration = string | ((db: Database.Database) => void);
 
-const MIGRATIONS: Migration[] = [
-  // 1: initial schema
-  `CREATE TABLE users (
-     id INTEGER PRIMARY KEY,
-     name TEXT NOT NULL UNIQUE,
-     created_at INTEGER NOT NULL
-   );
-   CREATE TABLE tokens (
-     token_sha256 BLOB PRIMARY KEY,
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     created_at INTEGER NOT NULL
-   );
-   CREATE TABLE messages (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     message_id TEXT NOT NULL,
-     raw BLOB NOT NULL,
-     from_addr TEXT NOT NULL,
-     subject TEXT NOT NULL,
-     date TEXT NOT NULL,
-     delivered_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id)
-   );
-   CREATE TABLE classified (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     task TEXT NOT NULL,
-     classified_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id, task),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE rate_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 2: per-user key epochs (decryption budget, docs/security.md) and hello rate windows
-  `CREATE TABLE user_keys (
-     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     epoch INTEGER NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (user_id, model_id, model_version)
-   );
-   CREATE TABLE hello_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 3: decoded topics (what the provider learns, docs/threat-model.md#non-negotiable-properties) and the users' topic opt-out (docs/protocol.md#topic-extraction)
-  `CREATE TABLE topics (
-     user_id INTEGER NOT NULL,
-     message_id TEXT NOT NULL,
-     model_id TEXT NOT NULL,
-     model_version INTEGER NOT NULL,
-     topic INTEGER NOT NULL,
-     recorded_at INTEGER NOT NULL,
-     PRIMARY KEY (user_id, message_id),
-     FOREIGN KEY (user_id, message_id) REFERENCES messages(user_id, message_id) ON DELETE CASCADE
-   );
-   CREATE TABLE topic_settings (
-     user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
-     opted_out INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );`,
-  // 4: webmail folders (the extension moves spam to Junk)
-  `ALTER TABLE messages ADD COLUMN folder TEXT NOT NULL DEFAULT 'inbox';`,
-  // 5: exactly-once verdicts (docs/protocol.md#exactly-once-verdicts): the request a claim is bound to,
-  // the computation holding it until its answer is recorded, and the recorded answer. Older claims
-  // have no attempt: their answers left, so they stay classified.
-  `ALTER TABLE classified ADD COLUMN request_sha256 BLOB;
-   ALTER TABLE classified ADD COLUMN attempt BLOB;
-   ALTER TABLE classified ADD COLUMN answer BLOB;`,
-  // 6: finding recorded answers nobody acknowledged (Store.pruneAnswers) without a scan
-  `CREATE INDEX classified_unacknowledged ON classified (classified_at) WHERE answer IS NOT NULL;`,
-  // 7: one user's recorded answers, newest first (Store.capAnswers)
-  `CREATE INDEX classified_user_unacknowledged ON classified (user_id, classified_at) WHERE answer IS NOT NULL;`,
-  // 8: user keys from a random salt per account (docs/security.md#deleted-accounts): ids are never
-  // handed out again (AUTOINCREMENT), and key epochs belong to the salt, kept when the account goes.
-  (db) => {
-    // No new account may take an id any row still names, even of a user deleted before.
-    const { named } = db
-      .prepare(
-        `SELECT MAX(id) AS named FROM (SELECT MAX(id) AS id FROM users
+/**
+ * Step 8 (store-schema.ts) in SQLite: the users table rebuilt with a key
+ * salt per account and AUTOINCREMENT (ids never handed out again), key epochs
+ * moved from user ids to salts.
+ */
+const keySalts: Migration = (db) => {
+  // No new account may take an id any row still names, even of a user deleted before.
+  const { named } = db
+    .prepare(
+      `SELECT MAX(id) AS named FROM (SELECT MAX(id) AS id FROM users
            UNION ALL SELECT MAX(user_id) FROM tokens UNION ALL SELECT MAX(user_id) FROM messages
            UNION ALL SELECT MAX(user_id) FROM user_keys UNION ALL SELECT MAX(user_id) FROM rate_windows
            UNION ALL SELECT MAX(user_id) FROM hello_windows UNION ALL SELECT MAX(user_id) FROM topic_settings)`,
-      )
-      .get() as { named: number | null };
-    // First what ON DELETE CASCADE would have removed after users deleted with foreign keys off
-    // (the sqlite3 shell's default): their ids were free to come back with everything of theirs.
-    db.exec(`DELETE FROM tokens WHERE user_id NOT IN (SELECT id FROM users);
+    )
+    .get() as { named: number | null };
+  // First what ON DELETE CASCADE would have removed after users deleted with foreign keys off
+  // (the sqlite3 shell's default): their ids were free to come back with everything of theirs.
+  db.exec(`DELETE FROM tokens WHERE user_id NOT IN (SELECT id FROM users);
      DELETE FROM topic_settings WHERE user_id NOT IN (SELECT id FROM users);
      DELETE FROM messages WHERE user_id NOT IN (SELECT id FROM users);
      DELETE FROM classified WHERE NOT EXISTS
        (SELECT 1 FROM messages m WHERE m.user_id = classified.user_id AND m.message_id = classified.message_id);
      DELETE FROM topics WHERE NOT EXISTS
        (SELECT 1 FROM messages m WHERE m.user_id = topics.user_id AND m.message_id = topics.message_id);`);
-    db.exec(`CREATE TABLE users_v8 (
+  db.exec(`CREATE TABLE users_v8 (
        id INTEGER PRIMARY KEY AUTOINCREMENT,
        name TEXT NOT NULL UNIQUE,
        created_at INTEGER NOT NULL,
        key_salt BLOB NOT NULL UNIQUE CHECK (length(key_salt) = 32)
      );
-     CREATE TABLE key_epochs (
-       key_salt BLOB NOT NULL,
-       model_id TEXT NOT NULL,
-       model_version INTEGER NOT NULL,
-       epoch INTEGER NOT NULL,
-       used INTEGER NOT NULL,
-       PRIMARY KEY (key_salt, model_id, model_version)
-     );`);
-    const copy = db.prepare('INSERT INTO users_v8 (id, name, created_at, key_salt) VALUES (?, ?, ?, ?)');
-    for (const u of db.prepare('SELECT id, name, created_at FROM users').all() as {
-      id: number;
-      name: string;
-      created_at: number;
-    }[])
-      copy.run(u.id, u.name, u.created_at, newKeySalt());
-    // The keys of existing accounts came from (id, epoch); under the salt each starts at its next
-    // epoch, so a client holding the old epoch's key-switching key is sent the new one.
-    db.exec(`INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used)
+     ${keyEpochsTable(WORDS.sqlite)}`);
+  const copy = db.prepare('INSERT INTO users_v8 (id, name, created_at, key_salt) VALUES (?, ?, ?, ?)');
+  for (const u of db.prepare('SELECT id, name, created_at FROM users').all() as {
+    id: number;
+    name: string;
+    created_at: number;
+  }[])
+    copy.run(u.id, u.name, u.created_at, newKeySalt());
+  // The keys of existing accounts came from (id, epoch); under the salt each starts at its next
+  // epoch, so a client holding the old epoch's key-switching key is sent the new one.
+  db.exec(`INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used)
        SELECT u.key_salt, k.model_id, k.model_version, k.epoch + 1, 0 FROM user_keys k JOIN users_v8 u ON u.id = k.user_id;
      DROP TABLE user_keys;
      DROP TABLE users;
      ALTER TABLE users_v8 RENAME TO users;`);
-    db.prepare("DELETE FROM sqlite_sequence WHERE name = 'users'").run();
-    db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('users', ?)").run(named ?? 0);
-  },
-  // 9: blocklist OPRF evaluations per user and UTC day (docs/blocklist.md#daily-cap)
-  `CREATE TABLE oprf_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );`,
-  // 10: the health check's write and read (Store.probe), one row per instance
-  `CREATE TABLE health_probes (
-     instance TEXT PRIMARY KEY,
-     probed_at INTEGER NOT NULL
-   );`,
-  // 11: a delivery's size; bodies are kept only for the demo webmail, and dropped after a retention
-  // period (Store.pruneBodies: an empty raw is no body)
-  `ALTER TABLE messages ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
-   UPDATE messages SET bytes = length(raw);
-   CREATE INDEX messages_kept_bodies ON messages (delivered_at) WHERE length(raw) > 0;`,
-  // 12: token lifetimes, kinds and per-user caps (tokens.ts); tokens issued before live from the upgrade on
-  `ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'cli';
-   ALTER TABLE tokens ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
-   UPDATE tokens SET last_used_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000;
-   CREATE INDEX tokens_user ON tokens (user_id, last_used_at);
-   CREATE INDEX tokens_last_used ON tokens (last_used_at);`,
-  // 13: new connections per address and network per minute, counted across instances (connection-gate.ts)
-  `CREATE TABLE connection_windows (
-     window_start INTEGER NOT NULL,
-     key TEXT NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (window_start, key)
-   );`,
-  // 14: the remote search index (docs/remote-search.md#provider-store)
-  remoteIndexSchema('sqlite'),
-  // 15: the rate counts delivered messages (message-rate.ts): frames per message, whether it was
-  // counted, new messages per user and UTC day, and each key salt's backlog allowance
-  `ALTER TABLE messages ADD COLUMN rate_frames INTEGER NOT NULL DEFAULT 0;
-   ALTER TABLE messages ADD COLUMN rate_counted INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE message_windows (
-     user_id INTEGER NOT NULL,
-     window_start INTEGER NOT NULL,
-     count INTEGER NOT NULL,
-     PRIMARY KEY (user_id, window_start)
-   );
-   CREATE TABLE backlog_allowance (
-     key_salt BLOB NOT NULL,
-     kind TEXT NOT NULL,
-     used INTEGER NOT NULL,
-     PRIMARY KEY (key_salt, kind)
-   );`,
-];
+  db.prepare("DELETE FROM sqlite_sequence WHERE name = 'users'").run();
+  db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('users', ?)").run(named ?? 0);
+};
+
+const MIGRATIONS: Migration[] = sqliteSteps().map((step) => (step === 'key-salts' ? keySalts : step));
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 

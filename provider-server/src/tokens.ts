@@ -14,7 +14,7 @@
 //   the first 16 hex digits of its SHA-256, which reveals nothing of it.
 //   Deleting a user deletes its tokens (ON DELETE CASCADE).
 import { createHash, randomBytes } from 'node:crypto';
-import type { SqlDriver } from './store.js';
+import type { SqlDriver } from './store-driver.js';
 
 /** Who asked for a token: the operator's CLI, a webmail's server (Roundcube), the demo webmail, the user signing in (sign-in/). */
 export type TokenKind = 'cli' | 'webmail' | 'demo' | 'signin';

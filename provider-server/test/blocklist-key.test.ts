@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { oprf, oprfReady, useNativeEvaluateAll } from '../../protocol/oprf.js';
 import { evaluateWithKeyFile } from '../src/blocklist.js';
-import { writeSecretFile } from '../src/models.js';
+import { writeSecretFile } from '../src/secret-file.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 
 test("a blocklist request's copy of the OPRF key is zero after the evaluation", async () => {

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { openPackage } from '../../protocol/package.js';
-import { FileModelCatalog, readModelFile, readSecretFile } from '../src/models.js';
+import { FileModelCatalog, readModelFile } from '../src/models.js';
+import { readSecretFile } from '../src/secret-file.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 import { KSK_LAYOUT } from '../../wasm/ts/he.js';
 
@@ -24,8 +25,8 @@ test('first run generates a 0600 key and a verifiable package; a changed model b
   assert.equal(v1.version, 1);
   assert.deepEqual(
     warnings.mock.calls.map((c) => (c.arguments[1] as { code: string }).code),
-    ['PMF_MODEL_FILE_MODE'],
-    'a model file others can read is used with a warning',
+    [],
+    'the public demo model is used without a warning, though others can read it',
   );
   assert.equal(fs.statSync(v1.keyFile).mode & 0o777, 0o600, 'secret key file mode');
   const pkgBytes = new Uint8Array(fs.readFileSync(v1.packageFile));
@@ -92,6 +93,37 @@ test('a version built before the current KSK layout gets a successor with a fres
   const again = (await FileModelCatalog.prepare(dir, [{ id: 'spam', file: modelFile }])).current('spam')!;
   assert.equal(again.version, 2, 'and only once');
 });
+
+test('a public model file (the bundled demo, trained on public corpora) that anyone can read gets no warning', (t) => {
+  const dir = tempDir('pmf-model-');
+  const f = path.join(dir, 'spam.pmfm');
+  fs.copyFileSync(DEFAULT_SPAM, f);
+  fs.chmodSync(f, 0o644);
+  const warnings = t.mock.method(process, 'emitWarning');
+  const bytes = readModelFile(f);
+  assert.deepEqual(Buffer.from(bytes), fs.readFileSync(DEFAULT_SPAM), 'the bytes are read unchanged');
+  assert.equal(warnings.mock.callCount(), 0);
+  // The same weights trained on a provider's own mail are private: the warning is back.
+  const own = path.join(dir, 'own.pmfm');
+  fs.writeFileSync(own, withTrainedOn(fs.readFileSync(DEFAULT_SPAM), 'maildir:/srv/mail'), { mode: 0o644 });
+  fs.chmodSync(own, 0o644);
+  readModelFile(own);
+  assert.equal(warnings.mock.callCount(), 1);
+  assert.match(String(warnings.mock.calls[0].arguments[0]), /own\.pmfm has mode 644/);
+});
+
+/** A model file with its header's trainedOn.source replaced (magic, version, header length, header, padding to 8, body). */
+function withTrainedOn(file: Buffer, source: string): Buffer {
+  const hlen = file.readUInt32LE(12);
+  const header = JSON.parse(file.subarray(16, 16 + hlen).toString('utf8'));
+  const body = file.subarray(16 + hlen + ((8 - ((16 + hlen) % 8)) % 8));
+  const json = Buffer.from(JSON.stringify({ ...header, trainedOn: { ...header.trainedOn, source } }));
+  const prefix = Buffer.alloc(16);
+  file.copy(prefix, 0, 0, 12);
+  prefix.writeUInt32LE(json.length, 12);
+  const pad = Buffer.alloc((8 - ((16 + json.length) % 8)) % 8);
+  return Buffer.concat([prefix, json, pad, body]);
+}
 
 test('a plaintext model file that group or others can read is used, with a warning naming it', (t) => {
   const dir = tempDir('pmf-model-');

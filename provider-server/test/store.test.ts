@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Store, windowEnd, type SqlDriver } from '../src/store.js';
 import { migratePostgres, openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
+import { POSTGRES_FIRST, postgresSteps, sqliteSteps, WORDS } from '../src/store-schema.js';
 import { migrateSqlite, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/store-sqlite.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
@@ -473,8 +474,8 @@ describe('postgres', { skip: missing }, () => {
   storeSuite('postgres', postgresFresh);
 
   test('both stores end with the same schema: tables, columns, their nullability, keys and indexes', async () => {
-    // Each store writes its schema in its own dialect and history (store-sqlite.ts,
-    // store-postgres.ts): what they end with must not drift apart.
+    // Both stores run the DDL store-schema.ts makes for their dialect (and the key-salt step
+    // each writes itself): the schemas they end with must be the same.
     const file = path.join(tmp(), 'store.db');
     await (await openSqliteStore(file)).close();
     const lite = new Database(file, { readonly: true });
@@ -584,6 +585,23 @@ describe('postgres', { skip: missing }, () => {
       await assertUpgrades(run, salted, open, POSTGRES_SCHEMA_VERSION);
     }
   });
+});
+
+test('one schema: the DDL of both dialects differs only in the dialect words, and PostgreSQL gets every step', () => {
+  // PostgreSQL's DDL with SQLite's words must be SQLite's DDL (but for its storage hint, remote-index/schema.ts).
+  const lite = sqliteSteps().map((d) => d.replace(/\)\s*WITHOUT ROWID;/g, ');'));
+  const pg = postgresSteps().map((d) =>
+    (['nowMs', 'serialKey', 'bytes', 'big'] as const).reduce(
+      (text, word) => text.split(WORDS.postgres[word]).join(WORDS.sqlite[word]),
+      d,
+    ),
+  );
+  assert.equal(lite.length, SQLITE_SCHEMA_VERSION);
+  assert.equal(pg.length, POSTGRES_SCHEMA_VERSION);
+  assert.equal(pg[0], lite.slice(0, POSTGRES_FIRST).join('\n'));
+  assert.deepEqual(pg.slice(1), lite.slice(POSTGRES_FIRST));
+  for (const d of postgresSteps()) assert.doesNotMatch(d, /\bBLOB\b|strftime|WITHOUT ROWID|AUTOINCREMENT/);
+  for (const d of sqliteSteps()) assert.doesNotMatch(d, /\bBYTEA\b|\bBIGINT\b|\bSERIAL\b|::/);
 });
 
 test('sqlite: tokens are stored only as hashes', async () => {
@@ -725,11 +743,19 @@ test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at it
   await withGatedSyncs(
     () => opened,
     async ({ store, a, file, gated }) => {
-      // Rate window, claim and key budget resolve without waiting for the disk.
+      // Rate window, the message's rate marks, claim and key budget resolve without waiting for the disk.
+      const soon = <T>(p: Promise<T>): Promise<T> =>
+        Promise.race([
+          p,
+          new Promise<never>((_, no) => setTimeout(() => no(new Error('it waited for the disk')), 2000)),
+        ]);
       assert.equal(await store.takeRate(a, 10), true);
+      const { salt } = (await store.userKey(a, 'spam', 1))!;
+      assert.deepEqual(await soon(store.messageRates.frame(a, 'm1')), { frames: 1, counted: false });
+      await soon(store.messageRates.counted(a, 'm1'));
+      assert.equal(await soon(store.messageRates.takeAllowance(salt, 'messages', 1, 10)), true);
       const claim = await store.claim(a, 'm1', 'spam', REQ_A);
       assert.equal(typeof claim, 'object');
-      const { salt } = (await store.userKey(a, 'spam', 1))!;
       assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
       let recorded = false;
       const record = store

@@ -3,7 +3,7 @@
 // write may run again (after a crash) with the same result: ON CONFLICT DO
 // NOTHING. The version bookkeeping around them is store.ts's.
 import { ADDR_BYTES, CHECK_BYTES, type SearchAnswer, type UpdateBody } from '../../../protocol/remote-search.js';
-import type { SqlDriver } from '../store.js';
+import type { SqlDriver } from '../store-driver.js';
 
 /** Rows per multi-row statement: 256 entries bind 1,024 values (both databases allow far more). */
 const ROWS_PER_STATEMENT = 256;

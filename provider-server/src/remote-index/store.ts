@@ -11,7 +11,7 @@
 // a materialization a crash interrupted. So no operation needs a
 // multi-statement transaction, on either database.
 import type { Log } from '../log.js';
-import type { SqlDriver } from '../store.js';
+import type { SqlDriver } from '../store-driver.js';
 import {
   BUCKETS,
   decodeUpdate,

@@ -11,7 +11,7 @@ import { CoreError } from '../../../wasm/ts/status.js';
 import type { ErrorCode } from '../../../protocol/errors.js';
 import { USER_KEY_CACHE } from '../limits.js';
 import { evaluateWithKeyFile } from '../blocklist.js';
-import { readSecretFile } from '../models.js';
+import { readSecretFile } from '../secret-file.js';
 import { serveTasks, type TaskTable } from './pool.js';
 import { providerSodiumReady } from '../native-sodium.js';
 

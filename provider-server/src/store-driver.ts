@@ -1,0 +1,45 @@
+// What the store needs from a database (store-sqlite.ts, store-postgres.ts),
+// and what every repository over it (store.ts and the store-*.ts files,
+// tokens.ts, connection-gate.ts, remote-index/) is written against.
+
+/**
+ * When a write resolves. `durable` (the default): once its commit is on disk.
+ * `committed`: once committed, visible to every later statement and instance,
+ * and on disk with the next durable commit at the latest (a database log is
+ * written in commit order). Only for writes whose loss in an OS crash leaves
+ * nothing wrong behind: nothing that depends on them leaves the provider
+ * before a durable write that follows them, `Store.recordAnswer`.
+ */
+export type Durability = 'durable' | 'committed';
+
+/** What the store needs from a database: `?` placeholders, rows as objects. */
+export interface SqlDriver {
+  /** Rows of a query (or of a statement with RETURNING). */
+  all<T>(sql: string, params?: unknown[], durability?: Durability): Promise<T[]>;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  run(sql: string, params?: unknown[], durability?: Durability): Promise<number>;
+  /**
+   * Resolves once every commit made so far is on disk: what a reader sends
+   * on must not be lost to an OS crash, even if it read the commit of a
+   * write that is still waiting for its sync.
+   */
+  durable(): Promise<void>;
+  /** Which constraint a failed statement broke, if that is why it failed. */
+  violated(e: unknown): 'unique' | 'foreign_key' | undefined;
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The per-request bookkeeping before and after an answer (rate windows,
+ * claims, key budgets, releases, acknowledgements) resolves once committed:
+ * the answer's durable record follows it in the log, so an OS crash can only
+ * lose such writes for requests whose answer never left (and acknowledgements,
+ * whose loss keeps an answer until it is pruned). See docs/protocol.md#exactly-once-verdicts.
+ */
+export const BOOKKEEPING: Durability = 'committed';
+
+/** The first row of a query, if any. */
+export async function first<T>(db: SqlDriver, sql: string, params: unknown[]): Promise<T | undefined> {
+  return (await db.all<T>(sql, params))[0];
+}

@@ -1,0 +1,120 @@
+// The store's rate bookkeeping (docs/protocol.md#resource-limits): per-user
+// counts in fixed windows, and what the per-message rate keeps per delivered
+// message and per key salt (message-rate.ts decides what each frame costs).
+import { BOOKKEEPING, type SqlDriver } from './store-driver.js';
+
+/**
+ * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
+ * link checks, OT) and hellos per minute, blocklist OPRF evaluations and new
+ * messages per UTC day (docs/blocklist.md#daily-cap, message-rate.ts).
+ */
+const WINDOWS = {
+  requests: { table: 'rate_windows', ms: 60_000 },
+  hello: { table: 'hello_windows', ms: 60_000 },
+  oprf: { table: 'oprf_windows', ms: 86_400_000 },
+  messages: { table: 'message_windows', ms: 86_400_000 },
+  index: { table: 'ri_windows', ms: 60_000 }, // remote index requests (remote-index/http.ts)
+} as const;
+
+export type RateKind = keyof typeof WINDOWS;
+
+/** The tables of every window kind: a deleted account's rows go from each. */
+export const WINDOW_TABLES: readonly string[] = Object.values(WINDOWS).map((w) => w.table);
+
+/** The daily caps the backlog allowance extends. */
+export type DailyKind = Extract<RateKind, 'messages' | 'oprf'>;
+
+/** When the window of `kind` that holds `now` ends (ms): a refused client may ask again then. */
+export function windowEnd(kind: RateKind, now = Date.now()): number {
+  const { ms } = WINDOWS[kind];
+  return (Math.floor(now / ms) + 1) * ms;
+}
+
+/** Per-user counts in fixed windows of each kind, shared by every instance on the store. */
+export class RateWindows {
+  /**
+   * Per kind, the window (takeRate) whose users' past windows this process
+   * has dropped, and those users: each user's are dropped once a window,
+   * not at every request. Only the current window's users are kept.
+   */
+  private readonly pruned = new Map<RateKind, { window: number; users: Set<number> }>();
+
+  constructor(private readonly db: SqlDriver) {}
+
+  /**
+   * Counts `amount` (one request, or a request's OPRF evaluations) against
+   * the user's current fixed window of `kind`; false when it would pass
+   * `limit` (the request must then be refused, and nothing is counted). One
+   * statement, so instances sharing the store count together; the first of
+   * a window also drops the user's past windows.
+   */
+  async takeRate(
+    userId: number,
+    limit: number,
+    now = Date.now(),
+    kind: RateKind = 'requests',
+    amount = 1,
+  ): Promise<boolean> {
+    const { table, ms } = WINDOWS[kind];
+    const window = Math.floor(now / ms) * ms;
+    if (amount > limit) return false;
+    let pruned = this.pruned.get(kind);
+    if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
+    const prune = !pruned.users.has(userId);
+    if (prune) pruned.users.add(userId);
+    // Both at once (one commit in SQLite): dropping past windows never touches the current one.
+    const [, counted] = await Promise.all([
+      prune &&
+        this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
+      this.db.all(
+        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
+        [userId, window, amount, amount, amount, limit],
+        BOOKKEEPING,
+      ),
+    ]);
+    return counted.length === 1;
+  }
+}
+
+/** What the store keeps per delivered message and per key salt for the rate. */
+export class MessageRates {
+  constructor(private readonly db: SqlDriver) {}
+
+  /**
+   * Counts one request frame naming `messageId`: how many have named it so
+   * far and whether it was counted as a message; undefined when it was never
+   * delivered to this user.
+   */
+  async frame(userId: number, messageId: string): Promise<{ frames: number; counted: boolean } | undefined> {
+    const [row] = await this.db.all<{ frames: number; counted: number }>(
+      'UPDATE messages SET rate_frames = rate_frames + 1 WHERE user_id = ? AND message_id = ? RETURNING rate_frames AS frames, rate_counted AS counted',
+      [userId, messageId],
+      BOOKKEEPING, // lost in a crash: the message is counted once more, never less
+    );
+    return row && { frames: row.frames, counted: row.counted === 1 };
+  }
+
+  /** Marks the message counted; its free frames start from this one. */
+  async counted(userId: number, messageId: string): Promise<void> {
+    await this.db.run(
+      'UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = ? AND message_id = ? AND rate_counted = 0',
+      [userId, messageId],
+      BOOKKEEPING, // lost in a crash: the message is counted once more, never less
+    );
+  }
+
+  /**
+   * Takes `amount` from the key salt's lifetime allowance of `kind`, at most
+   * `limit` in all; false (nothing taken) when it would pass it. One statement:
+   * instances sharing the store never overspend it.
+   */
+  async takeAllowance(salt: Uint8Array, kind: DailyKind, amount: number, limit: number): Promise<boolean> {
+    if (amount > limit) return false;
+    const rows = await this.db.all(
+      'INSERT INTO backlog_allowance (key_salt, kind, used) VALUES (?, ?, ?) ON CONFLICT (key_salt, kind) DO UPDATE SET used = backlog_allowance.used + ? WHERE backlog_allowance.used + ? <= ? RETURNING used',
+      [Buffer.from(salt), kind, amount, amount, amount, limit],
+      BOOKKEEPING, // as the rate windows: lost only with a request whose answer never left
+    );
+    return rows.length === 1;
+  }
+}
