@@ -234,7 +234,13 @@ export class TopicSession extends ProviderSession {
       request,
       pending,
       (e) => new InterruptedRequest(e, request, pending, { replay: entry, localGuess }),
-    );
+    ).catch((e: unknown) => {
+      // Another session used the key up after this one's welcome: the provider
+      // decrypted nothing (no topic_gc, no output), so the email may go once
+      // more, under the next key (the runner reconnects for it).
+      if (e instanceof ProtocolError && e.code === 'key_rotated') this.topicOpts.replay.allowRetry(entry);
+      throw e;
+    });
     t0 = performance.now();
     const labels = await this.evaluated(kept, pending, gc);
     cpu += performance.now() - t0;
