@@ -20,15 +20,14 @@ import { createConnector, type Connector, type ConnectorOptions } from './connec
 import type { PackageStorage, VerifiedPackage } from './download.js';
 import type { KeptTopicRequest, KeptTopicRequests } from './kept-requests.js';
 import type { Messages } from '../../protocol/messages.js';
+import { InterruptedRequest, retryable } from './interrupted-request.js';
 import {
-  InterruptedRequest,
   loadModel,
   ProviderSession,
-  retryable,
   type LoadedModel,
   type SessionOptions,
   type SocketLike,
-} from './session.js';
+} from './provider-session.js';
 import { contentHash, type ReplayEntry, type ReplayLog } from './topic-replay.js';
 
 /** A topic package loaded for the dot product, with its verified public candidate model. */

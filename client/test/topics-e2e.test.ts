@@ -17,7 +17,7 @@ import { BUNDLED_MODELS, startRealProvider, type RealProvider } from '../../prov
 import { loadHe, topicCiphertexts, type He } from '../../wasm/ts/he.js';
 import { SCHEMAS } from '../../protocol/messages.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
-import type { SocketFactory } from '../core/session.js';
+import type { SocketFactory } from '../core/provider-session.js';
 import { nodeSocket } from '../node/cli.js';
 import { tappedSocket } from './tapped-socket.js';
 import { DirectoryStorage } from '../node/node-storage.js';

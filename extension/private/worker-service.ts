@@ -17,7 +17,9 @@ import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../cl
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait, sharePace } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
-import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
+import { ConnectionClosed } from '../../client/core/interrupted-request.js';
+import type { SocketLike } from '../../client/core/provider-session.js';
+import type { SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
 import {
   topicConnector,

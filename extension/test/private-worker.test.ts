@@ -6,7 +6,7 @@ import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PackageIntegrityError } from '../../client/core/download.js';
-import { ConnectionClosed } from '../../client/core/session.js';
+import { ConnectionClosed } from '../../client/core/interrupted-request.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import { BLOCKLISTED, isOutcome, type SpamBadge } from '../private/faults.js';
 import { SpamQueue, type QueueDeps } from '../private/spam-queue.js';
