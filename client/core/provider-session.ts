@@ -8,12 +8,11 @@ import { ProtocolError } from '../../protocol/errors.js';
 import {
   decodeMessage,
   encodeMessage,
-  MESSAGE_COUNTED,
-  RATE_COUNTED,
   type Message,
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
+import { answerTo, MESSAGE_COUNTED, RATE_COUNTED, type AnswerTo, type Asked } from '../../protocol/exchanges.js';
 import { CLIENT_MAX_FRAME_BYTES, TOPUP_OTS } from '../../protocol/limits.js';
 import type { PackageHeader } from '../../protocol/package.js';
 import { validateSpec, type FeatureSpec } from '../../models/features/index.js';
@@ -100,6 +99,9 @@ export interface SessionOptions {
   timeoutMs?: number;
 }
 
+/** The requests a garbled circuit answers (spam_gc, topic_gc). */
+type GarbledRequest = 'spam_request' | 'spam_resend' | 'topic_request' | 'topic_resend';
+
 /** What spam and topic sessions share: connection, hello, OT pool, request/response. */
 export abstract class ProviderSession {
   protected nextRequest = 1;
@@ -157,7 +159,7 @@ export abstract class ProviderSession {
   private async handshake(): Promise<void> {
     const { he, model } = this.opts;
     const clientNonce = he.randomSeed();
-    const w = await this.request('hello', 'welcome', {
+    const w = await this.request('hello', {
       token: this.opts.token,
       modelId: model.header.modelId,
       modelVersion: model.header.modelVersion,
@@ -192,7 +194,7 @@ export abstract class ProviderSession {
     this.maxFrameBytes = w.maxFrameBytes;
     this.pacer = pacerFor(this.opts.url, this.opts.token, w.requestsPerMinute);
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
-    const b = await this.request('ot', 'ot_reply', { payload: this.receiver.start() });
+    const b = await this.request('ot', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
     await this.topUp(this.opts.expectedEmails ?? 16);
   }
@@ -206,7 +208,7 @@ export abstract class ProviderSession {
     const fit = maxExtendWithin(this.maxFrameBytes);
     if (fit === 0) throw new Error(`the provider reads frames of at most ${this.maxFrameBytes} bytes: too few for OTs`);
     for (let left = Math.min(Math.max(TOPUP_OTS, per), Math.max(per, emails * per)); left > 0; left -= fit)
-      await this.request('ot', 'ot_reply', { payload: this.receiver!.extend(Math.min(fit, left)) });
+      await this.request('ot', { payload: this.receiver!.extend(Math.min(fit, left)) });
   }
 
   /** Tops the OT pool up when it cannot cover the next email. */
@@ -255,17 +257,16 @@ export abstract class ProviderSession {
    * connection, a transient refusal) the error is `keep(e)`, which keeps the
    * pending evaluation for a resend; otherwise it is wiped.
    */
-  protected async garbledFor<K extends 'spam_request' | 'spam_resend' | 'topic_request' | 'topic_resend'>(
+  protected async garbledFor<K extends GarbledRequest>(
     name: K,
     fields: Messages[K],
     pending: PendingEvaluation | undefined,
     keep: (reason: Error) => InterruptedRequest<{ messageId: string }>,
   ): Promise<Uint8Array> {
-    const expect: 'spam_gc' | 'topic_gc' = name.startsWith('topic') ? 'topic_gc' : 'spam_gc';
     try {
-      const reply = await this.request(name, expect, fields);
+      const reply = await this.request<GarbledRequest>(name, fields);
       if (reply.messageId !== fields.messageId) {
-        throw new Error(`${expect} names message ${reply.messageId}, not ${fields.messageId}`);
+        throw new Error(`${reply.name} names message ${reply.messageId}, not ${fields.messageId}`);
       }
       return reply.gc;
     } catch (e) {
@@ -283,7 +284,7 @@ export abstract class ProviderSession {
   ): Promise<{ evaluated: Uint8Array; bytesSent: number; bytesReceived: number }> {
     const sent0 = this.sent;
     const recv0 = this.received;
-    const r = await this.request('blocklist_request', 'blocklist_reply', {
+    const r = await this.request('blocklist_request', {
       messageId,
       listId: list.listId,
       listVersion: list.version,
@@ -293,11 +294,12 @@ export abstract class ProviderSession {
     return { evaluated: r.evaluated, bytesSent: this.sent - sent0, bytesReceived: this.received - recv0 };
   }
 
-  protected async request<K extends MessageName, R extends MessageName>(
+  /** Sends a request and resolves with its answer (protocol/exchanges.ts); an error frame rejects. */
+  protected async request<K extends Asked>(
     name: K,
-    expect: R,
     fields: Messages[K],
-  ): Promise<Extract<Message, { name: R }>> {
+  ): Promise<Extract<Message, { name: AnswerTo<K> }>> {
+    const expect = answerTo(name);
     if (this.pacer && RATE_COUNTED.has(name)) {
       await this.pacer.take(MESSAGE_COUNTED.has(name) ? (fields as { messageId: string }).messageId : undefined);
     }
@@ -312,7 +314,7 @@ export abstract class ProviderSession {
           clearTimeout(timer);
           if (m.name === 'error') reject(new ProtocolError(m.code as never, m.message));
           else if (m.name !== expect) reject(new Error(`expected ${expect} from the provider, got ${m.name}`));
-          else resolve(m as Extract<Message, { name: R }>);
+          else resolve(m as Extract<Message, { name: AnswerTo<K> }>);
         },
         reject: (e) => {
           clearTimeout(timer);

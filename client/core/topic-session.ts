@@ -155,7 +155,7 @@ export class TopicSession extends ProviderSession {
 
   /** Tells the provider the user's topic-extraction choice (docs/protocol.md#at-most-once-classification); resolves when it is recorded. */
   async setOptOut(optOut: boolean): Promise<void> {
-    await this.request('topic_setting', 'topic_setting_ack', { optOut: optOut ? 1 : 0 });
+    await this.request('topic_setting', { optOut: optOut ? 1 : 0 });
   }
 
   /**
@@ -342,7 +342,7 @@ export class TopicSession extends ProviderSession {
   ): Promise<void> {
     const { messageId } = request;
     try {
-      const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
+      const ack = await this.request('topic_labels', { messageId, labels });
       if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
     } catch (e) {
       if (retryable(e)) throw new InterruptedRequest(e as Error, request, undefined, { ...kept, labels });
