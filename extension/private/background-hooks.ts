@@ -37,7 +37,8 @@ import { packageLogStatus } from './log-status.js';
 import { resumeKeptTopics } from './resume-kept.js';
 import { giveUpToken, keepSignInAlive, signInWithMail } from './sign-in.js';
 import { SpamQueue } from './spam-queue.js';
-import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { PrivateStore } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
 import {

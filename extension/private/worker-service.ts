@@ -31,7 +31,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { LinkChecker } from './blocklist-check.js';
 import { alone } from './worker-lock.js';
-import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { PrivateStore } from './store.js';
 import type {
   BlocklistOutcome,
   ItemOutcome,
