@@ -287,7 +287,7 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
 
 // The one listener: search pages speak their own small protocols, the private
 // functions theirs (private/background-hooks.ts), the rest lib/messages.ts.
-listen([
+listen(browser.runtime, [
   route({ is: isSearchRequest, from: ['page'], answer: (m) => mailIndex.answer(m) }),
   route({ is: isRemoteSearchRequest, from: ['page'], answer: (m) => remoteSearch.answer(m) }),
   route({ is: isRemoteSettingsRequest, from: ['page'], answer: (m) => remoteSearch.settingsAnswer(m) }),
@@ -311,7 +311,7 @@ void resumeKeptWork().catch((e: unknown) => console.warn('kept topic requests:',
 
 // Thunderbird: index all mail, streaming progress to the options page.
 browser.runtime.onConnect.addListener((port) => {
-  if (port.name !== TB_INDEX_PORT || !port.sender || senderKind(port.sender) !== 'page') return;
+  if (port.name !== TB_INDEX_PORT || !port.sender || senderKind(browser.runtime, port.sender) !== 'page') return;
   let open = true;
   port.onDisconnect.addListener(() => (open = false));
   const post = (msg: unknown) => open && port.postMessage(msg);

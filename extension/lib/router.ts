@@ -5,7 +5,12 @@
 // registers the table once (background/background.ts), as one listener.
 // A message no row recognizes, or from a sender a row does not allow, gets
 // no answer unless the row says how it is refused.
-import browser, { type Runtime } from 'webextension-polyfill';
+import type { Runtime } from 'webextension-polyfill';
+
+/** What the router needs of browser.runtime. */
+export type RuntimeLike = Pick<Runtime.Static, 'id' | 'getURL'> & {
+  onMessage: { addListener(cb: (msg: unknown, sender: Runtime.MessageSender) => Promise<unknown> | undefined): void };
+};
 
 /**
  * Who sent a message: an extension page (options, popup, viewer, search,
@@ -15,9 +20,9 @@ import browser, { type Runtime } from 'webextension-polyfill';
 export type SenderKind = 'page' | 'tab' | 'extension';
 
 /** The sender's kind; undefined for anything that is not this extension. */
-export function senderKind(sender: Runtime.MessageSender): SenderKind | undefined {
-  if (sender.id !== browser.runtime.id) return undefined;
-  if ((sender.url ?? '').startsWith(browser.runtime.getURL(''))) return 'page';
+export function senderKind(runtime: RuntimeLike, sender: Runtime.MessageSender): SenderKind | undefined {
+  if (sender.id !== runtime.id) return undefined;
+  if ((sender.url ?? '').startsWith(runtime.getURL(''))) return 'page';
   if (sender.tab !== undefined && /^https?:/.test(sender.url ?? '')) return 'tab';
   return 'extension';
 }
@@ -37,9 +42,9 @@ export interface Route<M = unknown> {
 export const route = <M>(r: Route<M>): Route<M> => r;
 
 /** Registers the table: the one runtime.onMessage listener of the background. */
-export function listen(table: readonly Route[]): void {
-  browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
-    const kind = senderKind(sender);
+export function listen(runtime: RuntimeLike, table: readonly Route[]): void {
+  runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
+    const kind = senderKind(runtime, sender);
     const row = kind && table.find((r) => r.is(msg));
     if (!kind || !row) return undefined;
     if (!row.from.includes(kind)) return row.refusal === undefined ? undefined : Promise.resolve(row.refusal);
