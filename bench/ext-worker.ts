@@ -4,7 +4,7 @@
 // extension's own worker service (extension/private/worker-service.ts)
 // against the provider on loopback. Answers one request per message.
 import { ensurePackage } from '../client/core/download.js';
-import { loadModel } from '../client/core/session.js';
+import { loadModel } from '../client/core/provider-session.js';
 import { PrivateStore } from '../extension/private/store.js';
 import type { WorkerEnvelope, WorkerRequest } from '../extension/private/worker-protocol.js';
 import { serveWorker } from '../extension/private/worker-service.js';

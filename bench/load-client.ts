@@ -19,7 +19,8 @@
 import WebSocket from 'ws';
 import { decodeMessage, encodeMessage, type Message, type MessageName, type Messages } from '../protocol/messages.js';
 import { CLIENT_MAX_FRAME_BYTES } from '../protocol/limits.js';
-import { InterruptedRequest, ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/session.js';
+import { InterruptedRequest } from '../client/core/interrupted-request.js';
+import { ProviderSession, type LoadedModel, type SessionOptions } from '../client/core/provider-session.js';
 import { evaluateSpam, spamChoice } from '../wasm/ts/gc.js';
 import type { Accumulator, He } from '../wasm/ts/he.js';
 import { MAX_POOL, maxExtendWithin, OtReceiver } from '../wasm/ts/ot.js';

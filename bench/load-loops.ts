@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { ProtocolError } from '../protocol/errors.js';
 import { ensurePackage } from '../client/core/download.js';
-import { ConnectionClosed, loadModel, type LoadedModel } from '../client/core/session.js';
+import { ConnectionClosed } from '../client/core/interrupted-request.js';
+import { loadModel, type LoadedModel } from '../client/core/provider-session.js';
 import { nodeSocket } from '../client/node/cli.js';
 import { DirectoryStorage } from '../client/node/node-storage.js';
 import { extractFeatures } from '../models/features/index.js';

@@ -3,7 +3,7 @@
 // them (fillOtPool), measured on a fresh provider process.
 import path from 'node:path';
 import { ensurePackage } from '../client/core/download.js';
-import { loadModel } from '../client/core/session.js';
+import { loadModel } from '../client/core/provider-session.js';
 import { DirectoryStorage } from '../client/node/node-storage.js';
 import type { ServerLimits } from '../provider-server/src/limits.js';
 import { rssMb, startCluster } from '../provider-server/test/cluster.js';

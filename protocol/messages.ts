@@ -93,35 +93,6 @@ export const SCHEMAS = {
 
 export type MessageName = keyof typeof SCHEMAS;
 
-/**
- * The frames a provider counts against its per-user requestsPerMinute
- * (announced in the welcome) as they arrive after hello: every frame that
- * makes it compute or write. Those in MESSAGE_COUNTED count once per
- * delivered message they name, the others once each. Clients pace these so
- * that none is refused (client/core/pacer.ts).
- */
-export const RATE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
-  'ot',
-  'spam_request',
-  'spam_resend',
-  'topic_request',
-  'topic_resend',
-  'topic_setting',
-  'blocklist_request',
-]);
-
-/**
- * Requests naming a message (`messageId`): the first FRAMES_PER_MESSAGE of
- * them for one delivered message count once together (provider-server/src/message-rate.ts).
- */
-export const MESSAGE_COUNTED: ReadonlySet<MessageName> = new Set<MessageName>([
-  'spam_request',
-  'spam_resend',
-  'topic_request',
-  'topic_resend',
-  'blocklist_request',
-]);
-
 export interface Messages {
   /** keyEpoch: the user-key epoch whose KSK the client holds for this model version (0: none). */
   hello: { token: string; modelId: string; modelVersion: number; clientNonce: Uint8Array; keyEpoch: number };

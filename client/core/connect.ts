@@ -5,7 +5,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import type { ClientKeySwitchKey, He } from '../../wasm/ts/he.js';
 import { CoreError, Status } from '../../wasm/ts/status.js';
 import { ensurePackage, type DownloadOptions, type PackageStorage, type VerifiedPackage } from './download.js';
-import { loadModel, SpamSession, type LoadedModel, type SessionOptions, type SocketFactory } from './session.js';
+import { loadModel, type LoadedModel, type SessionOptions, type SocketFactory } from './provider-session.js';
+import { SpamSession } from './session.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 

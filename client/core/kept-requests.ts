@@ -13,7 +13,7 @@
 import type { Messages } from '../../protocol/messages.js';
 import type { WasmCore } from '../../wasm/ts/core.js';
 import { PendingEvaluation, type KeptEvaluation } from '../../wasm/ts/gc.js';
-import { ConnectionClosed, InterruptedRequest } from './session.js';
+import { ConnectionClosed, InterruptedRequest } from './interrupted-request.js';
 import type { ReplayEntry } from './topic-replay.js';
 
 /**

@@ -18,7 +18,8 @@
 // would repeat for every one), a lost connection past the reconnect window.
 import { ProtocolError } from '../../protocol/errors.js';
 import { MessageFailure } from './message-failure.js';
-import { InterruptedRequest, retryable, type SpamVerdict } from './session.js';
+import { InterruptedRequest, retryable } from './interrupted-request.js';
+import type { SpamVerdict } from './session.js';
 import type { RunJournal } from './kept-requests.js';
 import { ReplayRefused } from './topic-replay.js';
 

@@ -20,15 +20,14 @@ import { createConnector, type Connector, type ConnectorOptions } from './connec
 import type { PackageStorage, VerifiedPackage } from './download.js';
 import type { KeptTopicRequest, KeptTopicRequests } from './kept-requests.js';
 import type { Messages } from '../../protocol/messages.js';
+import { InterruptedRequest, retryable } from './interrupted-request.js';
 import {
-  InterruptedRequest,
   loadModel,
   ProviderSession,
-  retryable,
   type LoadedModel,
   type SessionOptions,
   type SocketLike,
-} from './session.js';
+} from './provider-session.js';
 import { contentHash, type ReplayEntry, type ReplayLog } from './topic-replay.js';
 
 /** A topic package loaded for the dot product, with its verified public candidate model. */
@@ -156,7 +155,7 @@ export class TopicSession extends ProviderSession {
 
   /** Tells the provider the user's topic-extraction choice (docs/protocol.md#at-most-once-classification); resolves when it is recorded. */
   async setOptOut(optOut: boolean): Promise<void> {
-    await this.request('topic_setting', 'topic_setting_ack', { optOut: optOut ? 1 : 0 });
+    await this.request('topic_setting', { optOut: optOut ? 1 : 0 });
   }
 
   /**
@@ -234,7 +233,13 @@ export class TopicSession extends ProviderSession {
       request,
       pending,
       (e) => new InterruptedRequest(e, request, pending, { replay: entry, localGuess }),
-    );
+    ).catch((e: unknown) => {
+      // Another session used the key up after this one's welcome: the provider
+      // decrypted nothing (no topic_gc, no output), so the email may go once
+      // more, under the next key (the runner reconnects for it).
+      if (e instanceof ProtocolError && e.code === 'key_rotated') this.topicOpts.replay.allowRetry(entry);
+      throw e;
+    });
     t0 = performance.now();
     const labels = await this.evaluated(kept, pending, gc);
     cpu += performance.now() - t0;
@@ -337,7 +342,7 @@ export class TopicSession extends ProviderSession {
   ): Promise<void> {
     const { messageId } = request;
     try {
-      const ack = await this.request('topic_labels', 'topic_ack', { messageId, labels });
+      const ack = await this.request('topic_labels', { messageId, labels });
       if (ack.messageId !== messageId) throw new Error(`topic_ack names message ${ack.messageId}, not ${messageId}`);
     } catch (e) {
       if (retryable(e)) throw new InterruptedRequest(e as Error, request, undefined, { ...kept, labels });

@@ -41,7 +41,8 @@ import {
 import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
 import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
 import { runClassification, type RunItem, type RunOutcome } from '../core/runner.js';
-import type { SocketFactory, SpamVerdict } from '../core/session.js';
+import type { SocketFactory } from '../core/provider-session.js';
+import type { SpamVerdict } from '../core/session.js';
 import { ReplayLog } from '../core/topic-replay.js';
 import { topicConnector, type TopicResult } from '../core/topic-session.js';
 import { FileReplayStore } from './topic-replay-file.js';

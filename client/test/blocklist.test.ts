@@ -24,7 +24,7 @@ import {
 } from '../core/blocklist.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { ProtocolError } from '../../protocol/errors.js';
-import { ConnectionClosed } from '../core/session.js';
+import { ConnectionClosed } from '../core/interrupted-request.js';
 import { PackageIntegrityError, type PackageStorage } from '../core/download.js';
 import { BlocklistCatalog, evaluateElements, readOprfKey } from '../../provider-server/src/blocklist.js';
 import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';

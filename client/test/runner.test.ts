@@ -8,7 +8,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { MessageFailure } from '../core/message-failure.js';
 import { MESSAGE_ATTEMPTS, runClassification, type Classifier, type RunOutcome } from '../core/runner.js';
 import type { RunJournal } from '../core/kept-requests.js';
-import { ConnectionClosed, InterruptedRequest, type SpamVerdict } from '../core/session.js';
+import { ConnectionClosed, InterruptedRequest } from '../core/interrupted-request.js';
+import type { SpamVerdict } from '../core/session.js';
 
 const item = { id: 'm1', raw: async () => 'Subject: hi\r\n\r\nhello\r\n' };
 

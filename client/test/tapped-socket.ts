@@ -1,6 +1,6 @@
 // nodeSocket with hooks on the frames that pass, for tests that break
 // connections at chosen protocol moments (fault-scenario.ts, topics-e2e).
-import type { SocketFactory } from '../core/session.js';
+import type { SocketFactory } from '../core/provider-session.js';
 import { nodeSocket } from '../node/cli.js';
 
 /** The message type of a frame (its second byte), or undefined for a non-binary one. */

@@ -16,7 +16,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { BUNDLED_MODELS, startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { loadHe, topicCiphertexts, type He } from '../../wasm/ts/he.js';
 import { SCHEMAS } from '../../protocol/messages.js';
-import type { SocketFactory } from '../core/session.js';
+import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
+import type { SocketFactory } from '../core/provider-session.js';
 import { nodeSocket } from '../node/cli.js';
 import { tappedSocket } from './tapped-socket.js';
 import { DirectoryStorage } from '../node/node-storage.js';
@@ -366,6 +367,39 @@ test('a provider saying it never answered a request whose topic_gc the client ev
     ['replay_refused'],
   );
   assert.equal(await provider.store.isClassified(user.userId, 'lie-1', 'topics'), false, 'no new request was sent');
+});
+
+test('a topic request refused with key_rotated after it left is asked again under the next key, not refused as fed', async () => {
+  const user = await provider.store.addUser('topics-e2e-rotated');
+  const m = mails[8];
+  await provider.store.deliver(user.userId, 'rotated-1', 'Subject: encrypted\r\n\r\n(ciphertext)');
+  const version = provider.catalog.current('topics')!.version;
+  const sent: (number | undefined)[] = [];
+  const socket = tappedSocket({ sent: (type) => void sent.push(type) });
+  const c = connector(await ReplayLog.open(new MemoryReplayStore()), 'cache-rotated', provider, user.token, socket);
+  const outcomes: RunOutcome<TopicResult>[] = [];
+  let connects = 0;
+  await runClassification<TopicResult>([{ id: 'rotated-1', raw: async () => m.raw }], {
+    connect: async (n) => {
+      const s = await c.connect(n);
+      if (connects++ === 0) {
+        // Another session of this user uses the key up after this one's welcome: the
+        // request passes the client's count of its budget and is refused once it left.
+        const key = (await provider.store.userKey(user.userId, 'topics', version))!;
+        const rest = USER_KEY_BUDGET_MAX - key.used;
+        await provider.store.spendUserKey(key.salt, 'topics', version, key.epoch, USER_KEY_BUDGET_MAX, rest);
+      }
+      return s;
+    },
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  assert.equal(sent.filter((t) => t === SCHEMAS.topic_request.type).length, 2, 'refused once, then asked again');
+  assert.equal((await provider.store.userKey(user.userId, 'topics', version))!.epoch, 2, 'under the next key');
+  assert.deepEqual(
+    outcomes.map((o) => o.kind),
+    ['verdict'],
+  );
+  assert.equal(await provider.store.topicOf(user.userId, 'rotated-1'), await plaintextTopic(m.raw));
 });
 
 test('the replay log refuses an email fed before, by message id and by content, across restarts', async () => {

@@ -1,7 +1,8 @@
 // The background (Chromium service worker, Firefox/Thunderbird event page):
 // the only context holding unlocked private keys. Content scripts and pages
-// send it requests (lib/messages.ts); decrypted mail is indexed here for
-// local search, so plaintext never travels further than the page showing it.
+// send it requests (lib/messages.ts and the other vocabularies, one router:
+// lib/router.ts); decrypted mail is indexed here for local search, so
+// plaintext never travels further than the page showing it.
 import browser, { type Runtime } from 'webextension-polyfill';
 import type { KeyContext } from '../../mail/decrypt.js';
 import { decryptBlockWithPlaintext, type DecryptResult } from '../lib/decrypt.js';
@@ -23,6 +24,7 @@ import {
   VIEWER_HEIGHT,
   type ViewerHeightMessage,
 } from '../lib/messages.js';
+import { listen, route, senderKind, type SenderKind } from '../lib/router.js';
 import { loadSecurityBackground } from '../lib/security-background.js';
 import { viewerHeight } from '../lib/viewer-height.js';
 import {
@@ -40,11 +42,12 @@ import { RemoteSearch } from '../remote-search/remote-search.js';
 import { PrivateStore } from '../private/store.js';
 import {
   forgetWaitingMessages,
-  listenForPrivateRequests,
   offerForSpamCheck,
+  PRIVATE_ROUTES,
   resumeKeptWork,
   retryProvider,
   spamLinesOf,
+  watchSignIn,
   watchThunderbirdSpam,
 } from '../private/background-hooks.js';
 import { RETRY_ALARM } from '../private/provider-health.js';
@@ -178,10 +181,6 @@ async function status(): Promise<Status> {
   };
 }
 
-function fromExtensionPage(sender: Runtime.MessageSender): boolean {
-  return sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
-}
-
 const NOT_A_SITE = 'This page is not one of your webmail sites (Options → Webmail sites).';
 
 /** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
@@ -202,8 +201,20 @@ const thunderbirdDeps: Deps = {
   spamLines: spamLinesOf,
 };
 
-async function handle(req: Request, sender: Runtime.MessageSender): Promise<unknown> {
-  const page = fromExtensionPage(sender);
+/** Requests only extension pages may make, each with what anyone else is told. */
+const PAGE_ONLY: { readonly [T in Request['type']]?: string } = {
+  view: 'Only extension pages may read decrypted mail.',
+  unlock: 'Only extension pages may unlock keys.',
+  lock: 'Only extension pages may lock keys.',
+  'keys-changed': 'Only extension pages may change keys.',
+  'webmail-sites': 'Only extension pages may change the webmail sites.',
+  'tb-displayed-message': 'Only extension pages may read Thunderbird messages.',
+};
+
+async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderKind): Promise<unknown> {
+  const page = kind === 'page';
+  const pageOnly = PAGE_ONLY[req.type];
+  if (pageOnly && !page) throw new Error(pageOnly);
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
@@ -222,7 +233,6 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       );
     }
     case 'view': {
-      if (!page) throw new Error('Only extension pages may read decrypted mail.');
       return { result: views.take(req.viewId, sender), security: await loadSecurityBackground() } satisfies ViewContent;
     }
     case 'viewer-height': {
@@ -234,7 +244,6 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
     case 'status':
       return status();
     case 'unlock': {
-      if (!page) throw new Error('Only extension pages may unlock keys.');
       if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
         throw new KeyError('bad-input', 'Invalid passphrase.');
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
@@ -246,12 +255,10 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       return opened.length;
     }
     case 'lock':
-      if (!page) throw new Error('Only extension pages may lock keys.');
       await cache.lock();
       await lockDown();
       return true;
     case 'keys-changed':
-      if (!page) throw new Error('Only extension pages may change keys.');
       for (const fp of req.deleted ?? []) await cache.forget(fp);
       await tellWebmailTabs(KEYS_CHANGED); // they retry messages that were locked
       return true;
@@ -260,10 +267,8 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
       if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
       return fetchPageFor(req.url, sender.tab?.url);
     case 'webmail-sites':
-      if (!page) throw new Error('Only extension pages may change the webmail sites.');
       return changeWebmailSites(req);
     case 'tb-displayed-message':
-      if (!page) throw new Error('Only extension pages may read Thunderbird messages.');
       return describeDisplayedMessage(req.tabId, thunderbirdDeps);
     case 'list-subjects':
       return listedSubjects(req.ids, sender);
@@ -280,28 +285,33 @@ async function handle(req: Request, sender: Runtime.MessageSender): Promise<unkn
   }
 }
 
-browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender): Promise<unknown> | undefined => {
-  if (sender.id !== browser.runtime.id) return undefined;
-  // The search page (extension/search) speaks its own small protocol.
-  if (isSearchRequest(msg)) return fromExtensionPage(sender) ? mailIndex.answer(msg) : undefined;
-  if (isRemoteSearchRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.answer(msg) : undefined;
-  if (isRemoteSettingsRequest(msg)) return fromExtensionPage(sender) ? remoteSearch.settingsAnswer(msg) : undefined;
-  if (!isRequest(msg)) return undefined;
-  return handle(msg, sender).then(
-    (value): Reply<unknown> => ({ ok: true, value }),
-    (e: unknown): Reply<unknown> => {
-      const { message, detail } = toPlain(e);
-      return { ok: false, error: message, detail, code: e instanceof KeyError ? e.code : undefined };
-    },
-  );
-});
+// The one listener: search pages speak their own small protocols, the private
+// functions theirs (private/background-hooks.ts), the rest lib/messages.ts.
+listen(browser.runtime, [
+  route({ is: isSearchRequest, from: ['page'], answer: (m) => mailIndex.answer(m) }),
+  route({ is: isRemoteSearchRequest, from: ['page'], answer: (m) => remoteSearch.answer(m) }),
+  route({ is: isRemoteSettingsRequest, from: ['page'], answer: (m) => remoteSearch.settingsAnswer(m) }),
+  ...PRIVATE_ROUTES,
+  route({
+    is: isRequest,
+    from: ['page', 'tab', 'extension'],
+    answer: (req, sender, kind) =>
+      handle(req, sender, kind).then(
+        (value): Reply<unknown> => ({ ok: true, value }),
+        (e: unknown): Reply<unknown> => {
+          const { message, detail } = toPlain(e);
+          return { ok: false, error: message, detail, code: e instanceof KeyError ? e.code : undefined };
+        },
+      ),
+  }),
+]);
 
-listenForPrivateRequests();
+watchSignIn();
 void resumeKeptWork().catch((e: unknown) => console.warn('kept topic requests:', (e as Error).name));
 
 // Thunderbird: index all mail, streaming progress to the options page.
 browser.runtime.onConnect.addListener((port) => {
-  if (port.name !== TB_INDEX_PORT || !port.sender || !fromExtensionPage(port.sender)) return;
+  if (port.name !== TB_INDEX_PORT || !port.sender || senderKind(browser.runtime, port.sender) !== 'page') return;
   let open = true;
   port.onDisconnect.addListener(() => (open = false));
   const post = (msg: unknown) => open && port.postMessage(msg);

@@ -9,6 +9,7 @@ import browser, { type Runtime } from 'webextension-polyfill';
 import { decryptedMessage } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
 import type { MailSource } from '../lib/messages.js';
+import { route, type Route } from '../lib/router.js';
 import { tellWebmailTabs } from '../lib/webmail-tabs.js';
 import type { ThunderbirdApi } from '../thunderbird/api.js';
 import { watchSpam, type SpamCheckDeps } from '../thunderbird/spam-check.js';
@@ -37,7 +38,8 @@ import { packageLogStatus } from './log-status.js';
 import { resumeKeptTopics } from './resume-kept.js';
 import { giveUpToken, keepSignInAlive, signInWithMail } from './sign-in.js';
 import { SpamQueue } from './spam-queue.js';
-import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { PrivateStore } from './store.js';
 import { WorkerCallError } from './worker-client.js';
 import { privateWorker } from './worker-host.js';
 import {
@@ -432,8 +434,8 @@ const reply = (p: Promise<unknown>) =>
     (e: unknown) => ({ ok: false, error: e instanceof Error ? e.message : 'Unexpected error' }),
   );
 
-/** Answers the options page and popup, and webmail pages' one-click connect; registered once by background.ts. */
-export function listenForPrivateRequests(): void {
+/** The connection's sign-in token is renewed while it is used; started once by background.ts. */
+export function watchSignIn(): void {
   keepSignInAlive(
     async () => (await store()).provider(),
     () =>
@@ -442,20 +444,37 @@ export function listenForPrivateRequests(): void {
         detail: 'GET /tokens: 401',
       }),
   );
-  browser.runtime.onMessage.addListener((msg: unknown, sender: Runtime.MessageSender) => {
-    const web = msg as (WebmailConnectRequest & BacklogRequest & UserVerdictRequest) | null;
-    // From our content script in a tab, never from an extension page.
-    const tab = sender.id === browser.runtime.id && sender.tab !== undefined && /^https?:/.test(sender.url ?? '');
-    if (typeof web === 'object' && web !== null && typeof web[WEBMAIL_CONNECT] === 'string')
-      return tab ? reply(handleWebmail(web, sender)) : undefined;
-    if (typeof web === 'object' && web !== null && BACKLOG_UNCHECKED in web)
-      return tab ? reply(uncheckedOf(web[BACKLOG_UNCHECKED], sender)) : undefined;
-    if (typeof web === 'object' && web !== null && USER_VERDICT in web)
-      return tab ? reply(userVerdictOf(web, sender)) : undefined;
-    const req = msg as PrivateRequest | null;
-    if (typeof req !== 'object' || req === null || typeof req.pmfPrivate !== 'string') return undefined;
-    const page = sender.id === browser.runtime.id && (sender.url ?? '').startsWith(browser.runtime.getURL(''));
-    if (!page) return Promise.resolve({ ok: false, error: 'Only extension pages may change the provider connection.' });
-    return reply(handle(req));
-  });
 }
+
+const isObject = (m: unknown): m is Record<string, unknown> => typeof m === 'object' && m !== null;
+
+/**
+ * The private functions' rows of the background's router (lib/router.ts):
+ * webmail pages' one-click connect and mailbox questions come from our
+ * content script in a tab, never from an extension page; the options page
+ * and popup's requests only from extension pages, the token never reaching
+ * a content script.
+ */
+export const PRIVATE_ROUTES: readonly Route[] = [
+  route({
+    is: (m): m is WebmailConnectRequest => isObject(m) && typeof m[WEBMAIL_CONNECT] === 'string',
+    from: ['tab'],
+    answer: (m, sender) => reply(handleWebmail(m, sender)),
+  }),
+  route({
+    is: (m): m is BacklogRequest => isObject(m) && BACKLOG_UNCHECKED in m,
+    from: ['tab'],
+    answer: (m, sender) => reply(uncheckedOf(m[BACKLOG_UNCHECKED], sender)),
+  }),
+  route({
+    is: (m): m is UserVerdictRequest => isObject(m) && USER_VERDICT in m,
+    from: ['tab'],
+    answer: (m, sender) => reply(userVerdictOf(m, sender)),
+  }),
+  route({
+    is: (m): m is PrivateRequest => isObject(m) && typeof m.pmfPrivate === 'string',
+    from: ['page'],
+    refusal: { ok: false, error: 'Only extension pages may change the provider connection.' },
+    answer: (m) => reply(handle(m)),
+  }),
+];

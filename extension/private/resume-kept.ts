@@ -3,7 +3,8 @@
 // is stored, so no batch of new mail names them again: the worker shares
 // them with whatever batch comes next. This resumes them when the background
 // starts instead, with an empty batch, which shares only those.
-import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { type PrivateStore } from './store.js';
 import type { ClassifyItem } from './worker-protocol.js';
 
 /** Sends the worker an empty batch when topic requests are kept; false when there was nothing to resume. */

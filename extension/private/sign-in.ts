@@ -7,7 +7,7 @@
 import browser from 'webextension-polyfill';
 import { discoverProvider, keepTokenAlive, revokeToken, signIn } from '../../protocol/sign-in-client.js';
 import { providerPermission } from './provider-permission.js';
-import type { ProviderConfig } from './store.js';
+import type { ProviderConfig } from './account.js';
 
 /** What a sign-in gives: a provider and token to connect with, or the origin the user must allow first. */
 export type SignInOutcome = { provider: string; token: string } | { needsPermission: string };

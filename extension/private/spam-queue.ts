@@ -23,7 +23,8 @@ import {
   PROVIDER_DOWN,
   type SpamBadge,
 } from './faults.js';
-import { accountOf, type PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { type PrivateStore } from './store.js';
 import type { ClassifyItem, ItemOutcome, WorkerEvent, WorkerFailure } from './worker-protocol.js';
 
 export interface QueueDeps {

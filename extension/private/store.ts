@@ -25,10 +25,8 @@
 //                   "flood-ledger"       → the device's flooding budget spent (client/core/flood-ledger.ts),
 //                                          a decimal string, one for every account: the bound is the device's
 //                   "health"             → whether the provider answers (provider-health.ts)
-// An account is the provider origin plus a hash of the token: another user's
-// keys or verdicts are never mixed in.
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+// Records are kept per account (account.ts): another user's keys or verdicts
+// are never mixed in.
 import { openDB, type IDBPDatabase } from 'idb';
 import type { PackageStorage } from '../../client/core/download.js';
 import type { FloodLedgerStore } from '../../client/core/flood-ledger.js';
@@ -44,14 +42,7 @@ import type {
   KeptTopicRequests,
 } from '../../client/core/kept-requests.js';
 import { alone } from './worker-lock.js';
-
-export interface ProviderConfig {
-  /** http(s) base URL of the provider, e.g. https://mail.example.org */
-  url: string;
-  token: string;
-  /** The token came from signing in with the mail password (sign-in.ts): Disconnect revokes it. */
-  signedIn?: true;
-}
+import { accountOf, type ProviderConfig } from './account.js';
 
 export interface PrivateSettings {
   /** Check decrypted mail for spam at all; off: nothing about any message leaves the device. */
@@ -137,10 +128,6 @@ const STORES = [
   'blind-keys',
 ] as const;
 type PartialMeta = { etag: string; chunks: number };
-
-export function accountOf(p: ProviderConfig): string {
-  return `${new URL(p.url).origin}|${bytesToHex(sha256(new TextEncoder().encode(p.token))).slice(0, 32)}`;
-}
 
 const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '');
 

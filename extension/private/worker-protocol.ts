@@ -4,7 +4,7 @@
 // decrypted message to classify); what comes back is verdicts, whether a
 // topic was shared, and progress.
 import type { BlocklistHit } from '../../client/core/blocklist.js';
-import type { ProviderConfig } from './store.js';
+import type { ProviderConfig } from './account.js';
 
 export interface ClassifyItem {
   /** The message id the provider delivered it under. */

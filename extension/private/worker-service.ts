@@ -17,7 +17,9 @@ import { KEPT_FOR_MS, runJournal, topicJournal, type RunJournal } from '../../cl
 import { PackageLogAlert, PackageLogVerifier } from '../../client/core/package-log.js';
 import { onPacedWait, sharePace } from '../../client/core/pacer.js';
 import { runClassification, type RunOutcome } from '../../client/core/runner.js';
-import { ConnectionClosed, type SocketLike, type SpamSession } from '../../client/core/session.js';
+import { ConnectionClosed } from '../../client/core/interrupted-request.js';
+import type { SocketLike } from '../../client/core/provider-session.js';
+import type { SpamSession } from '../../client/core/session.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
 import {
   topicConnector,
@@ -29,7 +31,8 @@ import { ProtocolError } from '../../protocol/errors.js';
 import { loadHe } from '../../wasm/ts/he.js';
 import { LinkChecker } from './blocklist-check.js';
 import { alone } from './worker-lock.js';
-import { accountOf, PrivateStore, type ProviderConfig } from './store.js';
+import { accountOf, type ProviderConfig } from './account.js';
+import { PrivateStore } from './store.js';
 import type {
   BlocklistOutcome,
   ItemOutcome,

@@ -14,7 +14,7 @@ import { RemoteIndex } from '../../client/core/remote-index/remote-index.js';
 import type { IndexDoc } from '../../client/core/remote-index/update.js';
 import type { MailSource } from '../lib/messages.js';
 import { deliveredId } from '../private/message-ref.js';
-import type { ProviderConfig } from '../private/store.js';
+import type { ProviderConfig } from '../private/account.js';
 import type { SearchHit } from '../search/mail-search.js';
 import {
   remoteFailure,

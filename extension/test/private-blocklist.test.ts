@@ -16,7 +16,8 @@ import type { ErrorCode } from '../../protocol/errors.js';
 import { BlocklistCatalog } from '../../provider-server/src/blocklist.js';
 import { NONCE, startHarness, TestClient, type Harness } from '../../provider-server/test/harness.js';
 import { LinkChecker, type LinkCheckOptions } from '../private/blocklist-check.js';
-import { accountOf, PrivateStore } from '../private/store.js';
+import { accountOf } from '../private/account.js';
+import { PrivateStore } from '../private/store.js';
 import type { BlocklistOutcome } from '../private/worker-protocol.js';
 
 const SOURCE_V1 = [

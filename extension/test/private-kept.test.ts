@@ -18,7 +18,8 @@ import { loadPlainModel, plainVerdict } from '../../models/plain/index.js';
 import { SCHEMAS } from '../../protocol/messages.js';
 import { startRealProvider, type RealProvider } from '../../provider-server/test/real-provider.js';
 import { loadHe } from '../../wasm/ts/he.js';
-import { accountOf, PrivateStore } from '../private/store.js';
+import { accountOf } from '../private/account.js';
+import { PrivateStore } from '../private/store.js';
 import type { ItemOutcome } from '../private/worker-protocol.js';
 import { inProcessWorker } from './worker-link.js';
 

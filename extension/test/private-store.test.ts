@@ -11,7 +11,8 @@ import { FloodLedger } from '../../client/core/flood-ledger.js';
 import { ReplayLog } from '../../client/core/topic-replay.js';
 import { testPackage } from '../../client/test/package-fixture.js';
 import { outcomeBadge } from '../private/faults.js';
-import { accountOf, PrivateStore } from '../private/store.js';
+import { accountOf } from '../private/account.js';
+import { PrivateStore } from '../private/store.js';
 
 let n = 0;
 const freshStore = () => PrivateStore.open(`private-store-test-${n++}`);

@@ -11,7 +11,7 @@ import type * as openpgp from 'openpgp';
 import { startIndexServer, type IndexServer } from '../../client/test/remote-index/fixture.js';
 import { decodeState, encodeState } from '../../protocol/remote-search.js';
 import type { MailSource } from '../lib/messages.js';
-import type { ProviderConfig } from '../private/store.js';
+import type { ProviderConfig } from '../private/account.js';
 import { REMOTE_SEARCH_MESSAGE } from '../remote-search/messages.js';
 import { RemoteSearch } from '../remote-search/remote-search.js';
 import { makeParty, type Party } from './mail-fixtures.js';

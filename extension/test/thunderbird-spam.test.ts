@@ -8,7 +8,8 @@
 import 'fake-indexeddb/auto';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accountOf, PrivateStore, type ProviderConfig } from '../private/store.js';
+import { accountOf, type ProviderConfig } from '../private/account.js';
+import { PrivateStore } from '../private/store.js';
 import type { ClassifyItem, WorkerEvent } from '../private/worker-protocol.js';
 import type { MailFolder, MessageHeader, MessagePart } from '../thunderbird/api.js';
 import { watchSpam } from '../thunderbird/spam-check.js';

@@ -17,12 +17,11 @@ import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
   encodeMessage,
-  MESSAGE_COUNTED,
-  RATE_COUNTED,
   type Message,
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
+import { EXCHANGES, type Exchange } from '../../protocol/exchanges.js';
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
 import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
 import { checkElements } from './blocklist.js';
@@ -121,12 +120,14 @@ export class Session {
   }
 
   private async dispatch(msg: Message): Promise<void> {
-    if (RATE_COUNTED.has(msg.name)) {
-      this.requireReady(msg.name);
-      if ('messageId' in msg && MESSAGE_COUNTED.has(msg.name)) {
-        await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
-      } else await takeUnit(this.deps.store, this.deps.limits, this.userId);
-    }
+    // The protocol's table (protocol/exchanges.ts): who sends it, in which state, what it costs.
+    const exchange: Exchange = EXCHANGES[msg.name];
+    if (exchange.from !== 'client')
+      throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
+    if (exchange.state === 'ready') this.requireReady(msg.name);
+    if (exchange.counted === 'message' && 'messageId' in msg)
+      await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
+    else if (exchange.counted) await takeUnit(this.deps.store, this.deps.limits, this.userId);
     switch (msg.name) {
       case 'ping':
         this.takePing();
@@ -154,8 +155,6 @@ export class Session {
         return this.topicSetting(msg);
       case 'blocklist_request':
         return this.blocklistRequest(msg);
-      default:
-        throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
     }
   }
 
