@@ -12,7 +12,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { onKeysLocked, onKeysUnlocked } from '../lib/lock-signal.js';
 import { ask } from '../lib/rpc.js';
 import { formatSize } from '../lib/ui.js';
-import type { DisplayedMessageReport } from './displayed-message.js';
+import type { DisplayedMessageReport } from './message-report.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
 const LOCKED_TEXT =
