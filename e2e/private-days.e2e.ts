@@ -19,17 +19,12 @@ import { loadSpamAssassin } from '../models/data/loaders.js';
 import { BlocklistCatalog } from '../provider-server/src/blocklist.js';
 import { openStore, type Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
-import {
-  addWebmailSite,
-  importAndUnlock,
-  launchWithExtension,
-  screenshot,
-  type ExtensionBrowser,
-} from './fixtures/browser.js';
+import { importAndUnlock, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { caughtSpam } from './fixtures/caught-spam.js';
 import { chooseClosed, clickClosedButton, CONNECT_BAR, SPAM_BACKLOG, waitForClosed } from './fixtures/closed-ui.js';
-import { freePort } from './fixtures/process.js';
+import { freePort, stopAll } from './fixtures/process.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import { browserForProvider, connectWithToken } from './fixtures/provider-connect.js';
 
 let dir: string;
 let dataDir: string;
@@ -62,18 +57,13 @@ before(
     user = await provider.store.addUser('alice');
     alice = await makeParty('Alice', 'alice@example.org');
     spam = (await caughtSpam(6)).map((e) => e.raw as string);
-    browser = await launchWithExtension();
-    await addWebmailSite(browser, provider.server.httpUrl);
+    browser = await browserForProvider(provider);
     page = await browser.context.newPage();
   },
   { timeout: 300_000 },
 );
 
-after(async () => {
-  await browser?.close();
-  await provider?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopAll(dir, browser, provider));
 
 describe('the private spam check, day after day, in Chromium', { timeout: 600_000 }, () => {
   it('the settings page speaks to users: the engine, the key’s type, a mistyped address, the page’s name', async () => {
@@ -81,12 +71,7 @@ describe('the private spam check, day after day, in Chromium', { timeout: 600_00
     await page.goto(browser.extensionUrl('options.html'));
     await page.locator('#wasm-status[data-state=ok]').waitFor({ timeout: 60_000 });
     await page.locator('#keys tbody tr').first().waitFor();
-    await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
-    const form = page.locator('#provider-connect');
-    await form.locator('input[name=url]').fill('htp://mail.example.org');
-    await form.locator('input[name=token]').fill('x');
-    await form.locator('input[name=topics][value=keep]').check();
-    await form.locator('button').click();
+    await connectWithToken(page, 'htp://mail.example.org', 'x');
     await page.locator('#provider-status[data-kind=error]').waitFor();
     const shown = await page.locator('body').innerText();
     for (const dev of [/WASM core/, /pmf_ct_memeq/, /abi \d/, /eddsaLegacy|ed25519Legacy/, /got htp:/, /this browser/])

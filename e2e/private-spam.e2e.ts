@@ -27,13 +27,7 @@ import type { Provider } from '../provider-server/src/provider.js';
 import { createWebmailHandler } from '../provider-server/src/webmail/index.js';
 import { markClassified } from '../provider-server/test/harness.js';
 import { loadHe } from '../wasm/ts/he.js';
-import {
-  addWebmailSite,
-  importAndUnlock,
-  launchWithExtension,
-  screenshot,
-  type ExtensionBrowser,
-} from './fixtures/browser.js';
+import { importAndUnlock, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import {
   chooseClosed,
   clickClosedButton,
@@ -46,6 +40,8 @@ import {
 } from './fixtures/closed-ui.js';
 import { memorySource } from './fixtures/webmail-server.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import { browserForProvider, connectWithToken } from './fixtures/provider-connect.js';
+import { stopAll } from './fixtures/process.js';
 
 const MODEL = path.resolve('models/default/spam.pmfm');
 let dir: string;
@@ -103,18 +99,13 @@ before(
       ...test.filter((x) => x.label === 'ham').slice(0, 3),
     ];
     for (const [i, e] of pick.entries()) await deliver(`${e.label}-${i}`, e.raw as string, e.label);
-    browser = await launchWithExtension();
-    await addWebmailSite(browser, provider.server.httpUrl);
+    browser = await browserForProvider(provider);
     page = await browser.context.newPage();
   },
   { timeout: 300_000 },
 );
 
-after(async () => {
-  await browser?.close();
-  await provider?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopAll(dir, browser, provider));
 
 /** The badge is in a closed shadow root: read through the DevTools protocol (fixtures/closed-ui.ts). */
 const spamText = async () => (await readClosed(page))?.text ?? '';
@@ -130,13 +121,7 @@ async function verdictOf(id: string, fresh = true): Promise<string> {
 
 async function connect(token: string): Promise<void> {
   await page.goto(browser.extensionUrl('options.html'));
-  // The token form, behind the mail sign-in's disclosure.
-  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
-  const form = page.locator('#provider-connect');
-  await form.locator('input[name=url]').fill(provider.server.httpUrl);
-  await form.locator('input[name=token]').fill(token);
-  await form.locator('input[name=topics][value=keep]').check();
-  await form.locator('button').click();
+  await connectWithToken(page, provider.server.httpUrl, token);
 }
 
 describe('private spam check in the extension', { timeout: 300_000 }, () => {

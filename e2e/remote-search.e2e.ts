@@ -14,15 +14,11 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
 import type { Provider } from '../provider-server/src/provider.js';
-import {
-  addWebmailSite,
-  importAndUnlock,
-  launchWithExtension,
-  screenshot,
-  type ExtensionBrowser,
-} from './fixtures/browser.js';
+import { importAndUnlock, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { clickClosedButton, MAILBOX_BAR, viewerFrame, waitForClosed, waitForStatus } from './fixtures/closed-ui.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import { browserForProvider, connectWithToken } from './fixtures/provider-connect.js';
+import { stopAll } from './fixtures/process.js';
 
 /** Alice's mail: subjects and bodies of words found nowhere else. */
 const MAIL = [
@@ -60,28 +56,17 @@ before(
     const bob = await makeParty('Bob', 'bob@example.org');
     for (const [id, subject, body] of MAIL)
       await provider.store.deliver(account.userId, id, await pgpMimeMessage(bob, alice, subject, body));
-    first = await launchWithExtension();
-    await addWebmailSite(first, provider.server.httpUrl);
+    first = await browserForProvider(provider);
   },
   { timeout: 300_000 },
 );
 
-after(async () => {
-  await first?.close();
-  await second?.close();
-  await provider?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopAll(dir, first, second, provider));
 
 /** Connects the profile to the provider and logs it in to the webmail, as Alice would. */
 async function connect(browser: ExtensionBrowser, page: Page, token: string): Promise<void> {
   await page.goto(browser.extensionUrl('options.html'));
-  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
-  const form = page.locator('#provider-connect');
-  await form.locator('input[name=url]').fill(provider.server.httpUrl);
-  await form.locator('input[name=token]').fill(token);
-  await form.locator('input[name=topics][value=keep]').check();
-  await form.locator('button').click();
+  await connectWithToken(page, provider.server.httpUrl, token);
   await page.locator('#provider-status[data-connected=true]').waitFor({ timeout: 120_000 });
   // Not what this suite is about: no spam check, so no message moves to Junk meanwhile.
   await page.locator('#spam-check').uncheck();
@@ -114,8 +99,7 @@ describe('search of all mail from a new device', { timeout: 900_000 }, () => {
   });
 
   it('a fresh profile with only the imported key finds a message by a word of its body and opens it decrypted', async () => {
-    second = await launchWithExtension();
-    await addWebmailSite(second, provider.server.httpUrl);
+    second = await browserForProvider(provider);
     const page = await second.context.newPage();
     await importAndUnlock(second, page, alice.privateArmored, alice.passphrase);
     await connect(second, page, await provider.store.issueToken(account.userId));

@@ -8,12 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inlinePgpMessage, makeParty, type Party } from '../extension/test/mail-fixtures.js';
-import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
+import { ensureBuilt, resultPath } from './fixtures/browser.js';
+import { stopAll } from './fixtures/process.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import {
   IMPORT_AND_UNLOCK,
   inAddonPage,
-  startThunderbird,
+  startAliceThunderbird,
   pageFn,
   thunderbirdSkipReason,
   type RunningThunderbird,
@@ -38,16 +39,11 @@ before(
     dovecot = await startDovecot(path.join(dir, 'dovecot'), { alice: 'imap-secret' });
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Capybara', 'The capybara survey starts Monday.'));
     dovecot.deliver('alice', await inlinePgpMessage(bob, alice, 'Lunch', 'Inline lunch on Friday?'));
-    const account = { port: dovecot.port, user: 'alice', password: 'imap-secret', email: 'alice@example.org' };
-    tb = await startThunderbird(path.join(dir, 'thunderbird'), account, path.join(root, 'dist/pmf-thunderbird.xpi'));
+    tb = await startAliceThunderbird(dir, dovecot);
   },
   { timeout: 180_000 },
 );
-after(async () => {
-  await tb?.stop();
-  await dovecot?.stop();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopAll(dir, tb, dovecot));
 
 describe('Thunderbird: index all mail, search, open the result', { skip, timeout: 240_000 }, () => {
   it('indexes the mailbox from the options page once the key is unlocked', async () => {

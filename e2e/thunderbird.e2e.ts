@@ -30,19 +30,20 @@ import { PROVIDER_ID } from '../mail/message-id.js';
 import { lmtpSend } from '../provider-server/src/lmtp/lmtp-client.js';
 import { caughtSpam } from './fixtures/caught-spam.js';
 import { openStore, type Provider } from '../provider-server/src/provider.js';
-import { ensureBuilt, resultPath, root } from './fixtures/browser.js';
+import { ensureBuilt, resultPath } from './fixtures/browser.js';
 import { startDovecot, type Dovecot } from './fixtures/dovecot.js';
 import { startLmtpStage, type RunningStage } from './fixtures/lmtp-stage.js';
-import { freePort } from './fixtures/process.js';
+import { freePort, stopAll } from './fixtures/process.js';
 import {
   GECKO_ID,
   inAddonPage,
-  startThunderbird,
+  startAliceThunderbird,
   pageFn,
   thunderbirdSkipReason,
   type RunningThunderbird,
 } from './fixtures/thunderbird.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import { connectInThunderbird } from './fixtures/provider-connect.js';
 import {
   messageBanner as messageBannerOf,
   selectInFolder as selectIn,
@@ -155,18 +156,11 @@ before(
     await store.close();
     const port = await freePort();
     stage = await startLmtpStage({ dir, dataDir: path.join(dir, 'provider'), port, relayPort: dovecot.lmtpPort });
-    const account = { port: dovecot.port, user: 'alice', password: 'imap-secret', email: 'alice@example.org' };
-    tb = await startThunderbird(path.join(dir, 'thunderbird'), account, path.join(root, 'dist/pmf-thunderbird.xpi'));
+    tb = await startAliceThunderbird(dir, dovecot);
   },
   { timeout: 180_000 },
 );
-after(async () => {
-  await tb?.stop();
-  await provider?.close();
-  await stage?.stop();
-  await dovecot?.stop();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+after(() => stopAll(dir, tb, provider, stage, dovecot));
 
 describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout: 600_000 }, () => {
   it('opens the first-run page on install', async () => {
@@ -420,15 +414,7 @@ describe('Thunderbird ESR with the add-on and an IMAP account', { skip, timeout:
     // limit makes the add-on wait (pace itself) for most of a minute between offers, longer than the
     // idle stop: the event page must stay up while its worker has a run in flight.
     provider = await startLoopbackProvider(path.join(dir, 'provider'), { limits: { requestsPerMinute: 6 } });
-    await optionsPage(
-      `const form = $('#provider-connect');
-       form.querySelector('input[name=url]').value = args[0];
-       form.querySelector('input[name=token]').value = args[1];
-       form.querySelector('input[name=topics][value=keep]').checked = true;
-       form.querySelector('button').click();
-       return true;`,
-      [provider.server.httpUrl, aliceToken],
-    );
+    await connectInThunderbird(tb, provider.server.httpUrl, aliceToken);
     // The connection downloads the model into the add-on's IndexedDB: polled from here, each look short.
     for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 500))) {
       const [connected, text] = (await optionsPage(

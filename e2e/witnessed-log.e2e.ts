@@ -18,6 +18,7 @@ import { tempDir } from '../scripts/test/temp-dir.js';
 import { TestWitnesses, type TestWitness } from '../scripts/test/witnesses.js';
 import { launchWithExtension, root, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
 import { startLoopbackProvider } from './fixtures/provider.js';
+import { connectWithToken } from './fixtures/provider-connect.js';
 
 let dir: string;
 let witnesses: TestWitnesses;
@@ -54,15 +55,7 @@ async function setPolicy(ws: TestWitness[], quorum: number): Promise<void> {
 }
 
 /** Connects on the options page with alice's token. */
-async function connect(): Promise<void> {
-  // The token form, behind the mail sign-in's disclosure.
-  await page.locator('#provider-connect-forms details').evaluate((d) => ((d as HTMLDetailsElement).open = true));
-  const form = page.locator('#provider-connect');
-  await form.locator('input[name=url]').fill(provider.server.httpUrl);
-  await form.locator('input[name=token]').fill(alice.token);
-  await form.locator('input[name=topics][value=keep]').check();
-  await form.locator('button').click();
-}
+const connect = () => connectWithToken(page, provider.server.httpUrl, alice.token);
 
 function policyFile(name: string, quorum: number, ws: TestWitness[]): string {
   const f = path.join(dir, `${name}.json`);

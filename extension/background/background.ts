@@ -5,10 +5,12 @@
 // plaintext never travels further than the page showing it.
 import browser, { type Runtime } from 'webextension-polyfill';
 import type { KeyContext } from '../../mail/decrypt.js';
-import { decryptBlockWithPlaintext, type DecryptResult } from '../lib/decrypt.js';
+import type { DecryptResult } from '../lib/decrypt.js';
+import { decryptOffThread } from '../lib/decrypt-off-thread.js';
 import { KeyError } from '../lib/errors.js';
 import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
+import { keepAwake } from '../lib/keep-awake.js';
 import {
   KEYS_CHANGED,
   MAX_LISTED,
@@ -104,12 +106,19 @@ async function indexQuietly(source: MailSource, text: string, subject?: string):
   remoteSearch.offer(source, text, subject);
 }
 
+/** Work someone waits for (a request, a message being decrypted) keeps the background from being stopped. */
+const awake = <T>(work: Promise<T>) => keepAwake(work, () => browser.runtime.getPlatformInfo());
+
+/** A block decrypted (a large one off this thread), the background kept awake meanwhile. */
+const decryptBlock = async (block: Parameters<typeof decryptOffThread>[0], from?: string) =>
+  awake(decryptOffThread(block, await keyContext(), from));
+
 /** The badge result, and the decrypted data for the private spam check (it never goes to a page). */
 async function decryptAndIndex(
-  block: Parameters<typeof decryptBlockWithPlaintext>[0],
+  block: Parameters<typeof decryptOffThread>[0],
   source: MailSource,
 ): Promise<{ result: DecryptResult; plaintext?: string }> {
-  const opened = await decryptBlockWithPlaintext(block, await keyContext(), source.from);
+  const opened = await decryptBlock(block, source.from);
   const { result } = opened;
   if (result.status === 'decrypted' && result.text !== undefined) {
     await indexQuietly(source, result.text, result.subject);
@@ -296,7 +305,7 @@ listen(browser.runtime, [
     is: isRequest,
     from: ['page', 'tab', 'extension'],
     answer: (req, sender, kind) =>
-      handle(req, sender, kind).then(
+      awake(handle(req, sender, kind)).then(
         (value): Reply<unknown> => ({ ok: true, value }),
         (e: unknown): Reply<unknown> => {
           const { message, detail } = toPlain(e);
@@ -355,7 +364,7 @@ if (tbApi) {
   thunderbirdSpam = watchThunderbirdSpam(
     tbApi,
     async (block) => {
-      const { result, plaintext } = await decryptBlockWithPlaintext(block, await keyContext());
+      const { result, plaintext } = await decryptBlock(block);
       if (result.status === 'locked') return 'locked';
       return result.status === 'decrypted' ? plaintext : undefined;
     },

@@ -16,7 +16,12 @@
 // the same folder, is not found here: such a message is still checked when
 // it arrives while Thunderbird runs, or when it is shown.
 import { allMessages, type MailFolder, type MessageHeader, type ThunderbirdApi } from './api.js';
-import type { PendingArea } from './live-index.js';
+
+/** The subset of browser.storage.local the scans (and the ids of mail that waits for an unlock) are kept in. */
+export interface PendingArea {
+  get(key: string): Promise<Record<string, unknown>>;
+  set(items: Record<string, unknown>): Promise<void>;
+}
 
 /** Folders mail is not delivered to: never scanned. */
 const SKIPPED = new Set(['junk', 'trash', 'sent', 'drafts', 'templates', 'outbox', 'archives']);

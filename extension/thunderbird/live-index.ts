@@ -6,18 +6,13 @@
 // after an unlock, and when a folder's message count grows.
 import { allMessages, type MailFolder, type MessageHeader, type MessageList, type ThunderbirdApi } from './api.js';
 import { indexThunderbirdMail, sourceId, type Deps } from './displayed-message.js';
-import { FolderScan, onFolderGrowth } from './folder-scan.js';
+import { FolderScan, onFolderGrowth, type PendingArea } from './folder-scan.js';
 
 /** The search index as seen from here: open only while a key is unlocked. */
 export interface IndexTarget {
   isOpen(): Promise<boolean>;
   has(id: string): Promise<boolean>;
   remove(id: string): Promise<unknown>;
-}
-/** The subset of browser.storage.local used for mail that arrived while locked. */
-export interface PendingArea {
-  get(key: string): Promise<Record<string, unknown>>;
-  set(items: Record<string, unknown>): Promise<void>;
 }
 const PENDING = 'pmf-tb-pending';
 

@@ -12,7 +12,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { onKeysLocked, onKeysUnlocked } from '../lib/lock-signal.js';
 import { ask } from '../lib/rpc.js';
 import { formatSize } from '../lib/ui.js';
-import type { DisplayedMessageReport } from './displayed-message.js';
+import type { DisplayedMessageReport } from './message-report.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
 const LOCKED_TEXT =
@@ -20,7 +20,10 @@ const LOCKED_TEXT =
 /** Thunderbird's own bar says it cannot decrypt what the add-on did: why both are right. */
 const NOT_IN_THUNDERBIRD =
   'Thunderbird’s own bar above says it cannot decrypt this message: your key is in this add-on, not in Thunderbird. The add-on decrypted it, below.';
-const COLORS = { ok: '#1d6b2c', warn: '#8a5a00', error: '#a00', info: '#444' };
+/** Shown while the add-on works on a message that takes a while (a large one, a busy computer). */
+const READING_TEXT = 'Private Mail Functions is reading this message… A large message can take a minute.';
+const READING_AFTER_MS = 1000;
+const COLORS = { ok: '#1d6b2c', warn: '#8a5a00', error: '#a00', info: '#444', pending: '#444' };
 const STYLE = `.banner{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font:13px/1.4 system-ui,sans-serif;margin:8px 0 0}p{margin:0}
 .spam{margin-top:6px;font-weight:600}.subject{font-weight:600;margin-top:6px}ul{margin:6px 0 0;padding-left:18px}
@@ -73,8 +76,9 @@ function render(kind: keyof typeof COLORS, lines: string[], extras: Extras = {})
 let watchingUnlock = false;
 
 async function show(): Promise<void> {
-  const r = await ask<DisplayedMessageReport>({ type: 'tb-this-message' });
-  if (r.path === 'plain') return;
+  const reading = setTimeout(() => render('pending', [READING_TEXT]), READING_AFTER_MS);
+  const r = await ask<DisplayedMessageReport>({ type: 'tb-this-message' }).finally(() => clearTimeout(reading));
+  if (r.path === 'plain') return void document.querySelector('.pmf-banner')?.remove();
   // Thunderbird already shows text it decrypted; add ours only when it could not, or when the block is
   // only part of the message: then the banner shows which text its verdict is about.
   const inPane = r.text !== undefined && document.body.textContent!.includes(r.text.trim().slice(0, 60));

@@ -3,7 +3,7 @@
 import browser from 'webextension-polyfill';
 import { ask } from '../lib/rpc.js';
 import { $, formatSize, say, sayError } from '../lib/ui.js';
-import type { DisplayedMessageReport } from './displayed-message.js';
+import type { DisplayedMessageReport } from './message-report.js';
 import { PATH_TEXT, tone } from './report-view.js';
 
 async function show(): Promise<void> {

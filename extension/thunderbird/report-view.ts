@@ -1,7 +1,7 @@
 // How a DisplayedMessageReport looks to the user: shared by the "OpenPGP
 // status" popup and the banner in the message pane.
 import type { ThunderbirdApi } from './api.js';
-import type { DisplayedMessageReport } from './displayed-message.js';
+import type { DisplayedMessageReport } from './message-report.js';
 
 export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
   extension: 'Read with the keys stored in this add-on.',

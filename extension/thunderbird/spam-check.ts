@@ -37,9 +37,8 @@ import { accountOf } from '../private/account.js';
 import { type PrivateStore } from '../private/store.js';
 import { allMessages, type MailFolder, type MessageHeader, type ThunderbirdApi } from './api.js';
 import { decryptedText } from './displayed-message.js';
-import { FolderScan, onFolderGrowth } from './folder-scan.js';
+import { FolderScan, onFolderGrowth, type PendingArea } from './folder-scan.js';
 import { applySpamVerdict } from './junk.js';
-import type { PendingArea } from './live-index.js';
 
 export interface SpamCheckDeps {
   store(): Promise<PrivateStore>;
