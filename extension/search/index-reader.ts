@@ -4,8 +4,7 @@
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { MailSearchError } from './errors.js';
 import { compileQuery, parseQuery, PRESENCE } from './lunr-shard.js';
-import type { Schedule } from './index-writer.js';
-import type { ShardStore } from './shard-store.js';
+import type { Schedule, ShardStore } from './shard-store.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import { shardAad } from './store.js';
 import { TopHits } from './top-hits.js';

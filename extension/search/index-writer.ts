@@ -5,7 +5,7 @@
 import { MailSearchError } from './errors.js';
 import { CHUNK_DOCS, encodeChunk } from './doc-chunks.js';
 import { docChars, type StoredDoc } from './mail-doc.js';
-import { indexable, SHARD_SIZE, type Manifest, type ShardMeta, type ShardStore } from './shard-store.js';
+import { indexable, SHARD_SIZE, type Manifest, type Schedule, type ShardMeta, type ShardStore } from './shard-store.js';
 import { ShardBuilder } from './shard-builder.js';
 import { chunkAad, MANIFEST_AAD, shardAad, writeAtomically, writeNew, type WriteOp } from './store.js';
 
@@ -24,9 +24,6 @@ const QUEUE_CAP_CHARS = 4_000_000;
 export const FLUSH_DELAY_MS = 50;
 
 const utf8 = new TextEncoder();
-
-/** Runs an operation in the index's queue (rejects once the index is closed). */
-export type Schedule = (op: () => Promise<void>) => Promise<void>;
 
 export class IndexWriter {
   /** Messages added but not yet written, by id (a later add of the same id replaces the queued one). */

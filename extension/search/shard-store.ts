@@ -40,6 +40,9 @@ export interface Manifest {
   shards: ShardMeta[];
 }
 
+/** Runs an operation in the index's queue (rejects once the index is closed). */
+export type Schedule = (op: () => Promise<void>) => Promise<void>;
+
 const isInt = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
 
 export function isManifest(m: Manifest): boolean {
