@@ -4,6 +4,7 @@
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { MailSearchError } from './errors.js';
 import { compileQuery, parseQuery, PRESENCE } from './lunr-shard.js';
+import type { StoredDoc } from './mail-doc.js';
 import type { Schedule, ShardStore } from './shard-store.js';
 import { makeSnippet, matchRanges, type Range } from './snippet.js';
 import { shardAad } from './store.js';
@@ -140,7 +141,8 @@ export class IndexReader {
     void this.schedule(step).catch(stop);
   }
 
-  private isFullyLoaded(): boolean {
+  /** Whether every sealed shard is in memory (a query then reads nothing from IndexedDB but snippets). */
+  isFullyLoaded(): boolean {
     return this.store.manifest.shards.every((s) => this.store.loaded?.has(s.id));
   }
 
@@ -153,11 +155,12 @@ export class IndexReader {
     if (clauses.length === 0) return [];
     const q = compileQuery(clauses);
     const loaded = await this.ensureLoaded(soon ? LOAD_STEP : Infinity);
-    const { manifest, tombstones, hot, hotDead } = this.store;
+    const { manifest, tombstones, hot, hotDead, pending } = this.store;
     const parts: Part[] = manifest.shards
       .filter((s) => loaded.has(s.id))
       .map((s) => ({ shard: loaded.get(s.id)!, dead: tombstones.get(s.id)! }));
     if (hot.size > 0) parts.push({ shard: hot.forQuery(q), dead: hotDead });
+    const pendingPart = pending.size > 0 ? parts.push(pending.forQuery(q)) - 1 : -1;
     const expansions = parts.map((p) => p.shard.expand(q));
 
     // Global idf over the whole mailbox (lunr's formula, all shards' counts).
@@ -167,7 +170,8 @@ export class IndexReader {
     const globalIdf = new Map([...df].map(([term, n]) => [term, idf(n, totalDocs)]));
 
     // Newest shards first: sorting by date, older shards then rarely get past the kth hit.
-    const top = new TopHits(limit, sort);
+    // Room for the stored versions of pending messages, which are left out below.
+    const top = new TopHits(limit + pending.size, sort);
     for (let i = parts.length - 1; i >= 0; i--)
       parts[i].shard.run(q, expansions[i], globalIdf, parts[i].dead, range, i, top);
 
@@ -178,8 +182,11 @@ export class IndexReader {
     q.clauses.forEach((c, k) => {
       if (c.presence !== PRESENCE.PROHIBITED) for (const e of expansions) for (const { term } of e[k]) terms.add(term);
     });
-    const hits = top.best.map((s) => {
+    const hits: { hit: SearchHit; seq: number; pending?: StoredDoc }[] = [];
+    for (const s of top.best) {
+      if (hits.length === limit) break;
       const d = parts[s.part].shard.doc(s.local);
+      if (s.part !== pendingPart && pending.hasId(d.id)) continue; // superseded by the pending version
       const hit: SearchHit = {
         id: d.id,
         score: s.score,
@@ -191,20 +198,27 @@ export class IndexReader {
       };
       if (d.to !== undefined) hit.to = d.to;
       if (d.url !== undefined) hit.url = d.url;
-      return { hit, seq: s.seq };
-    });
+      hits.push(s.part === pendingPart ? { hit, seq: s.seq, pending: pending.doc(s.seq) } : { hit, seq: s.seq });
+    }
     if (snippets) await this.fillSnippets(hits, terms);
     return hits.map((h) => h.hit);
   }
 
-  /** Snippets need the bodies: one stored message per hit, read and decrypted. */
-  private async fillSnippets(hits: { hit: SearchHit; seq: number }[], terms: ReadonlySet<string>): Promise<void> {
-    const tx = this.store.db.transaction('docs');
-    const recs = await Promise.all(hits.map((h) => tx.store.get(h.seq)));
-    await tx.done;
-    const docs = await this.store.openDocs(hits.map((h, i) => [h.seq, recs[i]]));
-    hits.forEach(({ hit }, i) => {
-      const snippet = makeSnippet(docs[i].body, terms);
+  /**
+   * Snippets need the bodies: one stored message per hit, read and decrypted
+   * (a pending one's is in memory). One removed or replaced since the hits
+   * were ranked gets no snippet.
+   */
+  private async fillSnippets(
+    hits: { hit: SearchHit; seq: number; pending?: StoredDoc }[],
+    terms: ReadonlySet<string>,
+  ): Promise<void> {
+    const stored = await this.store.readDocs(hits.filter((h) => !h.pending).map((h) => h.seq));
+    let next = 0;
+    hits.forEach(({ hit, pending }) => {
+      const doc = pending ?? stored[next++];
+      if (!doc) return;
+      const snippet = makeSnippet(doc.body, terms);
       hit.snippet = snippet.text;
       hit.highlights.snippet = snippet.ranges;
     });

@@ -4,8 +4,8 @@
 // methods run inside the index's operation queue (mail-search.ts).
 import { MailSearchError } from './errors.js';
 import { CHUNK_DOCS, encodeChunk } from './doc-chunks.js';
-import { docChars, type StoredDoc } from './mail-doc.js';
-import { indexable, SHARD_SIZE, type Manifest, type Schedule, type ShardMeta, type ShardStore } from './shard-store.js';
+import { docChars, indexable, type StoredDoc } from './mail-doc.js';
+import { SHARD_SIZE, type Manifest, type Schedule, type ShardMeta, type ShardStore } from './shard-store.js';
 import { ShardBuilder } from './shard-builder.js';
 import { chunkAad, MANIFEST_AAD, shardAad, writeAtomically, writeNew, type WriteOp } from './store.js';
 
@@ -17,7 +17,7 @@ const ADD_BATCH = 250;
  * add() queues; the queue is written (one transaction per ADD_BATCH) when it
  * holds QUEUE_CAP messages or QUEUE_CAP_CHARS characters of text (that add
  * awaits the write), FLUSH_DELAY_MS after the first queued add, and before
- * anything that reads the index.
+ * count, stats, remove and addMany. Queries search the queue in memory (pending-shard.ts).
  */
 export const QUEUE_CAP = ADD_BATCH;
 const QUEUE_CAP_CHARS = 4_000_000;
@@ -43,7 +43,12 @@ export class IndexWriter {
     return this.queue.get(id);
   }
 
-  /** Queues a message; writes the queue if full, else makes sure a timed write will. */
+  /** Makes a message searchable at once, before its turn to be queued (enqueue) comes. */
+  stage(valid: StoredDoc): void {
+    this.store.pending.put(valid);
+  }
+
+  /** Queues a staged message; writes the queue if full, else makes sure a timed write will. */
   async enqueue(valid: StoredDoc): Promise<void> {
     const replaced = this.queue.get(valid.id);
     if (replaced) this.queuedChars -= docChars(replaced);
@@ -106,7 +111,8 @@ export class IndexWriter {
   /**
    * Writes the queue (run inside an operation). A failure drops the
    * messages not written (each batch is atomic: nothing half-written, memory
-   * untouched) and is kept for the next add/flush; reads go on with what is stored.
+   * untouched) and is kept for the next add/flush; reads go on with what is
+   * stored. Queries do not wait for it: they search the pending messages too.
    */
   async writeQueue(): Promise<void> {
     this.stopTimer();
@@ -120,6 +126,9 @@ export class IndexWriter {
       const lost = `messages added with add() were not written and are not indexed: add them again`;
       this.deferredError ??=
         err instanceof MailSearchError ? new MailSearchError(err.code, `${err.message}; ${lost}`) : err;
+    } finally {
+      for (const d of docs) this.store.pending.retire(d); // the ones not written are dropped
+      this.store.pending.compact();
     }
   }
 
@@ -154,7 +163,9 @@ export class IndexWriter {
     const { db, cipher } = this.store;
     const seqs = batch.map((_, i) => this.store.nextSeq + i);
     const tags = batch.map((d) => cipher.tag(d.id));
-    const prepared = batch.map((d, i) => this.store.hot.prepare(indexable(d, seqs[i])));
+    const prepared = batch.map(
+      (d, i) => this.store.pending.prepared(d, seqs[i]) ?? this.store.hot.prepare(indexable(d, seqs[i])),
+    );
     const chunkAt = (i: number) => seqs[i - (i % CHUNK_DOCS)];
     const chunks = await Promise.all(
       seqs
@@ -198,6 +209,7 @@ export class IndexWriter {
       this.store.hot.add(p);
       this.store.hotLive.add(p.seq);
     }
+    for (const d of batch) this.store.pending.retire(d);
   }
 
   /**

@@ -1,6 +1,7 @@
 // A message as the index takes it: validated, its text cut to bounds (huge
 // mails are cut, not refused), its date a number.
 import { MailSearchError } from './errors.js';
+import type { IndexableDoc } from './lunr-shard.js';
 
 const MAX_ID_CHARS = 1024;
 const MAX_HEADER_CHARS = 2048;
@@ -73,6 +74,8 @@ export function validateDocs(docs: readonly MailDoc[]): StoredDoc[] {
   });
   return [...byId.values()];
 }
+
+export const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({ ...d, seq });
 
 export const docChars = (d: StoredDoc): number =>
   d.id.length + d.from.length + d.subject.length + d.body.length + (d.to?.length ?? 0) + (d.url?.length ?? 0);

@@ -118,20 +118,25 @@ export class MailSearch {
   private readonly writer: IndexWriter;
   private readonly reader: IndexReader;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Settles with the last operation a query must see done (all but add(), whose message a query finds staged). */
+  private ordered: Promise<unknown> = Promise.resolve();
+  /** Queries running beside the queue (close() waits for them). */
+  private readonly queries = new Set<Promise<unknown>>();
   private closed = false;
 
   /** @internal use openMailSearch */
   constructor(private readonly store: ShardStore) {
     this.db = store.db;
-    const schedule = (op: () => Promise<void>) => this.run(op);
+    const schedule = (op: () => Promise<void>) => this.run(op, false);
     this.writer = new IndexWriter(store, schedule);
     this.reader = new IndexReader(store, schedule);
   }
 
   /**
    * Adds or replaces (same id) one message. Write-behind: the message is
-   * validated and queued, and every later query, has(), count() and remove()
-   * sees it (they write the queue first); it is in IndexedDB after flush()
+   * validated and queued, and every query, has(), count() and remove()
+   * after it sees it (queries search the queue in memory, count() and remove()
+   * write it first); it is in IndexedDB after flush()
    * or close() resolves, or FLUSH_DELAY_MS after this add (QUEUE_CAP adds:
    * at once). A crash before then loses the queued messages only (each write
    * is atomic); has() is false for them, so re-indexing adds them again.
@@ -145,7 +150,9 @@ export class MailSearch {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(() => this.writer.enqueue(valid));
+    if (this.closed) return this.run(() => Promise.resolve()); // rejects
+    this.writer.stage(valid);
+    return this.run(() => this.writer.enqueue(valid), false);
   }
 
   /**
@@ -195,10 +202,7 @@ export class MailSearch {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(async () => {
-      await this.writer.writeQueue();
-      return (await this.reader.search(query, opts)).hits;
-    });
+    return this.query(() => this.reader.search(query, opts)).then((r) => r.hits);
   }
 
   /**
@@ -215,10 +219,7 @@ export class MailSearch {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(async () => {
-      await this.writer.writeQueue();
-      return this.reader.search(query, opts, true);
-    });
+    return this.query(() => this.reader.search(query, opts, true));
   }
 
   /** Whether a message is indexed (one lookup by its id's tag). */
@@ -300,17 +301,42 @@ export class MailSearch {
     const flushed = this.flush();
     this.closed = true;
     await this.tail;
+    await Promise.all(this.queries);
     this.writer.stopTimer();
     this.store.loaded = undefined;
     this.db.close();
     await flushed;
   }
 
-  /** Serializes operations: each sees the state left by the previous one. */
-  private run<T>(op: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a query. It never waits for the writer: added messages are searched
+   * in memory (pending-shard.ts), not written first, and once every sealed
+   * shard is loaded a query reads nothing but snippets, so it runs beside the
+   * queue, after the operations called before it other than add(). Loading
+   * shards still takes its turn in the queue (a shard an older version stored
+   * is rewritten then).
+   */
+  private query<T>(op: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
+    const p = this.ordered.then(() => {
+      if (this.closed) throw new MailSearchError('closed', 'The search index is closed');
+      return this.reader.isFullyLoaded() ? op() : this.run(op);
+    });
+    const done = p.catch(() => undefined);
+    this.queries.add(done);
+    void done.then(() => this.queries.delete(done));
+    return p;
+  }
+
+  /**
+   * Serializes operations: each sees the state left by the previous one.
+   * `ordered`: queries wait for it too (add() and background writes: false).
+   */
+  private run<T>(op: () => Promise<T>, ordered = true): Promise<T> {
     if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
     const p = this.tail.then(op);
     this.tail = p.catch(() => undefined);
+    if (ordered) this.ordered = this.tail;
     return p;
   }
 }

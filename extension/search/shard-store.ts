@@ -3,12 +3,13 @@
 // boundary), the hot shard, the sealed shards in memory, and the encrypted
 // records behind them (store.ts). Every change to the memory state follows a
 // committed write, in one synchronous step, so a reader never sees half of one.
+import type { IDBPTransaction } from 'idb';
 import type { CompactShard } from './compact-shard.js';
 import type { RecordCipher } from './crypto.js';
 import { decodeChunk, encodeChunk, type ChunkEntry } from './doc-chunks.js';
 import { MailSearchError } from './errors.js';
-import type { IndexableDoc } from './lunr-shard.js';
-import type { StoredDoc } from './mail-doc.js';
+import { indexable, type StoredDoc } from './mail-doc.js';
+import { PendingShard } from './pending-shard.js';
 import { ShardBuilder } from './shard-builder.js';
 import {
   chunkAad,
@@ -18,6 +19,7 @@ import {
   writeAtomically,
   type DocRecord,
   type SearchDb,
+  type SearchSchema,
   type WriteOp,
 } from './store.js';
 
@@ -40,6 +42,8 @@ export interface Manifest {
   shards: ShardMeta[];
 }
 
+type DocsTx = IDBPTransaction<SearchSchema, ['docs', 'chunks'], 'readonly'>;
+
 /** Runs an operation in the index's queue (rejects once the index is closed). */
 export type Schedule = (op: () => Promise<void>) => Promise<void>;
 
@@ -54,8 +58,6 @@ export function isManifest(m: Manifest): boolean {
   );
 }
 
-export const indexable = (d: StoredDoc, seq: number): IndexableDoc => ({ ...d, seq });
-
 const fromUtf8 = new TextDecoder();
 
 export class ShardStore {
@@ -67,6 +69,8 @@ export class ShardStore {
   tombstones = new Map<number, Set<number>>();
   /** Sealed shards in memory; filled by the first search (writers never need them). */
   loaded?: Map<number, CompactShard>;
+  /** Messages added but not yet stored, searchable meanwhile. */
+  readonly pending = new PendingShard();
 
   constructor(
     readonly db: SearchDb,
@@ -103,6 +107,13 @@ export class ShardStore {
     return { live, dead };
   }
 
+  /** Whether a stored message is still indexed (not removed, replaced or compacted away). */
+  isLive(seq: number): boolean {
+    if (seq >= this.manifest.sealedUpTo) return this.hotLive.has(seq);
+    const shard = this.manifest.shards.find((s) => s.lo <= seq && seq < s.hi);
+    return shard !== undefined && !this.tombstones.get(shard.id)!.has(seq);
+  }
+
   applyManifest(m: Manifest): void {
     this.manifest = m;
     this.tombstones = new Map(m.shards.map((s) => [s.id, new Set(s.tombstones)]));
@@ -128,7 +139,7 @@ export class ShardStore {
    * Decrypts stored messages from their 'docs' rows; each chunk is read and
    * decrypted once. A row must name a chunk entry with its own seq and tag.
    */
-  async openDocs(rows: [number, DocRecord | undefined][]): Promise<StoredDoc[]> {
+  async openDocs(rows: [number, DocRecord | undefined][], tx?: DocsTx): Promise<StoredDoc[]> {
     const chunkKeys = new Set<number>();
     for (const [seq, rec] of rows) {
       if (!rec || typeof rec.h !== 'string' || ('c' in rec && !isInt(rec.c))) {
@@ -136,7 +147,7 @@ export class ShardStore {
       }
       if ('c' in rec) chunkKeys.add(rec.c);
     }
-    const chunks = await this.readChunks([...chunkKeys]);
+    const chunks = await this.readChunks([...chunkKeys], tx);
     return Promise.all(
       rows.map(async ([seq, rec]) => {
         let json: Uint8Array;
@@ -158,12 +169,28 @@ export class ShardStore {
     );
   }
 
-  /** Reads and decrypts chunks by key (one transaction; decryption in parallel). */
-  private async readChunks(keys: number[]): Promise<Map<number, ChunkEntry[]>> {
+  /**
+   * Stored messages by sequence number, rows and chunks read in one
+   * transaction (a snapshot, though writes go on meanwhile); undefined for
+   * one whose row is gone and that is no longer indexed (removed or replaced since).
+   */
+  async readDocs(seqs: number[]): Promise<(StoredDoc | undefined)[]> {
+    const tx = this.db.transaction(['docs', 'chunks']);
+    const rows = await Promise.all(seqs.map((q) => tx.objectStore('docs').get(q)));
+    const kept = seqs.flatMap((q, i): [number, DocRecord | undefined][] =>
+      rows[i] === undefined && !this.isLive(q) ? [] : [[q, rows[i]]],
+    );
+    const docs = await this.openDocs(kept, tx);
+    const bySeq = new Map(kept.map(([q], i) => [q, docs[i]]));
+    return seqs.map((q) => bySeq.get(q));
+  }
+
+  /** Reads and decrypts chunks by key (in one transaction, `tx` if given; decryption in parallel). */
+  private async readChunks(keys: number[], shared?: DocsTx): Promise<Map<number, ChunkEntry[]>> {
     if (keys.length === 0) return new Map();
-    const tx = this.db.transaction('chunks');
-    const recs = await Promise.all(keys.map((k) => tx.store.get(k)));
-    await tx.done;
+    const tx = shared ?? this.db.transaction(['docs', 'chunks']);
+    const recs = await Promise.all(keys.map((k) => tx.objectStore('chunks').get(k)));
+    if (!shared) await tx.done;
     const opened = await Promise.all(keys.map((k, i) => this.cipher.open(chunkAad(k), recs[i])));
     return new Map(
       keys.map((k, i) => {
