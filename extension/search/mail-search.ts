@@ -118,7 +118,10 @@ export class MailSearch {
   private readonly writer: IndexWriter;
   private readonly reader: IndexReader;
   private tail: Promise<unknown> = Promise.resolve();
-  /** Settles with the last operation a query must see done (all but add(), whose message a query finds staged). */
+  /**
+   * Settles with the last operation that changes what a query finds, other
+   * than add() (a query finds its message staged): addMany() and remove().
+   */
   private ordered: Promise<unknown> = Promise.resolve();
   /** Queries running beside the queue (close() waits for them). */
   private readonly queries = new Set<Promise<unknown>>();
@@ -127,7 +130,7 @@ export class MailSearch {
   /** @internal use openMailSearch */
   constructor(private readonly store: ShardStore) {
     this.db = store.db;
-    const schedule = (op: () => Promise<void>) => this.run(op, false);
+    const schedule = (op: () => Promise<void>) => this.run(op);
     this.writer = new IndexWriter(store, schedule);
     this.reader = new IndexReader(store, schedule);
   }
@@ -152,7 +155,7 @@ export class MailSearch {
     }
     if (this.closed) return this.run(() => Promise.resolve()); // rejects
     this.writer.stage(valid);
-    return this.run(() => this.writer.enqueue(valid), false);
+    return this.run(() => this.writer.enqueue(valid));
   }
 
   /**
@@ -179,7 +182,7 @@ export class MailSearch {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.run(() => this.writer.addMany(valid, onProgress));
+    return this.run(() => this.writer.addMany(valid, onProgress), true);
   }
 
   /** Removes a message; resolves false if it was not indexed. */
@@ -187,7 +190,7 @@ export class MailSearch {
     if (typeof id !== 'string' || id.length === 0) {
       return Promise.reject(new MailSearchError('bad-input', 'remove expects a non-empty message id'));
     }
-    return this.run(() => this.writer.remove(id));
+    return this.run(() => this.writer.remove(id), true);
   }
 
   /**
@@ -312,7 +315,7 @@ export class MailSearch {
    * Runs a query. It never waits for the writer: added messages are searched
    * in memory (pending-shard.ts), not written first, and once every sealed
    * shard is loaded a query reads nothing but snippets, so it runs beside the
-   * queue, after the operations called before it other than add(). Loading
+   * queue, after the addMany() and remove() calls before it. Loading
    * shards still takes its turn in the queue (a shard an older version stored
    * is rewritten then).
    */
@@ -330,9 +333,9 @@ export class MailSearch {
 
   /**
    * Serializes operations: each sees the state left by the previous one.
-   * `ordered`: queries wait for it too (add() and background writes: false).
+   * `ordered`: queries called after it wait for it too.
    */
-  private run<T>(op: () => Promise<T>, ordered = true): Promise<T> {
+  private run<T>(op: () => Promise<T>, ordered = false): Promise<T> {
     if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
     const p = this.tail.then(op);
     this.tail = p.catch(() => undefined);
