@@ -401,7 +401,7 @@ export default async function search(ctx: BenchContext): Promise<void> {
     metric: 'time_ms',
     value: performance.now() - t0,
     unit: 'ms',
-    note: `first query after new mail (writes the queued add, weighs the query's terms in the hot shard); ${size}`,
+    note: `first query after new mail (the queued add searched in memory, the query's terms weighed in the hot shard); ${size}`,
   });
 
   // The same queries while the background indexes new mail (a backlog being

@@ -29,17 +29,6 @@ export const WEIGHT_SCALE = 1000;
 /** Per clause of a query, the shard's terms it expands to (id and text, so neither is looked up again). */
 export type Expansion = { id: number; term: string }[][];
 
-export interface ShardHit {
-  /** Document sequence number. */
-  seq: number;
-  score: number;
-  date: number;
-  /** Document number inside the shard. */
-  local: number;
-  /** The caller's number for the shard (see run). */
-  part: number;
-}
-
 /** Only documents dated from..to (inclusive, ms since the epoch) are returned. */
 export interface DateRange {
   from: number;

@@ -2,9 +2,18 @@
 // are scored: a hit is only made into an object if it enters the top. A
 // common word matches a large part of the mailbox, and one object per match
 // over hundreds of shards, then sorted, was most of such a query's time.
-import type { ShardHit } from './compact-shard.js';
-
 export type SortOrder = 'relevance' | 'date';
+
+export interface ShardHit {
+  /** Document sequence number. */
+  seq: number;
+  score: number;
+  date: number;
+  /** Document number inside the shard. */
+  local: number;
+  /** The caller's number for the shard (CompactShard#run). */
+  part: number;
+}
 
 export class TopHits {
   /** Best first; at most k. */

@@ -1,8 +1,7 @@
 // TopHits keeps exactly what sorting every hit and cutting at k keeps.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ShardHit } from '../../search/compact-shard.js';
-import { TopHits } from '../../search/top-hits.js';
+import { TopHits, type ShardHit } from '../../search/top-hits.js';
 import { rng } from './corpus.js';
 
 const byScore = (a: ShardHit, b: ShardHit) => b.score - a.score || b.seq - a.seq;

@@ -214,6 +214,46 @@ describe('write-behind adds', () => {
     assert.deepEqual(await ids(again, 'foxtrot india golf'), []);
   });
 
+  it("a query does not wait for the writer: it answers from memory while the queue's write is held up", async () => {
+    const name = freshName();
+    const s = await fresh(name);
+    await s.addMany(makeDocs(6, 20));
+    await s.add(doc('old', 'mike'));
+    await s.flush();
+    // Every encryption (so every write) waits for the gate; nothing the queries read needs one.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const subtle = globalThis.crypto.subtle;
+    const encrypt = subtle.encrypt;
+    subtle.encrypt = ((...args: Parameters<typeof encrypt>) =>
+      gate.then(() => encrypt.apply(subtle, args))) as typeof encrypt;
+    try {
+      await s.add(doc('new', 'november'));
+      await s.add(doc('old', 'oscar')); // replaces a stored message
+      const writing = s.flush();
+      const within = <T>(p: Promise<T>) =>
+        Promise.race([p, sleep(5000).then(() => assert.fail('the query waited for the write'))]);
+      assert.deepEqual(
+        (await within(s.search('november', 1000))).map((h) => h.id),
+        ['new'],
+      );
+      const [hit] = await within(s.search('oscar', 1000));
+      assert.equal(hit.id, 'old');
+      assert.match(hit.snippet, /oscar/, 'the snippet of a queued message, from memory');
+      assert.deepEqual((await within(s.searchSoon('mike'))).hits, [], 'the stored version is superseded');
+      assert.equal(await storedDocs(name), 21, 'nothing written yet');
+      open();
+      await writing;
+    } finally {
+      subtle.encrypt = encrypt;
+      open();
+    }
+    assert.equal(await storedDocs(name), 22);
+    assert.deepEqual(await ids(s, 'november'), ['new']);
+    assert.deepEqual(await ids(s, 'oscar'), ['old']);
+    assert.deepEqual(await ids(s, 'mike'), []);
+  });
+
   it('a failed timed write is reported by the next add(), which queues its own message all the same', async () => {
     const name = freshName();
     const s = await fresh(name);
