@@ -1,6 +1,7 @@
 // Settings page: whether the search and spam engine works, key management
 // (generate, import, export public, delete) and settings. Keys are read and written here directly
 // (same IndexedDB as the background); the background is told to refresh.
+import '../lib/localize-page.js';
 import { describeSelfTest, runCoreSelfTest, selfTestDetail, startCoreWorker } from '../lib/core-status.js';
 import { keyTypeName } from '../lib/key-type.js';
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';

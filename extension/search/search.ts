@@ -1,6 +1,7 @@
 // The search page: a query box and results. It cannot open the encrypted
 // index itself (the key lives in the background), so it asks the background
 // through a runtime message (messages.ts) and renders the answer.
+import '../lib/localize-page.js';
 import browser from 'webextension-polyfill';
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';

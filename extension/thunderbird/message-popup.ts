@@ -1,5 +1,6 @@
 // Thunderbird message display action popup: which way the displayed message
 // was decrypted (see displayed-message.ts), its signature and its text.
+import '../lib/localize-page.js';
 import browser from 'webextension-polyfill';
 import { ask } from '../lib/rpc.js';
 import { $, formatSize, say, sayError } from '../lib/ui.js';

@@ -7,6 +7,7 @@
 // The background keeps no copy once the frame has it, so a lock reaches the
 // frame itself (lib/lock-signal.ts), which wipes what it shows.
 // With ?line, it is one line of a mailbox list: the protected subject only.
+import '../lib/localize-page.js';
 import { onKeysLocked } from '../lib/lock-signal.js';
 import type { ViewContent } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';

@@ -2,6 +2,7 @@
 // what the add-on does, then key setup, unlocking, where to read mail and
 // connecting to the provider for private spam filtering, worded for the
 // client it runs in.
+import '../lib/localize-page.js';
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { $, say, sayError } from '../lib/ui.js';
