@@ -24,7 +24,7 @@ function browserI18n(): I18nApi | undefined {
 /** Chrome's and Firefox's rules: $name$ is the placeholder's content (case-insensitive name), $1…$9 in it the substitutions, $$ a dollar. */
 export function fillMessage(m: Message, subs: readonly string[]): string {
   const placeholders = new Map(Object.entries(m.placeholders ?? {}).map(([k, v]) => [k.toLowerCase(), v.content]));
-  return m.message.replace(/\$\$|\$([\w@]+)\$/g, (all, name?: string) =>
+  return m.message.replace(/\$\$|\$([\w@]+)\$/g, (_, name?: string) =>
     name === undefined
       ? '$'
       : (placeholders.get(name.toLowerCase()) ?? '').replace(/\$([1-9])/g, (_, i: string) => subs[Number(i) - 1] ?? ''),

@@ -5,6 +5,7 @@
 // outcome: green only for decrypted or signed content with a verified
 // signature by the key of the From address.
 import type { DecryptResult } from '../lib/decrypt.js';
+import { t } from '../lib/i18n.js';
 
 function tone(r: DecryptResult): 'ok' | 'warn' | 'bad' | 'info' {
   if (r.status === 'locked') return 'warn';
@@ -15,13 +16,11 @@ function tone(r: DecryptResult): 'ok' | 'warn' | 'bad' | 'info' {
   return r.signature.status === 'valid' && r.signature.fromMatches !== false ? 'ok' : 'warn';
 }
 
-const LOCKED_HINT = ' Click the extension icon, enter your passphrase, and this message decrypts by itself.';
-
 export function renderStatus(el: HTMLElement, summary: HTMLElement, r: DecryptResult): void {
   el.className = tone(r);
   el.dataset.status = r.status;
   el.dataset.signature = r.signature.status;
-  summary.textContent = `OpenPGP: ${r.summary}${r.status === 'locked' ? LOCKED_HINT : ''}`;
+  summary.textContent = t(r.status === 'locked' ? 'viewer_locked_hint' : 'viewer_summary', r.summary);
   el.hidden = false;
 }
 
@@ -30,7 +29,7 @@ export function renderWiped(el: HTMLElement, summary: HTMLElement): void {
   el.className = 'warn';
   el.dataset.status = 'locked';
   el.dataset.signature = 'unsigned';
-  summary.textContent =
-    'OpenPGP: Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
+  summary.textContent = t('viewer_wiped');
+
   el.hidden = false;
 }
