@@ -18,7 +18,6 @@ function tail(p: BacklogProgress, moved: number): string {
   const junk = moved === 1 ? t('backlog_moved_one') : moved > 1 ? t('backlog_moved', moved) : '';
   const missed = p.unanswered ? t('backlog_unanswered', p.unanswered) : '';
   return [junk, missed].map((s) => (s ? ` ${s}` : '')).join('');
-
 }
 
 export function backlogText(p: BacklogProgress, moved = 0): string {

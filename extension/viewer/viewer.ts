@@ -14,6 +14,7 @@ import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 import { paintSecurityBackground } from '../lib/security-background.js';
 import { renderStatus, renderWiped } from './status.js';
+import { t } from '../lib/i18n.js';
 
 const $ = (id: string) => document.getElementById(id)!;
 const viewId = location.hash.slice(1);
@@ -50,7 +51,8 @@ async function show(): Promise<void> {
     if (r.attachments?.length) {
       for (const a of r.attachments) {
         const li = document.createElement('li');
-        li.textContent = `Attachment: ${a.filename} (${a.mimeType}, ${a.size} bytes)`;
+        li.textContent = t('attachment_line', a.filename, a.mimeType, t('size_bytes', a.size));
+
         $('attachments').append(li);
       }
       $('attachments').hidden = false;
