@@ -8,6 +8,7 @@
 import type { WebmailAdapter } from './adapters/adapter.js';
 import { indexFrom, newPass, type Pass, type Tally } from './index-pass.js';
 import { decryptListed } from './listed-message.js';
+import { t } from '../lib/i18n.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
@@ -24,9 +25,9 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   const root = host.attachShadow({ mode: 'closed' });
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   const label = Object.assign(doc.createElement('span'), {
-    textContent: `Decrypt and index these ${links.length} messages for local search.`,
+    textContent: t('mailbox_offer', links.length),
   });
-  const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: 'Index mailbox' });
+  const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: t('index_mailbox') });
   const progress = Object.assign(doc.createElement('progress'), { max: links.length, value: 0, hidden: true });
   const style = Object.assign(doc.createElement('style'), { textContent: STYLE });
   bar.append(label, button, progress);
@@ -47,7 +48,7 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
     pass ??= newPass();
     running = true;
     pausing = false;
-    button.textContent = 'Pause';
+    button.textContent = t('options_tb_pause');
     progress.hidden = false;
     bar.dataset.state = 'running';
     const read = (link: URL) => decryptListed(adapter, link);
@@ -58,7 +59,7 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
       () => pausing,
       (done) => {
         progress.value = done;
-        label.textContent = `Indexing ${done} of ${links.length}…`;
+        label.textContent = t('mailbox_indexing', done, links.length);
       },
     );
     running = false;
@@ -66,26 +67,26 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
     const { tally, next } = pass;
     if (next < links.length && !tally.locked) {
       bar.dataset.state = 'paused';
-      label.textContent = `Paused after ${next} of ${links.length} messages.`;
-      button.textContent = 'Resume';
+      label.textContent = t('mailbox_paused', next, links.length);
+      button.textContent = t('options_tb_resume');
       return;
     }
     label.textContent = describe(tally, links.length);
     bar.dataset.state = tally.locked ? 'locked' : 'done';
     bar.dataset.indexed = String(tally.indexed);
-    button.textContent = 'Index again';
+    button.textContent = t('mailbox_again');
     pass = undefined;
   });
 }
 
-function describe(t: Tally, total: number): string {
-  if (t.locked) return 'Your key is locked: unlock it from the extension icon, then index again.';
+function describe(tally: Tally, total: number): string {
+  if (tally.locked) return t('mailbox_locked');
   const extra = [
-    t['other-key'] && `${t['other-key']} not for your keys`,
-    t.damaged && `${t.damaged} damaged`,
-    t.plain && `${t.plain} not encrypted`,
-    t.unread && `${t.unread} could not be read`,
+    tally['other-key'] && t('mailbox_other_key', tally['other-key']),
+    tally.damaged && t('mailbox_damaged', tally.damaged),
+    tally.plain && t('mailbox_plain', tally.plain),
+    tally.unread && t('mailbox_unread', tally.unread),
   ].filter(Boolean);
-  const why = [...t.reasons].join(' ');
-  return `Indexed ${t.indexed} of ${total} messages.${extra.length ? ` ${extra.join(', ')}.` : ''}${why ? ` ${why}` : ''}`;
+  const why = [...tally.reasons].join(' ');
+  return `${t('mailbox_done', tally.indexed, total)}${extra.length ? ` ${extra.join(', ')}.` : ''}${why ? ` ${why}` : ''}`;
 }
