@@ -65,7 +65,7 @@ export function targetManifest(base, target) {
       'messagesUpdate',
       'messagesMove',
     ];
-    m.message_display_action = { default_title: 'OpenPGP status', default_popup: 'tb-message.html' };
+    m.message_display_action = { default_title: '__MSG_tb_status_title__', default_popup: 'tb-message.html' };
   }
   return m;
 }
@@ -172,6 +172,8 @@ export default (env = {}, argv = {}) => ({
       patterns: [
         { from: 'extension/**/*.html', to: '[name][ext]' },
         { from: 'extension/**/*.css', to: '[name][ext]' },
+        // Every page's and the manifest's text, by language (extension/README.md, Translations).
+        { from: 'extension/_locales', to: '_locales' },
         // The PNGs only: icon.svg is their source (scripts/release/icons.sh).
         { from: 'extension/icons/*.png', to: 'icons/[name][ext]' },
       ],

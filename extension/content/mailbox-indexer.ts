@@ -9,6 +9,7 @@ import type { WebmailAdapter } from './adapters/adapter.js';
 import { indexFrom, newPass, type Pass, type Tally } from './index-pass.js';
 import { showProgress } from '../lib/ui.js';
 import { decryptListed } from './listed-message.js';
+import { t } from '../lib/i18n.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin:0 8px}progress{width:200px;vertical-align:middle}`;
@@ -27,16 +28,15 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
   // a progress bar that says its count in words.
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   bar.setAttribute('role', 'region');
-  bar.setAttribute('aria-label', 'Search index');
+  bar.setAttribute('aria-label', t('mailbox_region'));
   const label = Object.assign(doc.createElement('span'), {
-    textContent: `Decrypt and index these ${links.length} messages for local search.`,
+    textContent: t('mailbox_offer', links.length),
   });
   label.setAttribute('role', 'status');
-  const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: 'Index mailbox' });
+  const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: t('index_mailbox') });
   const progress = Object.assign(doc.createElement('progress'), { hidden: true });
-  progress.setAttribute('aria-label', 'Indexing for search');
-  const showRead = (done: number) =>
-    showProgress(progress, done, links.length, `${done} of ${links.length} messages read`);
+  progress.setAttribute('aria-label', t('mailbox_progress_name'));
+  const showRead = (done: number) => showProgress(progress, done, links.length, t('progress_read', done, links.length));
   showRead(0);
   const style = Object.assign(doc.createElement('style'), { textContent: STYLE });
   bar.append(label, button, progress);
@@ -57,7 +57,7 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
     pass ??= newPass();
     running = true;
     pausing = false;
-    button.textContent = 'Pause';
+    button.textContent = t('options_tb_pause');
     progress.hidden = false;
     bar.dataset.state = 'running';
     const read = (link: URL) => decryptListed(adapter, link);
@@ -68,7 +68,7 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
       () => pausing,
       (done) => {
         showRead(done);
-        label.textContent = `Indexing ${done} of ${links.length}…`;
+        label.textContent = t('mailbox_indexing', done, links.length);
       },
     );
     running = false;
@@ -76,26 +76,26 @@ export function offerMailboxIndexing(adapter: WebmailAdapter, doc: Document, url
     const { tally, next } = pass;
     if (next < links.length && !tally.locked) {
       bar.dataset.state = 'paused';
-      label.textContent = `Paused after ${next} of ${links.length} messages.`;
-      button.textContent = 'Resume';
+      label.textContent = t('mailbox_paused', next, links.length);
+      button.textContent = t('options_tb_resume');
       return;
     }
     label.textContent = describe(tally, links.length);
     bar.dataset.state = tally.locked ? 'locked' : 'done';
     bar.dataset.indexed = String(tally.indexed);
-    button.textContent = 'Index again';
+    button.textContent = t('mailbox_again');
     pass = undefined;
   });
 }
 
-function describe(t: Tally, total: number): string {
-  if (t.locked) return 'Your key is locked: unlock it from the extension icon, then index again.';
+function describe(tally: Tally, total: number): string {
+  if (tally.locked) return t('mailbox_locked');
   const extra = [
-    t['other-key'] && `${t['other-key']} not for your keys`,
-    t.damaged && `${t.damaged} damaged`,
-    t.plain && `${t.plain} not encrypted`,
-    t.unread && `${t.unread} could not be read`,
+    tally['other-key'] && t('mailbox_other_key', tally['other-key']),
+    tally.damaged && t('mailbox_damaged', tally.damaged),
+    tally.plain && t('mailbox_plain', tally.plain),
+    tally.unread && t('mailbox_unread', tally.unread),
   ].filter(Boolean);
-  const why = [...t.reasons].join(' ');
-  return `Indexed ${t.indexed} of ${total} messages.${extra.length ? ` ${extra.join(', ')}.` : ''}${why ? ` ${why}` : ''}`;
+  const why = [...tally.reasons].join(' ');
+  return `${t('mailbox_done', tally.indexed, total)}${extra.length ? ` ${extra.join(', ')}.` : ''}${why ? ` ${why}` : ''}`;
 }

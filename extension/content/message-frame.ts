@@ -9,6 +9,7 @@
 import browser from 'webextension-polyfill';
 import { VIEWER_HEIGHT, type ViewerHeightMessage } from '../lib/messages.js';
 import { VIEWER_MIN_WIDTH, viewerHeight } from '../lib/viewer-height.js';
+import { t } from '../lib/i18n.js';
 
 // Nothing in the box reflows below the minimum width, so squeezing the host tells the page nothing
 // (set inside the shadow root, where the page's styles do not reach).
@@ -34,12 +35,12 @@ export function foldOriginal(body: HTMLElement): void {
   const slot = document.createElement('div');
   const toggle = Object.assign(document.createElement('button'), {
     type: 'button',
-    textContent: 'Show encrypted original',
+    textContent: t('frame_show_original'),
   });
   toggle.addEventListener('click', (e) => {
     if (!e.isTrusted) return; // the user's click, not the page's
     body.hidden = !body.hidden;
-    toggle.textContent = body.hidden ? 'Show encrypted original' : 'Hide encrypted original';
+    toggle.textContent = t(body.hidden ? 'frame_show_original' : 'frame_hide_original');
   });
   const box = Object.assign(document.createElement('div'), { className: 'box' });
   box.append(slot, toggle);
@@ -56,7 +57,7 @@ export function showView(body: HTMLElement, viewId: string): void {
   for (const [id, f] of frames) if (box.slot.contains(f)) frames.delete(id);
   const frame = document.createElement('iframe');
   frame.className = 'frame';
-  frame.title = 'Decrypted message';
+  frame.title = t('viewer_title');
   // runtime.getURL gives the per-session address where the browser has one (use_dynamic_url).
   frame.src = `${browser.runtime.getURL('viewer.html')}#${viewId}`;
   frames.set(viewId, frame);
@@ -70,7 +71,7 @@ export function showFailure(body: HTMLElement, why: string): void {
   box.slot.replaceChildren(
     Object.assign(document.createElement('p'), {
       className: 'failed',
-      textContent: `The extension could not process this message. ${why}`,
+      textContent: t('frame_failed', why),
     }),
   );
 }

@@ -1,6 +1,7 @@
 // Starts the WASM worker and runs its self-test; the settings page says in a
 // line whether the search and spam engine works, with the test's figures
 // behind a disclosure.
+import { t } from './i18n.js';
 
 export interface CoreSelfTest {
   ok: boolean;
@@ -36,9 +37,7 @@ export function runCoreSelfTest(worker: Worker, timeoutMs = 20_000): Promise<Cor
 
 /** The line for the user. */
 export function describeSelfTest(r: CoreSelfTest): string {
-  return r.ok
-    ? 'The search and spam engine is ready.'
-    : 'The search and spam engine did not pass its self-test, so private spam checking is off. Update the add-on; if that does not help, report the technical details below.';
+  return t(r.ok ? 'engine_ready' : 'engine_failed');
 }
 
 /** The figures, for a bug report. */

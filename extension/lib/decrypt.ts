@@ -14,6 +14,7 @@ import { parseMessage, type Attachment } from '../../mail/mime.js';
 import type { PgpBlock } from '../../mail/pgp.js';
 import { fromAddresses, fromMatchesSigner } from '../../mail/signer.js';
 import { formatFingerprint } from './fingerprint.js';
+import { t } from './i18n.js';
 
 export interface DecryptResult {
   status: DecryptStatus;
@@ -62,45 +63,52 @@ export async function decryptBlockWithPlaintext(
 function describe({ status, signature, recipientKeyIds }: OpenedBlock, from?: string): string {
   switch (status) {
     case 'decrypted':
-      return signed('Decrypted', signature, from);
+      return signed(t('decrypt_decrypted'), signature, from);
     case 'verified-only':
-      return signed('Not encrypted', signature, from);
+      return signed(t('decrypt_not_encrypted'), signature, from);
     case 'locked':
-      return 'Encrypted to your key: unlock it with your passphrase to read.';
+      return t('decrypt_locked');
     case 'not-for-this-key':
-      return `Not encrypted to any of your keys (recipients: ${recipientKeyIds?.join(', ') || 'none'}).`;
+      return t('decrypt_not_for_you', recipientKeyIds?.join(', ') || t('decrypt_none'));
     case 'malformed':
-      return 'Malformed OpenPGP armor: the message could not be read.';
+      return t('decrypt_malformed');
     case 'too-large':
-      return `Message too large to decrypt here (over ${MAX_ARMORED_BYTES >> 20} MB).`;
+      return t('decrypt_too_large', MAX_ARMORED_BYTES >> 20);
     case 'failed':
-      return 'Decryption failed: the message is damaged or was tampered with.';
+      return t('decrypt_failed');
   }
 }
 
-const when = (iso?: string) =>
-  iso ? ` on ${new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso))}` : '';
-const keyText = (fp?: string) => (fp ? `key ${formatFingerprint(fp)}` : '');
+const when = (signer: string, iso?: string) =>
+  iso
+    ? t(
+        'decrypt_signer_on',
+        signer,
+        new Intl.DateTimeFormat(t('lang'), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)),
+      )
+    : signer;
+const keyText = (fp?: string) => (fp ? t('decrypt_key', formatFingerprint(fp)) : '');
 
-function signed(prefix: string, sig: SignatureInfo, from?: string): string {
-  const by = `${sig.signer}${when(sig.signedAt)}`;
+function signed(status: string, sig: SignatureInfo, from?: string): string {
+  const by = when(String(sig.signer), sig.signedAt);
   switch (sig.status) {
     case 'valid':
       if (sig.fromMatches === false)
-        return (
-          `${prefix}; the sender may be forged: signed by ${by}, but the message says it is from ` +
-          `${fromAddresses(from ?? '').join(', ') || 'nobody'}, an address this key does not belong to (${keyText(sig.fingerprint)}).`
+        return t(
+          'decrypt_sig_forged',
+          status,
+          by,
+          fromAddresses(from ?? '').join(', ') || t('decrypt_nobody'),
+          keyText(sig.fingerprint),
         );
-      return `${prefix}; signed by ${by} (signature verified; ${keyText(sig.fingerprint)}).`;
+      return t('decrypt_sig_valid', status, by, keyText(sig.fingerprint));
     case 'invalid':
-      if (sig.revoked)
-        return `${prefix}; signed with a revoked key (${sig.signer ?? sig.keyId}): its owner withdrew it, do not trust this signature.`;
-      if (!sig.signer)
-        return `${prefix}; SIGNATURE NOT TRUSTED: key ${sig.keyId} names no owner it has confirmed itself.`;
-      return `${prefix}; SIGNATURE VERIFICATION FAILED for ${sig.signer}: the content may have been altered.`;
+      if (sig.revoked) return t('decrypt_sig_revoked', status, String(sig.signer ?? sig.keyId));
+      if (!sig.signer) return t('decrypt_sig_no_owner', status, String(sig.keyId));
+      return t('decrypt_sig_bad', status, sig.signer);
     case 'unknown-signer':
-      return `${prefix}; signed by unknown key ${sig.keyId} (import the sender's public key to verify).`;
+      return t('decrypt_sig_unknown', status, String(sig.keyId));
     default:
-      return `${prefix}; not signed.`;
+      return t('decrypt_unsigned', status);
   }
 }

@@ -12,6 +12,7 @@ import * as openpgp from 'openpgp';
 import { keyIdentity } from '../../mail/signer.js';
 import { KeyError, describeStorageError } from './errors.js';
 import { passphraseStrength } from './passphrase-strength.js';
+import { t } from './i18n.js';
 
 export interface KeyInfo {
   fingerprint: string;
@@ -69,13 +70,12 @@ export class KeyStore {
    * protect it with); a wrong passphrase stores nothing.
    */
   async importArmored(armored: string, passphrase?: string): Promise<KeyInfo[]> {
-    if (armored.length > MAX_KEY_ARMOR_BYTES)
-      throw new KeyError('too-large', 'That key block is too large (over 1 MB).');
+    if (armored.length > MAX_KEY_ARMOR_BYTES) throw new KeyError('too-large', t('key_too_large'));
     let keys: openpgp.Key[];
     try {
       keys = await openpgp.readKeys({ armoredKeys: armored.trim() });
     } catch {
-      throw new KeyError('malformed', 'That is not a valid armored OpenPGP key block.');
+      throw new KeyError('malformed', t('key_malformed'));
     }
     const records = new Map<string, KeyRecord>();
     for (const key of keys) {
@@ -94,15 +94,15 @@ export class KeyStore {
     onProgress: Progress = () => {},
   ): Promise<KeyInfo> {
     requireStrong(opts.passphrase);
-    if (!/^[^\s@<>]+@[^\s@<>]+$/.test(opts.email)) throw new KeyError('bad-input', 'Enter a valid email address.');
-    onProgress(0.1, 'Generating key pair…');
+    if (!/^[^\s@<>]+@[^\s@<>]+$/.test(opts.email)) throw new KeyError('bad-input', t('key_bad_email'));
+    onProgress(0.1, t('key_generating'));
     const { privateKey } = await openpgp.generateKey({
       type: 'ecc',
       curve: 'curve25519Legacy',
       userIDs: [{ name: opts.name.trim() || undefined, email: opts.email }],
       format: 'object',
     });
-    onProgress(0.4, 'Protecting it with your passphrase…');
+    onProgress(0.4, t('key_protecting'));
     const record = await privateRecord(privateKey, opts.passphrase);
     onProgress(0.9, 'Saving…');
     await this.putAll([record]);
@@ -121,7 +121,7 @@ export class KeyStore {
   /** The stored private key, decrypted with passphrase (wrong → KeyError). */
   async unlock(fingerprint: string, passphrase: string): Promise<openpgp.PrivateKey> {
     const rec = await this.get(fingerprint);
-    if (!rec.armoredPrivate) throw new KeyError('no-private', 'This is a public key only; nothing to unlock.');
+    if (!rec.armoredPrivate) throw new KeyError('no-private', t('key_public_only'));
     const key = await openpgp.readPrivateKey({ armoredKey: rec.armoredPrivate });
     return decryptWith(key, passphrase);
   }
@@ -138,7 +138,7 @@ export class KeyStore {
 
   private async get(fingerprint: string): Promise<KeyRecord> {
     const rec = await this.find(fingerprint);
-    if (!rec) throw new KeyError('not-found', `No key with fingerprint ${fingerprint}.`);
+    if (!rec) throw new KeyError('not-found', t('key_not_found', fingerprint));
     return rec;
   }
 
@@ -155,18 +155,18 @@ export class KeyStore {
         // Already aborted by the failure itself.
       }
       tx.done.catch(() => {});
-      throw new KeyError('storage', describeStorageError(e, 'The key was not saved'));
+      throw new KeyError('storage', describeStorageError(e, t('key_not_saved')));
     }
   }
 }
 
 function requirePassphrase(passphrase: string | undefined): asserts passphrase is string {
-  if (!passphrase) throw new KeyError('bad-input', 'Enter the passphrase of this private key.');
+  if (!passphrase) throw new KeyError('bad-input', t('key_enter_passphrase'));
 }
 
 /** A passphrase the extension chooses protection with must be hard to guess. */
 function requireStrong(passphrase: string | undefined): asserts passphrase is string {
-  if (!passphrase) throw new KeyError('bad-input', 'Choose a passphrase to protect your private key.');
+  if (!passphrase) throw new KeyError('bad-input', t('key_choose_passphrase'));
   const { strong, advice } = passphraseStrength(passphrase);
   if (!strong) throw new KeyError('weak-passphrase', advice);
 }
@@ -175,7 +175,7 @@ async function decryptWith(key: openpgp.PrivateKey, passphrase: string): Promise
   try {
     return await openpgp.decryptKey({ privateKey: key, passphrase });
   } catch {
-    throw new KeyError('wrong-passphrase', 'Wrong passphrase for this key.');
+    throw new KeyError('wrong-passphrase', t('key_wrong_passphrase'));
   }
 }
 

@@ -1,5 +1,6 @@
 // Small DOM helpers shared by the extension's pages.
 import { toPlain } from './plain-error.js';
+import { t } from './i18n.js';
 
 export function $<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -21,7 +22,7 @@ export function sayError(el: HTMLElement, e: unknown, prefix = ''): void {
   if (!detail) return;
   const details = document.createElement('details');
   const summary = document.createElement('summary');
-  summary.textContent = 'Technical details';
+  summary.textContent = t('technical_details');
   const code = document.createElement('code');
   code.textContent = detail;
   details.append(summary, code);
@@ -36,9 +37,10 @@ export function formatTime(epochMs: number): string {
 
 /** A size as people read it: "512 bytes", "48 KB", "10.5 MB". */
 export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
+  if (bytes < 1024) return t('size_bytes', bytes);
+  if (bytes < 1024 * 1024) return t('size_kb', Math.round(bytes / 1024));
+  const mb = Math.round(bytes / ((1024 * 1024) / 10)) / 10;
+  return t('size_mb', mb.toLocaleString(t('lang'), { useGrouping: false }));
 }
 
 /**

@@ -4,6 +4,8 @@
 import type { Status } from './messages.js';
 import { ask } from './rpc.js';
 import { formatTime, say, sayError } from './ui.js';
+import { t } from './i18n.js';
+import { fillElement } from './i18n-dom.js';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: object = {}): HTMLElementTagNameMap[K] {
   return Object.assign(document.createElement(tag), props);
@@ -11,14 +13,15 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: object = {}): 
 
 /** onChange runs after every unlock or lock (e.g. to retry a search); returns a refresh for key changes. */
 export function mountUnlockForm(container: HTMLElement, onChange: () => void = () => {}): () => Promise<void> {
-  const line = el('p', { id: 'key-status', className: 'status', textContent: 'Loading…' });
+  const line = el('p', { id: 'key-status', className: 'status', textContent: t('unlock_loading') });
   line.setAttribute('role', 'status');
   const input = el('input', { type: 'password', name: 'passphrase', required: true, autocomplete: 'current-password' });
-  const label = el('label', { textContent: 'Passphrase ' });
+  const label = el('label');
   label.append(input);
+  fillElement(label, 'unlock_passphrase');
   const form = el('form', { id: 'unlock', hidden: true });
-  form.append(label, el('button', { type: 'submit', textContent: 'Unlock' }));
-  const lock = el('button', { id: 'lock', type: 'button', textContent: 'Lock now', hidden: true });
+  form.append(label, el('button', { type: 'submit', textContent: t('unlock_button') }));
+  const lock = el('button', { id: 'lock', type: 'button', textContent: t('lock_now'), hidden: true });
   const result = el('p', { id: 'unlock-status', className: 'status', hidden: true });
   result.setAttribute('role', 'status');
   container.append(line, form, lock, result);
@@ -26,14 +29,9 @@ export function mountUnlockForm(container: HTMLElement, onChange: () => void = (
   async function refresh(): Promise<void> {
     const s = await ask<Status>({ type: 'status' });
     line.dataset.unlocked = String(s.unlocked);
-    if (s.privateKeys === 0) say(line, 'No private key yet: add one in Private Mail Functions settings.', 'info');
-    else if (s.unlocked === 0)
-      say(
-        line,
-        `${s.privateKeys} private key(s), locked. Unlocking keeps them open for ${s.unlockMinutes} min.`,
-        'info',
-      );
-    else say(line, `${s.unlocked} of ${s.privateKeys} key(s) unlocked until ${formatTime(s.expiresAt!)}.`, 'ok');
+    if (s.privateKeys === 0) say(line, t('unlock_no_key'), 'info');
+    else if (s.unlocked === 0) say(line, t('unlock_locked', s.privateKeys, s.unlockMinutes), 'info');
+    else say(line, t('unlock_open', s.unlocked, s.privateKeys, formatTime(s.expiresAt!)), 'ok');
     form.hidden = s.privateKeys === 0 || s.unlocked === s.privateKeys;
     lock.hidden = s.unlocked === 0;
   }
@@ -42,7 +40,7 @@ export function mountUnlockForm(container: HTMLElement, onChange: () => void = (
     ev.preventDefault();
     try {
       const n = await ask<number>({ type: 'unlock', passphrase: input.value });
-      say(result, `Unlocked ${n} key(s).`, 'ok');
+      say(result, t('unlock_done', n), 'ok');
       onChange();
     } catch (e) {
       sayError(result, e);
@@ -53,7 +51,8 @@ export function mountUnlockForm(container: HTMLElement, onChange: () => void = (
   });
   lock.addEventListener('click', async () => {
     await ask({ type: 'lock' });
-    say(result, 'Locked.', 'ok');
+    say(result, t('locked'), 'ok');
+
     onChange();
     await refresh();
   });

@@ -1,7 +1,8 @@
 // Settings page: whether the search and spam engine works, key management
 // (generate, import, export public, delete) and settings. Keys are read and written here directly
 // (same IndexedDB as the background); the background is told to refresh.
-import './topic-question.js';
+import './topic-question.js'; // before the page is localized: the copies carry data-i18n
+import '../lib/localize-page.js';
 import { describeSelfTest, runCoreSelfTest, selfTestDetail, startCoreWorker } from '../lib/core-status.js';
 import { keyTypeName } from '../lib/key-type.js';
 import { KeyStore, type KeyInfo } from '../lib/keystore.js';
@@ -19,6 +20,7 @@ import { initProviderSection } from '../private/options-section.js';
 import { initRemoteSearchSection } from '../remote-search/options.js';
 import { initSecuritySection } from './security-section.js';
 import { initSitesSection } from './sites-section.js';
+import { t } from '../lib/i18n.js';
 
 const storePromise = KeyStore.open();
 
@@ -32,7 +34,7 @@ async function showCoreStatus(): Promise<void> {
     $('wasm-details').hidden = false;
   } catch (e) {
     line.dataset.state = 'failed';
-    sayError(line, e, 'The search and spam engine did not start: ');
+    sayError(line, e, t('options_engine_failed'));
   }
 }
 
@@ -58,16 +60,19 @@ function keyRow(k: KeyInfo): HTMLTableRowElement {
   const actions = document.createElement('td');
   const exportBtn = Object.assign(document.createElement('button'), {
     type: 'button',
-    textContent: 'Export public key',
+    textContent: t('options_export_key'),
   });
   exportBtn.addEventListener('click', () => void exportKey(k));
-  const deleteBtn = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Delete' });
+  const deleteBtn = Object.assign(document.createElement('button'), {
+    type: 'button',
+    textContent: t('options_delete'),
+  });
   deleteBtn.addEventListener('click', () => void deleteKey(k));
   actions.append(exportBtn, deleteBtn);
   tr.append(
     cell(k.userIds.join('\n')),
     fp,
-    cell(`${k.hasPrivate ? 'Your key (private and public)' : 'Public key'} · ${keyTypeName(k.algorithm)}`),
+    cell(t(k.hasPrivate ? 'options_key_private' : 'options_key_public', keyTypeName(k.algorithm))),
     actions,
   );
   return tr;
@@ -78,18 +83,16 @@ async function exportKey(k: KeyInfo): Promise<void> {
   out.value = await (await storePromise).exportPublic(k.fingerprint);
   out.hidden = false;
   out.select();
-  say($('keys-status'), `Public key of ${k.userIds[0] ?? k.fingerprint} below: copy it and share it.`, 'ok');
+  say($('keys-status'), t('options_exported', k.userIds[0] ?? k.fingerprint), 'ok');
 }
 
 async function deleteKey(k: KeyInfo): Promise<void> {
-  const what = k.hasPrivate
-    ? 'your PRIVATE key (mail encrypted to it becomes unreadable unless you have a backup)'
-    : 'this public key';
-  if (!confirm(`Delete ${what}?\n${k.userIds.join(', ')}\n${formatFingerprint(k.fingerprint)}`)) return;
+  const question = k.hasPrivate ? 'options_delete_private_confirm' : 'options_delete_public_confirm';
+  if (!confirm(t(question, k.userIds.join(', '), formatFingerprint(k.fingerprint)))) return;
   try {
     await (await storePromise).delete(k.fingerprint);
     await ask({ type: 'keys-changed', deleted: [k.fingerprint] });
-    say($('keys-status'), `Deleted ${k.userIds[0] ?? k.fingerprint}.`, 'ok');
+    say($('keys-status'), t('options_deleted', k.userIds[0] ?? k.fingerprint), 'ok');
   } catch (e) {
     sayError($('keys-status'), e);
   }
@@ -113,7 +116,7 @@ function onGenerate(form: HTMLFormElement): void {
     const f = new FormData(form);
     const status = $('generate-status');
     const bar = $<HTMLProgressElement>('generate-progress');
-    if (f.get('passphrase') !== f.get('confirm')) return say(status, 'The passphrases do not match.', 'error');
+    if (f.get('passphrase') !== f.get('confirm')) return say(status, t('options_passphrases_differ'), 'error');
     const button = form.querySelector('button')!;
     button.disabled = true;
     bar.hidden = false;
@@ -133,7 +136,7 @@ function onGenerate(form: HTMLFormElement): void {
       );
       bar.hidden = true; // before announcing success, so the page never shows both
       form.reset();
-      say(status, `Generated ${formatFingerprint(info.fingerprint)}.`, 'ok');
+      say(status, t('options_generated', formatFingerprint(info.fingerprint)), 'ok');
       await ask({ type: 'keys-changed' });
     } catch (e) {
       sayError(status, e);
@@ -150,7 +153,7 @@ function onImport(form: HTMLFormElement): void {
   (form.elements.namedItem('file') as HTMLInputElement).addEventListener('change', async (ev) => {
     const file = (ev.target as HTMLInputElement).files?.[0];
     if (!file) return;
-    if (file.size > 1 << 20) return say($('import-status'), 'That file is too large to be a key (over 1 MB).', 'error');
+    if (file.size > 1 << 20) return say($('import-status'), t('options_file_too_large'), 'error');
     textarea.value = await file.text();
   });
   form.addEventListener('submit', async (ev) => {
@@ -162,11 +165,10 @@ function onImport(form: HTMLFormElement): void {
         await storePromise
       ).importArmored(String(f.get('armored') ?? ''), String(f.get('passphrase') ?? '') || undefined);
       form.reset();
-      say(
-        status,
-        `Imported ${infos.map((k) => `${k.userIds[0] ?? ''} (${k.hasPrivate ? 'private' : 'public'})`).join(', ')}.`,
-        'ok',
+      const keys = infos.map((k) =>
+        t(k.hasPrivate ? 'options_imported_private' : 'options_imported_public', k.userIds[0] ?? ''),
       );
+      say(status, t('options_imported', keys.join(', ')), 'ok');
       await ask({ type: 'keys-changed' });
     } catch (e) {
       // Nothing was stored; the form keeps its content for a retry.
@@ -183,7 +185,7 @@ async function onSettings(form: HTMLFormElement): Promise<void> {
     ev.preventDefault();
     try {
       await saveSettings({ unlockMinutes: Number(input.value) });
-      say($('settings-status'), 'Saved. Applies from the next unlock.', 'ok');
+      say($('settings-status'), t('options_saved_unlock'), 'ok');
     } catch (e) {
       sayError($('settings-status'), e);
     }
@@ -208,30 +210,25 @@ function offerThunderbirdIndexing(): void {
       return;
     }
     pausing = false;
-    button.textContent = 'Pause';
+    button.textContent = t('options_tb_pause');
     bar.hidden = false;
-    say(status, 'Listing messages…');
+    say(status, t('options_tb_listing'));
     port = browser.runtime.connect({ name: TB_INDEX_PORT });
     port.onMessage.addListener((raw: unknown) => {
       const msg = raw as { progress?: MailboxTally; result?: MailboxTally; error?: string };
-      const t = msg.progress ?? msg.result;
-      if (t) {
-        showProgress(bar, t.done, Math.max(1, t.total), `${t.done} of ${t.total} messages read`);
-        say(status, `${t.done} of ${t.total} messages read, ${t.indexed} decrypted and indexed.`);
+      const tally = msg.progress ?? msg.result;
+      if (tally) {
+        showProgress(bar, tally.done, Math.max(1, tally.total), t('progress_read', tally.done, tally.total));
+        say(status, t('options_tb_progress', tally.done, tally.total, tally.indexed));
       }
       if (msg.result || msg.error) {
         const done = msg.result && msg.result.done === msg.result.total;
         if (msg.error) say(status, msg.error, 'error');
-        else if (!done && pausing)
-          say(status, `Paused: ${status.textContent} Resume goes on from there, skipping what is indexed.`, 'ok');
+        else if (!done && pausing) say(status, t('options_tb_paused', status.textContent ?? ''), 'ok');
         else if (msg.result!.locked)
-          say(
-            status,
-            `${status.textContent} ${msg.result!.locked} need your key unlocked: unlock it and run again.`,
-            'error',
-          );
-        else say(status, `Done: ${status.textContent}`, 'ok');
-        button.textContent = !done && pausing ? 'Resume' : 'Index all mail';
+          say(status, t('options_tb_locked', status.textContent ?? '', msg.result!.locked), 'error');
+        else say(status, t('options_tb_done', status.textContent ?? ''), 'ok');
+        button.textContent = t(!done && pausing ? 'options_tb_resume' : 'options_tb_index_all');
         button.disabled = false;
         port?.disconnect();
         port = undefined;
@@ -246,11 +243,7 @@ function offerThunderbirdIndexing(): void {
  */
 function thunderbirdWording(): void {
   if (!thunderbird()) return;
-  $('move-spam-text').textContent =
-    'Move spam to the Junk folder of the mail account it arrived in. On an IMAP account that folder is on your ' +
-    'provider’s server, so your provider learns which of your messages were spam. Turn this off to have spam only ' +
-    'marked as junk here in Thunderbird: nothing about the verdict leaves this computer. Either way, marking a ' +
-    'message “Not Junk” (or moving it out of Junk) is remembered, and it is not moved again.';
+  $('move-spam-text').textContent = t('options_move_spam_thunderbird');
 }
 
 const refreshUnlock = mountUnlockForm($('unlock-panel'));

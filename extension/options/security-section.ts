@@ -9,6 +9,7 @@ import {
   type SecurityBackground,
 } from '../lib/security-background.js';
 import { $, say, sayError } from '../lib/ui.js';
+import { t } from '../lib/i18n.js';
 
 export async function initSecuritySection(): Promise<void> {
   let current: SecurityBackground = await loadSecurityBackground();
@@ -20,7 +21,7 @@ export async function initSecuritySection(): Promise<void> {
   $('security-new').addEventListener('click', () => {
     current = randomSecurityBackground(phrase.value.trim());
     paint();
-    say($('security-status'), 'A new pattern: save it to use it.', 'info');
+    say($('security-status'), t('security_new_pattern'), 'info');
   });
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -29,7 +30,7 @@ export async function initSecuritySection(): Promise<void> {
         current = { ...current, phrase: phrase.value.trim() };
         await saveSecurityBackground(current);
         paint();
-        say($('security-status'), 'Saved. Messages you open from now on show it.', 'ok');
+        say($('security-status'), t('security_saved'), 'ok');
       } catch (err) {
         sayError($('security-status'), err);
       }

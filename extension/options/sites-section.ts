@@ -8,6 +8,7 @@ import { ask } from '../lib/rpc.js';
 import { thunderbird } from '../thunderbird/api.js';
 import { $, say, sayError } from '../lib/ui.js';
 import { loadSites, sitePermission, webmailOrigin } from '../lib/webmail-sites.js';
+import { t } from '../lib/i18n.js';
 
 function show(sites: string[]): void {
   const list = $('sites');
@@ -27,11 +28,7 @@ function show(sites: string[]): void {
 async function change(req: { add?: string; remove?: string }): Promise<void> {
   try {
     show(await ask<string[]>({ type: 'webmail-sites', ...req }));
-    say(
-      $('sites-status'),
-      req.add ? `Added ${req.add}. Reload your webmail’s tabs to read encrypted mail there.` : 'Removed.',
-      'ok',
-    );
+    say($('sites-status'), req.add ? t('sites_added', req.add) : t('sites_removed'), 'ok');
   } catch (e) {
     sayError($('sites-status'), e);
   }
@@ -55,7 +52,8 @@ export function initSitesSection(): void {
       if (wanted && !(await browser.permissions.request(wanted)))
         return say(
           $('sites-status'),
-          `Not added: your browser did not allow the extension on ${new URL(origin).host}.`,
+          t('sites_refused', new URL(origin).host),
+
           'error',
         );
       await change({ add: origin });

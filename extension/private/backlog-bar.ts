@@ -13,6 +13,7 @@ import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { decryptListed } from '../content/listed-message.js';
 import { showProgress } from '../lib/ui.js';
+import { t } from '../lib/i18n.js';
 import { BacklogRun, type BacklogProgress } from './backlog.js';
 import { backlogText } from './backlog-text.js';
 import { isOutcome } from './faults.js';
@@ -66,12 +67,12 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
   // and a progress bar that says its count in words.
   const bar = Object.assign(doc.createElement('div'), { className: 'bar' });
   bar.setAttribute('role', 'region');
-  bar.setAttribute('aria-label', 'Private spam check');
+  bar.setAttribute('aria-label', t('spam_region'));
   const label = doc.createElement('span');
   label.setAttribute('role', 'status');
   const progress = doc.createElement('progress');
-  progress.setAttribute('aria-label', 'Spam check of new mail');
-  showProgress(progress, 0, work.length, `0 of ${work.length} messages checked`);
+  progress.setAttribute('aria-label', t('backlog_progress_name'));
+  showProgress(progress, 0, work.length, t('progress_checked', 0, work.length));
   const button = Object.assign(doc.createElement('button'), { type: 'button', textContent: 'Pause' });
   bar.append(label, progress, button);
   root.append(Object.assign(doc.createElement('style'), { textContent: STYLE }), bar);
@@ -83,7 +84,7 @@ export async function offerBacklogCheck(adapter: WebmailAdapter, doc: Document, 
     last = p;
     bar.dataset.state = p.state;
     label.textContent = backlogText(p, moved);
-    showProgress(progress, p.done, p.total, `${p.done} of ${p.total} messages checked`);
+    showProgress(progress, p.done, p.total, t('progress_checked', p.done, p.total));
     button.hidden = p.state === 'done';
     button.textContent = p.state === 'running' || p.state === 'waiting' ? 'Pause' : 'Resume';
   };

@@ -4,36 +4,35 @@
 // check waits for it and about how long the rest takes. One whole sentence
 // per case, so each can be translated as it stands.
 import type { BacklogProgress } from './backlog.js';
+import { t } from '../lib/i18n.js';
 
 /** "about 3 minutes left"; undefined until the pace is known. */
 function timeLeft(ms: number | undefined): string | undefined {
   if (ms === undefined) return undefined;
   const minutes = Math.ceil(ms / 60_000);
-  return minutes <= 1 ? 'about 1 minute left' : `about ${minutes} minutes left`;
+  return minutes <= 1 ? t('backlog_minute_left') : t('backlog_minutes_left', minutes);
 }
 
 /** Where the spam moved to Junk, and the messages that got no answer, are said after the progress. */
 function tail(p: BacklogProgress, moved: number): string {
-  const junk = moved === 1 ? ' 1 moved to Junk.' : moved > 1 ? ` ${moved} moved to Junk.` : '';
-  const missed = p.unanswered ? ` ${p.unanswered} got no answer; they are checked when you open them.` : '';
-  return junk + missed;
+  const junk = moved === 1 ? t('backlog_moved_one') : moved > 1 ? t('backlog_moved', moved) : '';
+  const missed = p.unanswered ? t('backlog_unanswered', p.unanswered) : '';
+  return [junk, missed].map((s) => (s ? ` ${s}` : '')).join('');
 }
 
 export function backlogText(p: BacklogProgress, moved = 0): string {
   const left = timeLeft(p.leftMs);
   switch (p.state) {
     case 'running':
-      if (!p.paced) return `Checking your new mail for spam privately: ${p.done} of ${p.total}…`;
-      return left
-        ? `Waiting for your provider, which limits how fast mail is checked (${p.done} of ${p.total}, ${left}).`
-        : `Waiting for your provider, which limits how fast mail is checked (${p.done} of ${p.total}).`;
+      if (!p.paced) return t('backlog_running', p.done, p.total);
+      return left ? t('backlog_paced_left', p.done, p.total, left) : t('backlog_paced', p.done, p.total);
     case 'waiting':
-      return `Waiting for your provider: it cannot be reached right now (${p.done} of ${p.total} done). The rest is checked as soon as it answers again.${tail(p, moved)}`;
+      return t('backlog_waiting', p.done, p.total, tail(p, moved));
     case 'paused':
-      return `Spam check paused: ${p.done} of ${p.total} done.${tail(p, moved)}`;
+      return t('backlog_paused', p.done, p.total, tail(p, moved));
     case 'locked':
-      return `Spam check paused: your key is locked. Unlock it with the Private Mail Functions button in the toolbar, then resume.${tail(p, moved)}`;
+      return t('backlog_locked', tail(p, moved));
     case 'done':
-      return `Checked ${p.checked} of ${p.total} new messages for spam privately.${tail(p, moved)}`;
+      return t('backlog_done', p.checked, p.total, tail(p, moved));
   }
 }

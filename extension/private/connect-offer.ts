@@ -15,6 +15,8 @@
 import browser from 'webextension-polyfill';
 import type { WebmailAdapter } from '../content/adapters/adapter.js';
 import { WEBMAIL_CONNECT, type WebmailConnectRequest } from './messages.js';
+import { t } from '../lib/i18n.js';
+import { fillElement } from '../lib/i18n-dom.js';
 
 const STYLE = `.bar{font:13px system-ui,sans-serif;background:#eef1f5;border:1px solid #8a99ad;border-radius:6px;padding:8px 10px;margin:8px 0}
 button{font:12px system-ui,sans-serif;margin-left:8px}.bar[data-state=error]{background:#fde8e8;border-color:#c0392b}
@@ -36,13 +38,12 @@ function topicQuestion(doc: Document, onAnswer: (share: boolean) => void): HTMLF
   const set = el(doc, 'fieldset');
   set.append(
     el(doc, 'legend', {
-      textContent:
-        'Share the topic of each checked message with your provider? It learns only the topic (for example “sports”), never the message.',
+      textContent: t('options_topics_question'),
     }),
   );
-  for (const [value, text] of [
-    ['keep', 'Don’t share topics'],
-    ['share', 'Share topics'],
+  for (const [value, key] of [
+    ['keep', 'options_topics_keep'],
+    ['share', 'options_topics_share'],
   ] as const) {
     const input = el(doc, 'input', { type: 'radio', name: 'pmf-topics', value });
     input.addEventListener('click', (ev) => {
@@ -50,7 +51,8 @@ function topicQuestion(doc: Document, onAnswer: (share: boolean) => void): HTMLF
       else ev.preventDefault(); // the page's scripts do not answer for the user (the choice shown stays theirs)
     });
     const label = el(doc, 'label');
-    label.append(input, ` ${text}`);
+    label.append(input);
+    fillElement(label, key);
     set.append(label);
   }
   return set;
@@ -67,12 +69,12 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
   const root = host.attachShadow({ mode: 'closed' });
   const bar = el(doc, 'div', { className: 'bar' });
   bar.setAttribute('role', 'region');
-  bar.setAttribute('aria-label', 'Private spam check'); // named, or it is no landmark to screen readers
+  bar.setAttribute('aria-label', t('spam_region')); // named, or it is no landmark to screen readers
   const label = el(doc, 'span', {
-    textContent: 'Let your provider check your encrypted mail for spam without reading it.',
+    textContent: t('connect_offer'),
   });
   label.setAttribute('role', 'status');
-  const button = el(doc, 'button', { type: 'button', textContent: 'Turn on private spam check', disabled: true });
+  const button = el(doc, 'button', { type: 'button', textContent: t('connect_turn_on'), disabled: true });
   let topics: boolean | undefined;
   const question = topicQuestion(doc, (share) => {
     topics = share;
@@ -83,14 +85,15 @@ export async function offerOneClickConnect(adapter: WebmailAdapter, doc: Documen
   button.addEventListener('click', async (ev) => {
     if (!ev.isTrusted || topics === undefined) return; // only the user's own click, never the page's scripts
     button.disabled = true;
-    label.textContent = 'Connecting and fetching the spam model…';
+    label.textContent = t('spam_connecting');
     try {
       const reply = offer.fromBackground
         ? await ask({ [WEBMAIL_CONNECT]: 'roundcube', ...offer.fromBackground, topics })
         : await ask({ [WEBMAIL_CONNECT]: 'connect', ...(await offer.issueToken!()), topics });
-      if (!reply?.ok) throw new Error(reply?.error ?? 'Private Mail Functions did not answer. Reload the page.');
+      if (!reply?.ok) throw new Error(reply?.error ?? t('connect_no_answer'));
       bar.dataset.state = 'done';
-      label.textContent = `Connected to ${String(reply.value)}: your mail is now checked for spam privately, starting with what is in this folder.`;
+      label.textContent = t('connect_done', String(reply.value));
+
       button.remove();
       question.remove();
     } catch (e) {

@@ -3,6 +3,7 @@
 // kept apart, for a "details" disclosure.
 import type { BlocklistHit } from '../../client/core/blocklist.js';
 import type { FailureCode, ItemOutcome } from './worker-protocol.js';
+import { t, type MessageKey } from '../lib/i18n.js';
 
 /**
  * What a message's spam badge shows. 'checking' and 'waiting' are not an
@@ -22,7 +23,7 @@ export interface SpamBadge {
 }
 
 /** The badge's text for a message treated as spam because of a blocklist hit alone. */
-export const BLOCKLISTED = 'spam (on your provider’s blocklist, checked privately)';
+export const BLOCKLISTED = t('spam_blocklisted');
 
 /**
  * One sentence per hit, e.g. "A link in this message (evil.example) is on
@@ -37,10 +38,11 @@ export function blocklistLines(hits: readonly BlocklistHit[]): string[] {
     const key = `${attachment}|${h.category}|${h.since}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const what = attachment
-      ? 'An attachment of this message'
-      : `A link in this message (${h.item.replace(/^(host|domain|url):/, '')})`;
-    out.push(`${what} is on your provider’s ${h.category} list (since ${h.since}, score ${h.score}).`);
+    out.push(
+      attachment
+        ? t('spam_hit_attachment', h.category, h.since, h.score)
+        : t('spam_hit_link', h.item.replace(/^(host|domain|url):/, ''), h.category, h.since, h.score),
+    );
   }
   return out;
 }
@@ -59,70 +61,63 @@ export function withBlocklist(badge: SpamBadge, hits: readonly BlocklistHit[]): 
 }
 
 /** The line under a badge whose message's topic was shared. */
-export const TOPIC_SHARED = 'Its topic was shared with your provider, which learns only the topic, not the message.';
+export const TOPIC_SHARED = t('spam_topic_shared');
 
 /** Whether a badge is an outcome (the check is over for now), not a step on the way. */
 export const isOutcome = (b: SpamBadge): boolean => b.state !== 'checking' && b.state !== 'waiting';
 
-export const CHECKING: SpamBadge = { state: 'checking', text: 'Checking for spam privately…' };
+export const CHECKING: SpamBadge = { state: 'checking', text: t('spam_checking') };
 
 /** The provider sets the pace (its per-user rate limit): the message is checked in its turn. */
 export const PACED: SpamBadge = {
   state: 'waiting',
   paced: true,
-  text: 'Waiting for your provider, which limits how fast mail is checked: this message is checked in its turn.',
+  text: t('spam_paced'),
 };
 
 /** The provider could not be reached: the message is kept and checked when it answers again (retried with backoff). */
 export const PROVIDER_DOWN: SpamBadge = {
   state: 'waiting',
-  text: 'Waiting for your provider: it cannot be reached right now. This message is checked as soon as it answers again.',
+  text: t('spam_provider_down'),
 };
 
 export const LOCKED: SpamBadge = {
   state: 'unavailable',
-  text: 'Spam check paused: your keys were locked. Unlock them and the message is checked when it is shown again.',
+  text: t('spam_locked'),
 };
 
 export const RECONNECTED: SpamBadge = {
   state: 'unavailable',
-  text: 'Spam check not done: the connection to your provider changed. Reload the page to check it under the new one.',
+  text: t('spam_reconnected'),
 };
 
 /** The provider is down and more messages wait than are kept for it: this one is checked when shown again. */
 export const NOT_KEPT: SpamBadge = {
   state: 'unavailable',
-  text: 'Not checked for spam yet: your provider cannot be reached, and too many messages are waiting for it. This one is checked when you open it again.',
+  text: t('spam_not_kept'),
 };
 
 /** Failures that pass by themselves: the messages wait for the provider and are tried again (provider-health.ts). */
 export const isTransient = (code: FailureCode): boolean => code === 'provider_unreachable' || code === 'rate_limited';
 
-const FAILURES: Record<FailureCode, string> = {
-  provider_unreachable:
-    'Waiting for your provider: it cannot be reached right now. Your mail is checked as soon as it answers again.',
-  bad_token:
-    'Spam check stopped: your provider no longer accepts this connection’s access token, so nothing is checked. Connect again under “Private spam filtering” in Private Mail Functions settings.',
-  package_tampered:
-    'Spam check stopped: the spam model the provider sent failed its integrity check, so it was not used. Nothing about your mail was sent. Tell your provider.',
-  package_log:
-    'Spam check stopped: the provider’s published list of spam models does not vouch for this one, so it was not used. Nothing about your mail was sent. Tell your provider.',
-  package_unwitnessed:
-    'Spam check paused: not enough of the independent witnesses you rely on have confirmed that everyone gets this spam model, so it was not used. Nothing about your mail was sent. It is tried again when you open a message; if this lasts, see “Same spam model for everyone” in Private Mail Functions settings.',
-  storage_full:
-    'Spam check paused: there is no room left to store the spam model on this device. Free some space and try again.',
-  rate_limited:
-    'Waiting for your provider, which limits how fast mail is checked. Your mail is checked as soon as it lets the add-on go on.',
-  spam_off: 'Spam check is turned off in Private Mail Functions settings: nothing about your mail was sent.',
-  protocol: 'Spam check failed for this message. The message is shown as usual.',
+const FAILURES: Record<FailureCode, MessageKey> = {
+  provider_unreachable: 'spam_fail_unreachable',
+  bad_token: 'spam_fail_bad_token',
+  package_tampered: 'spam_fail_tampered',
+  package_log: 'spam_fail_log',
+  package_unwitnessed: 'spam_fail_unwitnessed',
+  storage_full: 'spam_fail_storage',
+  rate_limited: 'spam_fail_rate',
+  spam_off: 'spam_fail_off',
+  protocol: 'spam_fail_protocol',
 };
 
 export function failureBadge(code: FailureCode, detail: string): SpamBadge {
-  return { state: 'unavailable', text: FAILURES[code], detail };
+  return { state: 'unavailable', text: failureText(code), detail };
 }
 
 export function failureText(code: FailureCode): string {
-  return FAILURES[code];
+  return t(FAILURES[code]);
 }
 
 /**
@@ -132,13 +127,13 @@ export function failureText(code: FailureCode): string {
 export function connectFailureText(code: FailureCode, origin: string): string {
   switch (code) {
     case 'provider_unreachable':
-      return `No provider answers at ${origin}. Check the address, including the port number, and that your provider is running.`;
+      return t('spam_connect_unreachable', origin);
     case 'bad_token':
-      return `The provider at ${origin} did not accept this access token. Check that you copied all of it, or ask your provider for a new one.`;
+      return t('spam_connect_bad_token', origin);
     case 'rate_limited':
-      return `The provider at ${origin} asks to wait a moment before connecting again. Try again in a minute.`;
+      return t('spam_connect_rate', origin);
     default:
-      return FAILURES[code];
+      return failureText(code);
   }
 }
 
@@ -148,32 +143,31 @@ type Outcome =
   | { kind: Exclude<ItemOutcome['kind'], 'verdict'>; detail?: string; final?: boolean };
 
 /** A message whose check failed too often: given up on, so it never holds up the mail after it. */
-export const NOT_CHECKED =
-  'Not checked for spam: the check failed on this message several times, so it is not tried again. The message is shown as usual.';
+export const NOT_CHECKED = t('spam_not_checked');
 
 export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBadge {
   // The user's own word wins over the check's, here (private/store.ts markByUser).
   if (o.user)
-    return o.user.spam
-      ? { state: 'spam', text: 'spam (you marked it)' }
-      : { state: 'not-spam', text: 'not spam (you marked it)' };
+    return o.user.spam ? { state: 'spam', text: t('spam_user_spam') } : { state: 'not-spam', text: t('spam_user_ham') };
   switch (o.kind) {
     case 'verdict':
-      return o.spam ? { state: 'spam', text: 'spam (private check)' } : { state: 'not-spam', text: 'not spam' };
+      return o.spam
+        ? { state: 'spam', text: t('spam_verdict_spam') }
+        : { state: 'not-spam', text: t('spam_verdict_ham') };
     case 'already_classified':
       // The provider's own words name the task ("…classified (spam)"), which reads like a verdict: not shown.
       return {
         state: 'checked-before',
-        text: 'Checked for spam before, on another device or before this one was reset. Your provider gives each message one check, and its result was not kept here, so no verdict is shown.',
+        text: t('spam_checked_before'),
       };
     case 'unknown_message':
       return {
         state: 'unavailable',
-        text: 'Not checked for spam: your provider does not know this message.',
+        text: t('spam_unknown_message'),
         detail: o.detail,
       };
     case 'failed':
-      return { state: 'unavailable', text: o.final ? NOT_CHECKED : FAILURES.protocol, detail: o.detail };
+      return { state: 'unavailable', text: o.final ? NOT_CHECKED : failureText('protocol'), detail: o.detail };
   }
 }
 
@@ -184,21 +178,11 @@ export function outcomeBadge(o: Outcome & { user?: { spam: boolean } }): SpamBad
  */
 export function spamCheckLines(b: SpamBadge, inJunk: boolean, byUser: boolean): string[] {
   if (b.state === 'spam') {
-    if (byUser) return ['You marked this message as spam.'];
-    if (b.blocklist?.length)
-      return [
-        inJunk
-          ? 'In Junk because of your provider’s blocklist, checked privately:'
-          : 'On your provider’s blocklist, checked privately:',
-        ...b.blocklist,
-      ];
-    return [
-      inJunk
-        ? 'In Junk because your provider’s private spam check found this message to be spam, without reading it.'
-        : 'Your provider’s private spam check found this message to be spam, without reading it.',
-    ];
+    if (byUser) return [t('spam_line_user_spam')];
+    if (b.blocklist?.length) return [t(inJunk ? 'spam_line_junk_blocklist' : 'spam_line_blocklist'), ...b.blocklist];
+    return [t(inJunk ? 'spam_line_junk_verdict' : 'spam_line_verdict')];
   }
-  if (b.state === 'not-spam')
-    return [byUser ? 'You marked this message as not spam.' : 'Checked for spam privately: not spam.'];
+  if (b.state === 'not-spam') return [t(byUser ? 'spam_line_user_ham' : 'spam_line_ham')];
+
   return [b.text];
 }

@@ -14,42 +14,37 @@ import { STATUS_CHANGED, type PrivateRequest, type PrivateStatus } from './messa
 import { healthText } from './provider-health.js';
 import { permissionRefused, providerPermission } from './provider-permission.js';
 import { initSignInForm, topicsChosen } from './sign-in-form.js';
+import { t } from '../lib/i18n.js';
 
 /** Dispatched on the document once a connect succeeded. */
 export const PROVIDER_CONNECTED = 'pmf-provider-connected';
 
 export async function askPrivate<T>(req: PrivateRequest): Promise<T> {
   const reply = (await browser.runtime.sendMessage(req)) as { ok: boolean; value?: T; error?: string } | undefined;
-  if (!reply) throw new Error('The extension background did not answer.');
+  if (!reply) throw new Error(t('no_background_answer'));
   if (!reply.ok) throw new Error(reply.error);
   return reply.value as T;
 }
 
-const checkedToday = (n: number) => (n === 1 ? '1 message checked today' : `${n} messages checked today`);
+const checkedToday = (n: number) => (n === 1 ? t('spam_checked_today_one') : t('spam_checked_today', n));
 
 /** The status line: what the check is doing, or why not, and what to do. */
 function statusLine(
   s: PrivateStatus,
   where: 'popup' | 'settings',
 ): { text: string; kind: 'ok' | 'warn' | 'error' | 'info' } {
-  if (s.connected && !s.spamCheck)
-    return {
-      text: 'Spam check turned off in Private Mail Functions settings: nothing about your mail is sent.',
-      kind: 'info',
-    };
+  if (s.connected && !s.spamCheck) return { text: t('spam_status_off'), kind: 'info' };
   if (s.health)
     return { text: healthText(s.health, where, s.held), kind: s.health.state === 'refused' ? 'error' : 'warn' };
   if (s.lastError) return { text: s.lastError.text, kind: 'error' };
   if (s.backlog && s.backlog.state !== 'done') return { text: backlogText(s.backlog), kind: 'info' };
   if (!s.connected)
     return where === 'popup'
-      ? { text: 'Spam check off: connect to your provider in Private Mail Functions settings.', kind: 'info' }
-      : { text: 'Not connected: enter your mail address and its password.', kind: 'info' };
-  if (where === 'popup') return { text: `Spam check on: ${checkedToday(s.classifiedToday)}.`, kind: 'ok' };
-  const model = s.model
-    ? ` Spam model version ${s.model.version} (${Math.round(s.model.bytes / 1024)} KB) is stored on this device.`
-    : '';
-  return { text: `Connected to ${s.provider}: ${checkedToday(s.classifiedToday)}.${model}`, kind: 'ok' };
+      ? { text: t('spam_status_popup_off'), kind: 'info' }
+      : { text: t('spam_status_not_connected'), kind: 'info' };
+  if (where === 'popup') return { text: t('spam_status_popup_on', checkedToday(s.classifiedToday)), kind: 'ok' };
+  const model = s.model ? ` ${t('spam_status_model', s.model.version, Math.round(s.model.bytes / 1024))}` : '';
+  return { text: t('spam_status_connected', String(s.provider), checkedToday(s.classifiedToday)) + model, kind: 'ok' };
 }
 
 function show(s: PrivateStatus): void {
@@ -82,7 +77,7 @@ function show(s: PrivateStatus): void {
   bar.hidden = !s.download || s.download.received >= s.download.total;
   if (s.download) {
     const { received, total } = s.download;
-    showProgress(bar, received, total, `${formatSize(received)} of ${formatSize(total)}`);
+    showProgress(bar, received, total, t('progress_bytes', formatSize(received), formatSize(total)));
   }
 }
 
@@ -130,7 +125,8 @@ export function initProviderSection(): void {
     const button = form.querySelector('button')!;
     if (!(await allowed)) return say($('provider-status'), permissionRefused(field('url').value), 'error');
     button.disabled = true;
-    say($('provider-status'), 'Connecting and fetching the spam model…', 'info');
+    say($('provider-status'), t('spam_connecting'), 'info');
+
     const poll = setInterval(() => void refresh().catch(() => {}), 300);
 
     try {

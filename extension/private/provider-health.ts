@@ -9,6 +9,7 @@
 // minutes of its return. Pure: the background keeps it and sets the alarm.
 import { isTransient } from './faults.js';
 import type { WorkerFailure } from './worker-protocol.js';
+import { t } from '../lib/i18n.js';
 
 export type ProviderHealth =
   | {
@@ -63,17 +64,9 @@ const time = (ms: number) => new Date(ms).toLocaleTimeString([], { hour: '2-digi
  */
 export function healthText(h: ProviderHealth, where: 'popup' | 'settings', waiting = 0): string {
   if (h.state === 'refused')
-    return where === 'settings'
-      ? `Your provider stopped accepting this connection’s access token at ${time(h.since)}, so no mail is checked. Enter a new access token below and connect again.`
-      : 'Spam check stopped: your provider no longer accepts this connection’s access token. Connect again under “Private spam filtering” in Private Mail Functions settings.';
-  const kept =
-    waiting === 1
-      ? ' 1 message is waiting and is checked as soon as it answers.'
-      : waiting > 1
-        ? ` ${waiting} messages are waiting and are checked as soon as it answers.`
-        : ' Your mail is checked as soon as it answers.';
-  const next = ` Next try at ${time(h.retryAt)}.`;
+    return where === 'settings' ? t('health_refused_settings', time(h.since)) : t('health_refused');
+  const kept = waiting === 1 ? t('health_kept_one') : waiting > 1 ? t('health_kept', waiting) : t('health_kept_none');
   return h.why === 'paced'
-    ? `Waiting for your provider, which limits how fast mail is checked.${kept}${next}`
-    : `Waiting for your provider: it has not answered since ${time(h.since)}.${kept}${next}`;
+    ? t('health_paced', kept, time(h.retryAt))
+    : t('health_down', time(h.since), kept, time(h.retryAt));
 }

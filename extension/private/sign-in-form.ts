@@ -8,6 +8,7 @@ import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
 import type { PrivateStatus } from './messages.js';
 import { signInPermission } from './provider-permission.js';
+import { t } from '../lib/i18n.js';
 
 /** The user's answer to the form's topic question (the radios are required, so there is one). */
 export const topicsChosen = (form: HTMLFormElement): boolean | undefined => {
@@ -31,15 +32,10 @@ export function initSignInForm(deps: {
     const wanted = signInPermission(address, elsewhere.get(address));
     const granted = wanted ? browser.permissions.request(wanted).catch(() => false) : Promise.resolve(true);
     const line = $('provider-status');
-    if (!(await granted))
-      return say(
-        line,
-        'Not connected: Private Mail Functions may talk to your provider only with your permission. Nothing was sent. Click Connect again and choose Allow.',
-        'error',
-      );
+    if (!(await granted)) return say(line, t('sign_in_refused'), 'error');
     const button = form.querySelector('button')!;
     button.disabled = true;
-    say(line, 'Finding your provider and signing in…', 'info');
+    say(line, t('sign_in_finding'), 'info');
     const poll = setInterval(() => void deps.refresh().catch(() => {}), 300);
     try {
       const answer = await deps.ask<PrivateStatus | { needsPermission: string }>({
@@ -52,7 +48,8 @@ export function initSignInForm(deps: {
         elsewhere.set(address, answer.needsPermission);
         return say(
           line,
-          `Your mail provider’s spam check runs at ${new URL(answer.needsPermission).host}. Click Connect again and choose Allow to use it.`,
+          t('sign_in_elsewhere', new URL(answer.needsPermission).host),
+
           'warn',
         );
       }

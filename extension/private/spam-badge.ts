@@ -10,6 +10,7 @@ import browser from 'webextension-polyfill';
 import type { MessageView, WebmailAdapter } from '../content/adapters/adapter.js';
 import { TOPIC_SHARED, type SpamBadge } from './faults.js';
 import { SPAM_BADGE, USER_VERDICT, type SpamBadgeMessage, type UserVerdictRequest } from './messages.js';
+import { t } from '../lib/i18n.js';
 
 const STYLE = `.spam{font:13px system-ui,sans-serif;border-radius:6px;padding:6px 10px;margin:8px 0;border:1px solid #8a99ad;background:#eef1f5;color:#2c3a4d}
 .spam[data-state=spam]{background:#fde8e8;border-color:#c0392b;color:#7b1d12}.spam[data-state=not-spam]{background:#e7f6ea;border-color:#3a8f4b;color:#1d5228}
@@ -17,12 +18,12 @@ details,.topic,.blocklist{margin-top:4px;font-size:12px}.blocklist{font-weight:6
 
 /** Each state in words: the badge's accessible name, as screen readers say it (its colour says it to the eye). */
 const STATE_WORDS: Record<SpamBadge['state'], string> = {
-  checking: 'checking',
-  waiting: 'waiting for your provider',
-  spam: 'spam',
-  'not-spam': 'not spam',
-  'checked-before': 'checked before',
-  unavailable: 'not checked',
+  checking: t('spam_state_checking'),
+  waiting: t('spam_state_waiting'),
+  spam: t('spam_state_spam'),
+  'not-spam': t('spam_state_not_spam'),
+  'checked-before': t('spam_state_checked_before'),
+  unavailable: t('spam_state_not_checked'),
 };
 
 /** Each host's closed shadow root: only this content script holds them. */
@@ -47,7 +48,7 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
   el.className = 'spam';
   el.dataset.state = badge.state;
   el.setAttribute('role', 'status');
-  el.setAttribute('aria-label', `Spam check: ${STATE_WORDS[badge.state]}`);
+  el.setAttribute('aria-label', t('spam_name', STATE_WORDS[badge.state]));
   el.textContent = badge.text;
   for (const line of badge.blocklist ?? [])
     el.append(Object.assign(document.createElement('div'), { className: 'blocklist', textContent: line }));
@@ -69,7 +70,10 @@ function render(body: HTMLElement, badge: SpamBadge): HTMLElement {
  * correction next to it (the badge then says so), and only fresh verdicts move mail.
  */
 function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageView): void {
-  const button = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Not spam' });
+  const button = Object.assign(document.createElement('button'), {
+    type: 'button',
+    textContent: t('spam_not_spam_button'),
+  });
   button.style.marginLeft = '8px';
   button.addEventListener('click', async () => {
     try {
@@ -77,11 +81,11 @@ function offerNotSpam(el: HTMLElement, adapter: WebmailAdapter, view: MessageVie
       moved.delete(view.body);
       const mark: UserVerdictRequest = { [USER_VERDICT]: view.source.id, spam: false };
       await browser.runtime.sendMessage(mark).catch(() => {}); // the move is what counts for the mailbox
-      render(view.body, { state: 'not-spam', text: 'Marked as not spam and moved back to your Inbox.' });
+      render(view.body, { state: 'not-spam', text: t('spam_moved_back') });
     } catch (e) {
       render(view.body, {
         state: 'unavailable',
-        text: 'Could not move it back to the Inbox.',
+        text: t('spam_move_back_failed'),
         detail: (e as Error).message,
       });
     }
@@ -99,17 +103,14 @@ async function show(adapter: WebmailAdapter, view: MessageView, m: SpamBadgeMess
     } catch (e) {
       render(view.body, {
         ...m.badge,
-        text: `${m.badge.text}: could not move it to Junk.`,
+        text: t('spam_move_failed', m.badge.text),
         detail: (e as Error).message,
       });
       return;
     }
     moved.add(view.body);
   }
-  const el = render(
-    view.body,
-    moved.has(view.body) ? { ...m.badge, text: `${m.badge.text}: moved to Junk.` } : m.badge,
-  );
+  const el = render(view.body, moved.has(view.body) ? { ...m.badge, text: t('spam_moved', m.badge.text) } : m.badge);
   if (adapter.folderOf(view) === 'junk') offerNotSpam(el, adapter, view);
 }
 

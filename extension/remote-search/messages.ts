@@ -5,6 +5,7 @@ import { RemoteIndexIntegrityError } from '../../client/core/remote-index/keys.j
 import { RemoteIndexRollbackError } from '../../client/core/remote-index/state.js';
 import { SearchKeyError } from '../../client/core/remote-index/wrap.js';
 import type { SearchHit } from '../search/mail-search.js';
+import { t, type MessageKey } from '../lib/i18n.js';
 
 export const REMOTE_SEARCH_MESSAGE = 'pmf-remote-search';
 export const REMOTE_SETTINGS_MESSAGE = 'pmf-remote-search-settings';
@@ -55,32 +56,31 @@ export function isRemoteSettingsRequest(msg: unknown): msg is RemoteSettingsRequ
   );
 }
 
-const PLAIN: Record<string, string> = {
-  unauthenticated: 'Your provider did not accept the access token: connect again in Keys & options.',
-  rate_limited: 'Your provider asks this account to search less often: try again in a minute.',
-  quota: 'Your index at the provider is full: delete it in Keys & options to start again.',
-  unavailable: 'Your provider could not be reached: try again later.',
+const PLAIN: Record<string, MessageKey> = {
+  unauthenticated: 'remote_unauthenticated',
+  rate_limited: 'remote_rate_limited',
+  quota: 'remote_quota',
+  unavailable: 'remote_unavailable',
 };
 
 /** A failure of the remote index as the page shows it. */
 export function remoteFailure(e: unknown): { ok: false; code: string; error: string; detail?: string } {
   const detail = e instanceof Error ? e.message : String(e);
   if (e instanceof RemoteIndexError)
-    return { ok: false, code: e.code, error: PLAIN[e.code] ?? PLAIN.unavailable, detail };
+    return { ok: false, code: e.code, error: t(PLAIN[e.code] ?? PLAIN.unavailable), detail };
   if (e instanceof SearchKeyError)
     return {
       ok: false,
       code: 'search-key',
-      error: 'The search key stored at your provider does not open with your keys.',
+      error: t('remote_search_key'),
       detail,
     };
   if (e instanceof RemoteIndexIntegrityError || e instanceof RemoteIndexRollbackError)
     return {
       ok: false,
       code: 'integrity',
-      error:
-        'Your provider returned index data your key did not make, or an older index than this device has seen: the search was stopped.',
+      error: t('remote_integrity'),
       detail,
     };
-  return { ok: false, code: 'internal', error: 'Search of all mail failed unexpectedly.', detail };
+  return { ok: false, code: 'internal', error: t('remote_unexpected'), detail };
 }

@@ -4,12 +4,13 @@
 import browser from 'webextension-polyfill';
 import { $, say, sayError } from '../lib/ui.js';
 import { REMOTE_SETTINGS_MESSAGE, type RemoteSearchStatus, type RemoteSettingsRequest } from './messages.js';
+import { t } from '../lib/i18n.js';
 
 async function ask(change: Omit<RemoteSettingsRequest, 'type'> = {}): Promise<RemoteSearchStatus> {
   const req: RemoteSettingsRequest = { type: REMOTE_SETTINGS_MESSAGE, ...change };
   const reply = (await browser.runtime.sendMessage(req)) as
     { ok: true; value: RemoteSearchStatus } | { ok: false; error: string } | undefined;
-  if (!reply) throw new Error('The extension background did not answer.');
+  if (!reply) throw new Error(t('no_background_answer'));
   if (!reply.ok) throw new Error(reply.error);
   return reply.value;
 }
@@ -20,9 +21,9 @@ function show(s: RemoteSearchStatus, note?: string): void {
   const line = $('remote-search-status');
   if (note) say(line, note, 'ok');
   else if (s.lastError) say(line, s.lastError, 'error');
-  else if (!s.connected) say(line, 'Connect to your provider above to search all your mail from any device.', 'info');
-  else if (!s.enabled) say(line, 'Off: search finds only mail decrypted on this device.', 'info');
-  else say(line, 'On: mail decrypted here is added to your encrypted index at the provider.', 'ok');
+  else if (!s.connected) say(line, t('remote_connect_first'), 'info');
+  else if (!s.enabled) say(line, t('remote_off'), 'info');
+  else say(line, t('remote_on'), 'ok');
 }
 
 export function initRemoteSearchSection(): void {
@@ -34,14 +35,10 @@ export function initRemoteSearchSection(): void {
     ),
   );
   $('remote-search-delete').addEventListener('click', () => {
-    if (
-      !confirm(
-        'Delete your search index at the provider? Search of all mail then finds nothing until your devices add mail again.',
-      )
-    )
-      return;
+    if (!confirm(t('remote_delete_confirm'))) return;
     ask({ deleteRemote: true }).then(
-      (s) => show(s, 'Deleted: your provider no longer holds a search index of your mail.'),
+      (s) => show(s, t('remote_deleted')),
+
       (e: unknown) => sayError($('remote-search-status'), e),
     );
   });

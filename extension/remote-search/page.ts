@@ -6,6 +6,7 @@ import browser from 'webextension-polyfill';
 import type { SearchHit } from '../search/mail-search.js';
 import { REMOTE_SEARCH_MESSAGE, type RemoteSearchRequest, type RemoteSearchResponse } from './messages.js';
 import { renderHit } from '../search/view.js';
+import { t } from '../lib/i18n.js';
 
 export type Scope = 'device' | 'all';
 
@@ -35,33 +36,31 @@ export async function runAllMail(
   parts: PageParts,
   current: () => boolean,
 ): Promise<void> {
-  parts.show('Searching all your mail in the encrypted index at your provider…');
+  parts.show(t('remote_searching'));
   let answer: RemoteSearchResponse;
   try {
     const request: RemoteSearchRequest = { type: REMOTE_SEARCH_MESSAGE, query, limit };
     answer = (await browser.runtime.sendMessage(request)) as RemoteSearchResponse;
   } catch {
-    answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
+    answer = { ok: false, code: 'unavailable', error: t('search_no_answer') };
   }
   if (!current()) return;
   parts.offerUnlock(answer?.ok === false && answer.code === 'locked');
   if (!answer?.ok) {
     parts.results.replaceChildren();
     parts.empty.hidden = true;
-    parts.show(answer?.error ?? 'Search failed.', true, answer?.detail);
+    parts.show(answer?.error ?? t('search_failed'), true, answer?.detail);
     return;
   }
   parts.results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, parts.open)));
   parts.empty.hidden = answer.hits.length > 0;
-  parts.empty.textContent = `No messages match “${query}”.`;
+  parts.empty.textContent = t('search_no_match', query);
   const { total } = answer;
-  const shown =
-    answer.hits.length < total
-      ? `The newest ${answer.hits.length} of ${total} messages`
-      : total === 1
-        ? '1 message'
-        : `${total} messages`;
   parts.show(
-    `${shown} of all your mail ${total === 1 ? 'matches' : 'match'} (from the encrypted index at your provider).`,
+    answer.hits.length < total
+      ? t('remote_matches_newest', answer.hits.length, total)
+      : total === 1
+        ? t('remote_matches_one')
+        : t('remote_matches', total),
   );
 }

@@ -3,6 +3,7 @@
 // open the index itself: the key lives only in the background's memory.
 import { MailSearchError } from './errors.js';
 import type { MailSearch, SearchHit, SearchOptions } from './mail-search.js';
+import { t } from '../lib/i18n.js';
 
 export const SEARCH_MESSAGE = 'pmf-search';
 
@@ -25,7 +26,7 @@ export function isSearchRequest(msg: unknown): msg is SearchRequest {
  * locked; the answer then says so instead of failing.
  */
 export async function answerSearchRequest(req: SearchRequest, search: MailSearch | null): Promise<SearchResponse> {
-  if (!search) return { ok: false, code: 'locked', error: 'Unlock your key below to search your mail' };
+  if (!search) return { ok: false, code: 'locked', error: t('search_locked') };
   try {
     const { limit = 50, sort, after, before, snippets } = req;
     const [{ hits, complete }, total] = await Promise.all([
@@ -35,6 +36,6 @@ export async function answerSearchRequest(req: SearchRequest, search: MailSearch
     return { ok: true, hits, total, complete };
   } catch (err) {
     if (err instanceof MailSearchError) return { ok: false, code: err.code, error: err.message };
-    return { ok: false, code: 'internal', error: 'Search failed unexpectedly' };
+    return { ok: false, code: 'internal', error: t('search_unexpected') };
   }
 }

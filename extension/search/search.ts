@@ -1,6 +1,7 @@
 // The search page: a query box and results. It cannot open the encrypted
 // index itself (the key lives in the background), so it asks the background
 // through a runtime message (messages.ts) and renders the answer.
+import '../lib/localize-page.js';
 import browser from 'webextension-polyfill';
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
@@ -11,6 +12,7 @@ import { SEARCH_MESSAGE, type SearchRequest, type SearchResponse } from './messa
 import type { SearchHit } from './mail-search.js';
 import { renderHit } from './view.js';
 import { chooseScope, chosenScope, runAllMail } from '../remote-search/page.js';
+import { t } from '../lib/i18n.js';
 
 const RESULT_LIMIT = 50;
 const TYPING_DELAY_MS = 200;
@@ -52,12 +54,9 @@ async function closedIndex(): Promise<string> {
     (s) => s.privateKeys,
     () => 1,
   );
-  if (keys === 0)
-    return tbApi
-      ? 'This search needs a key stored in Private Mail Functions: its index is protected with it. Thunderbird holds your key instead, so use Thunderbird’s own search (above the message list), or add your key in Private Mail Functions settings.'
-      : 'This search needs your key: add it in Private Mail Functions settings, then search here.';
+  if (keys === 0) return tbApi ? t('search_needs_key_thunderbird') : t('search_needs_key');
   offerUnlock(true);
-  return 'Unlock your key below to search your mail.';
+  return t('search_unlock_below');
 }
 
 /** The unlock form below the status while the key is locked; the search runs again once unlocked. */
@@ -72,7 +71,7 @@ function show(message: string, isError = false, detail?: string): void {
   if (!detail) return;
   const more = document.createElement('details');
   const summary = document.createElement('summary');
-  summary.textContent = 'Technical details';
+  summary.textContent = t('technical_details');
   more.append(summary, detail);
   status.append(more);
 }
@@ -82,7 +81,7 @@ const tbApi = thunderbird();
 const openInThunderbird = tbApi
   ? (hit: SearchHit) => {
       const id = messageIdOf(hit.url);
-      if (!id) return show('This message cannot be opened from here.', true);
+      if (!id) return show(t('search_cannot_open'), true);
       openMessage(tbApi, id).catch((e: Error) => show(e.message, true));
     }
   : undefined;
@@ -102,24 +101,20 @@ async function run(query: string, snippets = false): Promise<void> {
   if (!query.trim()) {
     results.replaceChildren();
     empty.hidden = true;
-    show(
-      scope === 'all'
-        ? 'Type words to search all your mail, from any device, in the encrypted index at your provider.'
-        : 'Type words to search your decrypted mail. Searching happens on this device only.',
-    );
+    show(scope === 'all' ? t('search_type_all') : t('search_type_device'));
     return;
   }
   if (scope === 'all') {
     const parts = { results, empty, show, offerUnlock, open: openInThunderbird };
     return runAllMail(query, RESULT_LIMIT, parts, () => mine === latest);
   }
-  if (!snippets) show('Searching…');
+  if (!snippets) show(t('search_searching'));
   let answer: SearchResponse;
   try {
     const request: SearchRequest = { type: SEARCH_MESSAGE, query, limit: RESULT_LIMIT, snippets, ...filters() };
     answer = (await browser.runtime.sendMessage(request)) as SearchResponse;
   } catch {
-    answer = { ok: false, code: 'unavailable', error: 'The extension background did not answer; try again.' };
+    answer = { ok: false, code: 'unavailable', error: t('search_no_answer') };
   }
   if (mine !== latest) return;
   unlockPanel.hidden = true;
@@ -127,23 +122,24 @@ async function run(query: string, snippets = false): Promise<void> {
     results.replaceChildren();
     empty.hidden = true;
     const closed = answer?.code === 'locked';
-    show(closed ? await closedIndex() : (answer?.error ?? 'Search failed.'), !closed);
+    show(closed ? await closedIndex() : (answer?.error ?? t('search_failed')), !closed);
     return;
   }
   results.replaceChildren(...answer.hits.map((h) => renderHit(document, h, openInThunderbird)));
   empty.hidden = answer.hits.length > 0 || !answer.complete;
-  empty.textContent = `No messages match “${query}”.`;
+  empty.textContent = t('search_no_match', query);
   const shown =
     answer.hits.length < RESULT_LIMIT
       ? String(answer.hits.length)
-      : `the ${sort.value === 'date' ? 'newest' : 'best'} ${RESULT_LIMIT}`;
+      : t(sort.value === 'date' ? 'search_newest_n' : 'search_best_n', RESULT_LIMIT);
   if (answer.complete) {
-    show(`${shown} of ${answer.total} indexed messages match.`);
+    show(t('search_matches', shown, answer.total));
     if (!snippets && answer.hits.length) void run(query, true);
     return;
   }
   // The index is still opening (newest mail first): show what is found so far, then ask again.
-  show(`${shown} found so far; still opening the index of ${answer.total} messages…`);
+  show(t('search_so_far', shown, answer.total));
+
   setTimeout(() => mine === latest && void run(query), MORE_RESULTS_DELAY_MS);
 }
 

@@ -2,6 +2,7 @@
 // nodes (never innerHTML), so markup inside a message shows as text.
 import type { SearchHit } from './mail-search.js';
 import { segments, type Range } from './snippet.js';
+import { t } from '../lib/i18n.js';
 
 /** Schemes a result may link to: webmail pages and extension pages. */
 const LINKABLE = new Set(['http:', 'https:', 'moz-extension:', 'chrome-extension:']);
@@ -52,7 +53,8 @@ export function renderHit(doc: Document, hit: SearchHit, open?: (hit: SearchHit)
     subject.rel = 'noopener noreferrer';
   } else if (subject instanceof HTMLButtonElement && open) {
     subject.type = 'button';
-    subject.title = 'Open in Thunderbird';
+    subject.title = t('search_open_in_thunderbird');
+
     subject.addEventListener('click', () => open(hit));
   }
   const meta = doc.createElement('div');

@@ -12,10 +12,10 @@ import { coversWholeMessage, findPgpBlocks } from '../../mail/pgp.js';
 import { allMessages, tb, type MessageHeader, type MessagePart, type ThunderbirdApi } from './api.js';
 import type { DisplayedMessageReport } from './message-report.js';
 import { showOnToolbar } from './report-view.js';
+import { t } from '../lib/i18n.js';
 
 /** Said first when the block is only part of the message: nothing vouches for the rest. */
-export const PARTIAL_TEXT =
-  'Partly encrypted or signed: only the text the add-on shows here was checked. The rest of this message was not, and anyone could have written it.';
+export const PARTIAL_TEXT = t('tb_partial');
 
 export interface Deps {
   decrypt(block: ReturnType<typeof findPgpBlocks>[number], source: MailSource): Promise<DecryptResult>;
@@ -28,7 +28,7 @@ export interface Deps {
 export async function describeDisplayedMessage(tabId: number, deps: Deps): Promise<DisplayedMessageReport> {
   const api = tb();
   const [header] = (await api.messageDisplay.getDisplayedMessages(tabId)).messages;
-  if (!header) throw new Error('Select a message first: no message is shown in this tab.');
+  if (!header) throw new Error(t('tb_no_message'));
   const raw = await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
   const read = await readMessage(api, header, deps, raw);
   const inJunk = header.folder?.specialUse?.includes('junk') === true;
@@ -129,7 +129,7 @@ async function readMessage(
   raw ??= await api.messages.getRaw(header.id, { data_format: 'BinaryString', decrypt: false });
   const blocks = findPgpBlocks(raw);
   const [block] = blocks;
-  if (!block) return { ...base, path: 'plain', summary: 'This message is not encrypted or signed: nothing to do.' };
+  if (!block) return { ...base, path: 'plain', summary: t('tb_plain') };
   const partial = blocks.length > 1 || !coversWholeMessage(raw, block);
   const said = (summary: string) => (partial ? { partial, summary: `${PARTIAL_TEXT} ${summary}` } : { summary });
   const ours = await deps.decrypt(block, source);
@@ -170,8 +170,7 @@ async function readMessage(
 }
 
 /** Thunderbird "decrypted" a message and there is nothing in it: it cannot be read, by anyone. */
-export const EMPTY_TEXT =
-  'This encrypted message could not be read: it is damaged or incomplete, and nothing in it could be decrypted. Ask the sender to send it again.';
+export const EMPTY_TEXT = t('tb_damaged');
 
 /**
  * The text Thunderbird decrypted, when it did: a "success" whose parts hold

@@ -14,14 +14,13 @@ import { ask } from '../lib/rpc.js';
 import { formatSize } from '../lib/ui.js';
 import type { DisplayedMessageReport } from './message-report.js';
 import { PATH_TEXT, tone } from './report-view.js';
+import { t } from '../lib/i18n.js';
 
-const LOCKED_TEXT =
-  'Your keys were locked, so the decrypted text is hidden again. Unlock them and open the message again to read it.';
+const LOCKED_TEXT = t('tb_banner_locked');
 /** Thunderbird's own bar says it cannot decrypt what the add-on did: why both are right. */
-const NOT_IN_THUNDERBIRD =
-  'Thunderbird’s own bar above says it cannot decrypt this message: your key is in this add-on, not in Thunderbird. The add-on decrypted it, below.';
+const NOT_IN_THUNDERBIRD = t('tb_banner_not_in_thunderbird');
 /** Shown while the add-on works on a message that takes a while (a large one, a busy computer). */
-const READING_TEXT = 'Private Mail Functions is reading this message… A large message can take a minute.';
+const READING_TEXT = t('tb_banner_reading');
 const READING_AFTER_MS = 1000;
 const COLORS = { ok: '#1d6b2c', warn: '#8a5a00', error: '#a00', info: '#444', pending: '#444' };
 const STYLE = `.banner{font:13px system-ui,sans-serif;border:1px solid #8a99ad;background:#eef1f5;border-radius:6px;padding:8px 10px;margin:8px 0}
@@ -50,17 +49,17 @@ function render(kind: keyof typeof COLORS, lines: string[], extras: Extras = {})
   (banner.firstChild as HTMLElement).style.color = COLORS[kind];
   for (const line of extras.spam ?? []) banner.append(el('p', { className: 'spam', textContent: line }));
   if (extras.unlock) {
-    const button = el('button', { type: 'button', textContent: 'Unlock' });
+    const button = el('button', { type: 'button', textContent: t('unlock_button') });
     button.addEventListener('click', () => void ask({ type: 'open-unlock' }).catch(() => {}));
     banner.append(button);
   }
   const shown: HTMLElement[] = [];
-  if (extras.subject) shown.push(el('p', { className: 'subject', textContent: `Subject: ${extras.subject}` }));
+  if (extras.subject) shown.push(el('p', { className: 'subject', textContent: t('tb_subject', extras.subject) }));
   if (extras.text !== undefined) shown.push(el('pre', { textContent: extras.text }));
   if (extras.attachments?.length) {
     const list = el('ul', { className: 'attachments' });
     for (const a of extras.attachments)
-      list.append(el('li', { textContent: `Attachment: ${a.name} (${a.type}, ${formatSize(a.size)})` }));
+      list.append(el('li', { textContent: t('attachment_line', a.name, a.type, formatSize(a.size)) }));
     shown.push(list);
   }
   banner.append(...shown);
@@ -99,4 +98,4 @@ async function show(): Promise<void> {
   }
 }
 
-show().catch((e) => render('error', [`Private Mail Functions: ${toPlain(e).message}`]));
+show().catch((e) => render('error', [t('tb_banner_error', toPlain(e).message)]));

@@ -1,14 +1,16 @@
 // Thunderbird message display action popup: which way the displayed message
 // was decrypted (see displayed-message.ts), its signature and its text.
+import '../lib/localize-page.js';
 import browser from 'webextension-polyfill';
 import { ask } from '../lib/rpc.js';
 import { $, formatSize, say, sayError } from '../lib/ui.js';
 import type { DisplayedMessageReport } from './message-report.js';
 import { PATH_TEXT, tone } from './report-view.js';
+import { t } from '../lib/i18n.js';
 
 async function show(): Promise<void> {
   const [tab] = await browser.tabs.query({ active: true, currentWindow: true });
-  if (tab?.id === undefined) throw new Error('Select a message first.');
+  if (tab?.id === undefined) throw new Error(t('tb_select_message'));
   const r = await ask<DisplayedMessageReport>({ type: 'tb-displayed-message', tabId: tab.id });
   $('subject').textContent = r.result?.subject ?? r.subject;
   say($('summary'), r.summary, tone(r));
@@ -23,7 +25,7 @@ async function show(): Promise<void> {
   for (const a of r.attachments ?? [])
     $('attachments').append(
       Object.assign(document.createElement('li'), {
-        textContent: `Attachment: ${a.name} (${a.type}, ${formatSize(a.size)})`,
+        textContent: t('attachment_line', a.name, a.type, formatSize(a.size)),
       }),
     );
   $('attachments').hidden = !r.attachments?.length;

@@ -2,10 +2,11 @@
 // status" popup and the banner in the message pane.
 import type { ThunderbirdApi } from './api.js';
 import type { DisplayedMessageReport } from './message-report.js';
+import { t } from '../lib/i18n.js';
 
 export const PATH_TEXT: Record<DisplayedMessageReport['path'], string> = {
-  extension: 'Read with the keys stored in this add-on.',
-  thunderbird: 'Read with the key stored in Thunderbird; no need to import it into this add-on.',
+  extension: t('tb_path_extension'),
+  thunderbird: t('tb_path_thunderbird'),
   plain: '',
   none: '',
 };
@@ -43,5 +44,5 @@ export async function showOnToolbar(api: ThunderbirdApi, tabId: number, r: Displ
   const action = api.messageDisplayAction;
   await action.setBadgeText({ tabId, text });
   await action.setBadgeBackgroundColor({ tabId, color });
-  await action.setTitle({ tabId, title: r.path === 'plain' ? null : `OpenPGP: ${r.summary}` });
+  await action.setTitle({ tabId, title: r.path === 'plain' ? null : t('viewer_summary', r.summary) });
 }

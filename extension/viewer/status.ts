@@ -5,6 +5,7 @@
 // outcome: green only for decrypted or signed content with a verified
 // signature by the key of the From address.
 import type { DecryptResult } from '../lib/decrypt.js';
+import { t } from '../lib/i18n.js';
 
 function tone(r: DecryptResult): 'ok' | 'warn' | 'bad' | 'info' {
   if (r.status === 'locked') return 'warn';
@@ -21,32 +22,30 @@ function tone(r: DecryptResult): 'ok' | 'warn' | 'bad' | 'info' {
  */
 function stateWords(r: DecryptResult): string {
   const outcome = {
-    decrypted: 'decrypted',
-    'verified-only': 'not encrypted',
-    locked: 'locked',
-    'not-for-this-key': 'not encrypted to your keys',
-    malformed: 'damaged',
-    'too-large': 'too large',
-    failed: 'damaged',
+    decrypted: t('status_decrypted'),
+    'verified-only': t('status_not_encrypted'),
+    locked: t('status_locked'),
+    'not-for-this-key': t('status_not_for_you'),
+    malformed: t('status_damaged'),
+    'too-large': t('status_too_large'),
+    failed: t('status_damaged'),
   }[r.status];
   if (r.status !== 'decrypted' && r.status !== 'verified-only') return outcome;
   const signature = {
-    valid: r.signature.fromMatches === false ? 'sender may be forged' : 'signature verified',
-    invalid: 'signature not trusted',
-    'unknown-signer': 'signer unknown',
-    unsigned: 'not signed',
+    valid: r.signature.fromMatches === false ? t('status_sender_forged') : t('status_signature_verified'),
+    invalid: t('status_signature_untrusted'),
+    'unknown-signer': t('status_signer_unknown'),
+    unsigned: t('status_not_signed'),
   }[r.signature.status];
-  return `${outcome}, ${signature}`;
+  return t('status_with_signature', outcome, signature);
 }
-
-const LOCKED_HINT = ' Click the extension icon, enter your passphrase, and this message decrypts by itself.';
 
 export function renderStatus(el: HTMLElement, summary: HTMLElement, r: DecryptResult): void {
   el.className = tone(r);
   el.dataset.status = r.status;
   el.dataset.signature = r.signature.status;
-  summary.textContent = `OpenPGP: ${r.summary}${r.status === 'locked' ? LOCKED_HINT : ''}`;
-  el.setAttribute('aria-label', `Message status: ${stateWords(r)}`);
+  summary.textContent = t(r.status === 'locked' ? 'viewer_locked_hint' : 'viewer_summary', r.summary);
+  el.setAttribute('aria-label', t('status_name', stateWords(r)));
   el.hidden = false;
 }
 
@@ -55,8 +54,7 @@ export function renderWiped(el: HTMLElement, summary: HTMLElement): void {
   el.className = 'warn';
   el.dataset.status = 'locked';
   el.dataset.signature = 'unsigned';
-  summary.textContent =
-    'OpenPGP: Your keys were locked, so this message is hidden again. Unlock them and reload the page to read it.';
-  el.setAttribute('aria-label', 'Message status: locked, hidden again');
+  summary.textContent = t('viewer_wiped');
+  el.setAttribute('aria-label', t('status_hidden_again'));
   el.hidden = false;
 }

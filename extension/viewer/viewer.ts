@@ -7,12 +7,14 @@
 // The background keeps no copy once the frame has it, so a lock reaches the
 // frame itself (lib/lock-signal.ts), which wipes what it shows.
 // With ?line, it is one line of a mailbox list: the protected subject only.
+import '../lib/localize-page.js';
 import { onKeysLocked } from '../lib/lock-signal.js';
 import type { ViewContent } from '../lib/messages.js';
 import { toPlain } from '../lib/plain-error.js';
 import { ask } from '../lib/rpc.js';
 import { paintSecurityBackground } from '../lib/security-background.js';
 import { renderStatus, renderWiped } from './status.js';
+import { t } from '../lib/i18n.js';
 
 const $ = (id: string) => document.getElementById(id)!;
 const viewId = location.hash.slice(1);
@@ -49,7 +51,8 @@ async function show(): Promise<void> {
     if (r.attachments?.length) {
       for (const a of r.attachments) {
         const li = document.createElement('li');
-        li.textContent = `Attachment: ${a.filename} (${a.mimeType}, ${a.size} bytes)`;
+        li.textContent = t('attachment_line', a.filename, a.mimeType, t('size_bytes', a.size));
+
         $('attachments').append(li);
       }
       $('attachments').hidden = false;

@@ -2,11 +2,13 @@
 // what the add-on does, then key setup, unlocking, where to read mail and
 // connecting to the provider for private spam filtering, worded for the
 // client it runs in.
+import '../lib/localize-page.js';
 import type { Status } from '../lib/messages.js';
 import { ask } from '../lib/rpc.js';
 import { $, say, sayError } from '../lib/ui.js';
 import { mountUnlockForm } from '../lib/unlock-form.js';
 import { thunderbird } from '../thunderbird/api.js';
+import { t } from '../lib/i18n.js';
 
 const inThunderbird = thunderbird() !== undefined;
 $('key-thunderbird').hidden = !inThunderbird;
@@ -18,13 +20,12 @@ $('spam-thunderbird').hidden = !inThunderbird;
 
 async function keyStep(): Promise<void> {
   const s = await ask<Status>({ type: 'status' });
-  if (s.privateKeys > 0) say($('key-step'), `Done: the add-on has ${s.privateKeys} private key(s).`, 'ok');
+  if (s.privateKeys > 0) say($('key-step'), t('welcome_keys_done', s.privateKeys), 'ok');
   else
     say(
       $('key-step'),
-      inThunderbird
-        ? 'The add-on has no private key of its own; that is fine if Thunderbird has yours.'
-        : 'The add-on has no private key yet: generate or import one below.',
+      inThunderbird ? t('welcome_keys_thunderbird') : t('welcome_keys_none'),
+
       'info',
     );
 }

@@ -80,6 +80,7 @@ export interface Manifest {
   name?: unknown;
   short_name?: unknown;
   description?: unknown;
+  default_locale?: unknown;
   version?: unknown;
   icons?: Record<string, string>;
   action?: { default_popup?: string; default_icon?: Record<string, string> };
@@ -122,6 +123,34 @@ const API_OF: Record<string, string> = {
 /** CSP sources a script may come from without being remote code. */
 const LOCAL_SCRIPT_SOURCES = new Set(["'self'", "'wasm-unsafe-eval'", "'none'"]);
 
+type LocaleMessages = Record<string, { message?: string } | undefined>;
+
+/**
+ * The package's languages (_locales/<lang>/messages.json): Chrome refuses a
+ * package with _locales and no default_locale, or a default_locale without
+ * its messages file.
+ */
+function localeMessages(
+  files: Files,
+  m: Manifest,
+  bad: (why: string) => void,
+): { lang: string; messages: LocaleMessages }[] {
+  const locales: { lang: string; messages: LocaleMessages }[] = [];
+  for (const [name, data] of files) {
+    const lang = /^_locales\/([^/]+)\/messages\.json$/.exec(name)?.[1];
+    if (!lang) continue;
+    try {
+      locales.push({ lang, messages: JSON.parse(data.toString('utf8')) as LocaleMessages });
+    } catch {
+      bad(`${name}: not JSON`);
+    }
+  }
+  if (locales.length && typeof m.default_locale !== 'string') bad('default_locale: required when _locales/ is present');
+  if (m.default_locale !== undefined && !locales.some((l) => l.lang === m.default_locale))
+    bad(`default_locale: _locales/${String(m.default_locale)}/messages.json is missing`);
+  return locales;
+}
+
 /** The Chrome Web Store's rules that a manifest and its files can break, checked on the Chromium package. */
 export function chromeStoreProblems(files: Files, justified: ReadonlySet<string>): string[] {
   const raw = files.get('manifest.json');
@@ -137,10 +166,19 @@ export function chromeStoreProblems(files: Files, justified: ReadonlySet<string>
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
 
   if (m.manifest_version !== 3) bad('manifest_version: must be 3 (the Web Store takes no Manifest V2 item)');
-  if (!text(m.name) || text(m.name).length > 75) bad('name: must be 1 to 75 characters');
-  if (m.short_name !== undefined && (!text(m.short_name) || text(m.short_name).length > 12))
-    bad('short_name: must be 1 to 12 characters');
-  if (!text(m.description) || text(m.description).length > 132) bad('description: must be 1 to 132 characters');
+  const locales = localeMessages(files, m, bad);
+  // A __MSG_key__ field is as long as its message in each language.
+  const texts = (v: unknown): string[] => {
+    const key = /^__MSG_(\w+)__$/.exec(text(v))?.[1];
+    if (!key) return [text(v)];
+    // A language without the message falls back to the default one's.
+    const own = locales.filter((l) => l.lang === m.default_locale || l.messages[key]);
+    return own.length ? own.map((l) => l.messages[key]?.message ?? '') : [''];
+  };
+  const fits = (v: unknown, max: number) => texts(v).every((s) => s.length >= 1 && s.length <= max);
+  if (!fits(m.name, 75)) bad('name: must be 1 to 75 characters');
+  if (m.short_name !== undefined && !fits(m.short_name, 12)) bad('short_name: must be 1 to 12 characters');
+  if (!fits(m.description, 132)) bad('description: must be 1 to 132 characters');
   if (!isChromeVersion(m.version)) bad(`version: "${String(m.version)}" is not 1 to 4 dot-separated numbers 0-65535`);
 
   if (!m.icons?.['128']) bad('icons: a 128x128 icon is required (install dialog and Web Store listing)');

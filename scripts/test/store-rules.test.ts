@@ -56,6 +56,30 @@ describe('Chrome Web Store rules', () => {
     assert.deepEqual(problems(new Map()), ['manifest.json: missing from the package root']);
   });
 
+  it('manifest: a __MSG_ name or description is measured in every language, default_locale names one', () => {
+    const localized = { ...MANIFEST, name: '__MSG_name__', description: '__MSG_about__', default_locale: 'en' };
+    const locale = (name: string, about?: string) =>
+      JSON.stringify({ name: { message: name }, ...(about === undefined ? {} : { about: { message: about } }) });
+    const pkg = (de: string, m: object = localized) =>
+      problems(
+        chromePackage(m, {
+          '_locales/en/messages.json': locale('Mail', 'Reads mail.'),
+          '_locales/de/messages.json': de,
+        }),
+      );
+    assert.deepEqual(pkg(locale('Post', 'Liest Post.')), []);
+    // German without its own description: Chrome shows the English one.
+    assert.deepEqual(pkg(locale('Post')), []);
+    assert.deepEqual(pkg(locale('P'.repeat(76), 'Liest Post.')), ['name: must be 1 to 75 characters']);
+    assert.deepEqual(pkg(locale('Post', 'd'.repeat(133))), ['description: must be 1 to 132 characters']);
+    assert.deepEqual(pkg(locale('Post'), { ...localized, default_locale: undefined }), [
+      'default_locale: required when _locales/ is present',
+    ]);
+    assert.deepEqual(pkg(locale('Post'), { ...localized, default_locale: 'fr' }), [
+      'default_locale: _locales/fr/messages.json is missing',
+    ]);
+  });
+
   it('version: one to four numbers 0-65535 without leading zeros, not all zero', () => {
     for (const v of ['1', '0.1', '1.2.3.4', '65535.0.0']) assert.ok(isChromeVersion(v), v);
     for (const v of ['', '0', '0.0', '1.02', '1.2.3.4.5', '65536', '1.2-beta', '1..2', 1.2])
