@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { Party } from '../extension/test/mail-fixtures.js';
+import { makeParty, pgpMimeMessage, type Party } from '../extension/test/mail-fixtures.js';
 import type { Provider } from '../provider-server/src/provider.js';
 import {
   addWebmailSite,
@@ -35,6 +35,7 @@ import {
   readClosed,
   viewerFrame,
   waitForClosed,
+  waitForListedSubject,
 } from './fixtures/closed-ui.js';
 import { serveDiscovery } from './fixtures/discovery-host.js';
 import type { Dovecot } from './fixtures/dovecot.js';
@@ -312,5 +313,26 @@ describe('Roundcube with the extension in Chromium', { skip, timeout: 300_000 },
     const b = await waitForClosed(page, (x) => /moved to Junk|could not move/.test(x.text), 30_000);
     assert.match(b.text, /moved to Junk/, `${b.text}\n${roundcube.log()}`);
     assert.ok((await dovecot.subjectsIn('alice', 'Junk')).includes('Offer 3'), 'in Junk on the server');
+  });
+
+  it('the message list shows the protected subject of an indexed PGP/MIME message, out of the page’s reach', async () => {
+    // Lists show "..." for PGP/MIME mail: its real subject is inside the encryption.
+    const bob = await makeParty('Bob', 'bob@example.org');
+    dovecot.deliver('alice', await pgpMimeMessage(bob, alice, 'Pangolin budget', 'The pangolin budget is approved.'));
+    const inbox = `${roundcube.url}?_task=mail&_mbox=INBOX`;
+    await page.goto(inbox);
+    const row = page.locator('#messagelist tbody tr', { hasText: '...' }).first();
+    await row.waitFor();
+    // Opened once: decrypted, and indexed under its protected subject.
+    await row.click();
+    const viewer = await viewerFrame(page, 60_000);
+    await viewer.locator('#subject').filter({ hasText: 'Pangolin budget' }).waitFor({ timeout: 60_000 });
+    await page.goto(inbox);
+    assert.equal((await row.locator('td.subject span.subject').textContent())?.trim(), '...', 'the list shows "..."');
+    // The line's frame sits in a closed shadow root: found in the page's frame tree, not by a selector.
+    assert.deepEqual(await waitForListedSubject(page, 'Pangolin budget', 60_000), ['Pangolin budget']);
+    assert.equal(await page.locator('#messagelist iframe').count(), 0, 'no frame the page can reach');
+    assert.doesNotMatch(await page.content(), /Pangolin/, 'nothing of it in the page’s own document');
+    await screenshot(page, 'roundcube-list-subjects');
   });
 });

@@ -8,7 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Party } from '../extension/test/mail-fixtures.js';
 import { addWebmailSite, launchWithExtension, screenshot, type ExtensionBrowser } from './fixtures/browser.js';
-import { clickClosedButton, MAILBOX_BAR, viewerFrame, waitForClosed, waitForStatus } from './fixtures/closed-ui.js';
+import {
+  clickClosedButton,
+  MAILBOX_BAR,
+  viewerFrame,
+  waitForClosed,
+  waitForListedSubject,
+  waitForStatus,
+} from './fixtures/closed-ui.js';
 import { INDEXED_ALL, startDemoMailbox, TOKEN } from './fixtures/demo-mailbox.js';
 
 let alice: Party, bob: Party;
@@ -189,17 +196,7 @@ describe('extension in the demo webmail', { timeout: 180_000 }, () => {
     const row = page.locator('tr.message-row[data-message-id="pgpmime-1"] td.subject');
     assert.equal((await row.locator('a').textContent())?.trim(), '...', 'the list itself shows only the outer "..."');
     // The line's frame sits in a closed shadow root: found in the page's frame tree, not by a selector.
-    const until = Date.now() + 30_000;
-    let subject: string | null = null;
-    while (subject !== 'Pangolin budget' && Date.now() < until) {
-      for (const f of page.frames().filter((f) => f.url().includes('/viewer.html?line')))
-        subject = await f
-          .locator('#subject')
-          .textContent()
-          .catch(() => null);
-      if (subject !== 'Pangolin budget') await page.waitForTimeout(200);
-    }
-    assert.equal(subject, 'Pangolin budget');
+    assert.deepEqual(await waitForListedSubject(page, 'Pangolin budget'), ['Pangolin budget']);
     assert.equal(await row.locator('iframe').count(), 0, 'no frame the page can reach');
     // The subject is in the extension's frame: nothing of it is in the page's own document.
     assert.doesNotMatch(await page.content(), /Pangolin/);

@@ -92,6 +92,27 @@ async function findUid(script: URL, token: string, mbox: string, providerId: str
   return uids[0];
 }
 
+/**
+ * The uid of a message list row: Roundcube names it `rcmrow` + the uid in unpadded base64url
+ * (`html_identifier(uid, true)`: uid 12 is `rcmrowMTI`); undefined for rows of other kinds.
+ */
+function rowUid(id: string): string | undefined {
+  const b64 = /^rcmrow([A-Za-z0-9_-]{1,16})$/.exec(id)?.[1];
+  if (!b64) return undefined;
+  let uid: string;
+  try {
+    uid = atob(
+      b64
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(b64.length / 4) * 4, '='),
+    );
+  } catch {
+    return undefined;
+  }
+  return /^\d{1,10}$/.test(uid) ? uid : undefined;
+}
+
 export const roundcube: WebmailAdapter = {
   name: 'roundcube',
   matches: (doc) =>
@@ -125,7 +146,7 @@ export const roundcube: WebmailAdapter = {
   listedSubjects(doc, url) {
     const mbox = url.searchParams.get('_mbox') ?? 'INBOX';
     return [...doc.querySelectorAll<HTMLElement>('#messagelist tr[id^="rcmrow"]')].flatMap((row) => {
-      const uid = /^rcmrow(\d+)$/.exec(row.id)?.[1];
+      const uid = rowUid(row.id);
       const cell = row.querySelector<HTMLElement>('td.subject span.subject');
       return uid && cell ? [{ sourceId: `${base(url).href}#${mbox}/${uid}`, cell }] : [];
     });
