@@ -326,9 +326,7 @@ export async function main(argv: string[]): Promise<number> {
   const format = values.format as MailboxFormat | undefined;
   if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
   const mail: MailItem[] = readMailbox(input, format);
-  const keys = values.key
-    ? [await readPrivateKey(values.key, values.passphrase)]
-    : [];
+  const keys = values.key ? [await readPrivateKey(values.key, values.passphrase)] : [];
   // Both tasks read each message: decrypt it once.
   const plain = new Map<string, Promise<string | Uint8Array>>();
   const items: RunItem[] = mail.map((m) => ({
