@@ -2,13 +2,10 @@
 // provider process, HAProxy in front of one and two instances. Slow suite:
 // even --quick sets up real sessions (base OTs) for tens of seconds.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { quickRows } from './quick-rows.js';
 import { postgresMissing } from '../../provider-server/test/postgres.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ROWS = [
   'classifications_per_s_200',
   'p99_ms_200',
@@ -22,15 +19,7 @@ const ROWS = [
 ];
 
 test('--suite load --quick prints every row with a positive value', () => {
-  const res = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--suite', 'load', '--quick', '--json'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  assert.equal(res.status, 0, res.stderr);
-  const rows = res.stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { case: string; value: number });
+  const rows = quickRows<{ case: string; value: number }>('load');
   assert.deepEqual(rows.map((r) => r.case).sort(), [...ROWS].sort());
   for (const r of rows) assert.ok(Number.isFinite(r.value) && r.value > 0, `${r.case}: ${r.value}`);
 });

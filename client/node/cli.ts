@@ -39,7 +39,7 @@ import {
   type VerifiedHead,
 } from '../core/package-log.js';
 import { DEFAULT_WITNESS_POLICY, parseWitnessPolicy, type WitnessPolicy } from '../../protocol/witness-policy.js';
-import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
+import { decryptMessage } from '../../mail/decrypt.js';
 import { runClassification, type RunItem, type RunOutcome } from '../core/runner.js';
 import type { SocketFactory } from '../core/provider-session.js';
 import type { SpamVerdict } from '../core/session.js';
@@ -55,6 +55,7 @@ import {
 } from '../core/blocklist.js';
 import { openList } from '../../protocol/blocklist.js';
 import { remoteSearchMain, REMOTE_USAGE } from './remote-search-cli.js';
+import { ACCOUNT_OPTIONS, bearerToken, readPrivateKey } from './account-options.js';
 
 export const nodeSocket: SocketFactory = (url) => new WebSocket(url) as unknown as ReturnType<SocketFactory>;
 
@@ -253,15 +254,11 @@ export async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      server: { type: 'string' },
-      token: { type: 'string' },
+      ...ACCOUNT_OPTIONS,
       model: { type: 'string', default: 'spam' },
       'topic-model': { type: 'string', default: 'topics' },
       list: { type: 'string', default: 'phishing' },
       task: { type: 'string', default: 'spam' },
-      key: { type: 'string' },
-      passphrase: { type: 'string' },
-      format: { type: 'string' },
       state: { type: 'string' },
       cache: { type: 'string', default: path.join(os.homedir(), '.cache', 'pmf-client') },
       'log-key': { type: 'string' },
@@ -283,7 +280,7 @@ export async function main(argv: string[]): Promise<number> {
     policy: () => witnessPolicy(values['witness-policy'] ?? process.env.PMF_WITNESS_POLICY),
   });
   if (cmd === 'log') return showLog(verifier, values.compare);
-  const token = values.token ?? process.env.PMF_TOKEN;
+  const token = bearerToken(values);
   if (!token) throw new Error('a bearer token is needed (--token or $PMF_TOKEN)');
   const he = await loadHe();
   const base = {
@@ -329,9 +326,7 @@ export async function main(argv: string[]): Promise<number> {
   const format = values.format as MailboxFormat | undefined;
   if (format && !['jsonl', 'mbox', 'maildir', 'file'].includes(format)) throw new Error(`unknown format ${format}`);
   const mail: MailItem[] = readMailbox(input, format);
-  const keys = values.key
-    ? [await loadPrivateKey(fs.readFileSync(values.key, 'utf8'), values.passphrase ?? process.env.PMF_KEY_PASSPHRASE)]
-    : [];
+  const keys = values.key ? [await readPrivateKey(values.key, values.passphrase)] : [];
   // Both tasks read each message: decrypt it once.
   const plain = new Map<string, Promise<string | Uint8Array>>();
   const items: RunItem[] = mail.map((m) => ({

@@ -7,15 +7,15 @@
 //          the newest matching messages of the whole mailbox; with --mailbox,
 //          only the matching messages in it are decrypted, to show a line of each
 // The search key is unwrapped with the OpenPGP key (or made and stored wrapped by it, first time).
-import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { splitHeaders, byteText } from '../../mail/headers.js';
-import { decryptMessage, loadPrivateKey } from '../../mail/decrypt.js';
+import { decryptMessage } from '../../mail/decrypt.js';
 import { parseMessage } from '../../mail/mime.js';
 import { readMailbox, type MailboxFormat, type MailItem } from '../../models/data/mailbox.js';
 import { documentKeywords } from '../core/remote-index/keywords.js';
 import { RemoteIndex, type RemoteHit } from '../core/remote-index/remote-index.js';
 import type { IndexDoc } from '../core/remote-index/update.js';
+import { ACCOUNT_OPTIONS, bearerToken, readPrivateKey } from './account-options.js';
 
 export const REMOTE_USAGE = `       tsx client/node/cli.ts index --server URL --token TOKEN --key KEY.asc [--passphrase P] [--format jsonl|mbox|maildir|file] MAILBOX
        tsx client/node/cli.ts index --server URL --token TOKEN --key KEY.asc --delete
@@ -63,17 +63,13 @@ export async function remoteSearchMain(cmd: 'index' | 'search', argv: string[]):
     args: argv,
     allowPositionals: true,
     options: {
-      server: { type: 'string' },
-      token: { type: 'string' },
-      key: { type: 'string' },
-      passphrase: { type: 'string' },
-      format: { type: 'string' },
+      ...ACCOUNT_OPTIONS,
       mailbox: { type: 'string' },
       limit: { type: 'string', default: '20' },
       delete: { type: 'boolean' },
     },
   });
-  const token = values.token ?? process.env.PMF_TOKEN;
+  const token = bearerToken(values);
   const wants =
     cmd === 'index' ? (values.delete ? positionals.length === 0 : positionals.length === 1) : positionals.length > 0;
   const limit = Number(values.limit);
@@ -81,10 +77,7 @@ export async function remoteSearchMain(cmd: 'index' | 'search', argv: string[]):
     console.error(`usage:\n${REMOTE_USAGE}`);
     return 2;
   }
-  const key = await loadPrivateKey(
-    fs.readFileSync(values.key, 'utf8'),
-    values.passphrase ?? process.env.PMF_KEY_PASSPHRASE,
-  );
+  const key = await readPrivateKey(values.key, values.passphrase);
   const index = await RemoteIndex.open({ baseUrl: values.server, token, privateKeys: [key] });
 
   if (cmd === 'index' && values.delete) {

@@ -19,24 +19,20 @@ describe('Index mailbox pass', () => {
     };
     const progress: number[] = [];
     const pass = newPass();
-    await indexFrom(
-      links,
-      reader,
-      pass,
-      () => pausing,
-      (done) => progress.push(done),
-    );
+    const run = () =>
+      indexFrom(
+        links,
+        reader,
+        pass,
+        () => pausing,
+        (done) => progress.push(done),
+      );
+    await run();
     assert.equal(pass.next, 2);
     assert.deepEqual(progress, [1, 2]);
 
     pausing = false;
-    await indexFrom(
-      links,
-      reader,
-      pass,
-      () => pausing,
-      (done) => progress.push(done),
-    );
+    await run();
     assert.deepEqual(
       read,
       links.map((l) => l.pathname),

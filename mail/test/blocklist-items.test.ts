@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { blocklistItems, itemOf, registrableDomain } from '../blocklist-items.js';
 import { parseMessage } from '../mime.js';
+import { PDF_ATTACHMENT } from './parts.js';
 
 test('items come from text and HTML links and attachments, normalized, without repeats', async () => {
   const raw = [
@@ -11,13 +12,7 @@ test('items come from text and HTML links and attachments, normalized, without r
     'Content-Type: text/html',
     '',
     '<p>Log in at <a href="HTTPS://Login.Bank.co.uk.:443/a?x=1#frag">here</a> or http://evil.example/x.</p>',
-    '--b',
-    'Content-Type: application/pdf; name=a.pdf',
-    'Content-Disposition: attachment; filename=a.pdf',
-    'Content-Transfer-Encoding: base64',
-    '',
-    'JVBERi0xLjQK',
-    '--b--',
+    ...PDF_ATTACHMENT,
   ].join('\n');
   const items = blocklistItems(await parseMessage(raw), 32);
   assert.deepEqual(items, [

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseMessage } from '../mime.js';
+import { PDF_ATTACHMENT } from './parts.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -44,13 +45,7 @@ test('attachments are listed with their size and SHA-256', async () => {
     'Content-Type: text/plain',
     '',
     'see attached',
-    '--b',
-    'Content-Type: application/pdf; name=a.pdf',
-    'Content-Disposition: attachment; filename=a.pdf',
-    'Content-Transfer-Encoding: base64',
-    '',
-    'JVBERi0xLjQK',
-    '--b--',
+    ...PDF_ATTACHMENT,
   ].join('\n');
   const p = await parseMessage(raw);
   // sha256sum of the decoded bytes "%PDF-1.4\n"

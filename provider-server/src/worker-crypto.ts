@@ -88,49 +88,18 @@ export class WorkerCrypto implements ProviderCrypto {
     return this.pool.memory();
   }
 
-  spam(
-    sessionId: string,
-    model: ServedModel,
-    user: UserKeyId,
-    lwe: Uint8Array,
-    choices: Uint8Array,
-  ): Promise<Uint8Array> {
+  // The per-email circuits: the client's inputs, with the model's key file, seed and parameters.
+  spam(...[sessionId, model, user, ...inputs]: Parameters<ProviderCrypto['spam']>): ReturnType<ProviderCrypto['spam']> {
     return this.withOtState(sessionId, () =>
-      this.pool.runOn(
-        sessionId,
-        'spam',
-        sessionId,
-        model.keyFile,
-        model.providerSeed,
-        user,
-        model.params,
-        lwe,
-        choices,
-      ),
+      this.pool.runOn(sessionId, 'spam', sessionId, model.keyFile, model.providerSeed, user, model.params, ...inputs),
     );
   }
 
   topics(
-    sessionId: string,
-    model: ServedModel,
-    user: UserKeyId,
-    bPrime: number,
-    ciphertexts: Uint8Array,
-    choices: Uint8Array,
-  ): Promise<{ gc: Uint8Array; decoder: Uint8Array }> {
+    ...[sessionId, model, user, ...inputs]: Parameters<ProviderCrypto['topics']>
+  ): ReturnType<ProviderCrypto['topics']> {
     return this.withOtState(sessionId, () =>
-      this.pool.runOn(
-        sessionId,
-        'topics',
-        sessionId,
-        model.keyFile,
-        model.providerSeed,
-        user,
-        model.params,
-        bPrime,
-        ciphertexts,
-        choices,
-      ),
+      this.pool.runOn(sessionId, 'topics', sessionId, model.keyFile, model.providerSeed, user, model.params, ...inputs),
     );
   }
 

@@ -1,23 +1,11 @@
 // The gc bench suite prints every row the report and the READMEs name, with sane
 // values (sizes are exact, so they are checked against the wire layouts).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { quickRows } from '../../bench/test/quick-rows.js';
 
 test('npm run bench -- --suite gc --quick reports every required row', () => {
-  const res = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--suite', 'gc', '--quick', '--json'], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  assert.equal(res.status, 0, res.stderr);
-  const rows = res.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { case: string; metric: string; value: number });
+  const rows = quickRows<{ case: string; metric: string; value: number }>('gc');
   const value = (c: string, m: string): number => {
     const row = rows.find((r) => r.case === c && r.metric === m);
     assert.ok(row, `missing row ${c}/${m}`);

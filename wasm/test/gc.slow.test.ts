@@ -1,17 +1,9 @@
 // Longer randomized runs of the GC/OT protocols (npm run test:slow).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  argmaxChoice,
-  decodeArgmaxLabels,
-  evaluateArgmax,
-  evaluateSpam,
-  garbleArgmax,
-  garbleSpam,
-  spamChoice,
-} from '../ts/gc.js';
+import { decodeArgmaxLabels, evaluateSpam, garbleSpam, spamChoice } from '../ts/gc.js';
 import { OtReceiver, OtSender } from '../ts/ot.js';
-import { SESSION_ID, ensurePool, openSession } from './gc/session.js';
+import { SESSION_ID, ensurePool, openSession, randomArgmax } from './gc/session.js';
 import { rand, signed } from './gc/reference.js';
 
 const s = await openSession(65280);
@@ -34,16 +26,8 @@ test('topics: 300 random argmax runs over random shapes', () => {
     const T = i % 2 ? 26 + Math.floor(Math.random() * 7) : 2 + Math.floor(Math.random() * 5); // 2..6 or 26..32
     const n = 1 + rand(6);
     const K = 1 + rand(4);
-    const ys = Array.from({ length: n }, () => rand(T));
-    const rPrimes = Array.from({ length: n }, () => rand(T));
-    const indices = Array.from({ length: n }, () => rand(K));
-    ensurePool(s, n * (T + K));
-    const { message, pending } = argmaxChoice(s.client, { rPrimes, indices, T, indexBits: K });
-    const { message: gc, decoder } = garbleArgmax({ ys, T, indexBits: K }, s.provider, message);
-    const v = ys.map((y, j) => signed((y + rPrimes[j]) % 2 ** T, T));
-    let best = 0;
-    for (let j = 1; j < n; j++) if (v[j] > v[best]) best = j;
-    assert.equal(decodeArgmaxLabels(decoder, evaluateArgmax(pending, gc)), indices[best]);
+    const { decoder, labels, expected } = randomArgmax(s, T, n, K);
+    assert.equal(decodeArgmaxLabels(decoder, labels), expected);
   }
 });
 

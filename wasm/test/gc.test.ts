@@ -3,17 +3,9 @@
 // label check), message validation, and the selective-failure stance.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  argmaxChoice,
-  decodeArgmaxLabels,
-  evaluateArgmax,
-  evaluateSpam,
-  garbleArgmax,
-  garbleSpam,
-  spamChoice,
-} from '../ts/gc.js';
+import { argmaxChoice, decodeArgmaxLabels, evaluateArgmax, evaluateSpam, garbleSpam, spamChoice } from '../ts/gc.js';
 import { ProtocolError } from '../ts/ot-wire.js';
-import { ensurePool, openSession } from './gc/session.js';
+import { ensurePool, openSession, randomArgmax } from './gc/session.js';
 import { rand, signed } from './gc/reference.js';
 
 const s = await openSession(8192);
@@ -88,19 +80,7 @@ test('spam: a garbler that swaps the digests cannot make the client see an error
   assert.deepEqual(result, { spam: false, invalid: false });
 });
 
-function topics(T: number, n: number, K: number) {
-  const ys = Array.from({ length: n }, () => rand(T));
-  const rPrimes = Array.from({ length: n }, () => rand(T));
-  const indices = Array.from({ length: n }, () => rand(K));
-  ensurePool(s, n * (T + K));
-  const { message, pending } = argmaxChoice(s.client, { rPrimes, indices, T, indexBits: K });
-  const { message: gc, decoder } = garbleArgmax({ ys, T, indexBits: K }, s.provider, message);
-  const labels = evaluateArgmax(pending, gc);
-  const v = ys.map((y, j) => signed((y + rPrimes[j]) % 2 ** T, T));
-  let best = 0;
-  for (let j = 1; j < n; j++) if (v[j] > v[best]) best = j;
-  return { decoder, labels, expected: indices[best], choice: message, gc };
-}
+const topics = (T: number, n: number, K: number) => randomArgmax(s, T, n, K);
 
 test('topics: the provider decodes S\u2032[argmax] for B\u2032 \u2208 {1, 5, 20, 40}', () => {
   for (const [T, n, K] of [

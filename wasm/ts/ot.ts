@@ -31,26 +31,30 @@ import { check, Status } from './status.js';
 export { BASE_OTS, receiveBaseHere, useNativeBaseOt, type BaseOtReceive } from './ot-base.js';
 export { KOS_EXTRA, MAX_BATCH, MAX_EXTEND, MAX_POOL, extensionSize, maxExtendWithin } from './ot-pool.js';
 
-/** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
-export class OtReceiver {
-  private a: Uint8Array | undefined;
-  private A: Uint8Array | undefined;
-  private k0: Uint8Array | undefined;
-  private k1: Uint8Array | undefined;
-  private baseA: Uint8Array | undefined;
-  private transcript: Uint8Array | undefined;
-  private batch = 0;
-  private block = 0; // ChaCha20 block counter of the column PRGs
-  private readonly pool = new RowPool();
-  private readonly context: Uint8Array;
+/** What both ends of a session's OTs keep: the KOS transcript, batch and PRG counters, the row pool. */
+abstract class OtParty {
+  protected transcript: Uint8Array | undefined;
+  protected batch = 0;
+  protected block = 0; // ChaCha20 block counter of the column PRGs
+  protected readonly pool = new RowPool();
+  protected readonly context: Uint8Array;
 
-  /** `context` binds the session's KOS challenges (the provider's must be equal: pass the session id). */
+  /** `context` binds the session's KOS challenges (both ends must pass the same: the session id). */
   constructor(
     readonly core: WasmCore,
     context: Uint8Array,
   ) {
     this.context = sessionContext(context);
   }
+}
+
+/** Client side: base-OT sender, OT-extension receiver, evaluator's label source. */
+export class OtReceiver extends OtParty {
+  private a: Uint8Array | undefined;
+  private A: Uint8Array | undefined;
+  private k0: Uint8Array | undefined;
+  private k1: Uint8Array | undefined;
+  private baseA: Uint8Array | undefined;
 
   /** First setup message (ot_base_a): the base-OT sender's point A = aG. */
   start(): Uint8Array {
@@ -163,24 +167,11 @@ export class OtReceiver {
 }
 
 /** Provider side: base-OT receiver, OT-extension sender, holder of Δ. */
-export class OtSender {
+export class OtSender extends OtParty {
   private ks: Uint8Array | undefined;
   private s: Uint8Array | undefined;
-  private transcript: Uint8Array | undefined;
-  private batch = 0;
-  private block = 0;
   private failed = false;
   private tweak = 0;
-  private readonly pool = new RowPool();
-  private readonly context: Uint8Array;
-
-  /** `context` binds the session's KOS challenges (the client's must be equal: pass the session id). */
-  constructor(
-    readonly core: WasmCore,
-    context: Uint8Array,
-  ) {
-    this.context = sessionContext(context);
-  }
 
   /** Answers ot_base_a with ot_base_b; chooses Δ = s (lsb forced to 1). */
   respond(msg: Uint8Array): Uint8Array {
