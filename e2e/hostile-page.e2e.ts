@@ -6,8 +6,10 @@
 // resizing the extension's box or embedding its viewer at chosen widths and
 // listening for its height; rewrite or imitate the status; aim a Junk move at
 // another message; and, from a page of another site, detect the extension by
-// loading viewer.html. Each attack is checked against what the user sees and
-// what the extension keeps (its search index, the webmail's folders).
+// loading viewer.html; and, as the extension's own content script in the tab,
+// ask the background for what only extension pages may ask. Each attack is
+// checked against what the user sees and what the extension keeps (its search
+// index, its keys, the webmail's folders).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -109,21 +111,71 @@ const pageReads = () =>
     seen: (window as unknown as { seen: string[] }).seen,
   }));
 
-/** Asks the extension's search index, as its search page does. */
-async function searchHits(query: string): Promise<string[]> {
+type Chrome = { chrome: { runtime: { sendMessage(m: unknown): Promise<unknown> } } };
+
+/** What the background answers an extension page (options.html): its answer, or the sending error. */
+async function fromExtensionPage(msg: unknown): Promise<unknown> {
   const options = await browser.context.newPage();
   try {
     await options.goto(browser.extensionUrl('options.html'));
-    type Answer = { ok: boolean; hits: { url: string }[] };
-    type Chrome = { chrome: { runtime: { sendMessage(m: unknown): Promise<Answer> } } };
-    const answer = await options.evaluate(
-      (q) => (globalThis as unknown as Chrome).chrome.runtime.sendMessage({ type: 'pmf-search', query: q }),
-      query,
+    return await options.evaluate(
+      (m) =>
+        (globalThis as unknown as Chrome).chrome.runtime.sendMessage(m).then(
+          (answer) => answer ?? 'no answer',
+          (e: Error) => `no answer (${e.message})`,
+        ),
+      msg,
     );
-    return answer.hits.map((h) => h.url);
   } finally {
     await options.close();
   }
+}
+
+/**
+ * What the background answers the extension's content script in the webmail's tab: the message is
+ * sent from the tab's isolated world (the content script's), put there by the service worker.
+ */
+async function fromContentScript(msg: unknown): Promise<unknown> {
+  const worker = browser.context.serviceWorkers().find((w) => w.url().includes(browser.extensionId))!;
+  type Scripting = {
+    chrome: {
+      tabs: { query(q: object): Promise<{ id: number }[]> };
+      scripting: {
+        executeScript(o: {
+          target: { tabId: number; frameIds: number[] };
+          world: 'ISOLATED';
+          func: (m: unknown) => Promise<unknown>;
+          args: unknown[];
+        }): Promise<{ result: unknown }[]>;
+      };
+    };
+  };
+  return worker.evaluate(
+    async ({ url, msg }) => {
+      // tsx names the function below with its __name helper, which the worker lacks.
+      (globalThis as unknown as { __name: unknown }).__name = (f: unknown) => f;
+      const { tabs, scripting } = (globalThis as unknown as Scripting).chrome;
+      const [tab] = await tabs.query({ url });
+      const [{ result }] = await scripting.executeScript({
+        target: { tabId: tab.id, frameIds: [0] },
+        world: 'ISOLATED',
+        func: (m) =>
+          (globalThis as unknown as Chrome).chrome.runtime.sendMessage(m).then(
+            (answer) => answer ?? 'no answer',
+            (e: Error) => `no answer (${e.message})`,
+          ),
+        args: [msg],
+      });
+      return result;
+    },
+    { url: `${webmail.origin}/*`, msg },
+  );
+}
+
+/** Asks the extension's search index, as its search page does. */
+async function searchHits(query: string): Promise<string[]> {
+  const answer = (await fromExtensionPage({ type: 'pmf-search', query })) as { hits: { url: string }[] };
+  return answer.hits.map((h) => h.url);
 }
 
 describe('a hostile webmail page', { timeout: 180_000 }, () => {
@@ -263,5 +315,74 @@ describe('a hostile webmail page', { timeout: 180_000 }, () => {
       await probe.close();
       await other.close();
     }
+  });
+
+  it('the content script in a web tab is refused every request only extension pages may make', async () => {
+    await page.goto(`${webmail.origin}/mail`);
+    await page.locator('tr.message-row').first().waitFor();
+    const unlocked = async () =>
+      ((await fromExtensionPage({ type: 'status' })) as { value: { unlocked: number } }).value.unlocked;
+    // The channel works: a request content scripts may make is answered.
+    assert.equal(((await fromContentScript({ type: 'status' })) as { ok: boolean }).ok, true);
+    const refusedAs = (error: string) => ({ ok: false, error });
+
+    // Keys: neither locked, forgotten nor unlocked from the tab.
+    const fingerprint = alice.privateKey.getFingerprint();
+    assert.equal(await unlocked(), 1);
+    for (const [msg, error] of [
+      [{ type: 'lock' }, 'Only extension pages may lock keys.'],
+      [{ type: 'keys-changed', deleted: [fingerprint] }, 'Only extension pages may change keys.'],
+      [{ type: 'view', viewId: 'x' }, 'Only extension pages may read decrypted mail.'],
+      [{ type: 'webmail-sites', remove: webmail.origin }, 'Only extension pages may change the webmail sites.'],
+      [{ type: 'tb-displayed-message', tabId: 1 }, 'Only extension pages may read Thunderbird messages.'],
+    ] as const)
+      assert.deepEqual(await fromContentScript(msg), refusedAs(error), JSON.stringify(msg));
+    assert.equal(await unlocked(), 1, 'the key is neither locked nor forgotten');
+    const sites = (await fromExtensionPage({ type: 'webmail-sites' })) as { value: string[] };
+    assert.ok(sites.value.includes(webmail.origin), 'the webmail site stays');
+
+    // Search, local and of all mail: the index answers the extension page only.
+    const search = { type: 'pmf-search', query: 'quarterly' };
+    const hits = (await fromExtensionPage(search)) as { hits: { url: string }[] };
+    assert.equal(hits.hits.length, 1, 'the page’s search finds the message');
+    for (const msg of [
+      search,
+      { type: 'pmf-remote-search', query: 'quarterly' },
+      { type: 'pmf-remote-search-settings', enabled: false, deleteRemote: true },
+    ]) {
+      const answer = await fromContentScript(msg);
+      assert.match(String(answer), /^no answer/, `${JSON.stringify(msg)} answered ${JSON.stringify(answer)}`);
+    }
+    const remote = (await fromExtensionPage({ type: 'pmf-remote-search-settings' })) as { value: { enabled: boolean } };
+    assert.equal(remote.value.enabled, true, 'search of all mail stays on');
+
+    // The private functions' page requests: refused, and the settings unchanged.
+    const privateStatus = await fromExtensionPage({ pmfPrivate: 'status' });
+    assert.equal((privateStatus as { ok: boolean }).ok, true);
+    const refusal = { ok: false, error: 'Only extension pages may change the provider connection.' };
+    for (const msg of [
+      { pmfPrivate: 'status' },
+      { pmfPrivate: 'settings', spamCheck: false, moveSpam: true, topics: true, linkCheck: false },
+      { pmfPrivate: 'connect', url: 'http://127.0.0.1:9/', token: 'attacker' },
+      { pmfPrivate: 'signIn', address: 'alice@example.org', password: 'guess' },
+      { pmfPrivate: 'disconnect' },
+      { pmfPrivate: 'packageLog', policy: null },
+    ])
+      assert.deepEqual(await fromContentScript(msg), refusal, JSON.stringify(msg));
+    assert.deepEqual(
+      await fromExtensionPage({ pmfPrivate: 'status' }),
+      privateStatus,
+      'the private settings unchanged',
+    );
+
+    // Unlock with the right passphrase: refused from the tab, done from the extension page.
+    assert.deepEqual(await fromExtensionPage({ type: 'lock' }), { ok: true, value: true });
+    assert.deepEqual(
+      await fromContentScript({ type: 'unlock', passphrase: alice.passphrase }),
+      refusedAs('Only extension pages may unlock keys.'),
+    );
+    assert.equal(await unlocked(), 0, 'the key stays locked');
+    assert.deepEqual(await fromExtensionPage({ type: 'unlock', passphrase: alice.passphrase }), { ok: true, value: 1 });
+    assert.equal(await unlocked(), 1);
   });
 });
