@@ -90,7 +90,7 @@ export function spamRound(
   const { message: choices, pending } = spamChoice(pair.receiver, { rPrime: (2 ** T - mask) % 2 ** T, T });
   let clientMs = clock() - t;
   t = clock();
-  const gc = garbleSpam({ y: pair.session.user.decryptLwe(lwe, pair.params), T }, pair.sender, choices);
+  const gc = garbleSpam({ y: pair.session.user.forContext(pair.params).decryptLwe(lwe), T }, pair.sender, choices);
   const providerMs = clock() - t;
   t = clock();
   const { spam } = evaluateSpam(pending, gc);
@@ -135,7 +135,7 @@ export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { c
   const sk = he.loadSecretKey(skBytes);
   skBytes.fill(0);
   const model = he.newClientModel(params, opts);
-  for (const record of sk.encryptModel(params, weights)) model.push(record);
+  for (const record of sk.forContext(params).encryptModel(weights)) model.push(record);
   model.finish();
   return new Pair(he, params, sk, model, localSession(he, sk, he.randomSeed(), params.T));
 }

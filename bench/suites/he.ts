@@ -61,7 +61,7 @@ function* weightChunks(p: HeParams): Generator<Int32Array> {
 }
 
 function buildModel(sk: ProviderKey, model: ClientModel): ClientModel {
-  for (const record of sk.encryptModel(model.params, weightChunks(model.params))) model.push(record);
+  for (const record of sk.forContext(model.params).encryptModel(weightChunks(model.params))) model.push(record);
   return model.finish();
 }
 
@@ -79,7 +79,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
   // Provider: one model ciphertext, one public key, one decryption.
   const one = makeParams({ N: HE_N - 1, B: 1 });
   const w1 = new Int32Array(HE_N).map(() => randomInt(-127, 128));
-  const encNs = timePerCall(() => sk.encryptModel(one, w1).next(), { minMs: ctx.quick ? 300 : 1000 });
+  const encNs = timePerCall(() => sk.forContext(one).encryptModel(w1).next(), { minMs: ctx.quick ? 300 : 1000 });
   ctx.report({ case: 'encrypt_ct', metric: 'time_us', value: encNs / 1e3, unit: 'us', note: 'seed ‖ b, both limbs' });
   const pkNs = timePerCall(() => sk.publicKeyFor(providerSeed, nonce), { minMs: ctx.quick ? 200 : 500 });
   ctx.report({ case: 'public_key', metric: 'time_us', value: pkNs / 1e3, unit: 'us', note: 'p0 for one client' });
@@ -199,7 +199,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     note: "fresh Enc(0), blind, flood, drop q1, key switch to n' = 2048, extract, switch to 2^Q, pack",
   });
   const [x] = model.extract(acc, [0], session.pk, session.ksk);
-  const decNs = timePerCall(() => session.user.decryptLwe(x.lwe, params), {
+  const decNs = timePerCall(() => session.user.forContext(params).decryptLwe(x.lwe), {
     batch: 100,
     minMs: ctx.quick ? 300 : 1000,
   });

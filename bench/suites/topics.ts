@@ -67,7 +67,7 @@ function extractTopic(
   const choice = argmaxChoice(pair.receiver, { rPrimes, indices: Array.from(set), T, indexBits: K });
   let clientMs = now() - t;
   t = now();
-  const ys = Array.from(pair.session.user.decryptTopics(lwes, pair.params, bPrime));
+  const ys = Array.from(pair.session.user.forContext(pair.params).decryptTopics(lwes, bPrime));
   const { message: gc, decoder } = garbleArgmax({ ys, T, indexBits: K }, pair.sender, choice.message);
   let providerMs = now() - t;
   t = now();

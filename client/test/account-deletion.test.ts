@@ -221,7 +221,7 @@ function assertIndependent(provider: RealProvider, salts: Uint8Array[]): void {
       Q,
     ),
   );
-  const decrypted = keys.map((k) => probes.map((p) => k.decryptLwe(p, served.params)));
+  const decrypted = keys.map((k) => probes.map((p) => k.forContext(served.params).decryptLwe(p)));
   for (let i = 0; i < keys.length; i++)
     for (let j = i + 1; j < keys.length; j++) {
       const same = decrypted[i].filter((y, k) => y === decrypted[j][k]).length;

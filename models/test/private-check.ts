@@ -21,7 +21,7 @@ async function privateScores(model: PlainModel, emails: { rows: Uint32Array; cou
   const params = paramsFromHeader(h);
   const sk = he.loadSecretKey(he.generateSecretKey());
   const client = he.newClientModel(params);
-  for (const record of sk.encryptModel(params, model.weights)) client.push(record);
+  for (const record of sk.forContext(params).encryptModel(model.weights)) client.push(record);
   client.finish();
   const session = localSession(he, sk, he.randomSeed(), params.T);
   const columns = Array.from({ length: h.B }, (_, j) => j);
@@ -29,7 +29,7 @@ async function privateScores(model: PlainModel, emails: { rows: Uint32Array; cou
   const out = emails.map((f) => {
     const acc = client.dot(f);
     const scores = client.extract(acc, columns, session.pk, session.ksk).map(({ lwe, mask }) => {
-      const d = (((session.user.decryptLwe(lwe, params) - mask) % mod) + mod) % mod;
+      const d = (((session.user.forContext(params).decryptLwe(lwe) - mask) % mod) + mod) % mod;
       return d >= mod / 2 ? d - mod : d; // T-bit two's complement
     });
     acc.dispose();

@@ -311,7 +311,7 @@ async function buildVersion(
   const fd = fs.openSync(bodyFile, 'w');
   try {
     let done = 0;
-    for (const record of sk.encryptModel(params, plain.weights)) {
+    for (const record of sk.forContext(params).encryptModel(plain.weights)) {
       bodyHash.update(record);
       fs.writeSync(fd, record);
       progress(++done, ctCount, `encrypting model ${id} v${version}`);

@@ -66,7 +66,7 @@ function probe(k: number, Q: number): Uint8Array {
 
 /** What the key's coefficient k is, read with the provider's own decryption of the probe. */
 const coefficient = (key: ProviderKey, k: number, Q: number): number => {
-  const phase = key.lwePhase(probe(k, Q), served().params);
+  const phase = key.forContext(served().params).lwePhase(probe(k, Q));
   return phase === 0n ? 0 : phase === 1n << BigInt(Q - 2) ? 1 : -1;
 };
 

@@ -29,7 +29,7 @@ describe('he homomorphic correctness', () => {
         const email = randomEmail(N, Math.min(N, 60), 20); // counts above 15 get capped
         const acc = s.model.dot(email);
         for (const x of s.model.extract(acc, pickIndices(B), s.pk, s.ksk)) {
-          const y = s.user.decryptLwe(x.lwe, s.params);
+          const y = s.decryptor.decryptLwe(x.lwe);
           assert.equal(unblind(s.params, y, x.mask), plainDot(s.params, s.weights, email, x.index), `j = ${x.index}`);
         }
         acc.dispose();
@@ -44,10 +44,7 @@ describe('he homomorphic correctness', () => {
       const email = randomEmail(3000, 2000, 15); // |Σ| ≈ 3.8M ≫ 2^10
       const acc = t.model.dot(email);
       for (const x of t.model.extract(acc, [0, 4], t.pk, t.ksk))
-        assert.equal(
-          unblind(t.params, t.user.decryptLwe(x.lwe, t.params), x.mask),
-          plainDot(t.params, w, email, x.index),
-        );
+        assert.equal(unblind(t.params, t.decryptor.decryptLwe(x.lwe), x.mask), plainDot(t.params, w, email, x.index));
     }
   });
 
@@ -64,7 +61,7 @@ describe('he homomorphic correctness', () => {
         const acc = s.model.dot(email);
         for (const x of s.model.extract(acc, [0, 1], s.pk, s.ksk))
           assert.equal(
-            unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask),
+            unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask),
             plainDot(s.params, s.weights, email, x.index),
           );
       }
@@ -79,7 +76,7 @@ describe('he homomorphic correctness', () => {
     const s = await setup(p, w);
     const acc = s.model.dot({ rows: new Uint32Array([2]), counts: new Uint32Array([1]) });
     for (const x of s.model.extract(acc, pickIndices(4096), s.pk, s.ksk)) {
-      const d = unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask);
+      const d = unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask);
       assert.equal(d >= 2 ** 15 ? d - 2 ** 16 : d, w[2 * 4096 + x.index]);
     }
   });
@@ -87,14 +84,14 @@ describe('he homomorphic correctness', () => {
   it('expanding a on demand gives the same plaintexts as the cached model', async () => {
     const s = await setup({ N: 9000, B: 3 });
     const lazy = s.he.newClientModel(s.params, { cacheA: false });
-    for (const rec of s.sk.encryptModel(s.params, s.weights)) lazy.push(rec);
+    for (const rec of s.sk.forContext(s.params).encryptModel(s.weights)) lazy.push(rec);
     lazy.finish();
     const email = randomEmail(9000, 300, 15);
     for (const model of [s.model, lazy]) {
       const acc = model.dot(email);
       for (const x of model.extract(acc, [0, 1, 2], s.pk, s.ksk))
         assert.equal(
-          unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask),
+          unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask),
           plainDot(s.params, s.weights, email, x.index),
         );
     }
@@ -104,13 +101,10 @@ describe('he homomorphic correctness', () => {
     const s = await setup({ N: 5000, B: 2 });
     const chunks = [s.weights.subarray(0, 2 * 1234), s.weights.subarray(2 * 1234)];
     const m = s.he.newClientModel(s.params);
-    for (const rec of s.sk.encryptModel(s.params, chunks)) m.push(rec);
+    for (const rec of s.sk.forContext(s.params).encryptModel(chunks)) m.push(rec);
     m.finish();
     const email = randomEmail(5000, 50, 3);
     const [x] = m.extract(m.dot(email), [1], s.pk, s.ksk);
-    assert.equal(
-      unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask),
-      plainDot(s.params, s.weights, email, 1),
-    );
+    assert.equal(unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask), plainDot(s.params, s.weights, email, 1));
   });
 });

@@ -25,7 +25,7 @@ it('0 decryption failures in 10^5 packed coefficients at L = 5000, B = 20, T = 3
   let failures = 0;
   for (let i = 0; i < 5000; i++) {
     const { ciphertext, masks } = s.model.extractPacked(acc, 20, s.pk, s.ksk);
-    const ys = s.user.decryptPacked(ciphertext, s.params, 20);
+    const ys = s.decryptor.decryptPacked(ciphertext, 20);
     for (let j = 0; j < 20; j++) if (unblind(s.params, ys[j], masks[j]) !== d[j]) failures++;
   }
   assert.equal(failures, 0);

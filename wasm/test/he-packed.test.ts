@@ -47,10 +47,10 @@ describe('he packed extraction', () => {
       const acc = s.model.dot(email);
       const { ciphertext, masks } = s.model.extractPacked(acc, B, s.pk, s.ksk);
       assert.equal(ciphertext.length, packedBytes(s.params, B));
-      const ys = s.user.decryptPacked(ciphertext, s.params, B);
+      const ys = s.decryptor.decryptPacked(ciphertext, B);
       for (let j = 0; j < B; j++) {
         assert.equal(unblind(s.params, ys[j], masks[j]), plainDot(s.params, s.weights, email, j), `j = ${j}`);
-        assert.equal(s.user.decryptLwe(lweAt(ciphertext, s.params, B, j), s.params), ys[j], `LWE view of j = ${j}`);
+        assert.equal(s.decryptor.decryptLwe(lweAt(ciphertext, s.params, B, j)), ys[j], `LWE view of j = ${j}`);
       }
       acc.dispose();
     });
@@ -61,7 +61,7 @@ describe('he packed extraction', () => {
     const email = randomEmail(500, 30, 5);
     const acc = s.model.dot(email);
     const { ciphertext, masks } = s.model.extractPacked(acc, 3, s.pk, s.ksk);
-    const ys = s.user.decryptPacked(ciphertext, s.params, 3);
+    const ys = s.decryptor.decryptPacked(ciphertext, 3);
     for (let j = 0; j < 3; j++)
       assert.equal(unblind(s.params, ys[j], masks[j]), plainDot(s.params, s.weights, email, j));
   });
@@ -97,7 +97,7 @@ describe('he packed extraction', () => {
     const bins = new Array(16).fill(0);
     const trials = 200;
     for (let i = 0; i < trials; i++)
-      for (const y of s.user.decryptPacked(s.model.extractPacked(acc, 4, s.pk, s.ksk).ciphertext, s.params, 4))
+      for (const y of s.decryptor.decryptPacked(s.model.extractPacked(acc, 4, s.pk, s.ksk).ciphertext, 4))
         bins[y >>> 20]++;
     const n = trials * 4;
     const chi2 = bins.reduce((a, o) => a + (o - n / 16) ** 2 / (n / 16), 0);
@@ -112,22 +112,22 @@ describe('he packed extraction', () => {
     const { ciphertext: ct } = s.model.extractPacked(acc, 3, s.pk, s.ksk);
     const p = s.params;
     assert.deepEqual([...ct.subarray(0, HEADER)], packedHeader(p.Q, 3));
-    s.user.decryptPacked(ct, p, 3);
+    s.decryptor.decryptPacked(ct, 3);
     const edit = (i: number, v: number) => {
       const c = ct.slice();
       c[i] = v;
       return c;
     };
-    assert.throws(() => s.user.decryptPacked(ct.subarray(1), p, 3), /wrong length/);
-    assert.throws(() => s.user.decryptPacked(edit(0, 0x4c), p, 3), /wrong length/);
-    assert.throws(() => s.user.decryptPacked(edit(1, 9), p, 3), /unsupported layout version/);
-    assert.throws(() => s.user.decryptPacked(edit(2, 40), p, 3), /invalid parameters/);
-    assert.throws(() => s.user.decryptPacked(edit(3, 2), p, 3), /invalid parameters/);
-    assert.throws(() => s.user.decryptPacked(ct, p, 2), /wrong length/);
-    assert.throws(() => s.user.decryptPacked(ct, p, 4), /count 4/);
+    assert.throws(() => s.decryptor.decryptPacked(ct.subarray(1), 3), /wrong length/);
+    assert.throws(() => s.decryptor.decryptPacked(edit(0, 0x4c), 3), /wrong length/);
+    assert.throws(() => s.decryptor.decryptPacked(edit(1, 9), 3), /unsupported layout version/);
+    assert.throws(() => s.decryptor.decryptPacked(edit(2, 40), 3), /invalid parameters/);
+    assert.throws(() => s.decryptor.decryptPacked(edit(3, 2), 3), /invalid parameters/);
+    assert.throws(() => s.decryptor.decryptPacked(ct, 2), /wrong length/);
+    assert.throws(() => s.decryptor.decryptPacked(ct, 4), /count 4/);
     const bits = 3 * p.Q + HE_N * (p.Q - 1);
     assert.ok(bits % 8 !== 0, 'this layout has padding bits to test');
-    assert.throws(() => s.user.decryptPacked(edit(ct.length - 1, ct[ct.length - 1] | 0x80), p, 3), /out of range/);
+    assert.throws(() => s.decryptor.decryptPacked(edit(ct.length - 1, ct[ct.length - 1] | 0x80), 3), /out of range/);
   });
 
   it('topics use one packed ciphertext only when the candidates are every topic', () => {

@@ -61,7 +61,7 @@ describe('he input validation', () => {
     const he = await loadHe();
     const sk = he.loadSecretKey(he.generateSecretKey());
     const p = makeParams({ N: 5000, B: 1 });
-    const records = [...sk.encryptModel(p, randomWeights(p))];
+    const records = [...sk.forContext(p).encryptModel(randomWeights(p))];
     const { recordBytes, ctCount } = heLayout(p);
     assert.equal(records.length, ctCount);
     assert.ok(records.every((r) => r.length === recordBytes));
@@ -90,9 +90,10 @@ describe('he input validation', () => {
     const p = makeParams({ N: 10, B: 2, b_in: 8 });
     const w = new Int32Array(22);
     w[5] = 128;
-    assert.throws(() => [...sk.encryptModel(p, w)], /value 5 is outside ±127/);
-    assert.throws(() => [...sk.encryptModel(p, new Int32Array(21))], /got 21 values, expected/);
-    assert.throws(() => [...sk.encryptModel(p, new Int32Array(23))], /more than/);
+    const encryptor = sk.forContext(p);
+    assert.throws(() => [...encryptor.encryptModel(w)], /value 5 is outside ±127/);
+    assert.throws(() => [...encryptor.encryptModel(new Int32Array(21))], /got 21 values, expected/);
+    assert.throws(() => [...encryptor.encryptModel(new Int32Array(23))], /more than/);
   });
 
   it('features: row 0 (the bias is implicit), rows > N, zero counts, mismatched lengths', async () => {
@@ -115,18 +116,18 @@ describe('he input validation', () => {
       () => s.model.extract(s.model.dot(randomEmail(100, 5, 1)), [3], s.pk, s.ksk),
       /index 3 is not in \[0, 3\)/,
     );
-    s.user.decryptLwe(x.lwe, s.params);
-    assert.throws(() => s.user.decryptLwe(x.lwe.subarray(1), s.params), /LWE ciphertext: wrong length/);
+    s.decryptor.decryptLwe(x.lwe);
+    assert.throws(() => s.decryptor.decryptLwe(x.lwe.subarray(1)), /LWE ciphertext: wrong length/);
     const ver = x.lwe.slice();
     ver[1] = 9;
-    assert.throws(() => s.user.decryptLwe(ver, s.params), /unsupported layout version/);
-    assert.throws(() => s.user.decryptLwe(x.lwe, { ...s.params, Q: 40 }), /wrong length/);
+    assert.throws(() => s.decryptor.decryptLwe(ver), /unsupported layout version/);
+    assert.throws(() => s.user.forContext({ ...s.params, Q: 40 }).decryptLwe(x.lwe), /wrong length/);
     const q = x.lwe.slice();
     q[2] = 35;
-    assert.throws(() => s.user.decryptLwe(q, s.params), /invalid parameters/);
+    assert.throws(() => s.decryptor.decryptLwe(q), /invalid parameters/);
     const pad = x.lwe.slice();
     pad[pad.length - 1] |= 0x80; // 2049·36 bits end 4 bits into the last byte
-    assert.throws(() => s.user.decryptLwe(pad, s.params), /out of range/);
+    assert.throws(() => s.decryptor.decryptLwe(pad), /out of range/);
   });
 
   it("key-switching key: wrong tag, an older version, T out of range, wrong length, a value ≥ q_ks, another model's T", async () => {

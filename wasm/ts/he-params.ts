@@ -1,6 +1,6 @@
 // Lattice parameters (docs/crypto.md#parameters) and the sizes that follow
 // from them. HeContext is the parameters validated once, as SEAL's
-// SEALContext: a client model is bound to its context when it is created.
+// SEALContext: client models and provider keys (forContext) are bound to one.
 import { FLOOD_MARGIN_BITS, MAX_FIN, MAX_Q, MAX_T, MIN_T, Q_MINUS_T, maxFloodBits } from './limits.js';
 
 /** Lattice and model parameters, as carried in the model package header (docs/crypto.md#parameters, docs/wire-formats.md#model-package). */
@@ -162,8 +162,9 @@ export function topicCiphertexts(p: HeParams, bPrime: number): { packed: boolean
 }
 
 /**
- * Parameters validated once, with their layout: what a ClientModel is bound
- * to when it is made, so no later call can hand it other parameters.
+ * Parameters validated once, with their layout: what a ClientModel or a
+ * BoundProviderKey is bound to when it is made, so no later call can hand it
+ * other parameters.
  */
 export class HeContext {
   readonly params: Readonly<HeParams>;

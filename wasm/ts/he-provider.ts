@@ -8,7 +8,7 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { bytes32, Handle, publicInput, publicKeySeed, withStatus } from './he-handle.js';
-import { HE_N, heLayout, topicCiphertexts, validateParams, type HeParams } from './he-params.js';
+import { HE_N, HeContext, topicCiphertexts, type HeParams } from './he-params.js';
 import { check } from './status.js';
 
 const te = new TextEncoder();
@@ -55,8 +55,6 @@ const userKeyInputs = (providerSeed: Uint8Array, id: UserKeyId): Uint8Array[] =>
 ];
 
 export class ProviderKey extends Handle {
-  private readonly out = new Uint32Array(2); // [y or phase lo, phase hi]
-
   /** `seeds` only for the model key loaded from its file (user keys derive nothing). */
   constructor(
     core: WasmCore,
@@ -76,71 +74,13 @@ export class ProviderKey extends Handle {
     return this.seeds;
   }
 
-  private call(name: string, lwe: Uint8Array, ...args: number[]): void {
-    const core = this.core;
-    if (!(lwe instanceof Uint8Array)) throw new Error('LWE ciphertext: must be a Uint8Array');
-    const inp = publicInput(core, lwe);
-    const out = core.alloc(8);
-    try {
-      check(core.fn(name)(this.live(), inp, lwe.length, ...args, out), 'LWE ciphertext');
-      this.out.set(new Uint32Array(core.heap.buffer, out, 2));
-    } finally {
-      core.wipeAndFree(out, 8);
-    }
-  }
-
-  /** b' + <a', s> mod 2^Q of an LWE ciphertext (what decryption rounds; its noise, for tests). */
-  lwePhase(lwe: Uint8Array, p: HeParams): bigint {
-    this.call('pmf_he_lwe_phase', lwe, p.Q);
-    const v = (BigInt(this.out[1]) << 32n) | BigInt(this.out[0]);
-    this.out.fill(0);
-    return v;
-  }
-
-  /** y = d_j + r_j mod 2^T (docs/crypto.md#decryption), uniform to the provider. Cost: one length-n inner product. */
-  decryptLwe(lwe: Uint8Array, p: HeParams): number {
-    this.call('pmf_he_decrypt', lwe, p.T, p.Q);
-    const y = this.out[0];
-    this.out.fill(0);
-    return y;
-  }
-
   /**
-   * y_j = d_j + r_j mod 2^T for j < count from one packed ciphertext
-   * (docs/crypto.md#packed-extraction). Cost: count length-n/2 inner products,
-   * as for count LWE ciphertexts.
+   * This key bound to one model's parameters, as SEAL's Decryptor and
+   * Encryptor bind a key to a SEALContext: one key serves models of several
+   * parameter sets, and each bound object can only use its own.
    */
-  decryptPacked(ciphertext: Uint8Array, p: HeParams, count: number): Uint32Array {
-    const core = this.core;
-    if (!(ciphertext instanceof Uint8Array)) throw new Error('packed ciphertext: must be a Uint8Array');
-    if (!Number.isInteger(count) || count < 1 || count > p.B)
-      throw new Error(`packed ciphertext: count ${count} is not in [1, ${p.B}]`);
-    const inp = publicInput(core, ciphertext);
-    const out = core.alloc(4 * count);
-    try {
-      check(
-        core.fn('pmf_he_decrypt_packed')(this.live(), inp, ciphertext.length, p.T, p.Q, count, out),
-        'packed ciphertext',
-      );
-      return new Uint32Array(core.heap.buffer, out, count).slice();
-    } finally {
-      core.wipeAndFree(out, 4 * count);
-    }
-  }
-
-  /**
-   * A topic_request's y_1..y_B' (docs/protocol.md#topic-extraction), laid out
-   * as `topicCiphertexts` says: one packed ciphertext, or B' LWE ciphertexts.
-   */
-  decryptTopics(ciphertexts: Uint8Array, p: HeParams, bPrime: number): Uint32Array {
-    const { packed, bytes } = topicCiphertexts(p, bPrime);
-    if (ciphertexts.length !== bytes)
-      throw new RangeError(`topic ciphertexts: wrong length (${ciphertexts.length} bytes, expected ${bytes})`);
-    if (packed) return this.decryptPacked(ciphertexts, p, bPrime);
-    const size = heLayout(p).lweBytes;
-    return Uint32Array.from({ length: bPrime }, (_, j) =>
-      this.decryptLwe(ciphertexts.subarray(j * size, (j + 1) * size), p),
-    );
+  forContext(params: HeParams | HeContext): BoundProviderKey {
+    return new BoundProviderKey(this, HeContext.of(params));
   }
 
   /**
@@ -213,17 +153,96 @@ export class ProviderKey extends Handle {
       eSeed.fill(0);
     }
   }
+}
+
+/** A ProviderKey bound to one HeContext (ProviderKey.forContext): its calls take no parameters. */
+export class BoundProviderKey {
+  private readonly out = new Uint32Array(2); // [y or phase lo, phase hi]
+
+  constructor(
+    readonly key: ProviderKey,
+    readonly context: HeContext,
+  ) {}
+
+  private call(name: string, lwe: Uint8Array, ...args: number[]): void {
+    const core = this.key.core;
+    if (!(lwe instanceof Uint8Array)) throw new Error('LWE ciphertext: must be a Uint8Array');
+    const inp = publicInput(core, lwe);
+    const out = core.alloc(8);
+    try {
+      check(core.fn(name)(this.key.live(), inp, lwe.length, ...args, out), 'LWE ciphertext');
+      this.out.set(new Uint32Array(core.heap.buffer, out, 2));
+    } finally {
+      core.wipeAndFree(out, 8);
+    }
+  }
+
+  /** b' + <a', s> mod 2^Q of an LWE ciphertext (what decryption rounds; its noise, for tests). */
+  lwePhase(lwe: Uint8Array): bigint {
+    this.call('pmf_he_lwe_phase', lwe, this.context.params.Q);
+    const v = (BigInt(this.out[1]) << 32n) | BigInt(this.out[0]);
+    this.out.fill(0);
+    return v;
+  }
+
+  /** y = d_j + r_j mod 2^T (docs/crypto.md#decryption), uniform to the provider. Cost: one length-n inner product. */
+  decryptLwe(lwe: Uint8Array): number {
+    const { T, Q } = this.context.params;
+    this.call('pmf_he_decrypt', lwe, T, Q);
+    const y = this.out[0];
+    this.out.fill(0);
+    return y;
+  }
+
+  /**
+   * y_j = d_j + r_j mod 2^T for j < count from one packed ciphertext
+   * (docs/crypto.md#packed-extraction). Cost: count length-n/2 inner products,
+   * as for count LWE ciphertexts.
+   */
+  decryptPacked(ciphertext: Uint8Array, count: number): Uint32Array {
+    const core = this.key.core;
+    const p = this.context.params;
+    if (!(ciphertext instanceof Uint8Array)) throw new Error('packed ciphertext: must be a Uint8Array');
+    if (!Number.isInteger(count) || count < 1 || count > p.B)
+      throw new Error(`packed ciphertext: count ${count} is not in [1, ${p.B}]`);
+    const inp = publicInput(core, ciphertext);
+    const out = core.alloc(4 * count);
+    try {
+      check(
+        core.fn('pmf_he_decrypt_packed')(this.key.live(), inp, ciphertext.length, p.T, p.Q, count, out),
+        'packed ciphertext',
+      );
+      return new Uint32Array(core.heap.buffer, out, count).slice();
+    } finally {
+      core.wipeAndFree(out, 4 * count);
+    }
+  }
+
+  /**
+   * A topic_request's y_1..y_B' (docs/protocol.md#topic-extraction), laid out
+   * as `topicCiphertexts` says: one packed ciphertext, or B' LWE ciphertexts.
+   */
+  decryptTopics(ciphertexts: Uint8Array, bPrime: number): Uint32Array {
+    const { packed, bytes } = topicCiphertexts(this.context.params, bPrime);
+    if (ciphertexts.length !== bytes)
+      throw new RangeError(`topic ciphertexts: wrong length (${ciphertexts.length} bytes, expected ${bytes})`);
+    if (packed) return this.decryptPacked(ciphertexts, bPrime);
+    const size = this.context.layout.lweBytes;
+    return Uint32Array.from({ length: bPrime }, (_, j) =>
+      this.decryptLwe(ciphertexts.subarray(j * size, (j + 1) * size)),
+    );
+  }
 
   /**
    * Encrypts the model row by row, yielding one ciphertext record (32-byte
-   * seed ‖ bit-packed b, heLayout(p).recordBytes) at a time, so a 5M-row model
+   * seed ‖ bit-packed b, context.layout.recordBytes) at a time, so a 5M-row model
    * never needs all ciphertexts in memory. `weights` is the (N+1)×B matrix in
    * row-major order, row 0 = bias, either whole or as chunks of whole rows.
    */
-  *encryptModel(p: HeParams, weights: Int32Array | Iterable<Int32Array>): Generator<Uint8Array> {
-    validateParams(p);
-    const core = this.core;
-    const { rowsPerCt, recordBytes } = heLayout(p);
+  *encryptModel(weights: Int32Array | Iterable<Int32Array>): Generator<Uint8Array> {
+    const core = this.key.core;
+    const p = this.context.params;
+    const { rowsPerCt, recordBytes } = this.context.layout;
     const limit = 2 ** (p.b_in - 1) - 1;
     const tmask = p.T === 32 ? 0xffffffff : 2 ** p.T - 1;
     const total = (p.N + 1) * p.B;
@@ -235,7 +254,7 @@ export class ProviderKey extends Handle {
     let seen = 0;
     const flush = (): Uint8Array => {
       core.heap.set(new Uint8Array(plain.buffer), msg);
-      check(core.fn('pmf_he_encrypt_record')(this.live(), msg, p.T, out), 'model encryption');
+      check(core.fn('pmf_he_encrypt_record')(this.key.live(), msg, p.T, out), 'model encryption');
       plain.fill(0);
       filled = 0;
       return core.copyOut(out, recordBytes);

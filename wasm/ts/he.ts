@@ -1,8 +1,8 @@
 // Typed API of the lattice layer (docs/crypto.md, C++ in wasm/src/he/).
 // Bytes in, bytes out: nothing here knows about transport or storage.
 //
-//   provider: generateSecretKey → loadSecretKey → publicKeyFor / encryptModel
-//             → userKey(user, epoch): keySwitchKey() for the client, decryptLwe
+//   provider: generateSecretKey → loadSecretKey → publicKeyFor / forContext(params).encryptModel
+//             → userKey(user, epoch): keySwitchKey() for the client, forContext(params).decryptLwe
 //   client:   newClientModel(params).push(body chunks…).finish()
 //             → dot(features) → extract(acc, indices, loadPublicKey(p0, providerSeed, clientNonce),
 //                                       loadKeySwitchKey(ksk))
@@ -11,7 +11,7 @@
 // accumulator, masks and every intermediate value stay on the device.
 //
 // The layer's files: he-params.ts (parameters, HeContext, sizes),
-// he-provider.ts (ProviderKey), he-client.ts (ClientModel and the client's
+// he-provider.ts (ProviderKey, BoundProviderKey), he-client.ts (ClientModel and the client's
 // keys), he-handle.ts (wasm handles); this file is the factory and re-exports
 // them. Test diagnostics that need the model key live in wasm/test/he/.
 import { loadCore, type WasmCore } from './core.js';
@@ -23,7 +23,7 @@ import { check } from './status.js';
 
 export * from './he-params.js';
 export { publicKeySeed } from './he-handle.js';
-export { ProviderKey, type UserKeyId } from './he-provider.js';
+export { BoundProviderKey, ProviderKey, type UserKeyId } from './he-provider.js';
 export {
   Accumulator,
   ClientKeySwitchKey,

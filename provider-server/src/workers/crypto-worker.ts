@@ -95,7 +95,7 @@ function readySender(sessionId: string, request: string): OtSender {
 /** y = d + r mod 2^T, uniform to the provider (docs/crypto.md#decryption); it only feeds the garbler. */
 function decrypt(keyFile: string, providerSeedHex: string, user: UserKeyId, params: HeParams, lwe: Uint8Array): number {
   try {
-    return userKey(keyFile, providerSeedHex, user).decryptLwe(lwe, params);
+    return userKey(keyFile, providerSeedHex, user).forContext(params).decryptLwe(lwe);
   } catch (e) {
     rejectInput(e, 'lwe');
   }
@@ -172,7 +172,7 @@ const tasks = {
     const s = readySender(sessionId, 'topic_request');
     let ys: number[];
     try {
-      const decrypted = userKey(keyFile, providerSeedHex, user).decryptTopics(ciphertexts, params, bPrime);
+      const decrypted = userKey(keyFile, providerSeedHex, user).forContext(params).decryptTopics(ciphertexts, bPrime);
       ys = Array.from(decrypted);
       decrypted.fill(0);
     } catch (e) {

@@ -2,6 +2,7 @@
 // plaintext reference arithmetic, and a provider/client pair.
 import { randomInt } from 'node:crypto';
 import {
+  type BoundProviderKey,
   type ClientKeySwitchKey,
   HE_Q1,
   HE_Q2,
@@ -22,6 +23,8 @@ export interface Setup {
   sk: ProviderKey;
   /** The user key s_u the provider decrypts with (user 1, epoch 1). */
   user: ProviderKey;
+  /** The user key bound to `params`: what the provider decrypts this model's ciphertexts with. */
+  decryptor: BoundProviderKey;
   params: HeParams;
   weights: Int32Array;
   model: ClientModel;
@@ -74,10 +77,10 @@ export async function setup(
   const params = validateParams({ ...makeParams(opts), ...nonProduction });
   const w = weights ?? randomWeights(params);
   const model = he.newClientModel(params);
-  for (const record of sk.encryptModel(params, w)) model.push(record);
+  for (const record of sk.forContext(params).encryptModel(w)) model.push(record);
   model.finish();
   const { pk, ksk, user } = localSession(he, sk, he.randomSeed(), params.T);
-  return { he, sk, user, params, weights: w, model, pk, ksk };
+  return { he, sk, user, decryptor: user.forContext(params), params, weights: w, model, pk, ksk };
 }
 
 /** What the provider decrypts minus the client's mask: d_j mod 2^T. */
@@ -88,8 +91,8 @@ export function unblind(p: HeParams, y: number, mask: number): number {
 /** Provider-visible noise of an LWE ciphertext: phase − 2^(Q−T)·y, centred mod 2^Q. */
 export function visibleNoise(s: Setup, lwe: Uint8Array): number {
   const { Q, T } = s.params;
-  const phase = s.user.lwePhase(lwe, s.params);
-  const y = BigInt(s.user.decryptLwe(lwe, s.params));
+  const phase = s.decryptor.lwePhase(lwe);
+  const y = BigInt(s.decryptor.decryptLwe(lwe));
   const e = BigInt.asIntN(Q, phase - (y << BigInt(Q - T)));
   return Number(e);
 }
@@ -111,7 +114,7 @@ export async function failureRun(
   const noise: number[] = [];
   for (let i = 0; i < trials; i++) {
     const [x] = s.model.extract(acc, [0], s.pk, s.ksk);
-    if (unblind(s.params, s.user.decryptLwe(x.lwe, s.params), x.mask) !== d) failures++;
+    if (unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask) !== d) failures++;
     noise.push(visibleNoise(s, x.lwe));
   }
   const { Q, F } = s.params;
