@@ -14,7 +14,7 @@ function show(s: PackageLogStatus): void {
   const line = $('log-status');
   const h = s.head;
   const n = s.policy.witnesses.length;
-  const entries = h && t(h.size === 1 ? 'log_entries_one' : 'log_entries_other', h.size);
+  const entries = !h ? '' : t(h.size === 1 ? 'log_entries_one' : 'log_entries_other', h.size);
   // The head's cosigners were those of the policy at the check; count the ones the policy names now.
   const names = new Set(s.policy.witnesses.map((k) => k.split('+')[0]));
   const mine = h ? h.cosigners.filter((c) => names.has(c.name)).length : 0;
