@@ -191,7 +191,6 @@ async function status(): Promise<Status> {
   };
 }
 
-
 /** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
 async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Promise<string[]> {
   const add = typeof req.add === 'string' ? webmailOrigin(req.add) : undefined;
@@ -227,7 +226,8 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
-      if (!page && !(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(t('err_not_a_webmail_site'));
+      if (!page && !(await isWebmailSite(browser.storage.local, sender.url)))
+        throw new Error(t('err_not_a_webmail_site'));
       // A content script may only describe mail of the site it runs on.
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");

@@ -10,8 +10,7 @@ import { t } from '../lib/i18n.js';
 export const MAX_PAGE_CHARS = 30 * 1024 * 1024;
 
 function statusText(status: number): string {
-  if (status === 401 || status === 403)
-    return t('page_fetch_refused');
+  if (status === 401 || status === 403) return t('page_fetch_refused');
   if (status === 404) return t('page_fetch_gone');
   return t('page_fetch_http_error', status);
 }
@@ -28,8 +27,7 @@ export async function fetchPageFor(url: string, tabUrl: string | undefined, get 
     throw new Error(t('page_fetch_other_site'));
   const res = await get(target.href, { credentials: 'include', cache: 'no-store' });
   // A redirect off the site (e.g. to a login server) is not the message.
-  if (res.url && new URL(res.url).origin !== site.origin)
-    throw new Error(t('page_fetch_login'));
+  if (res.url && new URL(res.url).origin !== site.origin) throw new Error(t('page_fetch_login'));
   if (!res.ok) throw new Error(statusText(res.status));
   const text = await res.text();
   if (text.length > MAX_PAGE_CHARS) throw new Error(t('page_fetch_too_large'));

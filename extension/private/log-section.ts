@@ -18,11 +18,9 @@ function show(s: PackageLogStatus): void {
   // The head's cosigners were those of the policy at the check; count the ones the policy names now.
   const names = new Set(s.policy.witnesses.map((k) => k.split('+')[0]));
   const mine = h ? h.cosigners.filter((c) => names.has(c.name)).length : 0;
-  if (!s.provider)
-    say(line, t('log_connect_first'), 'info');
+  if (!s.provider) say(line, t('log_connect_first'), 'info');
   else if (!h) say(line, t('log_not_checked'), 'info');
-  else if (s.policy.quorum === 0)
-    say(line, t('log_checked_no_witnesses', when(h.checkedAt), entries), 'warn');
+  else if (s.policy.quorum === 0) say(line, t('log_checked_no_witnesses', when(h.checkedAt), entries), 'warn');
   else
     say(
       line,
