@@ -3,6 +3,7 @@
 // send it requests (lib/messages.ts and the other vocabularies, one router:
 // lib/router.ts); decrypted mail is indexed here for local search, so
 // plaintext never travels further than the page showing it.
+import { t } from '../lib/i18n.js';
 import browser, { type Runtime } from 'webextension-polyfill';
 import type { KeyContext } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
@@ -155,7 +156,7 @@ function toBadge(result: DecryptResult, route?: ViewRoute): BadgeInfo {
  */
 async function listedSubjects(ids: unknown, sender: Runtime.MessageSender): Promise<Record<string, string>> {
   if (!Array.isArray(ids) || ids.length > MAX_LISTED) throw new Error('Invalid request.');
-  if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
+  if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(t('err_not_a_webmail_site'));
   const { tab, frameId } = sender;
   if (tab?.id === undefined || frameId === undefined) return {};
   const route = { tabId: tab.id, frameId };
@@ -190,14 +191,12 @@ async function status(): Promise<Status> {
   };
 }
 
-const NOT_A_SITE = 'This page is not one of your webmail sites (Options → Webmail sites).';
-
 /** Options → Webmail sites: a site other than this computer only once the user allowed its host. */
 async function changeWebmailSites(req: { add?: unknown; remove?: unknown }): Promise<string[]> {
   const add = typeof req.add === 'string' ? webmailOrigin(req.add) : undefined;
   const wanted = add === undefined ? undefined : sitePermission(add);
   if (add && wanted && !(await browser.permissions.contains(wanted)))
-    throw new Error(`Not added: the extension may run on ${new URL(add).host} only with your permission.`);
+    throw new Error(t('err_site_not_allowed', new URL(add).host));
   const remove = typeof req.remove === 'string' ? req.remove : undefined;
   const sites = await changeSites(browser.storage.local, { add, remove });
   await registerSites(browser.scripting, sites);
@@ -227,7 +226,8 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
   switch (req.type) {
     case 'decrypt': {
       const { block, source } = validateDecryptRequest(req);
-      if (!page && !(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
+      if (!page && !(await isWebmailSite(browser.storage.local, sender.url)))
+        throw new Error(t('err_not_a_webmail_site'));
       // A content script may only describe mail of the site it runs on.
       if (!page && new URL(source.url).origin !== new URL(sender.url ?? 'about:blank').origin) {
         throw new Error("Message URL is not on this page's site.");
@@ -254,7 +254,7 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
       return status();
     case 'unlock': {
       if (typeof req.passphrase !== 'string' || req.passphrase.length > 4096)
-        throw new KeyError('bad-input', 'Invalid passphrase.');
+        throw new KeyError('bad-input', t('err_invalid_passphrase'));
       const opened = await cache.unlock(req.passphrase, (await loadSettings()).unlockMinutes * 60_000);
       // Mail that arrived while locked is indexed once the index is open: deriving its key takes a moment.
       void mailIndex.unlock(req.passphrase).then(catchUpNewMail);
@@ -273,7 +273,7 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
       return true;
     case 'fetch-page':
       if (typeof req.url !== 'string') throw new Error('Invalid request.');
-      if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(NOT_A_SITE);
+      if (!(await isWebmailSite(browser.storage.local, sender.url))) throw new Error(t('err_not_a_webmail_site'));
       return fetchPageFor(req.url, sender.tab?.url);
     case 'webmail-sites':
       return changeWebmailSites(req);
@@ -287,7 +287,7 @@ async function handle(req: Request, sender: Runtime.MessageSender, kind: SenderK
       return true;
     case 'tb-this-message':
       // The message display script asks about the message in its own tab only.
-      if (sender.tab?.id === undefined) throw new Error('Select a message first.');
+      if (sender.tab?.id === undefined) throw new Error(t('tb_select_message'));
       return describeDisplayedMessage(sender.tab.id, thunderbirdDeps);
     default:
       throw new Error('Unknown request.');

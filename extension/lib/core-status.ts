@@ -20,16 +20,16 @@ export function startCoreWorker(): Worker {
 
 export function runCoreSelfTest(worker: Worker, timeoutMs = 20_000): Promise<CoreSelfTest> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`WASM worker did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => reject(new Error(t('engine_no_answer', timeoutMs))), timeoutMs);
     worker.onmessage = (ev: MessageEvent<{ type: string; result?: CoreSelfTest; error?: string }>) => {
       if (ev.data.type !== 'self-test') return;
       clearTimeout(timer);
       if (ev.data.result) resolve(ev.data.result);
-      else reject(new Error(ev.data.error ?? 'WASM worker failed'));
+      else reject(new Error(ev.data.error ?? t('engine_worker_failed')));
     };
     worker.onerror = (ev) => {
       clearTimeout(timer);
-      reject(new Error(`WASM worker crashed: ${ev.message || 'unknown error'}`));
+      reject(new Error(t('engine_crashed', ev.message || t('engine_unknown_error'))));
     };
     worker.postMessage({ type: 'self-test' });
   });

@@ -1,11 +1,13 @@
 // How hard a passphrase is to guess, estimated by zxcvbn (dictionaries of
 // common passwords, English words and names, keyboard patterns, dates and
-// repeats): a length rule accepts "password", this does not. A stolen key file
+// repeats; German words too, and German advice, when the UI is German): a length rule accepts "password", this does not. A stolen key file
 // is attacked offline, one Argon2id guess at a time (keystore.ts), so the
 // bar is a number of guesses, not a score.
 import { zxcvbn, zxcvbnOptions } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
+import * as de from '@zxcvbn-ts/language-de';
 import * as en from '@zxcvbn-ts/language-en';
+import { t } from './i18n.js';
 
 /**
  * 10^12 guesses: at 10,000 Argon2id guesses a second (a large cluster; one core does a few)
@@ -13,13 +15,17 @@ import * as en from '@zxcvbn-ts/language-en';
  */
 export const MIN_GUESSES_LOG10 = 12;
 
+const germanLists = Object.fromEntries(Object.entries(de.dictionary).map(([name, words]) => [`de-${name}`, words]));
+
 let configured = false;
 function estimate(passphrase: string) {
   if (!configured) {
+    const german = t('lang') === 'de';
     zxcvbnOptions.setOptions({
-      dictionary: { ...common.dictionary, ...en.dictionary },
+      // Both languages name their lists alike (commonWords, …): German ones under their own names.
+      dictionary: { ...common.dictionary, ...en.dictionary, ...(german ? germanLists : {}) },
       graphs: common.adjacencyGraphs,
-      translations: en.translations,
+      translations: german ? de.translations : en.translations,
     });
     configured = true;
   }
@@ -40,10 +46,6 @@ export function passphraseStrength(passphrase: string): Strength {
   const fraction = Math.min(1, r.guessesLog10 / MIN_GUESSES_LOG10);
   if (strong) return { strong, fraction, advice: '' };
   const hints = [r.feedback.warning, ...r.feedback.suggestions].filter((s): s is string => !!s);
-  const advice = [
-    'This passphrase would be too easy to guess for someone who steals your key file.',
-    ...hints,
-    'A few unrelated words that are not a quote or a phrase make a strong and memorable one.',
-  ].join(' ');
+  const advice = [t('passphrase_too_easy'), ...hints, t('passphrase_how_to')].join(' ');
   return { strong, fraction, advice };
 }

@@ -8,6 +8,7 @@
 // permission for it, asked on the options page's Add click. The browser's
 // storage and scripting APIs are passed in (storage.local, scripting), so this
 // runs in Node tests too.
+import { t } from './i18n.js';
 import type { Scripting } from 'webextension-polyfill';
 
 /** The part of browser.storage.local used here. */
@@ -39,10 +40,10 @@ export function webmailOrigin(input: string): string {
   try {
     u = new URL(input.trim());
   } catch {
-    throw new Error('Enter your webmail’s address, for example https://mail.example.org.');
+    throw new Error(t('err_webmail_address_missing'));
   }
   if (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.has(u.hostname))) return u.origin;
-  throw new Error('Only a webmail reached over https:// can be added (plain http:// only on this computer).');
+  throw new Error(t('err_webmail_needs_https'));
 }
 
 /** The match pattern for a site: its host on every port. */
@@ -75,7 +76,7 @@ export async function changeSites(storage: SitesStorage, change: { add?: string;
   if (change.add !== undefined) {
     const origin = webmailOrigin(change.add);
     if (!sites.includes(origin)) {
-      if (sites.length >= MAX_SITES) throw new Error(`At most ${MAX_SITES} webmail sites can be added.`);
+      if (sites.length >= MAX_SITES) throw new Error(t('err_too_many_sites', MAX_SITES));
       sites.push(origin);
     }
   }

@@ -5,6 +5,7 @@
 // Connecting starts the check of the mail already there at once (webmail tabs
 // check their mailbox, Thunderbird scans its folders), and so does the
 // provider's return after it could not be reached (provider-watch.ts).
+import { t } from '../lib/i18n.js';
 import browser, { type Runtime } from 'webextension-polyfill';
 import { decryptedMessage } from '../../mail/decrypt.js';
 import type { DecryptResult } from '../lib/decrypt.js';
@@ -296,8 +297,8 @@ async function tellTopicChoice(topics: boolean): Promise<void> {
     await (await privateWorker()).call({ kind: 'topic-setting', provider, optOut: !topics });
   } catch (e) {
     const f = failureOf(e);
-    const meanwhile = topics ? '' : ' No topic is shared from this device meanwhile.';
-    throw new Error(`Saved here, but your provider could not be told: ${failureText(f.code)}${meanwhile}`);
+    const why = topics ? 'err_topic_choice_not_told' : 'err_topic_choice_not_told_none_shared';
+    throw new Error(t(why, failureText(f.code)));
   }
 }
 
@@ -321,7 +322,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
   switch (req.pmfPrivate) {
     case 'connect':
       if (typeof req.url !== 'string' || typeof req.token !== 'string' || !req.token.trim() || req.token.length > 4096)
-        throw new Error('Enter the provider’s address and your access token.');
+        throw new Error(t('err_enter_address_and_token'));
       return connect(req.url, req.token.trim(), topicsOf(req));
     case 'signIn': {
       if (
@@ -330,7 +331,7 @@ async function handle(req: PrivateRequest): Promise<unknown> {
         !req.password ||
         req.password.length > 1024
       )
-        throw new Error('Enter your mail address and its password.');
+        throw new Error(t('err_enter_mail_and_password'));
       const signedIn = await signInWithMail(req.address.trim(), req.password);
       return 'needsPermission' in signedIn ? signedIn : connect(signedIn.provider, signedIn.token, topicsOf(req), true);
     }
@@ -371,13 +372,13 @@ async function handle(req: PrivateRequest): Promise<unknown> {
 async function handleWebmail(req: WebmailConnectRequest, sender: Runtime.MessageSender): Promise<unknown> {
   const connected = (await (await store()).provider()) !== undefined;
   if (req[WEBMAIL_CONNECT] === 'offer') return !connected;
-  if (connected) throw new Error('Already connected to a provider.');
+  if (connected) throw new Error(t('err_already_connected'));
   const { token, provider } =
     req[WEBMAIL_CONNECT] === 'roundcube'
       ? await roundcubeToken(req, sender.url!)
       : (req as { token?: unknown; provider?: unknown });
   const topics = (req as { topics?: unknown }).topics;
-  if (typeof token !== 'string' || !token || token.length > 4096) throw new Error('The webmail gave no token.');
+  if (typeof token !== 'string' || !token || token.length > 4096) throw new Error(t('err_webmail_gave_no_token'));
   const url = oneClickProvider(provider, sender.url!);
   const wanted = providerPermission(url);
   if (wanted && !(await browser.permissions.contains(wanted))) throw new Error(oneClickNeedsPermission(url));

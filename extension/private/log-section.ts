@@ -3,6 +3,7 @@
 // confirmed it and when, when it was checked) and the witness policy, which
 // the user can change (witness keys and how many must confirm) or reset to
 // the built-in default. The state comes from the background (log-status.ts).
+import { t } from '../lib/i18n.js';
 import { $, say, sayError } from '../lib/ui.js';
 import type { PackageLogStatus } from './messages.js';
 import { askPrivate, PROVIDER_CONNECTED } from './options-section.js';
@@ -13,31 +14,31 @@ function show(s: PackageLogStatus): void {
   const line = $('log-status');
   const h = s.head;
   const n = s.policy.witnesses.length;
-  const entries = h && `the log has ${h.size} ${h.size === 1 ? 'entry' : 'entries'}`;
+  const entries = !h ? '' : t(h.size === 1 ? 'log_entries_one' : 'log_entries_other', h.size);
   // The head's cosigners were those of the policy at the check; count the ones the policy names now.
   const names = new Set(s.policy.witnesses.map((k) => k.split('+')[0]));
   const mine = h ? h.cosigners.filter((c) => names.has(c.name)).length : 0;
-  if (!s.provider)
-    say(line, 'Connect to your provider above: its log is checked when the spam model is fetched.', 'info');
-  else if (!h) say(line, 'Not checked yet: the log is checked when the spam model is next fetched.', 'info');
-  else if (s.policy.quorum === 0)
-    say(
-      line,
-      `Checked ${when(h.checkedAt)}: ${entries}. No witnesses are required, so this device only checks that the log never changes behind its back. Add witnesses below to have others confirm it.`,
-      'warn',
-    );
+  if (!s.provider) say(line, t('log_connect_first'), 'info');
+  else if (!h) say(line, t('log_not_checked'), 'info');
+  else if (s.policy.quorum === 0) say(line, t('log_checked_no_witnesses', when(h.checkedAt), entries), 'warn');
   else
     say(
       line,
-      `Checked ${when(h.checkedAt)}: ${entries}, confirmed by ${mine} of your ${n} witnesses (${s.policy.quorum} needed)` +
-        (mine >= s.policy.quorum ? '.' : ': the spam check waits until enough of them confirm it.'),
+      t(
+        mine >= s.policy.quorum ? 'log_checked_confirmed' : 'log_checked_waiting',
+        when(h.checkedAt),
+        entries,
+        mine,
+        n,
+        s.policy.quorum,
+      ),
       mine >= s.policy.quorum ? 'ok' : 'warn',
     );
   const list = $('log-witnesses');
   list.replaceChildren(
     ...(h?.cosigners ?? []).map((c) => {
       const li = document.createElement('li');
-      li.textContent = `${c.name}: confirmed ${when(c.time * 1000)}`;
+      li.textContent = t('log_witness_confirmed', c.name, when(c.time * 1000));
       return li;
     }),
   );
@@ -45,7 +46,15 @@ function show(s: PackageLogStatus): void {
   const details = $('log-details');
   details.hidden = !h;
   details.querySelector('pre')!.textContent = h
-    ? `head ${h.fingerprint}\nlog key ${h.logKey} (${h.keySource === 'configured' ? 'configured' : 'recorded on first use'})\nwitness policy: ${s.policy.quorum} of ${n}${s.defaultPolicy ? ' (the default)' : ''}`
+    ? t(
+        'log_details',
+        h.fingerprint,
+        h.logKey,
+        t(h.keySource === 'configured' ? 'log_key_configured' : 'log_key_first_use'),
+        s.policy.quorum,
+        n,
+        s.defaultPolicy ? t('log_policy_default') : '',
+      )
     : '';
   // The policy fields show the stored policy, unless the user is editing them.
   const form = $<HTMLFormElement>('witness-policy');
@@ -60,9 +69,9 @@ async function change(policy: PackageLogStatus['policy'] | null): Promise<void> 
     const next = await askPrivate<PackageLogStatus>({ pmfPrivate: 'packageLog', policy });
     $('witness-policy').dataset.edited = 'false';
     show(next);
-    say(status, policy ? 'Saved: used from the next check on.' : 'Back to the default witnesses.', 'ok');
+    say(status, t(policy ? 'log_policy_saved' : 'log_policy_reset'), 'ok');
   } catch (e) {
-    sayError(status, e, 'Not saved: ');
+    sayError(status, e, t('log_policy_not_saved'));
   }
 }
 

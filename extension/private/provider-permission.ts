@@ -4,6 +4,7 @@
 // connect time, from the options page's Connect click: browsers allow
 // permissions.request only while handling the user's gesture, so the page
 // computes it synchronously here, before anything is awaited.
+import { t } from '../lib/i18n.js';
 import { mailDomain } from '../../protocol/sign-in.js';
 
 /** Hosts the manifests' host_permissions already cover (any port). */
@@ -15,7 +16,7 @@ const IN_MANIFEST = new Set(['localhost', '127.0.0.1']);
  */
 export function providerAddress(typed: string): string {
   const text = typed.trim();
-  if (!text) throw new Error('Enter your provider’s address, for example https://mail.example.org.');
+  if (!text) throw new Error(t('err_provider_address_missing'));
   let u: URL | undefined;
   try {
     u = new URL(text);
@@ -23,13 +24,9 @@ export function providerAddress(typed: string): string {
     u = undefined;
   }
   if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || !u.hostname)
-    throw new Error(
-      `“${text.slice(0, 80)}” is not a web address. Your provider’s address starts with https://, for example https://mail.example.org.`,
-    );
+    throw new Error(t('err_provider_address_invalid', text.slice(0, 80)));
   if (u.protocol === 'http:' && !IN_MANIFEST.has(u.hostname))
-    throw new Error(
-      `Connect to ${u.hostname} with https:// (a secure connection): plain http:// is only for a provider on this computer.`,
-    );
+    throw new Error(t('err_provider_needs_https', u.hostname));
   return u.origin;
 }
 
@@ -70,7 +67,7 @@ export function signInPermission(address: string, provider?: string): { origins:
 /** What the page says when the user (or the browser) refused it. */
 export function permissionRefused(url: string): string {
   const host = new URL(url.trim()).hostname;
-  return `Not connected: Private Mail Functions may only talk to ${host} with your permission, and it was not given. Nothing was sent. Click Connect again and choose Allow to use this provider.`;
+  return t('err_provider_permission_refused', host);
 }
 
 /**
@@ -89,14 +86,10 @@ export function oneClickProvider(named: unknown, pageUrl: string): string {
   }
   // Only "scheme://host[:port]" itself (URL would also read "https://a@b", paths or odd spellings).
   if (!u || !/^https?:$/.test(u.protocol) || (named !== u.origin && named !== `${u.origin}/`))
-    throw new Error(
-      'The webmail named no valid provider address. Connect under “Private spam filtering” in Private Mail Functions settings.',
-    );
+    throw new Error(t('err_webmail_provider_invalid'));
   // A webmail out on the network has no business naming a port on this computer.
   if (IN_MANIFEST.has(u.hostname) && !IN_MANIFEST.has(new URL(pageUrl).hostname))
-    throw new Error(
-      'The webmail named a provider on this computer. Connect under “Private spam filtering” in Private Mail Functions settings.',
-    );
+    throw new Error(t('err_webmail_provider_local'));
   return u.origin;
 }
 
@@ -106,5 +99,5 @@ export function oneClickProvider(named: unknown, pageUrl: string): string {
  * where the browser asks them about that host.
  */
 export function oneClickNeedsPermission(url: string): string {
-  return `Your webmail’s spam check runs at ${new URL(url).host}. To use it, connect once under “Private spam filtering” in Private Mail Functions settings, where your browser asks you to allow that address. Nothing was sent.`;
+  return t('err_one_click_needs_permission', new URL(url).host);
 }

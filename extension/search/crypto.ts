@@ -8,6 +8,7 @@
 // before anything else is read.
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { t } from '../lib/i18n.js';
 import { MailSearchError } from './errors.js';
 
 /** OWASP's 2023 recommendation for PBKDF2-HMAC-SHA256. */
@@ -160,10 +161,7 @@ export class RecordCipher {
     assertAesGcmKey(master);
     const raw = await gcmOpen(master, keysAad(binding), wrapped);
     if (!raw || raw.length !== 2 * KEY_BYTES) {
-      throw new MailSearchError(
-        'wrong-key',
-        'Wrong key or passphrase for this search index (or its key record or header is damaged)',
-      );
+      throw new MailSearchError('wrong-key', t('search_index_wrong_key'));
     }
     try {
       const rewrapped = rebind === undefined ? undefined : await gcmSeal(master, keysAad(rebind), raw);
@@ -186,10 +184,7 @@ export class RecordCipher {
   async open(aad: string, rec: unknown): Promise<Bytes> {
     const pt = await gcmOpen(this.dataKey, aad, rec);
     if (!pt) {
-      throw new MailSearchError(
-        'integrity',
-        `Search index record ${aad} failed authentication: the stored index was modified or is corrupted`,
-      );
+      throw new MailSearchError('integrity', t('search_record_failed_auth', aad));
     }
     return pt;
   }
@@ -209,7 +204,7 @@ export class RecordCipher {
     try {
       return await gunzip(pt);
     } catch {
-      throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
+      throw new MailSearchError('integrity', t('search_record_malformed', aad));
     }
   }
 
@@ -218,7 +213,7 @@ export class RecordCipher {
     try {
       return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(pt)) as T;
     } catch {
-      throw new MailSearchError('integrity', `Search index record ${aad} is malformed`);
+      throw new MailSearchError('integrity', t('search_record_malformed', aad));
     }
   }
 

@@ -4,6 +4,7 @@
 // header says how to derive; it is checked against fixed bounds before any
 // work and bound into the wrapped keys' AAD, so a header that was changed on
 // disk fails the unwrap like a wrong key.
+import { t } from '../lib/i18n.js';
 import {
   derivePassphraseBits,
   importKeyEncryptionKey,
@@ -35,8 +36,7 @@ export function checkKeySource(opts: KeySource): void {
   const given = [opts.key, opts.passphrase, opts.derivedKey].filter((x) => x !== undefined).length;
   if (given > 1)
     throw new MailSearchError('bad-input', 'Give one of a key, a passphrase or a derived key for the search index');
-  if (given === 0)
-    throw new MailSearchError('no-key', 'The search index is encrypted: a key or passphrase is required to open it');
+  if (given === 0) throw new MailSearchError('no-key', t('search_index_no_key'));
 }
 
 /** A new index's header, wrapped keys and cipher. */
@@ -68,10 +68,7 @@ export async function openIndexKeys(
 
 function checkHeader(header: Header): void {
   if (header.format !== FORMAT && header.format !== 1) {
-    throw new MailSearchError(
-      'integrity',
-      `Search index format ${String(header.format)} is not supported by this version`,
-    );
+    throw new MailSearchError('integrity', t('search_index_format_unsupported', String(header.format)));
   }
   const kdf = header.kdf;
   if (kdf === null) return;
@@ -82,7 +79,7 @@ function checkHeader(header: Header): void {
     Number.isInteger(kdf.iterations) &&
     kdf.iterations >= MIN_PBKDF2_ITERATIONS &&
     kdf.iterations <= MAX_PBKDF2_ITERATIONS;
-  if (!ok) throw new MailSearchError('integrity', 'The search index key-derivation header is damaged');
+  if (!ok) throw new MailSearchError('integrity', t('search_index_header_damaged'));
 }
 
 async function keyEncryptionKey(header: Header, opts: KeySource): Promise<CryptoKey> {

@@ -1,6 +1,7 @@
 // The index's reader (lunr's index): loads sealed shards (lazily, newest
 // first), runs a query over them and the hot shard with one global idf, and
 // fills snippets from the stored messages of the hits.
+import { t } from '../lib/i18n.js';
 import { CompactShard, idf, type DateRange } from './compact-shard.js';
 import { MailSearchError } from './errors.js';
 import { compileQuery, parseQuery, PRESENCE } from './lunr-shard.js';
@@ -50,7 +51,7 @@ export type ValidSearch = Required<Pick<SearchOptions, 'limit' | 'sort' | 'snipp
 
 export function validateSearch(query: unknown, o: SearchOptions): ValidSearch {
   if (typeof query !== 'string' || query.length > MAX_QUERY_CHARS) {
-    throw new MailSearchError('bad-input', `The query must be a string of at most ${MAX_QUERY_CHARS} characters`);
+    throw new MailSearchError('bad-input', t('search_query_too_long', MAX_QUERY_CHARS));
   }
   if (typeof o !== 'object' || o === null) throw new MailSearchError('bad-input', 'Search options must be an object');
   const { limit = 20, sort = 'relevance', after, before, snippets = true } = o;
@@ -117,7 +118,7 @@ export class IndexReader {
       try {
         loaded.set(missing[i].id, CompactShard.deserialize(bytes));
       } catch {
-        throw new MailSearchError('integrity', `Search index record ${shardAad(missing[i].id)} is not a valid index`);
+        throw new MailSearchError('integrity', t('search_record_not_index', shardAad(missing[i].id)));
       }
     });
     for (const id of legacy) {

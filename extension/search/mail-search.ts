@@ -21,6 +21,7 @@
 //
 // This file opens the index and orders the operations; the state they share
 // is in shard-store.ts, writing in index-writer.ts, querying in index-reader.ts.
+import { t } from '../lib/i18n.js';
 import { deleteDB } from 'idb';
 import type { RecordCipher } from './crypto.js';
 import { MailSearchError } from './errors.js';
@@ -103,7 +104,7 @@ async function unlock(
 ): Promise<{ cipher: RecordCipher; manifest: Manifest }> {
   const { cipher, migrated } = await openIndexKeys(header, await db.get('meta', 'keys'), opts);
   const manifest = await cipher.openJson<Manifest>(MANIFEST_AAD, await db.get('meta', 'manifest'));
-  if (!isManifest(manifest)) throw new MailSearchError('integrity', 'The search index manifest is malformed');
+  if (!isManifest(manifest)) throw new MailSearchError('integrity', t('search_index_manifest_malformed'));
   if (migrated) {
     await writeAtomically(db, [
       { store: 'meta', put: migrated.header, key: 'header' },
@@ -320,9 +321,9 @@ export class MailSearch {
    * is rewritten then).
    */
   private query<T>(op: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
+    if (this.closed) return Promise.reject(new MailSearchError('closed', t('search_index_closed')));
     const p = this.ordered.then(() => {
-      if (this.closed) throw new MailSearchError('closed', 'The search index is closed');
+      if (this.closed) throw new MailSearchError('closed', t('search_index_closed'));
       return this.reader.isFullyLoaded() ? op() : this.run(op);
     });
     const done = p.catch(() => undefined);
@@ -336,7 +337,7 @@ export class MailSearch {
    * `ordered`: queries called after it wait for it too.
    */
   private run<T>(op: () => Promise<T>, ordered = false): Promise<T> {
-    if (this.closed) return Promise.reject(new MailSearchError('closed', 'The search index is closed'));
+    if (this.closed) return Promise.reject(new MailSearchError('closed', t('search_index_closed')));
     const p = this.tail.then(op);
     this.tail = p.catch(() => undefined);
     if (ordered) this.ordered = this.tail;
