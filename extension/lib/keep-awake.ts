@@ -29,12 +29,20 @@ export class KeepAwake {
   constructor(private readonly touch: () => Promise<unknown>) {}
 
   hold(): Hold {
-    const work = { since: Date.now() };
-    this.held.add(work);
-    this.timer ??= setInterval(() => this.tick(), EVERY_MS);
+    const work = { since: 0 };
+    let released = false;
+    const start = () => {
+      work.since = Date.now();
+      this.held.add(work); // again, if it had outlasted its bound
+      this.startTimer();
+    };
+    start();
     return {
-      renew: () => void (work.since = Date.now()),
+      renew: () => {
+        if (!released) start();
+      },
       release: () => {
+        released = true;
         this.held.delete(work);
         this.stopWhenIdle();
       },
@@ -49,6 +57,14 @@ export class KeepAwake {
     } finally {
       hold.release();
     }
+  }
+
+  private startTimer(): void {
+    if (this.timer !== undefined) return;
+    // Only the current timer ticks: Node's mock timers (the unit test) go on firing an interval
+    // cleared from its own callback.
+    const timer = setInterval(() => this.timer === timer && this.tick(), EVERY_MS);
+    this.timer = timer;
   }
 
   private tick(): void {

@@ -74,6 +74,13 @@ describe('KeepAwake', () => {
       }
       tick(AT_MOST_MS * 2);
       assert.equal(c.touched, (AT_MOST_MS * 2.5) / EVERY_MS - 1);
+      hold.renew(); // progress after the bound: awake again, for one bound
+      tick(AT_MOST_MS * 2);
+      assert.equal(c.touched, (AT_MOST_MS * 3.5) / EVERY_MS - 2);
+      hold.release();
+      hold.renew(); // no progress after the work is over
+      tick(AT_MOST_MS);
+      assert.equal(c.touched, (AT_MOST_MS * 3.5) / EVERY_MS - 2);
     }));
 
   it('passes on the failure of the work, and a failed touch is no failure', async () => {
