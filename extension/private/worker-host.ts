@@ -99,9 +99,10 @@ export async function offscreenWorkerLinks(): Promise<WorkerLink[]> {
  * Firefox and Thunderbird stop an event page after 30 s without extension
  * activity, and its workers with it, mid-run: a run waiting for the
  * provider's rate (client/core/pacer.ts, a rate_limited answer) is silent
- * for up to a minute. So every pool call keeps the page awake while it runs
- * and its worker reports progress; an idle page is still stopped. Chromium's offscreen
- * workers outlive their service worker, which reconnects to them.
+ * for up to a minute. So every pool call keeps the page awake while it
+ * runs and its worker reports progress; an idle page is still stopped.
+ * Chromium's offscreen workers outlive their service worker, which
+ * reconnects to them.
  */
 const keepPageAwake = new KeepAwake(() => browser.runtime.getPlatformInfo());
 
