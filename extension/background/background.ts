@@ -11,7 +11,7 @@ import { decryptOffThread } from '../lib/decrypt-off-thread.js';
 import { KeyError } from '../lib/errors.js';
 import { toPlain } from '../lib/plain-error.js';
 import { KeyStore } from '../lib/keystore.js';
-import { keepAwake } from '../lib/keep-awake.js';
+import { KeepAwake } from '../lib/keep-awake.js';
 import {
   KEYS_CHANGED,
   MAX_LISTED,
@@ -108,7 +108,8 @@ async function indexQuietly(source: MailSource, text: string, subject?: string):
 }
 
 /** Work someone waits for (a request, a message being decrypted) keeps the background from being stopped. */
-const awake = <T>(work: Promise<T>) => keepAwake(work, () => browser.runtime.getPlatformInfo());
+const keepAwake = new KeepAwake(() => browser.runtime.getPlatformInfo());
+const awake = <T>(work: Promise<T>) => keepAwake.during(work);
 
 /** A block decrypted (a large one off this thread), the background kept awake meanwhile. */
 const decryptBlock = async (block: Parameters<typeof decryptOffThread>[0], from?: string) =>

@@ -46,11 +46,6 @@ export class WorkerClient {
     });
   }
 
-  /** Whether a call is waiting for its result. */
-  get busy(): boolean {
-    return this.pending.size > 0;
-  }
-
   call<K extends WorkerRequest['kind']>(
     request: Extract<WorkerRequest, { kind: K }>,
     onEvent: (e: WorkerEvent) => void = () => {},

@@ -6,6 +6,7 @@
 // poolSize(cores) workers and the background sees one typed call()
 // (worker-pool.ts over worker-client.ts).
 import browser, { type Runtime } from 'webextension-polyfill';
+import { KeepAwake } from '../lib/keep-awake.js';
 import { WorkerClient, type WorkerLink } from './worker-client.js';
 import { poolSize, WorkerPool } from './worker-pool.js';
 import type { WorkerEnvelope } from './worker-protocol.js';
@@ -96,20 +97,14 @@ export async function offscreenWorkerLinks(): Promise<WorkerLink[]> {
 
 /**
  * Firefox and Thunderbird stop an event page after 30 s without extension
- * activity, and its worker with it, mid-run: a run waiting for the
+ * activity, and its workers with it, mid-run: a run waiting for the
  * provider's rate (client/core/pacer.ts, a rate_limited answer) is silent
- * for up to a minute. While a call is pending, an extension API call every
- * KEEP_ALIVE_MS is that activity; an idle page is still stopped.
+ * for up to a minute. So every pool call keeps the page awake while it
+ * runs and its worker reports progress; an idle page is still stopped.
+ * Chromium's offscreen workers outlive their service worker, which
+ * reconnects to them.
  */
-const KEEP_ALIVE_MS = 5_000;
-
-/** Keeps this page alive while the pool has calls pending; stops when a link closes. */
-function keepAliveWhileBusy(pool: WorkerPool, links: WorkerLink[]): void {
-  const timer = setInterval(() => {
-    if (pool.busy) void browser.runtime.getPlatformInfo();
-  }, KEEP_ALIVE_MS);
-  for (const link of links) link.onClose(() => clearInterval(timer));
-}
+const keepPageAwake = new KeepAwake(() => browser.runtime.getPlatformInfo());
 
 let client: Promise<WorkerPool> | undefined;
 
@@ -121,10 +116,10 @@ export function privateWorker(): Promise<WorkerPool> {
   ).then(
     (links) => {
       for (const link of links) link.onClose(() => (client = undefined));
-      const pool = new WorkerPool(links.map((link) => new WorkerClient(link)));
-      // Chromium's offscreen workers outlive their service worker, which reconnects to them.
-      if (page) keepAliveWhileBusy(pool, links);
-      return pool;
+      return new WorkerPool(
+        links.map((link) => new WorkerClient(link)),
+        page ? keepPageAwake : undefined,
+      );
     },
     (e: unknown) => {
       client = undefined;

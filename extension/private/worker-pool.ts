@@ -4,6 +4,7 @@
 // the same). Each worker paces itself to its share of the provider's rate
 // (client/core/pacer.ts), so together they stay within it. No browser API
 // here, so it is unit-tested in Node.
+import type { KeepAwake } from '../lib/keep-awake.js';
 import type { WorkerClient } from './worker-client.js';
 import type { ClassifyItem, WorkerEvent, WorkerRequest, WorkerResults } from './worker-protocol.js';
 
@@ -19,19 +20,19 @@ export function deal(items: ClassifyItem[], n: number): ClassifyItem[][] {
   return shares;
 }
 
-type Caller = Pick<WorkerClient, 'call' | 'busy'>;
+type Caller = Pick<WorkerClient, 'call'>;
 
 export class WorkerPool {
-  constructor(private readonly workers: Caller[]) {
+  /** `awake`: what keeps an event page awake while a call runs, each event of the call being progress. */
+  constructor(
+    private readonly workers: Caller[],
+    private readonly awake?: Pick<KeepAwake, 'hold'>,
+  ) {
     if (workers.length === 0) throw new Error('a worker pool needs a worker');
   }
 
   get size(): number {
     return this.workers.length;
-  }
-
-  get busy(): boolean {
-    return this.workers.some((w) => w.busy);
   }
 
   /**
@@ -44,9 +45,21 @@ export class WorkerPool {
    * verdicts are stored as they come): the first failure is thrown once all
    * have settled.
    */
-  async call<K extends WorkerRequest['kind']>(
+  call<K extends WorkerRequest['kind']>(
     request: Extract<WorkerRequest, { kind: K }>,
     onEvent: (e: WorkerEvent) => void = () => {},
+  ): Promise<WorkerResults[K]> {
+    const hold = this.awake?.hold();
+    const progress = (e: WorkerEvent) => {
+      hold?.renew();
+      onEvent(e);
+    };
+    return this.run(request, progress).finally(() => hold?.release());
+  }
+
+  private async run<K extends WorkerRequest['kind']>(
+    request: Extract<WorkerRequest, { kind: K }>,
+    onEvent: (e: WorkerEvent) => void,
   ): Promise<WorkerResults[K]> {
     if (request.kind === 'reset') {
       await Promise.all(this.workers.map((w) => w.call({ kind: 'reset' })));

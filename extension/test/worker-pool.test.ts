@@ -34,7 +34,6 @@ test('classify runs its first message alone, then on every worker at once with i
   const seen: { worker: number; request: WorkerRequest }[] = [];
   let finished = 0;
   const worker = (i: number, fail = false) => ({
-    busy: false,
     call: async (request: WorkerRequest) => {
       seen.push({ worker: i, request });
       await new Promise((r) => setTimeout(r, 10 * (3 - i)));
