@@ -242,7 +242,9 @@ export class IndexWriter {
       nextShardId: id + 1,
       shards: [...store.manifest.shards, shard],
     };
-    const compact = store.hot.build();
+    // Built in slices: a query arriving meanwhile waits for one slice, not the whole build,
+    // and searches the hot shard, which stays as it is until the sealed one is stored.
+    const compact = await store.hot.buildInSlices();
     const shardRec = await store.cipher.sealBytes(shardAad(id), compact.serialize(), true);
     const nextRec = await store.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(store.db, [

@@ -5,8 +5,9 @@
 // - New mail goes into a "hot" shard (shard-builder.ts) that only tokenizes
 //   on add; a query weighs only its own terms there (forQuery).
 // - When the hot shard reaches SHARD_SIZE documents it is sealed: its compact
-//   query form (compact-shard.ts) is serialized, gzip'd, encrypted and stored
-//   as one record. Sealed shards are immutable and loaded only by the first
+//   query form (compact-shard.ts) is built in slices of the thread (slices.ts:
+//   queries go on meanwhile, over the hot shard), serialized, gzip'd,
+//   encrypted and stored as one record. Sealed shards are immutable and loaded only by the first
 //   search. Shards of older versions (lunr JSON, or compact without a doc
 //   table) are rebuilt from the stored messages when first loaded.
 // - A query's result lines come from the shards' doc tables, in memory; only

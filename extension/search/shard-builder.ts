@@ -16,6 +16,7 @@ import {
   type IndexableDoc,
   type WordEntry,
 } from './lunr-shard.js';
+import { finish, inSlices, type Steps } from './slices.js';
 import { TermBytes, TermTable } from './term-table.js';
 
 const F = FIELDS.length;
@@ -25,6 +26,8 @@ const B = 0.75;
 const MAX_WEIGHT = 0xffff;
 const BOOSTS = FIELDS.map((field) => FIELD_BOOST[field]);
 const fromUtf8 = new TextDecoder();
+/** Documents between two steps of a build (Steps). */
+const DOCS_PER_STEP = 64;
 
 /** lunr's length normalization of a field: k1·(1−b+b·len/avg). */
 const lengthNorm = (length: number, avgLength: number) => K1 * (1 - B + B * (length / avgLength));
@@ -90,6 +93,8 @@ export class ShardBuilder {
   private readonly totalLength = new Array<number>(F).fill(0);
   private readonly metas: Uint8Array[] = [];
   private built?: CompactShard;
+  /** Whether buildInSlices is running (no add then: it reads the builder's arrays as they are). */
+  private building = false;
   /** The documents' columns as the compact form takes them (cached until the next add, like `built`). */
   private columns?: Pick<ShardArrays, 'seqs' | 'dates' | 'meta'>;
 
@@ -106,6 +111,7 @@ export class ShardBuilder {
 
   /** Adds a message, prepared or not (sequence numbers must increase). */
   add(doc: IndexableDoc | PreparedDoc): void {
+    if (this.building) throw new Error('a shard builder takes no message while it builds');
     const p = 'fields' in doc ? doc : this.prepare(doc);
     const mine = p.builder === this.serial;
     const n = this.seqs.length;
@@ -178,7 +184,21 @@ export class ShardBuilder {
 
   /** The query form of everything added so far (cached until the next add). */
   build(): CompactShard {
-    return (this.built ??= this.compute());
+    return (this.built ??= finish(this.compute()));
+  }
+
+  /**
+   * build() in slices of the thread (slices.ts): queries meanwhile search
+   * this builder as it is (forQuery), and no message may be added.
+   */
+  async buildInSlices(): Promise<CompactShard> {
+    if (this.built) return this.built;
+    this.building = true;
+    try {
+      return (this.built = await inSlices(this.compute()));
+    } finally {
+      this.building = false;
+    }
   }
 
   /**
@@ -251,17 +271,18 @@ export class ShardBuilder {
     return lo;
   }
 
-  private compute(): CompactShard {
+  private *compute(): Steps<CompactShard> {
     const N = this.seqs.length;
     const T = this.terms.count;
     const { postIds, postTfs, fieldEnds, lengths } = this;
     // Term ids in sorted order, which the compact form's lookups need.
-    const { table, order } = TermTable.sorted(this.terms);
+    const { table, order } = yield* TermTable.sortedSteps(this.terms);
     const rank = new Int32Array(T);
     order.forEach((id, r) => (rank[id] = r));
 
     const offsets = new Int32Array(T * F + 1);
     for (let d = 0, k = 0; d < N; d++) {
+      if (d % DOCS_PER_STEP === 0) yield;
       for (let f = 0; f < F; f++) {
         for (const end = fieldEnds[d * F + f]; k < end; k++) offsets[rank[postIds[k]] * F + f + 1]++;
       }
@@ -275,6 +296,7 @@ export class ShardBuilder {
     const weights = new Uint16Array(P);
     const fill = offsets.slice(0, T * F);
     for (let d = 0, k = 0; d < N; d++) {
+      if (d % DOCS_PER_STEP === 0) yield;
       for (let f = 0; f < F; f++) {
         const norm = lengthNorm(lengths[d * F + f], avgLength[f]);
         for (const end = fieldEnds[d * F + f]; k < end; k++) {
@@ -285,6 +307,7 @@ export class ShardBuilder {
         }
       }
     }
+    yield;
     return this.shard(table, offsets, docs, weights);
   }
 

@@ -251,7 +251,7 @@ export class ShardStore {
       nextShardId: id + 1,
       shards: [...shards.slice(0, first), ...merged, ...shards.slice(last + 1)],
     };
-    const compact = builder.build();
+    const compact = await builder.buildInSlices();
     const shardRec = builder.size ? await this.cipher.sealBytes(shardAad(id), compact.serialize(), true) : undefined;
     const nextRec = await this.cipher.sealJson(MANIFEST_AAD, next);
     await writeAtomically(this.db, [

@@ -3,6 +3,8 @@
 // millions of terms, which as strings took ~100 MB of heap for the garbage
 // collector to walk at every pause. Terms sort by their UTF-8 bytes (code
 // point order); lookups binary-search the bytes.
+import { finish, type Steps } from './slices.js';
+
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
 const NEWLINE = 0x0a;
@@ -11,6 +13,8 @@ const NEWLINE = 0x0a;
 const MAX_KEYED_TERMS = 2 ** 21;
 /** Leading bytes in sortOrder's keys: 4 × 8 bits and the term's number fit a double's 53 bits. */
 const KEY_BYTES = 4;
+/** Terms between two steps of sortOrder and TermTable.sortedSteps (Steps). */
+const TERMS_PER_STEP = 2048;
 
 /**
  * Terms as they are first met, each one's UTF-8 bytes appended to one buffer
@@ -56,19 +60,23 @@ export class TermBytes {
  * equal keys leave them to `compare`) and their number; then only runs of
  * equal keys are compared bytewise.
  */
-function sortOrder(terms: TermBytes): number[] {
+function* sortOrder(terms: TermBytes): Steps<number[]> {
   const { bytes, starts, count: n } = terms;
   const compare = (a: number, b: number) => terms.compare(a, b);
   if (n >= MAX_KEYED_TERMS) return Array.from({ length: n }, (_, i) => i).sort(compare);
   const keys = new Float64Array(n);
   for (let i = 0; i < n; i++) {
+    if (i % TERMS_PER_STEP === 0) yield;
     let key = 0;
     for (let k = starts[i]; k < starts[i] + KEY_BYTES; k++) key = key * 256 + (k < starts[i + 1] ? bytes[k] : 0);
     keys[i] = key * MAX_KEYED_TERMS + i;
   }
+  yield;
   keys.sort();
+  yield;
   const order = Array.from(keys, (k) => k % MAX_KEYED_TERMS);
   for (let start = 0, end = 1; end <= n; end++) {
+    if (end % TERMS_PER_STEP === 0) yield;
     if (end < n && Math.floor(keys[end] / MAX_KEYED_TERMS) === Math.floor(keys[start] / MAX_KEYED_TERMS)) continue;
     if (end - start > 1)
       order
@@ -124,10 +132,16 @@ export class TermTable {
       for (const t of terms) collected.add(t);
       return TermTable.sorted(collected);
     }
-    const order = sortOrder(terms);
+    return finish(TermTable.sortedSteps(terms));
+  }
+
+  /** TermTable.sorted in steps (slices.ts). */
+  static *sortedSteps(terms: TermBytes): Steps<{ table: TermTable; order: number[] }> {
+    const order = yield* sortOrder(terms);
     const { bytes, starts, count } = terms;
     const out = new Uint8Array(Math.max(0, starts[count] + count - 1));
     for (let r = 0, at = 0; r < count; r++) {
+      if (r % TERMS_PER_STEP === 0) yield;
       if (r > 0) out[at++] = NEWLINE;
       for (let k = starts[order[r]]; k < starts[order[r] + 1]; k++) out[at++] = bytes[k];
     }
