@@ -60,11 +60,11 @@ export class Store {
     this.db = observedDriver(driver, (statement, seconds, failed) => this.observer?.(statement, seconds, failed));
     this.tokens = new Tokens(this.db);
     this.connections = new ConnectionWindows(this.db);
-    this.messageRates = new MessageRates(this.db);
     this.accounts = new Accounts(this.db, this.tokens, DEFAULT_TOKEN_POLICY);
     this.mailbox = new Mailbox(this.db);
     this.ledger = new Ledger(this.db, this.mailbox);
     this.rates = new RateWindows(this.db);
+    this.messageRates = new MessageRates(this.db, this.rates);
     this.keys = new KeyEpochs(this.db);
     this.topics = new Topics(this.db);
   }
