@@ -101,5 +101,25 @@ BEGIN
   RETURN 'rotated';
 END $$;`;
 
+/**
+ * A claim's answer recorded, then the user's unacknowledged answers capped
+ * to `keep` (Ledger.recordAnswer with keep, then Ledger.capAnswers, which
+ * SQLite commits together). Returns whether the answer was recorded.
+ */
+const RECORD_CAP = `CREATE OR REPLACE FUNCTION pmf_record_answer_v1(
+  u integer, m text, t text, att bytea, ans bytea, keep integer
+) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  recorded boolean;
+BEGIN
+  UPDATE classified SET answer = ans, attempt = NULL WHERE user_id = u AND message_id = m AND task = t AND attempt = att;
+  recorded := FOUND;
+  UPDATE classified SET answer = NULL
+    WHERE user_id = u AND answer IS NOT NULL AND attempt IS NULL AND classified_at < (
+      SELECT classified_at FROM classified WHERE user_id = u AND answer IS NOT NULL
+       ORDER BY classified_at DESC LIMIT 1 OFFSET keep - 1);
+  RETURN recorded;
+END $$;`;
+
 /** Every function of the store, created or replaced at start (migratePostgres). */
-export const POSTGRES_FUNCTIONS = [MESSAGE_RATE, CLAIM_SPEND].join('\n');
+export const POSTGRES_FUNCTIONS = [MESSAGE_RATE, CLAIM_SPEND, RECORD_CAP].join('\n');

@@ -26,7 +26,7 @@ import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
 export type { Durability, SqlDriver } from './store-driver.js';
 export { KEY_SALT_BYTES, newKeySalt } from './store-accounts.js';
-export type { UserKeyState } from './store-keys.js';
+export type { KeySpend, UserKeyState } from './store-keys.js';
 export type { ClaimResult, RecordedAnswer, Task } from './store-ledger.js';
 export { MESSAGE_ID_MAX, type DeliverOptions, type Folder, type MessageSummary } from './store-mailbox.js';
 export { windowEnd, type RateKind } from './store-rates.js';
@@ -62,10 +62,10 @@ export class Store {
     this.connections = new ConnectionWindows(this.db);
     this.accounts = new Accounts(this.db, this.tokens, DEFAULT_TOKEN_POLICY);
     this.mailbox = new Mailbox(this.db);
-    this.ledger = new Ledger(this.db, this.mailbox);
     this.rates = new RateWindows(this.db);
     this.messageRates = new MessageRates(this.db, this.rates);
     this.keys = new KeyEpochs(this.db);
+    this.ledger = new Ledger(this.db, this.mailbox, this.keys);
     this.topics = new Topics(this.db);
   }
 
@@ -115,6 +115,7 @@ export class Store {
   readonly pruneBodies: Mailbox['pruneBodies'] = (...a) => this.mailbox.pruneBodies(...a);
   readonly isDelivered: Mailbox['isDelivered'] = (...a) => this.mailbox.isDelivered(...a);
   readonly claim: Ledger['claim'] = (...a) => this.ledger.claim(...a);
+  readonly claimAndSpend: Ledger['claimAndSpend'] = (...a) => this.ledger.claimAndSpend(...a);
   readonly recordAnswer: Ledger['recordAnswer'] = (...a) => this.ledger.recordAnswer(...a);
   readonly recordedAnswer: Ledger['recordedAnswer'] = (...a) => this.ledger.recordedAnswer(...a);
   readonly answered: Ledger['answered'] = (...a) => this.ledger.answered(...a);

@@ -75,12 +75,13 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
       () => opened,
       async ({ store, url, a, rounds }) => {
         assert.equal(await store.takeRate(a, 10), true);
-        const claim = (await store.claim(a, 'm1', 'spam', REQ)) as { attempt: Buffer };
         const { salt } = (await store.userKey(a, 'spam', 1))!;
-        assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
+        const spend = { salt, modelId: 'spam', version: 1, epoch: 1, budget: 128, count: 1 };
+        const claim = (await store.claimAndSpend(a, 'm1', 'spam', REQ, spend)) as { attempt: Buffer };
         let recorded = false;
+        // As a session records it: with the cap of unacknowledged answers, in one call.
         const record = store
-          .recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc'))
+          .recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc'), 100)
           .then((ok) => ((recorded = true), ok));
         await settled();
         // Committed (another connection reads it) but not yet synced: nobody may send it.
