@@ -10,7 +10,9 @@
 // store-sqlite.ts, the embedded default, and store-postgres.ts, shared by
 // several instances): every statement is portable and atomic on its own, so
 // no operation needs a multi-statement transaction and none can interleave
-// badly across instances. `Store` holds the repositories and answers for
+// badly across instances (PostgreSQL runs the steps of a classification that
+// take several statements as one function call each, to save round trips:
+// store-postgres-functions.ts). `Store` holds the repositories and answers for
 // them, so that callers name one object.
 import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
