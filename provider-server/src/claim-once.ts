@@ -4,7 +4,7 @@
 // nothing left the provider; record the answer durably before it may be sent.
 import { createHash } from 'node:crypto';
 import { ProtocolError } from '../../protocol/errors.js';
-import type { Store, Task } from './store.js';
+import type { KeySpend, Store, Task } from './store.js';
 
 /**
  * The SHA-256 a claim is bound to: task, message id and every request field,
@@ -29,8 +29,10 @@ export interface OnceRequest {
 }
 
 export interface OnceSteps<T> {
-  /** Charges before the work (a key budget, a daily cap); throwing releases the claim. */
-  charge(): Promise<void>;
+  /** Decryptions spent from a user key's budget with the claim (Store.claimAndSpend); a used-up key is `key_rotated`. */
+  spend?: KeySpend;
+  /** Charges before the work (a daily cap); throwing releases the claim. */
+  charge?(): Promise<void>;
   work(): Promise<T>;
   /** What is recorded: the answer's bytes (a resend gets them again), or null (nothing to replay). */
   recorded(answer: T): Uint8Array | null;
@@ -54,14 +56,18 @@ export async function claimOnce<T>(
   { userId, messageId, task, request }: OnceRequest,
   steps: OnceSteps<T>,
 ): Promise<{ answer: T } | 'closed' | 'already_classified'> {
-  const claim = await store.claim(userId, messageId, task, request);
+  const claim = steps.spend
+    ? await store.claimAndSpend(userId, messageId, task, request, steps.spend)
+    : await store.claim(userId, messageId, task, request);
+  if (claim === 'rotated')
+    throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
   if (claim === 'unknown_message')
     throw new ProtocolError('unknown_message', `message ${messageId} was not delivered to this user`);
   if (claim === 'already_classified') return claim;
   const release = (): Promise<void> => store.releaseClaim(userId, messageId, task, claim.attempt);
   let answer: T;
   try {
-    await steps.charge();
+    await steps.charge?.();
     answer = await steps.work();
   } catch (e) {
     await release();
@@ -72,11 +78,14 @@ export async function claimOnce<T>(
     return 'closed';
   }
   const bytes = steps.recorded(answer);
-  // Issued together, the cap joins the answer's transaction (group commit): no turn of its own.
-  const [recorded] = await Promise.all([
-    store.recordAnswer(userId, messageId, task, claim.attempt, bytes),
-    bytes !== null && steps.keepAnswers !== undefined && store.capAnswers(userId, steps.keepAnswers),
-  ]);
+  const recorded = await store.recordAnswer(
+    userId,
+    messageId,
+    task,
+    claim.attempt,
+    bytes,
+    bytes === null ? undefined : steps.keepAnswers,
+  );
   if (!recorded)
     throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
   return { answer };

@@ -28,14 +28,16 @@ export interface RatedUser {
   salt: Uint8Array;
 }
 
+function rateLimited(limits: RateLimits): ProtocolError {
+  return new ProtocolError(
+    'rate_limited',
+    `at most ${limits.requestsPerMinute} messages and OT frames per minute (spam, topics and link checks of one message count once)`,
+  );
+}
+
 /** One unit of the per-minute rate, or `rate_limited`. */
 export async function takeUnit(store: Store, limits: RateLimits, userId: number): Promise<void> {
-  if (!(await store.takeRate(userId, limits.requestsPerMinute))) {
-    throw new ProtocolError(
-      'rate_limited',
-      `at most ${limits.requestsPerMinute} messages and OT frames per minute (spam, topics and link checks of one message count once)`,
-    );
-  }
+  if (!(await store.takeRate(userId, limits.requestsPerMinute))) throw rateLimited(limits);
 }
 
 /**
@@ -56,23 +58,50 @@ export async function takeDaily(
   );
 }
 
-/** Charges a request frame naming `messageId` (above); throws `rate_limited` or `daily_limit`. */
+/**
+ * Charges a request frame naming `messageId` (above); throws `rate_limited` or `daily_limit`.
+ * On PostgreSQL the same steps run in one call (MessageRates.charge).
+ */
 export async function takeMessageRate(
   store: Store,
   limits: RateLimits,
   user: RatedUser,
   messageId: string,
 ): Promise<void> {
-  const seen = await store.messageRates.frame(user.userId, messageId);
-  if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return;
-  await takeUnit(store, limits, user.userId);
-  if (!seen || seen.counted) return;
-  if (!(await takeDaily(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance))) {
+  const charged =
+    store.sql().dialect === 'postgres'
+      ? await store.messageRates.charge({
+          ...user,
+          messageId,
+          freeFrames: FRAMES_PER_MESSAGE,
+          perMinute: limits.requestsPerMinute,
+          perDay: limits.messagesPerDay,
+          allowance: limits.backlogAllowance,
+        })
+      : await chargeStepByStep(store, limits, user, messageId);
+  if (charged === 'rate_limited') throw rateLimited(limits);
+  if (charged === 'daily_limit') {
     throw new ProtocolError(
       'daily_limit',
       `at most ${limits.messagesPerDay} new messages per account per day once its backlog allowance is spent; ` +
         `try again after ${new Date(windowEnd('messages')).toISOString()}`,
     );
   }
+}
+
+/** takeMessageRate one statement at a time (SQLite, where a statement costs no round trip). */
+async function chargeStepByStep(
+  store: Store,
+  limits: RateLimits,
+  user: RatedUser,
+  messageId: string,
+): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
+  const seen = await store.messageRates.frame(user.userId, messageId);
+  if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return 'ok';
+  if (!(await store.takeRate(user.userId, limits.requestsPerMinute))) return 'rate_limited';
+  if (!seen || seen.counted) return 'ok';
+  if (!(await takeDaily(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance)))
+    return 'daily_limit';
   await store.messageRates.counted(user.userId, messageId);
+  return 'ok';
 }

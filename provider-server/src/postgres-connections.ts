@@ -11,7 +11,8 @@ interface Pipelined {
 
 /**
  * A few pipelined connections (pg's `pipeline` mode): a statement is sent at
- * once, behind those still running on the least busy connection, instead of
+ * once, behind those still running on the least busy connection (the
+ * statements of one turn all on the one its first went to), instead of
  * waiting for a free connection of a pool, so the statements of many
  * sessions share each round trip, and the server reads them in one go. Each
  * statement is still a transaction of its own, and prepared once per
@@ -23,6 +24,8 @@ export class PipelinedConnections {
   private readonly names = new Map<string, string>();
   /** Connections whose socket holds its writes until the end of this turn of the event loop (`hold`). */
   private readonly held = new Set<Pipelined>();
+  /** Where this turn's statements go (turnConnection). */
+  private turn: Pipelined | undefined;
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -35,7 +38,7 @@ export class PipelinedConnections {
   async query(text: string, values: unknown[]): Promise<pg.QueryResult> {
     let name = this.names.get(text);
     if (name === undefined) this.names.set(text, (name = `pmf_${this.names.size}`));
-    const c = this.leastBusy();
+    const c = this.turnConnection();
     c.busy++;
     try {
       await c.ready;
@@ -61,6 +64,20 @@ export class PipelinedConnections {
       this.held.delete(c);
       socket.uncork();
     });
+  }
+
+  /**
+   * The connection of this turn of the event loop: the least busy when the
+   * turn's first statement is sent, and every later one of the turn goes
+   * behind it, so the turn's statements leave in one write (`hold`) and wake
+   * one server process, not one per connection.
+   */
+  private turnConnection(): Pipelined {
+    if (!this.turn) {
+      this.turn = this.leastBusy();
+      setImmediate(() => (this.turn = undefined));
+    }
+    return this.turn;
   }
 
   /** The connection with the fewest statements in flight; a new one rather than a busy one while there is room. */

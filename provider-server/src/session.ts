@@ -270,10 +270,13 @@ export class Session {
       store,
       { userId: this.userId, messageId, task, request },
       {
-        charge: async () => {
-          const spent = await store.spendUserKey(user.salt, model.id, model.version, user.epoch, budget, decryptions);
-          if (spent === 'rotated')
-            throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
+        spend: {
+          salt: user.salt,
+          modelId: model.id,
+          version: model.version,
+          epoch: user.epoch,
+          budget,
+          count: decryptions,
         },
         work: () => work(user),
         recorded: (out) => (keep ? out : null),

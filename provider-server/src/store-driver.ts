@@ -1,6 +1,7 @@
 // What the store needs from a database (store-sqlite.ts, store-postgres.ts),
 // and what every repository over it (store.ts and the store-*.ts files,
 // tokens.ts, connection-gate.ts, remote-index/) is written against.
+import type { Dialect } from './remote-index/schema.js';
 
 /**
  * When a write resolves. `durable` (the default): once its commit is on disk.
@@ -14,6 +15,12 @@ export type Durability = 'durable' | 'committed';
 
 /** What the store needs from a database: `?` placeholders, rows as objects. */
 export interface SqlDriver {
+  /**
+   * Which database: on PostgreSQL every statement is a round trip and a
+   * commit, so an operation of several statements runs there as one call of
+   * a function of the store's (store-postgres-functions.ts).
+   */
+  readonly dialect: Dialect;
   /** Rows of a query (or of a statement with RETURNING). */
   all<T>(sql: string, params?: unknown[], durability?: Durability): Promise<T[]>;
   /** Runs a statement; resolves to the number of rows it changed. */

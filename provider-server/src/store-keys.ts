@@ -11,6 +11,16 @@ export interface UserKeyState {
   used: number;
 }
 
+/** `count` decryptions under the key of (`salt`, `epoch`) of a model version, within `budget` (KeyEpochs.spendUserKey). */
+export interface KeySpend {
+  salt: Uint8Array;
+  modelId: string;
+  version: number;
+  epoch: number;
+  budget: number;
+  count: number;
+}
+
 export class KeyEpochs {
   constructor(private readonly db: SqlDriver) {}
 
@@ -65,7 +75,7 @@ export class KeyEpochs {
     budget: number,
     count = 1,
   ): Promise<'ok' | 'rotated'> {
-    if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
+    checkSpend(count, budget);
     const key = [Buffer.from(salt), modelId, version, epoch];
     const where = 'WHERE key_salt = ? AND model_id = ? AND model_version = ? AND epoch = ?';
     // Each UPDATE is conditional on the epoch it read, so concurrent spenders
@@ -94,4 +104,9 @@ export class KeyEpochs {
       if ((await this.keyEpoch(salt, modelId, version)) !== epoch) return 'rotated';
     }
   }
+}
+
+/** A request's decryptions never exceed a whole key budget (KeyEpochs.spendUserKey). */
+export function checkSpend(count: number, budget: number): void {
+  if (count > budget) throw new Error(`one request needs ${count} decryptions, above the key budget ${budget}`);
 }

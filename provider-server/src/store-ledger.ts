@@ -3,6 +3,7 @@
 // and the answer recorded durably before it is sent.
 import { randomBytes } from 'node:crypto';
 import { BOOKKEEPING, first, type SqlDriver } from './store-driver.js';
+import { checkSpend, type KeyEpochs, type KeySpend } from './store-keys.js';
 import type { Mailbox } from './store-mailbox.js';
 
 export type Task = 'spam' | 'topics' | 'blocklist';
@@ -38,6 +39,7 @@ export class Ledger {
   constructor(
     private readonly db: SqlDriver,
     private readonly mailbox: Mailbox,
+    private readonly keys: KeyEpochs,
   ) {}
 
   /**
@@ -72,11 +74,73 @@ export class Ledger {
   }
 
   /**
+   * claim, then, once claimed, spends the decryptions of `spend` from its key
+   * budget (KeyEpochs.spendUserKey); 'rotated' when that key epoch is used
+   * up, and then the claim is released. On PostgreSQL both in one call of
+   * pmf_claim_spend_v1 (store-postgres-functions.ts): one round trip and commit.
+   */
+  async claimAndSpend(
+    userId: number,
+    messageId: string,
+    task: Task,
+    request: Uint8Array,
+    spend: KeySpend,
+  ): Promise<ClaimResult | 'rotated'> {
+    checkSpend(spend.count, spend.budget);
+    if (this.db.dialect === 'postgres') {
+      const attempt = newAttempt();
+      const [{ outcome }] = await this.db.all<{
+        outcome: 'claimed' | 'unknown_message' | 'already_classified' | 'rotated';
+      }>(
+        'SELECT pmf_claim_spend_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS outcome',
+        [
+          userId,
+          messageId,
+          task,
+          Date.now(),
+          Buffer.from(request),
+          attempt,
+          Buffer.from(spend.salt),
+          spend.modelId,
+          spend.version,
+          spend.epoch,
+          spend.budget,
+          spend.count,
+        ],
+        BOOKKEEPING, // as its two steps
+      );
+      return outcome === 'claimed' ? { attempt } : outcome;
+    }
+    const claim = await this.claim(userId, messageId, task, request);
+    if (typeof claim !== 'object') return claim;
+    let spent: 'ok' | 'rotated';
+    try {
+      spent = await this.keys.spendUserKey(
+        spend.salt,
+        spend.modelId,
+        spend.version,
+        spend.epoch,
+        spend.budget,
+        spend.count,
+      );
+    } catch (e) {
+      await this.releaseClaim(userId, messageId, task, claim.attempt);
+      throw e;
+    }
+    if (spent === 'ok') return claim;
+    await this.releaseClaim(userId, messageId, task, claim.attempt);
+    return 'rotated';
+  }
+
+  /**
    * Records the answer of the claim's current `attempt` before it is sent,
-   * durably (SQLite: the WAL synced after the commit, PostgreSQL
-   * synchronous_commit), and with it every bookkeeping write before it; `null`
+   * durably (SQLite: the WAL synced after the commit, PostgreSQL: a sync
+   * round after it), and with it every bookkeeping write before it; `null`
    * records that an answer left without keeping it (nothing to replay). False:
    * another request took the claim over, and this answer must not be sent.
+   * With `keep`, the user's unacknowledged answers are then capped to that
+   * many (capAnswers) in the same commit: one call of pmf_record_answer_v1
+   * on PostgreSQL (store-postgres-functions.ts).
    */
   async recordAnswer(
     userId: number,
@@ -84,11 +148,20 @@ export class Ledger {
     task: Task,
     attempt: Buffer,
     answer: Uint8Array | null,
+    keep?: number,
   ): Promise<boolean> {
-    const changed = await this.db.run(
-      `UPDATE classified SET answer = ?, attempt = NULL WHERE ${CLAIM_KEY} AND attempt = ?`,
-      [answer === null ? null : Buffer.from(answer), userId, messageId, task, attempt],
-    );
+    const record = `UPDATE classified SET answer = ?, attempt = NULL WHERE ${CLAIM_KEY} AND attempt = ?`;
+    const params = [answer === null ? null : Buffer.from(answer), userId, messageId, task, attempt];
+    if (keep === undefined) return (await this.db.run(record, params)) === 1;
+    if (this.db.dialect === 'postgres') {
+      const [{ recorded }] = await this.db.all<{ recorded: boolean }>(
+        'SELECT pmf_record_answer_v1(?, ?, ?, ?, ?, ?) AS recorded',
+        [userId, messageId, task, attempt, params[0], keep],
+      );
+      return recorded;
+    }
+    // Issued together, the cap joins the answer's transaction (group commit).
+    const [changed] = await Promise.all([this.db.run(record, params), this.capAnswers(userId, keep)]);
     return changed === 1;
   }
 

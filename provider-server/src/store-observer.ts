@@ -11,6 +11,8 @@ export type StatementObserver = (statement: string, seconds: number, failed: boo
 
 /** "verb table" of one of the store's statements: a small fixed set of label values. */
 export function statementKind(sql: string): string {
+  const call = /^\s*SELECT\s+(pmf_\w+)\(/i.exec(sql)?.[1];
+  if (call) return `call ${call}`; // a function of the store's (store-postgres-functions.ts)
   const verb = (/^\s*(\w+)/.exec(sql)?.[1] ?? '?').toLowerCase();
   const table =
     verb === 'select'
@@ -38,6 +40,7 @@ export function observedDriver(db: SqlDriver, observe: StatementObserver): SqlDr
     return kind;
   };
   return {
+    dialect: db.dialect,
     all: (sql, params, durability) => timed(kindOf(sql), () => db.all(sql, params, durability)),
     run: (sql, params, durability) => timed(kindOf(sql), () => db.run(sql, params, durability)),
     durable: () => timed('sync', () => db.durable()),

@@ -5,6 +5,7 @@
 // instances starting together do not race.
 import pg from 'pg';
 import { PipelinedConnections, SYNC_SEQUENCE, SyncConnection } from './postgres-connections.js';
+import { POSTGRES_FUNCTIONS } from './store-postgres-functions.js';
 import { keyEpochsTable, postgresSteps, WORDS } from './store-schema.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
@@ -38,8 +39,8 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 /** Any key: serializes schema changes of instances starting together. */
 const MIGRATION_LOCK = 0x706d66;
 
-/** Statements that only read: nothing to wait for. */
-const READ = /^\s*SELECT\b/i;
+/** Statements that only read: nothing to wait for (a call of the store's functions writes). */
+const READ = /^\s*SELECT\b(?!\s+pmf_)/i;
 
 /** The store's statements with PostgreSQL's `$n` placeholders: a fixed set, each rewritten once. */
 const NUMBERED = new Map<string, string>();
@@ -84,6 +85,7 @@ const TYPES = {
  * of its own: six per classification (rate, claim, key budget, answer, cap, acknowledgement).
  */
 class PostgresDriver implements SqlDriver {
+  readonly dialect = 'postgres';
   private readonly syncs: SyncRounds;
 
   constructor(
@@ -152,6 +154,7 @@ export async function migratePostgres(client: pg.ClientBase, to = MIGRATIONS.len
     const version = Math.max(current, to);
     if (!row) await client.query('INSERT INTO pmf_schema (version) VALUES ($1)', [version]);
     else await client.query('UPDATE pmf_schema SET version = $1', [version]);
+    await client.query(POSTGRES_FUNCTIONS);
     await client.query('COMMIT');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);

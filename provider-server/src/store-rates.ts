@@ -24,10 +24,15 @@ export const WINDOW_TABLES: readonly string[] = Object.values(WINDOWS).map((w) =
 /** The daily caps the backlog allowance extends. */
 export type DailyKind = Extract<RateKind, 'messages' | 'oprf'>;
 
+/** When the window of `kind` that holds `now` starts (ms). */
+function windowStart(kind: RateKind, now: number): number {
+  const { ms } = WINDOWS[kind];
+  return Math.floor(now / ms) * ms;
+}
+
 /** When the window of `kind` that holds `now` ends (ms): a refused client may ask again then. */
 export function windowEnd(kind: RateKind, now = Date.now()): number {
-  const { ms } = WINDOWS[kind];
-  return (Math.floor(now / ms) + 1) * ms;
+  return windowStart(kind, now) + WINDOWS[kind].ms;
 }
 
 /** Per-user counts in fixed windows of each kind, shared by every instance on the store. */
@@ -55,17 +60,12 @@ export class RateWindows {
     kind: RateKind = 'requests',
     amount = 1,
   ): Promise<boolean> {
-    const { table, ms } = WINDOWS[kind];
-    const window = Math.floor(now / ms) * ms;
+    const { table } = WINDOWS[kind];
+    const window = windowStart(kind, now);
     if (amount > limit) return false;
-    let pruned = this.pruned.get(kind);
-    if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
-    const prune = !pruned.users.has(userId);
-    if (prune) pruned.users.add(userId);
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
-      prune &&
-        this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING),
+      this.prunePast(userId, kind, now),
       this.db.all(
         `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
         [userId, window, amount, amount, amount, limit],
@@ -74,11 +74,65 @@ export class RateWindows {
     ]);
     return counted.length === 1;
   }
+
+  /** Drops the user's windows of `kind` before the one holding `now`, the first time this process counts the user in it. */
+  prunePast(userId: number, kind: RateKind, now: number): Promise<unknown> | undefined {
+    const window = windowStart(kind, now);
+    let pruned = this.pruned.get(kind);
+    if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
+    if (pruned.users.has(userId)) return undefined;
+    pruned.users.add(userId);
+    const { table } = WINDOWS[kind];
+    return this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING);
+  }
+}
+
+/** The limits one request frame naming a message is charged against (message-rate.ts). */
+export interface MessageCharge {
+  userId: number;
+  salt: Uint8Array;
+  messageId: string;
+  /** Frames of a counted message that cost nothing (FRAMES_PER_MESSAGE). */
+  freeFrames: number;
+  perMinute: number;
+  perDay: number;
+  allowance: number;
 }
 
 /** What the store keeps per delivered message and per key salt for the rate. */
 export class MessageRates {
-  constructor(private readonly db: SqlDriver) {}
+  constructor(
+    private readonly db: SqlDriver,
+    private readonly windows: RateWindows,
+  ) {}
+
+  /**
+   * The whole charge of a frame in one call of pmf_message_rate_v1
+   * (store-postgres-functions.ts), PostgreSQL only: what message-rate.ts
+   * does statement by statement on SQLite, past windows dropped beside it.
+   */
+  async charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
+    const [rows] = await Promise.all([
+      this.db.all<{ outcome: 'ok' | 'rate_limited' | 'daily_limit' }>(
+        'SELECT pmf_message_rate_v1(?, ?, ?, ?, ?, ?, ?, ?, ?) AS outcome',
+        [
+          c.userId,
+          c.messageId,
+          Buffer.from(c.salt),
+          c.freeFrames,
+          c.perMinute,
+          windowStart('requests', now),
+          c.perDay,
+          windowStart('messages', now),
+          c.allowance,
+        ],
+        BOOKKEEPING, // as each of its statements on SQLite
+      ),
+      this.windows.prunePast(c.userId, 'requests', now),
+      this.windows.prunePast(c.userId, 'messages', now),
+    ]);
+    return rows[0].outcome;
+  }
 
   /**
    * Counts one request frame naming `messageId`: how many have named it so

@@ -175,6 +175,7 @@ const COMMIT_GAP_MS = 1;
  * it, so a commit that a checkpoint moved out of the WAL is on disk as well.
  */
 class SqliteDriver implements SqlDriver {
+  readonly dialect = 'sqlite';
   private pending: PendingWrite[] = [];
   private lastCommit = -Infinity;
   /** WAL syncs, one at a time: commits made while one runs share the next. */

@@ -10,7 +10,9 @@
 // store-sqlite.ts, the embedded default, and store-postgres.ts, shared by
 // several instances): every statement is portable and atomic on its own, so
 // no operation needs a multi-statement transaction and none can interleave
-// badly across instances. `Store` holds the repositories and answers for
+// badly across instances (PostgreSQL runs the steps of a classification that
+// take several statements as one function call each, to save round trips:
+// store-postgres-functions.ts). `Store` holds the repositories and answers for
 // them, so that callers name one object.
 import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
@@ -26,7 +28,7 @@ import { Tokens, type TokenKind, type TokenPolicy } from './tokens.js';
 
 export type { Durability, SqlDriver } from './store-driver.js';
 export { KEY_SALT_BYTES, newKeySalt } from './store-accounts.js';
-export type { UserKeyState } from './store-keys.js';
+export type { KeySpend, UserKeyState } from './store-keys.js';
 export type { ClaimResult, RecordedAnswer, Task } from './store-ledger.js';
 export { MESSAGE_ID_MAX, type DeliverOptions, type Folder, type MessageSummary } from './store-mailbox.js';
 export { windowEnd, type RateKind } from './store-rates.js';
@@ -60,12 +62,12 @@ export class Store {
     this.db = observedDriver(driver, (statement, seconds, failed) => this.observer?.(statement, seconds, failed));
     this.tokens = new Tokens(this.db);
     this.connections = new ConnectionWindows(this.db);
-    this.messageRates = new MessageRates(this.db);
     this.accounts = new Accounts(this.db, this.tokens, DEFAULT_TOKEN_POLICY);
     this.mailbox = new Mailbox(this.db);
-    this.ledger = new Ledger(this.db, this.mailbox);
     this.rates = new RateWindows(this.db);
+    this.messageRates = new MessageRates(this.db, this.rates);
     this.keys = new KeyEpochs(this.db);
+    this.ledger = new Ledger(this.db, this.mailbox, this.keys);
     this.topics = new Topics(this.db);
   }
 
@@ -115,6 +117,7 @@ export class Store {
   readonly pruneBodies: Mailbox['pruneBodies'] = (...a) => this.mailbox.pruneBodies(...a);
   readonly isDelivered: Mailbox['isDelivered'] = (...a) => this.mailbox.isDelivered(...a);
   readonly claim: Ledger['claim'] = (...a) => this.ledger.claim(...a);
+  readonly claimAndSpend: Ledger['claimAndSpend'] = (...a) => this.ledger.claimAndSpend(...a);
   readonly recordAnswer: Ledger['recordAnswer'] = (...a) => this.ledger.recordAnswer(...a);
   readonly recordedAnswer: Ledger['recordedAnswer'] = (...a) => this.ledger.recordedAnswer(...a);
   readonly answered: Ledger['answered'] = (...a) => this.ledger.answered(...a);

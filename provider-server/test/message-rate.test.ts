@@ -2,100 +2,117 @@
 // docs/security.md#the-rate-counts-messages), attacked by a malicious client
 // against the real server and store: it repeats a message id, names ids
 // never delivered, floods frames and opens many sessions at once. (The
-// crypto is the harness's double: every refusal here comes before it.)
+// crypto is the harness's double: every refusal here comes before it.) On
+// both stores: PostgreSQL charges a frame in one call of its own function.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
 import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
 import type { ServerLimits } from '../src/limits.js';
+import type { Store } from '../src/store.js';
+import { openPostgresStore } from '../src/store-postgres.js';
+import { openSqliteStore } from '../src/store-sqlite.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 
 const LWE = { lwe: new Uint8Array(4), choices: new Uint8Array(1) };
 
-async function withUser(
-  limits: Partial<ServerLimits>,
-  ids: string[],
-  fn: (h: Harness, connect: () => Promise<TestClient>, userId: number) => Promise<void>,
-): Promise<void> {
-  const h = await startHarness({ hellosPerMinute: 1000, ...limits });
-  try {
-    const u = await h.store.addUser('mallory');
-    for (const id of ids) await h.store.deliver(u.userId, id, 'Subject: x\r\n\r\nx');
-    const hello = { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
-    const connect = async () => {
-      const c = await TestClient.connect(h.server.wsUrl);
-      assert.equal((await c.request('hello', 1, hello)).name, 'welcome');
-      return c;
-    };
-    await fn(h, connect, u.userId);
-  } finally {
-    await h.close();
-  }
-}
-
-/** A spam_request for `id`, acknowledged when answered; the answer's name or error code. */
-async function ask(c: TestClient, id: string, requestId = 2): Promise<string> {
-  const m: Message = await c.request('spam_request', requestId, { messageId: id, ...LWE });
-  if (m.name === 'spam_gc') c.send('spam_done', requestId + 1, { messageId: id });
-  return m.name === 'error' ? m.code : m.name;
-}
-
-test('a message counts once for its requests: asked again and resent, three messages fit a limit of three', async () => {
-  await withUser({ requestsPerMinute: 3 }, ['a', 'b', 'c', 'd'], async (_h, connect) => {
-    const c = await connect();
-    for (const id of ['a', 'b', 'c']) {
-      assert.equal(await ask(c, id), 'spam_gc');
-      // What a reconnecting client sends: the request again, then a resend (both free for this message).
-      assert.equal(await ask(c, id), 'already_classified');
-      const resend = await c.request('spam_resend', 4, { messageId: id, ...LWE });
-      assert.equal(resend.name === 'error' && resend.code, 'already_classified');
+function rateSuite(kind: string, openStore: () => Promise<Store>): void {
+  async function withUser(
+    limits: Partial<ServerLimits>,
+    ids: string[],
+    fn: (h: Harness, connect: () => Promise<TestClient>, userId: number) => Promise<void>,
+  ): Promise<void> {
+    const store = await openStore();
+    const h = await startHarness({ hellosPerMinute: 1000, ...limits }, {}, { store });
+    try {
+      const u = await h.store.addUser('mallory');
+      for (const id of ids) await h.store.deliver(u.userId, id, 'Subject: x\r\n\r\nx');
+      const hello = { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
+      const connect = async () => {
+        const c = await TestClient.connect(h.server.wsUrl);
+        assert.equal((await c.request('hello', 1, hello)).name, 'welcome');
+        return c;
+      };
+      await fn(h, connect, u.userId);
+    } finally {
+      await h.close();
+      await store.close();
     }
-    assert.equal(await ask(c, 'd'), 'rate_limited');
-    c.close();
-  });
-});
+  }
 
-test('a message id repeated past its free frames, and ids never delivered, cost a unit each', async () => {
-  const limit = 10;
-  await withUser({ requestsPerMinute: limit }, ['a', 'b'], async (h, connect, userId) => {
-    const c = await connect();
-    assert.equal(await ask(c, 'a'), 'spam_gc'); // unit 1
-    for (let i = 1; i < FRAMES_PER_MESSAGE; i++) assert.equal(await ask(c, 'a'), 'already_classified');
-    // Flooding the same id: each frame past the free ones counts.
-    for (let i = 0; i < 5; i++) assert.equal(await ask(c, 'a'), 'already_classified'); // units 2..6
-    // Varying ids the provider never delivered: each counts.
-    for (let i = 0; i < limit - 6; i++) assert.equal(await ask(c, `never-${i}`), 'unknown_message'); // units 7..10
-    assert.equal(await ask(c, 'a'), 'rate_limited');
-    assert.equal(await ask(c, 'b'), 'rate_limited');
-    assert.equal(await h.store.isClassified(userId, 'b'), false);
-    c.close();
-  });
-});
+  /** A spam_request for `id`, acknowledged when answered; the answer's name or error code. */
+  async function ask(c: TestClient, id: string, requestId = 2): Promise<string> {
+    const m: Message = await c.request('spam_request', requestId, { messageId: id, ...LWE });
+    if (m.name === 'spam_gc') c.send('spam_done', requestId + 1, { messageId: id });
+    return m.name === 'error' ? m.code : m.name;
+  }
 
-test('the daily cap and the backlog allowance hold against many sessions at once, and a refused message stays unclaimed', async () => {
-  const [perDay, allowance] = [2, 3];
-  const ids = Array.from({ length: 12 }, (_, i) => `m${i}`);
-  await withUser(
-    { requestsPerMinute: 10_000, messagesPerDay: perDay, backlogAllowance: allowance },
-    ids,
-    async (h, connect, userId) => {
-      const sessions = await Promise.all(Array.from({ length: 6 }, connect));
-      // Six sessions, two new messages each, all at once.
-      const answers = (
-        await Promise.all(sessions.map(async (c, s) => [await ask(c, ids[2 * s]), await ask(c, ids[2 * s + 1])]))
-      ).flat();
-      assert.equal(answers.filter((a) => a === 'spam_gc').length, perDay + allowance);
-      assert.equal(answers.filter((a) => a === 'daily_limit').length, ids.length - perDay - allowance);
-      const classified = await Promise.all(ids.map((id) => h.store.isClassified(userId, id)));
-      assert.deepEqual(
-        classified,
-        answers.map((a) => a === 'spam_gc'),
-      );
-      // A new session of the same key salt gets nothing more today.
-      const late = await connect();
-      const refused = ids.find((_, i) => !classified[i])!;
-      assert.equal(await ask(late, refused), 'daily_limit');
-      for (const c of [...sessions, late]) c.close();
-    },
-  );
+  test(`${kind}: a message counts once for its requests: asked again and resent, three messages fit a limit of three`, async () => {
+    await withUser({ requestsPerMinute: 3 }, ['a', 'b', 'c', 'd'], async (_h, connect) => {
+      const c = await connect();
+      for (const id of ['a', 'b', 'c']) {
+        assert.equal(await ask(c, id), 'spam_gc');
+        // What a reconnecting client sends: the request again, then a resend (both free for this message).
+        assert.equal(await ask(c, id), 'already_classified');
+        const resend = await c.request('spam_resend', 4, { messageId: id, ...LWE });
+        assert.equal(resend.name === 'error' && resend.code, 'already_classified');
+      }
+      assert.equal(await ask(c, 'd'), 'rate_limited');
+      c.close();
+    });
+  });
+
+  test(`${kind}: a message id repeated past its free frames, and ids never delivered, cost a unit each`, async () => {
+    const limit = 10;
+    await withUser({ requestsPerMinute: limit }, ['a', 'b'], async (h, connect, userId) => {
+      const c = await connect();
+      assert.equal(await ask(c, 'a'), 'spam_gc'); // unit 1
+      for (let i = 1; i < FRAMES_PER_MESSAGE; i++) assert.equal(await ask(c, 'a'), 'already_classified');
+      // Flooding the same id: each frame past the free ones counts.
+      for (let i = 0; i < 5; i++) assert.equal(await ask(c, 'a'), 'already_classified'); // units 2..6
+      // Varying ids the provider never delivered: each counts.
+      for (let i = 0; i < limit - 6; i++) assert.equal(await ask(c, `never-${i}`), 'unknown_message'); // units 7..10
+      assert.equal(await ask(c, 'a'), 'rate_limited');
+      assert.equal(await ask(c, 'b'), 'rate_limited');
+      assert.equal(await h.store.isClassified(userId, 'b'), false);
+      c.close();
+    });
+  });
+
+  test(`${kind}: the daily cap and the backlog allowance hold against many sessions at once, and a refused message stays unclaimed`, async () => {
+    const [perDay, allowance] = [2, 3];
+    const ids = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    await withUser(
+      { requestsPerMinute: 10_000, messagesPerDay: perDay, backlogAllowance: allowance },
+      ids,
+      async (h, connect, userId) => {
+        const sessions = await Promise.all(Array.from({ length: 6 }, connect));
+        // Six sessions, two new messages each, all at once.
+        const answers = (
+          await Promise.all(sessions.map(async (c, s) => [await ask(c, ids[2 * s]), await ask(c, ids[2 * s + 1])]))
+        ).flat();
+        assert.equal(answers.filter((a) => a === 'spam_gc').length, perDay + allowance);
+        assert.equal(answers.filter((a) => a === 'daily_limit').length, ids.length - perDay - allowance);
+        const classified = await Promise.all(ids.map((id) => h.store.isClassified(userId, id)));
+        assert.deepEqual(
+          classified,
+          answers.map((a) => a === 'spam_gc'),
+        );
+        // A new session of the same key salt gets nothing more today.
+        const late = await connect();
+        const refused = ids.find((_, i) => !classified[i])!;
+        assert.equal(await ask(late, refused), 'daily_limit');
+        for (const c of [...sessions, late]) c.close();
+      },
+    );
+  });
+}
+
+rateSuite('sqlite', async () => openSqliteStore(':memory:'));
+
+describe('postgres', { skip: postgresMissing() }, () => {
+  const postgres = suitePostgres();
+  rateSuite('postgres', async () => openPostgresStore(await postgres.database()));
 });

@@ -4,14 +4,17 @@
 // commit, writes issued together share one round, and a failed round fails
 // only its own writers. The sync rounds are held back or failed by wrapping
 // the driver's `setval` on the sync sequence; the rules of the store itself
-// run on both databases in store.test.ts.
+// run on both databases in store.test.ts. A classification's statements are
+// counted through the real server: each is a round trip and a commit.
 import assert from 'node:assert/strict';
 import { after, before, describe, mock, test } from 'node:test';
 import pg from 'pg';
 import { SYNC_SEQUENCE } from '../src/postgres-connections.js';
 import type { Store } from '../src/store.js';
 import { openPostgresStore } from '../src/store-postgres.js';
+import { NONCE, startHarness, TestClient } from './harness.js';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 
 const RAW = 'From: a@x.org\r\nSubject: s\r\n\r\nbody';
 const REQ = Buffer.alloc(32, 0xa);
@@ -75,12 +78,13 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
       () => opened,
       async ({ store, url, a, rounds }) => {
         assert.equal(await store.takeRate(a, 10), true);
-        const claim = (await store.claim(a, 'm1', 'spam', REQ)) as { attempt: Buffer };
         const { salt } = (await store.userKey(a, 'spam', 1))!;
-        assert.equal(await store.spendUserKey(salt, 'spam', 1, 1, 128), 'ok');
+        const spend = { salt, modelId: 'spam', version: 1, epoch: 1, budget: 128, count: 1 };
+        const claim = (await store.claimAndSpend(a, 'm1', 'spam', REQ, spend)) as { attempt: Buffer };
         let recorded = false;
+        // As a session records it: with the cap of unacknowledged answers, in one call.
         const record = store
-          .recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc'))
+          .recordAnswer(a, 'm1', 'spam', claim.attempt, Buffer.from('gc'), 100)
           .then((ok) => ((recorded = true), ok));
         await settled();
         // Committed (another connection reads it) but not yet synced: nobody may send it.
@@ -158,5 +162,45 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
     // (A statement that failed may still have committed: the connection died before its answer came.)
     assert.ok(ids.includes('c0') && ids.filter((id) => id.startsWith('b')).length >= 20 - failed, `${failed} failed`);
     await store.close();
+  });
+});
+
+describe('postgres round trips per classification', { skip: postgresMissing() }, () => {
+  const cluster = suitePostgres();
+
+  test("a classification is four statements, one round trip and commit each: the frame's rate charge, the claim with its key spend, the answer with the cap, the acknowledgement", async () => {
+    const store = await openPostgresStore(await cluster.database());
+    const h = await startHarness({}, {}, { store });
+    try {
+      const u = await store.addUser('alice');
+      for (const id of ['m1', 'm2']) await store.deliver(u.userId, id, RAW);
+      const c = await TestClient.connect(h.server.wsUrl);
+      const hello = { token: u.token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
+      assert.equal((await c.request('hello', 1, hello)).name, 'welcome');
+      const classify = async (id: string, requestId: number): Promise<void> => {
+        const gc = await c.request('spam_request', requestId, {
+          messageId: id,
+          lwe: new Uint8Array(4),
+          choices: new Uint8Array(1),
+        });
+        assert.equal(gc.name, 'spam_gc');
+        c.send('spam_done', requestId + 1, { messageId: id });
+        assert.equal((await c.request('ping', requestId + 2, { nonce: 1 })).name, 'pong'); // spam_done was handled
+      };
+      await classify('m1', 2); // the first of a window also drops the user's past windows
+      const statements: string[] = [];
+      store.observe((statement) => statements.push(statement));
+      await classify('m2', 10);
+      assert.deepEqual(statements, [
+        'call pmf_message_rate_v1',
+        'call pmf_claim_spend_v1',
+        'call pmf_record_answer_v1',
+        'update classified',
+      ]);
+      c.close();
+    } finally {
+      await h.close();
+      await store.close();
+    }
   });
 });

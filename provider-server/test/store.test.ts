@@ -261,7 +261,7 @@ function storeSuite(kind: string, fresh: Fresh): void {
       await answered(store, a, id);
       await new Promise((r) => setTimeout(r, 2)); // distinct claim times
     }
-    await store.claim(a, 'open', 'spam', REQ_A); // in flight: no answer recorded yet
+    const inFlight = (await store.claim(a, 'open', 'spam', REQ_A)) as { attempt: Buffer }; // in flight: no answer yet
     await store.acknowledge(a, 'm5', 'spam', REQ_A);
     assert.equal(await store.capAnswers(a, 4), 0, 'four unacknowledged answers are within a cap of 4');
     assert.equal(await store.capAnswers(a, 2), 2);
@@ -276,6 +276,12 @@ function storeSuite(kind: string, fresh: Fresh): void {
     assert.equal(await store.isClassified(a, 'm1'), true, 'the claims stay');
     assert.equal(await store.recordedAnswer(a, 'open', 'spam', REQ_A), 'not_answered');
     assert.deepEqual(await store.recordedAnswer(b, 'm1', 'spam', REQ_A), { answer: Buffer.from('gc') }, 'other users');
+    // An answer recorded with a cap of 1 counts itself: the one before it goes.
+    assert.equal(await store.recordAnswer(a, 'open', 'spam', inFlight.attempt, Buffer.from('gc'), 1), true);
+    assert.equal(await store.recordedAnswer(a, 'm3', 'spam', REQ_A), 'already_classified');
+    assert.equal(await store.recordedAnswer(a, 'm4', 'spam', REQ_A), 'already_classified');
+    assert.deepEqual(await store.recordedAnswer(a, 'open', 'spam', REQ_A), { answer: Buffer.from('gc') });
+    assert.equal(await store.recordAnswer(a, 'open', 'spam', inFlight.attempt, Buffer.from('gc'), 1), false, 'once');
     await store.close();
   });
 
@@ -458,6 +464,51 @@ function storeSuite(kind: string, fresh: Fresh): void {
     assert.equal(await store.spendUserKey(salt, 'spam', 1, 2, 5, 1), 'ok');
     await assert.rejects(store.spendUserKey(salt, 'spam', 1, 2, 5, 6), /above the key budget/);
     await store.close();
+  });
+
+  test(`${kind}: a claim spends its key budget with it; a used-up key releases it, a refused claim spends nothing, racing instances never overspend`, async () => {
+    const openShared = await fresh();
+    const stores = [await openShared(), await openShared(), await openShared()];
+    const [store] = stores;
+    const a = (await store.addUser('a')).userId;
+    for (let i = 0; i < 16; i++) await store.deliver(a, `m${i}`, RAW);
+    const { salt } = (await store.userKey(a, 'spam', 1))!;
+    const spend = (epoch: number, budget = 2) => ({ salt, modelId: 'spam', version: 1, epoch, budget, count: 1 });
+    const claims = async (): Promise<number> =>
+      Number(
+        (await store.sql().all<{ n: number }>('SELECT COUNT(*) AS n FROM classified WHERE user_id = ?', [a]))[0].n,
+      );
+    const used = async () => {
+      const { epoch, used } = (await store.userKey(a, 'spam', 1))!;
+      return { epoch, used };
+    };
+
+    const c0 = await store.claimAndSpend(a, 'm0', 'spam', REQ_A, spend(1));
+    assert.equal(typeof c0, 'object');
+    assert.deepEqual(await used(), { epoch: 1, used: 1 });
+    assert.equal(await store.recordAnswer(a, 'm0', 'spam', (c0 as { attempt: Buffer }).attempt, null), true);
+    assert.equal(await store.claimAndSpend(a, 'm0', 'spam', REQ_B, spend(1)), 'already_classified');
+    assert.equal(await store.claimAndSpend(a, 'nope', 'spam', REQ_A, spend(1)), 'unknown_message');
+    assert.deepEqual(await used(), { epoch: 1, used: 1 }, 'refused claims spend nothing');
+    assert.equal(
+      typeof (await store.claimAndSpend(a, 'm1', 'spam', REQ_A, spend(1))),
+      'object',
+      'leaves 1: rotates after',
+    );
+    assert.deepEqual(await used(), { epoch: 2, used: 0 });
+    assert.equal(await store.claimAndSpend(a, 'm2', 'spam', REQ_A, spend(1)), 'rotated');
+    assert.equal(await claims(), 2, 'the claim of a used-up key is released');
+    await assert.rejects(store.claimAndSpend(a, 'm2', 'spam', REQ_A, spend(2, 0)), /above the key budget/);
+
+    // Twelve messages claimed at once by three instances under epoch 2, budget 5: five served, five claims kept.
+    const raced = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => stores[i % 3].claimAndSpend(a, `m${i + 3}`, 'spam', REQ_A, spend(2, 5))),
+    );
+    assert.equal(raced.filter((c) => typeof c === 'object').length, 5);
+    assert.equal(raced.filter((c) => c === 'rotated').length, 7);
+    assert.equal(await claims(), 2 + 5);
+    assert.deepEqual(await used(), { epoch: 3, used: 0 });
+    for (const s of stores) await s.close();
   });
 }
 

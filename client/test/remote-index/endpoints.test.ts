@@ -268,6 +268,7 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
       // The process dies right after the log row is committed: no document or entry lands.
       const db = server.store.sql();
       const dying: SqlDriver = {
+        dialect: db.dialect,
         all: (sql, p, d) => db.all(sql, p, d),
         run: (sql, p, d) =>
           /^INSERT INTO ri_(docs|entries)/.test(sql) ? Promise.reject(new Error('killed')) : db.run(sql, p, d),
