@@ -130,6 +130,31 @@ describe('he homomorphic correctness', () => {
     onDemand.dispose();
   });
 
+  it('each model has its own cache: the next package (new key, new seeds) never reads the last one’s a', async () => {
+    const p = { N: 200, B: 2048, T: 29, b_in: 14, f_in: 4 };
+    const [older, newer] = [await setup(p), await setup(p)];
+    const build = (s: typeof older): ClientModel => {
+      const m = s.he.newClientModel(s.params, { aCacheBytes: 50 * A_BYTES_PER_CT });
+      for (const rec of s.sk.forContext(s.params).encryptModel(s.weights)) m.push(rec);
+      return m.finish();
+    };
+    const models = [build(older), build(newer)];
+    for (let email = 0; email < 4; email++) {
+      const features = randomEmail(200, 150, 15);
+      [older, newer].forEach((s, i) => {
+        const acc = models[i].dot(features);
+        for (const x of models[i].extract(acc, [0, 2047], s.pk, s.ksk))
+          assert.equal(
+            unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask),
+            plainDot(s.params, s.weights, features, x.index),
+            `model ${i}, email ${email}`,
+          );
+        acc.dispose();
+      });
+    }
+    models.forEach((m) => m.dispose());
+  });
+
   it('streams a model given as chunks of rows, identical in effect to one array', async () => {
     const s = await setup({ N: 5000, B: 2 });
     const chunks = [s.weights.subarray(0, 2 * 1234), s.weights.subarray(2 * 1234)];
