@@ -142,8 +142,8 @@ export function plainScores(model: PlainModel, f: Features): Int32Array {
   const { rows, counts } = f;
   let i = 0;
   for (; i + 4 <= rows.length; i += 4) {
-    const b0 = rows[i] * B, b1 = rows[i + 1] * B, b2 = rows[i + 2] * B, b3 = rows[i + 3] * B;
-    const x0 = counts[i], x1 = counts[i + 1], x2 = counts[i + 2], x3 = counts[i + 3];
+    const [b0, b1, b2, b3] = Array.from(rows.subarray(i, i + 4), (r) => r * B);
+    const [x0, x1, x2, x3] = counts.subarray(i, i + 4);
     for (let j = 0; j < B; j++) acc[j] += x0 * w[b0 + j] + x1 * w[b1 + j] + x2 * w[b2 + j] + x3 * w[b3 + j];
   }
   for (; i < rows.length; i++) {

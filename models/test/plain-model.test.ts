@@ -89,7 +89,7 @@ test('plainScores refuses inadmissible features (the T bound assumes them)', () 
   assert.equal(plainScores(m, f([1, 5, 10], [15, 15, 15]))[0], 1 + 45);
 });
 
-test('candidates equal a full sort of the scores (ties to lower index) at B = 2048, B\' = 20', () => {
+test("candidates equal a full sort of the scores (ties to lower index) at B = 2048, B' = 20", () => {
   const rnd = lcg(11);
   const B = 2048;
   const N = 40;
@@ -103,7 +103,10 @@ test('candidates equal a full sort of the scores (ties to lower index) at B = 20
     const s = plainScores(m, f);
     for (const bPrime of [1, 20, B]) {
       const order = Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b);
-      assert.deepEqual([...candidates(m, f, bPrime)], order.slice(0, bPrime).sort((a, b) => a - b));
+      assert.deepEqual(
+        [...candidates(m, f, bPrime)],
+        order.slice(0, bPrime).sort((a, b) => a - b),
+      );
     }
   }
 });

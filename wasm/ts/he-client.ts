@@ -6,7 +6,14 @@
 import { concatBytes } from '@noble/hashes/utils.js';
 import type { WasmCore } from './core.js';
 import { Handle, publicInput, u8 } from './he-handle.js';
-import { A_BYTES_PER_CT, packedBytes, topicCiphertexts, type HeContext, type HeLayout, type HeParams } from './he-params.js';
+import {
+  A_BYTES_PER_CT,
+  packedBytes,
+  topicCiphertexts,
+  type HeContext,
+  type HeLayout,
+  type HeParams,
+} from './he-params.js';
 import { check, CoreError, Status } from './status.js';
 
 export class ClientPublicKey extends Handle {}

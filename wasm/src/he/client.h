@@ -22,7 +22,7 @@ struct Model {
   uint32_t rows_per_ct = 0;  // floor(n / B)
   uint32_t cts = 0;
   uint32_t loaded = 0;
-  uint32_t a_cap = 0;        // most a polynomials held expanded
+  uint32_t a_cap = 0;  // most a polynomials held expanded
   uint32_t a_held = 0;
   uint8_t* seeds = nullptr;  // cts × 32
   uint8_t* b = nullptr;      // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
@@ -47,8 +47,8 @@ Status model_add(Model& m, const uint8_t* records, size_t count);
 
 // acc = X^0·ct[0] (bias, x = 1) + Σ count_f · X^{−offset(f)} · ct[row_f];
 // rows in 1..N, counts in 1..max_count. Fills m's a cache (not its contents).
-Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
-           uint32_t max_count, Accumulator& acc);
+Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc);
 
 // What flooding must hide of each coefficient extracted from acc (docs/crypto.md#noise-budget):
 // the model noise ≤ 21 and one plaintext wrap per unit of Σx, E|Z| of the

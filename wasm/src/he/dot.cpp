@@ -75,7 +75,8 @@ void reduce_all(uint64_t* a, size_t limb) {
 constexpr size_t kABytes = kLimbs * kN * sizeof(uint64_t);
 
 void expand_a(const Model& m, uint32_t ct, uint64_t* out) {
-  for (size_t l = 0; l < kLimbs; ++l) expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, out + l * kN);
+  for (size_t l = 0; l < kLimbs; ++l)
+    expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, out + l * kN);
 }
 
 // Ciphertext ct's expanded a, cached while the cache has room; if it has
@@ -111,8 +112,8 @@ Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st) {
   m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
   m->a_cap = a_cap < m->cts ? a_cap : m->cts;
   // Refuse sizes whose byte counts would not fit this address space.
-  const uint64_t need = uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes) +
-                        uint64_t(m->a_cap) * kABytes;
+  const uint64_t need =
+      uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes) + uint64_t(m->a_cap) * kABytes;
   if (need > uint64_t(SIZE_MAX) / 2) {
     delete m;
     return nullptr;
@@ -159,8 +160,8 @@ Status model_add(Model& m, const uint8_t* records, size_t count) {
   return st;
 }
 
-Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
-           uint32_t max_count, Accumulator& acc) {
+Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc) {
   if (m.loaded != m.cts) return kBadState;
   if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
   acc.model = nullptr;
