@@ -130,7 +130,7 @@ export function kskWireBytes(pair: Pair): number {
   return welcome(ksk) - welcome(new Uint8Array(0));
 }
 
-export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { cacheA?: boolean } = {}): Pair {
+export function newPair(he: He, params: HeParams, weights: Int32Array, opts: { aCacheBytes?: number } = {}): Pair {
   const skBytes = he.generateSecretKey();
   const sk = he.loadSecretKey(skBytes);
   skBytes.fill(0);

@@ -159,7 +159,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
         ratio: perFeature / 1e3 / PRETZEL.shiftAddUs,
         note: `(dot(L) − dot(0)) / L at N = ${tag(N)}, L = ${lengths.at(-1)}`,
       });
-      const lazy = buildModel(sk, h.newClientModel(p, { cacheA: false }));
+      const lazy = buildModel(sk, h.newClientModel(p, { aCacheBytes: 0 }));
       const e = email(N, 692);
       const t = timeRounds(() => lazy.dot(e).dispose(), 5);
       ctx.report({
@@ -256,7 +256,7 @@ async function topics(ctx: BenchContext, sk: ProviderKey, session: LocalSession)
   const h = await loadHe();
   const p = makeParams({ N: 20_000, B: 2048 });
   // 10 001 ciphertexts: expanded a would take 655 MB, so this model expands on demand.
-  const model = buildModel(sk, h.newClientModel(p, { cacheA: false }));
+  const model = buildModel(sk, h.newClientModel(p, { aCacheBytes: 0 }));
   const e = email(p.N, 692, 3);
   const dotNs = timeRounds(() => model.dot(e).dispose(), 3);
   ctx.report({

@@ -24,7 +24,14 @@ import { encodeMessage } from '../../protocol/messages.js';
 import { DEFAULT_B_PRIME } from '../../protocol/package.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
 import { argmaxChoice, decodeArgmaxLabels, evaluateArgmax, garbleArgmax } from '../../wasm/ts/gc.js';
-import { loadHe, makeParams, paramsFromHeader } from '../../wasm/ts/he.js';
+import {
+  A_BYTES_PER_CT,
+  CACHE_A_DEFAULT_LIMIT,
+  heLayout,
+  loadHe,
+  makeParams,
+  paramsFromHeader,
+} from '../../wasm/ts/he.js';
 import { median, type BenchContext } from '../lib.js';
 import {
   kskWireBytes,
@@ -158,18 +165,29 @@ export default async function topics(ctx: BenchContext): Promise<void> {
   const T = chooseT(B_IN, 2 ** F_IN - 1, L_MAX);
   const plain = syntheticModel(N, B, T);
   const publicModel = syntheticModel(N, B, T);
-  const pair = newPair(he, makeParams({ N, B, T, b_in: B_IN, f_in: F_IN }), plain.weights, { cacheA: false });
+  // The client's a cache at its default limit; a quick run keeps the share of
+  // the model it holds at N = 20K, so both runs measure the same hit rate.
+  const share = Math.min(1, CACHE_A_DEFAULT_LIMIT / (heLayout(makeParams({ N: 20_000, B })).ctCount * A_BYTES_PER_CT));
+  const params = makeParams({ N, B, T, b_in: B_IN, f_in: F_IN });
+  const aCacheBytes = Math.floor(share * heLayout(params).ctCount) * A_BYTES_PER_CT;
+  const pair = newPair(he, params, plain.weights, { aCacheBytes });
   const emails = ctx.quick ? 4 : 20;
   const client: number[] = [];
   const provider: number[] = [];
-  for (let i = 0; i < emails; i++) {
+  let firstMs = 0;
+  // Warm-up emails fill the cache (each touches L rows); then the steady state is measured.
+  const warmUp = Math.ceil(aCacheBytes / A_BYTES_PER_CT / L) + 2;
+  for (let i = 0; i < warmUp + emails; i++) {
     const f = randomFeatures(N, L, F_IN);
     const r = extractTopic(pair, publicModel, f, bPrime);
     if (r.topic !== decomposedTopic(plain, publicModel, f, bPrime))
       throw new Error('B=2048: private topic ≠ plaintext');
+    if (i === 0) firstMs = r.clientMs;
+    if (i < warmUp) continue;
     client.push(r.clientMs);
     provider.push(r.providerMs * 1000);
   }
+  const cachedMb = pair.model.aCachedBytes / 2 ** 20;
   pair.dispose();
   const spec = plain.header.featureSpec;
   for (let i = 0; i < 20; i++) plainScores(plain, await extractFeatures(syntheticEmail(L, 1000 + i), spec)); // JIT warm-up
@@ -206,7 +224,7 @@ export default async function topics(ctx: BenchContext): Promise<void> {
     unit: 'ms',
     reference: PRETZEL.clientMs,
     ratio: c / PRETZEL.clientMs,
-    note: `public-model candidates + dot product + ${bPrime} re-randomized extractions + OT choice + GC evaluation, L = ${L}${ctx.quick ? ', quick: N = 2K' : ''} (target ≤ 50 ms)`,
+    note: `public-model candidates + dot product + ${bPrime} re-randomized extractions + OT choice + GC evaluation, L = ${L}${ctx.quick ? ', quick: N = 2K' : ''}; after ${warmUp} warm-up emails, with ${cachedMb.toFixed(0)} MB of expanded a held (${(share * 100).toFixed(0)}% of the model's: what the client's default limit of ${CACHE_A_DEFAULT_LIMIT / 2 ** 20} MiB holds at N = 20K); the first email took ${firstMs.toFixed(1)} ms (target ≤ 50 ms)`,
   });
 
   // The bundled model on 20 Newsgroups test posts, through the whole protocol.

@@ -135,12 +135,21 @@ export function checkFeatures(header: PlainModelHeader, f: Features): void {
 export function plainScores(model: PlainModel, f: Features): Int32Array {
   const { B } = model.header;
   checkFeatures(model.header, f);
+  const w = model.weights;
   const acc = new Float64Array(B);
-  for (let j = 0; j < B; j++) acc[j] = model.weights[j];
-  for (let i = 0; i < f.rows.length; i++) {
-    const base = f.rows[i] * B;
-    const x = f.counts[i];
-    for (let j = 0; j < B; j++) acc[j] += x * model.weights[base + j];
+  for (let j = 0; j < B; j++) acc[j] = w[j];
+  // Four rows per pass over acc: B = 2048 columns make this the client's candidate cost.
+  const { rows, counts } = f;
+  let i = 0;
+  for (; i + 4 <= rows.length; i += 4) {
+    const [b0, b1, b2, b3] = Array.from(rows.subarray(i, i + 4), (r) => r * B);
+    const [x0, x1, x2, x3] = counts.subarray(i, i + 4);
+    for (let j = 0; j < B; j++) acc[j] += x0 * w[b0 + j] + x1 * w[b1 + j] + x2 * w[b2 + j] + x3 * w[b3 + j];
+  }
+  for (; i < rows.length; i++) {
+    const base = rows[i] * B;
+    const x = counts[i];
+    for (let j = 0; j < B; j++) acc[j] += x * w[base + j];
   }
   return Int32Array.from(acc);
 }
@@ -172,8 +181,16 @@ export function candidates(publicModel: PlainModel, f: Features, bPrime: number)
   const s = plainScores(publicModel, f);
   if (!Number.isInteger(bPrime) || bPrime < 1 || bPrime > s.length)
     throw new Error(`candidates: B' must be in 1..${s.length}`);
-  const order = Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b);
-  return Uint32Array.from(order.slice(0, bPrime)).sort();
+  // The B' best so far, by score and then index: one pass over the B columns, no sort of them all.
+  const best: number[] = [];
+  for (let j = 0; j < s.length; j++) {
+    const full = best.length === bPrime;
+    if (full && s[j] <= s[best[bPrime - 1]]) continue; // a tie goes to the lower index, already in
+    let k = full ? bPrime - 1 : best.length;
+    for (; k > 0 && s[best[k - 1]] < s[j]; k--) best[k] = best[k - 1];
+    best[k] = j;
+  }
+  return Uint32Array.from(best).sort();
 }
 
 /**

@@ -89,6 +89,28 @@ test('plainScores refuses inadmissible features (the T bound assumes them)', () 
   assert.equal(plainScores(m, f([1, 5, 10], [15, 15, 15]))[0], 1 + 45);
 });
 
+test("candidates equal a full sort of the scores (ties to lower index) at B = 2048, B' = 20", () => {
+  const rnd = lcg(11);
+  const B = 2048;
+  const N = 40;
+  const h = headerFor({ task: 'topics', N, B, bIn: 4 });
+  // 4-bit weights over 2048 columns: many tied scores, also at the cut.
+  const w = Array.from({ length: (N + 1) * B }, () => rnd(-7, 7));
+  const m = loadPlainModel(modelBytes({ ...h, role: 'public' }, w));
+  for (let trial = 0; trial < 20; trial++) {
+    const rows = [...new Set(Array.from({ length: rnd(0, N) }, () => rnd(1, N)))].sort((a, b) => a - b);
+    const f = { rows: Uint32Array.from(rows), counts: Uint32Array.from(rows.map(() => rnd(1, 15))) };
+    const s = plainScores(m, f);
+    for (const bPrime of [1, 20, B]) {
+      const order = Array.from(s.keys()).sort((a, b) => s[b] - s[a] || a - b);
+      assert.deepEqual(
+        [...candidates(m, f, bPrime)],
+        order.slice(0, bPrime).sort((a, b) => a - b),
+      );
+    }
+  }
+});
+
 test('candidates: best B columns by score (ties to lower index), in index order', () => {
   const h = headerFor({ task: 'topics', N: 2, B: 5, bIn: 8 });
   // bias [0, 5, 5, -1, 3]; row 1 adds [1, 0, 0, 9, 0]

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { makeParams } from '../ts/he.js';
+import { A_BYTES_PER_CT, makeParams, type ClientModel } from '../ts/he.js';
 import { MAX_Q } from '../ts/limits.js';
 import { plainDot, randomEmail, randomWeights, setup, unblind } from './he/fixtures.js';
 
@@ -83,7 +83,7 @@ describe('he homomorphic correctness', () => {
 
   it('expanding a on demand gives the same plaintexts as the cached model', async () => {
     const s = await setup({ N: 9000, B: 3 });
-    const lazy = s.he.newClientModel(s.params, { cacheA: false });
+    const lazy = s.he.newClientModel(s.params, { aCacheBytes: 0 });
     for (const rec of s.sk.forContext(s.params).encryptModel(s.weights)) lazy.push(rec);
     lazy.finish();
     const email = randomEmail(9000, 300, 15);
@@ -95,6 +95,64 @@ describe('he homomorphic correctness', () => {
           plainDot(s.params, s.weights, email, x.index),
         );
     }
+  });
+
+  it('a cache of a filled as dot products touch the model: at most its limit held, the same plaintexts as on demand', async () => {
+    // The topics bench's geometry at the bundled topic model's T: B = 2048, two rows per ciphertext, 692 features.
+    const s = await setup({ N: 2000, B: 2048, T: 29, b_in: 14, f_in: 4 });
+    const { ctCount } = s.model.context.layout;
+    assert.equal(s.model.aCachedBytes, ctCount * A_BYTES_PER_CT, 'a model that fits is expanded at load');
+    const limit = 300;
+    const build = (aCacheBytes: number): ClientModel => {
+      const m = s.he.newClientModel(s.params, { aCacheBytes });
+      for (const rec of s.sk.forContext(s.params).encryptModel(s.weights)) m.push(rec);
+      return m.finish();
+    };
+    const cached = build(limit * A_BYTES_PER_CT + A_BYTES_PER_CT - 1);
+    const onDemand = build(0);
+    assert.equal(cached.aCachedBytes, 0, 'a model that does not fit is not expanded at load');
+    for (let email = 0; email < 3; email++) {
+      const features = randomEmail(2000, 692, 15);
+      for (const model of [cached, onDemand]) {
+        const acc = model.dot(features);
+        for (const x of model.extract(acc, pickIndices(2048), s.pk, s.ksk))
+          assert.equal(
+            unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask),
+            plainDot(s.params, s.weights, features, x.index),
+            `email ${email}, j = ${x.index}`,
+          );
+        acc.dispose();
+      }
+      assert.equal(cached.aCachedBytes, limit * A_BYTES_PER_CT, 'the cache fills to its limit and no further');
+      assert.equal(onDemand.aCachedBytes, 0);
+    }
+    cached.dispose();
+    onDemand.dispose();
+  });
+
+  it('each model has its own cache: the next package (new key, new seeds) never reads the last one’s a', async () => {
+    const p = { N: 200, B: 2048, T: 29, b_in: 14, f_in: 4 };
+    const [older, newer] = [await setup(p), await setup(p)];
+    const build = (s: typeof older): ClientModel => {
+      const m = s.he.newClientModel(s.params, { aCacheBytes: 50 * A_BYTES_PER_CT });
+      for (const rec of s.sk.forContext(s.params).encryptModel(s.weights)) m.push(rec);
+      return m.finish();
+    };
+    const models = [build(older), build(newer)];
+    for (let email = 0; email < 4; email++) {
+      const features = randomEmail(200, 150, 15);
+      [older, newer].forEach((s, i) => {
+        const acc = models[i].dot(features);
+        for (const x of models[i].extract(acc, [0, 2047], s.pk, s.ksk))
+          assert.equal(
+            unblind(s.params, s.decryptor.decryptLwe(x.lwe), x.mask),
+            plainDot(s.params, s.weights, features, x.index),
+            `model ${i}, email ${email}`,
+          );
+        acc.dispose();
+      });
+    }
+    models.forEach((m) => m.dispose());
   });
 
   it('streams a model given as chunks of rows, identical in effect to one array', async () => {

@@ -6,7 +6,14 @@
 import { concatBytes } from '@noble/hashes/utils.js';
 import type { WasmCore } from './core.js';
 import { Handle, publicInput, u8 } from './he-handle.js';
-import { packedBytes, topicCiphertexts, type HeContext, type HeLayout, type HeParams } from './he-params.js';
+import {
+  A_BYTES_PER_CT,
+  packedBytes,
+  topicCiphertexts,
+  type HeContext,
+  type HeLayout,
+  type HeParams,
+} from './he-params.js';
 import { check, CoreError, Status } from './status.js';
 
 export class ClientPublicKey extends Handle {}
@@ -49,10 +56,9 @@ export interface Extracted {
 
 /**
  * The encrypted model on the client. Build it from the package body in chunks
- * of any size (push), then finish(). By default the a polynomials are
- * expanded from their seeds once while loading and cached (64 KiB per
- * ciphertext); with cacheA = false they are expanded on demand at every dot
- * product (slower per email, half the memory).
+ * of any size (push), then finish(). The a polynomials are expanded from their
+ * seeds and held up to a byte limit (He.newClientModel): a dot product expands
+ * again only those it could not hold.
  */
 export class ClientModel extends Handle {
   private pending = new Uint8Array(0);
@@ -65,7 +71,6 @@ export class ClientModel extends Handle {
     ptr: number,
     /** The parameters it was made for: every call uses these, none takes others. */
     readonly context: HeContext,
-    readonly cacheA: boolean,
   ) {
     super(core, ptr, 'pmf_he_model_free');
     this.layout = context.layout;
@@ -73,6 +78,11 @@ export class ClientModel extends Handle {
 
   get params(): Readonly<HeParams> {
     return this.context.params;
+  }
+
+  /** Bytes of expanded a polynomials this model holds now. */
+  get aCachedBytes(): number {
+    return this.core.fn('pmf_he_model_a_held')(this.live()) * A_BYTES_PER_CT;
   }
 
   get complete(): boolean {

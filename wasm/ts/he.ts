@@ -86,19 +86,23 @@ export class He {
   }
 
   /**
-   * An empty client model for these parameters; feed it with push(). cacheA
-   * defaults to caching when the expanded a polynomials take at most
-   * CACHE_A_DEFAULT_LIMIT bytes (spam models up to N ≈ 16M), else on demand
-   * (topic models: N = 20K at B = 2048 would need 655 MB).
+   * An empty client model for these parameters; feed it with push(). It holds
+   * up to aCacheBytes of expanded a polynomials (A_BYTES_PER_CT each,
+   * default CACHE_A_DEFAULT_LIMIT): every one at load time when the whole
+   * model fits (spam models up to N ≈ 16M), else each when a dot product first
+   * touches it (topic models: N = 20K at B = 2048 would need 655 MB for all);
+   * the others are expanded again at every dot product. 0: none held.
    */
-  newClientModel(params: HeParams | HeContext, opts: { cacheA?: boolean } = {}): ClientModel {
+  newClientModel(params: HeParams | HeContext, opts: { aCacheBytes?: number } = {}): ClientModel {
     const context = HeContext.of(params);
     const { N, B } = context.params;
-    const cacheA = opts.cacheA ?? context.layout.ctCount * A_BYTES_PER_CT <= CACHE_A_DEFAULT_LIMIT;
+    const bytes = opts.aCacheBytes ?? CACHE_A_DEFAULT_LIMIT;
+    if (!(bytes >= 0)) throw new Error(`aCacheBytes: ${bytes} is not a byte count`);
+    const cap = Math.min(context.layout.ctCount, Math.floor(bytes / A_BYTES_PER_CT));
     const core = this.core;
-    const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(N + 1, B, cacheA ? 1 : 0, sp));
+    const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(N + 1, B, cap, sp));
     check(st, 'client model');
-    return new ClientModel(core, ptr, context, cacheA);
+    return new ClientModel(core, ptr, context);
   }
 }
 

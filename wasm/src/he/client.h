@@ -12,18 +12,21 @@ namespace pmf::he {
 
 // The packed model as the client holds it: per ciphertext the seed and the
 // bit-packed b polynomial (only the coefficients that get extracted are ever
-// unpacked), plus — when cache_a — every a polynomial expanded once at load
-// time (64 KiB per ciphertext) so that dot products do no XOF work.
+// unpacked), plus up to a_cap expanded a polynomials (64 KiB each) so that
+// dot products do no XOF work for them: all of them at load time when
+// a_cap ≥ cts, else each when a dot product first touches it, until a_cap are
+// held (docs/crypto.md#dot-product).
 struct Model {
   uint32_t rows = 0;         // N + 1 (bias row 0 included)
   uint32_t width = 0;        // B
   uint32_t rows_per_ct = 0;  // floor(n / B)
   uint32_t cts = 0;
   uint32_t loaded = 0;
-  bool cache_a = false;
+  uint32_t a_cap = 0;  // most a polynomials held expanded
+  uint32_t a_held = 0;
   uint8_t* seeds = nullptr;  // cts × 32
   uint8_t* b = nullptr;      // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
-  uint64_t* a = nullptr;     // cts × 2 × n when cache_a
+  uint64_t** a = nullptr;    // per ciphertext its expanded a (2 × n) or null; null when a_cap = 0
   ~Model();
 };
 
@@ -38,14 +41,14 @@ struct Accumulator {
   ~Accumulator();
 };
 
-Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st);
+Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st);
 // Appends `count` complete records (seed ‖ b), validating every b value < qi.
 Status model_add(Model& m, const uint8_t* records, size_t count);
 
 // acc = X^0·ct[0] (bias, x = 1) + Σ count_f · X^{−offset(f)} · ct[row_f];
-// rows in 1..N, counts in 1..max_count.
-Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
-           uint32_t max_count, Accumulator& acc);
+// rows in 1..N, counts in 1..max_count. Fills m's a cache (not its contents).
+Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc);
 
 // What flooding must hide of each coefficient extracted from acc (docs/crypto.md#noise-budget):
 // the model noise ≤ 21 and one plaintext wrap per unit of Σx, E|Z| of the

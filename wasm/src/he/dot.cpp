@@ -16,9 +16,11 @@
 namespace pmf::he {
 
 Model::~Model() {
+  if (a)
+    for (uint32_t ct = 0; ct < cts; ++ct) free(a[ct]);
+  free(a);
   free(seeds);
   free(b);
-  free(a);
 }
 
 Accumulator::~Accumulator() {
@@ -70,9 +72,35 @@ void reduce_all(uint64_t* a, size_t limb) {
   for (size_t i = 0; i < kN; ++i) a[i] = reduce64(a[i], t.q, t.one_shoup);
 }
 
+constexpr size_t kABytes = kLimbs * kN * sizeof(uint64_t);
+
+void expand_a(const Model& m, uint32_t ct, uint64_t* out) {
+  for (size_t l = 0; l < kLimbs; ++l)
+    expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, out + l * kN);
+}
+
+// Ciphertext ct's expanded a, cached while the cache has room; if it has
+// none, expanded into scratch (kept there while the same ciphertext follows:
+// features are sorted by row). Null only when scratch cannot be allocated.
+const uint64_t* a_of(Model& m, uint32_t ct, uint64_t*& scratch, uint32_t& in_scratch) {
+  if (m.a && m.a[ct]) return m.a[ct];
+  if (m.a_held < m.a_cap) {
+    if (uint64_t* a = static_cast<uint64_t*>(malloc(kABytes))) {
+      expand_a(m, ct, a);
+      m.a[ct] = a;
+      ++m.a_held;
+      return a;
+    }
+  }
+  if (!scratch && !(scratch = static_cast<uint64_t*>(malloc(kABytes)))) return nullptr;
+  if (in_scratch != ct) expand_a(m, ct, scratch);
+  in_scratch = ct;
+  return scratch;
+}
+
 }  // namespace
 
-Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
+Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st) {
   st = kBadParams;
   if (rows < 1 || width < 1 || width > kN) return nullptr;
   Model* m = new (std::nothrow) Model;
@@ -82,19 +110,18 @@ Model* model_new(uint32_t rows, uint32_t width, bool cache_a, Status& st) {
   m->width = width;
   m->rows_per_ct = uint32_t(kN / width);
   m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
-  m->cache_a = cache_a;
+  m->a_cap = a_cap < m->cts ? a_cap : m->cts;
   // Refuse sizes whose byte counts would not fit this address space.
   const uint64_t need =
-      uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes + (cache_a ? kLimbs * kN * 8 : 0));
+      uint64_t(m->cts) * (kSeedBytes + kLimbs * kPackedLimbBytes) + uint64_t(m->a_cap) * kABytes;
   if (need > uint64_t(SIZE_MAX) / 2) {
     delete m;
     return nullptr;
   }
   m->seeds = static_cast<uint8_t*>(malloc(size_t(m->cts) * kSeedBytes));
   m->b = static_cast<uint8_t*>(calloc(size_t(m->cts) * kLimbs * kPackedLimbBytes + 8, 1));
-  if (cache_a)
-    m->a = static_cast<uint64_t*>(malloc(size_t(m->cts) * kLimbs * kN * sizeof(uint64_t)));
-  if (!m->seeds || !m->b || (cache_a && !m->a)) {
+  if (m->a_cap) m->a = static_cast<uint64_t**>(calloc(m->cts, sizeof(uint64_t*)));
+  if (!m->seeds || !m->b || (m->a_cap && !m->a)) {
     delete m;
     return nullptr;
   }
@@ -106,6 +133,7 @@ Status model_add(Model& m, const uint8_t* records, size_t count) {
   if (count > m.cts - m.loaded) return kBadLength;
   uint64_t* tmp = static_cast<uint64_t*>(malloc(kN * sizeof(uint64_t)));
   if (!tmp) return kNoMemory;
+  const bool at_load = m.a_cap == m.cts;  // the whole model fits: expand it now, not per email
   Status st = kOk;
   for (size_t r = 0; r < count && st == kOk; ++r) {
     const uint8_t* rec = records + r * kRecordBytes;
@@ -117,17 +145,23 @@ Status model_add(Model& m, const uint8_t* records, size_t count) {
     memcpy(m.seeds + size_t(ct) * kSeedBytes, rec, kSeedBytes);
     memcpy(m.b + size_t(ct) * kLimbs * kPackedLimbBytes, rec + kSeedBytes,
            kLimbs * kPackedLimbBytes);
-    if (m.cache_a)
-      for (size_t l = 0; l < kLimbs; ++l)
-        expand_uniform(rec, l, m.a + (size_t(ct) * kLimbs + l) * kN);
+    if (at_load) {
+      m.a[ct] = static_cast<uint64_t*>(malloc(kABytes));
+      if (!m.a[ct]) {
+        st = kNoMemory;
+        break;
+      }
+      expand_a(m, ct, m.a[ct]);
+      ++m.a_held;
+    }
     m.loaded = ct + 1;
   }
   free(tmp);
   return st;
 }
 
-Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t len,
-           uint32_t max_count, Accumulator& acc) {
+Status dot(Model& m, const uint32_t* rows, const uint32_t* counts, size_t len, uint32_t max_count,
+           Accumulator& acc) {
   if (m.loaded != m.cts) return kBadState;
   if (max_count < 1 || max_count > kLazyBudget) return kBadParams;
   acc.model = nullptr;
@@ -143,23 +177,15 @@ Status dot(const Model& m, const uint32_t* rows, const uint32_t* counts, size_t 
             acc.features.end());  // one expansion per ciphertext, cache-friendly
 
   memset(acc.a, 0, sizeof acc.a);
-  uint64_t* scratch =
-      m.cache_a ? nullptr : static_cast<uint64_t*>(malloc(kLimbs * kN * sizeof(uint64_t)));
-  if (!m.cache_a && !scratch) return kNoMemory;
-  uint32_t expanded = UINT32_MAX;
+  uint64_t* scratch = nullptr;
+  uint32_t in_scratch = UINT32_MAX;
   uint64_t budget = 0;
   acc.weight = 0;
   for (uint64_t f : acc.features) {
     const uint32_t row = uint32_t(f >> 32), x = uint32_t(f), ct = row / m.rows_per_ct;
     const size_t k = size_t(row % m.rows_per_ct) * m.width;
-    const uint64_t* a = scratch;
-    if (m.cache_a) {
-      a = m.a + size_t(ct) * kLimbs * kN;
-    } else if (ct != expanded) {
-      for (size_t l = 0; l < kLimbs; ++l)
-        expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, scratch + l * kN);
-      expanded = ct;
-    }
+    const uint64_t* a = a_of(m, ct, scratch, in_scratch);
+    if (!a) return kNoMemory;
     if (budget + x > kLazyBudget) {
       for (size_t l = 0; l < kLimbs; ++l) reduce_all(acc.a[l], l);
       budget = 1;  // reduced values are < q: one unit of the budget

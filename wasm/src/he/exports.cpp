@@ -140,12 +140,15 @@ PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_
 
 PMF_EXPORT void pmf_he_pk_free(PublicKey* pk) { delete pk; }
 
-PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, int cache_a, int* status) {
+PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, uint32_t a_cap, int* status) {
   Status st;
-  Model* m = model_new(rows, width, cache_a != 0, st);
+  Model* m = model_new(rows, width, a_cap, st);
   *status = st;
   return m;
 }
+
+// How many expanded a polynomials the model holds (each 2 × n × 8 bytes).
+PMF_EXPORT uint32_t pmf_he_model_a_held(const Model* m) { return m->a_held; }
 
 PMF_EXPORT int pmf_he_model_add(Model* m, const uint8_t* records, size_t count) {
   return model_add(*m, records, count);
@@ -164,7 +167,7 @@ PMF_EXPORT void pmf_he_flood_bound(const Accumulator* acc, uint32_t* out) {
   out[1] = uint32_t(b >> 32);
 }
 
-PMF_EXPORT int pmf_he_dot(const Model* m, const uint32_t* rows, const uint32_t* counts, size_t len,
+PMF_EXPORT int pmf_he_dot(Model* m, const uint32_t* rows, const uint32_t* counts, size_t len,
                           uint32_t max_count, Accumulator* acc) {
   return dot(*m, rows, counts, len, max_count, *acc);
 }
