@@ -69,6 +69,9 @@ export async function writeRows(
 /**
  * The documents of the given addresses, with each hit's check, and the
  * addresses of entries whose document is gone (orphans, for dropEntries).
+ * Entries first, then each distinct document once (a message found under
+ * several of a query's words is read once); positions are found by a map of
+ * the addresses, with a chain for an address asked more than once.
  */
 export async function lookUp(
   db: SqlDriver,
@@ -76,52 +79,61 @@ export async function lookUp(
   addrs: Uint8Array,
 ): Promise<{ answer: SearchAnswer; orphans: Buffer[] }> {
   const n = addrs.length / ADDR_BYTES;
-  const position = new Map<string, number[]>();
+  const bytes = buf(addrs);
+  const first = new Map<string, number>();
+  const repeat = new Int32Array(n).fill(-1);
   const keys: Buffer[] = [];
   for (let i = 0; i < n; i++) {
-    const a = buf(addrs.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
-    const k = a.toString('latin1');
-    const p = position.get(k);
-    if (p) p.push(i);
-    else {
-      position.set(k, [i]);
-      keys.push(a);
+    const k = bytes.toString('latin1', i * ADDR_BYTES, (i + 1) * ADDR_BYTES);
+    const p = first.get(k);
+    if (p === undefined) {
+      first.set(k, i);
+      keys.push(bytes.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
+    } else {
+      repeat[i] = repeat[p];
+      repeat[p] = i;
     }
   }
-  // Looked up in address order: neighbouring keys share B-tree pages.
-  keys.sort(Buffer.compare);
-  const hits = new Uint32Array(n);
+  const entryDoc = new Float64Array(n).fill(-1);
   const checks = new Uint32Array(n);
-  const docs: SearchAnswer['docs'] = [];
-  const docIndex = new Map<number, number>();
-  const orphans: Buffer[] = [];
+  const found = new Set<number>();
   for (let i = 0; i < keys.length; i += IN_LIST) {
     const part = keys.slice(i, i + IN_LIST);
-    const rows = await db.all<{
-      addr: Buffer;
-      doc: number;
-      chk: Buffer;
-      tag: Buffer | null;
-      sort: Buffer | null;
-    }>(
-      `SELECT e.addr, e.doc, e.chk, d.tag, d.sort FROM ri_entries e LEFT JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc
-          WHERE e.user_id = ? AND e.addr IN (${placeholders(part.length)})`,
+    const rows = await db.all<{ addr: Uint8Array; doc: number; chk: Uint8Array }>(
+      `SELECT addr, doc, chk FROM ri_entries WHERE user_id = ? AND addr IN (${placeholders(part.length)})`,
       [userId, ...part],
     );
     for (const r of rows) {
-      if (!r.tag || !r.sort) {
-        orphans.push(Buffer.from(r.addr));
-        continue;
-      }
       const doc = Number(r.doc);
-      let d = docIndex.get(doc);
-      if (d === undefined)
-        docIndex.set(doc, (d = docs.push({ tag: Buffer.from(r.tag), sort: Buffer.from(r.sort) }) - 1));
-      const chk = Buffer.from(r.chk).readUInt32BE(0);
-      for (const p of position.get(Buffer.from(r.addr).toString('latin1')) ?? []) {
-        hits[p] = d + 1;
+      const chk = buf(r.chk).readUInt32BE(0);
+      for (let p = first.get(buf(r.addr).toString('latin1')) ?? -1; p >= 0; p = repeat[p]) {
+        entryDoc[p] = doc;
         checks[p] = chk;
       }
+      found.add(doc);
+    }
+  }
+  const docNums = [...found];
+  const docs: SearchAnswer['docs'] = [];
+  const docIndex = new Map<number, number>();
+  for (let i = 0; i < docNums.length; i += IN_LIST) {
+    const part = docNums.slice(i, i + IN_LIST);
+    const rows = await db.all<{ doc: number; tag: Uint8Array; sort: Uint8Array }>(
+      `SELECT doc, tag, sort FROM ri_docs WHERE user_id = ? AND doc IN (${placeholders(part.length)})`,
+      [userId, ...part],
+    );
+    for (const r of rows) docIndex.set(Number(r.doc), docs.push({ tag: buf(r.tag), sort: buf(r.sort) }));
+  }
+  const hits = new Uint32Array(n);
+  const orphans: Buffer[] = [];
+  for (let p = 0; p < n; p++) {
+    if (entryDoc[p] < 0) continue;
+    const d = docIndex.get(entryDoc[p]);
+    if (d !== undefined) hits[p] = d;
+    else {
+      checks[p] = 0;
+      const addr = bytes.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES);
+      if (first.get(addr.toString('latin1')) === p) orphans.push(Buffer.from(addr));
     }
   }
   return { answer: { docs, hits, checks }, orphans };
