@@ -67,11 +67,31 @@ export async function writeRows(
 }
 
 /**
+ * The statement finding the entries of n addresses by their position in the
+ * request: each address probes the primary key (CROSS JOIN keeps that order)
+ * and a row names its position instead of carrying the address back. The
+ * UNION's empty first branch types the list as the column for PostgreSQL
+ * (whose VALUES would make the bytes text).
+ */
+const byPosition = (n: number): string => {
+  let sql = positionStatements.get(n);
+  if (sql === undefined) {
+    const list = Array.from({ length: n }, (_, i) => ` UNION ALL SELECT ${i}, ?`).join('');
+    sql = `WITH q(p, a) AS (SELECT 0, addr FROM ri_entries WHERE 1 = 0${list})
+      SELECT q.p, e.doc, e.chk FROM q CROSS JOIN ri_entries e WHERE e.user_id = ? AND e.addr = q.a`;
+    positionStatements.set(n, sql);
+  }
+  return sql;
+};
+const positionStatements = new Map<number, string>();
+/** Addresses per statement: one SELECT each in a UNION, and SQLite takes at most 500 in one. */
+const POSITIONS = 250;
+
+/**
  * The documents of the given addresses, with each hit's check, and the
  * addresses of entries whose document is gone (orphans, for dropEntries).
- * Entries first, then each distinct document once (a message found under
- * several of a query's words is read once); positions are found by a map of
- * the addresses, with a chain for an address asked more than once.
+ * Entries first, by position, then each distinct document once (a message
+ * found under several of a query's words is read once).
  */
 export async function lookUp(
   db: SqlDriver,
@@ -80,36 +100,18 @@ export async function lookUp(
 ): Promise<{ answer: SearchAnswer; orphans: Buffer[] }> {
   const n = addrs.length / ADDR_BYTES;
   const bytes = buf(addrs);
-  const first = new Map<string, number>();
-  const repeat = new Int32Array(n).fill(-1);
-  const keys: Buffer[] = [];
-  for (let i = 0; i < n; i++) {
-    const k = bytes.toString('latin1', i * ADDR_BYTES, (i + 1) * ADDR_BYTES);
-    const p = first.get(k);
-    if (p === undefined) {
-      first.set(k, i);
-      keys.push(bytes.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
-    } else {
-      repeat[i] = repeat[p];
-      repeat[p] = i;
-    }
-  }
   const entryDoc = new Float64Array(n).fill(-1);
   const checks = new Uint32Array(n);
   const found = new Set<number>();
-  for (let i = 0; i < keys.length; i += IN_LIST) {
-    const part = keys.slice(i, i + IN_LIST);
-    const rows = await db.all<{ addr: Uint8Array; doc: number; chk: Uint8Array }>(
-      `SELECT addr, doc, chk FROM ri_entries WHERE user_id = ? AND addr IN (${placeholders(part.length)})`,
-      [userId, ...part],
-    );
+  for (let start = 0; start < n; start += POSITIONS) {
+    const part: Buffer[] = [];
+    for (let i = start; i < Math.min(n, start + POSITIONS); i++)
+      part.push(bytes.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
+    const rows = await db.all<{ p: number; doc: number; chk: Uint8Array }>(byPosition(part.length), [...part, userId]);
     for (const r of rows) {
       const doc = Number(r.doc);
-      const chk = buf(r.chk).readUInt32BE(0);
-      for (let p = first.get(buf(r.addr).toString('latin1')) ?? -1; p >= 0; p = repeat[p]) {
-        entryDoc[p] = doc;
-        checks[p] = chk;
-      }
+      entryDoc[start + Number(r.p)] = doc;
+      checks[start + Number(r.p)] = buf(r.chk).readUInt32BE(0);
       found.add(doc);
     }
   }
@@ -132,8 +134,7 @@ export async function lookUp(
     if (d !== undefined) hits[p] = d;
     else {
       checks[p] = 0;
-      const addr = bytes.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES);
-      if (first.get(addr.toString('latin1')) === p) orphans.push(Buffer.from(addr));
+      orphans.push(Buffer.from(bytes.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES)));
     }
   }
   return { answer: { docs, hits, checks }, orphans };
