@@ -362,6 +362,63 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
       assert.equal((await api.search(kept.addrs)).docs.length, 1);
     });
 
+    test('a search answers every position as a lookup of its address alone: repeated, unknown, and an entry whose message is gone', async () => {
+      const fay = await server.user('fay');
+      const api = new RemoteIndexApi({ baseUrl: server.url, token: fay.token });
+      const b = await builder(5);
+      const built = await b.build([mail(1, 'pangolin'), mail(2, 'pangolin walrus'), mail(3, 'walrus')]);
+      await api.update(built.body);
+      const [one, two, three] = built.body.docs;
+      // A message's entries left behind (as by a materialization that raced its removal).
+      const sql = server.store.sql();
+      await sql.run('DELETE FROM ri_docs WHERE user_id = ? AND tag = ?', [fay.userId, Buffer.from(three.tag)]);
+      const at = (d: typeof one, i: number) => d.addrs.subarray(16 * i, 16 * (i + 1));
+      const asked = [
+        at(one, 0),
+        at(two, 3),
+        at(three, 0),
+        crypto.getRandomValues(new Uint8Array(16)),
+        at(one, 0),
+        at(two, 1),
+        at(three, 2),
+        at(one, 0),
+        at(two, 3),
+      ];
+      // The reference: each address looked up alone, by its own statement.
+      const alone = async (a: Uint8Array) => {
+        const [row] = await sql.all<{ tag: Uint8Array; sort: Uint8Array; chk: Uint8Array }>(
+          'SELECT d.tag, d.sort, e.chk FROM ri_entries e JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc WHERE e.user_id = ? AND e.addr = ?',
+          [fay.userId, Buffer.from(a)],
+        );
+        return row
+          ? [
+              Buffer.from(row.tag).toString('hex'),
+              Buffer.from(row.sort).toString('hex'),
+              Buffer.from(row.chk).readUInt32BE(0),
+            ]
+          : null;
+      };
+      const expected = await Promise.all(asked.map(alone));
+      const answer = await api.search(Uint8Array.from(Buffer.concat(asked)));
+      const got = Array.from(answer.hits, (h, p) =>
+        h === 0
+          ? null
+          : [
+              Buffer.from(answer.docs[h - 1].tag).toString('hex'),
+              Buffer.from(answer.docs[h - 1].sort).toString('hex'),
+              answer.checks[p],
+            ],
+      );
+      assert.deepEqual(got, expected);
+      assert.equal(answer.docs.length, 2, 'each message found once, the gone one not at all');
+      // The gone message's entries were dropped as they were found.
+      const [left] = await sql.all<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM ri_entries WHERE user_id = ? AND addr IN (?, ?)',
+        [fay.userId, Buffer.from(at(three, 0)), Buffer.from(at(three, 2))],
+      );
+      assert.equal(Number(left.n), 0);
+    });
+
     test('deleting the index removes every row of the account and only those', async () => {
       const api = new RemoteIndexApi({ baseUrl: server.url, token: alice.token });
       await api.deleteAll();

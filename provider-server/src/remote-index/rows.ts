@@ -67,8 +67,31 @@ export async function writeRows(
 }
 
 /**
+ * The statement finding the entries of n addresses by their position in the
+ * request: each address probes the primary key (CROSS JOIN keeps that order)
+ * and a row names its position instead of carrying the address back. The
+ * UNION's empty first branch types the list as the column for PostgreSQL
+ * (whose VALUES would make the bytes text).
+ */
+const byPosition = (n: number): string => {
+  let sql = positionStatements.get(n);
+  if (sql === undefined) {
+    const list = Array.from({ length: n }, (_, i) => ` UNION ALL SELECT ${i}, ?`).join('');
+    sql = `WITH q(p, a) AS (SELECT 0, addr FROM ri_entries WHERE 1 = 0${list})
+      SELECT q.p, e.doc, e.chk FROM q CROSS JOIN ri_entries e WHERE e.user_id = ? AND e.addr = q.a`;
+    positionStatements.set(n, sql);
+  }
+  return sql;
+};
+const positionStatements = new Map<number, string>();
+/** Addresses per statement: one SELECT each in a UNION, and SQLite takes at most 500 in one. */
+const POSITIONS = 250;
+
+/**
  * The documents of the given addresses, with each hit's check, and the
  * addresses of entries whose document is gone (orphans, for dropEntries).
+ * Entries first, by position, then each distinct document once (a message
+ * found under several of a query's words is read once).
  */
 export async function lookUp(
   db: SqlDriver,
@@ -76,52 +99,42 @@ export async function lookUp(
   addrs: Uint8Array,
 ): Promise<{ answer: SearchAnswer; orphans: Buffer[] }> {
   const n = addrs.length / ADDR_BYTES;
-  const position = new Map<string, number[]>();
-  const keys: Buffer[] = [];
-  for (let i = 0; i < n; i++) {
-    const a = buf(addrs.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
-    const k = a.toString('latin1');
-    const p = position.get(k);
-    if (p) p.push(i);
-    else {
-      position.set(k, [i]);
-      keys.push(a);
+  const bytes = buf(addrs);
+  const entryDoc = new Float64Array(n).fill(-1);
+  const checks = new Uint32Array(n);
+  const found = new Set<number>();
+  for (let start = 0; start < n; start += POSITIONS) {
+    const part: Buffer[] = [];
+    for (let i = start; i < Math.min(n, start + POSITIONS); i++)
+      part.push(bytes.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
+    const rows = await db.all<{ p: number; doc: number; chk: Uint8Array }>(byPosition(part.length), [...part, userId]);
+    for (const r of rows) {
+      const doc = Number(r.doc);
+      entryDoc[start + Number(r.p)] = doc;
+      checks[start + Number(r.p)] = buf(r.chk).readUInt32BE(0);
+      found.add(doc);
     }
   }
-  // Looked up in address order: neighbouring keys share B-tree pages.
-  keys.sort(Buffer.compare);
-  const hits = new Uint32Array(n);
-  const checks = new Uint32Array(n);
+  const docNums = [...found];
   const docs: SearchAnswer['docs'] = [];
   const docIndex = new Map<number, number>();
-  const orphans: Buffer[] = [];
-  for (let i = 0; i < keys.length; i += IN_LIST) {
-    const part = keys.slice(i, i + IN_LIST);
-    const rows = await db.all<{
-      addr: Buffer;
-      doc: number;
-      chk: Buffer;
-      tag: Buffer | null;
-      sort: Buffer | null;
-    }>(
-      `SELECT e.addr, e.doc, e.chk, d.tag, d.sort FROM ri_entries e LEFT JOIN ri_docs d ON d.user_id = e.user_id AND d.doc = e.doc
-          WHERE e.user_id = ? AND e.addr IN (${placeholders(part.length)})`,
+  for (let i = 0; i < docNums.length; i += IN_LIST) {
+    const part = docNums.slice(i, i + IN_LIST);
+    const rows = await db.all<{ doc: number; tag: Uint8Array; sort: Uint8Array }>(
+      `SELECT doc, tag, sort FROM ri_docs WHERE user_id = ? AND doc IN (${placeholders(part.length)})`,
       [userId, ...part],
     );
-    for (const r of rows) {
-      if (!r.tag || !r.sort) {
-        orphans.push(Buffer.from(r.addr));
-        continue;
-      }
-      const doc = Number(r.doc);
-      let d = docIndex.get(doc);
-      if (d === undefined)
-        docIndex.set(doc, (d = docs.push({ tag: Buffer.from(r.tag), sort: Buffer.from(r.sort) }) - 1));
-      const chk = Buffer.from(r.chk).readUInt32BE(0);
-      for (const p of position.get(Buffer.from(r.addr).toString('latin1')) ?? []) {
-        hits[p] = d + 1;
-        checks[p] = chk;
-      }
+    for (const r of rows) docIndex.set(Number(r.doc), docs.push({ tag: buf(r.tag), sort: buf(r.sort) }));
+  }
+  const hits = new Uint32Array(n);
+  const orphans: Buffer[] = [];
+  for (let p = 0; p < n; p++) {
+    if (entryDoc[p] < 0) continue;
+    const d = docIndex.get(entryDoc[p]);
+    if (d !== undefined) hits[p] = d;
+    else {
+      checks[p] = 0;
+      orphans.push(Buffer.from(bytes.subarray(p * ADDR_BYTES, (p + 1) * ADDR_BYTES)));
     }
   }
   return { answer: { docs, hits, checks }, orphans };
