@@ -163,6 +163,11 @@ export default (env = {}, argv = {}) => ({
   optimization: {
     splitChunks: false,
     runtimeChunk: false,
+    // Module ids are their paths relative to the root (no machine path; see
+    // resolve.symlinks). Hashed ('deterministic') ids resolve collisions in
+    // an order that differed between a clone and the unpacked source archive
+    // of the same tree, so the release was not reproducible byte for byte.
+    moduleIds: 'named',
     // esbuild minifies these 8 MB of bundles in seconds where terser takes
     // minutes, which keeps the release's twice-built reproducibility test short.
     minimizer: [new MinimizerPlugin({ minify: MinimizerPlugin.esbuildMinify })],
