@@ -97,6 +97,12 @@ describe('the extension in German (Chromium --lang=de)', () => {
     );
     checkPage(view, ['options_engine_starting']);
     assert.equal(await page.locator('#wasm-status').textContent(), german('engine_ready'));
+    // The key line starts as "loading" and changes once the key store has answered.
+    await page.waitForFunction(
+      (loading) => { const t = document.querySelector('#key-status')?.textContent; return !!t && t !== loading; },
+      german('unlock_loading'),
+      { timeout: 30_000 },
+    );
     assert.equal(squash((await page.locator('#key-status').textContent()) ?? ''), german('unlock_no_key'));
     // The inputs stay inside their labels, so they keep their German names.
     await page.getByLabel('Passphrase wiederholen').waitFor();
