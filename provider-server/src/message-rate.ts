@@ -113,7 +113,8 @@ function* chargeSteps(
 ): Steps<'ok' | 'rate_limited' | 'daily_limit'> {
   const seen = yield* store.messageRates.frame(user.userId, messageId);
   if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return 'ok';
-  if (!(yield* store.rates.takeRateSteps(user.userId, limits.requestsPerMinute, Date.now(), 'requests'))) return 'rate_limited';
+  if (!(yield* store.rates.takeRateSteps(user.userId, limits.requestsPerMinute, Date.now(), 'requests')))
+    return 'rate_limited';
   if (!seen || seen.counted) return 'ok';
   if (!(yield* dailySteps(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance)))
     return 'daily_limit';

@@ -93,7 +93,11 @@ export class RateWindows {
     if (pruned.users.has(userId)) return undefined;
     pruned.users.add(userId);
     const { table } = WINDOWS[kind];
-    return { sql: `DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, params: [userId, window], rows: false };
+    return {
+      sql: `DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`,
+      params: [userId, window],
+      rows: false,
+    };
   }
 }
 
