@@ -132,8 +132,8 @@ export class MessageRates {
 
   /**
    * The whole charge of a frame in one call of pmf_message_rate_v1
-   * (store-postgres-functions.ts), PostgreSQL only: what message-rate.ts
-   * does statement by statement on SQLite, past windows dropped beside it.
+   * (store-postgres-functions.ts), PostgreSQL only: the steps message-rate.ts
+   * runs as one write on SQLite, past windows dropped beside it.
    */
   async charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
     const [rows] = await Promise.all([
