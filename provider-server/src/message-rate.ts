@@ -45,17 +45,11 @@ export async function takeUnit(store: Store, limits: RateLimits, userId: number)
  * `amount` of the day's `perDay` cap of `kind`, else of the key salt's
  * backlog allowance (`allowance` in all); false when both are spent.
  */
-export function takeDaily(
-  store: Store,
-  user: RatedUser,
-  kind: DailyKind,
-  amount: number,
-  perDay: number,
-  allowance: number,
-): Promise<boolean> {
-  return store.messageRates.run('daily', dailySteps(store, user, kind, amount, perDay, allowance));
+export function takeDaily(...charge: Parameters<typeof dailySteps>): Promise<boolean> {
+  return charge[0].messageRates.run('daily', dailySteps(...charge));
 }
 
+/** takeDaily as steps of a larger operation (chargeSteps). */
 function* dailySteps(
   store: Store,
   user: RatedUser,

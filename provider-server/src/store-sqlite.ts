@@ -229,7 +229,7 @@ class SqliteDriver implements SqlDriver {
 
   /** Runs `steps` under a savepoint: when they fail, none of their statements apply. */
   private inSavepoint<T>(steps: Steps<T>): T {
-    this.db.exec('SAVEPOINT step');
+    this.prepare('SAVEPOINT step').run();
     try {
       let next = steps.next();
       while (!next.done) {
@@ -245,10 +245,13 @@ class SqliteDriver implements SqlDriver {
         }
         next = steps.next(result);
       }
-      this.db.exec('RELEASE step');
+      this.prepare('RELEASE step').run();
       return next.value;
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK TO step; RELEASE step');
+      if (this.db.inTransaction) {
+        this.prepare('ROLLBACK TO step').run();
+        this.prepare('RELEASE step').run();
+      }
       throw e;
     }
   }
