@@ -17,6 +17,7 @@
 import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ServerLimits } from './limits.js';
+import type { Steps } from './store-driver.js';
 import type { DailyKind } from './store-rates.js';
 import { windowEnd, type Store } from './store.js';
 
@@ -44,17 +45,22 @@ export async function takeUnit(store: Store, limits: RateLimits, userId: number)
  * `amount` of the day's `perDay` cap of `kind`, else of the key salt's
  * backlog allowance (`allowance` in all); false when both are spent.
  */
-export async function takeDaily(
+export function takeDaily(...charge: Parameters<typeof dailySteps>): Promise<boolean> {
+  return charge[0].messageRates.run('daily', dailySteps(...charge));
+}
+
+/** takeDaily as steps of a larger operation (chargeSteps). */
+function* dailySteps(
   store: Store,
   user: RatedUser,
   kind: DailyKind,
   amount: number,
   perDay: number,
   allowance: number,
-): Promise<boolean> {
+): Steps<boolean> {
   return (
-    (await store.takeRate(user.userId, perDay, Date.now(), kind, amount)) ||
-    store.messageRates.takeAllowance(user.salt, kind, amount, allowance)
+    (yield* store.rates.takeRateSteps(user.userId, perDay, Date.now(), kind, amount)) ||
+    (yield* store.messageRates.takeAllowance(user.salt, kind, amount, allowance))
   );
 }
 
@@ -78,7 +84,7 @@ export async function takeMessageRate(
           perDay: limits.messagesPerDay,
           allowance: limits.backlogAllowance,
         })
-      : await chargeStepByStep(store, limits, user, messageId);
+      : await store.messageRates.run('message_rate', chargeSteps(store, limits, user, messageId));
   if (charged === 'rate_limited') throw rateLimited(limits);
   if (charged === 'daily_limit') {
     throw new ProtocolError(
@@ -89,19 +95,23 @@ export async function takeMessageRate(
   }
 }
 
-/** takeMessageRate one statement at a time (SQLite, where a statement costs no round trip). */
-async function chargeStepByStep(
+/**
+ * takeMessageRate's statements, run as one operation of the store's (on
+ * SQLite one write of a commit batch: one commit round, not four).
+ */
+function* chargeSteps(
   store: Store,
   limits: RateLimits,
   user: RatedUser,
   messageId: string,
-): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
-  const seen = await store.messageRates.frame(user.userId, messageId);
+): Steps<'ok' | 'rate_limited' | 'daily_limit'> {
+  const seen = yield* store.messageRates.frame(user.userId, messageId);
   if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return 'ok';
-  if (!(await store.takeRate(user.userId, limits.requestsPerMinute))) return 'rate_limited';
+  if (!(yield* store.rates.takeRateSteps(user.userId, limits.requestsPerMinute, Date.now(), 'requests')))
+    return 'rate_limited';
   if (!seen || seen.counted) return 'ok';
-  if (!(await takeDaily(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance)))
+  if (!(yield* dailySteps(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance)))
     return 'daily_limit';
-  await store.messageRates.counted(user.userId, messageId);
+  yield* store.messageRates.counted(user.userId, messageId);
   return 'ok';
 }

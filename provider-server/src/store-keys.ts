@@ -1,7 +1,7 @@
 // Key budgets (docs/security.md): each key salt's current key epoch per
 // model version and how many decryptions it has served; an epoch that is
 // used up rotates to the next.
-import { BOOKKEEPING, first, type SqlDriver } from './store-driver.js';
+import { BOOKKEEPING, changes, first, rows, runSteps, type SqlDriver, type Steps } from './store-driver.js';
 
 /** A user's key epoch for one model version and how many decryptions it has served. */
 export interface UserKeyState {
@@ -43,19 +43,17 @@ export class KeyEpochs {
   }
 
   /** The current epoch of a key salt for a model version, made (epoch 1) on first use. */
-  private async keyEpoch(salt: Uint8Array, modelId: string, version: number): Promise<number> {
+  private *keyEpoch(salt: Uint8Array, modelId: string, version: number): Steps<number> {
     const key = [Buffer.from(salt), modelId, version];
-    await this.db.run(
+    yield* changes(
       'INSERT INTO key_epochs (key_salt, model_id, model_version, epoch, used) VALUES (?, ?, ?, 1, 0) ON CONFLICT DO NOTHING',
       key,
-      BOOKKEEPING,
     );
-    const row = await first<{ epoch: number }>(
-      this.db,
+    const [row] = yield* rows<{ epoch: number }>(
       'SELECT epoch FROM key_epochs WHERE key_salt = ? AND model_id = ? AND model_version = ?',
       key,
     );
-    return row!.epoch;
+    return row.epoch;
   }
 
   /**
@@ -75,6 +73,11 @@ export class KeyEpochs {
     budget: number,
     count = 1,
   ): Promise<'ok' | 'rotated'> {
+    return runSteps(this.db, 'key_spend', this.spend({ salt, modelId, version, epoch, budget, count }), BOOKKEEPING);
+  }
+
+  /** spendUserKey as steps of a larger operation (Ledger.claimAndSpend). */
+  *spend({ salt, modelId, version, epoch, budget, count }: KeySpend): Steps<'ok' | 'rotated'> {
     checkSpend(count, budget);
     const key = [Buffer.from(salt), modelId, version, epoch];
     const where = 'WHERE key_salt = ? AND model_id = ? AND model_version = ? AND epoch = ?';
@@ -86,22 +89,21 @@ export class KeyEpochs {
       // Rotate as soon as the rest cannot serve another request of this size: a
       // client counting its budget (welcome.keyBudget) then reconnects before
       // sending, instead of having ciphertexts refused after they left.
-      const spent = await this.db.run(
+      const spent = yield* changes(
         `UPDATE key_epochs SET
            epoch = CASE WHEN ? - (used + ?) < ? THEN epoch + 1 ELSE epoch END,
            used = CASE WHEN ? - (used + ?) < ? THEN 0 ELSE used + ? END
          ${where} AND used + ? <= ?`,
         [budget, count, count, budget, count, count, count, ...key, count, budget],
-        BOOKKEEPING,
       );
       if (spent === 1) return 'ok';
-      const overran = await this.db.run(
-        `UPDATE key_epochs SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`,
-        [...key, count, budget],
-        BOOKKEEPING,
-      );
+      const overran = yield* changes(`UPDATE key_epochs SET epoch = epoch + 1, used = 0 ${where} AND used + ? > ?`, [
+        ...key,
+        count,
+        budget,
+      ]);
       if (overran === 1) return 'rotated';
-      if ((await this.keyEpoch(salt, modelId, version)) !== epoch) return 'rotated';
+      if ((yield* this.keyEpoch(salt, modelId, version)) !== epoch) return 'rotated';
     }
   }
 }

@@ -2,9 +2,9 @@
 // per (user, message, task) bound to its request, the computation holding it,
 // and the answer recorded durably before it is sent.
 import { randomBytes } from 'node:crypto';
-import { BOOKKEEPING, first, type SqlDriver } from './store-driver.js';
+import { BOOKKEEPING, changes, first, rows, runSteps, type SqlDriver, type Steps } from './store-driver.js';
 import { checkSpend, type KeyEpochs, type KeySpend } from './store-keys.js';
-import type { Mailbox } from './store-mailbox.js';
+import { DELIVERED, type Mailbox } from './store-mailbox.js';
 
 export type Task = 'spam' | 'topics' | 'blocklist';
 
@@ -19,6 +19,15 @@ export type ClaimResult = { attempt: Buffer } | 'unknown_message' | 'already_cla
 export type RecordedAnswer = { answer: Buffer } | 'unknown_message' | 'already_classified' | 'not_answered';
 
 const CLAIM_KEY = 'user_id = ? AND message_id = ? AND task = ?';
+
+/** A claim whose answer left (or may have left) the provider. */
+const CLASSIFIED = `SELECT 1 AS x FROM classified WHERE ${CLAIM_KEY} AND attempt IS NULL`;
+
+/** Drops the user's unacknowledged answers older than the keep-th newest (Ledger.capAnswers). */
+const CAP_ANSWERS = `UPDATE classified SET answer = NULL
+  WHERE user_id = ? AND answer IS NOT NULL AND attempt IS NULL AND classified_at < (
+    SELECT classified_at FROM classified WHERE user_id = ? AND answer IS NOT NULL
+     ORDER BY classified_at DESC LIMIT 1 OFFSET ?)`;
 
 /**
  * A claim's attempt id: random, so that claimers on other instances never
@@ -50,25 +59,27 @@ export class Ledger {
    * a new request takes it over and the earlier computation can no longer
    * record (nor send) its answer.
    */
-  async claim(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<ClaimResult> {
+  claim(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<ClaimResult> {
+    return runSteps(this.db, 'claim', this.claimSteps(userId, messageId, task, request), BOOKKEEPING);
+  }
+
+  private *claimSteps(userId: number, messageId: string, task: Task, request: Uint8Array): Steps<ClaimResult> {
     const attempt = newAttempt();
     const req = Buffer.from(request);
     // A claim released between the two statements is simply tried again.
     for (let tries = 0; tries < 3; tries++) {
-      const inserted = await this.db.all(
+      const inserted = yield* rows(
         'INSERT INTO classified (user_id, message_id, task, classified_at, request_sha256, attempt) SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE user_id = ? AND message_id = ?) ON CONFLICT DO NOTHING RETURNING attempt',
         [userId, messageId, task, Date.now(), req, attempt, userId, messageId],
-        BOOKKEEPING,
       );
       if (inserted.length === 1) return { attempt };
-      const taken = await this.db.run(
+      const taken = yield* changes(
         `UPDATE classified SET attempt = ?, request_sha256 = ?, classified_at = ? WHERE ${CLAIM_KEY} AND attempt IS NOT NULL`,
         [attempt, req, Date.now(), userId, messageId, task],
-        BOOKKEEPING,
       );
       if (taken === 1) return { attempt };
-      if (await this.isClassified(userId, messageId, task)) return 'already_classified';
-      if (!(await this.mailbox.isDelivered(userId, messageId))) return 'unknown_message';
+      if ((yield* rows(CLASSIFIED, [userId, messageId, task])).length > 0) return 'already_classified';
+      if ((yield* rows(DELIVERED, [userId, messageId])).length === 0) return 'unknown_message';
     }
     return 'already_classified';
   }
@@ -111,24 +122,28 @@ export class Ledger {
       );
       return outcome === 'claimed' ? { attempt } : outcome;
     }
-    const claim = await this.claim(userId, messageId, task, request);
+    return runSteps(this.db, 'claim_spend', this.claimSpendSteps(userId, messageId, task, request, spend), BOOKKEEPING);
+  }
+
+  /** claimAndSpend's statements, as pmf_claim_spend_v1 runs them (on SQLite one write of a commit batch). */
+  private *claimSpendSteps(
+    userId: number,
+    messageId: string,
+    task: Task,
+    request: Uint8Array,
+    spend: KeySpend,
+  ): Steps<ClaimResult | 'rotated'> {
+    const claim = yield* this.claimSteps(userId, messageId, task, request);
     if (typeof claim !== 'object') return claim;
     let spent: 'ok' | 'rotated';
     try {
-      spent = await this.keys.spendUserKey(
-        spend.salt,
-        spend.modelId,
-        spend.version,
-        spend.epoch,
-        spend.budget,
-        spend.count,
-      );
+      spent = yield* this.keys.spend(spend);
     } catch (e) {
-      await this.releaseClaim(userId, messageId, task, claim.attempt);
+      yield* this.releaseSteps(userId, messageId, task, claim.attempt);
       throw e;
     }
     if (spent === 'ok') return claim;
-    await this.releaseClaim(userId, messageId, task, claim.attempt);
+    yield* this.releaseSteps(userId, messageId, task, claim.attempt);
     return 'rotated';
   }
 
@@ -160,9 +175,16 @@ export class Ledger {
       );
       return recorded;
     }
-    // Issued together, the cap joins the answer's transaction (group commit).
-    const [changed] = await Promise.all([this.db.run(record, params), this.capAnswers(userId, keep)]);
-    return changed === 1;
+    // One write of a commit batch: the cap in the answer's transaction, durable with it.
+    return runSteps(
+      this.db,
+      'record_answer',
+      (function* (): Steps<boolean> {
+        const recorded = yield* changes(record, params);
+        yield* changes(CAP_ANSWERS, [userId, userId, keep - 1]);
+        return recorded === 1;
+      })(),
+    );
   }
 
   /** The recorded answer to exactly this request (same user, message and request hash). */
@@ -223,10 +245,7 @@ export class Ledger {
    */
   async capAnswers(userId: number, keep: number): Promise<number> {
     return this.db.run(
-      `UPDATE classified SET answer = NULL
-        WHERE user_id = ? AND answer IS NOT NULL AND attempt IS NULL AND classified_at < (
-          SELECT classified_at FROM classified WHERE user_id = ? AND answer IS NOT NULL
-           ORDER BY classified_at DESC LIMIT 1 OFFSET ?)`,
+      CAP_ANSWERS,
       [userId, userId, keep - 1],
       BOOKKEEPING, // lost in an OS crash, it leaves only answers that the next cap drops
     );
@@ -237,20 +256,15 @@ export class Ledger {
    * provider (the client learnt nothing), so the message can be classified again.
    */
   async releaseClaim(userId: number, messageId: string, task: Task, attempt: Buffer): Promise<void> {
-    await this.db.run(
-      `DELETE FROM classified WHERE ${CLAIM_KEY} AND attempt = ?`,
-      [userId, messageId, task, attempt],
-      BOOKKEEPING,
-    );
+    await runSteps(this.db, 'release', this.releaseSteps(userId, messageId, task, attempt), BOOKKEEPING);
+  }
+
+  private *releaseSteps(userId: number, messageId: string, task: Task, attempt: Buffer): Steps<void> {
+    yield* changes(`DELETE FROM classified WHERE ${CLAIM_KEY} AND attempt = ?`, [userId, messageId, task, attempt]);
   }
 
   /** Whether an answer for this message left (or may have left) the provider. */
   async isClassified(userId: number, messageId: string, task: Task = 'spam'): Promise<boolean> {
-    const row = await first(this.db, `SELECT 1 AS x FROM classified WHERE ${CLAIM_KEY} AND attempt IS NULL`, [
-      userId,
-      messageId,
-      task,
-    ]);
-    return row !== undefined;
+    return (await first(this.db, CLASSIFIED, [userId, messageId, task])) !== undefined;
   }
 }

@@ -40,6 +40,9 @@ function outerHeaders(raw: string): { from: string; subject: string; date: strin
 /** What `messages.raw` holds when no body is kept. */
 const NO_BODY = Buffer.alloc(0);
 
+/** A row when the message was delivered to the user (Mailbox.isDelivered). */
+export const DELIVERED = 'SELECT 1 AS x FROM messages WHERE user_id = ? AND message_id = ?';
+
 export class Mailbox {
   constructor(private readonly db: SqlDriver) {}
 
@@ -110,10 +113,6 @@ export class Mailbox {
   }
 
   async isDelivered(userId: number, messageId: string): Promise<boolean> {
-    const row = await first(this.db, 'SELECT 1 AS x FROM messages WHERE user_id = ? AND message_id = ?', [
-      userId,
-      messageId,
-    ]);
-    return row !== undefined;
+    return (await first(this.db, DELIVERED, [userId, messageId])) !== undefined;
   }
 }

@@ -43,6 +43,9 @@ export function observedDriver(db: SqlDriver, observe: StatementObserver): SqlDr
     dialect: db.dialect,
     all: (sql, params, durability) => timed(kindOf(sql), () => db.all(sql, params, durability)),
     run: (sql, params, durability) => timed(kindOf(sql), () => db.run(sql, params, durability)),
+    // An operation of several statements as one write (SQLite): timed whole, as a function call on PostgreSQL.
+    atomic:
+      db.atomic && ((name, steps, durability) => timed(`step ${name}`, () => db.atomic!(name, steps, durability))),
     durable: () => timed('sync', () => db.durable()),
     violated: (e) => db.violated(e),
     schemaVersion: () => db.schemaVersion(),

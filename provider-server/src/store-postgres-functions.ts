@@ -4,9 +4,9 @@
 // provider nine times a statement's CPU and waited for nine round trips;
 // one call runs the same statements, in the same order and with the same
 // conditions, as one round trip and one transaction. SQLite runs the
-// TypeScript each function mirrors (named below), where a statement costs no
-// round trip. Changing one means changing the other; the tests run both
-// (provider-server/test/store.test.ts, message-rate.test.ts).
+// TypeScript steps each function mirrors (named below) as one write of its
+// commit batch (SqlDriver.atomic). Changing one means changing the other;
+// the tests run both (provider-server/test/store.test.ts, message-rate.test.ts).
 //
 // They are created (or replaced) at every start under the migration lock
 // (migratePostgres): they are code, not data. A function's name carries its
@@ -15,7 +15,7 @@
 
 /**
  * The charge of a request frame naming a message (message-rate.ts,
- * takeMessageRate: MessageRates.frame, takeUnit, takeDaily, MessageRates.counted),
+ * chargeSteps: MessageRates.frame, takeRate, takeDaily, MessageRates.counted),
  * on the tables RateWindows and MessageRates name for `requests` and `messages`.
  * Returns 'ok', 'rate_limited' or 'daily_limit'; what was counted before a
  * refusal stays counted, as there.

@@ -1,7 +1,7 @@
 // The store's rate bookkeeping (docs/protocol.md#resource-limits): per-user
 // counts in fixed windows, and what the per-message rate keeps per delivered
 // message and per key salt (message-rate.ts decides what each frame costs).
-import { BOOKKEEPING, type SqlDriver } from './store-driver.js';
+import { BOOKKEEPING, changes, rows, runSteps, type SqlDriver, type Statement, type Steps } from './store-driver.js';
 
 /**
  * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
@@ -60,31 +60,55 @@ export class RateWindows {
     kind: RateKind = 'requests',
     amount = 1,
   ): Promise<boolean> {
-    const { table } = WINDOWS[kind];
-    const window = windowStart(kind, now);
     if (amount > limit) return false;
+    const count = countStatement(userId, limit, now, kind, amount);
     // Both at once (one commit in SQLite): dropping past windows never touches the current one.
     const [, counted] = await Promise.all([
       this.prunePast(userId, kind, now),
-      this.db.all(
-        `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
-        [userId, window, amount, amount, amount, limit],
-        BOOKKEEPING,
-      ),
+      this.db.all(count.sql, count.params, BOOKKEEPING),
     ]);
     return counted.length === 1;
   }
 
+  /** takeRate as steps of a larger operation (message-rate.ts). */
+  *takeRateSteps(userId: number, limit: number, now: number, kind: RateKind, amount = 1): Steps<boolean> {
+    if (amount > limit) return false;
+    const prune = this.pastWindows(userId, kind, now);
+    if (prune) yield prune;
+    const count = countStatement(userId, limit, now, kind, amount);
+    return (yield* rows(count.sql, count.params)).length === 1;
+  }
+
   /** Drops the user's windows of `kind` before the one holding `now`, the first time this process counts the user in it. */
   prunePast(userId: number, kind: RateKind, now: number): Promise<unknown> | undefined {
+    const prune = this.pastWindows(userId, kind, now);
+    return prune && this.db.run(prune.sql, prune.params, BOOKKEEPING);
+  }
+
+  /** The statement prunePast runs, when it is due (and from then on not again in this window). */
+  private pastWindows(userId: number, kind: RateKind, now: number): Statement | undefined {
     const window = windowStart(kind, now);
     let pruned = this.pruned.get(kind);
     if (pruned?.window !== window) this.pruned.set(kind, (pruned = { window, users: new Set() }));
     if (pruned.users.has(userId)) return undefined;
     pruned.users.add(userId);
     const { table } = WINDOWS[kind];
-    return this.db.run(`DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`, [userId, window], BOOKKEEPING);
+    return {
+      sql: `DELETE FROM ${table} WHERE user_id = ? AND window_start < ?`,
+      params: [userId, window],
+      rows: false,
+    };
   }
+}
+
+/** Counts `amount` in the user's current window of `kind` unless that passes `limit`; a row returned when counted. */
+function countStatement(userId: number, limit: number, now: number, kind: RateKind, amount: number): Statement {
+  const { table } = WINDOWS[kind];
+  return {
+    sql: `INSERT INTO ${table} (user_id, window_start, count) VALUES (?, ?, ?) ON CONFLICT (user_id, window_start) DO UPDATE SET count = ${table}.count + ? WHERE ${table}.count + ? <= ? RETURNING count`,
+    params: [userId, windowStart(kind, now), amount, amount, amount, limit],
+    rows: true,
+  };
 }
 
 /** The limits one request frame naming a message is charged against (message-rate.ts). */
@@ -108,8 +132,8 @@ export class MessageRates {
 
   /**
    * The whole charge of a frame in one call of pmf_message_rate_v1
-   * (store-postgres-functions.ts), PostgreSQL only: what message-rate.ts
-   * does statement by statement on SQLite, past windows dropped beside it.
+   * (store-postgres-functions.ts), PostgreSQL only: the steps message-rate.ts
+   * runs as one write on SQLite, past windows dropped beside it.
    */
   async charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
     const [rows] = await Promise.all([
@@ -137,38 +161,42 @@ export class MessageRates {
   /**
    * Counts one request frame naming `messageId`: how many have named it so
    * far and whether it was counted as a message; undefined when it was never
-   * delivered to this user.
+   * delivered to this user. Lost in a crash (as `counted`): the message is
+   * counted once more, never less.
    */
-  async frame(userId: number, messageId: string): Promise<{ frames: number; counted: boolean } | undefined> {
-    const [row] = await this.db.all<{ frames: number; counted: number }>(
+  *frame(userId: number, messageId: string): Steps<{ frames: number; counted: boolean } | undefined> {
+    const [row] = yield* rows<{ frames: number; counted: number }>(
       'UPDATE messages SET rate_frames = rate_frames + 1 WHERE user_id = ? AND message_id = ? RETURNING rate_frames AS frames, rate_counted AS counted',
       [userId, messageId],
-      BOOKKEEPING, // lost in a crash: the message is counted once more, never less
     );
     return row && { frames: row.frames, counted: row.counted === 1 };
   }
 
   /** Marks the message counted; its free frames start from this one. */
-  async counted(userId: number, messageId: string): Promise<void> {
-    await this.db.run(
+  *counted(userId: number, messageId: string): Steps<void> {
+    yield* changes(
       'UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = ? AND message_id = ? AND rate_counted = 0',
       [userId, messageId],
-      BOOKKEEPING, // lost in a crash: the message is counted once more, never less
     );
   }
 
   /**
    * Takes `amount` from the key salt's lifetime allowance of `kind`, at most
    * `limit` in all; false (nothing taken) when it would pass it. One statement:
-   * instances sharing the store never overspend it.
+   * instances sharing the store never overspend it. Bookkeeping, as the rate
+   * windows: lost only with a request whose answer never left.
    */
-  async takeAllowance(salt: Uint8Array, kind: DailyKind, amount: number, limit: number): Promise<boolean> {
+  *takeAllowance(salt: Uint8Array, kind: DailyKind, amount: number, limit: number): Steps<boolean> {
     if (amount > limit) return false;
-    const rows = await this.db.all(
+    const taken = yield* rows(
       'INSERT INTO backlog_allowance (key_salt, kind, used) VALUES (?, ?, ?) ON CONFLICT (key_salt, kind) DO UPDATE SET used = backlog_allowance.used + ? WHERE backlog_allowance.used + ? <= ? RETURNING used',
       [Buffer.from(salt), kind, amount, amount, amount, limit],
-      BOOKKEEPING, // as the rate windows: lost only with a request whose answer never left
     );
-    return rows.length === 1;
+    return taken.length === 1;
+  }
+
+  /** Runs steps of the rate (message-rate.ts) as one operation: on SQLite one write of a commit batch. */
+  run<T>(name: string, steps: Steps<T>): Promise<T> {
+    return runSteps(this.db, name, steps, BOOKKEEPING);
   }
 }

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LoopLoad } from './loop-load.js';
 import { keyEpochsTable, sqliteSteps, WORDS } from './store-schema.js';
+import type { Steps } from './store-driver.js';
 import { newKeySalt, Store, type Durability, type SqlDriver } from './store.js';
 import { SyncRounds } from './sync-rounds.js';
 
@@ -146,10 +147,10 @@ export function migrateSqlite(db: Database.Database, to = MIGRATIONS.length): vo
 }
 
 interface PendingWrite {
-  stmt: Database.Statement;
-  params: unknown[];
+  /** Runs inside the batch's transaction: a statement, or an operation's steps (SqliteDriver.atomic). */
+  apply(): unknown;
   durability: Durability;
-  resolve(result: unknown[] | number): void;
+  resolve(result: unknown): void;
   reject(e: unknown): void;
 }
 
@@ -160,7 +161,8 @@ const COMMIT_GAP_MS = 1;
  * Group commit: writes issued in the same turn of the event loop (under
  * load: within the commit gap, scheduleFlush) run in one transaction. A
  * statement that fails alone (a constraint) is backed out alone, as SQLite
- * does inside a transaction, and the others commit. A
+ * does inside a transaction, and the others commit; so is an operation of
+ * several statements (atomic), under a savepoint of its own. A
  * durable write resolves once its COMMIT is on disk, a `committed` one right
  * after the COMMIT (store.ts, Durability).
  *
@@ -217,6 +219,44 @@ class SqliteDriver implements SqlDriver {
   }
 
   /**
+   * The operation's statements one after the other, synchronously, inside
+   * the batch's transaction: one commit round for all of them, where
+   * awaiting each would wait for a commit round per statement.
+   */
+  atomic<T>(_name: string, steps: Steps<T>, durability: Durability = 'durable'): Promise<T> {
+    return this.queue(() => this.inSavepoint(steps), durability) as Promise<T>;
+  }
+
+  /** Runs `steps` under a savepoint: when they fail, none of their statements apply. */
+  private inSavepoint<T>(steps: Steps<T>): T {
+    this.prepare('SAVEPOINT step').run();
+    try {
+      let next = steps.next();
+      while (!next.done) {
+        const { sql, params, rows } = next.value;
+        let result: unknown;
+        try {
+          const stmt = this.prepare(sql);
+          result = rows ? (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) : stmt.run(...params).changes;
+        } catch (e) {
+          if (!this.db.inTransaction) throw e; // rolled back whole (disk full): nothing more may run
+          next = steps.throw(e);
+          continue;
+        }
+        next = steps.next(result);
+      }
+      this.prepare('RELEASE step').run();
+      return next.value;
+    } catch (e) {
+      if (this.db.inTransaction) {
+        this.prepare('ROLLBACK TO step').run();
+        this.prepare('RELEASE step').run();
+      }
+      throw e;
+    }
+  }
+
+  /**
    * Resolves once every commit made so far is on disk, this process's or
    * another's on the same file: a reader that is about to send what it read
    * (a recorded answer) waits for it here, since it may have read a commit
@@ -229,10 +269,14 @@ class SqliteDriver implements SqlDriver {
     return this.syncs.wait();
   }
 
-  private write(stmt: Database.Statement, params: unknown[], durability: Durability): Promise<unknown[] | number> {
+  private write(stmt: Database.Statement, params: unknown[], durability: Durability): Promise<unknown> {
+    return this.queue(() => (stmt.reader ? stmt.all(...params) : stmt.run(...params).changes), durability);
+  }
+
+  private queue(apply: () => unknown, durability: Durability): Promise<unknown> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ stmt, params, durability, resolve, reject }) === 1) this.scheduleFlush();
+      if (this.pending.push({ apply, durability, resolve, reject }) === 1) this.scheduleFlush();
     });
   }
 
@@ -257,13 +301,12 @@ class SqliteDriver implements SqlDriver {
       for (const op of batch) op.reject(this.broken);
       return;
     }
-    const done: { op: PendingWrite; result?: unknown[] | number; error?: unknown }[] = [];
+    const done: { op: PendingWrite; result?: unknown; error?: unknown }[] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const op of batch) {
         try {
-          const result = op.stmt.reader ? op.stmt.all(...op.params) : op.stmt.run(...op.params).changes;
-          done.push({ op, result });
+          done.push({ op, result: op.apply() });
         } catch (error) {
           // Outside a transaction now means SQLite rolled all of it back (disk full, I/O error).
           if (!this.db.inTransaction) throw error;
@@ -279,8 +322,8 @@ class SqliteDriver implements SqlDriver {
     }
     for (const { op, result, error } of done) {
       if (error !== undefined) op.reject(error);
-      else if (op.durability === 'committed') op.resolve(result!);
-      else this.durable().then(() => op.resolve(result!), op.reject);
+      else if (op.durability === 'committed') op.resolve(result);
+      else this.durable().then(() => op.resolve(result), op.reject);
     }
   }
 

@@ -10,9 +10,10 @@
 // store-sqlite.ts, the embedded default, and store-postgres.ts, shared by
 // several instances): every statement is portable and atomic on its own, so
 // no operation needs a multi-statement transaction and none can interleave
-// badly across instances (PostgreSQL runs the steps of a classification that
-// take several statements as one function call each, to save round trips:
-// store-postgres-functions.ts). `Store` holds the repositories and answers for
+// badly across instances (the steps of a classification that take several
+// statements run as one function call each on PostgreSQL, to save round
+// trips, store-postgres-functions.ts, and as one write of a commit batch on
+// SQLite, to save commit rounds, SqlDriver.atomic). `Store` holds the repositories and answers for
 // them, so that callers name one object.
 import { ConnectionWindows } from './connection-gate.js';
 import { LIMIT_DEFAULTS } from './limits.js';
