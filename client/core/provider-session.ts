@@ -196,7 +196,16 @@ export abstract class ProviderSession {
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
-    await this.topUp(this.opts.expectedEmails ?? 16);
+    await this.topUp(Math.min(this.opts.expectedEmails ?? 16, this.emailsUnderKey()));
+  }
+
+  /**
+   * Emails this session's user key can still serve (the provider then
+   * rotates it, and the next email goes over a new session): OTs past them
+   * would never be used. Unbounded here; a topic email takes B′ decryptions.
+   */
+  protected emailsUnderKey(): number {
+    return Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -213,7 +222,7 @@ export abstract class ProviderSession {
 
   /** Tops the OT pool up when it cannot cover the next email. */
   protected async ensureOts(remaining: number): Promise<void> {
-    if (this.receiver!.available < this.otsPerEmail) await this.topUp(remaining);
+    if (this.receiver!.available < this.otsPerEmail) await this.topUp(Math.min(remaining, this.emailsUnderKey()));
     this.alive();
   }
 
