@@ -2,9 +2,10 @@
 // (docs/crypto.md#tests), against independent TypeScript implementations: Node's OpenSSL
 // ChaCha20, a BigInt bit-packer and BigInt ring arithmetic.
 import assert from 'node:assert/strict';
-import { createCipheriv, createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes, randomInt } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCore, type WasmCore } from '../ts/core.js';
+import { check } from '../ts/status.js';
 import {
   HE_LWE_N,
   HE_N,
@@ -180,6 +181,64 @@ describe('he known answers', () => {
         const centered = e > HE_QKS / 2n ? e - HE_QKS : e;
         assert.ok(centered >= -21n && centered <= 21n, `digit ${i}, coefficient ${k}: error ${centered}`);
       }
+    }
+    sk.dispose();
+    user.dispose();
+  });
+
+  it('key switch at coefficient j equals BigInt ring arithmetic on the rounded, decomposed a-part', async () => {
+    const he = await loadHe();
+    const core = he.core;
+    const sk = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => [1, 0, -1, -1, 1][i % 5])));
+    const user = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => (i % 2 ? 0 : [1, -1, 0][i % 3]))));
+    // Uniform a mod q2, with the values at the rounding's edges first.
+    const a = [0n, HE_Q2 - 1n, (HE_Q2 - 1n) / 2n, (HE_Q2 + 1n) / 2n];
+    while (a.length < HE_N) {
+      const v = randomBytes(8).readBigUInt64LE() & (2n ** 54n - 1n);
+      if (v < HE_Q2) a.push(v);
+    }
+    const aBytes = new Uint8Array(8 * HE_N);
+    a.forEach((v, i) => new DataView(aBytes.buffer).setBigUint64(8 * i, v, true));
+    // T = 12: one digit of 24 bits (the widest); T = 31: nine digits of 5 bits.
+    for (const T of [12, 31]) {
+      const bytes = sk.keySwitchKey(SEED, user, { salt: SALT, epoch: 3 }, T);
+      const ksk = he.loadKeySwitchKey(bytes);
+      const { inBits, baseBits, digits } = ksGadget(T);
+      const top = 2n ** BigInt(inBits);
+      const d: bigint[][] = Array.from({ length: digits }, () => []);
+      for (const ac of a) {
+        let v = (ac * top + HE_Q2 / 2n) / HE_Q2 % top; // round(a·2^in/q2) mod 2^in
+        if (v >= top / 2n) v -= top;
+        for (let i = 0; i < digits; i++) {
+          const low = v & (2n ** BigInt(baseBits) - 1n);
+          const digit = i + 1 === digits ? v : low >= 2n ** BigInt(baseBits - 1) ? low - 2n ** BigInt(baseBits) : low;
+          d[i].push(digit);
+          v = (v - digit) >> BigInt(baseBits);
+        }
+      }
+      const bs = Array.from({ length: digits }, (_, i) => unpack(bytes.subarray(35 + i * 25_600), HE_N, 50));
+      const as = Array.from({ length: digits }, (_, i) => referenceExpand(bytes.subarray(3, 35), 2, i + 1));
+      // Coefficient k of Σ_i d_i·p_i in Z_q_ks[X]/(X^n + 1).
+      const at = (p: bigint[][], k: number): bigint => {
+        let sum = 0n;
+        for (let i = 0; i < digits; i++)
+          for (let c = 0; c < HE_N; c++) sum += d[i][c] * (c <= k ? p[i][k - c] : -p[i][HE_N + k - c]);
+        return mod(sum, HE_QKS);
+      };
+      for (const j of [0, 1, 2047, 4095, randomInt(HE_N)]) {
+        const [bj, ksA] = core.withBuffers([aBytes], (ap) => {
+          const out = core.alloc(8 + 8 * HE_N);
+          check(core.fn('pmf_he_key_switch_at')(ksk.live(), ap, j, out, out + 8), 'key switch');
+          const r = core.copyOut(out, 8 + 8 * HE_N);
+          core.free(out);
+          return [new DataView(r.buffer).getBigUint64(0, true), new DataView(r.buffer, 8)];
+        });
+        assert.equal(bj, at(bs, j), `T = ${T}: b-part at ${j}`);
+        if (j === 0)
+          for (const k of [0, 1, 2, 4094, 4095, randomInt(HE_N)])
+            assert.equal(ksA.getBigUint64(8 * k, true), at(as, k), `T = ${T}: a-part at ${k}`);
+      }
+      ksk.dispose();
     }
     sk.dispose();
     user.dispose();

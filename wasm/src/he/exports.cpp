@@ -203,3 +203,12 @@ PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accum
                                 uint32_t j, unsigned T, uint32_t d, int64_t* noise) {
   return acc_noise(*sk, *m, *acc, j, T, d, *noise);
 }
+
+// Diagnostics for tests: key_switch_at on an a-part given mod q2 (n values),
+// into b_j and ks_a (n values mod q_ks).
+PMF_EXPORT int pmf_he_key_switch_at(const KeySwitchKey* k, const uint64_t* a, uint32_t j,
+                                    uint64_t* b_j, uint64_t* ks_a) {
+  for (size_t c = 0; c < kN; ++c)
+    if (a[c] >= kQ[1]) return kOutOfRange;
+  return key_switch_at(*k, a, j, *b_j, ks_a);
+}

@@ -63,17 +63,23 @@ constexpr size_t ksk_bytes(unsigned T) {
 constexpr uint8_t kKskNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 'k', 's', 'k', 0, 0};
 
 // The client's loaded KSK for one T: per digit b and a in NTT form modulo
-// q_ks, and b in coefficient form (for key_switch_at), each with its Shoup
-// companions.
+// q_ks with their Shoup companions, and b in coefficient form as two 25-bit
+// halves stored backwards (for key_switch_at).
 struct KeySwitchKey {
-  static constexpr size_t kParts = 6;
+  static constexpr size_t kParts = 5;
   unsigned T = 0;
   KsGadget gadget{};
-  uint64_t* data = nullptr;  // digits × {b, b', a, a', b coefficients, their '} × n
+  uint64_t* data = nullptr;  // digits × {b, b', a, a', b's halves (2 × n × int32)} × n
   const uint64_t* part(size_t digit, size_t which) const {
     return data + (kParts * digit + which) * kN;
   }
   uint64_t* part(size_t digit, size_t which) { return data + (kParts * digit + which) * kN; }
+  int32_t* b_lo(size_t digit) { return reinterpret_cast<int32_t*>(part(digit, 4)); }
+  int32_t* b_hi(size_t digit) { return b_lo(digit) + kN; }
+  const int32_t* b_lo(size_t digit) const {
+    return reinterpret_cast<const int32_t*>(part(digit, 4));
+  }
+  const int32_t* b_hi(size_t digit) const { return b_lo(digit) + kN; }
   ~KeySwitchKey();
 };
 

@@ -70,9 +70,35 @@ namespace {
 // x − m when x ≥ m (x, m < 2^63), without a branch.
 inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x, m)); }
 
+// For q < 2^51 (q_ks) the forward transform needs no correction at all: each
+// layer adds less than 3q to the largest value (mul_shoup_lazier), so inputs
+// below q stay below 37q < 2^57 through the 12 layers and are reduced once at
+// the end. Same output as the corrected transform.
+constexpr uint64_t kUnreducedForwardBound = uint64_t(1) << 51;
+
+void forward_unreduced(uint64_t* a, const NttTables& t) {
+  const uint64_t q = t.q, three_q = 3 * q;
+  size_t len = kN;
+  for (size_t m = 1; m < kN; m <<= 1) {
+    len >>= 1;
+    for (size_t i = 0; i < m; ++i) {
+      const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
+      uint64_t* x = a + 2 * i * len;
+      uint64_t* y = x + len;
+      for (size_t j = 0; j < len; ++j) {
+        const uint64_t u = x[j], v = mul_shoup_lazier(y[j], w, ws, q);
+        x[j] = u + v;
+        y[j] = u - v + three_q;
+      }
+    }
+  }
+  for (size_t j = 0; j < kN; ++j) a[j] = reduce64(a[j], q, t.one_shoup);
+}
+
 }  // namespace
 
 void ntt_forward(uint64_t* a, const NttTables& t) {
+  if (t.q < kUnreducedForwardBound) return forward_unreduced(a, t);  // public: the modulus
   const uint64_t q = t.q, two_q = 2 * q;
   size_t len = kN;
   for (size_t m = 1; m < kN; m <<= 1) {
