@@ -48,6 +48,8 @@ void build(NttTables& t, size_t limb) {
   }
   t.n_inv = pow_mod(kN, q - 2, q);
   t.n_inv_shoup = shoup_precompute(t.n_inv, q);
+  t.psi_inv_rev_n = mul_mod(t.psi_inv_rev[1], t.n_inv, q);
+  t.psi_inv_rev_n_shoup = shoup_precompute(t.psi_inv_rev_n, q);
 }
 
 }  // namespace
@@ -62,24 +64,25 @@ const NttTables& ntt_tables(size_t limb) {
   return tables[limb];
 }
 
-// Harvey's lazy butterflies: values stay in [0, 4q) (forward) or [0, 2q)
-// (inverse) between layers, so a butterfly makes one masked correction
-// instead of three; q < 2^55 keeps 4q below 2^64. The last pass reduces to [0, q).
+// Lazy butterflies (after Harvey) with Shoup products one multiply short of
+// exact (mul_shoup_lazier, in [0, 3q)). Forward: no correction at all; each
+// layer adds less than 3q to the largest value, so inputs below q stay below
+// 37q < 2^60 (q < 2^55) through the 12 layers, and the last layer reduces.
+// Inverse: values stay below 4q with one masked correction per butterfly, and
+// the last layer folds in the factor 1/n. Same outputs as exact arithmetic.
 namespace {
+
+static_assert(37 * (uint64_t(1) << 55) < ~uint64_t(0) / 2, "forward values fit 63 bits");
 
 // x − m when x ≥ m (x, m < 2^63), without a branch.
 inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x, m)); }
 
-// For q < 2^51 (q_ks) the forward transform needs no correction at all: each
-// layer adds less than 3q to the largest value (mul_shoup_lazier), so inputs
-// below q stay below 37q < 2^57 through the 12 layers and are reduced once at
-// the end. Same output as the corrected transform.
-constexpr uint64_t kUnreducedForwardBound = uint64_t(1) << 51;
+}  // namespace
 
-void forward_unreduced(uint64_t* a, const NttTables& t) {
+void ntt_forward(uint64_t* a, const NttTables& t) {
   const uint64_t q = t.q, three_q = 3 * q;
   size_t len = kN;
-  for (size_t m = 1; m < kN; m <<= 1) {
+  for (size_t m = 1; m < kN / 2; m <<= 1) {
     len >>= 1;
     for (size_t i = 0; i < m; ++i) {
       const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
@@ -92,35 +95,19 @@ void forward_unreduced(uint64_t* a, const NttTables& t) {
       }
     }
   }
-  for (size_t j = 0; j < kN; ++j) a[j] = reduce64(a[j], q, t.one_shoup);
-}
-
-}  // namespace
-
-void ntt_forward(uint64_t* a, const NttTables& t) {
-  if (t.q < kUnreducedForwardBound) return forward_unreduced(a, t);  // public: the modulus
-  const uint64_t q = t.q, two_q = 2 * q;
-  size_t len = kN;
-  for (size_t m = 1; m < kN; m <<= 1) {
-    len >>= 1;
-    for (size_t i = 0; i < m; ++i) {
-      const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
-      uint64_t* x = a + 2 * i * len;
-      uint64_t* y = x + len;
-      for (size_t j = 0; j < len; ++j) {
-        const uint64_t u = reduce_once(x[j], two_q), v = mul_shoup_lazy(y[j], w, ws, q);
-        x[j] = u + v;
-        y[j] = u - v + two_q;
-      }
-    }
+  for (size_t i = 0; i < kN / 2; ++i) {  // the last layer: pairs, then reduced
+    const size_t m = kN / 2;
+    const uint64_t u = a[2 * i];
+    const uint64_t v = mul_shoup_lazier(a[2 * i + 1], t.psi_rev[m + i], t.psi_rev_shoup[m + i], q);
+    a[2 * i] = reduce64(u + v, q, t.one_shoup);
+    a[2 * i + 1] = reduce64(u - v + three_q, q, t.one_shoup);
   }
-  for (size_t j = 0; j < kN; ++j) a[j] = reduce_once(reduce_once(a[j], two_q), q);
 }
 
 void ntt_inverse(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q, two_q = 2 * q;
+  const uint64_t q = t.q, four_q = 4 * q;
   size_t len = 1;
-  for (size_t m = kN; m > 1; m >>= 1) {
+  for (size_t m = kN; m > 2; m >>= 1) {
     const size_t h = m >> 1;
     for (size_t i = 0; i < h; ++i) {
       const uint64_t w = t.psi_inv_rev[h + i], ws = t.psi_inv_rev_shoup[h + i];
@@ -128,13 +115,19 @@ void ntt_inverse(uint64_t* a, const NttTables& t) {
       uint64_t* y = x + len;
       for (size_t j = 0; j < len; ++j) {
         const uint64_t u = x[j], v = y[j];
-        x[j] = reduce_once(u + v, two_q);
-        y[j] = mul_shoup_lazy(u - v + two_q, w, ws, q);
+        x[j] = reduce_once(u + v, four_q);
+        y[j] = mul_shoup_lazier(u - v + four_q, w, ws, q);
       }
     }
     len <<= 1;
   }
-  for (size_t j = 0; j < kN; ++j) a[j] = mul_shoup(a[j], t.n_inv, t.n_inv_shoup, q);
+  // The last layer (one twiddle w) with 1/n: x = (u + v)/n, y = (u − v)·w/n.
+  const uint64_t wn = t.psi_inv_rev_n, wns = t.psi_inv_rev_n_shoup;
+  for (size_t j = 0; j < kN / 2; ++j) {
+    const uint64_t u = a[j], v = a[j + kN / 2];
+    a[j] = mul_shoup(u + v, t.n_inv, t.n_inv_shoup, q);
+    a[j + kN / 2] = mul_shoup(u - v + four_q, wn, wns, q);
+  }
 }
 
 void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,

@@ -16,6 +16,7 @@ struct NttTables {
   uint64_t psi_rev[kN], psi_rev_shoup[kN];
   uint64_t psi_inv_rev[kN], psi_inv_rev_shoup[kN];
   uint64_t n_inv, n_inv_shoup;
+  uint64_t psi_inv_rev_n, psi_inv_rev_n_shoup;  // psi_inv_rev[1]·n_inv: the inverse's last layer
 };
 
 // Tables for kModulus[i] (q1, q2, q_ks), computed on first use.
