@@ -24,9 +24,10 @@ struct Model {
   uint32_t loaded = 0;
   uint32_t a_cap = 0;  // most a polynomials held expanded
   uint32_t a_held = 0;
-  uint8_t* seeds = nullptr;  // cts × 32
-  uint8_t* b = nullptr;      // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
-  uint64_t** a = nullptr;    // per ciphertext its expanded a (2 × n) or null; null when a_cap = 0
+  unsigned a_rounds = kModelARounds;  // of the XOF that expands each a (the package's format)
+  uint8_t* seeds = nullptr;           // cts × 32
+  uint8_t* b = nullptr;               // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
+  uint64_t** a = nullptr;  // per ciphertext its expanded a (2 × n) or null; null when a_cap = 0
   ~Model();
 };
 
@@ -41,7 +42,7 @@ struct Accumulator {
   ~Accumulator();
 };
 
-Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st);
+Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, unsigned a_rounds, Status& st);
 // Appends `count` complete records (seed ‖ b), validating every b value < qi.
 Status model_add(Model& m, const uint8_t* records, size_t count);
 

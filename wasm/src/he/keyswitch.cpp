@@ -181,7 +181,8 @@ uint64_t product_at(const int32_t* d, const int32_t* lo, const int32_t* hi, uint
   const size_t head = j + 1, tail = kN - head;  // c ≤ j: b[j − c] = rev[n − 1 − j + c]
   const int64_t s_lo = dot_i32(d, lo + tail, head) - dot_i32(d + head, lo, tail);
   const int64_t s_hi = dot_i32(d, hi + tail, head) - dot_i32(d + head, hi, tail);
-  static const uint64_t two25 = uint64_t(1) << kHalfBits, two25_shoup = shoup_precompute(two25, kQks);
+  static const uint64_t two25 = uint64_t(1) << kHalfBits,
+                        two25_shoup = shoup_precompute(two25, kQks);
   return add_mod(signed_mod_qks(s_lo, t),
                  mul_shoup(signed_mod_qks(s_hi, t), two25, two25_shoup, t.q), t.q);
 }
