@@ -31,6 +31,10 @@ struct Model {
   ~Model();
 };
 
+// Largest Σ count between two reductions of a sum of count·value terms
+// (values < q): sums stay below 1024·q < 2^64 because q < 2^54.
+constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
+
 // Result of a dot product: the full a-part (all it costs is n coefficients ×
 // 2 limbs per feature) and the features themselves, so that b is evaluated
 // only at the coefficients extract() asks for.

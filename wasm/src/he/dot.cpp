@@ -30,10 +30,6 @@ Accumulator::~Accumulator() {
 
 namespace {
 
-// Largest Σ count between two reductions of the accumulator: values stay
-// below 1024·q < 2^64 because each term is at most count·q and q < 2^54.
-constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
-
 // dst[i] += x·src[i+k] for i < n−k and dst[i] += x·(q − src[i+k−n]) for the
 // wrapped tail: multiplication by x·X^{−k} in Z_q[X]/(X^n+1), unreduced.
 void shift_add(uint64_t* dst, const uint64_t* src, size_t k, uint64_t x, uint64_t q) {
