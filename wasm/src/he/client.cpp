@@ -207,10 +207,16 @@ uint64_t switched_b(const ExtractScratch& sc, uint32_t j, const uint64_t bj[kLim
 }
 
 // Step 6: extract coefficient j. Only the even a-coefficients meet a non-zero
-// key coefficient: lwe[1 + i] pairs with s_u[i].
+// key coefficient: lwe[1 + i] pairs with s_u[i], and takes a[j − 2i] (or
+// −a[n + j − 2i]), of j's parity: sc.ks_a holds those, ks_a[k] = a[2k + j mod 2].
 void extract_lwe(uint32_t j, const uint64_t bj[kLimbs], ExtractScratch& sc) {
   sc.lwe[0] = switched_b(sc, j, bj);
-  for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, kQks);
+  const size_t half = j >> 1;
+  for (size_t i = 0; i < kLweN; ++i) {
+    const bool wrapped = i > half;  // public: depends on the index only
+    const uint64_t v = sc.ks_a[wrapped ? kLweN + half - i : half - i];
+    sc.lwe[i + 1] = wrapped ? neg_mod(v, kQks) : v;
+  }
 }
 
 }  // namespace

@@ -207,7 +207,8 @@ PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accum
 }
 
 // Diagnostics for tests: key_switch_at on an a-part given mod q2 (n values),
-// into b_j and ks_a (n values mod q_ks).
+// into b_j and ks_a (n/2 values mod q_ks: the coefficients of j's parity; n
+// values of room).
 PMF_EXPORT int pmf_he_key_switch_at(const KeySwitchKey* k, const uint64_t* a, uint32_t j,
                                     uint64_t* b_j, uint64_t* ks_a) {
   for (size_t c = 0; c < kN; ++c)

@@ -27,7 +27,7 @@ struct GenScratch {
   ~GenScratch() { secure_wipe(this, sizeof *this); }
 };
 
-static_assert(2 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
+static_assert(3 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
 
 struct SwitchScratch {
   int64_t v[kN];  // what is left of each centered coefficient after the digits so far
@@ -188,8 +188,9 @@ uint64_t product_at(const int32_t* d, const int32_t* lo, const int32_t* hi, uint
 }
 
 // The switch of a with its b-part either in full (ks_b, j ignored) or only at
-// coefficient j (ks_b null, into b_at): one extraction needs nothing else of
-// it, which saves an inverse NTT.
+// coefficient j (ks_b null, into b_at) and its a-part only at the coefficients
+// of j's parity (ks_a[k] = coefficient 2k + j mod 2): one extraction needs
+// nothing else of either, which saves one inverse NTT and half of another.
 Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b, uint32_t j,
                      uint64_t& b_at, uint64_t ks_a[kN]) {
   SwitchScratch* sc = new (std::nothrow) SwitchScratch;
@@ -204,15 +205,18 @@ Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b
     next_digit(g, i, *sc);
     if (!ks_b) b_at = add_mod(b_at, product_at(sc->digit, k.b_lo(i), k.b_hi(i), j), t.q);
     ntt_forward(sc->d, t);
-    // Unreduced sums: each product is below 2·q_ks, ℓ of them below 2^64.
+    // Unreduced sums: each product is below 3·q_ks, ℓ of them below 2^63.
     const uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1);
     const uint64_t *ai = k.part(i, 2), *a_shoup = k.part(i, 3);
     if (ks_b)
-      for (size_t c = 0; c < kN; ++c) ks_b[c] += mul_shoup_lazy(sc->d[c], b[c], b_shoup[c], t.q);
-    for (size_t c = 0; c < kN; ++c) ks_a[c] += mul_shoup_lazy(sc->d[c], ai[c], a_shoup[c], t.q);
+      for (size_t c = 0; c < kN; ++c) ks_b[c] += mul_shoup_lazier(sc->d[c], b[c], b_shoup[c], t.q);
+    for (size_t c = 0; c < kN; ++c) ks_a[c] += mul_shoup_lazier(sc->d[c], ai[c], a_shoup[c], t.q);
   }
   for (size_t c = 0; c < kN; ++c) ks_a[c] = reduce64(ks_a[c], t.q, t.one_shoup);
-  ntt_inverse(ks_a, t);
+  if (ks_b)
+    ntt_inverse(ks_a, t);
+  else
+    ntt_inverse_half(ks_a, j & 1, t, ks_a);
   if (ks_b) {
     for (size_t c = 0; c < kN; ++c) ks_b[c] = reduce64(ks_b[c], t.q, t.one_shoup);
     ntt_inverse(ks_b, t);

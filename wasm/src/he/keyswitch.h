@@ -99,8 +99,9 @@ Status ksk_load(const uint8_t* in, size_t len, KeySwitchKey& k);
 Status key_switch(const KeySwitchKey& k, const uint64_t a[kN], uint64_t ks_b[kN],
                   uint64_t ks_a[kN]);
 
-// key_switch with the b-part only at coefficient j < n (ks_b_j), all one
-// extraction uses of it: the same values, one inverse NTT fewer.
+// key_switch with the b-part only at coefficient j < n (ks_b_j) and the a-part
+// only at the coefficients of j's parity (ks_a[k] = coefficient 2k + j mod 2,
+// k < n/2), all one extraction uses of them: the same values for less work.
 Status key_switch_at(const KeySwitchKey& k, const uint64_t a[kN], uint32_t j, uint64_t& ks_b_j,
                      uint64_t ks_a[kN]);
 

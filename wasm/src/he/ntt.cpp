@@ -104,10 +104,15 @@ void ntt_forward(uint64_t* a, const NttTables& t) {
   }
 }
 
-void ntt_inverse(uint64_t* a, const NttTables& t) {
+namespace {
+
+// The inverse layers on n ≤ kN values below 4q: for the whole transform
+// (n = kN), or for one parity's half after the first layer (n = kN/2, whose
+// layers use the same twiddles at half the stride). The last layer folds in 1/kN.
+void inverse_layers(uint64_t* a, size_t n, const NttTables& t) {
   const uint64_t q = t.q, four_q = 4 * q;
   size_t len = 1;
-  for (size_t m = kN; m > 2; m >>= 1) {
+  for (size_t m = n; m > 2; m >>= 1) {
     const size_t h = m >> 1;
     for (size_t i = 0; i < h; ++i) {
       const uint64_t w = t.psi_inv_rev[h + i], ws = t.psi_inv_rev_shoup[h + i];
@@ -121,13 +126,31 @@ void ntt_inverse(uint64_t* a, const NttTables& t) {
     }
     len <<= 1;
   }
-  // The last layer (one twiddle w) with 1/n: x = (u + v)/n, y = (u − v)·w/n.
+  // The last layer (one twiddle w) with 1/kN: x = (u + v)/kN, y = (u − v)·w/kN.
   const uint64_t wn = t.psi_inv_rev_n, wns = t.psi_inv_rev_n_shoup;
-  for (size_t j = 0; j < kN / 2; ++j) {
-    const uint64_t u = a[j], v = a[j + kN / 2];
+  for (size_t j = 0; j < n / 2; ++j) {
+    const uint64_t u = a[j], v = a[j + n / 2];
     a[j] = mul_shoup(u + v, t.n_inv, t.n_inv_shoup, q);
-    a[j + kN / 2] = mul_shoup(u - v + four_q, wn, wns, q);
+    a[j + n / 2] = mul_shoup(u - v + four_q, wn, wns, q);
   }
+}
+
+}  // namespace
+
+void ntt_inverse(uint64_t* a, const NttTables& t) { inverse_layers(a, kN, t); }
+
+// The first layer pairs a[2i] with a[2i + 1] into the even (u + v) and odd
+// ((u − v)·w) positions, and the later layers never mix the two: one parity
+// needs only its half.
+void ntt_inverse_half(const uint64_t* a, size_t parity, const NttTables& t, uint64_t* half) {
+  const uint64_t q = t.q, four_q = 4 * q;
+  if (parity == 0)
+    for (size_t i = 0; i < kN / 2; ++i) half[i] = reduce_once(a[2 * i] + a[2 * i + 1], four_q);
+  else
+    for (size_t i = 0; i < kN / 2; ++i)
+      half[i] = mul_shoup_lazier(a[2 * i] - a[2 * i + 1] + four_q, t.psi_inv_rev[kN / 2 + i],
+                                 t.psi_inv_rev_shoup[kN / 2 + i], q);
+  inverse_layers(half, kN / 2, t);
 }
 
 void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,
