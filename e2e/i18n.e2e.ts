@@ -99,7 +99,10 @@ describe('the extension in German (Chromium --lang=de)', () => {
     assert.equal(await page.locator('#wasm-status').textContent(), german('engine_ready'));
     // The key line starts as "loading" and changes once the key store has answered.
     await page.waitForFunction(
-      (loading) => { const t = document.querySelector('#key-status')?.textContent; return !!t && t !== loading; },
+      (loading) => {
+        const t = document.querySelector('#key-status')?.textContent;
+        return !!t && t !== loading;
+      },
       german('unlock_loading'),
       { timeout: 30_000 },
     );

@@ -13,17 +13,25 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import type { HeParams } from '../wasm/ts/he.js';
+import { LEGACY_MODEL_A_ROUNDS, MODEL_A_ROUNDS, type ModelARounds } from '../wasm/ts/he-params.js';
 import { MAX_T } from '../wasm/ts/limits.js';
 import { MAX_B_PRIME, MAX_HEADER_BYTES } from './limits.js';
 
 export const PACKAGE_MAGIC = new Uint8Array([0x50, 0x4d, 0x46, 0x50, 0x4b, 0x47, 0x00, 0x01]);
-export const PACKAGE_FORMAT = 'pmf-model-package/1';
+/** What a provider builds: the records' a expanded with ChaCha8. */
+export const PACKAGE_FORMAT = 'pmf-model-package/2';
+/** Format 1 (ChaCha20 expansion), still read: a stored package keeps loading. */
+export const LEGACY_PACKAGE_FORMAT = 'pmf-model-package/1';
+const A_ROUNDS: Record<string, ModelARounds> = {
+  [PACKAGE_FORMAT]: MODEL_A_ROUNDS,
+  [LEGACY_PACKAGE_FORMAT]: LEGACY_MODEL_A_ROUNDS,
+};
 
 /** Lattice and model parameters (docs/crypto.md#parameters, docs/wire-formats.md#model-package): the lattice layer's own. */
 export type PackageParams = HeParams;
 
 export interface PackageHeader {
-  format: typeof PACKAGE_FORMAT;
+  format: typeof PACKAGE_FORMAT | typeof LEGACY_PACKAGE_FORMAT;
   modelId: string;
   modelVersion: number;
   task: 'spam' | 'topics';
@@ -56,6 +64,11 @@ export interface TopicsSection {
   candidatesBytes: number;
 }
 
+/** Rounds of the XOF that expanded the package's records' a (docs/crypto.md#samplers-and-seed-expansion). */
+export function packageARounds(h: PackageHeader): ModelARounds {
+  return A_ROUNDS[h.format];
+}
+
 /** Pretzel's B' (§4.3): 20 candidates. */
 export const DEFAULT_B_PRIME = 20;
 
@@ -69,7 +82,8 @@ export function validateHeader(h: unknown): PackageHeader {
   };
   if (typeof h !== 'object' || h === null || Array.isArray(h)) return bad('(root)', 'is not an object');
   const o = h as Record<string, unknown>;
-  if (o.format !== PACKAGE_FORMAT) bad('format', `must be ${PACKAGE_FORMAT}`);
+  if (typeof o.format !== 'string' || !Object.hasOwn(A_ROUNDS, o.format))
+    bad('format', `must be ${PACKAGE_FORMAT} or ${LEGACY_PACKAGE_FORMAT}`);
   if (typeof o.modelId !== 'string' || !ID.test(o.modelId)) bad('modelId', 'must match [A-Za-z0-9._-]{1,64}');
   const posInt = (v: unknown, field: string, max = 2 ** 32 - 1): void => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max)

@@ -11,6 +11,7 @@ import {
   type HeParams,
   type ProviderKey,
   HE_N,
+  MODEL_A_ROUNDS,
   heLayout,
   loadHe,
   ksGadget,
@@ -106,7 +107,10 @@ export default async function he(ctx: BenchContext): Promise<void> {
   const expandNs = core.withBuffers([seed], (sp) => {
     const out = core.alloc(8 * HE_N);
     const f = core.fn('pmf_he_expand_a');
-    const t = timePerCall(() => (f(sp, 0, out), f(sp, 1, out)), { batch: 10, minMs: ctx.quick ? 200 : 500 });
+    const t = timePerCall(() => (f(sp, 0, out, MODEL_A_ROUNDS), f(sp, 1, out, MODEL_A_ROUNDS)), {
+      batch: 10,
+      minMs: ctx.quick ? 200 : 500,
+    });
     core.free(out);
     return t;
   });
@@ -115,7 +119,7 @@ export default async function he(ctx: BenchContext): Promise<void> {
     metric: 'time_us',
     value: expandNs / 1e3,
     unit: 'us',
-    note: '2 limbs × 4096, ChaCha20',
+    note: `2 limbs × 4096, ChaCha${MODEL_A_ROUNDS} (a model record's a, package format 2)`,
   });
 
   // Dot products at B = 1.

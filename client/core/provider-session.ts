@@ -14,7 +14,7 @@ import {
 } from '../../protocol/messages.js';
 import { answerTo, MESSAGE_COUNTED, RATE_COUNTED, type AnswerTo, type Asked } from '../../protocol/exchanges.js';
 import { CLIENT_MAX_FRAME_BYTES, TOPUP_OTS } from '../../protocol/limits.js';
-import type { PackageHeader } from '../../protocol/package.js';
+import { packageARounds, type PackageHeader } from '../../protocol/package.js';
 import { validateSpec, type FeatureSpec } from '../../models/features/index.js';
 import type { PendingEvaluation } from '../../wasm/ts/gc.js';
 import {
@@ -65,7 +65,7 @@ export function loadModel(he: He, pkg: VerifiedPackage, task: PackageHeader['tas
   if (pkg.header.task !== task)
     throw new Error(`model ${pkg.header.modelId} is a ${pkg.header.task} model, not ${task}`);
   const params = packageParams(pkg.header.params);
-  const model = he.newClientModel(params);
+  const model = he.newClientModel(params, { aRounds: packageARounds(pkg.header) });
   model.push(pkg.body);
   model.finish();
   return {

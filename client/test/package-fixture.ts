@@ -1,12 +1,12 @@
 // A small, well-formed model package (random-looking body, tiny params) for
 // download and storage tests; the crypto never reads it.
 import { createHash } from 'node:crypto';
-import { encodePackagePrefix, type PackageHeader } from '../../protocol/package.js';
+import { encodePackagePrefix, PACKAGE_FORMAT, type PackageHeader } from '../../protocol/package.js';
 import { makeParams } from '../../wasm/ts/he.js';
 
 export function testPackage(body: Uint8Array, modelVersion = 1): { header: PackageHeader; bytes: Uint8Array } {
   const header: PackageHeader = {
-    format: 'pmf-model-package/1',
+    format: PACKAGE_FORMAT,
     modelId: 'spam',
     modelVersion,
     task: 'spam',

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { encodePackagePrefix, openPackage, parsePackagePrefix } from '../package.js';
+import {
+  encodePackagePrefix,
+  LEGACY_PACKAGE_FORMAT,
+  openPackage,
+  PACKAGE_FORMAT,
+  parsePackagePrefix,
+  type PackageHeader,
+} from '../package.js';
 import { samplePackageHeader as sample } from './sample-package.js';
 
 const join = (a: Uint8Array, b: Uint8Array): Uint8Array => {
@@ -33,4 +40,9 @@ test('prefix parsing waits for more bytes, then validates every header field', (
   assert.throws(() => encodePackagePrefix({ ...sample(body), providerSeed: 'zz' }), /providerSeed/);
   assert.throws(() => encodePackagePrefix({ ...sample(body), params: { ...sample(body).params, T: 40 } }), /params.T/);
   assert.throws(() => encodePackagePrefix({ ...sample(body), modelId: '../x' }), /modelId/);
+  // Format 2 (ChaCha8 expansion) and the older format 1 (ChaCha20) are read; nothing else.
+  for (const format of [PACKAGE_FORMAT, LEGACY_PACKAGE_FORMAT] as const)
+    assert.equal(parsePackagePrefix(encodePackagePrefix({ ...sample(body), format }))?.header.format, format);
+  const unknown = { ...sample(body), format: 'pmf-model-package/3' } as unknown as PackageHeader;
+  assert.throws(() => encodePackagePrefix(unknown), /format must be pmf-model-package\/2 or pmf-model-package\/1/);
 });

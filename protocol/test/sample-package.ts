@@ -2,12 +2,12 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { makeParams } from '../../wasm/ts/he.js';
-import type { PackageHeader } from '../package.js';
+import { PACKAGE_FORMAT, type PackageHeader } from '../package.js';
 
 /** The header of a spam package whose body is `body`. */
 export function samplePackageHeader(body: Uint8Array): PackageHeader {
   return {
-    format: 'pmf-model-package/1',
+    format: PACKAGE_FORMAT,
     modelId: 'spam',
     modelVersion: 1,
     task: 'spam',

@@ -16,6 +16,12 @@ export interface DeliverOptions {
    * all the protocols need when a mail store such as Dovecot holds the mail.
    */
   keepBody?: boolean;
+  /**
+   * A message already delivered under this id is left as it is, not an
+   * error: the LMTP stage's retries (and stages sharing the store) register
+   * the same delivery more than once, possibly at the same time.
+   */
+  once?: boolean;
 }
 
 export interface MessageSummary {
@@ -55,7 +61,7 @@ export class Mailbox {
     userId: number,
     messageId: string,
     rawMime: string | Uint8Array,
-    { keepBody = true }: DeliverOptions = {},
+    { keepBody = true, once = false }: DeliverOptions = {},
   ): Promise<void> {
     if (typeof messageId !== 'string' || messageId.length === 0 || Buffer.byteLength(messageId) > MESSAGE_ID_MAX) {
       throw new Error(`message id must be 1..${MESSAGE_ID_MAX} bytes`);
@@ -64,7 +70,7 @@ export class Mailbox {
     const h = keepBody ? outerHeaders(raw.toString('utf8')) : { from: '', subject: '', date: '' };
     try {
       await this.db.run(
-        'INSERT INTO messages (user_id, message_id, raw, bytes, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO messages (user_id, message_id, raw, bytes, from_addr, subject, date, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)${once ? ' ON CONFLICT (user_id, message_id) DO NOTHING' : ''}`,
         [userId, messageId, keepBody ? raw : NO_BODY, raw.length, h.from, h.subject, h.date, Date.now()],
       );
     } catch (e) {

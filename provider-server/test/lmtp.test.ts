@@ -118,6 +118,26 @@ describe('lmtpConfig', () => {
   });
 });
 
+describe('storeRegistry', () => {
+  it('registers a message once when the same delivery is registered twice at once (a retry racing the first try, or two stages)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmf-registry-'));
+    const store = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      const { userId } = await store.addUser('alice@example.org');
+      const registry = storeRegistry(store);
+      const raw = Buffer.from('Subject: twice\r\n\r\nb\r\n');
+      const both = await Promise.allSettled([0, 1].map(() => registry.register('alice@example.org', ID, raw)));
+      assert.deepEqual(both.map((r) => r.status), ['fulfilled', 'fulfilled'], JSON.stringify(both));
+      assert.deepEqual((await store.listMessages(userId)).map((m) => m.id), [ID]);
+      await registry.register('alice@example.org', ID, raw); // a later retry
+      assert.equal((await store.listMessages(userId)).length, 1);
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the LMTP stage', () => {
   let dir: string;
   let store: Store;

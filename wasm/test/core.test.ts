@@ -5,7 +5,7 @@ import { loadCore } from '../ts/core.js';
 test('loads once and reports the expected ABI', async () => {
   const [a, b] = await Promise.all([loadCore(), loadCore()]);
   assert.equal(a, b);
-  assert.equal(a.fn('pmf_abi_version')(), 4);
+  assert.equal(a.fn('pmf_abi_version')(), 5);
 });
 
 test('ctEqual agrees with a plain comparison on equal, unequal and edge inputs', async () => {

@@ -2,9 +2,10 @@
 // (docs/crypto.md#tests), against independent TypeScript implementations: Node's OpenSSL
 // ChaCha20, a BigInt bit-packer and BigInt ring arithmetic.
 import assert from 'node:assert/strict';
-import { createCipheriv, createHash } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes, randomInt } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCore, type WasmCore } from '../ts/core.js';
+import { check } from '../ts/status.js';
 import {
   HE_LWE_N,
   HE_N,
@@ -15,12 +16,15 @@ import {
   keySwitchKeyBytes,
   KSK_LAYOUT,
   ksGadget,
+  LEGACY_MODEL_A_ROUNDS,
+  MODEL_A_ROUNDS,
   loadHe,
   makeParams,
   publicKeySeed,
 } from '../ts/he.js';
 import { localSession } from './he/local-session.js';
-import { PINNED_EXPANSION } from './he/fixtures.js';
+import { chachaBlock, chachaKeystream } from './he/chacha-reference.js';
+import { PINNED_EXPANSION, PINNED_EXPANSION_CHACHA8 } from './he/fixtures.js';
 import { packLwe } from './he/lwe-layout.js';
 
 const QS = [HE_Q1, HE_Q2, HE_QKS];
@@ -33,13 +37,18 @@ function keystream(key: Uint8Array, nonce: Uint8Array, len: number): Buffer {
   return createCipheriv('chacha20', key, iv).update(Buffer.alloc(len));
 }
 
-/** The documented XOF: ChaCha20(seed, "pmf-he-a" ‖ u8(limb) ‖ u24le(index)), words masked to the modulus's bits, rejection. */
-function referenceExpand(seed: Uint8Array, limb: number, index = 0): bigint[] {
+/**
+ * The documented XOF: ChaCha20 (OpenSSL) or, with rounds = 8, ChaCha8 (the
+ * TypeScript reference) of (seed, "pmf-he-a" ‖ u8(limb) ‖ u24le(index)),
+ * words masked to the modulus's bits, rejection.
+ */
+function referenceExpand(seed: Uint8Array, limb: number, index = 0, rounds = 20): bigint[] {
   const nonce = Buffer.concat([
     Buffer.from('pmf-he-a'),
     Buffer.from([limb, index & 0xff, (index >> 8) & 0xff, index >> 16]),
   ]);
-  const ks = keystream(seed, nonce, 8 * 4200);
+  const ks =
+    rounds === 20 ? keystream(seed, nonce, 8 * 4200) : Buffer.from(chachaKeystream(seed, nonce, 8 * 4200, rounds));
   const out: bigint[] = [];
   for (let o = 0; out.length < HE_N; o += 8) {
     const v = ks.readBigUInt64LE(o) & (2n ** BigInt(BITS[limb]) - 1n);
@@ -49,10 +58,10 @@ function referenceExpand(seed: Uint8Array, limb: number, index = 0): bigint[] {
 }
 
 /** The module's expansion of a from `seed` for `limb`, as bytes. */
-function expandA(core: WasmCore, seed: Uint8Array, limb: number): Uint8Array {
+function expandA(core: WasmCore, seed: Uint8Array, limb: number, rounds = 20): Uint8Array {
   return core.withBuffers([seed], (sp) => {
     const o = core.alloc(8 * HE_N);
-    core.fn('pmf_he_expand_a')(sp, limb, o);
+    core.fn('pmf_he_expand_a')(sp, limb, o, rounds);
     const r = core.copyOut(o, 8 * HE_N);
     core.free(o);
     return r;
@@ -116,6 +125,31 @@ describe('he known answers', () => {
         'd2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e',
     );
     assert.deepEqual(Buffer.from(out), keystream(key, nonce, 256));
+  });
+
+  it('the TypeScript ChaCha reference at 20 rounds matches RFC 8439 §2.3.2 and OpenSSL', () => {
+    const key = SEED;
+    const nonce = Uint8Array.from(Buffer.from('000000090000004a00000000', 'hex'));
+    assert.equal(
+      Buffer.from(chachaBlock(key, 1, nonce, 20)).toString('hex'),
+      '10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e' +
+        'd2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e',
+    );
+    assert.deepEqual(Buffer.from(chachaKeystream(key, nonce, 1000, 20)), keystream(key, nonce, 1000));
+    assert.notDeepEqual(chachaBlock(key, 1, nonce, 8), chachaBlock(key, 1, nonce, 20));
+  });
+
+  it('ChaCha8 seed expansion (model records, package format 2) equals the reference XOF and the pinned digest', async () => {
+    const core = await loadCore();
+    for (const limb of [0, 1]) {
+      const got = expandA(core, SEED, limb, 8);
+      const ref = referenceExpand(SEED, limb, 0, 8);
+      const view = new DataView(got.buffer);
+      for (let i = 0; i < HE_N; i++)
+        assert.equal(view.getBigUint64(8 * i, true), ref[i], `limb ${limb} coefficient ${i}`);
+      const digest = createHash('sha256').update(got).digest('hex');
+      assert.equal(digest, PINNED_EXPANSION_CHACHA8[limb], `limb ${limb} digest`);
+    }
   });
 
   it('seed expansion of a equals the reference XOF and the pinned digest', async () => {
@@ -185,6 +219,68 @@ describe('he known answers', () => {
     user.dispose();
   });
 
+  it('key switch at coefficient j equals BigInt ring arithmetic on the rounded, decomposed a-part', async () => {
+    const he = await loadHe();
+    const core = he.core;
+    const sk = he.loadSecretKey(encodeSecretKey(Array.from({ length: HE_N }, (_, i) => [1, 0, -1, -1, 1][i % 5])));
+    const user = he.loadSecretKey(
+      encodeSecretKey(Array.from({ length: HE_N }, (_, i) => (i % 2 ? 0 : [1, -1, 0][i % 3]))),
+    );
+    // Uniform a mod q2, with the values at the rounding's edges first.
+    const a = [0n, HE_Q2 - 1n, (HE_Q2 - 1n) / 2n, (HE_Q2 + 1n) / 2n];
+    while (a.length < HE_N) {
+      const v = randomBytes(8).readBigUInt64LE() & (2n ** 54n - 1n);
+      if (v < HE_Q2) a.push(v);
+    }
+    const aBytes = new Uint8Array(8 * HE_N);
+    a.forEach((v, i) => new DataView(aBytes.buffer).setBigUint64(8 * i, v, true));
+    // T = 12: one digit of 24 bits (the widest); T = 31: nine digits of 5 bits.
+    for (const T of [12, 31]) {
+      const bytes = sk.keySwitchKey(SEED, user, { salt: SALT, epoch: 3 }, T);
+      const ksk = he.loadKeySwitchKey(bytes);
+      const { inBits, baseBits, digits } = ksGadget(T);
+      const top = 2n ** BigInt(inBits);
+      const d: bigint[][] = Array.from({ length: digits }, () => []);
+      for (const ac of a) {
+        let v = ((ac * top + HE_Q2 / 2n) / HE_Q2) % top; // round(a·2^in/q2) mod 2^in
+        if (v >= top / 2n) v -= top;
+        for (let i = 0; i < digits; i++) {
+          const low = v & (2n ** BigInt(baseBits) - 1n);
+          const digit = i + 1 === digits ? v : low >= 2n ** BigInt(baseBits - 1) ? low - 2n ** BigInt(baseBits) : low;
+          d[i].push(digit);
+          v = (v - digit) >> BigInt(baseBits);
+        }
+      }
+      const bs = Array.from({ length: digits }, (_, i) => unpack(bytes.subarray(35 + i * 25_600), HE_N, 50));
+      const as = Array.from({ length: digits }, (_, i) => referenceExpand(bytes.subarray(3, 35), 2, i + 1));
+      // Coefficient k of Σ_i d_i·p_i in Z_q_ks[X]/(X^n + 1).
+      const at = (p: bigint[][], k: number): bigint => {
+        let sum = 0n;
+        for (let i = 0; i < digits; i++)
+          for (let c = 0; c < HE_N; c++) sum += d[i][c] * (c <= k ? p[i][k - c] : -p[i][HE_N + k - c]);
+        return mod(sum, HE_QKS);
+      };
+      for (const j of [0, 1, 2047, 4095, randomInt(HE_N)]) {
+        const [bj, ksA] = core.withBuffers([aBytes], (ap) => {
+          const out = core.alloc(8 + 8 * HE_N);
+          check(core.fn('pmf_he_key_switch_at')(ksk.live(), ap, j, out, out + 8), 'key switch');
+          const r = core.copyOut(out, 8 + 8 * HE_N);
+          core.free(out);
+          return [new DataView(r.buffer).getBigUint64(0, true), new DataView(r.buffer, 8)];
+        });
+        assert.equal(bj, at(bs, j), `T = ${T}: b-part at ${j}`);
+        // The a-part at j's parity only: value m is coefficient 2m + j mod 2.
+        for (const m of [0, 1, 1024, 2047, randomInt(HE_N / 2)]) {
+          const k = 2 * m + (j & 1);
+          assert.equal(ksA.getBigUint64(8 * m, true), at(as, k), `T = ${T}, j = ${j}: a-part at ${k}`);
+        }
+      }
+      ksk.dispose();
+    }
+    sk.dispose();
+    user.dispose();
+  });
+
   it('p1 seed = SHA-256("pmf-he-pk-v1" ‖ provider_seed ‖ client_nonce)', () => {
     const nonce = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
     const want = createHash('sha256').update('pmf-he-pk-v1').update(SEED).update(nonce).digest();
@@ -213,32 +309,34 @@ describe('he known answers', () => {
     sk.dispose();
   });
 
-  it('model record layout: seed ‖ b limbs (54-bit packed); a hand-built record decrypts', async () => {
+  it('model record layout: seed ‖ b limbs (54-bit packed); hand-built records of package formats 2 (ChaCha8) and 1 (ChaCha20) decrypt', async () => {
     const he = await loadHe();
-    const p = makeParams({ N: 3, B: 1, T: 24 });
-    // s = 1 (constant polynomial), so a·s = a and b = −a + Δ·m mod q_i (no noise).
-    const s = [1, ...new Array(HE_N - 1).fill(0)];
-    const sk = he.loadSecretKey(encodeSecretKey(s));
-    const m = [5n, 2n ** 24n - 7n, 1000n, 77n]; // bias and rows 1..3
-    const delta = (HE_Q1 * HE_Q2 - 1n) / 2n ** 24n;
-    const limbs = QS.map((q, l) => {
-      const a = referenceExpand(SEED, l);
-      return pack(
-        a.map((ai, i) => mod(-ai + delta * (m[i] ?? 0n), q)),
-        54,
-      );
-    });
-    const record = new Uint8Array([...SEED, ...limbs[0], ...limbs[1]]);
-    assert.equal(record.length, heLayout(p).recordBytes);
-    const model = he.newClientModel(p);
-    model.push(record.subarray(0, 1000)); // chunk boundaries anywhere
-    model.push(record.subarray(1000));
-    model.finish();
-    const session = localSession(he, sk, he.randomSeed(), p.T);
-    const acc = model.dot({ rows: new Uint32Array([1, 3]), counts: new Uint32Array([2, 1]) });
-    const [x] = model.extract(acc, [0], session.pk, session.ksk);
-    const y = session.user.forContext(p).decryptLwe(x.lwe);
-    assert.equal(BigInt.asUintN(24, BigInt(y - x.mask)), (5n + 2n * (2n ** 24n - 7n) + 77n) % 2n ** 24n);
-    for (const h of [acc, session, model, sk]) h.dispose();
+    for (const aRounds of [MODEL_A_ROUNDS, LEGACY_MODEL_A_ROUNDS]) {
+      const p = makeParams({ N: 3, B: 1, T: 24 });
+      // s = 1 (constant polynomial), so a·s = a and b = −a + Δ·m mod q_i (no noise).
+      const s = [1, ...new Array(HE_N - 1).fill(0)];
+      const sk = he.loadSecretKey(encodeSecretKey(s));
+      const m = [5n, 2n ** 24n - 7n, 1000n, 77n]; // bias and rows 1..3
+      const delta = (HE_Q1 * HE_Q2 - 1n) / 2n ** 24n;
+      const limbs = QS.map((q, l) => {
+        const a = referenceExpand(SEED, l, 0, aRounds);
+        return pack(
+          a.map((ai, i) => mod(-ai + delta * (m[i] ?? 0n), q)),
+          54,
+        );
+      });
+      const record = new Uint8Array([...SEED, ...limbs[0], ...limbs[1]]);
+      assert.equal(record.length, heLayout(p).recordBytes);
+      const model = he.newClientModel(p, { aRounds });
+      model.push(record.subarray(0, 1000)); // chunk boundaries anywhere
+      model.push(record.subarray(1000));
+      model.finish();
+      const session = localSession(he, sk, he.randomSeed(), p.T);
+      const acc = model.dot({ rows: new Uint32Array([1, 3]), counts: new Uint32Array([2, 1]) });
+      const [x] = model.extract(acc, [0], session.pk, session.ksk);
+      const y = session.user.forContext(p).decryptLwe(x.lwe);
+      assert.equal(BigInt.asUintN(24, BigInt(y - x.mask)), (5n + 2n * (2n ** 24n - 7n) + 77n) % 2n ** 24n);
+      for (const h of [acc, session, model, sk]) h.dispose();
+    }
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { it } from 'node:test';
-import { PINNED_EXPANSION } from './he/fixtures.js';
+import { PINNED_EXPANSION, PINNED_EXPANSION_CHACHA8 } from './he/fixtures.js';
 import { buildNative } from './he/native-build.js';
 
 it('native build: pinned expansion digests and a dot/extract/decrypt round trip', () => {
@@ -23,6 +23,12 @@ it('native build: pinned expansion digests and a dot/extract/decrypt round trip'
         .update(Buffer.from(lines[`expand${limb}`], 'hex'))
         .digest('hex');
       assert.equal(digest, PINNED_EXPANSION[limb], `limb ${limb}`);
+    }
+    for (const limb of [0, 1]) {
+      const digest = createHash('sha256')
+        .update(Buffer.from(lines[`expand8_${limb}`], 'hex'))
+        .digest('hex');
+      assert.equal(digest, PINNED_EXPANSION_CHACHA8[limb], `ChaCha8, limb ${limb}`);
     }
     const [got, want] = lines.roundtrip.split(' ');
     assert.equal(got, want);

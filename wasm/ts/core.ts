@@ -5,7 +5,7 @@ import createPmfCore from '../build/pmf_core.js';
 import { ristrettoReady } from './ristretto.js';
 
 /** ABI version this wrapper was written against (wasm/src/common/abi.cpp). */
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 
 type ExportFn = (...args: number[]) => number;
 

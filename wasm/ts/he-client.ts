@@ -18,7 +18,7 @@ import { check, CoreError, Status } from './status.js';
 
 export class ClientPublicKey extends Handle {}
 
-/** The client's loaded key-switching key for one plaintext width T (in wasm memory: 192 KiB per digit, NTT and coefficient forms). */
+/** The client's loaded key-switching key for one plaintext width T (in wasm memory: 160 KiB per digit, NTT and coefficient forms). */
 export class ClientKeySwitchKey extends Handle {
   constructor(
     core: WasmCore,

@@ -35,6 +35,14 @@ export const HE_QKS = 1125899906826241n;
 export const A_BYTES_PER_CT = 2 * HE_N * 8;
 /** Default ceiling for caching expanded a polynomials in memory (see newClientModel). */
 export const CACHE_A_DEFAULT_LIMIT = 256 * 2 ** 20;
+/**
+ * Rounds of the XOF that expands a model record's a from its seed
+ * (docs/crypto.md#samplers-and-seed-expansion): ChaCha8 in the packages a
+ * provider builds (format 2), ChaCha20 in format 1, which clients still read.
+ */
+export type ModelARounds = 8 | 20;
+export const MODEL_A_ROUNDS: ModelARounds = 8;
+export const LEGACY_MODEL_A_ROUNDS: ModelARounds = 20;
 /** Bytes of a seed: a model record's a, p1's, a KSK's a-parts'. */
 export const SEED_BYTES = 32;
 

@@ -8,7 +8,7 @@ import { concatBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import type { WasmCore } from './core.js';
 import { bytes32, Handle, publicInput, publicKeySeed, withStatus } from './he-handle.js';
-import { HE_N, HeContext, topicCiphertexts, type HeParams } from './he-params.js';
+import { HE_N, HeContext, MODEL_A_ROUNDS, topicCiphertexts, type HeParams, type ModelARounds } from './he-params.js';
 import { check } from './status.js';
 
 const te = new TextEncoder();
@@ -238,8 +238,12 @@ export class BoundProviderKey {
    * seed ‖ bit-packed b, context.layout.recordBytes) at a time, so a 5M-row model
    * never needs all ciphertexts in memory. `weights` is the (N+1)×B matrix in
    * row-major order, row 0 = bias, either whole or as chunks of whole rows.
+   * Each record's a is expanded with aRounds (MODEL_A_ROUNDS: package format 2).
    */
-  *encryptModel(weights: Int32Array | Iterable<Int32Array>): Generator<Uint8Array> {
+  *encryptModel(
+    weights: Int32Array | Iterable<Int32Array>,
+    aRounds: ModelARounds = MODEL_A_ROUNDS,
+  ): Generator<Uint8Array> {
     const core = this.key.core;
     const p = this.context.params;
     const { rowsPerCt, recordBytes } = this.context.layout;
@@ -254,7 +258,7 @@ export class BoundProviderKey {
     let seen = 0;
     const flush = (): Uint8Array => {
       core.heap.set(new Uint8Array(plain.buffer), msg);
-      check(core.fn('pmf_he_encrypt_record')(this.key.live(), msg, p.T, out), 'model encryption');
+      check(core.fn('pmf_he_encrypt_record')(this.key.live(), msg, p.T, aRounds, out), 'model encryption');
       plain.fill(0);
       filled = 0;
       return core.copyOut(out, recordBytes);

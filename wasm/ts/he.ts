@@ -17,7 +17,15 @@
 import { loadCore, type WasmCore } from './core.js';
 import { ClientKeySwitchKey, ClientModel, ClientPublicKey } from './he-client.js';
 import { publicKeySeed, withStatus } from './he-handle.js';
-import { A_BYTES_PER_CT, CACHE_A_DEFAULT_LIMIT, HeContext, SEED_BYTES, type HeParams } from './he-params.js';
+import {
+  A_BYTES_PER_CT,
+  CACHE_A_DEFAULT_LIMIT,
+  HeContext,
+  MODEL_A_ROUNDS,
+  SEED_BYTES,
+  type HeParams,
+  type ModelARounds,
+} from './he-params.js';
 import { ProviderKey, SeedDeriver } from './he-provider.js';
 import { check } from './status.js';
 
@@ -92,15 +100,21 @@ export class He {
    * model fits (spam models up to N ≈ 16M), else each when a dot product first
    * touches it (topic models: N = 20K at B = 2048 would need 655 MB for all);
    * the others are expanded again at every dot product. 0: none held.
+   * aRounds: the XOF of the records' a, as the package's format says
+   * (default MODEL_A_ROUNDS, what encryptModel writes).
    */
-  newClientModel(params: HeParams | HeContext, opts: { aCacheBytes?: number } = {}): ClientModel {
+  newClientModel(
+    params: HeParams | HeContext,
+    opts: { aCacheBytes?: number; aRounds?: ModelARounds } = {},
+  ): ClientModel {
     const context = HeContext.of(params);
     const { N, B } = context.params;
     const bytes = opts.aCacheBytes ?? CACHE_A_DEFAULT_LIMIT;
     if (!(bytes >= 0)) throw new Error(`aCacheBytes: ${bytes} is not a byte count`);
     const cap = Math.min(context.layout.ctCount, Math.floor(bytes / A_BYTES_PER_CT));
     const core = this.core;
-    const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(N + 1, B, cap, sp));
+    const rounds = opts.aRounds ?? MODEL_A_ROUNDS;
+    const [ptr, st] = withStatus(core, (sp) => core.fn('pmf_he_model_new')(N + 1, B, cap, rounds, sp));
     check(st, 'client model');
     return new ClientModel(core, ptr, context);
   }

@@ -10,7 +10,7 @@ export function storeRegistry(store: Store, { keepBodies = false } = {}): Regist
     async register(user, id, raw) {
       const userId = await store.userId(user);
       if (userId === undefined) return; // not a user of the private functions: relayed all the same
-      if (!(await store.isDelivered(userId, id))) await store.deliver(userId, id, raw, { keepBody: keepBodies });
+      await store.deliver(userId, id, raw, { keepBody: keepBodies, once: true });
     },
   };
 }

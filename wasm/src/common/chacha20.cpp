@@ -29,14 +29,14 @@ inline uint32_t load32(const uint8_t* p) {
 
 }  // namespace
 
-void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
-                    uint8_t out[64]) {
+static void chacha_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                         unsigned rounds, uint8_t out[64]) {
   const uint32_t init[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, key[0], key[1],
                              key[2],     key[3],     key[4],     key[5],     key[6], key[7],
                              counter,    nonce[0],   nonce[1],   nonce[2]};
   uint32_t x[16];
   memcpy(x, init, sizeof x);
-  for (int i = 0; i < 10; ++i) {
+  for (unsigned i = 0; i < rounds; i += 2) {
     quarter(x[0], x[4], x[8], x[12]);
     quarter(x[1], x[5], x[9], x[13]);
     quarter(x[2], x[6], x[10], x[14]);
@@ -56,8 +56,16 @@ void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonc
   secure_wipe(x, sizeof x);
 }
 
-void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
-                     uint8_t out[256]) {
+void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                    uint8_t out[64]) {
+  chacha_block(key, counter, nonce, 20, out);
+}
+
+namespace {
+
+// Four consecutive blocks of the ChaCha variant with R rounds.
+template <int R>
+void blocks4(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3], uint8_t out[256]) {
 #ifdef __wasm_simd128__
   using namespace chacha_simd;
   // Lane i of every vector computes block counter + i.
@@ -67,30 +75,43 @@ void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t non
   in[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
                            int32_t(counter + 3));
   for (int i = 0; i < 3; ++i) in[13 + i] = wasm_u32x4_splat(nonce[i]);
-  permute4<20>(in, x);
+  permute4<R>(in, x);
   for (int g = 0; g < 4; ++g) transpose4(x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
   // After the transposes x[4g + k] holds bytes 16g .. 16g+15 of block k.
   for (int k = 0; k < 4; ++k)
     for (int g = 0; g < 4; ++g) wasm_v128_store(out + 64 * k + 16 * g, x[4 * g + k]);
   secure_wipe(in, sizeof in);  // the key; x is only the keystream now in out
 #else
-  for (uint32_t blk = 0; blk < 4; ++blk) chacha20_block(key, counter + blk, nonce, out + 64 * blk);
+  for (uint32_t blk = 0; blk < 4; ++blk) chacha_block(key, counter + blk, nonce, R, out + 64 * blk);
 #endif
 }
 
-void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
-                     size_t nblocks) {
+}  // namespace
+
+void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                     uint8_t out[256]) {
+  blocks4<20>(key, counter, nonce, out);
+}
+
+void chacha_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
+                   size_t nblocks, unsigned rounds) {
   uint32_t k[8], n[3];
   for (int i = 0; i < 8; ++i) k[i] = load32(key + 4 * i);
   for (int i = 0; i < 3; ++i) n[i] = load32(nonce + 4 * i);
-  for (; nblocks >= 4; nblocks -= 4, counter += 4, out += 256) chacha20_blocks(k, counter, n, out);
+  auto four = rounds == 8 ? blocks4<8> : blocks4<20>;  // public: the variant
+  for (; nblocks >= 4; nblocks -= 4, counter += 4, out += 256) four(k, counter, n, out);
   if (nblocks > 0) {
     uint8_t tail[256];
-    chacha20_blocks(k, counter, n, tail);
+    four(k, counter, n, tail);
     memcpy(out, tail, 64 * nblocks);
     secure_wipe(tail, sizeof tail);
   }
   secure_wipe(k, sizeof k);
+}
+
+void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
+                     size_t nblocks) {
+  chacha_stream(key, nonce, counter, out, nblocks, 20);
 }
 
 ChaCha20Stream::ChaCha20Stream(const uint8_t key[32], const uint8_t nonce[12]) {

@@ -21,6 +21,12 @@ void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t non
 void chacha20_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
                      size_t nblocks);
 
+// The same with `rounds` = 20 (ChaCha20) or 8 (ChaCha8: the RFC 8439 block
+// function with 4 double rounds instead of 10, for expanding public seeds,
+// docs/crypto.md#samplers-and-seed-expansion). Any other value means 20.
+void chacha_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
+                   size_t nblocks, unsigned rounds);
+
 class ChaCha20Stream {
  public:
   // Key 32 bytes, nonce 12 bytes, block counter starting at 0.

@@ -19,17 +19,23 @@ inline const uint8_t* record_b(const Model& m, uint32_t ct, size_t limb) {
 }
 
 // Coefficient j of the b-part of acc: Σ count·b_ct[j + offset] (no wrap since
-// j < B and offset + B <= n).
+// j < B and offset + B <= n), reduced only when the counts' budget runs out
+// (the counts steer it, as in dot()).
 uint64_t b_coefficient(const Model& m, const Accumulator& acc, uint32_t j, size_t limb) {
   const NttTables& t = ntt_tables(limb);
-  uint64_t sum = 0;
+  uint64_t sum = 0, budget = 0;
   for (uint64_t f : acc.features) {
     const uint32_t row = uint32_t(f >> 32), x = uint32_t(f);
     const size_t idx = size_t(row % m.rows_per_ct) * m.width + j;
     const uint64_t v = packed_at(record_b(m, row / m.rows_per_ct, limb), idx, kQBits);
-    sum = add_mod(sum, reduce64(v * x, t.q, t.one_shoup), t.q);
+    if (budget + x > kLazyBudget) {
+      sum = reduce64(sum, t.q, t.one_shoup);
+      budget = 1;  // a reduced sum is < q: one unit of the budget
+    }
+    sum += v * x;
+    budget += x;
   }
-  return sum;
+  return reduce64(sum, t.q, t.one_shoup);
 }
 
 // Coefficient j of p0·u in Z_q[X]/(X^n+1), u ternary and secret: masks, no branches.
@@ -201,10 +207,16 @@ uint64_t switched_b(const ExtractScratch& sc, uint32_t j, const uint64_t bj[kLim
 }
 
 // Step 6: extract coefficient j. Only the even a-coefficients meet a non-zero
-// key coefficient: lwe[1 + i] pairs with s_u[i].
+// key coefficient: lwe[1 + i] pairs with s_u[i], and takes a[j − 2i] (or
+// −a[n + j − 2i]), of j's parity: sc.ks_a holds those, ks_a[k] = a[2k + j mod 2].
 void extract_lwe(uint32_t j, const uint64_t bj[kLimbs], ExtractScratch& sc) {
   sc.lwe[0] = switched_b(sc, j, bj);
-  for (size_t i = 0; i < kLweN; ++i) sc.lwe[i + 1] = extracted_a(sc.ks_a, j, 2 * i, kQks);
+  const size_t half = j >> 1;
+  for (size_t i = 0; i < kLweN; ++i) {
+    const bool wrapped = i > half;  // public: depends on the index only
+    const uint64_t v = sc.ks_a[wrapped ? kLweN + half - i : half - i];
+    sc.lwe[i + 1] = wrapped ? neg_mod(v, kQks) : v;
+  }
 }
 
 }  // namespace

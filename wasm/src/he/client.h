@@ -24,11 +24,16 @@ struct Model {
   uint32_t loaded = 0;
   uint32_t a_cap = 0;  // most a polynomials held expanded
   uint32_t a_held = 0;
-  uint8_t* seeds = nullptr;  // cts × 32
-  uint8_t* b = nullptr;      // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
-  uint64_t** a = nullptr;    // per ciphertext its expanded a (2 × n) or null; null when a_cap = 0
+  unsigned a_rounds = kModelARounds;  // of the XOF that expands each a (the package's format)
+  uint8_t* seeds = nullptr;           // cts × 32
+  uint8_t* b = nullptr;               // cts × 2 × kPackedLimbBytes (+8 bytes of read slack)
+  uint64_t** a = nullptr;  // per ciphertext its expanded a (2 × n) or null; null when a_cap = 0
   ~Model();
 };
+
+// Largest Σ count between two reductions of a sum of count·value terms
+// (values < q): sums stay below 1024·q < 2^64 because q < 2^54.
+constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
 
 // Result of a dot product: the full a-part (all it costs is n coefficients ×
 // 2 limbs per feature) and the features themselves, so that b is evaluated
@@ -41,7 +46,7 @@ struct Accumulator {
   ~Accumulator();
 };
 
-Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st);
+Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, unsigned a_rounds, Status& st);
 // Appends `count` complete records (seed ‖ b), validating every b value < qi.
 Status model_add(Model& m, const uint8_t* records, size_t count);
 

@@ -30,10 +30,6 @@ Accumulator::~Accumulator() {
 
 namespace {
 
-// Largest Σ count between two reductions of the accumulator: values stay
-// below 1024·q < 2^64 because each term is at most count·q and q < 2^54.
-constexpr uint64_t kLazyBudget = (uint64_t(1) << (64 - kQBits)) - 1;
-
 // dst[i] += x·src[i+k] for i < n−k and dst[i] += x·(q − src[i+k−n]) for the
 // wrapped tail: multiplication by x·X^{−k} in Z_q[X]/(X^n+1), unreduced.
 void shift_add(uint64_t* dst, const uint64_t* src, size_t k, uint64_t x, uint64_t q) {
@@ -76,7 +72,7 @@ constexpr size_t kABytes = kLimbs * kN * sizeof(uint64_t);
 
 void expand_a(const Model& m, uint32_t ct, uint64_t* out) {
   for (size_t l = 0; l < kLimbs; ++l)
-    expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, out + l * kN);
+    expand_uniform(m.seeds + size_t(ct) * kSeedBytes, l, out + l * kN, 0, m.a_rounds);
 }
 
 // Ciphertext ct's expanded a, cached while the cache has room; if it has
@@ -100,14 +96,15 @@ const uint64_t* a_of(Model& m, uint32_t ct, uint64_t*& scratch, uint32_t& in_scr
 
 }  // namespace
 
-Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, Status& st) {
+Model* model_new(uint32_t rows, uint32_t width, uint32_t a_cap, unsigned a_rounds, Status& st) {
   st = kBadParams;
-  if (rows < 1 || width < 1 || width > kN) return nullptr;
+  if (rows < 1 || width < 1 || width > kN || !valid_model_a_rounds(a_rounds)) return nullptr;
   Model* m = new (std::nothrow) Model;
   st = kNoMemory;
   if (!m) return nullptr;
   m->rows = rows;
   m->width = width;
+  m->a_rounds = a_rounds;
   m->rows_per_ct = uint32_t(kN / width);
   m->cts = uint32_t((uint64_t(rows) + m->rows_per_ct - 1) / m->rows_per_ct);
   m->a_cap = a_cap < m->cts ? a_cap : m->cts;

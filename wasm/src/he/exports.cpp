@@ -55,8 +55,9 @@ PMF_EXPORT int pmf_he_ksk_bytes(unsigned T) {
 
 PMF_EXPORT int pmf_he_lwe_bytes(unsigned Q) { return int(lwe_bytes(Q)); }
 
-PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out) {
-  expand_uniform(seed, size_t(limb), out);
+// rounds: 20 (ChaCha20) or 8 (ChaCha8, a model's a in package format 2).
+PMF_EXPORT void pmf_he_expand_a(const uint8_t* seed, int limb, uint64_t* out, unsigned rounds) {
+  expand_uniform(seed, size_t(limb), out, 0, rounds);
 }
 
 PMF_EXPORT void pmf_he_sk_generate(uint8_t* out) { sk_generate(out); }
@@ -87,8 +88,8 @@ PMF_EXPORT void pmf_he_sk_free(SecretKey* sk) {
 }
 
 PMF_EXPORT int pmf_he_encrypt_record(const SecretKey* sk, const uint32_t* m, unsigned T,
-                                     uint8_t* out) {
-  return encrypt_record(*sk, m, T, out);
+                                     unsigned a_rounds, uint8_t* out) {
+  return encrypt_record(*sk, m, T, a_rounds, out);
 }
 
 PMF_EXPORT int pmf_he_public_key(const SecretKey* sk, const uint8_t* p1_seed, const uint8_t* e_seed,
@@ -140,9 +141,10 @@ PMF_EXPORT PublicKey* pmf_he_pk_load(const uint8_t* in, size_t len, const uint8_
 
 PMF_EXPORT void pmf_he_pk_free(PublicKey* pk) { delete pk; }
 
-PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, uint32_t a_cap, int* status) {
+PMF_EXPORT Model* pmf_he_model_new(uint32_t rows, uint32_t width, uint32_t a_cap, unsigned a_rounds,
+                                   int* status) {
   Status st;
-  Model* m = model_new(rows, width, a_cap, st);
+  Model* m = model_new(rows, width, a_cap, a_rounds, st);
   *status = st;
   return m;
 }
@@ -202,4 +204,14 @@ PMF_EXPORT int pmf_he_flood_noise(const SecretKey* sk, const Model* m, const Acc
 PMF_EXPORT int pmf_he_acc_noise(const SecretKey* sk, const Model* m, const Accumulator* acc,
                                 uint32_t j, unsigned T, uint32_t d, int64_t* noise) {
   return acc_noise(*sk, *m, *acc, j, T, d, *noise);
+}
+
+// Diagnostics for tests: key_switch_at on an a-part given mod q2 (n values),
+// into b_j and ks_a (n/2 values mod q_ks: the coefficients of j's parity; n
+// values of room).
+PMF_EXPORT int pmf_he_key_switch_at(const KeySwitchKey* k, const uint64_t* a, uint32_t j,
+                                    uint64_t* b_j, uint64_t* ks_a) {
+  for (size_t c = 0; c < kN; ++c)
+    if (a[c] >= kQ[1]) return kOutOfRange;
+  return key_switch_at(*k, a, j, *b_j, ks_a);
 }

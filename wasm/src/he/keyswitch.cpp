@@ -4,6 +4,10 @@
 #include <cstring>
 #include <new>
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 #include "he/rescale.h"
 #include "he/sample.h"
 
@@ -23,13 +27,27 @@ struct GenScratch {
   ~GenScratch() { secure_wipe(this, sizeof *this); }
 };
 
-static_assert(2 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
+static_assert(3 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
 
 struct SwitchScratch {
   int64_t v[kN];  // what is left of each centered coefficient after the digits so far
   uint64_t d[kN];
+  int32_t digit[kN];  // the same digit, signed (|digit| ≤ 2^23)
   ~SwitchScratch() { secure_wipe(this, sizeof *this); }
 };
+
+// b (coefficient form, < q_ks < 2^50) as two 25-bit halves, each stored
+// backwards (rev[k] = half[n − 1 − k]) so that the products of product_at
+// walk both arrays forwards.
+constexpr unsigned kHalfBits = 25;
+static_assert(kQksBits <= 2 * kHalfBits, "b splits into two halves");
+
+void split_reversed(const uint64_t* b, int32_t* lo, int32_t* hi) {
+  for (size_t k = 0; k < kN; ++k) {
+    lo[kN - 1 - k] = int32_t(b[k] & ((uint64_t(1) << kHalfBits) - 1));
+    hi[kN - 1 - k] = int32_t(b[k] >> kHalfBits);
+  }
+}
 
 }  // namespace
 
@@ -91,17 +109,15 @@ Status ksk_load(const uint8_t* in, size_t len, KeySwitchKey& k) {
   const NttTables& t = ntt_tables(kQksIndex);
   for (size_t i = 0; i < g.digits; ++i) {
     uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1), *a = k.part(i, 2), *a_shoup = k.part(i, 3);
-    uint64_t *b_coef = k.part(i, 4), *b_coef_shoup = k.part(i, 5);
     if (!unpack_bits(in + kKskHeaderBytes + i * kKskDigitBytes, kN, kQksBits, t.q, b))
       return kOutOfRange;
-    memcpy(b_coef, b, kN * sizeof *b);
+    split_reversed(b, k.b_lo(i), k.b_hi(i));
     expand_uniform(seed, kQksIndex, a, uint32_t(i + 1));
     ntt_forward(b, t);
     ntt_forward(a, t);
     for (size_t c = 0; c < kN; ++c) {
       b_shoup[c] = shoup_precompute(b[c], t.q);
       a_shoup[c] = shoup_precompute(a[c], t.q);
-      b_coef_shoup[c] = shoup_precompute(b_coef[c], t.q);
     }
   }
   return kOk;
@@ -128,25 +144,53 @@ void next_digit(const KsGadget& g, size_t i, SwitchScratch& sc) {
     const int64_t digit = last ? sc.v[c] : low - ((low & sign) << 1);  // in [−2^(w−1), 2^(w−1))
     sc.v[c] = (sc.v[c] - digit) >> g.base_bits;                        // exact
     sc.d[c] = from_signed(digit, kQks);
+    sc.digit[c] = int32_t(digit);
   }
 }
 
-static_assert(kN * 2 * kQks < (uint64_t(1) << 63), "n lazy products fit 63 bits");
+// Σ x[i]·y[i] over 32-bit signed values, exact while the sum fits 63 bits.
+int64_t dot_i32(const int32_t* x, const int32_t* y, size_t len) {
+  size_t i = 0;
+  int64_t sum = 0;
+#ifdef __wasm_simd128__
+  v128_t lo = wasm_i64x2_splat(0), hi = wasm_i64x2_splat(0);
+  for (; i + 4 <= len; i += 4) {
+    const v128_t vx = wasm_v128_load(x + i), vy = wasm_v128_load(y + i);
+    lo = wasm_i64x2_add(lo, wasm_i64x2_extmul_low_i32x4(vx, vy));
+    hi = wasm_i64x2_add(hi, wasm_i64x2_extmul_high_i32x4(vx, vy));
+  }
+  const v128_t both = wasm_i64x2_add(lo, hi);
+  sum = wasm_i64x2_extract_lane(both, 0) + wasm_i64x2_extract_lane(both, 1);
+#endif
+  for (; i < len; ++i) sum += int64_t(x[i]) * y[i];
+  return sum;
+}
 
-// Coefficient j of d·b in Z_q_ks[X]/(X^n+1), from both in coefficient form:
-// the terms with c > j wrap and change sign. The indices are public.
-uint64_t product_at(const uint64_t* d, const uint64_t* b, const uint64_t* b_shoup, uint32_t j) {
+// Signed |x| < 2^62 into [0, q_ks).
+uint64_t signed_mod_qks(int64_t x, const NttTables& t) {
+  constexpr uint64_t kOffset = kQks << 12;  // > 2^61, a multiple of q_ks
+  return reduce64(uint64_t(x + int64_t(kOffset)), t.q, t.one_shoup);
+}
+
+// Coefficient j of d·b in Z_q_ks[X]/(X^n+1), d the signed digits and b its
+// halves (split_reversed): the terms with c > j wrap and change sign; the
+// indices are public. Each product is below 2^23·2^25, n of them below 2^60,
+// so the sums are exact in 64 bits and need no reduction until the end.
+uint64_t product_at(const int32_t* d, const int32_t* lo, const int32_t* hi, uint32_t j) {
   const NttTables& t = ntt_tables(kQksIndex);
-  uint64_t plus = 0, minus = 0;
-  for (size_t c = 0; c <= j; ++c) plus += mul_shoup_lazy(d[c], b[j - c], b_shoup[j - c], t.q);
-  for (size_t c = j + 1; c < kN; ++c)
-    minus += mul_shoup_lazy(d[c], b[kN + j - c], b_shoup[kN + j - c], t.q);
-  return sub_mod(reduce64(plus, t.q, t.one_shoup), reduce64(minus, t.q, t.one_shoup), t.q);
+  const size_t head = j + 1, tail = kN - head;  // c ≤ j: b[j − c] = rev[n − 1 − j + c]
+  const int64_t s_lo = dot_i32(d, lo + tail, head) - dot_i32(d + head, lo, tail);
+  const int64_t s_hi = dot_i32(d, hi + tail, head) - dot_i32(d + head, hi, tail);
+  static const uint64_t two25 = uint64_t(1) << kHalfBits,
+                        two25_shoup = shoup_precompute(two25, kQks);
+  return add_mod(signed_mod_qks(s_lo, t),
+                 mul_shoup(signed_mod_qks(s_hi, t), two25, two25_shoup, t.q), t.q);
 }
 
 // The switch of a with its b-part either in full (ks_b, j ignored) or only at
-// coefficient j (ks_b null, into b_at): one extraction needs nothing else of
-// it, which saves an inverse NTT.
+// coefficient j (ks_b null, into b_at) and its a-part only at the coefficients
+// of j's parity (ks_a[k] = coefficient 2k + j mod 2): one extraction needs
+// nothing else of either, which saves one inverse NTT and half of another.
 Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b, uint32_t j,
                      uint64_t& b_at, uint64_t ks_a[kN]) {
   SwitchScratch* sc = new (std::nothrow) SwitchScratch;
@@ -159,17 +203,20 @@ Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b
   b_at = 0;
   for (size_t i = 0; i < g.digits; ++i) {
     next_digit(g, i, *sc);
-    if (!ks_b) b_at = add_mod(b_at, product_at(sc->d, k.part(i, 4), k.part(i, 5), j), t.q);
+    if (!ks_b) b_at = add_mod(b_at, product_at(sc->digit, k.b_lo(i), k.b_hi(i), j), t.q);
     ntt_forward(sc->d, t);
-    // Unreduced sums: each product is below 2·q_ks, ℓ of them below 2^64.
+    // Unreduced sums: each product is below 3·q_ks, ℓ of them below 2^63.
     const uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1);
     const uint64_t *ai = k.part(i, 2), *a_shoup = k.part(i, 3);
     if (ks_b)
-      for (size_t c = 0; c < kN; ++c) ks_b[c] += mul_shoup_lazy(sc->d[c], b[c], b_shoup[c], t.q);
-    for (size_t c = 0; c < kN; ++c) ks_a[c] += mul_shoup_lazy(sc->d[c], ai[c], a_shoup[c], t.q);
+      for (size_t c = 0; c < kN; ++c) ks_b[c] += mul_shoup_lazier(sc->d[c], b[c], b_shoup[c], t.q);
+    for (size_t c = 0; c < kN; ++c) ks_a[c] += mul_shoup_lazier(sc->d[c], ai[c], a_shoup[c], t.q);
   }
   for (size_t c = 0; c < kN; ++c) ks_a[c] = reduce64(ks_a[c], t.q, t.one_shoup);
-  ntt_inverse(ks_a, t);
+  if (ks_b)
+    ntt_inverse(ks_a, t);
+  else
+    ntt_inverse_half(ks_a, j & 1, t, ks_a);
   if (ks_b) {
     for (size_t c = 0; c < kN; ++c) ks_b[c] = reduce64(ks_b[c], t.q, t.one_shoup);
     ntt_inverse(ks_b, t);

@@ -63,17 +63,23 @@ constexpr size_t ksk_bytes(unsigned T) {
 constexpr uint8_t kKskNoiseNonce[12] = {'p', 'm', 'f', '-', 'h', 'e', '-', 'k', 's', 'k', 0, 0};
 
 // The client's loaded KSK for one T: per digit b and a in NTT form modulo
-// q_ks, and b in coefficient form (for key_switch_at), each with its Shoup
-// companions.
+// q_ks with their Shoup companions, and b in coefficient form as two 25-bit
+// halves stored backwards (for key_switch_at).
 struct KeySwitchKey {
-  static constexpr size_t kParts = 6;
+  static constexpr size_t kParts = 5;
   unsigned T = 0;
   KsGadget gadget{};
-  uint64_t* data = nullptr;  // digits × {b, b', a, a', b coefficients, their '} × n
+  uint64_t* data = nullptr;  // digits × {b, b', a, a', b's halves (2 × n × int32)} × n
   const uint64_t* part(size_t digit, size_t which) const {
     return data + (kParts * digit + which) * kN;
   }
   uint64_t* part(size_t digit, size_t which) { return data + (kParts * digit + which) * kN; }
+  int32_t* b_lo(size_t digit) { return reinterpret_cast<int32_t*>(part(digit, 4)); }
+  int32_t* b_hi(size_t digit) { return b_lo(digit) + kN; }
+  const int32_t* b_lo(size_t digit) const {
+    return reinterpret_cast<const int32_t*>(part(digit, 4));
+  }
+  const int32_t* b_hi(size_t digit) const { return b_lo(digit) + kN; }
   ~KeySwitchKey();
 };
 
@@ -93,8 +99,9 @@ Status ksk_load(const uint8_t* in, size_t len, KeySwitchKey& k);
 Status key_switch(const KeySwitchKey& k, const uint64_t a[kN], uint64_t ks_b[kN],
                   uint64_t ks_a[kN]);
 
-// key_switch with the b-part only at coefficient j < n (ks_b_j), all one
-// extraction uses of it: the same values, one inverse NTT fewer.
+// key_switch with the b-part only at coefficient j < n (ks_b_j) and the a-part
+// only at the coefficients of j's parity (ks_a[k] = coefficient 2k + j mod 2,
+// k < n/2), all one extraction uses of them: the same values for less work.
 Status key_switch_at(const KeySwitchKey& k, const uint64_t a[kN], uint32_t j, uint64_t& ks_b_j,
                      uint64_t ks_a[kN]);
 

@@ -48,6 +48,8 @@ void build(NttTables& t, size_t limb) {
   }
   t.n_inv = pow_mod(kN, q - 2, q);
   t.n_inv_shoup = shoup_precompute(t.n_inv, q);
+  t.psi_inv_rev_n = mul_mod(t.psi_inv_rev[1], t.n_inv, q);
+  t.psi_inv_rev_n_shoup = shoup_precompute(t.psi_inv_rev_n, q);
 }
 
 }  // namespace
@@ -62,10 +64,15 @@ const NttTables& ntt_tables(size_t limb) {
   return tables[limb];
 }
 
-// Harvey's lazy butterflies: values stay in [0, 4q) (forward) or [0, 2q)
-// (inverse) between layers, so a butterfly makes one masked correction
-// instead of three; q < 2^55 keeps 4q below 2^64. The last pass reduces to [0, q).
+// Lazy butterflies (after Harvey) with Shoup products one multiply short of
+// exact (mul_shoup_lazier, in [0, 3q)). Forward: no correction at all; each
+// layer adds less than 3q to the largest value, so inputs below q stay below
+// 37q < 2^60 (q < 2^55) through the 12 layers, and the last layer reduces.
+// Inverse: values stay below 4q with one masked correction per butterfly, and
+// the last layer folds in the factor 1/n. Same outputs as exact arithmetic.
 namespace {
+
+static_assert(37 * (uint64_t(1) << 55) < ~uint64_t(0) / 2, "forward values fit 63 bits");
 
 // x − m when x ≥ m (x, m < 2^63), without a branch.
 inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x, m)); }
@@ -73,28 +80,39 @@ inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x,
 }  // namespace
 
 void ntt_forward(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q, two_q = 2 * q;
+  const uint64_t q = t.q, three_q = 3 * q;
   size_t len = kN;
-  for (size_t m = 1; m < kN; m <<= 1) {
+  for (size_t m = 1; m < kN / 2; m <<= 1) {
     len >>= 1;
     for (size_t i = 0; i < m; ++i) {
       const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
       uint64_t* x = a + 2 * i * len;
       uint64_t* y = x + len;
       for (size_t j = 0; j < len; ++j) {
-        const uint64_t u = reduce_once(x[j], two_q), v = mul_shoup_lazy(y[j], w, ws, q);
+        const uint64_t u = x[j], v = mul_shoup_lazier(y[j], w, ws, q);
         x[j] = u + v;
-        y[j] = u - v + two_q;
+        y[j] = u - v + three_q;
       }
     }
   }
-  for (size_t j = 0; j < kN; ++j) a[j] = reduce_once(reduce_once(a[j], two_q), q);
+  for (size_t i = 0; i < kN / 2; ++i) {  // the last layer: pairs, then reduced
+    const size_t m = kN / 2;
+    const uint64_t u = a[2 * i];
+    const uint64_t v = mul_shoup_lazier(a[2 * i + 1], t.psi_rev[m + i], t.psi_rev_shoup[m + i], q);
+    a[2 * i] = reduce64(u + v, q, t.one_shoup);
+    a[2 * i + 1] = reduce64(u - v + three_q, q, t.one_shoup);
+  }
 }
 
-void ntt_inverse(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q, two_q = 2 * q;
+namespace {
+
+// The inverse layers on n ≤ kN values below 4q: for the whole transform
+// (n = kN), or for one parity's half after the first layer (n = kN/2, whose
+// layers use the same twiddles at half the stride). The last layer folds in 1/kN.
+void inverse_layers(uint64_t* a, size_t n, const NttTables& t) {
+  const uint64_t q = t.q, four_q = 4 * q;
   size_t len = 1;
-  for (size_t m = kN; m > 1; m >>= 1) {
+  for (size_t m = n; m > 2; m >>= 1) {
     const size_t h = m >> 1;
     for (size_t i = 0; i < h; ++i) {
       const uint64_t w = t.psi_inv_rev[h + i], ws = t.psi_inv_rev_shoup[h + i];
@@ -102,13 +120,37 @@ void ntt_inverse(uint64_t* a, const NttTables& t) {
       uint64_t* y = x + len;
       for (size_t j = 0; j < len; ++j) {
         const uint64_t u = x[j], v = y[j];
-        x[j] = reduce_once(u + v, two_q);
-        y[j] = mul_shoup_lazy(u - v + two_q, w, ws, q);
+        x[j] = reduce_once(u + v, four_q);
+        y[j] = mul_shoup_lazier(u - v + four_q, w, ws, q);
       }
     }
     len <<= 1;
   }
-  for (size_t j = 0; j < kN; ++j) a[j] = mul_shoup(a[j], t.n_inv, t.n_inv_shoup, q);
+  // The last layer (one twiddle w) with 1/kN: x = (u + v)/kN, y = (u − v)·w/kN.
+  const uint64_t wn = t.psi_inv_rev_n, wns = t.psi_inv_rev_n_shoup;
+  for (size_t j = 0; j < n / 2; ++j) {
+    const uint64_t u = a[j], v = a[j + n / 2];
+    a[j] = mul_shoup(u + v, t.n_inv, t.n_inv_shoup, q);
+    a[j + n / 2] = mul_shoup(u - v + four_q, wn, wns, q);
+  }
+}
+
+}  // namespace
+
+void ntt_inverse(uint64_t* a, const NttTables& t) { inverse_layers(a, kN, t); }
+
+// The first layer pairs a[2i] with a[2i + 1] into the even (u + v) and odd
+// ((u − v)·w) positions, and the later layers never mix the two: one parity
+// needs only its half.
+void ntt_inverse_half(const uint64_t* a, size_t parity, const NttTables& t, uint64_t* half) {
+  const uint64_t q = t.q, four_q = 4 * q;
+  if (parity == 0)
+    for (size_t i = 0; i < kN / 2; ++i) half[i] = reduce_once(a[2 * i] + a[2 * i + 1], four_q);
+  else
+    for (size_t i = 0; i < kN / 2; ++i)
+      half[i] = mul_shoup_lazier(a[2 * i] - a[2 * i + 1] + four_q, t.psi_inv_rev[kN / 2 + i],
+                                 t.psi_inv_rev_shoup[kN / 2 + i], q);
+  inverse_layers(half, kN / 2, t);
 }
 
 void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,

@@ -16,6 +16,7 @@ struct NttTables {
   uint64_t psi_rev[kN], psi_rev_shoup[kN];
   uint64_t psi_inv_rev[kN], psi_inv_rev_shoup[kN];
   uint64_t n_inv, n_inv_shoup;
+  uint64_t psi_inv_rev_n, psi_inv_rev_n_shoup;  // psi_inv_rev[1]·n_inv: the inverse's last layer
 };
 
 // Tables for kModulus[i] (q1, q2, q_ks), computed on first use.
@@ -23,6 +24,9 @@ const NttTables& ntt_tables(size_t limb);
 
 void ntt_forward(uint64_t* a, const NttTables& t);
 void ntt_inverse(uint64_t* a, const NttTables& t);
+// Coefficients 2k + parity (k < n/2) of the inverse transform of a (values
+// < q), into half (which may be a): about half the work of ntt_inverse.
+void ntt_inverse_half(const uint64_t* a, size_t parity, const NttTables& t, uint64_t* half);
 
 // c = a ⊙ b (NTT domain), b given with its Shoup companion.
 void pointwise_mul(uint64_t* c, const uint64_t* a, const uint64_t* b, const uint64_t* b_shoup,

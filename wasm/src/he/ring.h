@@ -66,6 +66,15 @@ inline uint64_t mulhi64(uint64_t a, uint64_t b) {
   return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
 }
 
+// floor(a·b / 2^64) or one less: mulhi64 without the low halves' product,
+// for Shoup quotients that may be one short (mul_shoup_lazier).
+inline uint64_t mulhi64_short(uint64_t a, uint64_t b) {
+  uint64_t al = uint32_t(a), ah = a >> 32, bl = uint32_t(b), bh = b >> 32;
+  uint64_t p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
+  uint64_t mid = uint64_t(uint32_t(p1)) + uint32_t(p2);
+  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
 // All-ones when x >= y (x, y < 2^63), without a branch.
 inline uint64_t ge_mask(uint64_t x, uint64_t y) { return 0 - (((x - y) >> 63) ^ 1); }
 
@@ -100,6 +109,11 @@ inline uint64_t shoup_precompute(uint64_t w, uint64_t q) {
 // x·w mod q in [0, 2q), for any x < 2^64 (Shoup without the final correction).
 inline uint64_t mul_shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
   return x * w - mulhi64(x, w_shoup) * q;
+}
+
+// x·w mod q in [0, 3q), for any x < 2^64: one multiply fewer than mul_shoup_lazy.
+inline uint64_t mul_shoup_lazier(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
+  return x * w - mulhi64_short(x, w_shoup) * q;
 }
 
 inline uint64_t mul_shoup(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {

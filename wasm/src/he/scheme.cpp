@@ -85,15 +85,15 @@ void sk_precompute(SecretKey& sk) {
   }
 }
 
-Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, unsigned a_rounds,
                       uint8_t out[kRecordBytes]) {
-  if (T == 0 || T > kMaxT) return kBadParams;
+  if (T == 0 || T > kMaxT || !valid_model_a_rounds(a_rounds)) return kBadParams;
   for (size_t i = 0; i < kN; ++i)
     if ((uint64_t(m[i]) >> T) != 0) return kOutOfRange;
   Scratch* sc = new (std::nothrow) Scratch;
   if (!sc) return kNoMemory;
   random_bytes(out, kSeedBytes);
-  for (size_t l = 0; l < kLimbs; ++l) expand_uniform(out, l, sc->a[l]);
+  for (size_t l = 0; l < kLimbs; ++l) expand_uniform(out, l, sc->a[l], 0, a_rounds);
   {
     FreshPrg prg;
     sample_errors(prg, sc->e);

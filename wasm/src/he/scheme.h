@@ -83,8 +83,18 @@ Status sk_load(const uint8_t* in, size_t len, SecretKey& sk);
 // The NTT form of sk.s and its Shoup companions for every limb (sk_load's
 // second half), constant-time in s: no branch or memory access depends on it.
 void sk_precompute(SecretKey& sk);
-// One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T).
-Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T,
+// Rounds of the XOF that expands a model record's a from its seed: ChaCha8 in
+// packages of format 2, ChaCha20 in format 1 (docs/crypto.md#samplers-and-seed-expansion).
+// p1 and the key-switching keys always use ChaCha20.
+constexpr unsigned kModelARounds = 8;
+constexpr unsigned kLegacyModelARounds = 20;
+constexpr bool valid_model_a_rounds(unsigned r) {
+  return r == kModelARounds || r == kLegacyModelARounds;
+}
+
+// One model ciphertext record (seed ‖ packed b) encrypting m (values < 2^T),
+// its a expanded with a_rounds (valid_model_a_rounds).
+Status encrypt_record(const SecretKey& sk, const uint32_t* m, unsigned T, unsigned a_rounds,
                       uint8_t out[kRecordBytes]);
 // p0 = −(p1·s + e) with e drawn from e_seed: the same (key, nonce) must always
 // give the same p0, or averaging repeated answers removes e and reveals p1·s.

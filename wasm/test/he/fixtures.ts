@@ -128,3 +128,9 @@ export const PINNED_EXPANSION = [
   '6298f17a1f37c152fdf997df15dbc43797711728e37469760db2dbf5475eaabe',
   'd5353bed6be41e05833602e146efb028580d43f1dd25bde72266cfe650adec9f',
 ];
+
+/** The same for ChaCha8 (a model record's a in package format 2), limbs q1 and q2. */
+export const PINNED_EXPANSION_CHACHA8 = [
+  '268e6c4b1e49a9d4abbfe1a485a4097abbe4bcc7ad6f22b244887b43b3d1abe1',
+  'f2cf560442c8a5af42f30fd85d220ad87083011e92e19286bf23ddd3d875564e',
+];

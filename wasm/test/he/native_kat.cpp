@@ -1,5 +1,6 @@
 // Native build of the lattice sources (no SIMD: exercises the scalar paths)
-// for he-native.test.ts: prints the expansion of seed 00..1f as hex, then a
+// for he-native.test.ts: prints the expansion of seed 00..1f as hex (ChaCha20
+// per modulus, ChaCha8 for q1 and q2), then a
 // model round trip through dot, key switch, extract and decrypt.
 #include <cstdio>
 #include <vector>
@@ -22,6 +23,13 @@ int main() {
       for (int b = 0; b < 8; ++b) printf("%02x", unsigned((v >> (8 * b)) & 0xff));
     printf("\n");
   }
+  for (size_t limb = 0; limb < kLimbs; ++limb) {  // ChaCha8: a model record's a, package format 2
+    expand_uniform(seed, limb, a.data(), 0, kModelARounds);
+    printf("expand8_%zu ", limb);
+    for (uint64_t v : a)
+      for (int b = 0; b < 8; ++b) printf("%02x", unsigned((v >> (8 * b)) & 0xff));
+    printf("\n");
+  }
 
   // Model N = 5000, B = 1 with w_r = (r mod 200) − 100, bias 7, T = 24, and
   // the deployed Q = T + 9, F = 104 − T.
@@ -32,7 +40,7 @@ int main() {
   if (sk_load(skb.data(), skb.size(), *sk) != kOk) return 1;
   const uint32_t rows = 5001;
   Status st;
-  Model* m = model_new(rows, 1, true, st);
+  Model* m = model_new(rows, 1, true, kModelARounds, st);
   auto weight = [](uint32_t r) { return r == 0 ? 7 : int32_t(r % 200) - 100; };
   std::vector<uint32_t> msg(kN);
   for (uint32_t ct = 0; ct * kN < rows; ++ct) {
@@ -40,7 +48,7 @@ int main() {
       const uint32_t r = ct * uint32_t(kN) + i;
       msg[i] = r < rows ? uint32_t(weight(r)) & ((1u << T) - 1) : 0;
     }
-    if (encrypt_record(*sk, msg.data(), T, rec.data()) != kOk ||
+    if (encrypt_record(*sk, msg.data(), T, kModelARounds, rec.data()) != kOk ||
         model_add(*m, rec.data(), 1) != kOk)
       return 2;
   }
