@@ -11,6 +11,8 @@ import type { ClassifyItem, WorkerEnvelope, WorkerEvent } from '../extension/pri
 export interface BacklogRun {
   ms: number;
   workers: number;
+  /** The largest WASM heap of the pool's workers after the run, bytes. */
+  heap: number;
   verdicts: number;
   links: number;
   topics: number;
@@ -18,8 +20,20 @@ export interface BacklogRun {
   ham: number;
 }
 
-function poolWorker(): WorkerClient {
-  const w = new Worker('/worker.js');
+/** The WASM heap of a pool worker (bench/ext-worker.ts answers bench requests beside the pool's). */
+function heapOf(w: Worker): Promise<number> {
+  return new Promise((resolve) => {
+    const answer = (e: MessageEvent) => {
+      if (!('result' in e.data)) return;
+      w.removeEventListener('message', answer);
+      resolve(e.data.result as number);
+    };
+    w.addEventListener('message', answer);
+    w.postMessage({ task: 'heap' });
+  });
+}
+
+function poolWorker(w: Worker): WorkerClient {
   return new WorkerClient({
     post: (m) => w.postMessage(m),
     onMessage: (cb) => w.addEventListener('message', (e: MessageEvent) => cb(e.data as WorkerEnvelope)),
@@ -32,7 +46,8 @@ async function backlogRun(server: string, token: string, items: ClassifyItem[]):
   const store = await PrivateStore.open();
   await store.setSettings({ topics: true });
   store.close();
-  const workers = Array.from({ length: poolSize(navigator.hardwareConcurrency) }, poolWorker);
+  const threads = Array.from({ length: poolSize(navigator.hardwareConcurrency) }, () => new Worker('/worker.js'));
+  const workers = threads.map(poolWorker);
   const provider = { url: server, token };
   // Each worker opens the spam model once, untimed (a new user's download is the model's own row):
   // all at once, so the download lock (PrivateStore.packages.exclusive) is exercised.
@@ -47,7 +62,9 @@ async function backlogRun(server: string, token: string, items: ClassifyItem[]):
   };
   const t = performance.now();
   await new WorkerPool(workers).call({ kind: 'classify', provider, items }, count);
-  return { ms: performance.now() - t, workers: workers.length, ...counts };
+  const ms = performance.now() - t;
+  const heap = Math.max(...(await Promise.all(threads.map(heapOf))));
+  return { ms, workers: workers.length, heap, ...counts };
 }
 
 (globalThis as unknown as { backlogRun: typeof backlogRun }).backlogRun = backlogRun;

@@ -14,7 +14,9 @@ import { clientTimes, type ClientBench } from './ext-client.js';
 export type ExtBenchRequest =
   | { task: 'client'; data: string }
   | { task: 'open'; server: string; rounds: number }
-  | { task: 'backlog'; server: string; token: string; items: { messageId: string; raw: string }[] };
+  | { task: 'backlog'; server: string; token: string; items: { messageId: string; raw: string }[] }
+  /** The worker's WASM heap, bytes (a pool worker's memory beside its JS heap). */
+  | { task: 'heap' };
 
 // The pair times the provider's OT work by process CPU time; a worker has only wall time.
 (globalThis as { process?: unknown }).process ??= {
@@ -62,6 +64,8 @@ async function run(req: ExtBenchRequest): Promise<unknown> {
       return openTimes(req.server, req.rounds);
     case 'backlog':
       return backlog(req);
+    case 'heap':
+      return (await loadHe()).core.heap.length;
   }
 }
 

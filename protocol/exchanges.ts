@@ -3,6 +3,7 @@
 // read, as the schemas in messages.ts are one codec for both. The provider's
 // session refuses what it does not allow (provider-server/src/session.ts);
 // the client's waits for the answer it names (client/core/provider-session.ts).
+import { SETUP_OT_FRAMES } from './limits.js';
 import type { MessageName } from './messages.js';
 
 /** What the client may send, answered by `answer` (only an error frame, if none). */
@@ -18,10 +19,12 @@ export interface ClientMessage {
    * Counted against the user's requestsPerMinute (announced in the welcome):
    * every frame that makes the provider compute or write. `message`: the first
    * FRAMES_PER_MESSAGE of them naming one delivered message count once
-   * together (provider-server/src/message-rate.ts). Clients pace these so that
-   * none is refused (client/core/pacer.ts).
+   * together (provider-server/src/message-rate.ts). `setup`: a session's first
+   * SETUP_OT_FRAMES of them are paid for by its hello, later ones count as
+   * units (countedAsUnit). Clients pace these so that none is refused
+   * (client/core/pacer.ts).
    */
-  counted?: 'unit' | 'message';
+  counted?: 'unit' | 'message' | 'setup';
 }
 
 /** A row of the table: a client's message, or one only the provider sends. */
@@ -31,7 +34,7 @@ export const EXCHANGES = {
   hello: { from: 'client', answer: 'welcome', state: 'awaiting_hello' },
   ping: { from: 'client', answer: 'pong', state: 'any' },
   bye: { from: 'client', state: 'any' },
-  ot: { from: 'client', answer: 'ot_reply', state: 'ready', counted: 'unit' },
+  ot: { from: 'client', answer: 'ot_reply', state: 'ready', counted: 'setup' },
   topic_setting: { from: 'client', answer: 'topic_setting_ack', state: 'ready', counted: 'unit' },
   spam_request: { from: 'client', answer: 'spam_gc', state: 'ready', counted: 'message' },
   /** A spam_request sent again after a reconnect: answered with the recorded spam_gc. */
@@ -70,8 +73,22 @@ const having = (has: (e: ClientMessage) => boolean): ReadonlySet<MessageName> =>
       .map(([name]) => name),
   );
 
-/** The frames the provider counts against requestsPerMinute (see ClientMessage.counted). */
-export const RATE_COUNTED = having((e) => e.counted !== undefined);
-
 /** Those of them that name a delivered message and count once per message. */
 export const MESSAGE_COUNTED = having((e) => e.counted === 'message');
+
+/**
+ * Which of one session's frames not naming a message count as one unit of
+ * requestsPerMinute: every `unit` frame, and `setup` frames past the first
+ * SETUP_OT_FRAMES (paid for by the hello). The provider charges and the
+ * client paces by this one rule, each end keeping one per session.
+ */
+export class UnitFrames {
+  private setup = 0;
+
+  /** Whether this frame, the next of the session, counts as a unit. */
+  counts(name: MessageName): boolean {
+    const e: Exchange = EXCHANGES[name];
+    if (e.from !== 'client' || e.counted === undefined || e.counted === 'message') return false;
+    return e.counted === 'unit' || this.setup++ >= SETUP_OT_FRAMES;
+  }
+}

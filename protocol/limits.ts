@@ -32,6 +32,15 @@ export const MAX_B_PRIME = 64;
  */
 export const FRAMES_PER_MESSAGE = 8;
 
+/**
+ * A session's first `ot` frames (the base OTs and the first extension) are
+ * part of its setup, paid for by its `hello` (hellosPerMinute), not counted
+ * against requestsPerMinute: a topic session lasts only as many emails as
+ * the user key serves (6 at B' = 20), so counting them would make a
+ * backlog's cost per session, not per message. Later `ot` frames count once each.
+ */
+export const SETUP_OT_FRAMES = 2;
+
 /** Upper bounds of variable-size message fields (messages.ts). */
 export const LIMITS = {
   token: 256,

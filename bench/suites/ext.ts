@@ -177,7 +177,7 @@ export default async function ext(ctx: BenchContext): Promise<void> {
         unit: 's',
         reference: target,
         ratio: s / target,
-        note: `a new user's ${size} messages, spam + link check + topics, through the extension's pool of ${run.workers} worker(s) in Chromium; real provider on loopback with its default limits; ${run.verdicts} verdicts (${run.ham} not spam), ${run.links} link checks, ${run.topics} topics shared (target ≤ ${target} s)`,
+        note: `a new user's ${size} messages, spam + link check + topics, through the extension's pool of ${run.workers} worker(s) in Chromium (each a WASM heap of ${(run.heap / 2 ** 20).toFixed(0)} MiB); real provider on loopback with its default limits; ${run.verdicts} verdicts (${run.ham} not spam), ${run.links} link checks, ${run.topics} topics shared (target ≤ ${target} s)`,
       });
     }
   } finally {

@@ -2,7 +2,7 @@
 // running into it: the provider refuses frames past `requestsPerMinute` in a
 // minute of its clock (rate_limited), and a refused OT or request frame costs
 // the session (it is closed and set up again). The frames it counts
-// (RATE_COUNTED) are sent at most `perMinute` in any WINDOW_MS, which holds
+// (MESSAGE_COUNTED, UnitFrames in protocol/exchanges.ts) are sent at most `perMinute` in any WINDOW_MS, which holds
 // the provider's calendar minutes too; like the provider, the pacer counts a
 // message's first FRAMES_PER_MESSAGE requests once (MESSAGE_COUNTED). One
 // pacer per user and provider in a JS realm, shared by its spam, link-check

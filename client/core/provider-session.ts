@@ -12,7 +12,7 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
-import { answerTo, MESSAGE_COUNTED, RATE_COUNTED, type AnswerTo, type Asked } from '../../protocol/exchanges.js';
+import { answerTo, MESSAGE_COUNTED, UnitFrames, type AnswerTo, type Asked } from '../../protocol/exchanges.js';
 import { CLIENT_MAX_FRAME_BYTES, TOPUP_OTS } from '../../protocol/limits.js';
 import { packageARounds, type PackageHeader } from '../../protocol/package.js';
 import { validateSpec, type FeatureSpec } from '../../models/features/index.js';
@@ -105,6 +105,8 @@ type GarbledRequest = 'spam_request' | 'spam_resend' | 'topic_request' | 'topic_
 /** What spam and topic sessions share: connection, hello, OT pool, request/response. */
 export abstract class ProviderSession {
   protected nextRequest = 1;
+  /** Which of this session's frames the provider counts as units (the pacer takes one for each). */
+  private readonly units = new UnitFrames();
   private readonly waiting = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
   private closedError: Error | undefined;
   protected pk: ClientPublicKey | undefined;
@@ -196,7 +198,16 @@ export abstract class ProviderSession {
     this.receiver = new OtReceiver(he.core, new TextEncoder().encode(w.sessionId)); // binds KOS to this session
     const b = await this.request('ot', { payload: this.receiver.start() });
     this.receiver.finish(b.payload);
-    await this.topUp(this.opts.expectedEmails ?? 16);
+    await this.topUp(Math.min(this.opts.expectedEmails ?? 16, this.emailsUnderKey()));
+  }
+
+  /**
+   * Emails this session's user key can still serve (the provider then
+   * rotates it, and the next email goes over a new session): OTs past them
+   * would never be used. Unbounded here; a topic email takes B′ decryptions.
+   */
+  protected emailsUnderKey(): number {
+    return Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -213,7 +224,7 @@ export abstract class ProviderSession {
 
   /** Tops the OT pool up when it cannot cover the next email. */
   protected async ensureOts(remaining: number): Promise<void> {
-    if (this.receiver!.available < this.otsPerEmail) await this.topUp(remaining);
+    if (this.receiver!.available < this.otsPerEmail) await this.topUp(Math.min(remaining, this.emailsUnderKey()));
     this.alive();
   }
 
@@ -300,9 +311,8 @@ export abstract class ProviderSession {
     fields: Messages[K],
   ): Promise<Extract<Message, { name: AnswerTo<K> }>> {
     const expect = answerTo(name);
-    if (this.pacer && RATE_COUNTED.has(name)) {
-      await this.pacer.take(MESSAGE_COUNTED.has(name) ? (fields as { messageId: string }).messageId : undefined);
-    }
+    if (MESSAGE_COUNTED.has(name)) await this.pacer?.take((fields as { messageId: string }).messageId);
+    else if (this.units.counts(name)) await this.pacer?.take();
     const id = this.nextRequest++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -141,6 +141,11 @@ export class TopicSession extends ProviderSession {
     this.otsPerEmail = m.bPrime * (m.params.T + m.indexBits);
   }
 
+  /** A topic session lasts the user key's budget: B′ decryptions an email (6 emails at B′ = 20). */
+  protected override emailsUnderKey(): number {
+    return Math.floor(this.keyBudget / this.topicOpts.model.bPrime);
+  }
+
   /** Connects and checks the welcome pins the candidate model this client verified. */
   static async open(opts: TopicSessionOptions): Promise<TopicSession> {
     const s = await ProviderSession.connect(opts, (ws) => new TopicSession(ws, opts));

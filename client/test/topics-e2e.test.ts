@@ -19,7 +19,8 @@ import { SCHEMAS } from '../../protocol/messages.js';
 import { USER_KEY_BUDGET_MAX } from '../../provider-server/src/limits.js';
 import type { SocketFactory } from '../core/provider-session.js';
 import { nodeSocket } from '../node/cli.js';
-import { tappedSocket } from './tapped-socket.js';
+import { frameType, tappedSocket } from './tapped-socket.js';
+import { KOS_EXTRA } from '../../wasm/ts/ot-pool.js';
 import { DirectoryStorage } from '../node/node-storage.js';
 import { runClassification, type RunOutcome } from '../core/runner.js';
 import { MemoryReplayStore, ReplayLog, ReplayRefused } from '../core/topic-replay.js';
@@ -400,6 +401,41 @@ test('a topic request refused with key_rotated after it left is asked again unde
     ['verdict'],
   );
   assert.equal(await provider.store.topicOf(user.userId, 'rotated-1'), await plaintextTopic(m.raw));
+});
+
+test('a topic session announced for many emails sets up OTs only for the emails its user key serves', async () => {
+  const user = await provider.store.addUser('topics-e2e-ots');
+  await provider.store.deliver(user.userId, 'ots-1', 'Subject: encrypted\r\n\r\n(ciphertext)');
+  const otFrames: number[] = [];
+  const socket: SocketFactory = (url) => {
+    const ws = nodeSocket(url);
+    const send = ws.send.bind(ws);
+    ws.send = (data) => {
+      if (frameType(data) === SCHEMAS.ot.type) otFrames.push((data as Uint8Array).byteLength);
+      send(data);
+    };
+    return ws;
+  };
+  const c = connector(await ReplayLog.open(new MemoryReplayStore()), 'cache-ots', provider, user.token, socket);
+  const outcomes: RunOutcome<TopicResult>[] = [];
+  await runClassification<TopicResult>([{ id: 'ots-1', raw: async () => mails[9].raw }], {
+    connect: (n) => c.connect(n + 999), // a backlog's session: many emails announced
+    onOutcome: (o) => void outcomes.push(o),
+  });
+  assert.deepEqual(
+    outcomes.map((o) => o.kind),
+    ['verdict'],
+  );
+  const m = c.model()!;
+  const emails = Math.floor(USER_KEY_BUDGET_MAX / m.bPrime);
+  // A KOS extension carries 16 bytes per OT (KOS_EXTRA more, in batches of 512); the first frame is the base OT.
+  const extended = otFrames.slice(1).reduce((a, b) => a + b, 0);
+  const needed = emails * m.bPrime * (m.params.T + m.indexBits);
+  assert.ok(extended >= 16 * needed, `${extended} bytes of OT extension for ${needed} OTs`);
+  assert.ok(
+    extended <= 16 * (needed + KOS_EXTRA + 512) + 1024,
+    `${extended} bytes of OT extension, ${needed} OTs needed`,
+  );
 });
 
 test('the replay log refuses an email fed before, by message id and by content, across restarts', async () => {

@@ -21,7 +21,7 @@ import {
   type MessageName,
   type Messages,
 } from '../../protocol/messages.js';
-import { EXCHANGES, type Exchange } from '../../protocol/exchanges.js';
+import { EXCHANGES, UnitFrames, type Exchange } from '../../protocol/exchanges.js';
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
 import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
 import { checkElements } from './blocklist.js';
@@ -46,6 +46,7 @@ export class Session {
   /** Message whose topic_gc was sent and whose topic_labels are expected. */
   private awaitingLabels: { messageId: string; request: Buffer; decoder: Uint8Array } | undefined;
   private errors = 0;
+  private readonly units = new UnitFrames();
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
 
@@ -127,7 +128,7 @@ export class Session {
     if (exchange.state === 'ready') this.requireReady(msg.name);
     if (exchange.counted === 'message' && 'messageId' in msg)
       await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
-    else if (exchange.counted) await takeUnit(this.deps.store, this.deps.limits, this.userId);
+    else if (this.units.counts(msg.name)) await takeUnit(this.deps.store, this.deps.limits, this.userId);
     switch (msg.name) {
       case 'ping':
         this.takePing();

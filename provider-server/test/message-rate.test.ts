@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Message } from '../../protocol/messages.js';
-import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
+import { FRAMES_PER_MESSAGE, SETUP_OT_FRAMES } from '../../protocol/limits.js';
 import type { ServerLimits } from '../src/limits.js';
 import type { Store } from '../src/store.js';
 import { openPostgresStore } from '../src/store-postgres.js';
@@ -78,6 +78,24 @@ function rateSuite(kind: string, openStore: () => Promise<Store>): void {
       assert.equal(await ask(c, 'b'), 'rate_limited');
       assert.equal(await h.store.isClassified(userId, 'b'), false);
       c.close();
+    });
+  });
+
+  test(`${kind}: a session's first ot frames are paid for by its hello; later ones count as units`, async () => {
+    const ot = async (c: TestClient) => {
+      const m = await c.request('ot', 9, { payload: new Uint8Array([1, 2, 3]) });
+      return m.name === 'error' ? m.code : m.name;
+    };
+    await withUser({ requestsPerMinute: 1, hellosPerMinute: 3 }, ['a'], async (_h, connect) => {
+      const sessions = [await connect(), await connect(), await connect()];
+      for (const c of sessions) {
+        for (let i = 0; i < SETUP_OT_FRAMES; i++) assert.equal(await ot(c), 'ot_reply', 'setup, free');
+      }
+      assert.equal(await ot(sessions[0]!), 'ot_reply'); // the one unit of the minute
+      assert.equal(await ot(sessions[1]!), 'rate_limited');
+      assert.equal(await ask(sessions[2]!, 'a'), 'rate_limited', 'the free frames took nothing, the unit did');
+      // Free frames come no faster than sessions, which hellosPerMinute bounds (session.test.ts).
+      for (const s of sessions) s.close();
     });
   });
 

@@ -3,6 +3,7 @@
 // server still serves a second, well-behaved session.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { SETUP_OT_FRAMES } from '../../protocol/limits.js';
 import { encodeFrame, PROTOCOL_VERSION } from '../../protocol/frame.js';
 import { SCHEMAS, type Message } from '../../protocol/messages.js';
 import { NONCE, startHarness, TestClient, type Harness } from './harness.js';
@@ -227,6 +228,9 @@ test('the per-user rate limit refuses requests beyond the window budget', async 
       4,
     );
     assert.equal(await hh.store.isClassified(u.userId, 'c'), false);
+    // The session's setup frames were paid for by its hello; the one after them is refused.
+    for (let i = 0; i < SETUP_OT_FRAMES; i++)
+      assert.equal((await c.request('ot', 5, { payload: new Uint8Array(8) })).name, 'ot_reply');
     expectError(await c.request('ot', 5, { payload: new Uint8Array(8) }), 'rate_limited', 5);
     c.close();
   } finally {
