@@ -49,7 +49,9 @@ export async function greet(
   const p0 = await timed('public_key', () => deps.crypto.publicKey(model, msg.clientNonce));
   const key = await deps.store.userKey(userId, model.id, model.version);
   if (!key) throw new ProtocolError('unauthenticated', 'this account no longer exists');
-  const userKey = { salt: key.salt, epoch: key.epoch };
+  // A copy of its own: a Buffer is a view of Node's shared 8 KiB pool, and
+  // every email's task would post the whole pool to the crypto worker.
+  const userKey = { salt: new Uint8Array(key.salt), epoch: key.epoch };
   const ksk =
     msg.keyEpoch === key.epoch ? new Uint8Array(0) : await timed('ksk', () => deps.crypto.keySwitchKey(model, userKey));
   return {
