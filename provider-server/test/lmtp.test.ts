@@ -127,8 +127,15 @@ describe('storeRegistry', () => {
       const registry = storeRegistry(store);
       const raw = Buffer.from('Subject: twice\r\n\r\nb\r\n');
       const both = await Promise.allSettled([0, 1].map(() => registry.register('alice@example.org', ID, raw)));
-      assert.deepEqual(both.map((r) => r.status), ['fulfilled', 'fulfilled'], JSON.stringify(both));
-      assert.deepEqual((await store.listMessages(userId)).map((m) => m.id), [ID]);
+      assert.deepEqual(
+        both.map((r) => r.status),
+        ['fulfilled', 'fulfilled'],
+        JSON.stringify(both),
+      );
+      assert.deepEqual(
+        (await store.listMessages(userId)).map((m) => m.id),
+        [ID],
+      );
       await registry.register('alice@example.org', ID, raw); // a later retry
       assert.equal((await store.listMessages(userId)).length, 1);
     } finally {
