@@ -16,6 +16,8 @@ export interface BacklogRun {
   verdicts: number;
   links: number;
   topics: number;
+  /** Topics not shared, by the first line of why (the row must not hide them). */
+  topicFailures: Record<string, number>;
   /** Messages found not spam: each should have its topic shared (unless a link check sent it to Junk). */
   ham: number;
 }
@@ -53,18 +55,23 @@ async function backlogRun(server: string, token: string, items: ClassifyItem[]):
   // all at once, so the download lock (PrivateStore.packages.exclusive) is exercised.
   await Promise.all(workers.map((w) => w.call({ kind: 'prepare', provider })));
   const counts = { verdicts: 0, links: 0, topics: 0, ham: 0 };
+  const topicFailures: Record<string, number> = {};
   const count = (e: WorkerEvent) => {
     if (e.event === 'outcome' && e.outcome.kind === 'verdict') {
       counts.verdicts++;
       if (!e.outcome.spam) counts.ham++;
     } else if (e.event === 'blocklist') counts.links++;
     else if (e.event === 'topic' && e.topic.kind === 'shared') counts.topics++;
+    else if (e.event === 'topic') {
+      const why = `${e.topic.kind}: ${(e.topic.detail ?? '').split('\n')[0]!.slice(0, 120)}`;
+      topicFailures[why] = (topicFailures[why] ?? 0) + 1;
+    }
   };
   const t = performance.now();
   await new WorkerPool(workers).call({ kind: 'classify', provider, items }, count);
   const ms = performance.now() - t;
   const heap = Math.max(...(await Promise.all(threads.map(heapOf))));
-  return { ms, workers: workers.length, heap, ...counts };
+  return { ms, workers: workers.length, heap, ...counts, topicFailures };
 }
 
 (globalThis as unknown as { backlogRun: typeof backlogRun }).backlogRun = backlogRun;

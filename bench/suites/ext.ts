@@ -177,7 +177,7 @@ export default async function ext(ctx: BenchContext): Promise<void> {
         unit: 's',
         reference: target,
         ratio: s / target,
-        note: `a new user's ${size} messages, spam + link check + topics, through the extension's pool of ${run.workers} worker(s) in Chromium (each a WASM heap of ${(run.heap / 2 ** 20).toFixed(0)} MiB); real provider on loopback with its default limits; ${run.verdicts} verdicts (${run.ham} not spam), ${run.links} link checks, ${run.topics} topics shared (target ≤ ${target} s)`,
+        note: `a new user's ${size} messages, spam + link check + topics, through the extension's pool of ${run.workers} worker(s) in Chromium (each a WASM heap of ${(run.heap / 2 ** 20).toFixed(0)} MiB); real provider on loopback with its default limits; ${run.verdicts} verdicts (${run.ham} not spam), ${run.links} link checks, ${run.topics} topics shared${notShared(run.topicFailures)} (target ≤ ${target} s)`,
       });
     }
   } finally {
@@ -198,6 +198,13 @@ async function newMailbox(store: Store, name: string, size: number) {
   }));
   for (const i of items) await store.deliver(user.userId, i.messageId, 'Subject: x\r\n\r\n(ciphertext)');
   return { user, items };
+}
+
+/** The topics a backlog run did not share, and why (nothing when all were). */
+function notShared(failures: Record<string, number>): string {
+  const reasons = Object.entries(failures).sort((a, b) => b[1] - a[1]);
+  if (reasons.length === 0) return '';
+  return `; not shared: ${reasons.map(([why, n]) => `${n} × ${why}`).join('; ')}`;
 }
 
 /**
