@@ -63,7 +63,9 @@ async function backlogRun(server: string, token: string, items: ClassifyItem[]):
     } else if (e.event === 'blocklist') counts.links++;
     else if (e.event === 'topic' && e.topic.kind === 'shared') counts.topics++;
     else if (e.event === 'topic') {
-      const why = `${e.topic.kind}: ${(e.topic.detail ?? '').split('\n')[0]!.slice(0, 120)}`;
+      // Grouped by what went wrong, not by which message.
+      const detail = (e.topic.detail ?? '').split('\n')[0]!.replace(/message \S+ /g, 'message ');
+      const why = `${e.topic.kind}: ${detail.slice(0, 120)}`;
       topicFailures[why] = (topicFailures[why] ?? 0) + 1;
     }
   };
