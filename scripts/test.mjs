@@ -10,7 +10,7 @@
 //   real:   the e2e suites that drive real third-party programs (Thunderbird, Firefox, Roundcube,
 //           Dovecot with the LMTP stage, HAProxy with PostgreSQL): `npm run test:real`
 // Slow suites (*.slow.test.ts) run only with --slow or PMF_SLOW=1.
-// Usage: node scripts/test.mjs [--only unit|python|e2e|real|lint] [--slow] [files...]
+// Usage: node scripts/test.mjs [--only unit|python|e2e|real|lint] [--slow] [files or folders...]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -104,8 +104,22 @@ function runLint() {
   else totals.failed += 1;
 }
 
+// A folder named on the command line stands for the test files under it (node's runner would
+// take a folder for a module and run only whatever index it finds).
+function expand(arg) {
+  const p = path.resolve(arg);
+  if (!fs.existsSync(p) || !fs.statSync(p).isDirectory()) return [p];
+  return find(p, (f) => isE2e(f) || isUnit(f)).sort();
+}
+
 if (explicit.length > 0) {
-  runNodeTests(explicit.map((f) => path.resolve(f)));
+  const files = explicit.flatMap(expand);
+  if (files.length === 0) {
+    console.error(`no test files under ${explicit.join(', ')}`);
+    totals.failed += 1;
+  }
+  runNodeTests(files.filter((f) => !isE2e(f)));
+  runNodeTests(files.filter(isE2e), ['--test-concurrency=1']);
 } else {
   if (!only || only === 'unit') runNodeTests(find(root, isUnit).sort());
   if (!only || only === 'python') runPytest();
