@@ -204,7 +204,7 @@ Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b
   for (size_t i = 0; i < g.digits; ++i) {
     next_digit(g, i, *sc);
     if (!ks_b) b_at = add_mod(b_at, product_at(sc->digit, k.b_lo(i), k.b_hi(i), j), t.q);
-    ntt_forward(sc->d, t);
+    ntt_forward_lazy(sc->d, t);  // mul_shoup_lazier takes any 64-bit value
     // Unreduced sums: each product is below 3·q_ks, ℓ of them below 2^63.
     const uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1);
     const uint64_t *ai = k.part(i, 2), *a_shoup = k.part(i, 3);
