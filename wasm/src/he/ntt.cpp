@@ -64,16 +64,17 @@ const NttTables& ntt_tables(size_t limb) {
   return tables[limb];
 }
 
-// Lazy butterflies (after Harvey) with Shoup products one multiply short of
-// exact (mul_shoup_lazier, in [0, 3q)), two layers per pass (radix 4: half
-// the loads and stores of one layer at a time). Forward: no correction at
-// all; each layer adds less than 3q to the largest value, so inputs below q
-// stay below 37q < 2^60 (q < 2^55) through the 12 layers. Inverse: values
+// Lazy butterflies (after Harvey) with Shoup products short of exact
+// (mul_shoup_lazier, in [0, 4q)), two layers per pass (radix 4: half the
+// loads and stores of one layer at a time). Forward: no correction at all;
+// each layer adds less than 4q to the largest value, so inputs below q stay
+// below 49q < 2^60 (q < 2^54) through the 12 layers. Inverse: values
 // stay below 4q with one masked correction per butterfly, and the last layer
 // folds in the factor 1/n. Same outputs as exact arithmetic.
 namespace {
 
-static_assert(37 * (uint64_t(1) << 55) < ~uint64_t(0) / 2, "forward values fit 63 bits");
+static_assert(kQ[0] < (uint64_t(1) << 54) && kQ[1] < (uint64_t(1) << 54) && kQks < kQ[1],
+              "forward values stay below 49q < 2^60");
 static_assert(kLogN % 2 == 0, "the forward layers pair up");
 
 // x − m when x ≥ m (x, m < 2^63), without a branch.
@@ -85,7 +86,7 @@ inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x,
 // x[j] with x[j + len] and x[j + len/2] with x[j + 3len/2]; layer 2m then
 // pairs within each half (twiddles psi_rev[2m + 2i], psi_rev[2m + 2i + 1]).
 void ntt_forward_lazy(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q, three_q = 3 * q;
+  const uint64_t q = t.q, four_q = 4 * q;
   for (size_t m = 1, len = kN / 2; m < kN; m <<= 2, len >>= 2) {
     const size_t h = len / 2;
     for (size_t i = 0; i < m; ++i) {
@@ -97,13 +98,13 @@ void ntt_forward_lazy(uint64_t* a, const NttTables& t) {
         const uint64_t u0 = x[j], u1 = x[j + h];
         const uint64_t v0 = mul_shoup_lazier(x[j + len], w, ws, q);
         const uint64_t v1 = mul_shoup_lazier(x[j + len + h], w, ws, q);
-        const uint64_t s0 = u0 + v0, d0 = u0 - v0 + three_q;  // the two halves of layer m
-        const uint64_t s1 = u1 + v1, d1 = u1 - v1 + three_q;
+        const uint64_t s0 = u0 + v0, d0 = u0 - v0 + four_q;  // the two halves of layer m
+        const uint64_t s1 = u1 + v1, d1 = u1 - v1 + four_q;
         const uint64_t y0 = mul_shoup_lazier(s1, w0, w0s, q), y1 = mul_shoup_lazier(d1, w1, w1s, q);
         x[j] = s0 + y0;
-        x[j + h] = s0 - y0 + three_q;
+        x[j + h] = s0 - y0 + four_q;
         x[j + len] = d0 + y1;
-        x[j + len + h] = d0 - y1 + three_q;
+        x[j + len + h] = d0 - y1 + four_q;
       }
     }
   }
