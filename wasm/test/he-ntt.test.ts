@@ -57,7 +57,18 @@ function productAt(a: bigint[], b: bigint[], k: number, q: bigint): bigint {
   return mod(sum, q);
 }
 
-const SAMPLES = (): number[] => [0, 1, 2, 3, HE_N / 2 - 1, HE_N / 2, HE_N - 2, HE_N - 1, randomInt(HE_N), randomInt(HE_N)];
+const SAMPLES = (): number[] => [
+  0,
+  1,
+  2,
+  3,
+  HE_N / 2 - 1,
+  HE_N / 2,
+  HE_N - 2,
+  HE_N - 1,
+  randomInt(HE_N),
+  randomInt(HE_N),
+];
 
 describe('he NTT', async () => {
   const he = await loadHe();

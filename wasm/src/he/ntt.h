@@ -1,7 +1,7 @@
 // Negacyclic NTT over Z_qi[X]/(X^n + 1) (Longa–Naehrig ordering: forward
 // Cooley–Tukey with bit-reversed powers of psi, inverse Gentleman–Sande).
-// Only the provider's encryption, its public keys and the client's fresh
-// encryptions of zero use it; the client's dot product stays in coefficient form.
+// The provider's encryption and keys and the client's fresh encryptions of
+// zero and key switch use it; the client's dot product stays in coefficient form.
 #pragma once
 
 #include <cstdint>
