@@ -63,34 +63,75 @@ void chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonc
 
 namespace {
 
-// Four consecutive blocks of the ChaCha variant with R rounds.
+// Consecutive groups of four blocks (counter, counter + 1, ...) of the ChaCha
+// variant with R rounds: the key's SIMD input state is built once per
+// stream, not per group, and wiped when the stream is done.
 template <int R>
-void blocks4(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3], uint8_t out[256]) {
+class Blocks4 {
+ public:
+  Blocks4(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3]) {
 #ifdef __wasm_simd128__
-  using namespace chacha_simd;
-  // Lane i of every vector computes block counter + i.
-  v128_t in[16], x[16];
-  for (int i = 0; i < 4; ++i) in[i] = wasm_u32x4_splat(kSigma[i]);
-  for (int i = 0; i < 8; ++i) in[4 + i] = wasm_u32x4_splat(key[i]);
-  in[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
-                           int32_t(counter + 3));
-  for (int i = 0; i < 3; ++i) in[13 + i] = wasm_u32x4_splat(nonce[i]);
-  permute4<R>(in, x);
-  for (int g = 0; g < 4; ++g) transpose4(x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
-  // After the transposes x[4g + k] holds bytes 16g .. 16g+15 of block k.
-  for (int k = 0; k < 4; ++k)
-    for (int g = 0; g < 4; ++g) wasm_v128_store(out + 64 * k + 16 * g, x[4 * g + k]);
-  secure_wipe(in, sizeof in);  // the key; x is only the keystream now in out
+    using namespace chacha_simd;
+    // Lane i of every vector computes block counter + i.
+    for (int i = 0; i < 4; ++i) in_[i] = wasm_u32x4_splat(kSigma[i]);
+    for (int i = 0; i < 8; ++i) in_[4 + i] = wasm_u32x4_splat(key[i]);
+    in_[12] = wasm_i32x4_make(int32_t(counter), int32_t(counter + 1), int32_t(counter + 2),
+                              int32_t(counter + 3));
+    for (int i = 0; i < 3; ++i) in_[13 + i] = wasm_u32x4_splat(nonce[i]);
 #else
-  for (uint32_t blk = 0; blk < 4; ++blk) chacha_block(key, counter + blk, nonce, R, out + 64 * blk);
+    memcpy(key_, key, sizeof key_);
+    memcpy(nonce_, nonce, sizeof nonce_);
+    counter_ = counter;
 #endif
+  }
+  ~Blocks4() { secure_wipe(this, sizeof *this); }
+  Blocks4(const Blocks4&) = delete;
+  Blocks4& operator=(const Blocks4&) = delete;
+
+  // The next four blocks into out.
+  void next(uint8_t out[256]) {
+#ifdef __wasm_simd128__
+    using namespace chacha_simd;
+    v128_t x[16];
+    permute4<R>(in_, x);
+    for (int g = 0; g < 4; ++g) transpose4(x[4 * g], x[4 * g + 1], x[4 * g + 2], x[4 * g + 3]);
+    // After the transposes x[4g + k] holds bytes 16g .. 16g+15 of block k.
+    for (int k = 0; k < 4; ++k)
+      for (int g = 0; g < 4; ++g) wasm_v128_store(out + 64 * k + 16 * g, x[4 * g + k]);
+    in_[12] = wasm_i32x4_add(in_[12], wasm_i32x4_splat(4));
+#else
+    for (uint32_t blk = 0; blk < 4; ++blk)
+      chacha_block(key_, counter_ + blk, nonce_, R, out + 64 * blk);
+    counter_ += 4;
+#endif
+  }
+
+ private:
+#ifdef __wasm_simd128__
+  v128_t in_[16];
+#else
+  uint32_t key_[8], nonce_[3], counter_;
+#endif
+};
+
+template <int R>
+void stream(const uint32_t key[8], const uint32_t nonce[3], uint32_t counter, uint8_t* out,
+            size_t nblocks) {
+  Blocks4<R> blocks(key, counter, nonce);
+  for (; nblocks >= 4; nblocks -= 4, out += 256) blocks.next(out);
+  if (nblocks > 0) {
+    uint8_t tail[256];
+    blocks.next(tail);
+    memcpy(out, tail, 64 * nblocks);
+    secure_wipe(tail, sizeof tail);
+  }
 }
 
 }  // namespace
 
 void chacha20_blocks(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
                      uint8_t out[256]) {
-  blocks4<20>(key, counter, nonce, out);
+  Blocks4<20>(key, counter, nonce).next(out);
 }
 
 void chacha_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t counter, uint8_t* out,
@@ -98,14 +139,10 @@ void chacha_stream(const uint8_t key[32], const uint8_t nonce[12], uint32_t coun
   uint32_t k[8], n[3];
   for (int i = 0; i < 8; ++i) k[i] = load32(key + 4 * i);
   for (int i = 0; i < 3; ++i) n[i] = load32(nonce + 4 * i);
-  auto four = rounds == 8 ? blocks4<8> : blocks4<20>;  // public: the variant
-  for (; nblocks >= 4; nblocks -= 4, counter += 4, out += 256) four(k, counter, n, out);
-  if (nblocks > 0) {
-    uint8_t tail[256];
-    four(k, counter, n, tail);
-    memcpy(out, tail, 64 * nblocks);
-    secure_wipe(tail, sizeof tail);
-  }
+  if (rounds == 8)  // public: the variant
+    stream<8>(k, n, counter, out, nblocks);
+  else
+    stream<20>(k, n, counter, out, nblocks);
   secure_wipe(k, sizeof k);
 }
 

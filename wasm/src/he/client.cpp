@@ -126,7 +126,7 @@ Status rerandomize(const Model& m, const Accumulator& acc, const PublicKey& pk, 
     const NttTables& t = ntt_tables(l);
     uint64_t* za = sc.za[l];
     for (size_t i = 0; i < kN; ++i) za[i] = from_signed(sc.u[i], t.q);
-    ntt_forward(za, t);
+    ntt_forward_lazy(za, t);  // pointwise_mul takes any 64-bit value
     pointwise_mul(za, za, pk.p1_ntt[l], pk.p1_ntt_shoup[l], t);
     ntt_inverse(za, t);
     for (size_t i = 0; i < kN; ++i)

@@ -7,6 +7,7 @@
 #include "common/export.h"
 #include "he/client.h"
 #include "he/keyswitch.h"
+#include "he/ntt.h"
 #include "he/sample.h"
 #include "he/scheme.h"
 
@@ -214,4 +215,19 @@ PMF_EXPORT int pmf_he_key_switch_at(const KeySwitchKey* k, const uint64_t* a, ui
   for (size_t c = 0; c < kN; ++c)
     if (a[c] >= kQ[1]) return kOutOfRange;
   return key_switch_at(*k, a, j, *b_j, ks_a);
+}
+
+// Diagnostics for tests: one transform of n values below modulus m (0: q1,
+// 1: q2, 2: q_ks), in place. op 0: ntt_forward, 1: ntt_forward_lazy, 2:
+// ntt_inverse, 3 and 4: ntt_inverse_half of parity 0 and 1 (n/2 values out).
+PMF_EXPORT int pmf_he_ntt(int m, int op, uint64_t* a) {
+  if (m < 0 || m >= int(kModuli) || op < 0 || op > 4) return kBadParams;
+  const NttTables& t = ntt_tables(size_t(m));
+  for (size_t c = 0; c < kN; ++c)
+    if (a[c] >= t.q) return kOutOfRange;
+  if (op == 0) ntt_forward(a, t);
+  if (op == 1) ntt_forward_lazy(a, t);
+  if (op == 2) ntt_inverse(a, t);
+  if (op >= 3) ntt_inverse_half(a, size_t(op - 3), t, a);
+  return kOk;
 }

@@ -27,7 +27,7 @@ struct GenScratch {
   ~GenScratch() { secure_wipe(this, sizeof *this); }
 };
 
-static_assert(3 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
+static_assert(4 * kMaxKsDigits * kQks < (uint64_t(1) << 63), "unreduced digit sums fit 64 bits");
 
 struct SwitchScratch {
   int64_t v[kN];  // what is left of each centered coefficient after the digits so far
@@ -204,8 +204,8 @@ Status switch_digits(const KeySwitchKey& k, const uint64_t a[kN], uint64_t* ks_b
   for (size_t i = 0; i < g.digits; ++i) {
     next_digit(g, i, *sc);
     if (!ks_b) b_at = add_mod(b_at, product_at(sc->digit, k.b_lo(i), k.b_hi(i), j), t.q);
-    ntt_forward(sc->d, t);
-    // Unreduced sums: each product is below 3·q_ks, ℓ of them below 2^63.
+    ntt_forward_lazy(sc->d, t);  // mul_shoup_lazier takes any 64-bit value
+    // Unreduced sums: each product is below 4·q_ks, ℓ of them below 2^63.
     const uint64_t *b = k.part(i, 0), *b_shoup = k.part(i, 1);
     const uint64_t *ai = k.part(i, 2), *a_shoup = k.part(i, 3);
     if (ks_b)

@@ -64,67 +64,99 @@ const NttTables& ntt_tables(size_t limb) {
   return tables[limb];
 }
 
-// Lazy butterflies (after Harvey) with Shoup products one multiply short of
-// exact (mul_shoup_lazier, in [0, 3q)). Forward: no correction at all; each
-// layer adds less than 3q to the largest value, so inputs below q stay below
-// 37q < 2^60 (q < 2^55) through the 12 layers, and the last layer reduces.
-// Inverse: values stay below 4q with one masked correction per butterfly, and
-// the last layer folds in the factor 1/n. Same outputs as exact arithmetic.
+// Lazy butterflies (after Harvey) with Shoup products short of exact
+// (mul_shoup_lazier, in [0, 4q)), two layers per pass (radix 4: half the
+// loads and stores of one layer at a time). Forward: no correction at all;
+// each layer adds less than 4q to the largest value, so inputs below q stay
+// below 49q < 2^60 (q < 2^54) through the 12 layers. Inverse: values
+// stay below 4q with one masked correction per butterfly, and the last layer
+// folds in the factor 1/n. Same outputs as exact arithmetic.
 namespace {
 
-static_assert(37 * (uint64_t(1) << 55) < ~uint64_t(0) / 2, "forward values fit 63 bits");
+static_assert(kQ[0] < (uint64_t(1) << 54) && kQ[1] < (uint64_t(1) << 54) && kQks < kQ[1],
+              "forward values stay below 49q < 2^60");
+static_assert(kLogN % 2 == 0, "the forward layers pair up");
 
 // x − m when x ≥ m (x, m < 2^63), without a branch.
 inline uint64_t reduce_once(uint64_t x, uint64_t m) { return x - (m & ge_mask(x, m)); }
 
 }  // namespace
 
-void ntt_forward(uint64_t* a, const NttTables& t) {
-  const uint64_t q = t.q, three_q = 3 * q;
-  size_t len = kN;
-  for (size_t m = 1; m < kN / 2; m <<= 1) {
-    len >>= 1;
+// Layers m and 2m at once: block i of layer m (twiddle psi_rev[m + i]) pairs
+// x[j] with x[j + len] and x[j + len/2] with x[j + 3len/2]; layer 2m then
+// pairs within each half (twiddles psi_rev[2m + 2i], psi_rev[2m + 2i + 1]).
+void ntt_forward_lazy(uint64_t* a, const NttTables& t) {
+  const uint64_t q = t.q, four_q = 4 * q;
+  for (size_t m = 1, len = kN / 2; m < kN; m <<= 2, len >>= 2) {
+    const size_t h = len / 2;
     for (size_t i = 0; i < m; ++i) {
       const uint64_t w = t.psi_rev[m + i], ws = t.psi_rev_shoup[m + i];
+      const uint64_t w0 = t.psi_rev[2 * m + 2 * i], w0s = t.psi_rev_shoup[2 * m + 2 * i];
+      const uint64_t w1 = t.psi_rev[2 * m + 2 * i + 1], w1s = t.psi_rev_shoup[2 * m + 2 * i + 1];
       uint64_t* x = a + 2 * i * len;
-      uint64_t* y = x + len;
-      for (size_t j = 0; j < len; ++j) {
-        const uint64_t u = x[j], v = mul_shoup_lazier(y[j], w, ws, q);
-        x[j] = u + v;
-        y[j] = u - v + three_q;
+      for (size_t j = 0; j < h; ++j) {
+        const uint64_t u0 = x[j], u1 = x[j + h];
+        const uint64_t v0 = mul_shoup_lazier(x[j + len], w, ws, q);
+        const uint64_t v1 = mul_shoup_lazier(x[j + len + h], w, ws, q);
+        const uint64_t s0 = u0 + v0, d0 = u0 - v0 + four_q;  // the two halves of layer m
+        const uint64_t s1 = u1 + v1, d1 = u1 - v1 + four_q;
+        const uint64_t y0 = mul_shoup_lazier(s1, w0, w0s, q), y1 = mul_shoup_lazier(d1, w1, w1s, q);
+        x[j] = s0 + y0;
+        x[j + h] = s0 - y0 + four_q;
+        x[j + len] = d0 + y1;
+        x[j + len + h] = d0 - y1 + four_q;
       }
     }
   }
-  for (size_t i = 0; i < kN / 2; ++i) {  // the last layer: pairs, then reduced
-    const size_t m = kN / 2;
-    const uint64_t u = a[2 * i];
-    const uint64_t v = mul_shoup_lazier(a[2 * i + 1], t.psi_rev[m + i], t.psi_rev_shoup[m + i], q);
-    a[2 * i] = reduce64(u + v, q, t.one_shoup);
-    a[2 * i + 1] = reduce64(u - v + three_q, q, t.one_shoup);
-  }
+}
+
+void ntt_forward(uint64_t* a, const NttTables& t) {
+  ntt_forward_lazy(a, t);
+  for (size_t i = 0; i < kN; ++i) a[i] = reduce64(a[i], t.q, t.one_shoup);
 }
 
 namespace {
 
+// Gentleman–Sande butterfly on values below 4q: (u + v, (u − v)·w), both below 4q.
+inline void gs_butterfly(uint64_t& x, uint64_t& y, uint64_t w, uint64_t ws, uint64_t q) {
+  const uint64_t u = x, v = y;
+  x = reduce_once(u + v, 4 * q);
+  y = mul_shoup_lazier(u - v + 4 * q, w, ws, q);
+}
+
 // The inverse layers on n ≤ kN values below 4q: for the whole transform
 // (n = kN), or for one parity's half after the first layer (n = kN/2, whose
-// layers use the same twiddles at half the stride). The last layer folds in 1/kN.
+// layers use the same twiddles at half the stride), two layers per pass while
+// two remain. The last layer folds in 1/kN.
 void inverse_layers(uint64_t* a, size_t n, const NttTables& t) {
   const uint64_t q = t.q, four_q = 4 * q;
-  size_t len = 1;
-  for (size_t m = n; m > 2; m >>= 1) {
+  size_t len = 1, m = n;
+  for (; m >= 8; m >>= 2, len <<= 2) {  // layers m (blocks h + i) and m/2 (blocks h/2 + i)
     const size_t h = m >> 1;
-    for (size_t i = 0; i < h; ++i) {
-      const uint64_t w = t.psi_inv_rev[h + i], ws = t.psi_inv_rev_shoup[h + i];
-      uint64_t* x = a + 2 * i * len;
-      uint64_t* y = x + len;
+    for (size_t i = 0; i < h / 2; ++i) {
+      const uint64_t w = t.psi_inv_rev[h / 2 + i], ws = t.psi_inv_rev_shoup[h / 2 + i];
+      const uint64_t w0 = t.psi_inv_rev[h + 2 * i], w0s = t.psi_inv_rev_shoup[h + 2 * i];
+      const uint64_t w1 = t.psi_inv_rev[h + 2 * i + 1], w1s = t.psi_inv_rev_shoup[h + 2 * i + 1];
+      uint64_t* x = a + 4 * i * len;
       for (size_t j = 0; j < len; ++j) {
-        const uint64_t u = x[j], v = y[j];
-        x[j] = reduce_once(u + v, four_q);
-        y[j] = mul_shoup_lazier(u - v + four_q, w, ws, q);
+        uint64_t x0 = x[j], x1 = x[j + len], x2 = x[j + 2 * len], x3 = x[j + 3 * len];
+        gs_butterfly(x0, x1, w0, w0s, q);
+        gs_butterfly(x2, x3, w1, w1s, q);
+        gs_butterfly(x0, x2, w, ws, q);
+        gs_butterfly(x1, x3, w, ws, q);
+        x[j] = x0;
+        x[j + len] = x1;
+        x[j + 2 * len] = x2;
+        x[j + 3 * len] = x3;
       }
     }
-    len <<= 1;
+  }
+  if (m == 4) {  // one layer left before the last
+    for (size_t i = 0; i < 2; ++i) {
+      uint64_t* x = a + 2 * i * len;
+      for (size_t j = 0; j < len; ++j)
+        gs_butterfly(x[j], x[j + len], t.psi_inv_rev[2 + i], t.psi_inv_rev_shoup[2 + i], q);
+    }
   }
   // The last layer (one twiddle w) with 1/kN: x = (u + v)/kN, y = (u − v)·w/kN.
   const uint64_t wn = t.psi_inv_rev_n, wns = t.psi_inv_rev_n_shoup;

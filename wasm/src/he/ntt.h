@@ -1,7 +1,7 @@
 // Negacyclic NTT over Z_qi[X]/(X^n + 1) (Longa–Naehrig ordering: forward
 // Cooley–Tukey with bit-reversed powers of psi, inverse Gentleman–Sande).
-// Only the provider's encryption, its public keys and the client's fresh
-// encryptions of zero use it; the client's dot product stays in coefficient form.
+// The provider's encryption and keys and the client's fresh encryptions of
+// zero and key switch use it; the client's dot product stays in coefficient form.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,11 @@ struct NttTables {
 // Tables for kModulus[i] (q1, q2, q_ks), computed on first use.
 const NttTables& ntt_tables(size_t limb);
 
+// Forward transform of values < q: outputs reduced into [0, q), or, by
+// ntt_forward_lazy, only congruent and below 2^60 (for a Shoup product next,
+// which takes any 64-bit value).
 void ntt_forward(uint64_t* a, const NttTables& t);
+void ntt_forward_lazy(uint64_t* a, const NttTables& t);
 void ntt_inverse(uint64_t* a, const NttTables& t);
 // Coefficients 2k + parity (k < n/2) of the inverse transform of a (values
 // < q), into half (which may be a): about half the work of ntt_inverse.

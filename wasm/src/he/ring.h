@@ -66,13 +66,12 @@ inline uint64_t mulhi64(uint64_t a, uint64_t b) {
   return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
 }
 
-// floor(a·b / 2^64) or one less: mulhi64 without the low halves' product,
-// for Shoup quotients that may be one short (mul_shoup_lazier).
+// floor(a·b / 2^64) or up to two less: mulhi64 without the low halves'
+// product and without the carry of the middle ones (each of the three parts
+// dropped is below 1), for Shoup quotients that may be short (mul_shoup_lazier).
 inline uint64_t mulhi64_short(uint64_t a, uint64_t b) {
   uint64_t al = uint32_t(a), ah = a >> 32, bl = uint32_t(b), bh = b >> 32;
-  uint64_t p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
-  uint64_t mid = uint64_t(uint32_t(p1)) + uint32_t(p2);
-  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+  return ah * bh + ((al * bh) >> 32) + ((ah * bl) >> 32);
 }
 
 // All-ones when x >= y (x, y < 2^63), without a branch.
@@ -111,7 +110,9 @@ inline uint64_t mul_shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_
   return x * w - mulhi64(x, w_shoup) * q;
 }
 
-// x·w mod q in [0, 3q), for any x < 2^64: one multiply fewer than mul_shoup_lazy.
+// x·w mod q in [0, 4q), for any x < 2^64: the quotient ⌊x·w'/2^64⌋ is at
+// most one below ⌊x·w/q⌋ and mulhi64_short up to two below that; one
+// multiply fewer than mul_shoup_lazy.
 inline uint64_t mul_shoup_lazier(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
   return x * w - mulhi64_short(x, w_shoup) * q;
 }
