@@ -10,7 +10,8 @@
 //   verdicts        [account, message id]  → the outcome, so a restart does not ask again
 //   topic-replay    message id           → content hash: every email fed to topic extraction
 //                                          (client/core/topic-replay.ts), for every account: a
-//                                          provider issuing a new token must not get a replay
+//                                          provider issuing a new token must not get a replay;
+//                                          index "content" on the hash, so a check reads one entry
 //   blocklist       [account, message id]  → the link check's outcome (hits with their records,
 //                                          or already looked up), so a restart does not ask again
 //   kept-requests   [account, message id]  → a spam request sent and its evaluation labels, from
@@ -128,6 +129,8 @@ const STORES = [
   'blind-keys',
 ] as const;
 type PartialMeta = { etag: string; chunks: number };
+/** topic-replay's index on the content hash (the stored value). */
+const REPLAY_BY_CONTENT = 'content';
 
 const modelOf = (packageKey: string): string => packageKey.replace(/-v\d+$/, '');
 
@@ -169,10 +172,11 @@ export class PrivateStore {
       },
       append: async (e: ReplayEntry) => void (await db.put('topic-replay', e.contentHash, e.messageId)),
       // One readwrite transaction: IndexedDB runs those of the pool's workers one after another.
+      // By key and index: reading the whole log per email made a backlog's topics quadratic.
       appendNew: async (e: ReplayEntry) => {
         const tx = db.transaction('topic-replay', 'readwrite');
         if ((await tx.store.getKey(e.messageId)) !== undefined) return 'message_id';
-        if ((await tx.store.getAll()).includes(e.contentHash)) return 'content';
+        if ((await tx.store.index(REPLAY_BY_CONTENT).getKey(e.contentHash)) !== undefined) return 'content';
         await tx.store.put(e.contentHash, e.messageId);
         await tx.done;
         return undefined;
@@ -186,10 +190,14 @@ export class PrivateStore {
   }
 
   static async open(name = DB_NAME): Promise<PrivateStore> {
-    // Version 2 added topic-replay, 3 blocklist, 4 kept-requests and blind-keys: an upgrade creates only the stores missing.
-    const db = await openDB(name, 4, {
-      upgrade(d) {
+    // Version 2 added topic-replay, 3 blocklist, 4 kept-requests and blind-keys, 5 the replay log's content
+    // index: an upgrade creates only what is missing (an index made on a filled store indexes what it holds).
+    const db = await openDB(name, 5, {
+      upgrade(d, _old, _new, tx) {
         for (const s of STORES) if (!d.objectStoreNames.contains(s)) d.createObjectStore(s);
+        const replay = tx.objectStore('topic-replay');
+        // Key path '': the stored value itself, the content hash.
+        if (!replay.indexNames.contains(REPLAY_BY_CONTENT)) replay.createIndex(REPLAY_BY_CONTENT, '');
       },
     });
     return new PrivateStore(db);

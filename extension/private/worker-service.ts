@@ -277,8 +277,9 @@ async function extractTopics(
   try {
     const slot = await slotFor(provider, emit);
     const topics = await slot.topics;
-    // One worker at a time: the pool's sessions would share the user key's few topic decryptions
-    // (6 emails an epoch), and a request refused for the key after it was logged as fed is lost.
+    // One worker at a time: sessions of two workers would share one user key's 6 topic emails; the
+    // loser's request is refused (key_rotated) after its ciphertexts left, and each opens its own
+    // session (hello and key) per key, twice the hellos a backlog's pace can take (hellosPerMinute).
     await alone(`pmf-topics:${accountOf(provider)}`, () =>
       runClassification<TopicResult>(
         items.map((i) => ({ id: i.messageId, raw: async () => i.raw ?? notAtHand() })),

@@ -231,6 +231,44 @@ describe('PrivateStore', () => {
     b.close();
   });
 
+  it('an email is checked against the replay log by key and index: the whole log is never read per email', async () => {
+    const store = await freshStore();
+    for (let i = 0; i < 50; i++)
+      await store.replay.append({ messageId: `m${i}`, contentHash: i.toString(16).padStart(64, '0') });
+    const proto = IDBObjectStore.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const wholeLog = ['getAll', 'getAllKeys', 'openCursor', 'openKeyCursor'];
+    const reads: string[] = [];
+    const saved = wholeLog.map((m) => proto[m]);
+    wholeLog.forEach((m, i) => {
+      proto[m] = function (this: unknown, ...a: unknown[]) {
+        reads.push(m);
+        return saved[i].apply(this, a);
+      };
+    });
+    try {
+      assert.equal(await store.replay.appendNew!({ messageId: 'new', contentHash: '7'.padStart(64, '0') }), 'content');
+      assert.equal(await store.replay.appendNew!({ messageId: 'm3', contentHash: 'ff'.repeat(32) }), 'message_id');
+      assert.equal(await store.replay.appendNew!({ messageId: 'new', contentHash: 'ee'.repeat(32) }), undefined);
+    } finally {
+      wholeLog.forEach((m, i) => (proto[m] = saved[i]));
+    }
+    assert.deepEqual(reads, [], 'no read of the whole store');
+    assert.equal((await store.replay.load()).length, 51);
+    store.close();
+  });
+
+  it('a version-4 database gets the replay log’s content index over the emails it already holds', async () => {
+    const name = `private-store-test-${n++}`;
+    const { openDB } = await import('idb');
+    const v4 = await openDB(name, 4, { upgrade: (d) => void d.createObjectStore('topic-replay') });
+    await v4.put('topic-replay', 'ab'.repeat(32), 'old');
+    v4.close();
+    const store = await PrivateStore.open(name);
+    assert.equal(await store.replay.appendNew!({ messageId: 'new', contentHash: 'ab'.repeat(32) }), 'content');
+    assert.deepEqual(await store.replay.load(), [{ messageId: 'old', contentHash: 'ab'.repeat(32) }]);
+    store.close();
+  });
+
   it('keeps the topic replay log for every account, and opens a version-1 database without losing it', async () => {
     const name = `private-store-test-${n++}`;
     const { openDB } = await import('idb');
