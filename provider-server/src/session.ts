@@ -34,6 +34,13 @@ import { MAX_SESSION_ERRORS } from './limits.js';
 import { takeDaily, takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
 import { windowEnd, type Task } from './store.js';
 
+/**
+ * Requests whose rate charge is taken with their claim, in one write
+ * (decryptOnce, message-rate.ts chargeAndClaim); refused before it, they
+ * pay alone (chargedIfRefused), so every frame still pays as before.
+ */
+const CHARGED_WITH_CLAIM: ReadonlySet<MessageName> = new Set(['spam_request', 'topic_request']);
+
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
   private state: 'awaiting_hello' | 'ready' | 'closed' = 'awaiting_hello';
@@ -126,8 +133,8 @@ export class Session {
     if (exchange.from !== 'client')
       throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
     if (exchange.state === 'ready') this.requireReady(msg.name);
-    if (exchange.counted === 'message' && 'messageId' in msg)
-      await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
+    if (exchange.counted === 'message' && 'messageId' in msg && !CHARGED_WITH_CLAIM.has(msg.name))
+      await this.takeMessageRate(msg.messageId);
     else if (this.units.counts(msg.name)) await takeUnit(this.deps.store, this.deps.limits, this.userId);
     switch (msg.name) {
       case 'ping':
@@ -189,8 +196,10 @@ export class Session {
 
   private async spamRequest(msg: Extract<Message, { name: 'spam_request' }>): Promise<void> {
     const model = this.requireReady('spam_request');
-    if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
-    this.requireIdle('spam_request');
+    await this.chargedIfRefused(msg.messageId, () => {
+      if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
+      this.requireIdle('spam_request');
+    });
     const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
     const gc = await this.decryptOnce('spam', msg.messageId, request, 1, true, (user) =>
       this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices)),
@@ -234,6 +243,24 @@ export class Session {
     return found.answer;
   }
 
+  /**
+   * Runs the checks of a request charged with its claim (CHARGED_WITH_CLAIM);
+   * when one refuses it, the frame is charged alone before the refusal is
+   * answered (a refused charge is answered instead, as when it came first).
+   */
+  private async chargedIfRefused<T>(messageId: string, checks: () => T | Promise<T>): Promise<T> {
+    try {
+      return await checks();
+    } catch (e) {
+      await this.takeMessageRate(messageId);
+      throw e;
+    }
+  }
+
+  private takeMessageRate(messageId: string): Promise<void> {
+    return takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), messageId);
+  }
+
   /** One email at a time: its answer (spam_done or topic_labels) must come before the next request. */
   private requireIdle(name: string): void {
     const open = this.awaitingDone?.messageId ?? this.awaitingLabels?.messageId;
@@ -244,7 +271,8 @@ export class Session {
   }
 
   /**
-   * Claims `messageId` for `task`, bound to the `request` digest (at most
+   * Charges the request frame and claims `messageId` for `task` in one
+   * write (message-rate.ts chargeAndClaim), bound to the `request` digest (at most
    * once per user, docs/protocol.md#exactly-once-verdicts), spends
    * `decryptions` of the user key's budget, runs the decrypting `work` and
    * records its answer durably before it may be sent (`keep`: with the bytes,
@@ -279,6 +307,7 @@ export class Session {
           budget,
           count: decryptions,
         },
+        rate: { limits: this.deps.limits, user: this.ratedUser() },
         work: () => work(user),
         recorded: (out) => (keep ? out : null),
         open: () => this.state === 'ready',
@@ -303,18 +332,24 @@ export class Session {
 
   private async topicRequest(msg: Extract<Message, { name: 'topic_request' }>): Promise<void> {
     const model = this.requireReady('topic_request');
-    const topics = model.topics;
-    if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
-    this.requireIdle('topic_request');
-    if (await this.deps.store.topicOptOut(this.userId))
-      throw new ProtocolError('opted_out', 'this user opted out of topic extraction (send topic_setting 0 to opt in)');
-    const expected = topicCiphertexts(model.params, topics.bPrime);
-    if (msg.lwes.length !== expected.bytes) {
-      throw new ProtocolError(
-        'bad_field',
-        `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
-      );
-    }
+    const topics = await this.chargedIfRefused(msg.messageId, async () => {
+      const topics = model.topics;
+      if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
+      this.requireIdle('topic_request');
+      if (await this.deps.store.topicOptOut(this.userId))
+        throw new ProtocolError(
+          'opted_out',
+          'this user opted out of topic extraction (send topic_setting 0 to opt in)',
+        );
+      const expected = topicCiphertexts(model.params, topics.bPrime);
+      if (msg.lwes.length !== expected.bytes) {
+        throw new ProtocolError(
+          'bad_field',
+          `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
+        );
+      }
+      return topics;
+    });
     // Recorded with its decoder before it is sent, so that a topic_resend can
     // answer it again and its labels can be decoded in a later session.
     const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
