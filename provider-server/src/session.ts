@@ -9,10 +9,11 @@
 // `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (`topic_resend` →
 // the recorded `topic_gc`; one email at a time). `ping`/`pong` and `bye` are
 // allowed in any state. Frames of one session are handled strictly one after
-// another; every bad frame gets an error frame naming the problem and never
-// affects other sessions.
+// another (a spam_done's write goes on beside the next, acknowledgements.ts);
+// every bad frame gets an error frame naming the problem and never affects
+// other sessions.
 import { randomBytes } from 'node:crypto';
-import { ProtocolError } from '../../protocol/errors.js';
+import { ProtocolError, type ErrorCode } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
@@ -25,6 +26,7 @@ import { EXCHANGES, UnitFrames, type Exchange } from '../../protocol/exchanges.j
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
 import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
 import { checkElements } from './blocklist.js';
+import { Acknowledgements } from './acknowledgements.js';
 import { greet } from './session-hello.js';
 import type { SessionDeps } from './session-deps.js';
 import { errorOf, FATAL, RESYNC } from './session-errors.js';
@@ -56,6 +58,8 @@ export class Session {
   private readonly units = new UnitFrames();
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
+  /** spam_done's writes, off the next email's path. */
+  private readonly acks = new Acknowledgements((e) => this.logFailure(e, 'internal'));
 
   constructor(
     private readonly deps: SessionDeps,
@@ -111,7 +115,17 @@ export class Session {
 
   private fail(e: unknown, requestId: number, fatal: boolean): void {
     const { code, message } = errorOf(e);
-    // Details of our own failures go to the log only (messages are secret-free by construction).
+    this.logFailure(e, code);
+    this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
+    if (!RESYNC.has(code)) this.errors++;
+    if (fatal || FATAL.has(code) || this.errors >= MAX_SESSION_ERRORS) {
+      void this.end();
+      this.close(1008, code);
+    }
+  }
+
+  /** Logs and counts a failure; details of our own go to the log only (messages are secret-free by construction). */
+  private logFailure(e: unknown, code: ErrorCode): void {
     const detail = code === 'internal' ? `: ${(e as Error)?.message ?? e}` : '';
     this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
       session: this.id,
@@ -119,12 +133,6 @@ export class Session {
       level: code === 'internal' ? 'error' : RESYNC.has(code) ? 'info' : 'warn',
     });
     this.deps.metrics.errors.inc({ kind: code });
-    this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
-    if (!RESYNC.has(code)) this.errors++;
-    if (fatal || FATAL.has(code) || this.errors >= MAX_SESSION_ERRORS) {
-      void this.end();
-      this.close(1008, code);
-    }
   }
 
   private async dispatch(msg: Message): Promise<void> {
@@ -219,6 +227,7 @@ export class Session {
     if (model.topics) throw new ProtocolError('out_of_order', `spam_resend in a session of topic model ${model.id}`);
     this.requireIdle('spam_resend');
     const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
+    await this.acks.settled(); // an answer this session acknowledged is not sent again
     const answer = await this.recorded('spam', msg.messageId, request, 'spam_request');
     if (this.state !== 'ready') return;
     this.awaitingDone = { messageId: msg.messageId, request };
@@ -326,8 +335,9 @@ export class Session {
       throw new ProtocolError('out_of_order', `spam_done for ${msg.messageId}, which has no outstanding spam_gc`);
     }
     this.awaitingDone = undefined;
-    // The client has its answer: the recorded copy is no longer needed.
-    await this.deps.store.acknowledge(this.userId, done.messageId, 'spam', done.request);
+    // The client has its answer: the recorded copy is no longer needed, and
+    // its next request need not wait for that write (acknowledgements.ts).
+    await this.acks.start(() => this.deps.store.acknowledge(this.userId, done.messageId, 'spam', done.request));
   }
 
   private async topicRequest(msg: Extract<Message, { name: 'topic_request' }>): Promise<void> {
