@@ -24,17 +24,16 @@ import {
 } from '../../protocol/messages.js';
 import { EXCHANGES, UnitFrames, type Exchange } from '../../protocol/exchanges.js';
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
-import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
-import { checkElements } from './blocklist.js';
 import { Acknowledgements } from './acknowledgements.js';
+import { lookUp } from './session-blocklist.js';
 import { greet } from './session-hello.js';
 import type { SessionDeps } from './session-deps.js';
 import { errorOf, FATAL, RESYNC } from './session-errors.js';
 import { claimOnce, packTopicAnswer, requestDigest, unpackTopicAnswer } from './claim-once.js';
 import type { ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS } from './limits.js';
-import { takeDaily, takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
-import { windowEnd, type Task } from './store.js';
+import { takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
+import type { Task } from './store.js';
 
 /**
  * Requests whose rate charge is taken with their claim, in one write
@@ -444,70 +443,14 @@ export class Session {
     this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
   }
 
-  /**
-   * Evaluates the OPRF on one message's ITEMS_PER_MESSAGE blinded elements
-   * (its items and padding, docs/blocklist.md): once per delivered message id
-   * and within the user's daily cap, so the list cannot be dumped by
-   * querying. Everything is checked before the claim; the claim is released
-   * only if nothing left the provider.
-   */
+  /** A link check (session-blocklist.ts): once per delivered message id, within the user's daily cap. */
   private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
-    const list = this.deps.blocklists?.current(msg.listId);
-    if (!list) throw new ProtocolError('unknown_model', `blocklist ${msg.listId} is not served here`);
-    if (msg.listVersion !== list.version) {
-      throw new ProtocolError(
-        msg.listVersion < list.version ? 'model_outdated' : 'unknown_model',
-        `blocklist ${list.id} version ${msg.listVersion} is not current; download version ${list.version}`,
-      );
-    }
-    checkElements(msg.blinded); // exactly ITEMS_PER_MESSAGE of them: decodeMessage checked the length
-    const store = this.deps.store;
-    const request = requestDigest('blocklist', msg.messageId, msg.blinded);
-    const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
-    const { blocklistEvaluationsPerDay: cap, backlogAllowance } = this.deps.limits;
-    const once = await claimOnce(
-      store,
-      { userId: this.userId, messageId: msg.messageId, task: 'blocklist', request },
-      {
-        // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
-        // answered request below gets elements the client may already hold again, uncounted.
-        charge: async () => {
-          if (
-            !(await takeDaily(
-              store,
-              this.ratedUser(),
-              'oprf',
-              ITEMS_PER_MESSAGE,
-              cap,
-              backlogAllowance * ITEMS_PER_MESSAGE,
-            ))
-          )
-            throw new ProtocolError(
-              'daily_limit',
-              `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
-                `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
-            );
-        },
-        work: evaluate,
-        // Recorded without the bytes: a lost reply is computed again for the same request (below).
-        recorded: () => null,
-        open: () => this.state === 'ready',
-      },
-    );
-    if (once === 'closed') return;
-    if (once === 'already_classified') {
-      // The same request again (its reply lost on the way): the same blinded
-      // elements get the same k·B, which may already be the client's, so they
-      // are evaluated again; any other request for the message stays refused.
-      if (!(await store.answered(this.userId, msg.messageId, 'blocklist', request)))
-        throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
-      const evaluated = await evaluate();
-      if (this.state === 'ready') this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
-      return;
-    }
-    this.deps.metrics.blocklistItems.inc({ list: list.id }, ITEMS_PER_MESSAGE);
-    this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated: once.answer });
+    const evaluated = await lookUp(this.deps, this.userId, this.ratedUser(), msg, {
+      open: () => this.state === 'ready',
+      timed: (op, fn) => this.timed(op, fn),
+    });
+    if (evaluated) this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 
   private ratedUser(): RatedUser {
