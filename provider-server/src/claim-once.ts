@@ -4,7 +4,8 @@
 // nothing left the provider; record the answer durably before it may be sent.
 import { createHash } from 'node:crypto';
 import { ProtocolError } from '../../protocol/errors.js';
-import type { KeySpend, Store, Task } from './store.js';
+import { chargeAndClaim, type RateLimits, type RatedUser } from './message-rate.js';
+import type { ClaimResult, KeySpend, Store, Task } from './store.js';
 
 /**
  * The SHA-256 a claim is bound to: task, message id and every request field,
@@ -31,6 +32,11 @@ export interface OnceRequest {
 export interface OnceSteps<T> {
   /** Decryptions spent from a user key's budget with the claim (Store.claimAndSpend); a used-up key is `key_rotated`. */
   spend?: KeySpend;
+  /**
+   * With `spend`: the request frame's rate charge, taken with the claim
+   * (message-rate.ts chargeAndClaim); a refused charge claims nothing.
+   */
+  rate?: { limits: RateLimits; user: RatedUser };
   /** Charges before the work (a daily cap); throwing releases the claim. */
   charge?(): Promise<void>;
   work(): Promise<T>;
@@ -56,9 +62,7 @@ export async function claimOnce<T>(
   { userId, messageId, task, request }: OnceRequest,
   steps: OnceSteps<T>,
 ): Promise<{ answer: T } | 'closed' | 'already_classified'> {
-  const claim = steps.spend
-    ? await store.claimAndSpend(userId, messageId, task, request, steps.spend)
-    : await store.claim(userId, messageId, task, request);
+  const claim = await claimFor(store, { userId, messageId, task, request }, steps);
   if (claim === 'rotated')
     throw new ProtocolError('key_rotated', 'this key epoch is used up: reconnect to get the next key');
   if (claim === 'unknown_message')
@@ -89,6 +93,17 @@ export async function claimOnce<T>(
   if (!recorded)
     throw new ProtocolError('already_classified', `message ${messageId} was claimed by another request (${task})`);
   return { answer };
+}
+
+/** The claim of claimOnce, with its key spend and rate charge when `steps` have them. */
+function claimFor(
+  store: Store,
+  { userId, messageId, task, request }: OnceRequest,
+  { spend, rate }: OnceSteps<unknown>,
+): Promise<ClaimResult | 'rotated'> {
+  if (!spend) return store.claim(userId, messageId, task, request);
+  if (!rate) return store.claimAndSpend(userId, messageId, task, request, spend);
+  return chargeAndClaim(store, rate.limits, rate.user, { messageId, task, request, spend });
 }
 
 /** A topic answer as recorded: u32 BE length of the topic_gc, the topic_gc, then its decoder (never sent). */

@@ -19,7 +19,7 @@ import { ProtocolError } from '../../protocol/errors.js';
 import type { ServerLimits } from './limits.js';
 import type { Steps } from './store-driver.js';
 import type { DailyKind } from './store-rates.js';
-import { windowEnd, type Store } from './store.js';
+import { windowEnd, type ClaimResult, type KeySpend, type Store, type Task } from './store.js';
 
 export type RateLimits = Pick<ServerLimits, 'requestsPerMinute' | 'messagesPerDay' | 'backlogAllowance'>;
 
@@ -64,6 +64,10 @@ function* dailySteps(
   );
 }
 
+/** What the charge of a request frame naming a message came to. */
+type Charged = 'ok' | Refused;
+type Refused = 'rate_limited' | 'daily_limit';
+
 /**
  * Charges a request frame naming `messageId` (above); throws `rate_limited` or `daily_limit`.
  * On PostgreSQL the same steps run in one call (MessageRates.charge).
@@ -85,26 +89,63 @@ export async function takeMessageRate(
           allowance: limits.backlogAllowance,
         })
       : await store.messageRates.run('message_rate', chargeSteps(store, limits, user, messageId));
-  if (charged === 'rate_limited') throw rateLimited(limits);
-  if (charged === 'daily_limit') {
-    throw new ProtocolError(
-      'daily_limit',
-      `at most ${limits.messagesPerDay} new messages per account per day once its backlog allowance is spent; ` +
-        `try again after ${new Date(windowEnd('messages')).toISOString()}`,
-    );
+  if (charged !== 'ok') throw refusal(limits, charged);
+}
+
+/** A claim a request frame pays for: its message, task, request digest and key spend (Ledger.claimAndSpend). */
+export interface PaidClaim {
+  messageId: string;
+  task: Task;
+  request: Uint8Array;
+  spend: KeySpend;
+}
+
+/**
+ * Charges a request frame (takeMessageRate) and, once charged, claims its
+ * message and spends its decryptions (Ledger.claimAndSpend). On SQLite one
+ * write of a commit batch, one commit round where there were two on every
+ * email's path: a refused charge claims nothing, and a claim that fails
+ * (throws) backs the charge out with it, as nothing was answered. On
+ * PostgreSQL the two calls one after the other, each as takeMessageRate and
+ * claimAndSpend run it.
+ */
+export async function chargeAndClaim(
+  store: Store,
+  limits: RateLimits,
+  user: RatedUser,
+  { messageId, task, request, spend }: PaidClaim,
+): Promise<ClaimResult | 'rotated'> {
+  if (store.sql().dialect === 'postgres') {
+    await takeMessageRate(store, limits, user, messageId);
+    return store.claimAndSpend(user.userId, messageId, task, request, spend);
   }
+  const outcome = await store.messageRates.run(
+    'charge_claim',
+    (function* (): Steps<Refused | ClaimResult | 'rotated'> {
+      const charged = yield* chargeSteps(store, limits, user, messageId);
+      if (charged !== 'ok') return charged;
+      return yield* store.ledger.claimSpendSteps(user.userId, messageId, task, request, spend);
+    })(),
+  );
+  if (outcome === 'rate_limited' || outcome === 'daily_limit') throw refusal(limits, outcome);
+  return outcome;
+}
+
+/** The error a refused charge is answered with. */
+function refusal(limits: RateLimits, refused: Refused): ProtocolError {
+  if (refused === 'rate_limited') return rateLimited(limits);
+  return new ProtocolError(
+    'daily_limit',
+    `at most ${limits.messagesPerDay} new messages per account per day once its backlog allowance is spent; ` +
+      `try again after ${new Date(windowEnd('messages')).toISOString()}`,
+  );
 }
 
 /**
  * takeMessageRate's statements, run as one operation of the store's (on
  * SQLite one write of a commit batch: one commit round, not four).
  */
-function* chargeSteps(
-  store: Store,
-  limits: RateLimits,
-  user: RatedUser,
-  messageId: string,
-): Steps<'ok' | 'rate_limited' | 'daily_limit'> {
+function* chargeSteps(store: Store, limits: RateLimits, user: RatedUser, messageId: string): Steps<Charged> {
   const seen = yield* store.messageRates.frame(user.userId, messageId);
   if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return 'ok';
   if (!(yield* store.rates.takeRateSteps(user.userId, limits.requestsPerMinute, Date.now(), 'requests')))

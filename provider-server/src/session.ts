@@ -9,10 +9,11 @@
 // `topic_request` → `topic_gc`, `topic_labels` → `topic_ack` (`topic_resend` →
 // the recorded `topic_gc`; one email at a time). `ping`/`pong` and `bye` are
 // allowed in any state. Frames of one session are handled strictly one after
-// another; every bad frame gets an error frame naming the problem and never
-// affects other sessions.
+// another (a spam_done's write goes on beside the next, acknowledgements.ts);
+// every bad frame gets an error frame naming the problem and never affects
+// other sessions.
 import { randomBytes } from 'node:crypto';
-import { ProtocolError } from '../../protocol/errors.js';
+import { ProtocolError, type ErrorCode } from '../../protocol/errors.js';
 import { peekRequestId } from '../../protocol/frame.js';
 import {
   decodeMessage,
@@ -23,16 +24,23 @@ import {
 } from '../../protocol/messages.js';
 import { EXCHANGES, UnitFrames, type Exchange } from '../../protocol/exchanges.js';
 import { topicCiphertexts, type UserKeyId } from '../../wasm/ts/he.js';
-import { ITEMS_PER_MESSAGE } from '../../protocol/blocklist.js';
-import { checkElements } from './blocklist.js';
+import { Acknowledgements } from './acknowledgements.js';
+import { lookUp } from './session-blocklist.js';
 import { greet } from './session-hello.js';
 import type { SessionDeps } from './session-deps.js';
 import { errorOf, FATAL, RESYNC } from './session-errors.js';
 import { claimOnce, packTopicAnswer, requestDigest, unpackTopicAnswer } from './claim-once.js';
 import type { ServedModel } from './crypto.js';
 import { MAX_SESSION_ERRORS } from './limits.js';
-import { takeDaily, takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
-import { windowEnd, type Task } from './store.js';
+import { takeMessageRate, takeUnit, type RatedUser } from './message-rate.js';
+import type { Task } from './store.js';
+
+/**
+ * Requests whose rate charge is taken with their claim, in one write
+ * (decryptOnce, message-rate.ts chargeAndClaim); refused before it, they
+ * pay alone (chargedIfRefused), so every frame still pays as before.
+ */
+const CHARGED_WITH_CLAIM: ReadonlySet<MessageName> = new Set(['spam_request', 'topic_request']);
 
 export class Session {
   readonly id = randomBytes(12).toString('base64url');
@@ -49,6 +57,8 @@ export class Session {
   private readonly units = new UnitFrames();
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
+  /** spam_done's writes, off the next email's path. */
+  private readonly acks = new Acknowledgements((e) => this.logFailure(e, 'internal'));
 
   constructor(
     private readonly deps: SessionDeps,
@@ -104,14 +114,7 @@ export class Session {
 
   private fail(e: unknown, requestId: number, fatal: boolean): void {
     const { code, message } = errorOf(e);
-    // Details of our own failures go to the log only (messages are secret-free by construction).
-    const detail = code === 'internal' ? `: ${(e as Error)?.message ?? e}` : '';
-    this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
-      session: this.id,
-      ...(this.userId && { user: this.userId }),
-      level: code === 'internal' ? 'error' : RESYNC.has(code) ? 'info' : 'warn',
-    });
-    this.deps.metrics.errors.inc({ kind: code });
+    this.logFailure(e, code);
     this.send(encodeMessage('error', requestId, { code, message: message.slice(0, 1000) }));
     if (!RESYNC.has(code)) this.errors++;
     if (fatal || FATAL.has(code) || this.errors >= MAX_SESSION_ERRORS) {
@@ -120,14 +123,25 @@ export class Session {
     }
   }
 
+  /** Logs and counts a failure; details of our own go to the log only (messages are secret-free by construction). */
+  private logFailure(e: unknown, code: ErrorCode): void {
+    const detail = code === 'internal' ? `: ${(e as Error)?.message ?? e}` : '';
+    this.deps.log.failed(`session_${code}`, `session error ${code}${detail}`, {
+      session: this.id,
+      ...(this.userId && { user: this.userId }),
+      level: code === 'internal' ? 'error' : RESYNC.has(code) ? 'info' : 'warn',
+    });
+    this.deps.metrics.errors.inc({ kind: code });
+  }
+
   private async dispatch(msg: Message): Promise<void> {
     // The protocol's table (protocol/exchanges.ts): who sends it, in which state, what it costs.
     const exchange: Exchange = EXCHANGES[msg.name];
     if (exchange.from !== 'client')
       throw new ProtocolError('out_of_order', `${msg.name} is sent by the provider, never to it`);
     if (exchange.state === 'ready') this.requireReady(msg.name);
-    if (exchange.counted === 'message' && 'messageId' in msg)
-      await takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), msg.messageId);
+    if (exchange.counted === 'message' && 'messageId' in msg && !CHARGED_WITH_CLAIM.has(msg.name))
+      await this.takeMessageRate(msg.messageId);
     else if (this.units.counts(msg.name)) await takeUnit(this.deps.store, this.deps.limits, this.userId);
     switch (msg.name) {
       case 'ping':
@@ -189,8 +203,10 @@ export class Session {
 
   private async spamRequest(msg: Extract<Message, { name: 'spam_request' }>): Promise<void> {
     const model = this.requireReady('spam_request');
-    if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
-    this.requireIdle('spam_request');
+    await this.chargedIfRefused(msg.messageId, () => {
+      if (model.topics) throw new ProtocolError('out_of_order', `spam_request in a session of topic model ${model.id}`);
+      this.requireIdle('spam_request');
+    });
     const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
     const gc = await this.decryptOnce('spam', msg.messageId, request, 1, true, (user) =>
       this.timed('spam', () => this.deps.crypto.spam(this.id, model, user, msg.lwe, msg.choices)),
@@ -210,6 +226,7 @@ export class Session {
     if (model.topics) throw new ProtocolError('out_of_order', `spam_resend in a session of topic model ${model.id}`);
     this.requireIdle('spam_resend');
     const request = requestDigest('spam', msg.messageId, msg.lwe, msg.choices);
+    await this.acks.settled(); // an answer this session acknowledged is not sent again
     const answer = await this.recorded('spam', msg.messageId, request, 'spam_request');
     if (this.state !== 'ready') return;
     this.awaitingDone = { messageId: msg.messageId, request };
@@ -234,6 +251,24 @@ export class Session {
     return found.answer;
   }
 
+  /**
+   * Runs the checks of a request charged with its claim (CHARGED_WITH_CLAIM);
+   * when one refuses it, the frame is charged alone before the refusal is
+   * answered (a refused charge is answered instead, as when it came first).
+   */
+  private async chargedIfRefused<T>(messageId: string, checks: () => T | Promise<T>): Promise<T> {
+    try {
+      return await checks();
+    } catch (e) {
+      await this.takeMessageRate(messageId);
+      throw e;
+    }
+  }
+
+  private takeMessageRate(messageId: string): Promise<void> {
+    return takeMessageRate(this.deps.store, this.deps.limits, this.ratedUser(), messageId);
+  }
+
   /** One email at a time: its answer (spam_done or topic_labels) must come before the next request. */
   private requireIdle(name: string): void {
     const open = this.awaitingDone?.messageId ?? this.awaitingLabels?.messageId;
@@ -244,7 +279,8 @@ export class Session {
   }
 
   /**
-   * Claims `messageId` for `task`, bound to the `request` digest (at most
+   * Charges the request frame and claims `messageId` for `task` in one
+   * write (message-rate.ts chargeAndClaim), bound to the `request` digest (at most
    * once per user, docs/protocol.md#exactly-once-verdicts), spends
    * `decryptions` of the user key's budget, runs the decrypting `work` and
    * records its answer durably before it may be sent (`keep`: with the bytes,
@@ -279,6 +315,7 @@ export class Session {
           budget,
           count: decryptions,
         },
+        rate: { limits: this.deps.limits, user: this.ratedUser() },
         work: () => work(user),
         recorded: (out) => (keep ? out : null),
         open: () => this.state === 'ready',
@@ -297,24 +334,31 @@ export class Session {
       throw new ProtocolError('out_of_order', `spam_done for ${msg.messageId}, which has no outstanding spam_gc`);
     }
     this.awaitingDone = undefined;
-    // The client has its answer: the recorded copy is no longer needed.
-    await this.deps.store.acknowledge(this.userId, done.messageId, 'spam', done.request);
+    // The client has its answer: the recorded copy is no longer needed, and
+    // its next request need not wait for that write (acknowledgements.ts).
+    await this.acks.start(() => this.deps.store.acknowledge(this.userId, done.messageId, 'spam', done.request));
   }
 
   private async topicRequest(msg: Extract<Message, { name: 'topic_request' }>): Promise<void> {
     const model = this.requireReady('topic_request');
-    const topics = model.topics;
-    if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
-    this.requireIdle('topic_request');
-    if (await this.deps.store.topicOptOut(this.userId))
-      throw new ProtocolError('opted_out', 'this user opted out of topic extraction (send topic_setting 0 to opt in)');
-    const expected = topicCiphertexts(model.params, topics.bPrime);
-    if (msg.lwes.length !== expected.bytes) {
-      throw new ProtocolError(
-        'bad_field',
-        `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
-      );
-    }
+    const topics = await this.chargedIfRefused(msg.messageId, async () => {
+      const topics = model.topics;
+      if (!topics) throw new ProtocolError('out_of_order', `topic_request in a session of spam model ${model.id}`);
+      this.requireIdle('topic_request');
+      if (await this.deps.store.topicOptOut(this.userId))
+        throw new ProtocolError(
+          'opted_out',
+          'this user opted out of topic extraction (send topic_setting 0 to opt in)',
+        );
+      const expected = topicCiphertexts(model.params, topics.bPrime);
+      if (msg.lwes.length !== expected.bytes) {
+        throw new ProtocolError(
+          'bad_field',
+          `topic_request.lwes is ${msg.lwes.length} bytes; expected ${expected.bytes} (${expected.packed ? 'one packed ciphertext' : `${topics.bPrime} LWE ciphertexts`})`,
+        );
+      }
+      return topics;
+    });
     // Recorded with its decoder before it is sent, so that a topic_resend can
     // answer it again and its labels can be decoded in a later session.
     const request = requestDigest('topics', msg.messageId, msg.lwes, msg.choices);
@@ -399,70 +443,14 @@ export class Session {
     this.reply('topic_setting_ack', msg.requestId, { optOut: msg.optOut });
   }
 
-  /**
-   * Evaluates the OPRF on one message's ITEMS_PER_MESSAGE blinded elements
-   * (its items and padding, docs/blocklist.md): once per delivered message id
-   * and within the user's daily cap, so the list cannot be dumped by
-   * querying. Everything is checked before the claim; the claim is released
-   * only if nothing left the provider.
-   */
+  /** A link check (session-blocklist.ts): once per delivered message id, within the user's daily cap. */
   private async blocklistRequest(msg: Extract<Message, { name: 'blocklist_request' }>): Promise<void> {
     this.requireReady('blocklist_request');
-    const list = this.deps.blocklists?.current(msg.listId);
-    if (!list) throw new ProtocolError('unknown_model', `blocklist ${msg.listId} is not served here`);
-    if (msg.listVersion !== list.version) {
-      throw new ProtocolError(
-        msg.listVersion < list.version ? 'model_outdated' : 'unknown_model',
-        `blocklist ${list.id} version ${msg.listVersion} is not current; download version ${list.version}`,
-      );
-    }
-    checkElements(msg.blinded); // exactly ITEMS_PER_MESSAGE of them: decodeMessage checked the length
-    const store = this.deps.store;
-    const request = requestDigest('blocklist', msg.messageId, msg.blinded);
-    const evaluate = () => this.timed('blocklist', () => this.deps.crypto.blocklist(list.keyFile, msg.blinded));
-    const { blocklistEvaluationsPerDay: cap, backlogAllowance } = this.deps.limits;
-    const once = await claimOnce(
-      store,
-      { userId: this.userId, messageId: msg.messageId, task: 'blocklist', request },
-      {
-        // Counted after the claim (a refused message costs nothing) and only for new evaluations: the
-        // answered request below gets elements the client may already hold again, uncounted.
-        charge: async () => {
-          if (
-            !(await takeDaily(
-              store,
-              this.ratedUser(),
-              'oprf',
-              ITEMS_PER_MESSAGE,
-              cap,
-              backlogAllowance * ITEMS_PER_MESSAGE,
-            ))
-          )
-            throw new ProtocolError(
-              'daily_limit',
-              `at most ${Math.floor(cap / ITEMS_PER_MESSAGE)} link checks (${cap} OPRF evaluations) per account per day; ` +
-                `try again after ${new Date(windowEnd('oprf')).toISOString()}`,
-            );
-        },
-        work: evaluate,
-        // Recorded without the bytes: a lost reply is computed again for the same request (below).
-        recorded: () => null,
-        open: () => this.state === 'ready',
-      },
-    );
-    if (once === 'closed') return;
-    if (once === 'already_classified') {
-      // The same request again (its reply lost on the way): the same blinded
-      // elements get the same k·B, which may already be the client's, so they
-      // are evaluated again; any other request for the message stays refused.
-      if (!(await store.answered(this.userId, msg.messageId, 'blocklist', request)))
-        throw new ProtocolError('already_classified', `message ${msg.messageId} was already looked up (blocklist)`);
-      const evaluated = await evaluate();
-      if (this.state === 'ready') this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
-      return;
-    }
-    this.deps.metrics.blocklistItems.inc({ list: list.id }, ITEMS_PER_MESSAGE);
-    this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated: once.answer });
+    const evaluated = await lookUp(this.deps, this.userId, this.ratedUser(), msg, {
+      open: () => this.state === 'ready',
+      timed: (op, fn) => this.timed(op, fn),
+    });
+    if (evaluated) this.reply('blocklist_reply', msg.requestId, { messageId: msg.messageId, evaluated });
   }
 
   private ratedUser(): RatedUser {

@@ -125,8 +125,12 @@ export class Ledger {
     return runSteps(this.db, 'claim_spend', this.claimSpendSteps(userId, messageId, task, request, spend), BOOKKEEPING);
   }
 
-  /** claimAndSpend's statements, as pmf_claim_spend_v1 runs them (on SQLite one write of a commit batch). */
-  private *claimSpendSteps(
+  /**
+   * claimAndSpend's statements, as pmf_claim_spend_v1 runs them (on SQLite
+   * one write of a commit batch; message-rate.ts chargeAndClaim runs them
+   * after a frame's charge in the same write).
+   */
+  *claimSpendSteps(
     userId: number,
     messageId: string,
     task: Task,

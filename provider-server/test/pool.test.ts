@@ -62,6 +62,21 @@ test('per-email work overtakes queued session setup on a busy worker', async () 
   }
 });
 
+test('a busy event loop does not starve a worker: it is given many queued per-email tasks at once', async () => {
+  await pool.runOn('s', 'whoami');
+  const first = pool.runOn('s', 'spin', 100);
+  // As under load: one task queued per session, a score of sessions on one worker.
+  const queued = Array.from({ length: 20 }, () => pool.runOn('s', 'started'));
+  const blockedUntil = Date.now() + 400; // the event loop is busy with other sessions meanwhile
+  while (Date.now() < blockedUntil) {
+    // busy
+  }
+  await first;
+  const started = await Promise.all(queued);
+  const late = started.filter((t) => t >= blockedUntil - 150).length;
+  assert.equal(late, 0, `${late} of 20 tasks waited for the event loop to hand them to the idle worker`);
+});
+
 test('a worker runs queued per-email tasks back to back, without waiting for the event loop to post each', async () => {
   await pool.runOn('s', 'whoami');
   const first = pool.runOn('s', 'spin', 100);

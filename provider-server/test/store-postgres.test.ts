@@ -187,10 +187,24 @@ describe('postgres round trips per classification', { skip: postgresMissing() },
         c.send('spam_done', requestId + 1, { messageId: id });
         assert.equal((await c.request('ping', requestId + 2, { nonce: 1 })).name, 'pong'); // spam_done was handled
       };
+      /** Until `done`: spam_done's write goes on beside the session's next frames (acknowledgements.ts). */
+      const until = async (done: () => boolean | Promise<boolean>): Promise<void> => {
+        for (let i = 0; i < 500 && !(await done()); i++) await new Promise((r) => setTimeout(r, 10));
+      };
       await classify('m1', 2); // the first of a window also drops the user's past windows
+      await until(async () => {
+        const [row] = await store
+          .sql()
+          .all<{ answer: Buffer | null }>('SELECT answer FROM classified WHERE user_id = ? AND message_id = ?', [
+            u.userId,
+            'm1',
+          ]);
+        return row.answer === null;
+      });
       const statements: string[] = [];
       store.observe((statement) => statements.push(statement));
       await classify('m2', 10);
+      await until(() => statements.length >= 4);
       assert.deepEqual(statements, [
         'call pmf_message_rate_v1',
         'call pmf_claim_spend_v1',

@@ -10,7 +10,8 @@
 // queue. Up to EMAIL_IN_FLIGHT per-email tasks are posted to a worker at
 // once: it runs them back to back instead of sleeping until the event loop
 // gets round to sending the next (waking a sleeping thread costs the loop
-// about three times what posting to a busy one does). A worker that dies is
+// about three times what posting to a busy one does, and the loop takes a
+// worker's replies only between its other work). A worker that dies is
 // replaced; its running and queued tasks fail with a TaskError (their
 // per-session state died with it).
 //
@@ -94,8 +95,14 @@ const PING_OP = '\0ping';
 const MEMORY_OP = '\0memory';
 
 const DEGRADED_FOR_MS = 60_000;
-/** Per-email tasks posted to one worker at once (each is about a tenth of a millisecond). */
-const EMAIL_IN_FLIGHT = 4;
+/**
+ * Per-email tasks posted to one worker at once (each is about a tenth of a
+ * millisecond). The worker gets its next tasks only when the event loop
+ * takes its replies, which under load is milliseconds apart: with a few in
+ * flight, per-email tasks waited in the pool's queue while the worker sat
+ * idle. The pool holds at most one task per session anyway.
+ */
+const EMAIL_IN_FLIGHT = 32;
 
 export class WorkerPool<Tasks extends TaskTable> {
   private readonly slots: Slot[] = [];
