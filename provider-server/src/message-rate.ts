@@ -18,7 +18,8 @@ import { FRAMES_PER_MESSAGE } from '../../protocol/limits.js';
 import { ProtocolError } from '../../protocol/errors.js';
 import type { ServerLimits } from './limits.js';
 import type { Steps } from './store-driver.js';
-import type { DailyKind } from './store-rates.js';
+import { claimSpendArgs } from './store-ledger.js';
+import type { DailyKind, MessageCharge } from './store-rates.js';
 import { windowEnd, type ClaimResult, type KeySpend, type Store, type Task } from './store.js';
 
 export type RateLimits = Pick<ServerLimits, 'requestsPerMinute' | 'messagesPerDay' | 'backlogAllowance'>;
@@ -80,16 +81,21 @@ export async function takeMessageRate(
 ): Promise<void> {
   const charged =
     store.sql().dialect === 'postgres'
-      ? await store.messageRates.charge({
-          ...user,
-          messageId,
-          freeFrames: FRAMES_PER_MESSAGE,
-          perMinute: limits.requestsPerMinute,
-          perDay: limits.messagesPerDay,
-          allowance: limits.backlogAllowance,
-        })
+      ? await store.messageRates.charge(messageCharge(limits, user, messageId))
       : await store.messageRates.run('message_rate', chargeSteps(store, limits, user, messageId));
   if (charged !== 'ok') throw refusal(limits, charged);
+}
+
+/** What a request frame naming `messageId` is charged against, for the store's PostgreSQL functions. */
+function messageCharge(limits: RateLimits, user: RatedUser, messageId: string): MessageCharge {
+  return {
+    ...user,
+    messageId,
+    freeFrames: FRAMES_PER_MESSAGE,
+    perMinute: limits.requestsPerMinute,
+    perDay: limits.messagesPerDay,
+    allowance: limits.backlogAllowance,
+  };
 }
 
 /** A claim a request frame pays for: its message, task, request digest and key spend (Ledger.claimAndSpend). */
@@ -106,8 +112,8 @@ export interface PaidClaim {
  * write of a commit batch, one commit round where there were two on every
  * email's path: a refused charge claims nothing, and a claim that fails
  * (throws) backs the charge out with it, as nothing was answered. On
- * PostgreSQL the two calls one after the other, each as takeMessageRate and
- * claimAndSpend run it.
+ * PostgreSQL the same in one call and transaction (pmf_charge_claim_v1):
+ * one round trip where there were two.
  */
 export async function chargeAndClaim(
   store: Store,
@@ -116,8 +122,10 @@ export async function chargeAndClaim(
   { messageId, task, request, spend }: PaidClaim,
 ): Promise<ClaimResult | 'rotated'> {
   if (store.sql().dialect === 'postgres') {
-    await takeMessageRate(store, limits, user, messageId);
-    return store.claimAndSpend(user.userId, messageId, task, request, spend);
+    const { attempt, args } = claimSpendArgs(task, request, spend);
+    const outcome = await store.messageRates.chargeAndClaim(messageCharge(limits, user, messageId), args);
+    if (outcome === 'rate_limited' || outcome === 'daily_limit') throw refusal(limits, outcome);
+    return outcome === 'claimed' ? { attempt } : outcome;
   }
   const outcome = await store.messageRates.run(
     'charge_claim',

@@ -44,6 +44,28 @@ function newAttempt(): Buffer {
   return attempt;
 }
 
+/** What pmf_claim_spend_v1 (store-postgres-functions.ts) answers. */
+export type PostgresClaimOutcome = 'claimed' | 'unknown_message' | 'already_classified' | 'rotated';
+
+/**
+ * pmf_claim_spend_v1's arguments after the user and message: the claim's
+ * task, time, request digest and new attempt, then the key spend (also the
+ * tail of pmf_charge_claim_v1's, message-rate.ts chargeAndClaim).
+ */
+export function claimSpendArgs(
+  task: Task,
+  request: Uint8Array,
+  spend: KeySpend,
+): { attempt: Buffer; args: (string | number | Buffer)[] } {
+  checkSpend(spend.count, spend.budget);
+  const attempt = newAttempt();
+  const { salt, modelId, version, epoch, budget, count } = spend;
+  return {
+    attempt,
+    args: [task, Date.now(), Buffer.from(request), attempt, Buffer.from(salt), modelId, version, epoch, budget, count],
+  };
+}
+
 export class Ledger {
   constructor(
     private readonly db: SqlDriver,
@@ -99,25 +121,10 @@ export class Ledger {
   ): Promise<ClaimResult | 'rotated'> {
     checkSpend(spend.count, spend.budget);
     if (this.db.dialect === 'postgres') {
-      const attempt = newAttempt();
-      const [{ outcome }] = await this.db.all<{
-        outcome: 'claimed' | 'unknown_message' | 'already_classified' | 'rotated';
-      }>(
+      const { attempt, args } = claimSpendArgs(task, request, spend);
+      const [{ outcome }] = await this.db.all<{ outcome: PostgresClaimOutcome }>(
         'SELECT pmf_claim_spend_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS outcome',
-        [
-          userId,
-          messageId,
-          task,
-          Date.now(),
-          Buffer.from(request),
-          attempt,
-          Buffer.from(spend.salt),
-          spend.modelId,
-          spend.version,
-          spend.epoch,
-          spend.budget,
-          spend.count,
-        ],
+        [userId, messageId, ...args],
         BOOKKEEPING, // as its two steps
       );
       return outcome === 'claimed' ? { attempt } : outcome;

@@ -121,5 +121,25 @@ BEGIN
   RETURN recorded;
 END $$;`;
 
+/**
+ * A request frame's charge and, once charged, its claim with the key spend
+ * (message-rate.ts chargeAndClaim: the two functions above in one call and
+ * transaction, so an error in the claim takes the charge back with it).
+ * Returns pmf_message_rate_v1's refusal or pmf_claim_spend_v1's outcome.
+ */
+const CHARGE_CLAIM = `CREATE OR REPLACE FUNCTION pmf_charge_claim_v1(
+  u integer, m text, salt bytea, free_frames integer,
+  per_minute integer, minute_start bigint, per_day integer, day_start bigint, allowance integer,
+  t text, now_ms bigint, req bytea, att bytea,
+  key_salt bytea, model text, version integer, ep integer, budget integer, n integer
+) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  charged text;
+BEGIN
+  charged := pmf_message_rate_v1(u, m, salt, free_frames, per_minute, minute_start, per_day, day_start, allowance);
+  IF charged <> 'ok' THEN RETURN charged; END IF;
+  RETURN pmf_claim_spend_v1(u, m, t, now_ms, req, att, key_salt, model, version, ep, budget, n);
+END $$;`;
+
 /** Every function of the store, created or replaced at start (migratePostgres). */
-export const POSTGRES_FUNCTIONS = [MESSAGE_RATE, CLAIM_SPEND, RECORD_CAP].join('\n');
+export const POSTGRES_FUNCTIONS = [MESSAGE_RATE, CLAIM_SPEND, RECORD_CAP, CHARGE_CLAIM].join('\n');

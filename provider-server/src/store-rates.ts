@@ -2,6 +2,7 @@
 // counts in fixed windows, and what the per-message rate keeps per delivered
 // message and per key salt (message-rate.ts decides what each frame costs).
 import { BOOKKEEPING, changes, rows, runSteps, type SqlDriver, type Statement, type Steps } from './store-driver.js';
+import type { PostgresClaimOutcome } from './store-ledger.js';
 
 /**
  * Per-user counts in fixed windows, each kind apart: requests (spam, topics,
@@ -135,21 +136,40 @@ export class MessageRates {
    * (store-postgres-functions.ts), PostgreSQL only: the steps message-rate.ts
    * runs as one write on SQLite, past windows dropped beside it.
    */
-  async charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
+  charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
+    return this.call('pmf_message_rate_v1', c, [], now);
+  }
+
+  /**
+   * charge and, once charged, a claim with its key spend (`claim`:
+   * Ledger's claimSpendArgs) in one call of pmf_charge_claim_v1, PostgreSQL
+   * only: a refusal of the charge, or the claim's outcome.
+   */
+  chargeAndClaim(
+    c: MessageCharge,
+    claim: (string | number | Buffer)[],
+    now = Date.now(),
+  ): Promise<'rate_limited' | 'daily_limit' | PostgresClaimOutcome> {
+    return this.call('pmf_charge_claim_v1', c, claim, now);
+  }
+
+  private async call<T>(fn: string, c: MessageCharge, more: unknown[], now: number): Promise<T> {
+    const args = [
+      c.userId,
+      c.messageId,
+      Buffer.from(c.salt),
+      c.freeFrames,
+      c.perMinute,
+      windowStart('requests', now),
+      c.perDay,
+      windowStart('messages', now),
+      c.allowance,
+      ...more,
+    ];
     const [rows] = await Promise.all([
-      this.db.all<{ outcome: 'ok' | 'rate_limited' | 'daily_limit' }>(
-        'SELECT pmf_message_rate_v1(?, ?, ?, ?, ?, ?, ?, ?, ?) AS outcome',
-        [
-          c.userId,
-          c.messageId,
-          Buffer.from(c.salt),
-          c.freeFrames,
-          c.perMinute,
-          windowStart('requests', now),
-          c.perDay,
-          windowStart('messages', now),
-          c.allowance,
-        ],
+      this.db.all<{ outcome: T }>(
+        `SELECT ${fn}(${args.map(() => '?').join(', ')}) AS outcome`,
+        args,
         BOOKKEEPING, // as each of its statements on SQLite
       ),
       this.windows.prunePast(c.userId, 'requests', now),

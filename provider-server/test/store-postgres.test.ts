@@ -168,7 +168,78 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
 describe('postgres round trips per classification', { skip: postgresMissing() }, () => {
   const cluster = suitePostgres();
 
-  test("a classification is four statements, one round trip and commit each: the frame's rate charge, the claim with its key spend, the answer with the cap, the acknowledgement", async () => {
+  /** A session of alice's (m1 delivered) on a server over a fresh PostgreSQL store, after hello. */
+  async function withSession(
+    body: (c: TestClient, store: Store, userId: number) => Promise<void>,
+    limits: Parameters<typeof startHarness>[0] = {},
+  ): Promise<void> {
+    const store = await openPostgresStore(await cluster.database());
+    const h = await startHarness(limits, {}, { store });
+    try {
+      const { token, userId } = await store.addUser('alice');
+      await store.deliver(userId, 'm1', RAW);
+      const c = await TestClient.connect(h.server.wsUrl);
+      const hello = { token, modelId: 'spam', modelVersion: 2, clientNonce: NONCE, keyEpoch: 0 };
+      assert.equal((await c.request('hello', 1, hello)).name, 'welcome');
+      await body(c, store, userId);
+      c.close();
+    } finally {
+      await h.close();
+      await store.close();
+    }
+  }
+  const SPAM_REQUEST = { messageId: 'm1', lwe: new Uint8Array(4), choices: new Uint8Array(1) };
+  /** What the rate kept of alice's m1 and her minute. */
+  const charged = async (store: Store, userId: number): Promise<unknown> => ({
+    m1: await store
+      .sql()
+      .all('SELECT rate_frames AS frames, rate_counted AS counted FROM messages WHERE user_id = ? AND message_id = ?', [
+        userId,
+        'm1',
+      ]),
+    minute: await store.sql().all('SELECT count FROM rate_windows WHERE user_id = ?', [userId]),
+  });
+
+  test('a spam_request whose claim fails leaves neither claim nor charge behind (one transaction)', async () => {
+    await withSession(async (c, store, userId) => {
+      const before = await charged(store, userId);
+      await store
+        .sql()
+        .run(
+          "CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+        );
+      await store
+        .sql()
+        .run('CREATE TRIGGER no_claims BEFORE INSERT ON classified FOR EACH ROW EXECUTE FUNCTION refuse_claims()');
+      const refused = await c.request('spam_request', 2, SPAM_REQUEST);
+      assert.equal(refused.name === 'error' && refused.code, 'internal');
+      assert.equal(await store.isClassified(userId, 'm1'), false);
+      assert.deepEqual(await charged(store, userId), before, 'the charge was backed out with the claim');
+      await store.sql().run('DROP TRIGGER no_claims ON classified');
+      assert.equal((await c.request('spam_request', 3, SPAM_REQUEST)).name, 'spam_gc');
+      assert.deepEqual(await charged(store, userId), {
+        m1: [{ frames: 1, counted: 1 }],
+        minute: [{ count: 1 }],
+      });
+    });
+  });
+
+  test('a spam_request whose charge is refused claims nothing', async () => {
+    const refusals: [string, Parameters<typeof startHarness>[0], 'requests' | 'messages'][] = [
+      ['rate_limited', { requestsPerMinute: 1 }, 'requests'],
+      ['daily_limit', { messagesPerDay: 1, backlogAllowance: 0 }, 'messages'],
+    ];
+    for (const [code, limits, kind] of refusals) {
+      await withSession(async (c, store, userId) => {
+        assert.ok(await store.takeRate(userId, 1, Date.now(), kind));
+        const refused = await c.request('spam_request', 2, SPAM_REQUEST);
+        assert.equal(refused.name === 'error' && refused.code, code);
+        assert.deepEqual(await store.sql().all('SELECT message_id FROM classified'), []);
+      }, limits);
+    }
+  });
+
+  test("a classification is three statements, one round trip and commit each: the frame's rate charge with the claim and its key spend, the answer with the cap, the acknowledgement", async () => {
     const store = await openPostgresStore(await cluster.database());
     const h = await startHarness({}, {}, { store });
     try {
@@ -204,13 +275,8 @@ describe('postgres round trips per classification', { skip: postgresMissing() },
       const statements: string[] = [];
       store.observe((statement) => statements.push(statement));
       await classify('m2', 10);
-      await until(() => statements.length >= 4);
-      assert.deepEqual(statements, [
-        'call pmf_message_rate_v1',
-        'call pmf_claim_spend_v1',
-        'call pmf_record_answer_v1',
-        'update classified',
-      ]);
+      await until(() => statements.length >= 3);
+      assert.deepEqual(statements, ['call pmf_charge_claim_v1', 'call pmf_record_answer_v1', 'update classified']);
       c.close();
     } finally {
       await h.close();
