@@ -126,6 +126,85 @@ function rateSuite(kind: string, openStore: () => Promise<Store>): void {
       },
     );
   });
+
+  /** What the rate kept of message `id` and of the user's minute. */
+  async function charged(store: Store, userId: number, id: string): Promise<unknown> {
+    const sql = store.sql();
+    return {
+      message: await sql.all(
+        'SELECT rate_frames AS frames, rate_counted AS counted FROM messages WHERE user_id = ? AND message_id = ?',
+        [userId, id],
+      ),
+      minute: await sql.all('SELECT count FROM rate_windows WHERE user_id = ?', [userId]),
+    };
+  }
+
+  /** Makes every new claim fail inside the store (a trigger); returns what lifts it. */
+  async function refuseClaims(store: Store): Promise<() => Promise<unknown>> {
+    const sql = store.sql();
+    if (sql.dialect === 'postgres') {
+      await sql.run(
+        "CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+      );
+      await sql.run(
+        'CREATE TRIGGER no_claims BEFORE INSERT ON classified FOR EACH ROW EXECUTE FUNCTION refuse_claims()',
+      );
+      return () => sql.run('DROP TRIGGER no_claims ON classified');
+    }
+    await sql.run(
+      "CREATE TEMP TRIGGER no_claims BEFORE INSERT ON classified BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    return () => sql.run('DROP TRIGGER no_claims');
+  }
+
+  test(`${kind}: a spam_request whose claim fails leaves neither claim nor charge behind (message-rate.ts chargeAndClaim)`, async () => {
+    await withUser({}, ['m1'], async (h, connect, userId) => {
+      const c = await connect();
+      const before = await charged(h.store, userId, 'm1');
+      const allow = await refuseClaims(h.store);
+      assert.equal(await ask(c, 'm1'), 'internal');
+      assert.equal(await h.store.isClassified(userId, 'm1'), false);
+      assert.deepEqual(await charged(h.store, userId, 'm1'), before, 'the charge was backed out with the claim');
+      // Nothing was answered: the same request is charged and answered once the claim can be made.
+      await allow();
+      assert.equal(await ask(c, 'm1', 4), 'spam_gc');
+      assert.deepEqual(await charged(h.store, userId, 'm1'), {
+        message: [{ frames: 1, counted: 1 }],
+        minute: [{ count: 1 }],
+      });
+    });
+  });
+
+  test(`${kind}: a spam_request whose charge is refused claims nothing, not even for a moment`, async () => {
+    // Each limit 1 and used up before the request (the store counts it as that request's charge would).
+    const refusals: [string, Partial<ServerLimits>, 'requests' | 'messages'][] = [
+      ['rate_limited', { requestsPerMinute: 1 }, 'requests'],
+      ['daily_limit', { messagesPerDay: 1, backlogAllowance: 0 }, 'messages'],
+    ];
+    for (const [code, limits, window] of refusals) {
+      await withUser(limits, ['m1'], async (h, connect, userId) => {
+        const c = await connect();
+        assert.ok(await h.store.takeRate(userId, 1, Date.now(), window));
+        assert.equal(await ask(c, 'm1'), code);
+        // Not even a claim still in progress (attempt set): isClassified would not see one.
+        assert.deepEqual(await h.store.sql().all('SELECT message_id FROM classified'), []);
+      });
+    }
+  });
+
+  test(`${kind}: a spam_request refused before its claim is charged as before, alone`, async () => {
+    await withUser({}, ['m1', 'm2'], async (h, connect, userId) => {
+      const c = await connect();
+      const gc = await c.request('spam_request', 2, { messageId: 'm1', ...LWE });
+      assert.equal(gc.name, 'spam_gc');
+      // m1's spam_done is outstanding: refused, and m2's frame still counts (a request, a new message).
+      const early = await c.request('spam_request', 3, { messageId: 'm2', ...LWE });
+      assert.equal(early.name === 'error' && early.code, 'out_of_order');
+      const count = (table: string) => h.store.sql().all(`SELECT count FROM ${table} WHERE user_id = ?`, [userId]);
+      assert.deepEqual(await count('rate_windows'), [{ count: 2 }]);
+      assert.deepEqual(await count('message_windows'), [{ count: 2 }]);
+    });
+  });
 }
 
 rateSuite('sqlite', async () => openSqliteStore(':memory:'));

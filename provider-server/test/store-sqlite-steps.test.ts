@@ -1,17 +1,18 @@
 // The SQLite driver's operations of several statements (SqlDriver.atomic):
 // a frame's rate charge and a claim with its key spend cost one commit
 // round each, not one per statement, a spam_request's charge and claim one
-// together, and an operation that fails inside a batch leaves none of its
+// together (what that combination must keep: message-rate.test.ts, on both
+// stores), and an operation that fails inside a batch leaves none of its
 // writes while the batch's other writes commit.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mock, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { LIMIT_DEFAULTS, type ServerLimits } from '../src/limits.js';
+import { LIMIT_DEFAULTS } from '../src/limits.js';
 import { takeMessageRate } from '../src/message-rate.js';
 import { changes, rows, type Steps } from '../src/store-driver.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
-import type { RateKind, Store } from '../src/store.js';
+import type { Store } from '../src/store.js';
 import { tempDir } from '../../scripts/test/temp-dir.js';
 import type { Message } from '../../protocol/messages.js';
 import { NONCE, startHarness, TestClient } from './harness.js';
@@ -113,12 +114,9 @@ test('sqlite: an operation that fails inside a batch leaves none of its writes, 
 });
 
 /** A session of alice's on a server over a fresh file store (idle loop, as withStore), after hello. */
-async function withSession(
-  body: (c: TestClient, store: Store, userId: number) => Promise<void>,
-  limits: Partial<ServerLimits> = {},
-): Promise<void> {
+async function withSession(body: (c: TestClient, store: Store, userId: number) => Promise<void>): Promise<void> {
   const store = openSqliteStore(path.join(tempDir('pmf-steps-'), 'store.db'), { loop: { busy: () => false } });
-  const h = await startHarness(limits, {}, { store });
+  const h = await startHarness({}, {}, { store });
   try {
     const { token, userId } = await store.addUser('alice');
     await store.deliver(userId, 'm1', RAW);
@@ -154,55 +152,5 @@ test('sqlite: a spam_request costs two commit rounds, its charge with its claim 
     assert.equal(gc?.name, 'spam_gc');
     assert.deepEqual(await charged(store, userId), { m1: { frames: 1, counted: 1 }, minute: [{ count: 1 }] });
     assert.ok(await store.isClassified(userId, 'm1'));
-  });
-});
-
-test('sqlite: a spam_request whose claim fails leaves neither claim nor charge behind', async () => {
-  await withSession(async (c, store, userId) => {
-    const before = await charged(store, userId);
-    await store
-      .sql()
-      .run("CREATE TEMP TRIGGER no_claims BEFORE INSERT ON classified BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    const refused = await c.request('spam_request', 2, SPAM_REQUEST);
-    assert.equal(refused.name === 'error' && refused.code, 'internal');
-    assert.equal(await store.isClassified(userId, 'm1'), false);
-    assert.deepEqual(await charged(store, userId), before, 'the charge was backed out with the claim');
-    // Nothing was answered: the same request is charged and answered once the claim can be made.
-    await store.sql().run('DROP TRIGGER no_claims');
-    assert.equal((await c.request('spam_request', 3, SPAM_REQUEST)).name, 'spam_gc');
-    assert.deepEqual(await charged(store, userId), { m1: { frames: 1, counted: 1 }, minute: [{ count: 1 }] });
-  });
-});
-
-test('sqlite: a spam_request whose charge is refused claims nothing, not even for a moment', async () => {
-  // Each limit 1 and used up before the request (the store counts it as that request's charge would).
-  const refusals: [string, Partial<ServerLimits>, RateKind][] = [
-    ['rate_limited', { requestsPerMinute: 1 }, 'requests'],
-    ['daily_limit', { messagesPerDay: 1, backlogAllowance: 0 }, 'messages'],
-  ];
-  for (const [code, limits, kind] of refusals) {
-    await withSession(async (c, store, userId) => {
-      assert.ok(await store.takeRate(userId, 1, Date.now(), kind));
-      const refused = await c.request('spam_request', 2, SPAM_REQUEST);
-      assert.equal(refused.name === 'error' && refused.code, code);
-      // Not even a claim still in progress (attempt set): isClassified would not see one.
-      assert.deepEqual(await store.sql().all('SELECT message_id FROM classified'), []);
-    }, limits);
-  }
-});
-
-test('sqlite: a spam_request refused before its claim is charged as before, alone', async () => {
-  await withSession(async (c, store, userId) => {
-    await store.deliver(userId, 'm2', RAW);
-    assert.equal((await c.request('spam_request', 2, SPAM_REQUEST)).name, 'spam_gc');
-    // m1's spam_done is outstanding: refused, and m2's frame still counts (a request, a new message).
-    const early = await c.request('spam_request', 3, { ...SPAM_REQUEST, messageId: 'm2' });
-    assert.equal(early.name === 'error' && early.code, 'out_of_order');
-    assert.deepEqual(await store.sql().all('SELECT count FROM rate_windows WHERE user_id = ?', [userId]), [
-      { count: 2 },
-    ]);
-    assert.deepEqual(await store.sql().all('SELECT count FROM message_windows WHERE user_id = ?', [userId]), [
-      { count: 2 },
-    ]);
   });
 });
