@@ -119,24 +119,38 @@ export async function chargeAndClaim(
   store: Store,
   limits: RateLimits,
   user: RatedUser,
-  { messageId, task, request, spend }: PaidClaim,
+  paid: PaidClaim,
 ): Promise<ClaimResult | 'rotated'> {
-  if (store.sql().dialect === 'postgres') {
-    const { attempt, args } = claimSpendArgs(task, request, spend);
-    const outcome = await store.messageRates.chargeAndClaim(messageCharge(limits, user, messageId), args);
-    if (outcome === 'rate_limited' || outcome === 'daily_limit') throw refusal(limits, outcome);
-    return outcome === 'claimed' ? { attempt } : outcome;
-  }
-  const outcome = await store.messageRates.run(
-    'charge_claim',
-    (function* (): Steps<Refused | ClaimResult | 'rotated'> {
-      const charged = yield* chargeSteps(store, limits, user, messageId);
-      if (charged !== 'ok') return charged;
-      return yield* store.ledger.claimSpendSteps(user.userId, messageId, task, request, spend);
-    })(),
-  );
+  const outcome =
+    store.sql().dialect === 'postgres'
+      ? await chargeAndClaimCall(store, limits, user, paid)
+      : await store.messageRates.run('charge_claim', chargeClaimSteps(store, limits, user, paid));
   if (outcome === 'rate_limited' || outcome === 'daily_limit') throw refusal(limits, outcome);
   return outcome;
+}
+
+/** chargeAndClaim on PostgreSQL: one call of pmf_charge_claim_v1. */
+async function chargeAndClaimCall(
+  store: Store,
+  limits: RateLimits,
+  user: RatedUser,
+  { messageId, task, request, spend }: PaidClaim,
+): Promise<Refused | ClaimResult | 'rotated'> {
+  const { attempt, args } = claimSpendArgs(task, request, spend);
+  const outcome = await store.messageRates.chargeAndClaim(messageCharge(limits, user, messageId), args);
+  return outcome === 'claimed' ? { attempt } : outcome;
+}
+
+/** chargeAndClaim's statements on SQLite: chargeSteps, then, once charged, the claim's. */
+function* chargeClaimSteps(
+  store: Store,
+  limits: RateLimits,
+  user: RatedUser,
+  { messageId, task, request, spend }: PaidClaim,
+): Steps<Refused | ClaimResult | 'rotated'> {
+  const charged = yield* chargeSteps(store, limits, user, messageId);
+  if (charged !== 'ok') return charged;
+  return yield* store.ledger.claimSpendSteps(user.userId, messageId, task, request, spend);
 }
 
 /** The error a refused charge is answered with. */

@@ -119,9 +119,8 @@ export class Ledger {
     request: Uint8Array,
     spend: KeySpend,
   ): Promise<ClaimResult | 'rotated'> {
-    checkSpend(spend.count, spend.budget);
     if (this.db.dialect === 'postgres') {
-      const { attempt, args } = claimSpendArgs(task, request, spend);
+      const { attempt, args } = claimSpendArgs(task, request, spend); // checks the spend
       const [{ outcome }] = await this.db.all<{ outcome: PostgresClaimOutcome }>(
         'SELECT pmf_claim_spend_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) AS outcome',
         [userId, messageId, ...args],
@@ -129,6 +128,7 @@ export class Ledger {
       );
       return outcome === 'claimed' ? { attempt } : outcome;
     }
+    checkSpend(spend.count, spend.budget); // before the claim: a bad spend claims nothing
     return runSteps(this.db, 'claim_spend', this.claimSpendSteps(userId, messageId, task, request, spend), BOOKKEEPING);
   }
 
