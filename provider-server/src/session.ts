@@ -57,6 +57,14 @@ export class Session {
   private readonly units = new UnitFrames();
   private pings = { window: 0, count: 0 };
   private queue: Promise<void> = Promise.resolve();
+  /**
+   * Whether this session capped its user's unacknowledged answers yet: once,
+   * with its first recorded answer. After that it holds at most one of its
+   * own (one email at a time, requireIdle), so only a session that ended
+   * before its client acknowledged leaves one behind, and the next session's
+   * first answer caps it (docs/protocol.md#exactly-once-verdicts).
+   */
+  private answersCapped = false;
   /** spam_done's writes, off the next email's path. */
   private readonly acks = new Acknowledgements((e) => this.logFailure(e, 'internal'));
 
@@ -319,9 +327,10 @@ export class Session {
         work: () => work(user),
         recorded: (out) => (keep ? out : null),
         open: () => this.state === 'ready',
-        keepAnswers: this.deps.limits.unacknowledgedAnswersPerUser,
+        keepAnswers: this.answersCapped ? undefined : this.deps.limits.unacknowledgedAnswersPerUser,
       },
     );
+    if (keep && typeof once === 'object') this.answersCapped = true;
     if (once === 'already_classified')
       throw new ProtocolError('already_classified', `message ${messageId} was already classified (${task})`);
     return once === 'closed' ? undefined : once.answer;

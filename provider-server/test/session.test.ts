@@ -345,6 +345,59 @@ test('a client that never acknowledges leaves at most unacknowledgedAnswersPerUs
   }
 });
 
+test("a session caps its user's unacknowledged answers with its first answer only; sessions left open hold one each", async () => {
+  const keep = 3;
+  const small = await startHarness({ unacknowledgedAnswersPerUser: keep });
+  try {
+    const user = await small.store.addUser('steady');
+    const request = (i: number) => ({
+      messageId: `s${i}`,
+      lwe: new Uint8Array(10).fill(i),
+      choices: new Uint8Array(3),
+    });
+    for (let i = 0; i < 14; i++) await small.store.deliver(user.userId, `s${i}`, 'Subject: s\r\n\r\nbody');
+    const caps: (number | undefined)[] = [];
+    const record = small.store.recordAnswer;
+    Object.assign(small.store, {
+      recordAnswer: (...a: Parameters<typeof record>) => (caps.push(a[5]), record(...a)),
+    });
+    const unacknowledged = async () =>
+      (await small.store.sql().all('SELECT 1 FROM classified WHERE user_id = ? AND answer IS NOT NULL', [user.userId]))
+        .length;
+    // An honest session: each answer acknowledged before the next request; only the first caps.
+    const c = await TestClient.connect(small.server.wsUrl);
+    await hello(c, user.token);
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await c.request('spam_request', 2 + 2 * i, request(i))).name, 'spam_gc');
+      c.send('spam_done', 3 + 2 * i, { messageId: `s${i}` });
+    }
+    assert.equal((await c.request('ping', 20, { nonce: 1 })).name, 'pong');
+    c.close();
+    assert.deepEqual(caps, [keep, undefined, undefined]);
+    // Five sessions open at once, each leaving its second answer unacknowledged: one each beyond the cap.
+    const open = await Promise.all(Array.from({ length: 5 }, () => TestClient.connect(small.server.wsUrl)));
+    for (const [k, o] of open.entries()) {
+      await hello(o, user.token);
+      assert.equal((await o.request('spam_request', 2, request(3 + 2 * k))).name, 'spam_gc');
+      o.send('spam_done', 3, { messageId: `s${3 + 2 * k}` });
+    }
+    for (const [k, o] of open.entries()) {
+      assert.equal((await o.request('spam_request', 4, request(4 + 2 * k))).name, 'spam_gc');
+      await new Promise((resolve) => setTimeout(resolve, 2)); // distinct claim times: the cap keeps ties
+    }
+    for (const o of open) o.close();
+    assert.equal(await unacknowledged(), 5, 'the cap ran before these five answers');
+    // The next session's first answer caps them again.
+    const next = await TestClient.connect(small.server.wsUrl);
+    await hello(next, user.token);
+    assert.equal((await next.request('spam_request', 2, request(13))).name, 'spam_gc');
+    next.close();
+    assert.equal(await unacknowledged(), keep);
+  } finally {
+    await small.close();
+  }
+});
+
 test('exactly once: a request whose answer never left is not_answered; a new request then takes the claim over', async () => {
   const c = await TestClient.connect(h.server.wsUrl);
   await hello(c);
