@@ -112,7 +112,7 @@ export interface PaidClaim {
  * write of a commit batch, one commit round where there were two on every
  * email's path: a refused charge claims nothing, and a claim that fails
  * (throws) backs the charge out with it, as nothing was answered. On
- * PostgreSQL the same in one call and transaction (pmf_charge_claim_v1):
+ * PostgreSQL the same in one call and transaction (pmf_charge_claim_v2):
  * one round trip where there were two.
  */
 export async function chargeAndClaim(
@@ -129,7 +129,7 @@ export async function chargeAndClaim(
   return outcome;
 }
 
-/** chargeAndClaim on PostgreSQL: one call of pmf_charge_claim_v1. */
+/** chargeAndClaim on PostgreSQL: one call of pmf_charge_claim_v2. */
 async function chargeAndClaimCall(
   store: Store,
   limits: RateLimits,
@@ -170,11 +170,15 @@ function refusal(limits: RateLimits, refused: Refused): ProtocolError {
 function* chargeSteps(store: Store, limits: RateLimits, user: RatedUser, messageId: string): Steps<Charged> {
   const seen = yield* store.messageRates.frame(user.userId, messageId);
   if (seen?.counted && seen.frames <= FRAMES_PER_MESSAGE) return 'ok';
+  // frame marked a new message counted; a refusal takes that back (uncounted).
+  const refused = function* (why: Refused): Steps<Charged> {
+    if (seen && !seen.counted) yield* store.messageRates.uncounted(user.userId, messageId);
+    return why;
+  };
   if (!(yield* store.rates.takeRateSteps(user.userId, limits.requestsPerMinute, Date.now(), 'requests')))
-    return 'rate_limited';
+    return yield* refused('rate_limited');
   if (!seen || seen.counted) return 'ok';
   if (!(yield* dailySteps(store, user, 'messages', 1, limits.messagesPerDay, limits.backlogAllowance)))
-    return 'daily_limit';
-  yield* store.messageRates.counted(user.userId, messageId);
+    return yield* refused('daily_limit');
   return 'ok';
 }

@@ -50,7 +50,7 @@ export type PostgresClaimOutcome = 'claimed' | 'unknown_message' | 'already_clas
 /**
  * pmf_claim_spend_v1's arguments after the user and message: the claim's
  * task, time, request digest and new attempt, then the key spend (also the
- * tail of pmf_charge_claim_v1's, message-rate.ts chargeAndClaim).
+ * tail of pmf_charge_claim_v2's, message-rate.ts chargeAndClaim).
  */
 export function claimSpendArgs(
   task: Task,

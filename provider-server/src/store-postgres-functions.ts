@@ -15,30 +15,35 @@
 
 /**
  * The charge of a request frame naming a message (message-rate.ts,
- * chargeSteps: MessageRates.frame, takeRate, takeDaily, MessageRates.counted),
+ * chargeSteps: MessageRates.frame, takeRate, takeDaily, MessageRates.uncounted),
  * on the tables RateWindows and MessageRates name for `requests` and `messages`.
  * Returns 'ok', 'rate_limited' or 'daily_limit'; what was counted before a
- * refusal stays counted, as there.
+ * refusal stays counted, as there. (v1 wrote a new message's row twice.)
  */
-const MESSAGE_RATE = `CREATE OR REPLACE FUNCTION pmf_message_rate_v1(
+const MESSAGE_RATE = `CREATE OR REPLACE FUNCTION pmf_message_rate_v2(
   u integer, m text, salt bytea, free_frames integer,
   per_minute integer, minute_start bigint, per_day integer, day_start bigint, allowance integer
 ) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   frames integer;
-  counted integer;
   seen boolean;
+  counted boolean;
   daily boolean := false;
 BEGIN
-  UPDATE messages SET rate_frames = rate_frames + 1 WHERE user_id = u AND message_id = m
-    RETURNING rate_frames, rate_counted INTO frames, counted;
+  UPDATE messages SET rate_frames = CASE WHEN rate_counted = 1 THEN rate_frames + 1 ELSE 1 END, rate_counted = 1
+    WHERE user_id = u AND message_id = m RETURNING rate_frames INTO frames;
   seen := FOUND;
-  IF seen AND counted = 1 AND frames <= free_frames THEN RETURN 'ok'; END IF;
-  IF per_minute < 1 THEN RETURN 'rate_limited'; END IF;
-  INSERT INTO rate_windows AS w (user_id, window_start, count) VALUES (u, minute_start, 1)
-    ON CONFLICT (user_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count + 1 <= per_minute;
-  IF NOT FOUND THEN RETURN 'rate_limited'; END IF;
-  IF NOT seen OR counted = 1 THEN RETURN 'ok'; END IF;
+  counted := seen AND frames > 1;
+  IF counted AND frames <= free_frames THEN RETURN 'ok'; END IF;
+  IF per_minute >= 1 THEN
+    INSERT INTO rate_windows AS w (user_id, window_start, count) VALUES (u, minute_start, 1)
+      ON CONFLICT (user_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count + 1 <= per_minute;
+  END IF;
+  IF per_minute < 1 OR NOT FOUND THEN
+    IF seen AND NOT counted THEN UPDATE messages SET rate_counted = 0 WHERE user_id = u AND message_id = m; END IF;
+    RETURN 'rate_limited';
+  END IF;
+  IF NOT seen OR counted THEN RETURN 'ok'; END IF;
   IF per_day >= 1 THEN
     INSERT INTO message_windows AS w (user_id, window_start, count) VALUES (u, day_start, 1)
       ON CONFLICT (user_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count + 1 <= per_day;
@@ -49,8 +54,10 @@ BEGIN
       ON CONFLICT (key_salt, kind) DO UPDATE SET used = a.used + 1 WHERE a.used + 1 <= allowance;
     daily := FOUND;
   END IF;
-  IF NOT daily THEN RETURN 'daily_limit'; END IF;
-  UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = u AND message_id = m AND rate_counted = 0;
+  IF NOT daily THEN
+    UPDATE messages SET rate_counted = 0 WHERE user_id = u AND message_id = m;
+    RETURN 'daily_limit';
+  END IF;
   RETURN 'ok';
 END $$;`;
 
@@ -125,9 +132,9 @@ END $$;`;
  * A request frame's charge and, once charged, its claim with the key spend
  * (message-rate.ts chargeAndClaim: the two functions above in one call and
  * transaction, so an error in the claim takes the charge back with it).
- * Returns pmf_message_rate_v1's refusal or pmf_claim_spend_v1's outcome.
+ * Returns pmf_message_rate_v2's refusal or pmf_claim_spend_v1's outcome.
  */
-const CHARGE_CLAIM = `CREATE OR REPLACE FUNCTION pmf_charge_claim_v1(
+const CHARGE_CLAIM = `CREATE OR REPLACE FUNCTION pmf_charge_claim_v2(
   u integer, m text, salt bytea, free_frames integer,
   per_minute integer, minute_start bigint, per_day integer, day_start bigint, allowance integer,
   t text, now_ms bigint, req bytea, att bytea,
@@ -136,7 +143,7 @@ const CHARGE_CLAIM = `CREATE OR REPLACE FUNCTION pmf_charge_claim_v1(
 DECLARE
   charged text;
 BEGIN
-  charged := pmf_message_rate_v1(u, m, salt, free_frames, per_minute, minute_start, per_day, day_start, allowance);
+  charged := pmf_message_rate_v2(u, m, salt, free_frames, per_minute, minute_start, per_day, day_start, allowance);
   IF charged <> 'ok' THEN RETURN charged; END IF;
   RETURN pmf_claim_spend_v1(u, m, t, now_ms, req, att, key_salt, model, version, ep, budget, n);
 END $$;`;

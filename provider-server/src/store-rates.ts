@@ -132,17 +132,17 @@ export class MessageRates {
   ) {}
 
   /**
-   * The whole charge of a frame in one call of pmf_message_rate_v1
+   * The whole charge of a frame in one call of pmf_message_rate_v2
    * (store-postgres-functions.ts), PostgreSQL only: the steps message-rate.ts
    * runs as one write on SQLite, past windows dropped beside it.
    */
   charge(c: MessageCharge, now = Date.now()): Promise<'ok' | 'rate_limited' | 'daily_limit'> {
-    return this.call('pmf_message_rate_v1', c, [], now);
+    return this.call('pmf_message_rate_v2', c, [], now);
   }
 
   /**
    * charge and, once charged, a claim with its key spend (`claim`:
-   * Ledger's claimSpendArgs) in one call of pmf_charge_claim_v1, PostgreSQL
+   * Ledger's claimSpendArgs) in one call of pmf_charge_claim_v2, PostgreSQL
    * only: a refusal of the charge, or the claim's outcome.
    */
   chargeAndClaim(
@@ -150,7 +150,7 @@ export class MessageRates {
     claim: (string | number | Buffer)[],
     now = Date.now(),
   ): Promise<'rate_limited' | 'daily_limit' | PostgresClaimOutcome> {
-    return this.call('pmf_charge_claim_v1', c, claim, now);
+    return this.call('pmf_charge_claim_v2', c, claim, now);
   }
 
   private async call<T>(fn: string, c: MessageCharge, more: unknown[], now: number): Promise<T> {
@@ -179,25 +179,27 @@ export class MessageRates {
   }
 
   /**
-   * Counts one request frame naming `messageId`: how many have named it so
-   * far and whether it was counted as a message; undefined when it was never
-   * delivered to this user. Lost in a crash (as `counted`): the message is
-   * counted once more, never less.
+   * Counts one request frame naming `messageId` and marks the message
+   * counted: whether it was counted before this frame, and its frames since
+   * (a new message starts at 1; a counted one had at least 1, so it reads 2
+   * or more); undefined when it was never delivered to this user. One
+   * statement on every frame: a new message's charge does not write its
+   * row twice. A refused charge takes the mark back (uncounted) in the same
+   * atomic operation (SQLite's write, PostgreSQL's call), so no message is
+   * counted without its charge; lost in a crash, the message is counted once
+   * more, never less.
    */
   *frame(userId: number, messageId: string): Steps<{ frames: number; counted: boolean } | undefined> {
-    const [row] = yield* rows<{ frames: number; counted: number }>(
-      'UPDATE messages SET rate_frames = rate_frames + 1 WHERE user_id = ? AND message_id = ? RETURNING rate_frames AS frames, rate_counted AS counted',
+    const [row] = yield* rows<{ frames: number }>(
+      'UPDATE messages SET rate_frames = CASE WHEN rate_counted = 1 THEN rate_frames + 1 ELSE 1 END, rate_counted = 1 WHERE user_id = ? AND message_id = ? RETURNING rate_frames AS frames',
       [userId, messageId],
     );
-    return row && { frames: row.frames, counted: row.counted === 1 };
+    return row && { frames: row.frames, counted: row.frames > 1 };
   }
 
-  /** Marks the message counted; its free frames start from this one. */
-  *counted(userId: number, messageId: string): Steps<void> {
-    yield* changes(
-      'UPDATE messages SET rate_counted = 1, rate_frames = 1 WHERE user_id = ? AND message_id = ? AND rate_counted = 0',
-      [userId, messageId],
-    );
+  /** Takes back frame's mark of a new message whose charge was refused. */
+  *uncounted(userId: number, messageId: string): Steps<void> {
+    yield* changes('UPDATE messages SET rate_counted = 0 WHERE user_id = ? AND message_id = ?', [userId, messageId]);
   }
 
   /**

@@ -157,6 +157,59 @@ function rateSuite(kind: string, openStore: () => Promise<Store>): void {
     return () => sql.run('DROP TRIGGER no_claims');
   }
 
+  /** Counts every write of a `messages` row from now on (a trigger); returns how many so far. */
+  async function countMessageWrites(store: Store): Promise<() => Promise<number>> {
+    const sql = store.sql();
+    if (sql.dialect === 'postgres') {
+      await sql.run('CREATE TABLE message_writes (n integer)');
+      await sql.run(
+        'CREATE FUNCTION count_message_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO message_writes VALUES (1); RETURN NULL; END $$',
+      );
+      await sql.run(
+        'CREATE TRIGGER message_writes AFTER UPDATE ON messages FOR EACH ROW EXECUTE FUNCTION count_message_writes()',
+      );
+    } else {
+      await sql.run('CREATE TEMP TABLE message_writes (n INTEGER)');
+      await sql.run(
+        'CREATE TEMP TRIGGER message_writes AFTER UPDATE ON messages BEGIN INSERT INTO message_writes VALUES (1); END',
+      );
+    }
+    return async () => (await sql.all('SELECT n FROM message_writes')).length;
+  }
+
+  test(`${kind}: a new message's charge writes its row once; one refused by the day's cap stays uncounted and pays in full later`, async () => {
+    await withUser({ messagesPerDay: 1, backlogAllowance: 0 }, ['m1', 'm2'], async (h, connect, userId) => {
+      const writes = await countMessageWrites(h.store);
+      const c = await connect();
+      assert.equal(await ask(c, 'm1'), 'spam_gc');
+      assert.equal(await writes(), 1, 'one write of m1 for its frame and its count');
+      assert.deepEqual(await charged(h.store, userId, 'm1'), {
+        message: [{ frames: 1, counted: 1 }],
+        minute: [{ count: 1 }],
+      });
+      // m2 finds the day's cap used up: refused, its row left uncounted (the mark taken back).
+      assert.equal(await ask(c, 'm2', 4), 'daily_limit');
+      assert.deepEqual((await charged(h.store, userId, 'm2')).message, [{ frames: 1, counted: 0 }]);
+      // A new day: m2's next frame is a new message's, charged against the day, and then counted.
+      await h.store.sql().run('DELETE FROM message_windows WHERE user_id = ?', [userId]);
+      assert.equal(await ask(c, 'm2', 6), 'spam_gc');
+      assert.deepEqual(await charged(h.store, userId, 'm2'), {
+        message: [{ frames: 1, counted: 1 }],
+        minute: [{ count: 3 }],
+      });
+      assert.deepEqual(await h.store.sql().all('SELECT count FROM message_windows WHERE user_id = ?', [userId]), [
+        { count: 1 },
+      ]);
+      // Its next frame is one of its free ones: counted, no unit.
+      assert.equal(await ask(c, 'm2', 8), 'already_classified');
+      assert.deepEqual(await charged(h.store, userId, 'm2'), {
+        message: [{ frames: 2, counted: 1 }],
+        minute: [{ count: 3 }],
+      });
+      c.close();
+    });
+  });
+
   test(`${kind}: a spam_request whose claim fails leaves neither claim nor charge behind (message-rate.ts chargeAndClaim)`, async () => {
     await withUser({}, ['m1'], async (h, connect, userId) => {
       const c = await connect();

@@ -804,7 +804,7 @@ test('sqlite: an answer resolves only once the WAL is on disk, bookkeeping at it
       const { salt } = (await store.userKey(a, 'spam', 1))!;
       const rates = store.messageRates;
       assert.deepEqual(await soon(rates.run('frame', rates.frame(a, 'm1'))), { frames: 1, counted: false });
-      await soon(rates.run('counted', rates.counted(a, 'm1')));
+      await soon(rates.run('uncounted', rates.uncounted(a, 'm1')));
       assert.equal(await soon(rates.run('allowance', rates.takeAllowance(salt, 'messages', 1, 10))), true);
       const claim = await store.claim(a, 'm1', 'spam', REQ_A);
       assert.equal(typeof claim, 'object');
