@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { BOOKKEEPING, changes, first, rows, runSteps, type SqlDriver, type Steps } from './store-driver.js';
 import { checkSpend, type KeyEpochs, type KeySpend } from './store-keys.js';
 import { DELIVERED, type Mailbox } from './store-mailbox.js';
+import { TurnBatch } from './turn-batch.js';
 
 export type Task = 'spam' | 'topics' | 'blocklist';
 
@@ -66,12 +67,49 @@ export function claimSpendArgs(
   };
 }
 
+/** One acknowledgement (Ledger.acknowledge). */
+interface Acknowledged {
+  userId: number;
+  messageId: string;
+  task: Task;
+  request: Buffer;
+}
+
+/**
+ * The acknowledgements of a turn on PostgreSQL, one statement: each drops
+ * exactly the row its own single-row statement would (same key and request).
+ */
+const ACKNOWLEDGE_ALL = `UPDATE classified c SET answer = NULL
+  FROM unnest(?::integer[], ?::text[], ?::text[], ?::bytea[]) AS a(user_id, message_id, task, request_sha256)
+  WHERE c.user_id = a.user_id AND c.message_id = a.message_id AND c.task = a.task
+    AND c.request_sha256 = a.request_sha256`;
+
 export class Ledger {
+  /**
+   * PostgreSQL: the acknowledgements sessions send in one turn, one
+   * statement (a classification's third round trip and transaction, shared).
+   */
+  private readonly acknowledgements: TurnBatch<Acknowledged> | undefined;
+
   constructor(
     private readonly db: SqlDriver,
     private readonly mailbox: Mailbox,
     private readonly keys: KeyEpochs,
-  ) {}
+  ) {
+    if (db.dialect === 'postgres')
+      this.acknowledgements = new TurnBatch((acks) =>
+        db.run(
+          ACKNOWLEDGE_ALL,
+          [
+            acks.map((a) => a.userId),
+            acks.map((a) => a.messageId),
+            acks.map((a) => a.task),
+            acks.map((a) => a.request),
+          ],
+          BOOKKEEPING,
+        ),
+      );
+  }
 
   /**
    * Claims `messageId` for `task` and binds the claim to `request` (the
@@ -225,8 +263,13 @@ export class Ledger {
     return true;
   }
 
-  /** The client confirmed it has the answer: the recorded copy is dropped (the claim stays). */
+  /**
+   * The client confirmed it has the answer: the recorded copy is dropped (the
+   * claim stays). On PostgreSQL with the turn's other acknowledgements.
+   */
   async acknowledge(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<void> {
+    if (this.acknowledgements)
+      return this.acknowledgements.add({ userId, messageId, task, request: Buffer.from(request) });
     await this.db.run(
       `UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`,
       [userId, messageId, task, Buffer.from(request)],

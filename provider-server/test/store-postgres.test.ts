@@ -138,6 +138,49 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
     );
   });
 
+  test("acknowledgements made in one turn are one statement, and each drops only its own request's answer", async () => {
+    await withGatedSyncs(
+      async () => undefined,
+      async ({ store, a }) => {
+        const b = (await store.addUser('bob')).userId;
+        const ids = ['m1', 'm2', 'm3', 'm4'];
+        for (const id of ids.slice(1)) await store.deliver(a, id, RAW);
+        await store.deliver(b, 'm1', RAW);
+        const answered = async (user: number, id: string, request: Buffer) => {
+          const { salt } = (await store.userKey(user, 'spam', 1))!;
+          const spend = { salt, modelId: 'spam', version: 1, epoch: 1, budget: 128, count: 1 };
+          const claim = (await store.claimAndSpend(user, id, 'spam', request, spend)) as { attempt: Buffer };
+          assert.equal(await store.recordAnswer(user, id, 'spam', claim.attempt, Buffer.from(`gc ${id}`)), true);
+        };
+        for (const id of ids) await answered(a, id, REQ);
+        const bobs = Buffer.alloc(32, 0xc);
+        await answered(b, 'm1', bobs);
+        const statements: string[] = [];
+        store.observe((statement) => statements.push(statement));
+        // One turn: alice's m1 and m2; her m3 with another request; bob's m1 with alice's request, and
+        // an m4 of bob's, which he never had (alice's m4 has that request).
+        await Promise.all([
+          store.acknowledge(a, 'm1', 'spam', REQ),
+          store.acknowledge(a, 'm2', 'spam', REQ),
+          store.acknowledge(a, 'm3', 'spam', Buffer.alloc(32, 0xb)),
+          store.acknowledge(b, 'm1', 'spam', REQ),
+          store.acknowledge(b, 'm4', 'spam', REQ),
+        ]);
+        assert.deepEqual(statements, ['update classified']);
+        const kept = await store
+          .sql()
+          .all<{ user_id: number; message_id: string }>(
+            'SELECT user_id, message_id FROM classified WHERE answer IS NOT NULL ORDER BY user_id, message_id',
+          );
+        assert.deepEqual(kept, [
+          { user_id: a, message_id: 'm3' },
+          { user_id: a, message_id: 'm4' },
+          { user_id: b, message_id: 'm1' },
+        ]);
+      },
+    );
+  });
+
   test('connections the server drops are opened again: a statement in flight may fail, the next ones work', async () => {
     const url = await postgres.database();
     const store = await openPostgresStore(url);
