@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { BOOKKEEPING, changes, first, rows, runSteps, type SqlDriver, type Steps } from './store-driver.js';
 import { checkSpend, type KeyEpochs, type KeySpend } from './store-keys.js';
 import { DELIVERED, type Mailbox } from './store-mailbox.js';
-import { TurnBatch } from './turn-batch.js';
+import { LedgerBatches } from './ledger-batches.js';
 
 export type Task = 'spam' | 'topics' | 'blocklist';
 
@@ -67,48 +67,20 @@ export function claimSpendArgs(
   };
 }
 
-/** One acknowledgement (Ledger.acknowledge). */
-interface Acknowledged {
-  userId: number;
-  messageId: string;
-  task: Task;
-  request: Buffer;
-}
-
-/**
- * The acknowledgements of a turn on PostgreSQL, one statement: each drops
- * exactly the row its own single-row statement would (same key and request).
- */
-const ACKNOWLEDGE_ALL = `UPDATE classified c SET answer = NULL
-  FROM unnest(?::integer[], ?::text[], ?::text[], ?::bytea[]) AS a(user_id, message_id, task, request_sha256)
-  WHERE c.user_id = a.user_id AND c.message_id = a.message_id AND c.task = a.task
-    AND c.request_sha256 = a.request_sha256`;
-
 export class Ledger {
   /**
-   * PostgreSQL: the acknowledgements sessions send in one turn, one
-   * statement (a classification's third round trip and transaction, shared).
+   * PostgreSQL: the answers recorded without a cap and the acknowledgements
+   * of all sessions in one turn, one statement each (a classification's
+   * second and third round trips and transactions, shared).
    */
-  private readonly acknowledgements: TurnBatch<Acknowledged> | undefined;
+  private readonly batches: LedgerBatches | undefined;
 
   constructor(
     private readonly db: SqlDriver,
     private readonly mailbox: Mailbox,
     private readonly keys: KeyEpochs,
   ) {
-    if (db.dialect === 'postgres')
-      this.acknowledgements = new TurnBatch((acks) =>
-        db.run(
-          ACKNOWLEDGE_ALL,
-          [
-            acks.map((a) => a.userId),
-            acks.map((a) => a.messageId),
-            acks.map((a) => a.task),
-            acks.map((a) => a.request),
-          ],
-          BOOKKEEPING,
-        ),
-      );
+    if (db.dialect === 'postgres') this.batches = new LedgerBatches(db);
   }
 
   /**
@@ -204,7 +176,8 @@ export class Ledger {
    * another request took the claim over, and this answer must not be sent.
    * With `keep`, the user's unacknowledged answers are then capped to that
    * many (capAnswers) in the same commit: one call of pmf_record_answer_v1
-   * on PostgreSQL (store-postgres-functions.ts).
+   * on PostgreSQL (store-postgres-functions.ts); without, on PostgreSQL one
+   * statement with the other sessions' answers of the turn (ledger-batches.ts).
    */
   async recordAnswer(
     userId: number,
@@ -214,13 +187,16 @@ export class Ledger {
     answer: Uint8Array | null,
     keep?: number,
   ): Promise<boolean> {
+    const bytes = answer === null ? null : Buffer.from(answer);
+    if (keep === undefined && this.batches)
+      return this.batches.record({ userId, messageId, task, attempt, answer: bytes });
     const record = `UPDATE classified SET answer = ?, attempt = NULL WHERE ${CLAIM_KEY} AND attempt = ?`;
-    const params = [answer === null ? null : Buffer.from(answer), userId, messageId, task, attempt];
+    const params = [bytes, userId, messageId, task, attempt];
     if (keep === undefined) return (await this.db.run(record, params)) === 1;
     if (this.db.dialect === 'postgres') {
       const [{ recorded }] = await this.db.all<{ recorded: boolean }>(
         'SELECT pmf_record_answer_v1(?, ?, ?, ?, ?, ?) AS recorded',
-        [userId, messageId, task, attempt, params[0], keep],
+        [userId, messageId, task, attempt, bytes, keep],
       );
       return recorded;
     }
@@ -265,11 +241,10 @@ export class Ledger {
 
   /**
    * The client confirmed it has the answer: the recorded copy is dropped (the
-   * claim stays). On PostgreSQL with the turn's other acknowledgements.
+   * claim stays). On PostgreSQL with the turn's other acknowledgements (ledger-batches.ts).
    */
   async acknowledge(userId: number, messageId: string, task: Task, request: Uint8Array): Promise<void> {
-    if (this.acknowledgements)
-      return this.acknowledgements.add({ userId, messageId, task, request: Buffer.from(request) });
+    if (this.batches) return this.batches.acknowledge({ userId, messageId, task, request: Buffer.from(request) });
     await this.db.run(
       `UPDATE classified SET answer = NULL WHERE ${CLAIM_KEY} AND request_sha256 = ?`,
       [userId, messageId, task, Buffer.from(request)],

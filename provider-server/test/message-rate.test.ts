@@ -189,7 +189,9 @@ function rateSuite(kind: string, openStore: () => Promise<Store>): void {
       });
       // m2 finds the day's cap used up: refused, its row left uncounted (the mark taken back).
       assert.equal(await ask(c, 'm2', 4), 'daily_limit');
-      assert.deepEqual((await charged(h.store, userId, 'm2')).message, [{ frames: 1, counted: 0 }]);
+      assert.deepEqual(((await charged(h.store, userId, 'm2')) as { message: unknown }).message, [
+        { frames: 1, counted: 0 },
+      ]);
       // A new day: m2's next frame is a new message's, charged against the day, and then counted.
       await h.store.sql().run('DELETE FROM message_windows WHERE user_id = ?', [userId]);
       assert.equal(await ask(c, 'm2', 6), 'spam_gc');

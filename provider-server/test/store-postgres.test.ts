@@ -138,6 +138,42 @@ describe('postgres group commit', { skip: postgresMissing() }, () => {
     );
   });
 
+  test('answers recorded in one turn are one statement, each for its own attempt, and resolve only after a sync round', async () => {
+    // Sync rounds pass until the records are sent, then wait for open().
+    let open = (): void => undefined;
+    let hold: Promise<void> | undefined;
+    await withGatedSyncs(
+      async () => hold,
+      async ({ store, url, a }) => {
+        const b = (await store.addUser('bob')).userId;
+        await store.deliver(a, 'm2', RAW);
+        await store.deliver(b, 'm1', RAW);
+        const claimed = async (user: number, id: string) => {
+          const { salt } = (await store.userKey(user, 'spam', 1))!;
+          const spend = { salt, modelId: 'spam', version: 1, epoch: 1, budget: 128, count: 1 };
+          return ((await store.claimAndSpend(user, id, 'spam', REQ, spend)) as { attempt: Buffer }).attempt;
+        };
+        const [a1, a2, b1] = [await claimed(a, 'm1'), await claimed(a, 'm2'), await claimed(b, 'm1')];
+        const statements: string[] = [];
+        store.observe((statement) => statements.push(statement));
+        hold = new Promise<void>((r) => (open = r));
+        let resolved = 0;
+        const record = (user: number, id: string, attempt: Buffer) =>
+          store.recordAnswer(user, id, 'spam', attempt, Buffer.from(`gc ${user} ${id}`)).finally(() => resolved++);
+        // One turn: alice's m1 and m2, bob's m1 under alice's attempt (not his: refused), then his own.
+        const recorded = Promise.all([record(a, 'm1', a1), record(a, 'm2', a2), record(b, 'm1', a1)]);
+        await settled();
+        const held = { resolved, committed: await committedAnswer(url, a, 'm2') };
+        open();
+        assert.deepEqual(held, { resolved: 0, committed: Buffer.from(`gc ${a} m2`) }, 'committed, not yet resolved');
+        assert.deepEqual(await recorded, [true, true, false]);
+        assert.deepEqual(statements, ['update classified'], 'the three in one statement');
+        assert.equal(await committedAnswer(url, b, 'm1'), null);
+        assert.equal(await record(b, 'm1', b1), true);
+      },
+    );
+  });
+
   test("acknowledgements made in one turn are one statement, and each drops only its own request's answer", async () => {
     await withGatedSyncs(
       async () => undefined,

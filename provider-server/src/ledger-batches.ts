@@ -1,0 +1,74 @@
+// The ledger's writes that every session makes once per email, batched per
+// turn of the event loop on PostgreSQL (TurnBatch): the answers recorded
+// without a cap, and the acknowledgements. Each item changes exactly the row
+// its own single-row statement would (Ledger.recordAnswer, acknowledge);
+// one statement carries them all. Two batches never lock the same two rows
+// (each row is recorded once per attempt and acknowledged once), so they
+// cannot deadlock each other.
+import { BOOKKEEPING, type SqlDriver } from './store-driver.js';
+import type { Task } from './store-ledger.js';
+import { TurnBatch } from './turn-batch.js';
+
+/** A claim's row (user, message, task) and what a write of it is bound to: its attempt, or its request. */
+interface ClaimRow {
+  userId: number;
+  messageId: string;
+  task: Task;
+}
+
+export interface Recorded extends ClaimRow {
+  attempt: Buffer;
+  answer: Buffer | null;
+}
+
+export interface Acknowledged extends ClaimRow {
+  request: Buffer;
+}
+
+const CLAIM_ROWS = '?::integer[], ?::text[], ?::text[]';
+const JOIN = 'c.user_id = a.user_id AND c.message_id = a.message_id AND c.task = a.task';
+
+/** Ledger.recordAnswer's UPDATE for many claims: the rows recorded are returned. */
+const RECORD_ALL = `UPDATE classified c SET answer = a.answer, attempt = NULL
+  FROM unnest(${CLAIM_ROWS}, ?::bytea[], ?::bytea[]) AS a(user_id, message_id, task, attempt, answer)
+  WHERE ${JOIN} AND c.attempt = a.attempt
+  RETURNING c.user_id, c.message_id, c.task`;
+
+/** Ledger.acknowledge's UPDATE for many claims. */
+const ACKNOWLEDGE_ALL = `UPDATE classified c SET answer = NULL
+  FROM unnest(${CLAIM_ROWS}, ?::bytea[]) AS a(user_id, message_id, task, request_sha256)
+  WHERE ${JOIN} AND c.request_sha256 = a.request_sha256`;
+
+const rowKey = (r: { user_id: number; message_id: string; task: string }): string =>
+  JSON.stringify([r.user_id, r.message_id, r.task]);
+
+const claimColumns = (items: ClaimRow[]): unknown[] => [
+  items.map((i) => i.userId),
+  items.map((i) => i.messageId),
+  items.map((i) => i.task),
+];
+
+export class LedgerBatches {
+  /** Resolves to whether the answer was recorded, once it is on disk (as a durable write). */
+  readonly record: (item: Recorded) => Promise<boolean>;
+  /** Resolves once committed (bookkeeping). */
+  readonly acknowledge: (item: Acknowledged) => Promise<void>;
+
+  constructor(db: SqlDriver) {
+    const records = new TurnBatch<Recorded, boolean>(async (items) => {
+      const rows = await db.all<{ user_id: number; message_id: string; task: string }>(RECORD_ALL, [
+        ...claimColumns(items),
+        items.map((i) => i.attempt),
+        items.map((i) => i.answer),
+      ]);
+      const recorded = new Set(rows.map(rowKey));
+      return items.map((i) => recorded.has(rowKey({ user_id: i.userId, message_id: i.messageId, task: i.task })));
+    });
+    const acks = new TurnBatch<Acknowledged>(async (items) => {
+      await db.run(ACKNOWLEDGE_ALL, [...claimColumns(items), items.map((i) => i.request)], BOOKKEEPING);
+      return items.map(() => undefined);
+    });
+    this.record = (item) => records.add(item);
+    this.acknowledge = (item) => acks.add(item);
+  }
+}
