@@ -2,9 +2,13 @@
 // turn of the event loop on PostgreSQL (TurnBatch): the answers recorded
 // without a cap, and the acknowledgements. Each item changes exactly the row
 // its own single-row statement would (Ledger.recordAnswer, acknowledge);
-// one statement carries them all. Two batches never lock the same two rows
-// (each row is recorded once per attempt and acknowledged once), so they
-// cannot deadlock each other.
+// one statement carries them all. Items go in key order, so batches running
+// at once on several connections or instances lock rows in the same order;
+// and they rarely share a row at all (each is recorded once per attempt, and
+// acknowledged once per session holding its answer). Should PostgreSQL
+// still fail a batch, every write of it fails as its own statement would:
+// an answer is then not sent (its claim stays open for a new request), an
+// acknowledgement is lost (its answer is capped or pruned later).
 import { BOOKKEEPING, type SqlDriver } from './store-driver.js';
 import type { Task } from './store-ledger.js';
 import { TurnBatch } from './turn-batch.js';
@@ -42,6 +46,15 @@ const ACKNOWLEDGE_ALL = `UPDATE classified c SET answer = NULL
 const rowKey = (r: { user_id: number; message_id: string; task: string }): string =>
   JSON.stringify([r.user_id, r.message_id, r.task]);
 
+/** Key order (user, message, task): the order rows are locked in. */
+const byKey = <T extends ClaimRow>(items: T[]): T[] =>
+  [...items].sort(
+    (x, y) =>
+      x.userId - y.userId ||
+      (x.messageId < y.messageId ? -1 : x.messageId > y.messageId ? 1 : 0) ||
+      (x.task < y.task ? -1 : x.task > y.task ? 1 : 0),
+  );
+
 const claimColumns = (items: ClaimRow[]): unknown[] => [
   items.map((i) => i.userId),
   items.map((i) => i.messageId),
@@ -56,16 +69,18 @@ export class LedgerBatches {
 
   constructor(db: SqlDriver) {
     const records = new TurnBatch<Recorded, boolean>(async (items) => {
+      const sorted = byKey(items);
       const rows = await db.all<{ user_id: number; message_id: string; task: string }>(RECORD_ALL, [
-        ...claimColumns(items),
-        items.map((i) => i.attempt),
-        items.map((i) => i.answer),
+        ...claimColumns(sorted),
+        sorted.map((i) => i.attempt),
+        sorted.map((i) => i.answer),
       ]);
       const recorded = new Set(rows.map(rowKey));
       return items.map((i) => recorded.has(rowKey({ user_id: i.userId, message_id: i.messageId, task: i.task })));
     });
     const acks = new TurnBatch<Acknowledged>(async (items) => {
-      await db.run(ACKNOWLEDGE_ALL, [...claimColumns(items), items.map((i) => i.request)], BOOKKEEPING);
+      const sorted = byKey(items);
+      await db.run(ACKNOWLEDGE_ALL, [...claimColumns(sorted), sorted.map((i) => i.request)], BOOKKEEPING);
       return items.map(() => undefined);
     });
     this.record = (item) => records.add(item);
