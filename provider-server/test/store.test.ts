@@ -689,9 +689,10 @@ test('sqlite: while the event loop is busy, writes of consecutive turns wait for
   // dependent writes are): a busy provider commits them in two transactions,
   // an idle one in three, each in the turn after it was issued.
   const commitsOf = async (busy: boolean): Promise<number> => {
-    const store = openSqliteStore(path.join(tmp(), 'store.db'), { loop: { busy: () => busy } });
+    // A gap of 50 ms: the three turns fall inside it however busy the machine running the test is.
+    const store = openSqliteStore(path.join(tmp(), 'store.db'), { loop: { busy: () => busy }, commitGapMs: 50 });
     const a = (await store.addUser('alice')).userId;
-    await new Promise((r) => setTimeout(r, 5)); // past the gap after addUser's commit
+    await new Promise((r) => setTimeout(r, 60)); // past the gap after addUser's commit
     const exec = mock.method(Database.prototype, 'exec');
     try {
       const written: Promise<unknown>[] = [];
