@@ -68,6 +68,7 @@ describe('UnlockCache', () => {
     assert.equal((await cache.keys()).size, 0);
     // A restarted background must not resurrect the expired key either.
     assert.equal((await new UnlockCache(store, session, () => clock).keys()).size, 0);
+    await cache.lock(); // its expiry timer runs on real time: five minutes the test process would wait
   });
 
   it('survives a background restart through the session area, and lock() clears it', async () => {
@@ -143,6 +144,7 @@ describe('UnlockCache', () => {
     assert.equal(alarms.set.get(EXPIRY_ALARM), clock + 5 * 60_000, 'the alarm is set at the expiry');
 
     // The background is stopped (its timer dies with it); the alarm starts a new one past the expiry.
+    clearTimeout((cache as unknown as { timer: ReturnType<typeof setTimeout> }).timer);
     clock += 5 * 60_000;
     let told = 0;
     const woken = new UnlockCache(
