@@ -32,19 +32,16 @@ export interface Acknowledged extends ClaimRow {
 const CLAIM_ROWS = '?::integer[], ?::text[], ?::text[]';
 const JOIN = 'c.user_id = a.user_id AND c.message_id = a.message_id AND c.task = a.task';
 
-/** Ledger.recordAnswer's UPDATE for many claims: the rows recorded are returned. */
+/** Ledger.recordAnswer's UPDATE for many claims: the positions (from 1) of the items recorded are returned. */
 const RECORD_ALL = `UPDATE classified c SET answer = a.answer, attempt = NULL
-  FROM unnest(${CLAIM_ROWS}, ?::bytea[], ?::bytea[]) AS a(user_id, message_id, task, attempt, answer)
+  FROM unnest(${CLAIM_ROWS}, ?::bytea[], ?::bytea[]) WITH ORDINALITY AS a(user_id, message_id, task, attempt, answer, i)
   WHERE ${JOIN} AND c.attempt = a.attempt
-  RETURNING c.user_id, c.message_id, c.task`;
+  RETURNING a.i`;
 
 /** Ledger.acknowledge's UPDATE for many claims. */
 const ACKNOWLEDGE_ALL = `UPDATE classified c SET answer = NULL
   FROM unnest(${CLAIM_ROWS}, ?::bytea[]) AS a(user_id, message_id, task, request_sha256)
   WHERE ${JOIN} AND c.request_sha256 = a.request_sha256`;
-
-const rowKey = (r: { user_id: number; message_id: string; task: string }): string =>
-  JSON.stringify([r.user_id, r.message_id, r.task]);
 
 /** Key order (user, message, task): the order rows are locked in. */
 const byKey = <T extends ClaimRow>(items: T[]): T[] =>
@@ -70,13 +67,13 @@ export class LedgerBatches {
   constructor(db: SqlDriver) {
     const records = new TurnBatch<Recorded, boolean>(async (items) => {
       const sorted = byKey(items);
-      const rows = await db.all<{ user_id: number; message_id: string; task: string }>(RECORD_ALL, [
+      const rows = await db.all<{ i: number }>(RECORD_ALL, [
         ...claimColumns(sorted),
         sorted.map((i) => i.attempt),
         sorted.map((i) => i.answer),
       ]);
-      const recorded = new Set(rows.map(rowKey));
-      return items.map((i) => recorded.has(rowKey({ user_id: i.userId, message_id: i.messageId, task: i.task })));
+      const recorded = new Set(rows.map((r) => sorted[Number(r.i) - 1]));
+      return items.map((i) => recorded.has(i));
     });
     const acks = new TurnBatch<Acknowledged>(async (items) => {
       const sorted = byKey(items);

@@ -18,7 +18,7 @@
  * chargeSteps: MessageRates.frame, takeRate, takeDaily, MessageRates.uncounted),
  * on the tables RateWindows and MessageRates name for `requests` and `messages`.
  * Returns 'ok', 'rate_limited' or 'daily_limit'; what was counted before a
- * refusal stays counted, as there. (v1 wrote a new message's row twice.)
+ * refusal stays counted, as there.
  */
 const MESSAGE_RATE = `CREATE OR REPLACE FUNCTION pmf_message_rate_v2(
   u integer, m text, salt bytea, free_frames integer,
