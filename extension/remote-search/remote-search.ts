@@ -13,6 +13,7 @@ import { documentKeywords, RemoteQueryError } from '../../client/core/remote-ind
 import { RemoteIndex } from '../../client/core/remote-index/remote-index.js';
 import type { IndexDoc } from '../../client/core/remote-index/update.js';
 import type { MailSource } from '../lib/messages.js';
+import { newestIds } from '../lib/newest-ids.js';
 import { deliveredId } from '../private/message-ref.js';
 import type { ProviderConfig } from '../private/account.js';
 import type { SearchHit } from '../search/mail-search.js';
@@ -38,6 +39,9 @@ export interface RemoteSearchDeps {
 /** Messages waiting to be sent go in one update once this many wait, or this long after the last. */
 const BATCH = 128;
 const BATCH_DELAY_MS = 2000;
+/** Removals the provider did not take (unreachable, refused) are kept to retry, the newest up to this many characters of ids. */
+const UNSENT_REMOVALS_MAX_CHARS = 4 << 20;
+const UNSENT_REMOVALS = 'unsent-removals';
 
 const settingsDb = (name: string): Promise<IDBPDatabase> =>
   openDB(name, 1, { upgrade: (db) => db.createObjectStore('settings') });
@@ -140,8 +144,8 @@ export class RemoteSearch {
    * Messages deleted from the mailbox, by the ids they were offered under
    * (Thunderbird's deletions): dropped if still waiting, else removed from
    * the index at the provider after what was offered before. While the keys
-   * are locked there is no search key to name them with: they stay, as in
-   * the local index.
+   * are locked there is no search key to name them with: Thunderbird's
+   * deletions then wait for the unlock (thunderbird/live-index.ts).
    */
   forget(ids: string[]): Promise<void> {
     return this.offering.then(() => {
@@ -150,13 +154,33 @@ export class RemoteSearch {
       this.sending = this.sending.then(async () => {
         try {
           const index = (await this.enabled()) ? await this.open() : undefined;
-          if (index) await index.remove(ids);
+          if (index) await this.removeAtProvider(index, ids);
         } catch (e) {
           this.lastError = remoteFailure(e).error;
         }
       });
       return this.sending;
     });
+  }
+
+  /**
+   * Removes `ids` and the removals that failed before; on a failure all of
+   * them are kept (in the extension's database) for the next removal or
+   * update, which makes them first: a message deleted and then delivered
+   * again is removed before it is added again, never after.
+   */
+  private async removeAtProvider(index: RemoteIndex, ids: string[]): Promise<void> {
+    const db = await this.settings();
+    const unsent = ((await db.get('settings', UNSENT_REMOVALS)) as string[] | undefined) ?? [];
+    const all = newestIds([...unsent, ...ids], UNSENT_REMOVALS_MAX_CHARS);
+    if (all.length === 0) return;
+    try {
+      await index.remove(all);
+    } catch (e) {
+      await db.put('settings', all, UNSENT_REMOVALS);
+      throw e;
+    }
+    if (unsent.length > 0) await db.delete('settings', UNSENT_REMOVALS);
   }
 
   private send(): Promise<void> {
@@ -167,6 +191,7 @@ export class RemoteSearch {
         try {
           const index = await this.open();
           if (index) {
+            await this.removeAtProvider(index, []);
             await index.add(docs);
             await this.remember(index);
           }
@@ -231,6 +256,7 @@ export class RemoteSearch {
     const provider = await this.deps.provider();
     if (!provider) throw new Error('Not connected to a provider: there is no index to delete.');
     await new RemoteIndexApi({ baseUrl: provider.url, token: provider.token }).deleteAll();
+    await (await this.settings()).delete('settings', UNSENT_REMOVALS);
     this.openedFor = '';
     this.index = undefined;
   }

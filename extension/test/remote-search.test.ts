@@ -138,6 +138,46 @@ test('mail deleted in Thunderbird leaves the index at the provider; mail deleted
   );
 });
 
+test('a removal the provider did not take is kept and made before the next update, even across a restart', async () => {
+  let down = false;
+  const flaky: typeof fetch = async (input, init) => {
+    if (down) throw new TypeError('fetch failed');
+    return server.fetch(input, init);
+  };
+  const dbName = `remote-search-${++n}`;
+  const open = () => new RemoteSearch({ provider: async () => provider, keys: async () => keys, dbName, fetch: flaky });
+  const r = open();
+  const tb = (mid: string, body: string): [MailSource, string] => [
+    {
+      id: `thunderbird:${mid}`,
+      url: `mid:${mid}`,
+      from: 'Bob <bob@example.org>',
+      subject: mid,
+      date: '2026-11-23T10:00:00Z',
+    },
+    body,
+  ];
+  r.offer(...tb('quoll-1@example.org', 'the quoll census'));
+  r.offer(...tb('quoll-2@example.org', 'the quoll census, second part'));
+  await r.flush();
+  const ids = async (s: RemoteSearch) => ((a) => a.ok && a.hits.map((h) => h.id).sort())(await ask(s, 'quoll'));
+  assert.deepEqual(await ids(r), ['thunderbird:quoll-1@example.org', 'thunderbird:quoll-2@example.org']);
+  down = true;
+  await r.forget(['thunderbird:quoll-1@example.org']);
+  assert.ok((await r.status()).lastError, 'the failure shows');
+  down = false;
+  const restarted = open();
+  // Delivered again after its deletion: removed first, then added, so it is found.
+  restarted.offer(...tb('quoll-1@example.org', 'the quoll census'));
+  const before = server.seen.get('/remote-index/delete')?.length ?? 0;
+  await restarted.flush();
+  assert.equal(server.seen.get('/remote-index/delete')?.length ?? 0, before + 1, 'the kept removal was sent');
+  assert.deepEqual(await ids(restarted), ['thunderbird:quoll-1@example.org', 'thunderbird:quoll-2@example.org']);
+  restarted.offer(...tb('quoll-3@example.org', 'the quoll census, third part'));
+  await restarted.flush();
+  assert.equal(server.seen.get('/remote-index/delete')?.length ?? 0, before + 1, 'and only once');
+});
+
 test('deleting the index at the provider leaves nothing there', async () => {
   const r = make();
   assert.ok((await ask(r, 'walrus')).ok);

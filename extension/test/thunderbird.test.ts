@@ -309,4 +309,30 @@ describe('Thunderbird new mail, moves and deletions', () => {
     await until(() => d.decrypted.length === 2);
     assert.deepEqual(area.data['pmf-tb-pending'], []);
   });
+
+  it('drops mail deleted while locked from the index after the unlock, before indexing what came meanwhile', async () => {
+    const { d, removed, index, area, catchUp, fire } = await setup();
+    index.open = false;
+    fire('messages.onDeleted', list(1, 2));
+    fire('messages.onDeleted', list(1));
+    await until(() => (area.data['pmf-tb-deleted'] as string[] | undefined)?.length === 2);
+    assert.deepEqual(removed, [], 'nothing removed while locked');
+    fire('messages.onNewMailReceived', {}, list(1)); // delivered again
+    index.open = true;
+    catchUp();
+    await until(() => d.decrypted.length === 1);
+    assert.deepEqual(removed, ['thunderbird:m2@example.org', 'thunderbird:m1@example.org']);
+    assert.deepEqual(area.data['pmf-tb-deleted'], []);
+    assert.equal(d.decrypted[0].id, 'thunderbird:m1@example.org', 'the copy delivered again is indexed after');
+  });
+
+  it('keeps at most 4 MiB of Message-IDs deleted while locked, the newest', async () => {
+    const { index, area, fire } = await setup();
+    index.open = false;
+    const long = (id: number) => header(id, { headerMessageId: `${id}@${'x'.repeat(1 << 20)}` });
+    for (let id = 1; id <= 6; id++) fire('messages.onDeleted', { id: null, messages: [long(id)] });
+    await until(() => ((area.data['pmf-tb-deleted'] as string[] | undefined) ?? []).some((m) => m.includes('6@')));
+    const kept = (area.data['pmf-tb-deleted'] as string[]).map((m) => m.slice(0, m.indexOf('@')));
+    assert.deepEqual(kept, ['thunderbird:4', 'thunderbird:5', 'thunderbird:6']);
+  });
 });

@@ -4,6 +4,7 @@
 // (it arrived while Thunderbird was closed) is found by a scan of each
 // folder (folder-scan.ts) when the background starts with the index open,
 // after an unlock, and when a folder's message count grows.
+import { newestIds } from '../lib/newest-ids.js';
 import { allMessages, type MailFolder, type MessageHeader, type MessageList, type ThunderbirdApi } from './api.js';
 import { indexThunderbirdMail, sourceId, type Deps } from './displayed-message.js';
 import { FolderScan, onFolderGrowth, type PendingArea } from './folder-scan.js';
@@ -15,6 +16,14 @@ export interface IndexTarget {
   remove(id: string): Promise<unknown>;
 }
 const PENDING = 'pmf-tb-pending';
+/**
+ * The ids of mail deleted while the index was locked, for the next unlock.
+ * Thunderbird's profile holds every Message-ID in the clear already; the
+ * list keeps the newest that fit in this many characters (a deletion past
+ * it stays in the index, as every locked deletion did before).
+ */
+const DELETED = 'pmf-tb-deleted';
+const DELETED_MAX_CHARS = 4 << 20;
 
 /** Returns catchUp(), to call after an unlock or at the start: indexes the mail not indexed yet. */
 export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, area: PendingArea): () => void {
@@ -36,10 +45,17 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
   // already indexed; it catches mail from folders that onNewMailReceived
   // does not watch (Junk back to the Inbox), an upsert for the rest.
   api.messages.onMoved.addListener((_from, to) => index(to));
+  const deleted = async () => ((await area.get(DELETED))[DELETED] as string[] | undefined) ?? [];
+  const removeNow = async (ids: string[]) => {
+    if (await target.isOpen()) {
+      for (const id of ids) await target.remove(id);
+      return;
+    }
+    // Locked: the index cannot name them now; they leave it at the next unlock.
+    await area.set({ [DELETED]: newestIds([...(await deleted()), ...ids], DELETED_MAX_CHARS) });
+  };
   api.messages.onDeleted.addListener((list) =>
-    later(async () => {
-      for (const header of await allMessages(api, list)) await target.remove(sourceId(header));
-    }),
+    later(async () => removeNow((await allMessages(api, list)).map(sourceId))),
   );
   // From now on: a first scan covers only the last days (Index all mail is there for the rest).
   const folders = new FolderScan(api, area, 'index', { firstLookbackMs: 0 });
@@ -57,6 +73,13 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
     });
   onFolderGrowth(api, scan);
   return () => {
+    // Deletions first: a message deleted and delivered again while locked is indexed again after.
+    later(async () => {
+      const ids = await deleted();
+      if (ids.length === 0 || !(await target.isOpen())) return;
+      await area.set({ [DELETED]: [] });
+      await removeNow(ids); // locked again meanwhile: kept again
+    });
     later(async () => {
       const ids = await pending();
       if (ids.length === 0 || !(await target.isOpen())) return;
