@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import { makeParty } from '../../extension/test/mail-fixtures.js';
 import { attackLeakyBaseline, attackRemoteIndex } from '../../client/test/remote-index/file-injection.js';
 import { startIndexServer, type IndexServer } from '../../client/test/remote-index/fixture.js';
+import { openPostgresStore } from '../../provider-server/src/store-postgres.js';
+import { postgresMissing, startPostgres } from '../../provider-server/test/postgres.js';
 import { RemoteIndexApi } from '../../client/core/remote-index/api.js';
 import { deriveKeys, type RemoteKeys } from '../../client/core/remote-index/keys.js';
 import { documentKeywords } from '../../client/core/remote-index/keywords.js';
@@ -105,22 +107,40 @@ function storeBytes(file: string): { entries: number; all: number } {
   }
 }
 
+/** The bench measures speed, not the per-account rate window (its queries would pass 600 units a minute). */
+const BENCH_LIMITS = { requestsPerMinute: 1_000_000 };
+
+/** A user of `server` with a search key stored wrapped to a new OpenPGP key, and a device indexing for them. */
+async function newDevice(server: IndexServer) {
+  const { token } = await server.user('bench');
+  const party = await makeParty('Bench', 'bench@example.org');
+  const searchKey = crypto.getRandomValues(new Uint8Array(32));
+  const api = new RemoteIndexApi({ baseUrl: server.url, token });
+  await api.putKey(await wrapSearchKey(searchKey, [party.privateKey]));
+  const keys = await deriveKeys(searchKey);
+  return { token, party, api, keys, device: new RemoteIndex(api, keys) };
+}
+
+/** Indexes corpus[0, n) into an empty index: keywords per message, wall ms per message. */
+async function indexTimed(device: RemoteIndex, n: number): Promise<{ keywords: number[]; indexMs: number }> {
+  const t0 = performance.now();
+  const { keywords } = await grow(device, 0, n);
+  return { keywords, indexMs: (performance.now() - t0) / n };
+}
+
+/** The search suite's queries, each 5 times: median ms per query. */
+const queryMs = async (device: RemoteIndex): Promise<number> =>
+  median((await timeQueries((query) => device.search(query, 20))).perQuery);
+
 export default async function remoteSearch(ctx: BenchContext): Promise<void> {
   const n = ctx.quick ? 5_000 : 40_000;
   const large = ctx.quick ? 8_000 : 200_000;
   const size = (m: number) => `${m} messages${ctx.quick ? ' (--quick)' : ''}`;
-  // The bench measures speed, not the per-account rate window (its queries would pass 600 units a minute).
-  const server: IndexServer = await startIndexServer({ limits: { requestsPerMinute: 1_000_000 } });
+  const server: IndexServer = await startIndexServer({ limits: BENCH_LIMITS });
+  let onSqlite: { indexMs: number; queryMs: number };
   try {
-    const { token } = await server.user('bench');
-    const party = await makeParty('Bench', 'bench@example.org');
-    const searchKey = crypto.getRandomValues(new Uint8Array(32));
-    const api = new RemoteIndexApi({ baseUrl: server.url, token });
-    await api.putKey(await wrapSearchKey(searchKey, [party.privateKey]));
-    const keys = await deriveKeys(searchKey);
-    const device = new RemoteIndex(api, keys);
-
-    const { keywords } = await grow(device, 0, n);
+    const { token, party, api, keys, device } = await newDevice(server);
+    const { keywords, indexMs } = await indexTimed(device, n);
     const sentPerMessage = api.traffic.sent / n;
     const own = keywords.map(docBytes);
     const medianOwn = median(own);
@@ -134,6 +154,7 @@ export default async function remoteSearch(ctx: BenchContext): Promise<void> {
       ratio: (medianOwn + overhead) / 6144,
       note: `the median message's own update bytes (${median(keywords)} keywords, padded to ${SIZE_CLASSES[sizeClass(median(keywords))]} entries: ${medianOwn} B) + every other byte sent while indexing, per message (compactions, has, state, seals: ${overhead.toFixed(0)} B); mean ${sentPerMessage.toFixed(0)} B; target ≤ 6 KB; ${size(n)}`,
     });
+    onSqlite = { indexMs, queryMs: await queryMs(device) }; // for the PostgreSQL rows
     const update = await clientUpdateMs(keys, device, loadCorpus(n + 1000).slice(n));
     const perMessage = median(update.rounds);
     const rounds = update.rounds.map((t) => t.toFixed(2)).join(', ');
@@ -203,6 +224,8 @@ export default async function remoteSearch(ctx: BenchContext): Promise<void> {
     await server.close();
   }
 
+  await onPostgres(ctx, n, size(n), onSqlite);
+
   const real = await attackRemoteIndex();
   const leaky = await attackLeakyBaseline();
   ctx.report({
@@ -221,4 +244,53 @@ export default async function remoteSearch(ctx: BenchContext): Promise<void> {
     reference: 1,
     note: `the same attack on a baseline with deterministic keyword tokens (Π_bas made dynamic): ${leaky.recovered} of ${leaky.queries} earlier queries`,
   });
+}
+
+/**
+ * The first rows' work on a PostgreSQL store (fsync on, as in production):
+ * indexing `n` messages from an empty index, then the same queries, beside
+ * the SQLite figures of the same run.
+ */
+async function onPostgres(
+  ctx: BenchContext,
+  n: number,
+  size: string,
+  onSqlite: { indexMs: number; queryMs: number },
+): Promise<void> {
+  const missing = postgresMissing();
+  if (missing) return void console.error(`remote-search: no PostgreSQL rows: ${missing}`);
+  const postgres = await startPostgres({ durable: true });
+  try {
+    const store = await openPostgresStore(await postgres.database());
+    const server = await startIndexServer({ store, limits: BENCH_LIMITS });
+    try {
+      const { device } = await newDevice(server);
+      const { indexMs } = await indexTimed(device, n);
+      const ms = await queryMs(device);
+      const same = `1 instance on PostgreSQL 15 (fsync on, same machine); reference: the same on SQLite in this run; ${size}`;
+      ctx.report({
+        case: 'index_ms_per_message_postgres',
+        metric: 'time_ms',
+        value: indexMs,
+        unit: 'ms',
+        reference: onSqlite.indexMs,
+        ratio: indexMs / onSqlite.indexMs,
+        note: `indexing from an empty index in updates of 128, wall time per message (client and provider on this machine); ${same}`,
+      });
+      ctx.report({
+        case: 'query_postgres',
+        metric: 'time_ms',
+        value: ms,
+        unit: 'ms',
+        reference: onSqlite.queryMs,
+        ratio: ms / onSqlite.queryMs,
+        note: `median over the search suite's ${QUERIES.length} queries (5 runs each), as query_200k but on the index of the first rows; ${same}`,
+      });
+    } finally {
+      await server.close();
+      await store.close();
+    }
+  } finally {
+    await postgres.stop();
+  }
 }
