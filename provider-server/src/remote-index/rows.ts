@@ -71,9 +71,10 @@ export async function writeRows(
  * request: each address probes the primary key and a row names its position
  * instead of carrying the address back. SQLite: a UNION of one SELECT per
  * address (CROSS JOIN keeps that order; at most 500 in one statement).
- * PostgreSQL: the addresses as one array, the same statement for any count,
- * so it is parsed once per connection; a UNION of 250 was a statement of its
- * own for every count, planned at each run, four times SQLite's query time.
+ * PostgreSQL: the addresses as one array, the same prepared statement for
+ * any count (the UNION, a statement per count with 251 branches to plan,
+ * took four times SQLite's query time at 40K messages: bench
+ * `remote-search`, `query_postgres`).
  */
 const byPosition = (dialect: SqlDriver['dialect'], n: number): string => {
   if (dialect === 'postgres')
