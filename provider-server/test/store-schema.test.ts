@@ -4,14 +4,15 @@
 // with their rows (a newer schema refused).
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Store } from '../src/store.js';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from '../src/store-postgres.js';
 import { POSTGRES_FIRST, postgresSteps, sqliteSteps, WORDS } from '../src/store-schema.js';
 import { migrateSqlite, openSqliteStore, SQLITE_SCHEMA_VERSION } from '../src/store-sqlite.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 import {
   assertSalted,
   assertUpgrades,
@@ -23,16 +24,10 @@ import {
   tokenSha,
   type RawRun,
 } from './store-fixtures.js';
-let cluster: TestPostgres | undefined;
 
 const missing = postgresMissing();
 describe('postgres', { skip: missing }, () => {
-  before(async () => {
-    cluster = await startPostgres();
-  });
-  after(async () => {
-    await cluster?.stop();
-  });
+  const cluster = suitePostgres();
 
   test('both stores end with the same schema: tables, columns, their nullability, keys and indexes', async () => {
     // Both stores run the DDL store-schema.ts makes for their dialect (and the key-salt step
@@ -60,7 +55,7 @@ describe('postgres', { skip: missing }, () => {
     }
     lite.close();
 
-    const url = await cluster!.database();
+    const url = await cluster.database();
     await (await openPostgresStore(url)).close();
     const raw = new pg.Pool({ connectionString: url });
     const postgres = new Map<string, string[]>();
@@ -96,7 +91,7 @@ describe('postgres', { skip: missing }, () => {
   });
 
   test('postgres: an old schema is migrated (indexes, a key salt per account, key epochs one on), a newer one refused', async () => {
-    const url = await cluster!.database();
+    const url = await cluster.database();
     const raw = new pg.Pool({ connectionString: url });
     // A store of schema 1 with two accounts whose keys came from (id, epoch).
     await migratePool(raw, 1);
@@ -129,7 +124,7 @@ describe('postgres', { skip: missing }, () => {
       [3, false],
       [5, true],
     ] as const) {
-      const url = await cluster!.database();
+      const url = await cluster.database();
       const raw = new pg.Pool({ connectionString: url });
       await migratePool(raw, from);
       const run: RawRun = (sql, params = []) => {

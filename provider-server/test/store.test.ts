@@ -4,24 +4,20 @@
 // several provider processes would hold.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Store, windowEnd } from '../src/store.js';
 import { openPostgresStore } from '../src/store-postgres.js';
 import { openSqliteStore } from '../src/store-sqlite.js';
-import { postgresMissing, startPostgres, type TestPostgres } from './postgres.js';
+import { postgresMissing } from './postgres.js';
+import { suitePostgres } from './postgres-suite.js';
 import { answered, RAW, REQ_A, REQ_B, tmp } from './store-fixtures.js';
+
 /** Opens handles on one fresh database of a kind. */
 type Fresh = () => Promise<() => Promise<Store>>;
 
 const sqliteFresh: Fresh = async () => {
   const file = path.join(tmp(), 'store.db');
   return async () => openSqliteStore(file);
-};
-
-let cluster: TestPostgres | undefined;
-const postgresFresh: Fresh = async () => {
-  const url = await cluster!.database();
-  return () => openPostgresStore(url);
 };
 
 function storeSuite(kind: string, fresh: Fresh): void {
@@ -410,11 +406,9 @@ storeSuite('sqlite', sqliteFresh);
 
 const missing = postgresMissing();
 describe('postgres', { skip: missing }, () => {
-  before(async () => {
-    cluster = await startPostgres();
+  const cluster = suitePostgres();
+  storeSuite('postgres', async () => {
+    const url = await cluster.database();
+    return () => openPostgresStore(url);
   });
-  after(async () => {
-    await cluster?.stop();
-  });
-  storeSuite('postgres', postgresFresh);
 });
