@@ -7,7 +7,8 @@
 // crash between commit and materialization. (Here, not in provider-server/test:
 // valid requests are built with the client's code, which the provider may not import.)
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
+import postgresDriver from 'pg';
 import { makeParty } from '../../../extension/test/mail-fixtures.js';
 import { RemoteIndexApi, RemoteIndexError } from '../../core/remote-index/api.js';
 import { deriveKeys } from '../../core/remote-index/keys.js';
@@ -468,6 +469,48 @@ describe('PostgreSQL', { skip: missing }, () => {
     pg = await startPostgres();
   });
   after(() => pg?.stop());
+  test('the statements are the same whatever the number of messages, tags or addresses', async () => {
+    // A statement per list length would stay prepared on every connection, one more per new length.
+    const store = await openPostgresStore(await pg!.database());
+    const server = await startIndexServer({ store });
+    const { token } = await server.user('sizes');
+    const device = new RemoteIndex(
+      new RemoteIndexApi({ baseUrl: server.url, token }),
+      await deriveKeys(new Uint8Array(32).fill(7)),
+    );
+    const texts = new Set<string>();
+    const query = postgresDriver.Client.prototype.query;
+    const spy = mock.method(postgresDriver.Client.prototype, 'query', function (this: unknown, ...args: unknown[]) {
+      texts.add(typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    });
+    try {
+      let next = 0;
+      // Every kind of statement of an account's life, at a given number of messages.
+      const round = async (n: number): Promise<void> => {
+        const docs = Array.from({ length: n }, () => mail(next++));
+        await device.add(docs);
+        await device.search('shared', 1000);
+        await device.has(docs.map((d) => d.deliveryId));
+        await device.remove(docs.slice(0, Math.ceil(n / 2)).map((d) => d.deliveryId));
+        await device.search('shared', 1000);
+      };
+      await round(1);
+      await round(2);
+      const seen = new Set(texts);
+      for (const n of [3, 5, 8, 13]) await round(n);
+      assert.deepEqual(
+        [...texts].filter((t) => !seen.has(t)),
+        [],
+        `${seen.size} statements after two rounds`,
+      );
+    } finally {
+      spy.mock.restore();
+      await server.close();
+      await store.close();
+    }
+  });
+
   let stores: Store[] = [];
   suite('two instances', async () => {
     const url = await pg!.database();

@@ -11,7 +11,63 @@ const ROWS_PER_STATEMENT = 256;
 export const IN_LIST = 500;
 
 export const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-export const placeholders = (n: number, row = '?'): string => Array(n).fill(row).join(', ');
+const placeholders = (n: number, row = '?'): string => Array(n).fill(row).join(', ');
+
+/**
+ * `column IN (values)` and its parameters. On PostgreSQL the values are one
+ * array parameter, so the statement is the same for any count: a list of n
+ * placeholders is a statement of its own per n, and each stays prepared on
+ * every connection (500 of them held 41 MiB of one PostgreSQL process).
+ */
+export function inList(
+  dialect: SqlDriver['dialect'],
+  column: string,
+  values: readonly unknown[],
+  type: 'bytea' | 'bigint',
+): { sql: string; params: unknown[] } {
+  return dialect === 'postgres'
+    ? { sql: `${column} = ANY(?::${type}[])`, params: [values] }
+    : { sql: `${column} IN (${placeholders(values.length)})`, params: [...values] };
+}
+
+/**
+ * INSERT … ON CONFLICT DO NOTHING of rows given as `flat` values, row after
+ * row; PostgreSQL takes one array per column (unnest), one statement for any
+ * number of rows (inList says why). Resolves to the rows inserted.
+ */
+function insertIgnoring(
+  db: SqlDriver,
+  table: string,
+  columns: readonly (readonly [name: string, type: string])[],
+  flat: unknown[],
+): Promise<number> {
+  const width = columns.length;
+  const n = flat.length / width;
+  const into = `INSERT INTO ${table} (${columns.map(([name]) => name).join(', ')})`;
+  if (db.dialect === 'postgres') {
+    const arrays = columns.map((_, c) => Array.from({ length: n }, (_, r) => flat[r * width + c]));
+    const unnest = columns.map(([, type]) => `?::${type}[]`).join(', ');
+    return db.run(`${into} SELECT * FROM unnest(${unnest}) ON CONFLICT DO NOTHING`, arrays, 'committed');
+  }
+  return db.run(
+    `${into} VALUES ${placeholders(n, `(${placeholders(width)})`)} ON CONFLICT DO NOTHING`,
+    flat,
+    'committed',
+  );
+}
+const DOC_COLUMNS = [
+  ['user_id', 'integer'],
+  ['doc', 'bigint'],
+  ['tag', 'bytea'],
+  ['sort', 'bytea'],
+  ['record', 'bytea'],
+] as const;
+const ENTRY_COLUMNS = [
+  ['user_id', 'integer'],
+  ['addr', 'bytea'],
+  ['doc', 'bigint'],
+  ['chk', 'bytea'],
+] as const;
 
 /**
  * An update's documents (numbered from firstDoc) and entries. Returns the
@@ -30,10 +86,11 @@ export async function writeRows(
   for (let i = 0; i < u.docs.length; i += ROWS_PER_STATEMENT) {
     const part = u.docs.slice(i, i + ROWS_PER_STATEMENT);
     writes.push(
-      db.run(
-        `INSERT INTO ri_docs (user_id, doc, tag, sort, record) VALUES ${placeholders(part.length, '(?, ?, ?, ?, ?)')} ON CONFLICT DO NOTHING`,
+      insertIgnoring(
+        db,
+        'ri_docs',
+        DOC_COLUMNS,
         part.flatMap((d, j) => [userId, firstDoc + i + j, buf(d.tag), buf(d.sort), buf(d.record)]),
-        'committed',
       ),
     );
   }
@@ -41,16 +98,10 @@ export async function writeRows(
   const flush = (): void => {
     const n = rows.length / 4;
     writes.push(
-      db
-        .run(
-          `INSERT INTO ri_entries (user_id, addr, doc, chk) VALUES ${placeholders(n, '(?, ?, ?, ?)')} ON CONFLICT DO NOTHING`,
-          rows.splice(0),
-          'committed',
-        )
-        .then((changed) => {
-          collisions += n - changed;
-          return changed;
-        }),
+      insertIgnoring(db, 'ri_entries', ENTRY_COLUMNS, rows.splice(0)).then((changed) => {
+        collisions += n - changed;
+        return changed;
+      }),
     );
   };
   u.docs.forEach((d, j) => {
@@ -130,9 +181,10 @@ export async function lookUp(
   const docIndex = new Map<number, number>();
   for (let i = 0; i < docNums.length; i += IN_LIST) {
     const part = docNums.slice(i, i + IN_LIST);
+    const docIn = inList(db.dialect, 'doc', part, 'bigint');
     const rows = await db.all<{ doc: number; tag: Uint8Array; sort: Uint8Array }>(
-      `SELECT doc, tag, sort FROM ri_docs WHERE user_id = ? AND doc IN (${placeholders(part.length)})`,
-      [userId, ...part],
+      `SELECT doc, tag, sort FROM ri_docs WHERE user_id = ? AND ${docIn.sql}`,
+      [userId, ...docIn.params],
     );
     for (const r of rows) docIndex.set(Number(r.doc), docs.push({ tag: buf(r.tag), sort: buf(r.sort) }));
   }
@@ -155,9 +207,10 @@ export async function dropEntries(db: SqlDriver, userId: number, addrs: Buffer[]
   let dropped = 0;
   for (let i = 0; i < addrs.length; i += IN_LIST) {
     const part = addrs.slice(i, i + IN_LIST);
+    const addrIn = inList(db.dialect, 'addr', part, 'bytea');
     dropped += await db.run(
-      `DELETE FROM ri_entries WHERE user_id = ? AND addr IN (${placeholders(part.length)})`,
-      [userId, ...part],
+      `DELETE FROM ri_entries WHERE user_id = ? AND ${addrIn.sql}`,
+      [userId, ...addrIn.params],
       'committed',
     );
   }

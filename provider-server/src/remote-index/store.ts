@@ -21,7 +21,7 @@ import {
   type UpdateBody,
 } from '../../../protocol/remote-search.js';
 import type { RemoteIndexLimits } from './limits.js';
-import { buf, dropEntries, IN_LIST, lookUp, placeholders, writeRows } from './rows.js';
+import { buf, dropEntries, IN_LIST, inList, lookUp, writeRows } from './rows.js';
 
 const UPDATE = 1;
 const SNAPSHOT = 2;
@@ -135,13 +135,14 @@ export class RemoteIndexStore {
     if (deltas.count >= this.limits.maxDeltas || deltas.bytes + u.delta.length > this.limits.maxDeltaBytes)
       return { refused: 'compact_first' };
     const tags = u.docs.map((d) => buf(d.tag));
+    const tagIn = inList(this.db.dialect, 'tag', tags, 'bytea');
     const version = u.baseVersion + 1;
     const inserted = await this.insertLog(userId, u.baseVersion, UPDATE, {
       tags: Buffer.concat(tags),
       state: buf(u.delta),
       body: buf(raw),
-      guard: `AND NOT EXISTS (SELECT 1 FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(tags.length)}))`,
-      guardParams: [userId, ...tags],
+      guard: `AND NOT EXISTS (SELECT 1 FROM ri_docs WHERE user_id = ? AND ${tagIn.sql})`,
+      guardParams: [userId, ...tagIn.params],
     });
     if (!inserted) {
       const duplicates = await this.existing(userId, tags);
@@ -352,9 +353,10 @@ export class RemoteIndexStore {
   /** The sealed records of these tags, in order (undefined where none). */
   async records(userId: number, tags: Uint8Array[]): Promise<(Buffer | undefined)[]> {
     await this.catchUp(userId);
+    const tagIn = inList(this.db.dialect, 'tag', tags.map(buf), 'bytea');
     const rows = await this.db.all<{ tag: Buffer; record: Buffer }>(
-      `SELECT tag, record FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(tags.length)})`,
-      [userId, ...tags.map(buf)],
+      `SELECT tag, record FROM ri_docs WHERE user_id = ? AND ${tagIn.sql}`,
+      [userId, ...tagIn.params],
     );
     const by = new Map(rows.map((r) => [hex(r.tag), Buffer.from(r.record)]));
     return tags.map((t) => by.get(hex(t)));
@@ -364,11 +366,11 @@ export class RemoteIndexStore {
   async existing(userId: number, tags: Uint8Array[]): Promise<Buffer[]> {
     const out: Buffer[] = [];
     for (let i = 0; i < tags.length; i += IN_LIST) {
-      const part = tags.slice(i, i + IN_LIST).map(buf);
-      const rows = await this.db.all<{ tag: Buffer }>(
-        `SELECT tag FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)})`,
-        [userId, ...part],
-      );
+      const tagIn = inList(this.db.dialect, 'tag', tags.slice(i, i + IN_LIST).map(buf), 'bytea');
+      const rows = await this.db.all<{ tag: Buffer }>(`SELECT tag FROM ri_docs WHERE user_id = ? AND ${tagIn.sql}`, [
+        userId,
+        ...tagIn.params,
+      ]);
       out.push(...rows.map((r) => Buffer.from(r.tag)));
     }
     return out;
@@ -390,18 +392,15 @@ export class RemoteIndexStore {
     let removed = 0;
     let entries = 0;
     for (let i = 0; i < tags.length; i += IN_LIST) {
-      const part = tags.slice(i, i + IN_LIST).map(buf);
-      const these = [userId, ...part];
+      const tagIn = inList(this.db.dialect, 'tag', tags.slice(i, i + IN_LIST).map(buf), 'bytea');
+      const these = [userId, ...tagIn.params];
       entries += await this.db.run(
         `DELETE FROM ri_entries WHERE user_id = ? AND doc IN
-           (SELECT doc FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)}))`,
+           (SELECT doc FROM ri_docs WHERE user_id = ? AND ${tagIn.sql})`,
         [userId, ...these],
         'committed',
       );
-      removed += await this.db.run(
-        `DELETE FROM ri_docs WHERE user_id = ? AND tag IN (${placeholders(part.length)})`,
-        these,
-      );
+      removed += await this.db.run(`DELETE FROM ri_docs WHERE user_id = ? AND ${tagIn.sql}`, these);
     }
     await this.db.run('UPDATE ri_accounts SET docs = docs - ?, entries = entries - ? WHERE user_id = ?', [
       removed,
