@@ -8,6 +8,8 @@
 // valid requests are built with the client's code, which the provider may not import.)
 import assert from 'node:assert/strict';
 import { after, before, describe, mock, test } from 'node:test';
+import Database from 'better-sqlite3';
+import path from 'node:path';
 import postgresDriver from 'pg';
 import { makeParty } from '../../../extension/test/mail-fixtures.js';
 import { RemoteIndexApi, RemoteIndexError } from '../../core/remote-index/api.js';
@@ -22,6 +24,8 @@ import { remoteIndexLimits } from '../../../provider-server/src/remote-index/lim
 import { RemoteIndexStore } from '../../../provider-server/src/remote-index/store.js';
 import type { SqlDriver, Store } from '../../../provider-server/src/store.js';
 import { openPostgresStore } from '../../../provider-server/src/store-postgres.js';
+import { openSqliteStore } from '../../../provider-server/src/store-sqlite.js';
+import { tempDir } from '../../../scripts/test/temp-dir.js';
 import { postgresMissing, startPostgres, type TestPostgres } from '../../../provider-server/test/postgres.js';
 
 const mail = (i: number, body = `word${i % 5} shared`): IndexDoc => ({
@@ -385,7 +389,7 @@ function suite(kind: string, open: () => Promise<{ servers: IndexServer[]; close
         at(one, 0),
         at(two, 3),
       ];
-      // Past the addresses of one statement (250 on SQLite, 4,096 on PostgreSQL): the same again after 4,200 unknown.
+      // Past the addresses of one statement (256 on SQLite, 4,096 on PostgreSQL): the same again after 4,200 unknown.
       const unknown = Array.from({ length: 4200 }, () => crypto.getRandomValues(new Uint8Array(16)));
       asked.push(...unknown, ...asked.slice());
       const isUnknown = new Set<Uint8Array>(unknown);
@@ -462,6 +466,59 @@ suite('SQLite', async () => {
   return { servers: [server], close: () => server.close() };
 });
 
+/**
+ * Every kind of statement of an account's life (update, search, has, remove)
+ * at each number of messages given, through the real client and the store.
+ */
+async function atSizes(store: Store): Promise<{ run(ns: number[]): Promise<void>; close(): Promise<void> }> {
+  const server = await startIndexServer({ store });
+  const { token } = await server.user('sizes');
+  const keys = await deriveKeys(new Uint8Array(32).fill(7));
+  const device = new RemoteIndex(new RemoteIndexApi({ baseUrl: server.url, token }), keys);
+  let next = 0;
+  const run = async (ns: number[]): Promise<void> => {
+    for (const n of ns) {
+      const docs = Array.from({ length: n }, () => mail(next++));
+      await device.add(docs);
+      await device.search('shared', 1000);
+      await device.has(docs.map((d) => d.deliveryId));
+      await device.remove(docs.slice(0, Math.ceil(n / 2)).map((d) => d.deliveryId));
+      await device.search('shared', 1000);
+    }
+  };
+  return { run, close: () => server.close() };
+}
+
+test('SQLite: every list in a statement has a power-of-two length, so each shape has a few statements', async () => {
+  // SQLite keeps each statement it compiled; one per list length grew without bound but for the length cap.
+  const texts = new Set<string>();
+  const prepare = Database.prototype.prepare;
+  const spy = mock.method(Database.prototype, 'prepare', function (this: Database.Database, sql: string) {
+    texts.add(sql);
+    return prepare.call(this, sql);
+  });
+  const file = path.join(tempDir('pmf-ri-sizes-'), 'store.db');
+  const store = openSqliteStore(file);
+  try {
+    const sizes = await atSizes(store);
+    await sizes.run([1, 2, 3, 5, 8, 13, 21, 34]);
+    await sizes.close();
+  } finally {
+    spy.mock.restore();
+    await store.close();
+  }
+  const lengths = [...texts].flatMap((t) => [
+    ...[...t.matchAll(/IN \(((?:\?, )*\?)\)/g)].map((m) => m[1].split(',').length),
+    ...(t.startsWith('WITH q(p, a)') ? [t.split('UNION ALL SELECT').length - 1] : []),
+    ...(/VALUES \(/.test(t) ? [t.split(/\), \(/).length] : []),
+  ]);
+  assert.ok(lengths.length > 10, `${lengths.length} lists found`);
+  assert.deepEqual(
+    lengths.filter((n) => (n & (n - 1)) !== 0),
+    [],
+  );
+});
+
 const missing = postgresMissing();
 let pg: TestPostgres | undefined;
 describe('PostgreSQL', { skip: missing }, () => {
@@ -472,12 +529,6 @@ describe('PostgreSQL', { skip: missing }, () => {
   test('the statements are the same whatever the number of messages, tags or addresses', async () => {
     // A statement per list length would stay prepared on every connection, one more per new length.
     const store = await openPostgresStore(await pg!.database());
-    const server = await startIndexServer({ store });
-    const { token } = await server.user('sizes');
-    const device = new RemoteIndex(
-      new RemoteIndexApi({ baseUrl: server.url, token }),
-      await deriveKeys(new Uint8Array(32).fill(7)),
-    );
     const texts = new Set<string>();
     const query = postgresDriver.Client.prototype.query;
     const spy = mock.method(postgresDriver.Client.prototype, 'query', function (this: unknown, ...args: unknown[]) {
@@ -485,20 +536,11 @@ describe('PostgreSQL', { skip: missing }, () => {
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     });
     try {
-      let next = 0;
-      // Every kind of statement of an account's life, at a given number of messages.
-      const round = async (n: number): Promise<void> => {
-        const docs = Array.from({ length: n }, () => mail(next++));
-        await device.add(docs);
-        await device.search('shared', 1000);
-        await device.has(docs.map((d) => d.deliveryId));
-        await device.remove(docs.slice(0, Math.ceil(n / 2)).map((d) => d.deliveryId));
-        await device.search('shared', 1000);
-      };
-      await round(1);
-      await round(2);
+      const sizes = await atSizes(store);
+      await sizes.run([1, 2]);
       const seen = new Set(texts);
-      for (const n of [3, 5, 8, 13]) await round(n);
+      await sizes.run([3, 5, 8, 13]);
+      await sizes.close();
       assert.deepEqual(
         [...texts].filter((t) => !seen.has(t)),
         [],
@@ -506,7 +548,6 @@ describe('PostgreSQL', { skip: missing }, () => {
       );
     } finally {
       spy.mock.restore();
-      await server.close();
       await store.close();
     }
   });

@@ -8,17 +8,26 @@ import type { SqlDriver } from '../store-driver.js';
 /** Rows per multi-row statement: 256 entries bind 1,024 values (both databases allow far more). */
 const ROWS_PER_STATEMENT = 256;
 /** Values of one IN (...) list. */
-export const IN_LIST = 500;
+export const IN_LIST = 512;
 
 export const buf = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 const placeholders = (n: number, row = '?'): string => Array(n).fill(row).join(', ');
 
 /**
- * `column IN (values)` and its parameters. On PostgreSQL the values are one
- * array parameter, so the statement is the same for any count: a list of n
- * placeholders is a statement of its own per n, and each stays prepared on
- * every connection (500 of them held 41 MiB of one PostgreSQL process).
+ * A list of n placeholders is a statement of its own per n, and each stays
+ * prepared: 500 IN lists held 41 MiB of one PostgreSQL process, and 1,000
+ * lists of the index's shapes 45 MiB of the provider's SQLite connection.
+ * PostgreSQL takes a list as one array parameter (one statement for any
+ * count); SQLite, which has no arrays, gets lists padded with NULL (which
+ * matches nothing) to the next power of two: at most ten statements a shape.
  */
+const paddedLength = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(n, 1)));
+const padded = (values: readonly unknown[]): unknown[] => [
+  ...values,
+  ...Array<null>(paddedLength(values.length) - values.length).fill(null),
+];
+
+/** `column IN (values)` and its parameters (paddedLength says how). */
 export function inList(
   dialect: SqlDriver['dialect'],
   column: string,
@@ -27,15 +36,17 @@ export function inList(
 ): { sql: string; params: unknown[] } {
   return dialect === 'postgres'
     ? { sql: `${column} = ANY(?::${type}[])`, params: [values] }
-    : { sql: `${column} IN (${placeholders(values.length)})`, params: [...values] };
+    : { sql: `${column} IN (${placeholders(paddedLength(values.length))})`, params: padded(values) };
 }
 
 /**
  * INSERT … ON CONFLICT DO NOTHING of rows given as `flat` values, row after
- * row; PostgreSQL takes one array per column (unnest), one statement for any
- * number of rows (inList says why). Resolves to the rows inserted.
+ * row: on PostgreSQL one array per column (unnest), one statement for any
+ * number of rows; on SQLite in runs of a power of two (13 = 8 + 4 + 1), at
+ * most nine statements a table (paddedLength says why). Resolves to the rows
+ * inserted.
  */
-function insertIgnoring(
+async function insertIgnoring(
   db: SqlDriver,
   table: string,
   columns: readonly (readonly [name: string, type: string])[],
@@ -49,11 +60,14 @@ function insertIgnoring(
     const unnest = columns.map(([, type]) => `?::${type}[]`).join(', ');
     return db.run(`${into} SELECT * FROM unnest(${unnest}) ON CONFLICT DO NOTHING`, arrays, 'committed');
   }
-  return db.run(
-    `${into} VALUES ${placeholders(n, `(${placeholders(width)})`)} ON CONFLICT DO NOTHING`,
-    flat,
-    'committed',
-  );
+  const runs: Promise<number>[] = [];
+  for (let at = 0; at < n;) {
+    const k = 2 ** Math.floor(Math.log2(n - at));
+    const sql = `${into} VALUES ${placeholders(k, `(${placeholders(width)})`)} ON CONFLICT DO NOTHING`;
+    runs.push(db.run(sql, flat.slice(at * width, (at + k) * width), 'committed'));
+    at += k;
+  }
+  return (await Promise.all(runs)).reduce((sum, inserted) => sum + inserted, 0);
 }
 const DOC_COLUMNS = [
   ['user_id', 'integer'],
@@ -121,7 +135,8 @@ export async function writeRows(
  * The statement finding the entries of n addresses by their position in the
  * request: each address probes the primary key and a row names its position
  * instead of carrying the address back. SQLite: a UNION of one SELECT per
- * address (CROSS JOIN keeps that order; at most 500 in one statement).
+ * address (CROSS JOIN keeps that order; at most 500 in one statement),
+ * padded as inList's lists are (a NULL address finds nothing).
  * PostgreSQL: the addresses as one array, the same prepared statement for
  * any count (the UNION, a statement per count with 251 branches to plan,
  * took four times SQLite's query time at 40K messages: bench
@@ -143,7 +158,7 @@ const byPosition = (dialect: SqlDriver['dialect'], n: number): string => {
 };
 const positionStatements = new Map<number, string>();
 /** Addresses per statement: SQLite's UNION takes at most 500 SELECTs; PostgreSQL's array is bounded for memory. */
-const POSITIONS = { sqlite: 250, postgres: 4096 };
+const POSITIONS = { sqlite: 256, postgres: 4096 };
 
 /**
  * The documents of the given addresses, with each hit's check, and the
@@ -166,8 +181,8 @@ export async function lookUp(
     const part: Buffer[] = [];
     for (let i = start; i < Math.min(n, start + per); i++)
       part.push(bytes.subarray(i * ADDR_BYTES, (i + 1) * ADDR_BYTES));
-    const sql = byPosition(db.dialect, part.length);
-    const params = db.dialect === 'postgres' ? [part, userId] : [...part, userId];
+    const sql = byPosition(db.dialect, paddedLength(part.length));
+    const params = db.dialect === 'postgres' ? [part, userId] : [...padded(part), userId];
     const rows = await db.all<{ p: number; doc: number; chk: Uint8Array }>(sql, params);
     for (const r of rows) {
       const doc = Number(r.doc);
