@@ -32,7 +32,9 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
   const later = (job: () => Promise<unknown>) => {
     queue = queue.then(job).catch((e: unknown) => console.warn('indexing new mail:', (e as Error).name));
   };
-  const pending = async () => ((await area.get(PENDING))[PENDING] as number[] | undefined) ?? [];
+  /** A list kept in the area for the next unlock (empty when none). */
+  const kept = async <T>(key: string): Promise<T[]> => ((await area.get(key))[key] as T[] | undefined) ?? [];
+  const pending = () => kept<number>(PENDING);
   const indexNow = async (headers: MessageHeader[]) => {
     if (await target.isOpen()) return void (await indexThunderbirdMail(deps, () => {}, headers));
     // Locked: the index cannot take it. Keep the message ids (never content) for the next unlock.
@@ -45,7 +47,7 @@ export function watchMail(api: ThunderbirdApi, deps: Deps, target: IndexTarget, 
   // already indexed; it catches mail from folders that onNewMailReceived
   // does not watch (Junk back to the Inbox), an upsert for the rest.
   api.messages.onMoved.addListener((_from, to) => index(to));
-  const deleted = async () => ((await area.get(DELETED))[DELETED] as string[] | undefined) ?? [];
+  const deleted = () => kept<string>(DELETED);
   const removeNow = async (ids: string[]) => {
     if (await target.isOpen()) {
       for (const id of ids) await target.remove(id);

@@ -15,8 +15,8 @@ const placeholders = (n: number, row = '?'): string => Array(n).fill(row).join('
 
 /**
  * A list of n placeholders is a statement of its own per n, and each stays
- * prepared: 500 IN lists held 41 MiB of one PostgreSQL process, and 1,000
- * lists of the index's shapes 45 MiB of the provider's SQLite connection.
+ * prepared (tens of kilobytes each, on every PostgreSQL connection and in
+ * the provider's SQLite connection).
  * PostgreSQL takes a list as one array parameter (one statement for any
  * count); SQLite, which has no arrays, gets lists padded with NULL (which
  * matches nothing) to the next power of two: at most ten statements a shape.
